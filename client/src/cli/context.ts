@@ -1,0 +1,92 @@
+/**
+ * Glue between commander and the library: every command's action receives a CommandContext
+ * (configuration read once, streams, global flags) and returns a Printable or nothing.
+ */
+import type { Command } from 'commander';
+import { type DmConfig, loadConfig } from '../config/config.js';
+import { type PropertyMap, parsePropertyAssignments } from '../config/properties.js';
+import { type Printable, printResult, processStreams, type Streams } from './format.js';
+
+export interface CommandContext {
+  config: DmConfig;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  streams: Streams;
+  /** `--properties` flags, merged. */
+  properties: PropertyMap;
+  /** `-f/--values` files, in order. */
+  valuesFiles: string[];
+  /** Whether stderr is a terminal (progress bars). */
+  interactive: boolean;
+}
+
+export type CommandHandler<T = unknown> = (
+  ctx: CommandContext,
+  args: string[],
+  options: Record<string, unknown>,
+) => Promise<Printable<T> | undefined | void>;
+
+export interface GlobalOptions {
+  registry?: string;
+  registryUrl?: string;
+  properties?: string[];
+  values?: string[];
+  output?: string;
+  offline?: boolean;
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  config?: string;
+  quiet?: boolean;
+  verbose?: boolean;
+  color?: boolean;
+}
+
+export function contextFromCommand(command: Command): CommandContext {
+  const opts = command.optsWithGlobals() as GlobalOptions;
+  const env = process.env;
+  const config = loadConfig({
+    flags: {
+      registry: opts.registry,
+      registryUrl: opts.registryUrl,
+      output: opts.output,
+      offline: opts.offline,
+      verbose: opts.verbose,
+      quiet: opts.quiet,
+      color: opts.color === false ? false : undefined,
+      kubeconfig: opts.kubeconfig,
+      context: opts.context,
+      namespace: opts.namespace,
+      config: opts.config,
+    },
+    env,
+  });
+  return {
+    config,
+    env,
+    cwd: process.cwd(),
+    streams: processStreams,
+    properties: parsePropertyAssignments(opts.properties ?? []),
+    valuesFiles: opts.values ?? [],
+    interactive: Boolean(process.stderr.isTTY),
+  };
+}
+
+/** Wraps a handler as a commander action: builds the context, runs, prints the result. */
+export function action<T>(handler: CommandHandler<T>): (...args: unknown[]) => Promise<void> {
+  return async (...args: unknown[]) => {
+    const command = args[args.length - 1] as Command;
+    const options = command.opts();
+    const positional = command.processedArgs.flatMap((a: unknown) =>
+      a === undefined ? [] : Array.isArray(a) ? (a as string[]) : [String(a)],
+    );
+    const ctx = contextFromCommand(command);
+    const result = await handler(ctx, positional, options);
+    if (result) printResult(result, ctx.config.output, ctx.streams);
+  };
+}
+
+/** Collects a repeatable flag's values into an array. */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
