@@ -1,0 +1,100 @@
+/**
+ * DM's patch float (spec/registry.md §5): the highest released version with the same MAJOR.MINOR
+ * whose PATCH is at least the requested one; never a higher minor or major; pre-releases only when
+ * the request names one (then like npm's `~`: later pre-releases of the same MAJOR.MINOR.PATCH, or
+ * any release above it in the same MAJOR.MINOR); an exact pin `=v1.1.2` matches that version only.
+ */
+import { DmError } from '../error.js';
+import { compareVersions, isPrerelease, parseVersion, tryParseVersion, type Version } from './version.js';
+
+export interface VersionRequest {
+  version: Version;
+  /** `=v1.1.2`: that version only. */
+  exact: boolean;
+}
+
+/** Parses `v1.1`, `v2.0.0-rc.1` or `=v1.1.2`. */
+export function parseVersionRequest(text: string): VersionRequest {
+  const exact = text.startsWith('=');
+  return { version: parseVersion(exact ? text.slice(1) : text), exact };
+}
+
+export function formatVersionRequest(request: VersionRequest): string {
+  return `${request.exact ? '=' : ''}${request.version.raw}`;
+}
+
+function matches(candidate: Version, request: VersionRequest): boolean {
+  const r = request.version;
+  if (request.exact) return compareVersions(candidate, r) === 0;
+  if (candidate.major !== r.major || candidate.minor !== r.minor) return false;
+  if (compareVersions(candidate, r) < 0) return false;
+  if (!isPrerelease(candidate)) return true;
+  // A pre-release only when asked for, and only of the same MAJOR.MINOR.PATCH.
+  return isPrerelease(r) && candidate.patch === r.patch;
+}
+
+/**
+ * Picks among `available` version names (as the registry's directories name them) for `requested`.
+ * Names that are not versions are ignored. Ties (same version, different build metadata) go to the
+ * name that sorts last, so the answer is deterministic. Throws VERSION_NOT_FOUND listing what exists.
+ */
+export function pickVersion(
+  available: readonly string[],
+  requested: string | VersionRequest,
+  options: { subject?: string } = {},
+): string {
+  const request = typeof requested === 'string' ? parseVersionRequest(requested) : requested;
+  const r = request.version;
+  let best: Version | undefined;
+  for (const name of available) {
+    const v = tryParseVersion(name);
+    if (!v || !matches(v, request)) continue;
+    if (!best) {
+      best = v;
+      continue;
+    }
+    const c = compareVersions(v, best);
+    if (c > 0 || (c === 0 && v.raw > best.raw)) best = v;
+  }
+  if (best) return best.raw;
+
+  const parsed = available.flatMap((n) => {
+    const v = tryParseVersion(n);
+    return v ? [v] : [];
+  });
+  parsed.sort(compareVersions);
+  const sameMinor = parsed.filter((v) => v.major === r.major && v.minor === r.minor).map((v) => v.raw);
+  const releases = parsed.filter((v) => !isPrerelease(v));
+  const newest = (releases.length ? releases : parsed).at(-1)?.raw;
+  const subject = options.subject ?? 'the template';
+  const have = sameMinor.length
+    ? `have for v${r.major}.${r.minor}: ${sameMinor.join(', ')}`
+    : `no versions v${r.major}.${r.minor}.x`;
+  throw new DmError(
+    'VERSION_NOT_FOUND',
+    `no version of ${subject} matches ${formatVersionRequest(request)} (${have}; newest: ${newest ?? 'none'})`,
+    {
+      category: 'not-found',
+      details: { requested: formatVersionRequest(request), sameMinor, newest: newest ?? null },
+      ...(newest && !request.exact && sameMinor.length === 0 ? { hint: `ask for ${newest} explicitly` } : {}),
+    },
+  );
+}
+
+/** The highest released version (no pre-releases unless nothing else exists), for references without a version. */
+export function pickLatest(available: readonly string[], options: { subject?: string } = {}): string {
+  const parsed = available.flatMap((n) => {
+    const v = tryParseVersion(n);
+    return v ? [v] : [];
+  });
+  parsed.sort((a, b) => compareVersions(a, b) || (a.raw < b.raw ? -1 : a.raw > b.raw ? 1 : 0));
+  const releases = parsed.filter((v) => !isPrerelease(v));
+  const latest = (releases.length ? releases : parsed).at(-1);
+  if (!latest) {
+    throw new DmError('VERSION_NOT_FOUND', `${options.subject ?? 'the template'} has no versions`, {
+      category: 'not-found',
+      details: { sameMinor: [], newest: null },
+    });
+  }
+  return latest.raw;
+}

@@ -1,0 +1,256 @@
+/**
+ * Template references (spec/registry.md §2): the one grammar, parsed and printed here.
+ *
+ *   github.com/<owner>/<repo>/<collection>/<template>:<version>
+ *   github.com/<owner>/<repo>/<template>:<version>          root collection
+ *   <collection>/<template>:<version>                       against the default registry
+ *   <template>:<version>                                    against the default registry
+ *   …:=v1.1.2                                               exact pin
+ *   https://host/path/redis.jinja                           plain URL
+ *
+ * Hosts other than github.com are GitHub Enterprise or mirror hosts; whether one is configured is
+ * checked where references are resolved, not here. A host is told apart from a collection by its
+ * position (the first of four or five segments), so collections may have dots.
+ */
+import { DmError } from '../error.js';
+import { formatVersionRequest, parseVersionRequest, type VersionRequest } from './pick-version.js';
+
+export const DEFAULT_HOST = 'github.com';
+
+export interface RegistryName {
+  host: string;
+  owner: string;
+  repo: string;
+}
+
+export interface RegistryReference extends RegistryName {
+  kind: 'registry';
+  /** '' for the unnamed root collection. */
+  collection: string;
+  template: string;
+  /** Undefined only where a reference may omit the version (the command line). */
+  version: VersionRequest | undefined;
+}
+
+export interface UrlReference {
+  kind: 'url';
+  url: string;
+}
+
+export type Reference = RegistryReference | UrlReference;
+
+/** The default registry for short references: `<owner>/<repo>[/<collection>]` or `<host>/<owner>/<repo>[/<collection>]`. */
+export interface DefaultRegistry extends RegistryName {
+  collection: string;
+}
+
+export interface ParseReferenceOptions {
+  /** Default registry for short references (`--registry`, DM_REGISTRY, config file). */
+  defaultRegistry?: string | DefaultRegistry | undefined;
+  /** Allow `redis` without a version (command line only: it means the highest released version). */
+  allowMissingVersion?: boolean;
+}
+
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const OWNER_RE = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/;
+const REPO_RE = /^[A-Za-z0-9._-]+$/;
+const HOST_RE =
+  /^(?=.{1,253}(?::\d{1,5})?$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+(?::\d{1,5})?$/;
+const MAX_REFERENCE_LENGTH = 1024;
+const MAX_NAME_LENGTH = 100;
+
+/** Template and collection names: `[A-Za-z0-9][A-Za-z0-9._-]*` (spec/registry.md §1). */
+export function isValidName(name: string): boolean {
+  return name.length <= MAX_NAME_LENGTH && NAME_RE.test(name);
+}
+
+function invalid(text: string, why: string, hint?: string): DmError {
+  return new DmError('INVALID_REFERENCE', `'${text}' is not a valid template reference: ${why}`, {
+    category: 'invalid-input',
+    details: { reference: text },
+    hint: hint ?? 'references look like github.com/<owner>/<repo>/[<collection>/]<template>:<version>',
+  });
+}
+
+function checkName(text: string, what: string, name: string): void {
+  if (!isValidName(name)) {
+    throw invalid(
+      text,
+      `${what} '${name}' must match [A-Za-z0-9][A-Za-z0-9._-]* (at most ${MAX_NAME_LENGTH} characters)`,
+    );
+  }
+}
+
+function checkRegistryName(text: string, r: RegistryName): void {
+  if (!HOST_RE.test(r.host)) throw invalid(text, `'${r.host}' is not a host name`);
+  if (!OWNER_RE.test(r.owner) || r.owner.length > 39)
+    throw invalid(text, `owner '${r.owner}' is not a valid owner name`);
+  if (!REPO_RE.test(r.repo) || r.repo === '.' || r.repo === '..' || r.repo.length > MAX_NAME_LENGTH) {
+    throw invalid(text, `repository '${r.repo}' is not a valid repository name`);
+  }
+}
+
+/** Parses `--registry`: `<owner>/<repo>[/<collection>]`, optionally with a leading host. */
+export function parseDefaultRegistry(text: string): DefaultRegistry {
+  const parts = text.split('/');
+  const hasHost = (parts[0] ?? '').includes('.');
+  const [host, rest] = hasHost ? [parts[0] ?? '', parts.slice(1)] : [DEFAULT_HOST, parts];
+  if (rest.length < 2 || rest.length > 3 || rest.some((p) => p === '')) {
+    throw new DmError(
+      'INVALID_REGISTRY',
+      `'${text}' is not a registry: expected <owner>/<repo>[/<collection>]`,
+      {
+        category: 'usage',
+      },
+    );
+  }
+  const registry: DefaultRegistry = { host, owner: rest[0]!, repo: rest[1]!, collection: rest[2] ?? '' };
+  try {
+    checkRegistryName(text, registry);
+    if (registry.collection) checkName(text, 'collection', registry.collection);
+  } catch (error) {
+    throw new DmError(
+      'INVALID_REGISTRY',
+      (error as DmError).message.replace('template reference', 'registry'),
+      {
+        category: 'usage',
+      },
+    );
+  }
+  return registry;
+}
+
+/** Parses a reference or returns undefined. Never throws. */
+export function tryParseReference(text: string, options: ParseReferenceOptions = {}): Reference | undefined {
+  try {
+    return parseReference(text, options);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Parses a reference; throws DmError INVALID_REFERENCE (or MISSING_DEFAULT_REGISTRY) naming the problem. */
+export function parseReference(text: string, options: ParseReferenceOptions = {}): Reference {
+  if (typeof text !== 'string' || text === '') throw invalid(String(text), 'it is empty');
+  if (text.length > MAX_REFERENCE_LENGTH)
+    throw invalid(text.slice(0, 60) + '…', `longer than ${MAX_REFERENCE_LENGTH} characters`);
+  if (/^https?:\/\//i.test(text)) return parseUrlReference(text);
+  if (/\s/.test(text)) throw invalid(text, 'it contains whitespace');
+
+  // The version follows the last path segment; a host may carry a port (mirror.internal:8443).
+  const colon = text.indexOf(':', text.lastIndexOf('/') + 1);
+  const path = colon === -1 ? text : text.slice(0, colon);
+  const versionText = colon === -1 ? undefined : text.slice(colon + 1);
+  let version: VersionRequest | undefined;
+  if (versionText === undefined) {
+    if (!options.allowMissingVersion)
+      throw invalid(text, 'the version is missing', `add a version, e.g. ${text}:v1`);
+  } else {
+    try {
+      version = parseVersionRequest(versionText);
+    } catch (error) {
+      throw invalid(text, (error as DmError).message);
+    }
+  }
+
+  const segments = path.split('/');
+  if (segments.some((s) => s === '')) throw invalid(text, 'it has an empty path segment');
+  const first = segments[0]!;
+  const looksLikeHost = segments.length >= 3 && first.includes('.') && HOST_RE.test(first);
+  if (looksLikeHost) {
+    if (segments.length < 4) {
+      throw invalid(text, `after the host it needs <owner>/<repo>/[<collection>/]<template>`);
+    }
+    if (segments.length > 5) {
+      throw invalid(
+        text,
+        `only one collection segment is allowed between repository and template, found ${segments.length - 4} (${segments
+          .slice(3, -1)
+          .join('/')})`,
+      );
+    }
+    const [host, owner, repo] = segments as [string, string, string];
+    const collection = segments.length === 5 ? segments[3]! : '';
+    const template = segments.at(-1)!;
+    const ref: RegistryReference = {
+      kind: 'registry',
+      host: host.toLowerCase(),
+      owner,
+      repo,
+      collection,
+      template,
+      version,
+    };
+    checkRegistryName(text, ref);
+    if (collection) checkName(text, 'collection', collection);
+    checkName(text, 'template', template);
+    return ref;
+  }
+  if (segments.length > 2) {
+    throw invalid(
+      text,
+      segments.length === 3
+        ? `a short reference is [<collection>/]<template>; '${first}' is not a host`
+        : `only one collection segment is allowed between repository and template`,
+      `write github.com/${segments.slice(0, 2).join('/')}/${segments.slice(2).join('/')}${versionText === undefined ? '' : `:${versionText}`} for a full reference`,
+    );
+  }
+  const template = segments.at(-1)!;
+  const explicitCollection = segments.length === 2 ? segments[0]! : undefined;
+  if (explicitCollection !== undefined) checkName(text, 'collection', explicitCollection);
+  checkName(text, 'template', template);
+  const registryOption = options.defaultRegistry;
+  if (registryOption === undefined) {
+    throw new DmError(
+      'MISSING_DEFAULT_REGISTRY',
+      `'${text}' is a short reference, but no default registry is set`,
+      {
+        category: 'usage',
+        details: { reference: text },
+        hint: 'pass --registry <owner>/<repo>[/<collection>], set DM_REGISTRY, or write the full github.com/… reference',
+      },
+    );
+  }
+  const registry = typeof registryOption === 'string' ? parseDefaultRegistry(registryOption) : registryOption;
+  return {
+    kind: 'registry',
+    host: registry.host,
+    owner: registry.owner,
+    repo: registry.repo,
+    collection: explicitCollection ?? registry.collection,
+    template,
+    version,
+  };
+}
+
+function parseUrlReference(text: string): UrlReference {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw invalid(text, 'it is not a valid URL');
+  }
+  if (url.username || url.password) throw invalid(text, 'a URL reference must not carry credentials');
+  const file = url.pathname.split('/').at(-1) ?? '';
+  if (!/\.(jinja|py|yaml)$/.test(file)) {
+    throw invalid(text, 'a URL reference must name a template file (.jinja, .py or .yaml)');
+  }
+  return { kind: 'url', url: url.href };
+}
+
+/** The registry part, `github.com/<owner>/<repo>`. */
+export function formatRegistryName(r: RegistryName): string {
+  return `${r.host}/${r.owner}/${r.repo}`;
+}
+
+/** The template part without the version, `github.com/o/r/[c/]t`. */
+export function formatTemplateName(r: Omit<RegistryReference, 'version' | 'kind'>): string {
+  return `${formatRegistryName(r)}/${r.collection ? `${r.collection}/` : ''}${r.template}`;
+}
+
+/** The canonical string: always the full form; `format(parse(format(parse(s)))) === format(parse(s))`. */
+export function formatReference(ref: Reference): string {
+  if (ref.kind === 'url') return ref.url;
+  const version = ref.version === undefined ? '' : `:${formatVersionRequest(ref.version)}`;
+  return `${formatTemplateName(ref)}${version}`;
+}
