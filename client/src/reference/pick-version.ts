@@ -46,7 +46,10 @@ export function pickVersion(
   const request = typeof requested === 'string' ? parseVersionRequest(requested) : requested;
   const r = request.version;
   let best: Version | undefined;
+  // Cheap prefix check first: only names of the requested MAJOR.MINOR are parsed in full.
+  const prefix = request.exact ? undefined : new RegExp(`^v${r.major}(?:\\.${r.minor}(?:[.+-]|$)|(?:[+-]|$))`);
   for (const name of available) {
+    if (prefix && !prefix.test(name)) continue;
     const v = tryParseVersion(name);
     if (!v || !matches(v, request)) continue;
     if (!best) {
