@@ -1,0 +1,171 @@
+/**
+ * `dm.lock` (spec/registry.md §6): one entry per reference as written (canonical form), with the
+ * exact version, the registry commit, the version digest and every file's digest. The text is
+ * stable: the same resolutions give a byte-identical file whatever order they were found in.
+ */
+import { readFile } from 'node:fs/promises';
+import writeFileAtomic from 'write-file-atomic';
+import { formatYaml, parseYaml } from '../document/yaml.js';
+import { DmError } from '../error.js';
+import type { TemplateKind } from '../registry/types.js';
+import type { ResolvedVersion } from './types.js';
+
+export const LOCKFILE_VERSION = 1;
+export const LOCKFILE_NAME = 'dm.lock';
+
+export interface LockEntry {
+  template: string;
+  version: string;
+  commit: string;
+  kind: TemplateKind;
+  templateFile: string;
+  schemaFile?: string | undefined;
+  digest: string;
+  /** path → { sha256, size } */
+  files: Record<string, { sha256: string; size: number }>;
+}
+
+export interface LockFile {
+  lockfileVersion: number;
+  /** canonical reference as written → entry */
+  references: Record<string, LockEntry>;
+}
+
+export function emptyLockFile(): LockFile {
+  return { lockfileVersion: LOCKFILE_VERSION, references: {} };
+}
+
+export function lockEntryFor(resolved: ResolvedVersion): LockEntry {
+  const files: LockEntry['files'] = {};
+  for (const f of [...resolved.files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+    files[f.path] = { sha256: f.sha256, size: f.size };
+  }
+  return {
+    template: resolved.template,
+    version: resolved.version,
+    commit: resolved.commit,
+    kind: resolved.kind,
+    templateFile: resolved.templateFile,
+    ...(resolved.schemaFile ? { schemaFile: resolved.schemaFile } : {}),
+    digest: resolved.digest,
+    files,
+  };
+}
+
+export function resolvedFromLock(reference: string, entry: LockEntry): ResolvedVersion {
+  return {
+    reference,
+    template: entry.template,
+    version: entry.version,
+    commit: entry.commit,
+    kind: entry.kind,
+    templateFile: entry.templateFile,
+    schemaFile: entry.schemaFile,
+    digest: entry.digest,
+    files: Object.entries(entry.files).map(([path, f]) => ({ path, sha256: f.sha256, size: f.size })),
+  };
+}
+
+const byKey = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The lock file's text: keys sorted, entries' fields in a fixed order. */
+export function formatLockFile(lock: LockFile): string {
+  const references: Record<string, LockEntry> = {};
+  for (const key of Object.keys(lock.references).sort(byKey)) {
+    const e = lock.references[key]!;
+    const files: LockEntry['files'] = {};
+    for (const path of Object.keys(e.files).sort(byKey))
+      files[path] = { sha256: e.files[path]!.sha256, size: e.files[path]!.size };
+    references[key] = {
+      template: e.template,
+      version: e.version,
+      commit: e.commit,
+      kind: e.kind,
+      templateFile: e.templateFile,
+      ...(e.schemaFile ? { schemaFile: e.schemaFile } : {}),
+      digest: e.digest,
+      files,
+    };
+  }
+  return `# dm.lock: written by dm install; do not edit by hand.\n${formatYaml({ lockfileVersion: lock.lockfileVersion, references })}`;
+}
+
+const SHA = /^sha256:[0-9a-f]{64}$/;
+const KINDS = new Set(['jinja', 'python', 'blueprint']);
+
+function bad(source: string, path: string, what: string): DmError {
+  return new DmError('INVALID_LOCKFILE', `${source}: ${path} ${what}`, {
+    category: 'invalid-input',
+    hint: 'run dm install to write it again',
+  });
+}
+
+/** Parses and checks a lock file; errors name the file and the property path. */
+export function parseLockFile(text: string, source = LOCKFILE_NAME): LockFile {
+  const data = parseYaml(text, { source });
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    throw bad(source, '(top level)', 'must be a mapping');
+  const raw = data as Record<string, unknown>;
+  if (raw.lockfileVersion !== LOCKFILE_VERSION) {
+    throw bad(
+      source,
+      'lockfileVersion',
+      `is ${JSON.stringify(raw.lockfileVersion)}; this dm reads version ${LOCKFILE_VERSION}`,
+    );
+  }
+  const refs = raw.references ?? {};
+  if (typeof refs !== 'object' || refs === null || Array.isArray(refs))
+    throw bad(source, 'references', 'must be a mapping');
+  const references: Record<string, LockEntry> = {};
+  for (const [key, value] of Object.entries(refs)) {
+    const at = `references["${key}"]`;
+    if (typeof value !== 'object' || value === null) throw bad(source, at, 'must be a mapping');
+    const e = value as Record<string, unknown>;
+    for (const field of ['template', 'version', 'commit', 'templateFile', 'digest'] as const) {
+      if (typeof e[field] !== 'string') throw bad(source, `${at}.${field}`, 'must be a string');
+    }
+    if (!KINDS.has(e.kind as string)) throw bad(source, `${at}.kind`, 'must be jinja, python or blueprint');
+    if (!SHA.test(e.digest as string)) throw bad(source, `${at}.digest`, 'must be sha256:<64 hex digits>');
+    if (typeof e.files !== 'object' || e.files === null)
+      throw bad(source, `${at}.files`, 'must be a mapping');
+    const files: LockEntry['files'] = {};
+    for (const [path, f] of Object.entries(e.files as Record<string, unknown>)) {
+      const file = f as { sha256?: unknown; size?: unknown } | null;
+      if (!file || typeof file.sha256 !== 'string' || !SHA.test(file.sha256)) {
+        throw bad(source, `${at}.files["${path}"].sha256`, 'must be sha256:<64 hex digits>');
+      }
+      if (typeof file.size !== 'number' || !Number.isSafeInteger(file.size) || file.size < 0) {
+        throw bad(source, `${at}.files["${path}"].size`, 'must be a size in bytes');
+      }
+      files[path] = { sha256: file.sha256, size: file.size };
+    }
+    references[key] = {
+      template: e.template as string,
+      version: e.version as string,
+      commit: e.commit as string,
+      kind: e.kind as TemplateKind,
+      templateFile: e.templateFile as string,
+      ...(typeof e.schemaFile === 'string' ? { schemaFile: e.schemaFile } : {}),
+      digest: e.digest as string,
+      files,
+    };
+  }
+  return { lockfileVersion: LOCKFILE_VERSION, references };
+}
+
+/** Reads a lock file; undefined when there is none. */
+export async function readLockFile(path: string): Promise<LockFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return parseLockFile(text, path);
+}
+
+/** Writes a lock file atomically (temp file + rename). */
+export async function writeLockFile(path: string, lock: LockFile): Promise<void> {
+  await writeFileAtomic(path, formatLockFile(lock));
+}
