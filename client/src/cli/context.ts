@@ -16,6 +16,8 @@ export interface CommandContext {
   properties: PropertyMap;
   /** `-f/--values` files, in order. */
   valuesFiles: string[];
+  /** `--registry-dir dir[=name]` flags, in order. */
+  registryDirs: string[];
   /** Whether stderr is a terminal (progress bars). */
   interactive: boolean;
 }
@@ -29,6 +31,7 @@ export type CommandHandler<T = unknown> = (
 export interface GlobalOptions {
   registry?: string;
   registryUrl?: string;
+  registryDir?: string[];
   properties?: string[];
   values?: string[];
   output?: string;
@@ -68,6 +71,7 @@ export function contextFromCommand(command: Command): CommandContext {
     streams: processStreams,
     properties: parsePropertyAssignments(opts.properties ?? []),
     valuesFiles: opts.values ?? [],
+    registryDirs: opts.registryDir ?? [],
     interactive: Boolean(process.stderr.isTTY),
   };
 }

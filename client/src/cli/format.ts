@@ -83,3 +83,8 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n') + '\n';
 }
+
+/** A result with its text form; typed so that `text` sees the data's type. */
+export function printable<T>(data: T, text?: (data: T) => string): Printable<T> {
+  return text ? { data, text } : { data };
+}

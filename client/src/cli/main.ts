@@ -28,6 +28,11 @@ export function buildProgram(): Command {
     .version(packageVersion(), '--version', 'print the version')
     .option('--registry <owner/repo[/collection]>', 'default registry for short references (env DM_REGISTRY)')
     .option('--registry-url <url>', 'a registry server or mirror (env DM_REGISTRY_URL)')
+    .option(
+      '--registry-dir <dir[=host/owner/repo]>',
+      'a registry on disk to resolve from (repeatable)',
+      collect,
+    )
     .option('--properties <k=v,...>', 'properties for the configuration (repeatable)', collect)
     .option('-f, --values <file>', 'values file merged into properties (repeatable, in order)', collect)
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'yaml', 'json']))

@@ -91,6 +91,7 @@ export function formatLockFile(lock: LockFile): string {
 }
 
 const SHA = /^sha256:[0-9a-f]{64}$/;
+const HEX = /^[0-9a-f]{64}$/;
 const KINDS = new Set(['jinja', 'python', 'blueprint']);
 
 function bad(source: string, path: string, what: string): DmError {
@@ -131,8 +132,8 @@ export function parseLockFile(text: string, source = LOCKFILE_NAME): LockFile {
     const files: LockEntry['files'] = {};
     for (const [path, f] of Object.entries(e.files as Record<string, unknown>)) {
       const file = f as { sha256?: unknown; size?: unknown } | null;
-      if (!file || typeof file.sha256 !== 'string' || !SHA.test(file.sha256)) {
-        throw bad(source, `${at}.files["${path}"].sha256`, 'must be sha256:<64 hex digits>');
+      if (!file || typeof file.sha256 !== 'string' || !HEX.test(file.sha256)) {
+        throw bad(source, `${at}.files["${path}"].sha256`, 'must be 64 lowercase hex digits');
       }
       if (typeof file.size !== 'number' || !Number.isSafeInteger(file.size) || file.size < 0) {
         throw bad(source, `${at}.files["${path}"].size`, 'must be a size in bytes');

@@ -9,7 +9,7 @@ import type { TemplateKind } from '../registry/types.js';
 export interface ResolvedFile {
   /** Relative to the version directory. */
   path: string;
-  /** `sha256:<hex>` */
+  /** Lowercase hex sha256 of the content (no prefix). */
   sha256: string;
   size: number;
 }

@@ -1,0 +1,37 @@
+/**
+ * Builds the resolver chain from configuration (spec/registry.md §5-6): lock file → registry
+ * directories (`--registry-dir`) → … Sources are added here as they exist; nothing else in the
+ * client knows which resolvers there are.
+ */
+import type { DmConfig } from '../config/config.js';
+import { type DefaultRegistry, parseDefaultRegistry } from '../reference/reference.js';
+import { localDirectoryResolver, nameRegistryDirectory, type RegistryDirectory } from './local-directory.js';
+import type { Resolver } from './resolver.js';
+
+export interface ResolverSetup {
+  chain: Resolver[];
+  /** The registry short references resolve against, if any. */
+  defaultRegistry: DefaultRegistry | undefined;
+  directories: RegistryDirectory[];
+}
+
+export interface BuildChainOptions {
+  config: DmConfig;
+  /** `--registry-dir dir[=name]` flags. */
+  registryDirs?: readonly string[];
+  /** Resolvers to put first (the lock file's). */
+  first?: readonly Resolver[];
+}
+
+export async function buildResolverChain(options: BuildChainOptions): Promise<ResolverSetup> {
+  const directories: RegistryDirectory[] = [];
+  for (const flag of options.registryDirs ?? []) {
+    directories.push(await nameRegistryDirectory(flag, options.config.registry));
+  }
+  let defaultRegistry = options.config.registry ? parseDefaultRegistry(options.config.registry) : undefined;
+  if (!defaultRegistry && directories.length === 1) {
+    defaultRegistry = { ...directories[0]!.registry, collection: '' };
+  }
+  const chain: Resolver[] = [...(options.first ?? []), ...directories.map(localDirectoryResolver)];
+  return { chain, defaultRegistry, directories };
+}

@@ -1,0 +1,79 @@
+/**
+ * A registry on disk (`--registry-dir dir[=name]`): the working tree of a registry repository,
+ * read as it is (uncommitted changes included), so authors can resolve and expand before pushing.
+ * Its name — the `host/owner/repo` that references use — is `=name` if given, else the `name:`
+ * key of its `registry.yaml`, else the default registry (`--registry`).
+ */
+import { readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { parseYaml } from '../document/yaml.js';
+import { DmError } from '../error.js';
+import { parseDefaultRegistry, type RegistryName } from '../reference/reference.js';
+import { createDirectoryReader, readDirectoryTree } from '../registry/read-directory-tree.js';
+import { scanRegistryTree } from '../registry/scan-tree.js';
+import { SnapshotResolver } from './snapshot-resolver.js';
+
+export interface RegistryDirectory {
+  dir: string;
+  registry: RegistryName;
+}
+
+/** Parses `dir[=host/owner/repo]`. */
+export function parseRegistryDirFlag(flag: string): { dir: string; name: string | undefined } {
+  const eq = flag.lastIndexOf('=');
+  return eq > 0 ? { dir: flag.slice(0, eq), name: flag.slice(eq + 1) } : { dir: flag, name: undefined };
+}
+
+/** The name `registry.yaml` declares (`name: github.com/owner/repo`), if any. */
+export async function declaredRegistryName(dir: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, 'registry.yaml'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    const doc = parseYaml(text, { source: join(dir, 'registry.yaml') });
+    const name = doc && typeof doc === 'object' ? (doc as Record<string, unknown>).name : undefined;
+    return typeof name === 'string' ? name : undefined;
+  } catch {
+    return undefined; // lint reports a broken registry.yaml; here it only means "no name"
+  }
+}
+
+export async function nameRegistryDirectory(
+  flag: string,
+  defaultRegistry: string | undefined,
+): Promise<RegistryDirectory> {
+  const { dir, name } = parseRegistryDirFlag(flag);
+  const chosen = name ?? (await declaredRegistryName(dir)) ?? defaultRegistry;
+  if (!chosen) {
+    throw new DmError(
+      'UNNAMED_REGISTRY_DIR',
+      `registry directory '${dir}' has no name for references to use`,
+      {
+        category: 'usage',
+        hint: `write --registry-dir ${dir}=github.com/<owner>/<repo>, add 'name: github.com/<owner>/<repo>' to its registry.yaml, or pass --registry`,
+      },
+    );
+  }
+  const parsed = parseDefaultRegistry(chosen);
+  return { dir, registry: { host: parsed.host, owner: parsed.owner, repo: parsed.repo } };
+}
+
+export function localDirectoryResolver(directory: RegistryDirectory): SnapshotResolver {
+  return new SnapshotResolver({
+    name: `registry directory ${directory.dir}`,
+    registry: directory.registry,
+    load: async () => {
+      const tree = await readDirectoryTree(directory.dir);
+      const scan = scanRegistryTree(tree.entries, { registryYaml: tree.registryYaml });
+      const read = createDirectoryReader(directory.dir);
+      return { commit: '', scan, read: async (p) => read(p) };
+    },
+  });
+}
+
+export function describeDirectory(directory: RegistryDirectory): string {
+  return `${basename(directory.dir)} (${directory.registry.host}/${directory.registry.owner}/${directory.registry.repo})`;
+}

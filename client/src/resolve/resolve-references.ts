@@ -1,0 +1,79 @@
+/** `dm resolve` and `dm versions`: references in, exact versions and digests out. */
+import type { DmConfig } from '../config/config.js';
+import { DmError } from '../error.js';
+import {
+  type DefaultRegistry,
+  formatTemplateName,
+  parseReference,
+  type RegistryReference,
+} from '../reference/reference.js';
+import { compareVersions, tryParseVersion } from '../reference/version.js';
+import { buildResolverChain } from './build-chain.js';
+import { resolveThroughChain } from './resolver.js';
+import { pinnedReference, type ResolvedVersion } from './types.js';
+
+export interface ResolveOptions {
+  config: DmConfig;
+  registryDirs?: readonly string[];
+}
+
+export interface ResolveResult extends ResolvedVersion {
+  /** The exact pin, e.g. `github.com/o/r/redis:=v1.0.3`. */
+  pinned: string;
+}
+
+function parseRegistryReference(
+  text: string,
+  defaultRegistry: DefaultRegistry | undefined,
+  allowMissingVersion: boolean,
+): RegistryReference {
+  const ref = parseReference(text, { defaultRegistry, allowMissingVersion });
+  if (ref.kind !== 'registry') {
+    throw new DmError(
+      'URL_REFERENCE_NOT_SUPPORTED',
+      `'${text}' is a plain URL; dm resolve takes registry references`,
+      {
+        category: 'usage',
+      },
+    );
+  }
+  return ref;
+}
+
+export async function resolveReferences(
+  texts: readonly string[],
+  options: ResolveOptions,
+): Promise<ResolveResult[]> {
+  const setup = await buildResolverChain({ config: options.config, registryDirs: options.registryDirs });
+  const refs = texts.map((t) => parseRegistryReference(t, setup.defaultRegistry, true));
+  const { resolved } = await resolveThroughChain(setup.chain, refs);
+  return resolved.map((r) => ({ ...r, pinned: pinnedReference(r) }));
+}
+
+export async function listVersions(
+  text: string,
+  options: ResolveOptions,
+): Promise<{ template: string; versions: string[] }> {
+  const setup = await buildResolverChain({ config: options.config, registryDirs: options.registryDirs });
+  const ref = parseRegistryReference(text, setup.defaultRegistry, true);
+  const template = formatTemplateName(ref);
+  for (const resolver of setup.chain) {
+    const versions = await resolver.versions?.(ref);
+    if (!versions) continue;
+    if (versions.length === 0) {
+      throw new DmError('TEMPLATE_NOT_FOUND', `${template} does not exist in ${resolver.name}`, {
+        category: 'not-found',
+      });
+    }
+    const sorted = versions
+      .map((v) => ({ v, parsed: tryParseVersion(v) }))
+      .filter((x) => x.parsed)
+      .sort((a, b) => compareVersions(b.parsed!, a.parsed!))
+      .map((x) => x.v);
+    return { template, versions: sorted };
+  }
+  throw new DmError('REGISTRY_NOT_FOUND', `no configured source serves ${template}`, {
+    category: 'not-found',
+    hint: 'pass --registry-url or --registry-dir',
+  });
+}

@@ -1,0 +1,109 @@
+/**
+ * The resolver chain (spec/registry.md §5-6; pnpm's shape): lock file → cache → registry server →
+ * GitHub → git/local source → plain URLs. Each resolver answers a batch of references with, per
+ * reference, a resolution, an error it owns (e.g. VERSION_NOT_FOUND from the registry that holds
+ * the template), or `null` for "not mine". Only the chain's end throws for references nobody took.
+ */
+import { DmError } from '../error.js';
+import { formatReference, type RegistryReference } from '../reference/reference.js';
+import type { ResolvedFile, ResolvedVersion } from './types.js';
+
+export type Resolution = ResolvedVersion | DmError | null;
+
+export interface Resolver {
+  /** Shown in errors and `--verbose` output, e.g. `lock file`, `registry server http://…`. */
+  readonly name: string;
+  /** Answers each reference, in order. */
+  resolve(refs: readonly RegistryReference[]): Promise<Resolution[]>;
+  /** Every version name of a template (for `dm versions`, `dm outdated`); null when not mine. */
+  versions?(template: RegistryReference): Promise<string[] | null>;
+  /** A file's bytes; null when this resolver cannot fetch it. */
+  fetchFile?(resolved: ResolvedVersion, file: ResolvedFile): Promise<Buffer | null>;
+}
+
+export interface ChainResult {
+  resolved: ResolvedVersion[];
+  /** Which resolver answered each reference (by index). */
+  answeredBy: string[];
+}
+
+/**
+ * Resolves every reference through the chain. All failures are reported together in one error
+ * (the first failure's code and category; details list each reference's problem).
+ */
+export async function resolveThroughChain(
+  chain: readonly Resolver[],
+  refs: readonly RegistryReference[],
+): Promise<ChainResult> {
+  const resolved: (ResolvedVersion | undefined)[] = refs.map(() => undefined);
+  const answeredBy: string[] = refs.map(() => '');
+  const failures = new Map<number, DmError>();
+  let pending = refs.map((_, i) => i);
+  for (const resolver of chain) {
+    if (pending.length === 0) break;
+    const answers = await resolver.resolve(pending.map((i) => refs[i]!));
+    const still: number[] = [];
+    pending.forEach((index, k) => {
+      const answer = answers[k] ?? null;
+      if (answer === null) still.push(index);
+      else if (answer instanceof DmError) failures.set(index, answer);
+      else {
+        resolved[index] = answer;
+        answeredBy[index] = resolver.name;
+      }
+    });
+    pending = still;
+  }
+  for (const index of pending) {
+    const ref = refs[index]!;
+    failures.set(
+      index,
+      new DmError(
+        'REGISTRY_NOT_FOUND',
+        `no configured source serves the registry of ${formatReference(ref)} (tried: ${chain.map((r) => r.name).join(', ') || 'none'})`,
+        {
+          category: 'not-found',
+          hint: `pass --registry-url, --registry-dir, or configure ${ref.host} under registries: in the config file`,
+        },
+      ),
+    );
+  }
+  if (failures.size > 0) {
+    const sorted = [...failures.entries()].sort(([a], [b]) => a - b);
+    const [, first] = sorted[0]!;
+    const message =
+      sorted.length === 1
+        ? first.message
+        : `${sorted.length} references failed to resolve: ${sorted.map(([, e]) => e.message).join('; ')}`;
+    throw new DmError(first.code, message, {
+      category: first.category,
+      ...(first.hint ? { hint: first.hint } : {}),
+      details: {
+        ...(sorted.length === 1 ? first.details : {}),
+        failures: sorted.map(([i, e]) => ({
+          reference: formatReference(refs[i]!),
+          code: e.code,
+          message: e.message,
+        })),
+      },
+    });
+  }
+  return { resolved: resolved as ResolvedVersion[], answeredBy };
+}
+
+/** A file's bytes from the first resolver that can fetch it. */
+export async function fetchThroughChain(
+  chain: readonly Resolver[],
+  resolved: ResolvedVersion,
+  file: ResolvedFile,
+): Promise<Buffer> {
+  for (const resolver of chain) {
+    const data = await resolver.fetchFile?.(resolved, file);
+    if (data) return data;
+  }
+  throw new DmError(
+    'CONTENT_NOT_FOUND',
+    `no source could fetch ${file.path} of ${resolved.template}:${resolved.version} (sha256 ${file.sha256})`,
+    { category: 'not-found' },
+  );
+}
