@@ -1,0 +1,141 @@
+/**
+ * YAML in and out for merging. The same YAML 1.2 core schema and limits as document/yaml.ts,
+ * but mappings load as `Map`s so that key order (integer-like keys included), non-string keys
+ * and a key `__proto__` survive exactly as cloud-init's Python dicts keep them
+ * (spec/merging.md §4 "Key order").
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { CORE_SCHEMA, DUMP_SCHEMA, dump, loadAll, realMapTag, YAMLException } from 'js-yaml';
+import { DmError } from '../error.js';
+import { MAX_DEPTH, pythonTypeName } from './value.js';
+
+const LOAD_SCHEMA = CORE_SCHEMA.withTags(realMapTag);
+const DUMP_MAP_SCHEMA = DUMP_SCHEMA.withTags(realMapTag);
+const MAX_BYTES = 16 * 1024 * 1024;
+
+export interface LoadedDocument {
+  document: unknown;
+  /** The file the document came from. */
+  file: string;
+  /** 1-based position of the document in its file. */
+  position: number;
+  /** `file`, or `file (document N)` when the file holds several documents. */
+  source: string;
+}
+
+function invalid(source: string, reason: string, line?: number, column?: number): DmError {
+  return new DmError(
+    'INVALID_YAML',
+    `${source}${line === undefined ? '' : `:${line}`}: invalid YAML: ${reason}`,
+    {
+      category: 'invalid-input',
+      details: { source, ...(line === undefined ? {} : { line, column }) },
+    },
+  );
+}
+
+/** Refuses what PyYAML would refuse or what cannot be merged: non-scalar keys, recursive aliases. */
+function checkDocument(value: unknown, source: string): void {
+  const active = new Set<object>();
+  const checked = new Set<object>();
+  const walk = (v: unknown): void => {
+    if (v === null || typeof v !== 'object' || checked.has(v)) return;
+    if (active.has(v)) throw invalid(source, 'a recursive alias (a node that contains itself)');
+    active.add(v);
+    if (Array.isArray(v)) for (const item of v) walk(item);
+    else if (v instanceof Map) {
+      for (const [key, item] of v) {
+        if (key !== null && typeof key === 'object') {
+          throw invalid(source, `a mapping key is a ${pythonTypeName(key)}; keys must be scalars`);
+        }
+        walk(item);
+      }
+    }
+    active.delete(v);
+    checked.add(v);
+  };
+  walk(value);
+}
+
+/**
+ * Parses a YAML stream into documents with Map mappings. A stream with no document at all (an
+ * empty file, only comments such as `#cloud-config`) gives one null document, as cloud-init's
+ * loader does.
+ */
+export function parseMergeDocuments(text: string, source: string): unknown[] {
+  if (text.length > MAX_BYTES) {
+    throw new DmError(
+      'YAML_TOO_LARGE',
+      `${source} is ${text.length} bytes, more than the ${MAX_BYTES} allowed`,
+      {
+        category: 'limit',
+      },
+    );
+  }
+  let documents: unknown[];
+  try {
+    documents = loadAll(text, { schema: LOAD_SCHEMA, filename: source, maxDepth: MAX_DEPTH });
+  } catch (error) {
+    if (error instanceof YAMLException) {
+      const mark = error.mark;
+      throw invalid(
+        source,
+        error.reason,
+        mark ? mark.line + 1 : undefined,
+        mark ? mark.column + 1 : undefined,
+      );
+    }
+    throw invalid(source, error instanceof Error ? error.message : String(error));
+  }
+  if (documents.length === 0) return [null];
+  for (const d of documents) checkDocument(d, source);
+  return documents;
+}
+
+export interface LoadMergeFilesOptions {
+  /** Directory relative paths are read from (default: the process's); messages keep the paths as given. */
+  cwd?: string;
+}
+
+/** Reads files and splits them into documents, in order. */
+export function loadMergeFiles(
+  paths: readonly string[],
+  options: LoadMergeFilesOptions = {},
+): LoadedDocument[] {
+  const out: LoadedDocument[] = [];
+  for (const file of paths) {
+    let text: string;
+    try {
+      text = readFileSync(options.cwd === undefined ? file : resolve(options.cwd, file), 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') {
+        throw new DmError('FILE_NOT_FOUND', `${file} does not exist`, {
+          category: 'not-found',
+          details: { file },
+        });
+      }
+      throw new DmError('FILE_UNREADABLE', `${file} cannot be read (${code ?? String(error)})`, {
+        category: 'invalid-input',
+        details: { file },
+      });
+    }
+    const documents = parseMergeDocuments(text, file);
+    documents.forEach((document, i) => {
+      const position = i + 1;
+      out.push({
+        document,
+        file,
+        position,
+        source: documents.length > 1 ? `${file} (document ${position})` : file,
+      });
+    });
+  }
+  return out;
+}
+
+/** Block YAML of a merged document, keys in the engine's (Python's) order. */
+export function formatMergedYaml(value: unknown): string {
+  return dump(value, { schema: DUMP_MAP_SCHEMA, noRefs: true, lineWidth: -1 });
+}
