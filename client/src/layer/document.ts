@@ -1,0 +1,147 @@
+/**
+ * A raw Deckhand document and the properties the renderer derives from it, exactly as
+ * spec/layering.md §1.2 reads them. Input is untrusted: a field of the wrong type is
+ * InvalidDocumentFormat here instead of a crash later (§15, last paragraph).
+ */
+import { getOwn, isMapping, type Mapping } from './data.js';
+import { layeringError } from './errors.js';
+
+export interface LayeredDocument {
+  /** Position in the input. */
+  index: number;
+  /** Where the document came from (file and position), for messages. */
+  source: string | undefined;
+  raw: Mapping;
+  schema: string;
+  name: string;
+  /** '' when absent; always '' for control documents (quirk Q12: dm ignores their layeringDefinition). */
+  layer: string;
+  abstract: boolean;
+  control: boolean;
+  replacement: boolean;
+  labels: Mapping;
+  selector: Mapping;
+  actions: unknown[];
+  substitutions: unknown[];
+  /** `data` as given; null when absent. */
+  data: unknown;
+}
+
+/** `schema 'name' (layer L)`, plus the source when known: how messages name a document. */
+export function describeDocument(doc: {
+  schema: string;
+  name: string;
+  layer: string;
+  source?: string | undefined;
+}): string {
+  const layer = doc.layer === '' ? '' : ` in layer '${doc.layer}'`;
+  const where = doc.source ? ` (${doc.source})` : '';
+  return `document ${doc.schema || '(no schema)'} '${doc.name}'${layer}${where}`;
+}
+
+/** Machine-readable identity of a document for error details. */
+export function documentDetails(doc: LayeredDocument): Record<string, unknown> {
+  return {
+    schema: doc.schema,
+    name: doc.name,
+    layer: doc.layer,
+    ...(doc.source === undefined ? {} : { source: doc.source }),
+  };
+}
+
+function where(index: number, source: string | undefined): string {
+  return source ?? `document #${index + 1}`;
+}
+
+function optionalString(value: unknown, field: string, index: number, source: string | undefined): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') {
+    throw layeringError('InvalidDocumentFormat', `${where(index, source)}: ${field} must be a string`, {
+      index,
+      field,
+      ...(source === undefined ? {} : { source }),
+    });
+  }
+  return value;
+}
+
+function optionalMapping(value: unknown, field: string, index: number, source: string | undefined): Mapping {
+  if (value === undefined || value === null) return {};
+  if (!isMapping(value)) {
+    throw layeringError('InvalidDocumentFormat', `${where(index, source)}: ${field} must be a mapping`, {
+      index,
+      field,
+      ...(source === undefined ? {} : { source }),
+    });
+  }
+  return value;
+}
+
+function optionalList(value: unknown, field: string, index: number, source: string | undefined): unknown[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    throw layeringError('InvalidDocumentFormat', `${where(index, source)}: ${field} must be a list`, {
+      index,
+      field,
+      ...(source === undefined ? {} : { source }),
+    });
+  }
+  return value;
+}
+
+export function readDocument(value: unknown, index: number, source: string | undefined): LayeredDocument {
+  if (!isMapping(value)) {
+    throw layeringError(
+      'InvalidDocumentFormat',
+      `${where(index, source)} is not a mapping with schema, metadata and data`,
+      { index, ...(source === undefined ? {} : { source }) },
+    );
+  }
+  const schema = optionalString(getOwn(value, 'schema'), 'schema', index, source);
+  const metadata = optionalMapping(getOwn(value, 'metadata'), 'metadata', index, source);
+  const name = optionalString(getOwn(metadata, 'name'), 'metadata.name', index, source);
+  const metaSchema = getOwn(metadata, 'schema');
+  const control = typeof metaSchema === 'string' && metaSchema.startsWith('metadata/Control');
+  const data = Object.hasOwn(value, 'data') ? (value.data ?? null) : null;
+  const base = {
+    index,
+    source,
+    raw: value,
+    schema,
+    name,
+    control,
+    data,
+    labels: optionalMapping(getOwn(metadata, 'labels'), 'metadata.labels', index, source),
+  };
+  if (control) {
+    return {
+      ...base,
+      layer: '',
+      abstract: false,
+      replacement: false,
+      selector: {},
+      actions: [],
+      substitutions: [],
+    };
+  }
+  const ld = optionalMapping(
+    getOwn(metadata, 'layeringDefinition'),
+    'metadata.layeringDefinition',
+    index,
+    source,
+  );
+  return {
+    ...base,
+    layer: optionalString(getOwn(ld, 'layer'), 'metadata.layeringDefinition.layer', index, source),
+    abstract: getOwn(ld, 'abstract') === true,
+    replacement: getOwn(metadata, 'replacement') === true,
+    selector: optionalMapping(
+      getOwn(ld, 'parentSelector'),
+      'metadata.layeringDefinition.parentSelector',
+      index,
+      source,
+    ),
+    actions: optionalList(getOwn(ld, 'actions'), 'metadata.layeringDefinition.actions', index, source),
+    substitutions: optionalList(getOwn(metadata, 'substitutions'), 'metadata.substitutions', index, source),
+  };
+}
