@@ -52,6 +52,12 @@ export interface Finding {
   severity: FindingSeverity;
   path: string;
   message: string;
+  /** The collection ('' for the root) / template / version directory name the finding is about, when it is about one. */
+  collection?: string;
+  template?: string;
+  version?: string;
+  /** Other paths involved, e.g. both directories of a DUPLICATE_VERSION conflict. */
+  related?: string[];
 }
 
 export interface ScannedCollection {
@@ -61,9 +67,24 @@ export interface ScannedCollection {
   path: string;
 }
 
+/** A template directory that was scanned (whether or not any of its versions are valid). */
+export interface ScannedTemplate {
+  collection: string;
+  name: string;
+  /** Directory from the repository root. */
+  path: string;
+}
+
 export interface ScanResult {
   collections: ScannedCollection[];
+  /** Every template directory with a valid name, sorted by collection and name. */
+  templates: ScannedTemplate[];
   /** The versions the indexer keeps (valid ones), sorted by collection, template, version order. */
   versions: ScannedVersion[];
   findings: Finding[];
+  /**
+   * Top-level directories holding their own `registry.yaml`: separate registries, not part of this
+   * one (docs/registry-layout.md), sorted.
+   */
+  nestedRegistries: string[];
 }

@@ -1,6 +1,63 @@
 import type { Command } from 'commander';
-import { registerPlanned } from './not-implemented.js';
+import { action } from '../context.js';
+
+const HELP = `
+Checks a registry directory against the layout rules (docs/registry-layout.md): template and
+version directory names, one template file per version, schema names, example.yaml, duplicate
+versions, registry.yaml collection mappings. Each finding has a stable code.
+
+Exit status: 0 when there is no error finding (warnings allowed), 4 when there is one.
+With -o json: {findings, summary, nestedRegistries} on success; when there are errors, the usual
+{"error": {"code": "LINT_FAILED", "message", "details": {findings, summary, nestedRegistries}}}.
+
+Examples:
+  dm lint registry-fixtures
+  dm lint ./my-registry -o json
+`;
 
 export function registerLintCommand(program: Command): void {
-  registerPlanned(program, 'lint', 'check a registry directory against the registry layout rules');
+  program
+    .command('lint <dir>')
+    .description('check a registry directory against the registry layout rules')
+    .addHelpText('after', HELP)
+    .action(
+      action(async (ctx, [dir]) => {
+        const { lintRegistryDirectory } = await import('../../registry/lint-registry.js');
+        const { DmError } = await import('../../error.js');
+        const { formatTable, printResult } = await import('../format.js');
+        const report = await lintRegistryDirectory(dir!);
+        const text = (r: typeof report): string => {
+          const { summary } = r;
+          let out =
+            r.findings.length === 0
+              ? ''
+              : formatTable(
+                  ['SEVERITY', 'CODE', 'PATH', 'MESSAGE'],
+                  r.findings.map((f) => [f.severity, f.code, f.path, f.message]),
+                );
+          for (const nested of r.nestedRegistries) {
+            out += `note: '${nested}' holds its own registry.yaml: a separate registry, not linted here (dm lint ${r.registry.replace(/\/+$/, '')}/${nested})\n`;
+          }
+          out +=
+            `${r.registry}: ${summary.errors} error${summary.errors === 1 ? '' : 's'}, ` +
+            `${summary.warnings} warning${summary.warnings === 1 ? '' : 's'} ` +
+            `(${summary.templates} templates, ${summary.versions} versions served, ${summary.collections} named collections)\n`;
+          return out;
+        };
+        if (report.summary.errors === 0) return { data: report, text };
+        if (ctx.config.output !== 'json') printResult({ data: report, text }, ctx.config.output, ctx.streams);
+        throw new DmError(
+          'LINT_FAILED',
+          `registry '${dir}' has ${report.summary.errors} lint error${report.summary.errors === 1 ? '' : 's'}`,
+          {
+            category: 'validation',
+            details: {
+              findings: report.findings,
+              summary: report.summary,
+              nestedRegistries: report.nestedRegistries,
+            },
+          },
+        );
+      }),
+    );
 }
