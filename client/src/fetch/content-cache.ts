@@ -50,6 +50,7 @@ export function digestHex(digest: string): string {
 export class ContentCache {
   readonly root: string;
   private readonly warn: (message: string) => void;
+  private readonly warned = new Set<string>();
 
   constructor(options: ContentCacheOptions) {
     this.root = options.root;
@@ -72,8 +73,12 @@ export class ContentCache {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     }
-    if (sha256Digest(data) !== `sha256:${digestHex(digest)}`) {
-      this.warn(`cache entry ${digest} was corrupted; discarded it and will fetch it again`);
+    const expected = `sha256:${digestHex(digest)}`;
+    if (sha256Digest(data) !== expected) {
+      if (!this.warned.has(expected)) {
+        this.warned.add(expected);
+        this.warn(`cache entry ${expected} was corrupted; discarded it and will fetch it again`);
+      }
       await unlink(path).catch(() => {});
       return undefined;
     }

@@ -1,10 +1,163 @@
 import type { Command } from 'commander';
-import { registerPlanned } from './not-implemented.js';
+import { action, type CommandContext } from '../context.js';
+import { formatTable, printable } from '../format.js';
+
+const DEFAULT_CONFIG = 'config.yaml';
+
+function warn(ctx: CommandContext): (message: string) => void {
+  return (message) => {
+    if (!ctx.config.quiet) ctx.streams.stderr(`warning: ${message}\n`);
+  };
+}
 
 export function registerPackageCommands(program: Command): void {
-  registerPlanned(program, 'pull', 'fetch a template version into the cache or a directory');
-  registerPlanned(program, 'install', 'resolve every reference of a configuration and write dm.lock');
-  registerPlanned(program, 'update', 'float locked references to the newest allowed patch');
-  registerPlanned(program, 'outdated', 'list newer versions of locked references');
-  registerPlanned(program, 'cache', 'list, verify and clean the content cache');
+  program
+    .command('pull <ref>')
+    .description('fetch a template version into the cache, or into a directory with --to')
+    .option('--to <dir>', 'write the version directory here (must not exist)')
+    .addHelpText('after', '\nExamples:\n  dm pull redis:v1.0 --registry-dir registry-fixtures --to ./redis\n')
+    .action(
+      action(async (ctx, [ref], opts) => {
+        const { pull } = await import('../../resolve/install.js');
+        const result = await pull(ref!, {
+          config: ctx.config,
+          registryDirs: ctx.registryDirs,
+          warn: warn(ctx),
+          to: opts.to as string | undefined,
+        });
+        return printable(
+          result,
+          (r) =>
+            `pulled ${r.reference} → ${r.version} (${r.files.length} files)${r.to ? ` into ${r.to}` : ''}`,
+        );
+      }),
+    );
+
+  program
+    .command('install [config]')
+    .description(`resolve every reference of a configuration, transitively, write dm.lock and fill the cache`)
+    .option('--frozen-lockfile', 'fail if dm.lock would change; change nothing')
+    .addHelpText(
+      'after',
+      `\nThe configuration defaults to ./${DEFAULT_CONFIG}; dm.lock is written beside it.\n\nExamples:\n  dm install\n  dm install deploy/config.yaml --frozen-lockfile\n`,
+    )
+    .action(
+      action(async (ctx, [config], opts) => {
+        const { install } = await import('../../resolve/install.js');
+        const result = await install(config ?? DEFAULT_CONFIG, {
+          config: ctx.config,
+          registryDirs: ctx.registryDirs,
+          frozenLockfile: Boolean(opts.frozenLockfile),
+          warn: warn(ctx),
+        });
+        return printable(result, (r) => {
+          const rows = r.references.map((x) => [x.reference, x.version, x.change]);
+          const removed = r.removed.map((x) => `removed ${x}\n`).join('');
+          return `${rows.length ? formatTable(['REFERENCE', 'VERSION', 'LOCK'], rows) : 'no references\n'}${removed}${
+            r.lockChanged ? `wrote ${r.lockFile}` : `${r.lockFile} is up to date`
+          }; ${r.filesFetched} files fetched, ${r.filesCached} already cached`;
+        });
+      }),
+    );
+
+  program
+    .command('update [refs...]')
+    .description('float locked references to the newest allowed patch and show what changed')
+    .option('-c, --config-file <file>', 'the configuration', DEFAULT_CONFIG)
+    .action(
+      action(async (ctx, refs, opts) => {
+        const { install } = await import('../../resolve/install.js');
+        const result = await install(opts.configFile as string, {
+          config: ctx.config,
+          registryDirs: ctx.registryDirs,
+          update: refs,
+          warn: warn(ctx),
+        });
+        return printable(result, (r) => {
+          const changed = r.references.filter((x) => x.change !== 'unchanged');
+          if (changed.length === 0) return 'everything is at the newest allowed version';
+          return formatTable(
+            ['REFERENCE', 'FROM', 'TO'],
+            changed.map((x) => [x.reference, x.previousVersion ?? '(new)', x.version]),
+          );
+        });
+      }),
+    );
+
+  program
+    .command('outdated')
+    .description(
+      'list locked references with newer patches, and newer minors/majors that need an explicit change',
+    )
+    .option('-c, --config-file <file>', 'the configuration', DEFAULT_CONFIG)
+    .action(
+      action(async (ctx, _args, opts) => {
+        const { outdated } = await import('../../resolve/install.js');
+        const result = await outdated(opts.configFile as string, {
+          config: ctx.config,
+          registryDirs: ctx.registryDirs,
+        });
+        return printable(result, (list) =>
+          list.length === 0
+            ? 'all locked references are current'
+            : formatTable(
+                ['REFERENCE', 'LOCKED', 'WANTED', 'LATEST'],
+                list.map((e) => [e.reference, e.locked, e.wanted, e.latest]),
+              ),
+        );
+      }),
+    );
+
+  const cache = program.command('cache').description('list, verify and clean the content cache');
+  cache
+    .command('list')
+    .description('list cached content')
+    .action(
+      action(async (ctx) => {
+        const { ContentCache } = await import('../../fetch/content-cache.js');
+        const entries = await new ContentCache({ root: ctx.config.dirs.cache }).list();
+        return printable(
+          entries.map((e) => ({ digest: e.digest, size: e.size, modified: e.modified.toISOString() })),
+          (list) =>
+            `${formatTable(
+              ['DIGEST', 'SIZE', 'MODIFIED'],
+              list.map((e) => [e.digest, String(e.size), e.modified]),
+            )}${list.length} entries in ${ctx.config.dirs.cache}`,
+        );
+      }),
+    );
+  cache
+    .command('verify')
+    .description('re-hash every cached file; remove corrupted ones')
+    .action(
+      action(async (ctx) => {
+        const { ContentCache } = await import('../../fetch/content-cache.js');
+        const result = await new ContentCache({ root: ctx.config.dirs.cache }).verify();
+        return printable(
+          result,
+          (r) =>
+            `${r.checked} entries checked, ${r.corrupted.length} corrupted${r.corrupted.map((d) => `\n  removed ${d}`).join('')}`,
+        );
+      }),
+    );
+  cache
+    .command('clean')
+    .description('remove cached content (all, or older than --older-than days)')
+    .option('--older-than <days>', 'only entries not written for this many days')
+    .action(
+      action(async (ctx, _args, opts) => {
+        const { ContentCache } = await import('../../fetch/content-cache.js');
+        const days = opts.olderThan === undefined ? undefined : Number(opts.olderThan);
+        if (days !== undefined && !(days >= 0)) {
+          const { DmError } = await import('../../error.js');
+          throw new DmError('INVALID_FLAG', `--older-than '${opts.olderThan}' is not a number of days`, {
+            category: 'usage',
+          });
+        }
+        const result = await new ContentCache({ root: ctx.config.dirs.cache }).clean(
+          days === undefined ? {} : { olderThan: new Date(Date.now() - days * 86_400_000) },
+        );
+        return printable(result, (r) => `removed ${r.removed} entries (${r.bytes} bytes)`);
+      }),
+    );
 }

@@ -1,0 +1,399 @@
+/**
+ * `dm install`, `dm update`, `dm outdated`, `dm pull` (spec/registry.md §6): resolve every
+ * reference a configuration needs, transitively, lock them in `dm.lock`, and fill the
+ * content-addressed cache; with `--frozen-lockfile` nothing may change; with `--offline` only the
+ * lock, the cache and local directories are used.
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve as resolvePath } from 'node:path';
+import type { DmConfig } from '../config/config.js';
+import { parseYaml } from '../document/yaml.js';
+import { DmError } from '../error.js';
+import { ContentCache } from '../fetch/content-cache.js';
+import { parseReference, type RegistryReference } from '../reference/reference.js';
+import { buildResolverChain } from './build-chain.js';
+import { CacheResolver } from './cache-resolver.js';
+import { referencesInDocument, referencesInText } from './discover-references.js';
+import {
+  emptyLockFile,
+  formatLockFile,
+  LOCKFILE_NAME,
+  type LockFile,
+  lockEntryFor,
+  readLockFile,
+  writeLockFile,
+} from './lock-file.js';
+import { LockResolver } from './lock-resolver.js';
+import { fetchThroughChain, type Resolution, type Resolver, resolveThroughChain } from './resolver.js';
+import type { ResolvedVersion } from './types.js';
+
+export interface InstallOptions {
+  config: DmConfig;
+  registryDirs?: readonly string[];
+  frozenLockfile?: boolean;
+  /** References to float again although locked (`dm update`); empty array = all. */
+  update?: readonly string[];
+  warn?: (message: string) => void;
+  /** Files fetched at once. Default 8. */
+  concurrency?: number;
+}
+
+export interface InstalledReference {
+  reference: string;
+  version: string;
+  digest: string;
+  /** What changed in dm.lock for this reference. */
+  change: 'added' | 'updated' | 'unchanged';
+  previousVersion?: string | undefined;
+}
+
+export interface InstallResult {
+  lockFile: string;
+  references: InstalledReference[];
+  removed: string[];
+  filesFetched: number;
+  filesCached: number;
+  lockChanged: boolean;
+}
+
+/** Ends the chain offline: everything not yet answered is missing, said precisely. */
+class OfflineEnd implements Resolver {
+  readonly name = 'offline';
+  async resolve(refs: readonly RegistryReference[]): Promise<Resolution[]> {
+    const { formatReference } = await import('../reference/reference.js');
+    return refs.map(
+      (ref) =>
+        new DmError(
+          'OFFLINE_MISSING',
+          `${formatReference(ref)} is not in dm.lock or the cache, and --offline forbids fetching it`,
+          {
+            category: 'unreachable',
+            hint: 'run dm install once with network access',
+          },
+        ),
+    );
+  }
+}
+
+async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await fn(item);
+    }
+  });
+  await Promise.all(workers);
+}
+
+async function readConfiguration(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new DmError('CONFIG_NOT_FOUND', `configuration ${path} does not exist`, {
+        category: 'not-found',
+      });
+    }
+    throw error;
+  }
+  return parseYaml(text, { source: path });
+}
+
+export async function install(configPath: string, options: InstallOptions): Promise<InstallResult> {
+  const path = resolvePath(configPath);
+  const lockPath = join(dirname(path), LOCKFILE_NAME);
+  const previous = (await readLockFile(lockPath)) ?? emptyLockFile();
+  const cache = new ContentCache({ root: options.config.dirs.cache, warn: options.warn });
+  const offline = options.config.offline;
+  const cacheResolver = new CacheResolver(cache, { offline });
+
+  const updating = options.update;
+  const lockForResolution: LockFile =
+    updating === undefined
+      ? previous
+      : {
+          lockfileVersion: previous.lockfileVersion,
+          references: Object.fromEntries(
+            Object.entries(previous.references).filter(
+              ([key, entry]) =>
+                updating.length > 0 &&
+                !updating.some((u) => key === u || entry.template === u || key.startsWith(`${u}:`)),
+            ),
+          ),
+        };
+  const lockResolver = new LockResolver(lockForResolution, { frozen: options.frozenLockfile });
+  const setup = await buildResolverChain({
+    config: options.config,
+    registryDirs: options.registryDirs,
+    first: updating === undefined ? [lockResolver, cacheResolver] : [lockResolver],
+  });
+  const chain = offline ? [...setup.chain, new OfflineEnd()] : setup.chain;
+
+  // Discover and resolve, transitively, to a fixed point.
+  const doc = await readConfiguration(path);
+  const wanted = new Set(referencesInDocument(doc, setup.defaultRegistry));
+  const resolved = new Map<string, ResolvedVersion>();
+  /** Digests fetched from a source during this run (the rest came from the cache). */
+  const fetched = new Set<string>();
+  /** Offline: files needed but not cached. */
+  const missing = new Set<string>();
+  const hosts = ['github.com', ...Object.keys(options.config.hosts)];
+  for (let round = 0; round < 50; round++) {
+    const todo = [...wanted].filter((r) => !resolved.has(r)).sort();
+    if (todo.length === 0) break;
+    const refs = todo.map((t) => parseReference(t) as RegistryReference);
+    const { resolved: answers } = await resolveThroughChain(chain, refs);
+    answers.forEach((answer, i) => resolved.set(todo[i]!, { ...answer, reference: todo[i]! }));
+    // Templates and schemas may name further references.
+    for (const answer of answers) {
+      for (const file of answer.files) {
+        if (file.path !== answer.templateFile && file.path !== answer.schemaFile) continue;
+        let data: Buffer;
+        try {
+          data = await fetchFile(chain, cache, answer, file, offline, fetched);
+        } catch (error) {
+          if (error instanceof DmError && error.code === 'OFFLINE_MISSING') {
+            missing.add(`${answer.template}:${answer.version}/${file.path}`);
+            continue;
+          }
+          throw error;
+        }
+        const text = data.toString('utf8');
+        for (const ref of referencesInText(text, hosts)) wanted.add(ref);
+        if (file.path === answer.schemaFile) {
+          try {
+            for (const ref of referencesInDocument(parseYaml(text, { source: file.path }), undefined))
+              wanted.add(ref);
+          } catch {
+            // a schema that does not parse is reported by expansion, not by install
+          }
+        }
+      }
+    }
+  }
+
+  // The new lock file.
+  const next: LockFile = emptyLockFile();
+  for (const [key, r] of resolved) next.references[key] = lockEntryFor(r);
+  const nextText = formatLockFile(next);
+  const previousText = formatLockFile(previous);
+  const lockChanged = nextText !== previousText;
+  const references: InstalledReference[] = [...resolved.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([key, r]) => {
+      const old = previous.references[key];
+      return {
+        reference: key,
+        version: r.version,
+        digest: r.digest,
+        change: !old
+          ? 'added'
+          : old.digest !== r.digest || old.version !== r.version
+            ? 'updated'
+            : 'unchanged',
+        ...(old && old.version !== r.version ? { previousVersion: old.version } : {}),
+      };
+    });
+  const removed = Object.keys(previous.references)
+    .filter((k) => !resolved.has(k))
+    .sort();
+  if (options.frozenLockfile && lockChanged) {
+    const changed = [
+      ...references.filter((r) => r.change !== 'unchanged').map((r) => `${r.reference} (${r.change})`),
+      ...removed.map((r) => `${r} (no longer needed)`),
+    ];
+    throw new DmError(
+      'LOCKFILE_OUTDATED',
+      `dm.lock does not match the configuration: ${changed.join(', ')}`,
+      {
+        category: 'validation',
+        details: { changes: changed },
+        hint: 'run dm install without --frozen-lockfile and commit dm.lock',
+      },
+    );
+  }
+
+  // Fill the cache.
+  let filesCached = 0;
+  const jobs = [...resolved.values()].flatMap((r) => r.files.map((file) => ({ r, file })));
+  await pool(jobs, options.concurrency ?? 8, async ({ r, file }) => {
+    if (fetched.has(file.sha256) || (await cache.has(file.sha256))) {
+      if (!fetched.has(file.sha256)) filesCached++;
+      return;
+    }
+    try {
+      await fetchFile(chain, cache, r, file, offline, fetched);
+    } catch (error) {
+      if (error instanceof DmError && error.code === 'OFFLINE_MISSING')
+        missing.add(`${r.template}:${r.version}/${file.path}`);
+      else throw error;
+    }
+  });
+  if (missing.size > 0) {
+    const list = [...missing].sort();
+    throw new DmError(
+      'OFFLINE_MISSING',
+      `--offline: ${list.length} file${list.length === 1 ? ' is' : 's are'} not in the cache: ${list.join(', ')}`,
+      {
+        category: 'unreachable',
+        details: { missing: list },
+        hint: 'run dm install once with network access',
+      },
+    );
+  }
+  const filesFetched = fetched.size;
+  if (!offline) await cacheResolver.remember([...resolved.values()]);
+  if (lockChanged) await writeLockFile(lockPath, next);
+  return { lockFile: lockPath, references, removed, filesFetched, filesCached, lockChanged };
+}
+
+/** A file's bytes from the cache, else fetched through the chain and stored (verified against its digest). */
+export async function fetchFile(
+  chain: readonly Resolver[],
+  cache: ContentCache,
+  resolved: ResolvedVersion,
+  file: ResolvedVersion['files'][number],
+  offline: boolean,
+  fetched?: Set<string>,
+): Promise<Buffer> {
+  const cached = await cache.read(file.sha256);
+  if (cached) return cached;
+  let data: Buffer;
+  try {
+    data = await fetchThroughChain(chain, resolved, file);
+  } catch (error) {
+    if (offline && error instanceof DmError && error.code === 'CONTENT_NOT_FOUND') {
+      throw new DmError(
+        'OFFLINE_MISSING',
+        `${file.path} of ${resolved.template}:${resolved.version} is not in the cache, and --offline forbids fetching it`,
+        { category: 'unreachable', hint: 'run dm install once with network access' },
+      );
+    }
+    throw error;
+  }
+  fetched?.add(file.sha256);
+  try {
+    await cache.write(data, file.sha256);
+  } catch (error) {
+    if (error instanceof DmError && error.code === 'DIGEST_MISMATCH') {
+      throw new DmError(
+        'DIGEST_MISMATCH',
+        `${file.path} of ${resolved.template}:${resolved.version} does not match its recorded digest (${file.sha256})`,
+        {
+          category: 'validation',
+          hint: 'the registry changed under a locked version; run dm update to re-lock it deliberately',
+        },
+      );
+    }
+    throw error;
+  }
+  return data;
+}
+
+export interface OutdatedEntry {
+  reference: string;
+  locked: string;
+  /** Newest version the reference's own float allows (what `dm update` would pick). */
+  wanted: string;
+  /** Newest release of the template (may need an explicit change of the reference). */
+  latest: string;
+}
+
+/** `dm outdated`: for every locked reference, the newer patch it could float to and the newest release. */
+export async function outdated(
+  configPath: string,
+  options: Pick<InstallOptions, 'config' | 'registryDirs'>,
+): Promise<OutdatedEntry[]> {
+  const lockPath = join(dirname(resolvePath(configPath)), LOCKFILE_NAME);
+  const lock = await readLockFile(lockPath);
+  if (!lock) {
+    throw new DmError('LOCKFILE_NOT_FOUND', `${lockPath} does not exist`, {
+      category: 'not-found',
+      hint: 'run dm install first',
+    });
+  }
+  const setup = await buildResolverChain({ config: options.config, registryDirs: options.registryDirs });
+  const { pickLatest, pickVersion } = await import('../reference/pick-version.js');
+  const out: OutdatedEntry[] = [];
+  for (const [key, entry] of Object.entries(lock.references).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const ref = parseReference(key) as RegistryReference;
+    let versions: string[] | null = null;
+    for (const resolver of setup.chain) {
+      versions = (await resolver.versions?.(ref)) ?? null;
+      if (versions) break;
+    }
+    if (!versions || versions.length === 0) continue;
+    let wanted = entry.version;
+    try {
+      wanted = ref.version ? pickVersion(versions, ref.version) : pickLatest(versions);
+    } catch {
+      // the locked version's line has vanished from the registry: nothing to float to
+    }
+    const latest = pickLatest(versions);
+    if (wanted !== entry.version || latest !== entry.version)
+      out.push({ reference: key, locked: entry.version, wanted, latest });
+  }
+  return out;
+}
+
+export interface PullResult {
+  reference: string;
+  version: string;
+  digest: string;
+  files: string[];
+  to?: string | undefined;
+}
+
+/** `dm pull <ref> [--to dir]`: fetch a version into the cache and, with `to`, write its files there. */
+export async function pull(
+  text: string,
+  options: Pick<InstallOptions, 'config' | 'registryDirs' | 'warn'> & { to?: string | undefined },
+): Promise<PullResult> {
+  const cache = new ContentCache({ root: options.config.dirs.cache, warn: options.warn });
+  const setup = await buildResolverChain({ config: options.config, registryDirs: options.registryDirs });
+  const ref = parseReference(text, { defaultRegistry: setup.defaultRegistry, allowMissingVersion: true });
+  if (ref.kind !== 'registry')
+    throw new DmError('URL_REFERENCE_NOT_SUPPORTED', `'${text}' is a plain URL`, { category: 'usage' });
+  const {
+    resolved: [resolved],
+  } = await resolveThroughChain(setup.chain, [ref]);
+  const r = resolved!;
+  const { mkdir, rename, writeFile } = await import('node:fs/promises');
+  const staged: { path: string; data: Buffer }[] = [];
+  for (const file of r.files)
+    staged.push({
+      path: file.path,
+      data: await fetchFile(setup.chain, cache, r, file, options.config.offline),
+    });
+  if (options.to) {
+    // Write into a temporary sibling directory, then rename it into place: all files or none.
+    const target = resolvePath(options.to);
+    const tmp = `${target}.dm-tmp-${process.pid}`;
+    for (const { path, data } of staged) {
+      const dest = join(tmp, path);
+      if (!dest.startsWith(`${tmp}/`))
+        throw new DmError('UNSAFE_PATH', `refusing to write '${path}' outside ${target}`);
+      await mkdir(dirname(dest), { recursive: true });
+      await writeFile(dest, data);
+    }
+    try {
+      await rename(tmp, target);
+    } catch (error) {
+      const { rm } = await import('node:fs/promises');
+      await rm(tmp, { recursive: true, force: true });
+      throw new DmError('TARGET_EXISTS', `cannot write to ${target}: ${(error as Error).message}`, {
+        category: 'conflict',
+        hint: 'choose a directory that does not exist yet',
+      });
+    }
+  }
+  return {
+    reference: r.reference,
+    version: r.version,
+    digest: r.digest,
+    files: r.files.map((f) => f.path),
+    to: options.to,
+  };
+}

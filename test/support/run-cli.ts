@@ -1,0 +1,54 @@
+/** Runs the real `dm` binary (bin/dm.js → dist/) in a subprocess, with its own XDG directories. */
+import { spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+export const dmBin = join(repoRoot, 'bin', 'dm.js');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  input?: string;
+}
+
+/** Fresh, empty XDG directories for one test's `dm` runs. */
+export async function isolatedEnv(): Promise<Record<string, string>> {
+  const home = await mkdtemp(join(tmpdir(), 'dm-home-'));
+  return {
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, 'config'),
+    XDG_CACHE_HOME: join(home, 'cache'),
+    XDG_STATE_HOME: join(home, 'state'),
+  };
+}
+
+export function runDm(args: readonly string[], options: RunOptions = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1', ...options.env })) {
+      if (v !== undefined && !k.startsWith('DM_')) env[k] = v;
+    }
+    for (const [k, v] of Object.entries(options.env ?? {})) if (v !== undefined) env[k] = v;
+    const child = spawn(process.execPath, [dmBin, ...args], { cwd: options.cwd ?? repoRoot, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
