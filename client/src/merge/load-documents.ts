@@ -22,6 +22,8 @@ export interface LoadedDocument {
   position: number;
   /** `file`, or `file (document N)` when the file holds several documents. */
   source: string;
+  /** User-data MIME headers (`Merge-Type`, `X-Merge-Type`); files have none. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 function invalid(source: string, reason: string, line?: number, column?: number): DmError {

@@ -63,12 +63,12 @@ export function mergeLoadedDocuments(
       result: mergeRaw(
         documents[0]!.document,
         documents[1]!.document,
-        defaultMergeHow ?? MERGEMANYDICT_DEFAULT_MERGE_HOW,
+        defaultMergeHow === undefined ? MERGEMANYDICT_DEFAULT_MERGE_HOW : options.mergeHow,
       ),
       skipped: [],
     };
   }
-  const sources = documents.map((d) => ({ document: d.document, source: d.source }));
+  const sources = documents.map((d) => ({ document: d.document, source: d.source, headers: d.headers }));
   if (mode === 'values') {
     return { result: mergeManyDict(sources, { reverse: true, defaultMergeHow }), skipped: [] };
   }
