@@ -78,12 +78,7 @@ describe('dm resolve / install / update / outdated / pull against a registry dir
     const first = await runDm(['install', '--registry-dir', registry, '-o', 'json'], { env, cwd: dir });
     assert.equal(first.code, 0, first.stderr);
     const lock = await readFile(join(dir, 'dm.lock'), 'utf8');
-    const refs = Object.keys(
-      JSON.parse(first.stdout).references.reduce(
-        (a: object, r: { reference: string }) => ({ ...a, [r.reference]: 1 }),
-        {},
-      ),
-    );
+    const refs = JSON.parse(first.stdout).references.map((r: { reference: string }) => r.reference);
     assert.deepEqual(refs, [
       'github.com/acme/templates/redis:v1.0',
       'github.com/acme/templates/redis:v1.1',

@@ -145,7 +145,9 @@ export async function install(configPath: string, options: InstallOptions): Prom
     if (todo.length === 0) break;
     const refs = todo.map((t) => parseReference(t) as RegistryReference);
     const { resolved: answers } = await resolveThroughChain(chain, refs);
-    answers.forEach((answer, i) => resolved.set(todo[i]!, { ...answer, reference: todo[i]! }));
+    answers.forEach((answer, i) => {
+      resolved.set(todo[i]!, { ...answer, reference: todo[i]! });
+    });
     // Templates and schemas may name further references.
     for (const answer of answers) {
       for (const file of answer.files) {
