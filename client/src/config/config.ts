@@ -30,6 +30,8 @@ export interface DmConfig {
   /** A registry server or mirror; without it the client talks to sources directly. */
   registryUrl: string | undefined;
   githubToken: string | undefined;
+  /** Token for the registry server (`DM_REGISTRY_TOKEN`), for private registries. */
+  registryToken: string | undefined;
   /** GitHub API base URL for github.com references (a stand-in or proxy in tests). */
   githubApiUrl: string;
   /** Hosts other than github.com, by host name. */
@@ -167,6 +169,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
     registry: flags.registry ?? env.DM_REGISTRY ?? file.registry,
     registryUrl: flags.registryUrl ?? env.DM_REGISTRY_URL ?? file.registryUrl,
     githubToken: env.GITHUB_TOKEN || undefined,
+    registryToken: env.DM_REGISTRY_TOKEN || undefined,
     githubApiUrl: env.GITHUB_API_URL ?? file.githubApiUrl ?? 'https://api.github.com',
     hosts: file.registries ?? {},
     output,

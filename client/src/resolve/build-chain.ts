@@ -7,6 +7,7 @@ import type { DmConfig } from '../config/config.js';
 import { type DefaultRegistry, parseDefaultRegistry } from '../reference/reference.js';
 import { localDirectoryResolver, nameRegistryDirectory, type RegistryDirectory } from './local-directory.js';
 import type { Resolver } from './resolver.js';
+import { ServerResolver } from './server-resolver.js';
 
 export interface ResolverSetup {
   chain: Resolver[];
@@ -21,6 +22,8 @@ export interface BuildChainOptions {
   registryDirs?: readonly string[];
   /** Resolvers to put first (the lock file's). */
   first?: readonly Resolver[];
+  /** Called for every HTTP request a network resolver makes. */
+  onRequest?: (method: string, url: string) => void;
 }
 
 export async function buildResolverChain(options: BuildChainOptions): Promise<ResolverSetup> {
@@ -32,6 +35,17 @@ export async function buildResolverChain(options: BuildChainOptions): Promise<Re
   if (!defaultRegistry && directories.length === 1) {
     defaultRegistry = { ...directories[0]!.registry, collection: '' };
   }
+  // Registry directories come before network sources: a directory named for a registry is the
+  // user's explicit local override of it (as `npm link` is), and works offline.
   const chain: Resolver[] = [...(options.first ?? []), ...directories.map(localDirectoryResolver)];
+  if (options.config.registryUrl && !options.config.offline) {
+    chain.push(
+      new ServerResolver({
+        url: options.config.registryUrl,
+        token: options.config.registryToken,
+        ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+      }),
+    );
+  }
   return { chain, defaultRegistry, directories };
 }

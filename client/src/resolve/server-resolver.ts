@@ -1,0 +1,191 @@
+/**
+ * A registry server (`--registry-url`, spec/server.md §2) as a resolver: one batch
+ * `POST /api/v1/resolve` for all references, file contents from the immutable
+ * `…/versions/{version}/files/{path}` endpoint, version lists from `GET /api/v1/templates/…`.
+ * A reference to a registry the server does not host is "not mine", so the chain goes on.
+ */
+import { DmError } from '../error.js';
+import { formatReference, formatTemplateName, type RegistryReference } from '../reference/reference.js';
+import type { TemplateKind } from '../registry/types.js';
+import type { Resolution, Resolver } from './resolver.js';
+import type { ResolvedFile, ResolvedVersion } from './types.js';
+
+/** The resolution as the server sends it (server/src/api/shapes.ts `Resolution`). */
+interface ServerResolution {
+  reference: string;
+  version: string;
+  commit: string;
+  kind: TemplateKind;
+  templateFile: string;
+  schemaFile: string | null;
+  digest: string;
+  files: { path: string; size: number; sha256: string }[];
+  registry: string;
+  collection: string;
+  template: string;
+}
+
+interface ServerError {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/** Codes by which a server says "I do not host that registry" rather than "no such version". */
+const NOT_HOSTED = new Set(['REGISTRY_NOT_FOUND', 'UNKNOWN_REGISTRY']);
+const MAX_BATCH = 500;
+
+export interface ServerResolverOptions {
+  url: string;
+  token?: string | undefined;
+  /** Request timeout in milliseconds. Default 30 s. */
+  timeoutMs?: number;
+  /** Counts HTTP requests (for `dm install`'s report and the bench). */
+  onRequest?: (method: string, url: string) => void;
+}
+
+const NOT_FOUND_CATEGORY = new Set([
+  'VERSION_NOT_FOUND',
+  'TEMPLATE_NOT_FOUND',
+  'NOT_FOUND',
+  'FILE_NOT_FOUND',
+]);
+
+export class ServerResolver implements Resolver {
+  readonly name: string;
+  private readonly base: string;
+
+  constructor(private readonly options: ServerResolverOptions) {
+    this.base = options.url.replace(/\/+$/, '');
+    this.name = `registry server ${this.base}`;
+  }
+
+  private async request(method: string, path: string, body?: unknown): Promise<Response> {
+    const url = `${this.base}${path}`;
+    this.options.onRequest?.(method, url);
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+    try {
+      return await fetch(url, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
+      });
+    } catch (error) {
+      throw new DmError(
+        'REGISTRY_UNREACHABLE',
+        `cannot reach the registry server at ${this.base}: ${(error as Error).message}`,
+        {
+          category: 'unreachable',
+          hint: 'check --registry-url, or use --offline to work from dm.lock and the cache',
+        },
+      );
+    }
+  }
+
+  private async failure(response: Response, what: string): Promise<DmError> {
+    let error: ServerError | undefined;
+    try {
+      error = ((await response.json()) as { error?: ServerError }).error;
+    } catch {
+      // not a JSON error body
+    }
+    const category =
+      response.status === 404
+        ? 'not-found'
+        : response.status === 401
+          ? 'unauthorized'
+          : response.status === 403
+            ? 'forbidden'
+            : response.status === 429
+              ? 'rate-limited'
+              : response.status >= 500
+                ? 'unreachable'
+                : 'error';
+    return new DmError(
+      error?.code ?? `HTTP_${response.status}`,
+      `${what}: ${error?.message ?? `HTTP ${response.status}`}`,
+      {
+        category,
+        ...(error?.details ? { details: error.details } : {}),
+      },
+    );
+  }
+
+  async resolve(refs: readonly RegistryReference[]): Promise<Resolution[]> {
+    const out: Resolution[] = [];
+    for (let start = 0; start < refs.length; start += MAX_BATCH) {
+      const batch = refs.slice(start, start + MAX_BATCH);
+      const texts = batch.map(formatReference);
+      const response = await this.request('POST', '/api/v1/resolve', { refs: texts });
+      if (!response.ok)
+        throw await this.failure(
+          response,
+          `the registry server could not resolve ${texts.length} references`,
+        );
+      const { results } = (await response.json()) as {
+        results: { ref: string; resolution?: ServerResolution; error?: ServerError }[];
+      };
+      results.forEach((item, i) => {
+        if (item.resolution) {
+          out.push(this.toResolved(texts[i]!, item.resolution));
+        } else if (!item.error || NOT_HOSTED.has(item.error.code)) {
+          out.push(null);
+        } else {
+          out.push(
+            new DmError(item.error.code, item.error.message, {
+              category: NOT_FOUND_CATEGORY.has(item.error.code) ? 'not-found' : 'error',
+              ...(item.error.details ? { details: item.error.details } : {}),
+            }),
+          );
+        }
+      });
+    }
+    return out;
+  }
+
+  private toResolved(reference: string, r: ServerResolution): ResolvedVersion {
+    const template = reference.replace(/:=?v[^/]*$/, '');
+    return {
+      reference,
+      template,
+      version: r.version,
+      commit: r.commit,
+      kind: r.kind,
+      templateFile: r.templateFile,
+      schemaFile: r.schemaFile ?? undefined,
+      digest: r.digest,
+      files: r.files.map((f) => ({ path: f.path, sha256: f.sha256.replace(/^sha256:/, ''), size: f.size })),
+    };
+  }
+
+  async versions(ref: RegistryReference): Promise<string[] | null> {
+    const response = await this.request('GET', `/api/v1/templates/${encodePath(formatTemplateName(ref))}`);
+    if (response.status === 404) {
+      const error = await this.failure(response, formatTemplateName(ref));
+      return NOT_HOSTED.has(error.code) ? null : [];
+    }
+    if (!response.ok)
+      throw await this.failure(response, `cannot list the versions of ${formatTemplateName(ref)}`);
+    const body = (await response.json()) as { versions: { version: string }[] };
+    return body.versions.map((v) => v.version);
+  }
+
+  async fetchFile(resolved: ResolvedVersion, file: ResolvedFile): Promise<Buffer | null> {
+    const path = `/api/v1/templates/${encodePath(resolved.template)}/versions/${encodeURIComponent(resolved.version)}/files/${encodePath(file.path)}`;
+    const response = await this.request('GET', path);
+    if (response.status === 404) return null;
+    if (!response.ok)
+      throw await this.failure(
+        response,
+        `cannot fetch ${file.path} of ${resolved.template}:${resolved.version}`,
+      );
+    return Buffer.from(await response.arrayBuffer());
+  }
+}
+
+function encodePath(path: string): string {
+  return path.split('/').map(encodeURIComponent).join('/');
+}
