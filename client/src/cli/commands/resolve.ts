@@ -1,10 +1,36 @@
 import type { Command } from 'commander';
 import { action } from '../context.js';
 import { formatTable, printable } from '../format.js';
-import { registerPlanned } from './not-implemented.js';
 
 export function registerResolveCommands(program: Command): void {
-  registerPlanned(program, 'search', 'search templates on a registry server');
+  program
+    .command('search <query>')
+    .description('search templates on a registry server (needs --registry-url)')
+    .option('--collection <name>', 'only this collection')
+    .option('--in-registry <host/owner/repo>', 'only this registry')
+    .option('--limit <n>', 'hits per page', '20')
+    .option('--page <n>', 'page', '1')
+    .addHelpText('after', '\nExamples:\n  dm search redis --registry-url http://localhost:8080\n')
+    .action(
+      action(async (ctx, [query], opts) => {
+        const { searchTemplates } = await import('../../resolve/search.js');
+        const result = await searchTemplates(query!, {
+          config: ctx.config,
+          collection: opts.collection as string | undefined,
+          registry: opts.inRegistry as string | undefined,
+          limit: Number(opts.limit),
+          page: Number(opts.page),
+        });
+        return printable(result, (r) =>
+          r.hits.length === 0
+            ? `no templates match '${r.query}'`
+            : `${formatTable(
+                ['REFERENCE', 'LATEST', 'DESCRIPTION'],
+                r.hits.map((h) => [h.reference, h.latestVersion ?? '', h.title ?? h.description ?? '']),
+              )}${r.total} matches`,
+        );
+      }),
+    );
 
   program
     .command('versions <ref>')

@@ -1,0 +1,85 @@
+/** `dm search`: full-text search on a registry server (spec/server.md §2); needs `--registry-url`. */
+import type { DmConfig } from '../config/config.js';
+import { DmError } from '../error.js';
+
+export interface SearchHit {
+  registry: string;
+  collection: string;
+  name: string;
+  reference: string;
+  latestVersion: string | null;
+  title: string | null;
+  description: string | null;
+}
+
+export interface SearchResult {
+  query: string;
+  total: number;
+  hits: SearchHit[];
+  facets: { collection: Record<string, number>; registry: Record<string, number> };
+}
+
+export interface SearchOptions {
+  config: DmConfig;
+  collection?: string | undefined;
+  registry?: string | undefined;
+  limit?: number | undefined;
+  page?: number | undefined;
+}
+
+export async function searchTemplates(query: string, options: SearchOptions): Promise<SearchResult> {
+  const base = options.config.registryUrl;
+  if (!base) {
+    throw new DmError('REGISTRY_URL_REQUIRED', 'dm search needs a registry server, and none is configured', {
+      category: 'usage',
+      hint: 'pass --registry-url <url>, set DM_REGISTRY_URL, or set registryUrl in the config file',
+    });
+  }
+  if (options.config.offline) {
+    throw new DmError(
+      'OFFLINE',
+      'dm search needs the registry server, and --offline forbids network access',
+      {
+        category: 'usage',
+      },
+    );
+  }
+  const url = new URL(`${base.replace(/\/+$/, '')}/api/v1/search`);
+  url.searchParams.set('q', query);
+  if (options.collection) url.searchParams.set('collection', options.collection);
+  if (options.registry) url.searchParams.set('registry', options.registry);
+  if (options.limit) url.searchParams.set('limit', String(options.limit));
+  if (options.page) url.searchParams.set('page', String(options.page));
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      headers: {
+        accept: 'application/json',
+        ...(options.config.registryToken ? { authorization: `Bearer ${options.config.registryToken}` } : {}),
+      },
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (error) {
+    throw new DmError(
+      'REGISTRY_UNREACHABLE',
+      `cannot reach the registry server at ${base}: ${(error as Error).message}`,
+      {
+        category: 'unreachable',
+      },
+    );
+  }
+  const body = (await response.json().catch(() => undefined)) as
+    | (SearchResult & { error?: { code: string; message: string } })
+    | undefined;
+  if (!response.ok || !body) {
+    throw new DmError(
+      body?.error?.code ?? `HTTP_${response.status}`,
+      `search failed: ${body?.error?.message ?? `HTTP ${response.status}`}`,
+      {
+        category:
+          response.status >= 500 ? 'unreachable' : response.status === 400 ? 'invalid-input' : 'error',
+      },
+    );
+  }
+  return { query: body.query, total: body.total, hits: body.hits, facets: body.facets };
+}
