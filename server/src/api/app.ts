@@ -1,0 +1,150 @@
+/**
+ * The registry server's HTTP app (spec/server.md §2): `createApp(deps)` composes the sub-apps over
+ * one RegistryService. Errors become `{error: {code, message, details}}` with the status of their
+ * category, in one place (`onError`); every request gets an id (X-Request-Id), a JSON log line and
+ * metrics; responses never carry stack traces or secrets.
+ */
+import { randomUUID } from 'node:crypto';
+import { Hono } from 'hono';
+import { routePath } from 'hono/route';
+import { DmError, isDmError } from '../../../client/src/error.js';
+import { createLogger, type Logger } from '../log.js';
+import { RegistryService, type ServiceDeps } from '../service.js';
+import { migrationsApplied } from '../store/db.js';
+import { type AppEnv, errorResponse } from './http.js';
+import { ServerMetrics } from './metrics.js';
+import { OPENAPI } from './openapi.js';
+import { readRoutes } from './routes-read.js';
+import { writeRoutes } from './routes-write.js';
+
+export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync'> {
+  logger?: Logger;
+  /** Log one line per request (default true). */
+  accessLog?: boolean;
+  /** Largest JSON body for writes and batch resolve, bytes (default 1 MiB). */
+  maxBodyBytes?: number;
+  /** Largest webhook body, bytes (default 25 MiB, GitHub's own limit). */
+  maxWebhookBytes?: number;
+}
+
+export interface RegistryApp {
+  app: Hono<AppEnv>;
+  service: RegistryService;
+  metrics: ServerMetrics;
+  logger: Logger;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+function isDatabaseDown(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return (
+    typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|CORRUPT|NOTADB|FULL|READONLY)/.test(code)
+  );
+}
+
+export function createApp(deps: CreateAppDeps): RegistryApp {
+  const logger = deps.logger ?? createLogger();
+  const metrics = new ServerMetrics();
+  const service = new RegistryService({
+    ...deps,
+    log: (level, message, fields) => logger.log(level, message, fields),
+    onSync: (registry, outcome) => {
+      metrics.syncs.inc({ registry: registry.name, status: outcome.status });
+      metrics.syncRequests.set({ registry: registry.name }, outcome.apiRequests);
+      if (outcome.rateLimitRemaining !== null) {
+        metrics.rateLimitRemaining.set({ registry: registry.name }, outcome.rateLimitRemaining);
+      }
+      if (outcome.versionCount !== undefined)
+        metrics.versions.set({ registry: registry.name }, outcome.versionCount);
+    },
+  });
+  const accessLog = deps.accessLog ?? true;
+  const app = new Hono<AppEnv>();
+
+  app.use(async (c, next) => {
+    const started = performance.now();
+    const given = c.req.header('x-request-id');
+    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
+    c.set('requestId', requestId);
+    c.set('service', service);
+    await next();
+    c.header('X-Request-Id', requestId);
+    const route = routePath(c);
+    const seconds = (performance.now() - started) / 1000;
+    metrics.requests.inc({ method: c.req.method, route, status: String(c.res.status) });
+    metrics.duration.observe({ route }, seconds);
+    if (accessLog) {
+      logger.log('info', 'request', {
+        requestId,
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        ms: Math.round(seconds * 10000) / 10,
+      });
+    }
+  });
+
+  app.onError((error, c) => {
+    if (isDmError(error)) return errorResponse(c, error);
+    if (isDatabaseDown(error)) {
+      logger.log('error', 'database unavailable', {
+        requestId: c.get('requestId'),
+        error: (error as Error).message,
+      });
+      return errorResponse(
+        c,
+        new DmError('DATABASE_UNAVAILABLE', 'the database is unavailable; retry shortly', {
+          category: 'unreachable',
+        }),
+      );
+    }
+    logger.log('error', 'internal error', {
+      requestId: c.get('requestId'),
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    });
+    return errorResponse(
+      c,
+      new DmError('INTERNAL', `internal error (request ${c.get('requestId')})`, { category: 'error' }),
+    );
+  });
+
+  app.notFound((c) =>
+    errorResponse(
+      c,
+      new DmError('NOT_FOUND', `no endpoint ${c.req.method} ${c.req.path}`, { category: 'not-found' }),
+    ),
+  );
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', (c) => {
+    try {
+      service.store.sqlite.prepare('SELECT 1').get();
+      if (!migrationsApplied(service.store)) {
+        return errorResponse(
+          c,
+          new DmError('NOT_READY', 'database migrations are not applied', { category: 'unreachable' }),
+        );
+      }
+    } catch {
+      return errorResponse(
+        c,
+        new DmError('NOT_READY', 'the database is unreachable', { category: 'unreachable' }),
+      );
+    }
+    return c.json({ status: 'ready' });
+  });
+  app.get('/metrics', async (c) =>
+    c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
+  );
+  app.get('/api/v1/openapi.json', (c) => c.json(OPENAPI));
+  app.route('/api/v1', readRoutes());
+  app.route(
+    '/api/v1',
+    writeRoutes({
+      maxBodyBytes: deps.maxBodyBytes ?? 1024 * 1024,
+      maxWebhookBytes: deps.maxWebhookBytes ?? 25 * 1024 * 1024,
+    }),
+  );
+  return { app, service, metrics, logger };
+}

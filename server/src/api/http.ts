@@ -1,0 +1,91 @@
+/**
+ * HTTP plumbing shared by the API's sub-apps: the app's environment type, JSON error bodies
+ * (spec/server.md §2: `{error: {code, message, details?}}`), conditional requests for immutable
+ * content, and query-parameter parsing.
+ */
+import type { Context } from 'hono';
+import { DmError, httpStatusFor } from '../../../client/src/error.js';
+import type { RegistryService } from '../service.js';
+import type { RequestAccess } from './access.js';
+
+export interface AppEnv {
+  Variables: { requestId: string; service: RegistryService };
+}
+
+export function accessOf(c: Context<AppEnv>): RequestAccess {
+  return c.get('service').tokens.accessFor(c.req.header('authorization'));
+}
+
+/** A DmError as an HTTP response; 429 carries Retry-After. */
+export function errorResponse(c: Context<AppEnv>, error: DmError): Response {
+  const status = httpStatusFor(error) as 400;
+  if (status === (429 as number)) {
+    const retry = Number(error.details?.retryAfter ?? 60);
+    c.header('Retry-After', String(Number.isFinite(retry) && retry > 0 ? Math.ceil(retry) : 60));
+  }
+  return c.json(error.toJSON(), status);
+}
+
+export const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/** Whether `If-None-Match` matches the strong ETag `etag` (quoted). */
+export function notModified(c: Context<AppEnv>, etag: string): boolean {
+  const header = c.req.header('if-none-match');
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+}
+
+/** Answers 304 or the content, with strong ETag and immutable caching. */
+export function immutableContent(
+  c: Context<AppEnv>,
+  etag: string,
+  contentType: string,
+  body: () => string | Uint8Array,
+): Response {
+  c.header('ETag', etag);
+  c.header('Cache-Control', IMMUTABLE);
+  if (notModified(c, etag)) return c.body(null, 304);
+  c.header('Content-Type', contentType);
+  const content = body();
+  return c.body(typeof content === 'string' ? content : new Uint8Array(content), 200);
+}
+
+export function intParam(
+  c: Context<AppEnv>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const text = c.req.query(name);
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new DmError(
+      'INVALID_PARAMETER',
+      `${name} must be a whole number from ${min} to ${max}, not '${text}'`,
+      {
+        category: 'invalid-input',
+        details: { parameter: name },
+      },
+    );
+  }
+  return value;
+}
+
+/** Parses a JSON request body; a malformed one is a 400 naming the problem. */
+export async function jsonBody(c: Context<AppEnv>): Promise<Record<string, unknown>> {
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    throw new DmError('INVALID_JSON', 'the request body is not valid JSON', { category: 'invalid-input' });
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw new DmError('INVALID_JSON', 'the request body must be a JSON object', {
+      category: 'invalid-input',
+    });
+  }
+  return body as Record<string, unknown>;
+}

@@ -1,0 +1,47 @@
+/**
+ * Prometheus metrics (spec/server.md §2, `GET /metrics`): HTTP requests by route and status,
+ * latency, and per registry the last sync's outcome, API request count and rate-limit budget.
+ * A registry of its own (not prom-client's global one) so several apps can live in one process.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export class ServerMetrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'dm_registry_http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly duration = new Histogram({
+    name: 'dm_registry_http_request_duration_seconds',
+    help: 'HTTP request latency',
+    labelNames: ['route'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
+    registers: [this.registry],
+  });
+  readonly syncs = new Counter({
+    name: 'dm_registry_syncs_total',
+    help: 'Registry syncs by outcome',
+    labelNames: ['registry', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly syncRequests = new Gauge({
+    name: 'dm_registry_sync_api_requests',
+    help: 'Source API requests the last sync of a registry made',
+    labelNames: ['registry'] as const,
+    registers: [this.registry],
+  });
+  readonly rateLimitRemaining = new Gauge({
+    name: 'dm_registry_source_rate_limit_remaining',
+    help: 'Rate-limit budget the source reported after the last sync',
+    labelNames: ['registry'] as const,
+    registers: [this.registry],
+  });
+  readonly versions = new Gauge({
+    name: 'dm_registry_versions',
+    help: 'Template versions in the serving index',
+    labelNames: ['registry'] as const,
+    registers: [this.registry],
+  });
+}

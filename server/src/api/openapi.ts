@@ -1,0 +1,230 @@
+/**
+ * `GET /api/v1/openapi.json`: the API described in OpenAPI 3.1 (spec/server.md §2). Written by
+ * hand next to shapes.ts; test/server checks that every route the app serves is described.
+ */
+const error = { $ref: '#/components/responses/Error' };
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+const templatePath = '/api/v1/templates/{host}/{owner}/{repo}/{template}';
+const pathParams = ['host', 'owner', 'repo', 'template'].map((name) => ({
+  name,
+  in: 'path',
+  required: true,
+  schema: { type: 'string' },
+}));
+const versionParam = { name: 'version', in: 'path', required: true, schema: { type: 'string' } };
+const immutable = {
+  description: 'Content of an exact version; strong ETag, immutable caching, 304 on If-None-Match',
+  headers: { ETag: { schema: { type: 'string' } }, 'Cache-Control': { schema: { type: 'string' } } },
+};
+const admin = [{ bearer: [] }];
+
+export const OPENAPI = {
+  openapi: '3.1.0',
+  info: {
+    title: 'dm-registry',
+    version: '1',
+    description:
+      'Template registry server: registries, search, resolution with patch float, immutable content. A collection segment may precede {template} in template paths.',
+  },
+  components: {
+    securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    responses: {
+      Error: {
+        description: 'Error',
+        ...json({
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: {
+                code: { type: 'string' },
+                message: { type: 'string' },
+                details: { type: 'object' },
+              },
+            },
+          },
+        }),
+      },
+    },
+    schemas: {
+      File: {
+        type: 'object',
+        required: ['path', 'size', 'sha256'],
+        properties: { path: { type: 'string' }, size: { type: 'integer' }, sha256: { type: 'string' } },
+      },
+      Resolution: {
+        type: 'object',
+        required: [
+          'reference',
+          'resolved',
+          'registry',
+          'collection',
+          'template',
+          'version',
+          'commit',
+          'kind',
+          'digest',
+          'files',
+        ],
+        properties: {
+          reference: { type: 'string' },
+          resolved: { type: 'string' },
+          registry: { type: 'string' },
+          collection: { type: 'string' },
+          template: { type: 'string' },
+          version: { type: 'string' },
+          commit: { type: 'string' },
+          kind: { enum: ['jinja', 'python', 'blueprint'] },
+          templateFile: { type: 'string' },
+          schemaFile: { type: ['string', 'null'] },
+          digest: { type: 'string' },
+          files: { type: 'array', items: ref('File') },
+          schema: {},
+        },
+      },
+      Registry: {
+        type: 'object',
+        required: ['id', 'name', 'source', 'visibility', 'sync', 'counts'],
+        properties: {
+          id: { type: 'integer' },
+          name: { type: 'string' },
+          source: { type: 'object' },
+          visibility: { enum: ['public', 'private'] },
+          interval: { type: ['integer', 'null'] },
+          commit: { type: ['string', 'null'] },
+          sync: { type: 'object' },
+          counts: { type: 'object' },
+          findings: { type: 'array', items: { type: 'object' } },
+        },
+      },
+    },
+  },
+  paths: {
+    '/api/v1/registries': {
+      get: { summary: 'Registries visible to the caller', responses: { 200: json({ type: 'object' }) } },
+      post: {
+        summary: 'Add a registry (admin)',
+        security: admin,
+        requestBody: json({
+          type: 'object',
+          required: ['source'],
+          properties: {
+            source: { type: 'string' },
+            name: { type: 'string' },
+            branch: { type: 'string' },
+            path: { type: 'string' },
+            interval: { type: 'integer' },
+            visibility: { enum: ['public', 'private'] },
+            credential: { type: 'string' },
+            webhookSecret: { type: 'string' },
+          },
+        }),
+        responses: { 201: json(ref('Registry')), 400: error, 401: error, 409: error },
+      },
+    },
+    '/api/v1/registries/{id}': {
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+      get: { summary: 'A registry with its findings', responses: { 200: json(ref('Registry')), 404: error } },
+      delete: {
+        summary: 'Remove a registry (admin)',
+        security: admin,
+        responses: { 204: { description: 'Removed' }, 404: error },
+      },
+    },
+    '/api/v1/registries/{id}/sync': {
+      parameters: [
+        { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+        { name: 'wait', in: 'query', schema: { type: 'boolean' } },
+      ],
+      post: {
+        summary: 'Sync now (admin)',
+        security: admin,
+        responses: { 200: json({ type: 'object' }), 202: json({ type: 'object' }) },
+      },
+    },
+    '/api/v1/credentials/{name}': {
+      parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+      post: {
+        summary: 'Store a credential (admin); never returned',
+        security: admin,
+        requestBody: json({
+          type: 'object',
+          required: ['secret'],
+          properties: { secret: { type: 'string' }, kind: { type: 'string' } },
+        }),
+        responses: { 204: { description: 'Stored' } },
+      },
+    },
+    '/api/v1/webhooks/github': {
+      post: {
+        summary: 'GitHub push webhook (X-Hub-Signature-256)',
+        responses: { 200: json({}), 202: json({}), 401: error },
+      },
+    },
+    '/api/v1/search': {
+      get: {
+        summary: 'Full-text search with facets',
+        parameters: ['q', 'collection', 'registry', 'page', 'limit'].map((name) => ({
+          name,
+          in: 'query',
+          schema: { type: 'string' },
+        })),
+        responses: { 200: json({ type: 'object' }), 400: error },
+      },
+    },
+    '/api/v1/resolve': {
+      get: {
+        summary: 'Resolve one reference (patch float)',
+        parameters: [{ name: 'ref', in: 'query', required: true, schema: { type: 'string' } }],
+        responses: { 200: json(ref('Resolution')), 400: error, 404: error },
+      },
+      post: {
+        summary: 'Resolve many references; failures per reference',
+        requestBody: json({
+          type: 'object',
+          required: ['refs'],
+          properties: { refs: { type: 'array', items: { type: 'string' } } },
+        }),
+        responses: { 200: json({ type: 'object' }), 400: error },
+      },
+    },
+    [templatePath]: {
+      parameters: pathParams,
+      get: { summary: 'A template with all its versions', responses: { 200: json({}), 404: error } },
+    },
+    [`${templatePath}/versions/{version}/files/{path}`]: {
+      parameters: [
+        ...pathParams,
+        versionParam,
+        { name: 'path', in: 'path', required: true, schema: { type: 'string' } },
+      ],
+      get: {
+        summary: 'A file of an exact version',
+        responses: { 200: immutable, 304: { description: 'Not modified' }, 404: error },
+      },
+    },
+    [`${templatePath}/versions/{version}/schema`]: {
+      parameters: [...pathParams, versionParam],
+      get: {
+        summary: 'The parsed schema (JSON)',
+        responses: { 200: immutable, 304: { description: 'Not modified' }, 404: error },
+      },
+    },
+    [`${templatePath}/versions/{version}/archive.tar.gz`]: {
+      parameters: [...pathParams, versionParam],
+      get: {
+        summary: 'The version directory as .tar.gz',
+        responses: { 200: immutable, 304: { description: 'Not modified' }, 404: error },
+      },
+    },
+    '/healthz': { get: { summary: 'Process is up', responses: { 200: json({}) } } },
+    '/readyz': {
+      get: { summary: 'Database reachable, migrations applied', responses: { 200: json({}), 503: error } },
+    },
+    '/metrics': { get: { summary: 'Prometheus metrics', responses: { 200: { description: 'text/plain' } } } },
+    '/api/v1/openapi.json': { get: { summary: 'This description', responses: { 200: json({}) } } },
+  },
+} as const;

@@ -1,0 +1,52 @@
+/**
+ * Structured JSON logs, one object per line (spec/cli.md: JSON logs on stdout). Lines are
+ * buffered and written once per event-loop turn so that logging every request stays cheap.
+ * Callers log facts, never secrets: tokens, credentials and signatures are not passed in, and
+ * fields named like secrets are redacted as a last line of defence.
+ */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface Logger {
+  log(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
+  flush(): void;
+}
+
+const SECRET_FIELD = /token|secret|password|authorization|credential|signature/i;
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export function createLogger(
+  options: { write?: (text: string) => void; level?: LogLevel; clock?: () => number } = {},
+): Logger {
+  const write = options.write ?? ((text: string) => process.stdout.write(text));
+  const min = ORDER[options.level ?? 'info'];
+  const clock = options.clock ?? Date.now;
+  let buffer = '';
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (buffer) {
+      const text = buffer;
+      buffer = '';
+      write(text);
+    }
+  };
+  return {
+    log(level, message, fields) {
+      if (ORDER[level] < min) return;
+      const entry: Record<string, unknown> = { time: new Date(clock()).toISOString(), level, msg: message };
+      if (fields) {
+        for (const [k, v] of Object.entries(fields)) entry[k] = SECRET_FIELD.test(k) ? '[redacted]' : v;
+      }
+      buffer += `${JSON.stringify(entry)}\n`;
+      if (buffer.length > 64 * 1024) flush();
+      else if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    flush,
+  };
+}
+
+/** A logger that drops everything (tests that do not look at logs). */
+export const silentLogger: Logger = { log: () => {}, flush: () => {} };

@@ -1,0 +1,291 @@
+/**
+ * The in-memory view of the serving indexes that answers resolve (spec/registry.md §5,
+ * spec/server.md §7). A resolution is immutable for a registry commit, so answers are computed
+ * once from the store, kept as ready-to-send JSON keyed by the reference text, and dropped when a
+ * sync swaps an index in or a registry is added or removed (`invalidate()`). A per-request SQL
+ * lookup alone would cap resolve at about a third of bare Hono's throughput (§7).
+ */
+import { DmError, httpStatusFor } from '../../../client/src/error.js';
+import { pickLatest, pickVersion } from '../../../client/src/reference/pick-version.js';
+import {
+  formatReference,
+  formatTemplateName,
+  parseReference,
+  type RegistryReference,
+} from '../../../client/src/reference/reference.js';
+import { compareVersions, tryParseVersion } from '../../../client/src/reference/version.js';
+import type { FileInfo, Resolution } from '../api/shapes.js';
+import type { Store } from '../store/db.js';
+
+export interface RegistryView {
+  id: number;
+  name: string;
+  visibility: string;
+  commit: string | null;
+}
+
+interface TemplateView {
+  versions: string[];
+  ids: Map<string, number>;
+}
+
+/** Who is asking: can they read a registry? */
+export interface Access {
+  canRead(registry: RegistryView): boolean;
+}
+
+export interface CachedAnswer {
+  status: number;
+  body: string;
+  /** The registry the answer is about (private ones are served only to readers). */
+  registry: RegistryView | undefined;
+  error?: DmError;
+}
+
+const MAX_CACHED_ANSWERS = 100_000;
+
+export interface CatalogOptions {
+  /** Registry for short references (`redis:v1`), `host/owner/repo[/collection]`. */
+  defaultRegistry?: string | undefined;
+}
+
+function sortedDescending(names: readonly string[]): string[] {
+  return names
+    .flatMap((n) => {
+      const v = tryParseVersion(n);
+      return v ? [v] : [];
+    })
+    .sort((a, b) => compareVersions(b, a) || (a.raw < b.raw ? 1 : -1))
+    .map((v) => v.raw);
+}
+
+export class Catalog {
+  private registriesByName: Map<string, RegistryView> | undefined;
+  private readonly templatesByRegistry = new Map<number, Map<string, TemplateView>>();
+  private readonly answers = new Map<string, CachedAnswer>();
+  private readonly resolutions = new Map<number, Omit<Resolution, 'reference'>>();
+  private readonly statements;
+
+  constructor(
+    store: Store,
+    private readonly options: CatalogOptions = {},
+  ) {
+    const s = store.sqlite;
+    this.statements = {
+      registries: s.prepare('SELECT id, name, visibility, "commit" FROM registries'),
+      versions: s.prepare(
+        `SELECT t.collection AS collection, t.name AS name, v.version AS version, v.id AS id
+         FROM templates t JOIN versions v ON v.template_id = t.id WHERE t.registry_id = ?`,
+      ),
+      version: s.prepare(
+        `SELECT v.id, v.version, v.kind, v.template_file AS templateFile, v.schema_file AS schemaFile,
+                v.digest, v.schema_json AS schemaJson, t.collection, t.name AS template, r.name AS registry,
+                r."commit" AS "commit"
+         FROM versions v JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
+         WHERE v.id = ?`,
+      ),
+      files: s.prepare('SELECT path, size, sha256 FROM version_files WHERE version_id = ? ORDER BY path'),
+    };
+  }
+
+  get defaultRegistry(): string | undefined {
+    return this.options.defaultRegistry;
+  }
+
+  set defaultRegistry(name: string | undefined) {
+    this.options.defaultRegistry = name;
+    this.answers.clear();
+  }
+
+  /** Drops everything derived from the store (after an index swap, a registry added or removed). */
+  invalidate(): void {
+    this.registriesByName = undefined;
+    this.templatesByRegistry.clear();
+    this.answers.clear();
+    this.resolutions.clear();
+  }
+
+  registries(): Map<string, RegistryView> {
+    if (!this.registriesByName) {
+      const map = new Map<string, RegistryView>();
+      for (const row of this.statements.registries.all() as RegistryView[])
+        map.set(row.name.toLowerCase(), row);
+      this.registriesByName = map;
+    }
+    return this.registriesByName;
+  }
+
+  registry(name: string): RegistryView | undefined {
+    return this.registries().get(name.toLowerCase());
+  }
+
+  private templates(registryId: number): Map<string, TemplateView> {
+    let map = this.templatesByRegistry.get(registryId);
+    if (!map) {
+      map = new Map();
+      for (const row of this.statements.versions.all(registryId) as {
+        collection: string;
+        name: string;
+        version: string;
+        id: number;
+      }[]) {
+        const key = `${row.collection}/${row.name}`;
+        let t = map.get(key);
+        if (!t) {
+          t = { versions: [], ids: new Map() };
+          map.set(key, t);
+        }
+        t.versions.push(row.version);
+        t.ids.set(row.version, row.id);
+      }
+      this.templatesByRegistry.set(registryId, map);
+    }
+    return map;
+  }
+
+  /** The versions of a template, or undefined. */
+  templateVersions(registryId: number, collection: string, template: string): TemplateView | undefined {
+    return this.templates(registryId).get(`${collection}/${template}`);
+  }
+
+  /** The resolution of an exact version (without the asked reference). */
+  resolutionOf(versionId: number): Omit<Resolution, 'reference'> {
+    const hit = this.resolutions.get(versionId);
+    if (hit) return hit;
+    const row = this.statements.version.get(versionId) as
+      | {
+          version: string;
+          kind: Resolution['kind'];
+          templateFile: string;
+          schemaFile: string | null;
+          digest: string;
+          schemaJson: string | null;
+          collection: string;
+          template: string;
+          registry: string;
+          commit: string | null;
+        }
+      | undefined;
+    if (!row)
+      throw new DmError('VERSION_NOT_FOUND', `version ${versionId} is gone`, { category: 'not-found' });
+    const [host = '', owner = '', repo = ''] = row.registry.split('/');
+    const name = formatTemplateName({
+      host,
+      owner,
+      repo,
+      collection: row.collection,
+      template: row.template,
+    });
+    const resolution: Omit<Resolution, 'reference'> = {
+      resolved: `${name}:=${row.version}`,
+      registry: row.registry,
+      collection: row.collection,
+      template: row.template,
+      version: row.version,
+      commit: row.commit ?? '',
+      kind: row.kind,
+      templateFile: row.templateFile,
+      schemaFile: row.schemaFile,
+      digest: row.digest,
+      files: this.statements.files.all(versionId) as FileInfo[],
+      schema: row.schemaJson === null ? null : JSON.parse(row.schemaJson),
+    };
+    this.resolutions.set(versionId, resolution);
+    return resolution;
+  }
+
+  /** Resolves a reference; throws DmError (invalid reference, registry/template/version not found). */
+  resolve(text: string, access: Access, onRegistry?: (registry: RegistryView) => void): Resolution {
+    const ref = parseReference(text, {
+      defaultRegistry: this.options.defaultRegistry,
+      allowMissingVersion: true,
+    });
+    if (ref.kind === 'url') {
+      throw new DmError(
+        'UNSUPPORTED_REFERENCE',
+        `'${text}' is a URL reference; the registry server resolves registry references only`,
+        {
+          category: 'invalid-input',
+          details: { reference: text },
+        },
+      );
+    }
+    const { template } = this.locate(ref, access, onRegistry);
+    const subject = formatTemplateName(ref);
+    let version: string;
+    try {
+      version = ref.version
+        ? pickVersion(template.versions, ref.version, { subject })
+        : pickLatest(template.versions, { subject });
+    } catch (error) {
+      if (!(error instanceof DmError)) throw error;
+      // Not found lists every version that exists, newest first, besides the same-minor ones.
+      throw new DmError(error.code, error.message, {
+        category: error.category,
+        ...(error.hint ? { hint: error.hint } : {}),
+        details: { ...error.details, reference: text, available: sortedDescending(template.versions) },
+      });
+    }
+    const id = template.ids.get(version)!;
+    return { reference: formatReference(ref), ...this.resolutionOf(id) };
+  }
+
+  /** The registry and template a reference names, visible to `access`; throws not found. */
+  locate(
+    ref: Omit<RegistryReference, 'kind' | 'version'>,
+    access: Access,
+    onRegistry?: (registry: RegistryView) => void,
+  ): { registry: RegistryView; template: TemplateView } {
+    const registryName = `${ref.host}/${ref.owner}/${ref.repo}`;
+    const registry = this.registry(registryName);
+    if (registry) onRegistry?.(registry);
+    if (!registry || !access.canRead(registry)) {
+      throw new DmError('REGISTRY_NOT_FOUND', `no registry ${registryName} on this server`, {
+        category: 'not-found',
+        details: { registry: registryName },
+      });
+    }
+    const template = this.templateVersions(registry.id, ref.collection, ref.template);
+    if (!template) {
+      const name = formatTemplateName(ref);
+      throw new DmError('TEMPLATE_NOT_FOUND', `no template ${name} in ${registryName}`, {
+        category: 'not-found',
+        details: { template: name, registry: registryName },
+      });
+    }
+    return { registry, template };
+  }
+
+  /**
+   * The answer to `GET /resolve?ref=text` as ready JSON, from the cache when it is there and the
+   * caller may see it. Answers about private registries are cached but served only to readers;
+   * "not found" for a registry the caller may not see is never cached.
+   */
+  resolveAnswer(text: string, access: Access): CachedAnswer {
+    const hit = this.answers.get(text);
+    if (hit && (hit.registry?.visibility !== 'private' || access.canRead(hit.registry!))) return hit;
+    let touched: RegistryView | undefined;
+    let answer: CachedAnswer;
+    let cacheable = true;
+    try {
+      const resolution = this.resolve(text, access, (r) => {
+        touched = r;
+      });
+      answer = { status: 200, body: JSON.stringify(resolution), registry: touched };
+    } catch (error) {
+      if (!(error instanceof DmError)) throw error;
+      answer = {
+        status: httpStatusFor(error),
+        body: JSON.stringify(error.toJSON()),
+        registry: touched,
+        error,
+      };
+      if (error.code === 'REGISTRY_NOT_FOUND' && touched) cacheable = false;
+    }
+    if (cacheable) {
+      if (this.answers.size >= MAX_CACHED_ANSWERS) this.answers.clear();
+      this.answers.set(text, answer);
+    }
+    return answer;
+  }
+}

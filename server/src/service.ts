@@ -1,0 +1,389 @@
+/**
+ * The registry service: registries, credentials, tokens and syncs over one store, shared by the
+ * HTTP API and the CLI. Owns the caches (catalog, tokens) and invalidates them when an index is
+ * swapped in or a registry comes or goes; runs scheduled syncs (per-registry interval).
+ */
+import { join } from 'node:path';
+import { desc, eq } from 'drizzle-orm';
+import { DmError } from '../../client/src/error.js';
+import type { RequestAccess } from './api/access.js';
+import { TokenBook } from './api/access.js';
+import type { RegistryInfo } from './api/shapes.js';
+import {
+  recoverInterruptedSyncs,
+  type SyncOutcome,
+  SyncQueue,
+  type SyncTrigger,
+  syncRegistry,
+} from './indexer/sync-registry.js';
+import { Catalog } from './resolve/catalog.js';
+import { DirectorySource } from './source/directory.js';
+import { GitSource } from './source/git.js';
+import { GitHubSource } from './source/github.js';
+import type { Source } from './source/source.js';
+import { parseSourceSpec, type SourceType } from './source/source-spec.js';
+import type { Store } from './store/db.js';
+import { credentials, findings, registries, syncs, tokens } from './store/schema.js';
+import { decryptSecret, encryptSecret, hashToken, newToken } from './store/secrets.js';
+
+export type RegistryRow = typeof registries.$inferSelect;
+
+export interface SourceRequest {
+  registryId: number;
+  type: SourceType;
+  location: string;
+  branch: string | null;
+  path: string;
+  /** The decrypted credential, when the registry names one. */
+  credential: string | null;
+}
+
+/** Builds the Source for a registry (tests pass one pointing at the GitHub stand-in). */
+export type SourceFactory = (request: SourceRequest) => Source;
+
+export interface DefaultSourceOptions {
+  /** GitHub API base URL (GITHUB_API_URL); default https://api.github.com. */
+  githubApiUrl?: string | undefined;
+  /** Token for public GitHub sources (GITHUB_TOKEN): higher rate limits. */
+  githubToken?: string | undefined;
+  /** Where remote git repositories are fetched to. */
+  gitCacheDir: string;
+  fetch?: typeof fetch;
+  onWarning?: (message: string, details: Record<string, unknown>) => void;
+}
+
+export function defaultSourceFactory(options: DefaultSourceOptions): SourceFactory {
+  return (request) => {
+    if (request.type === 'github') {
+      const [, owner = '', repo = ''] = request.location.split('/');
+      return new GitHubSource({
+        owner,
+        repo,
+        branch: request.branch,
+        path: request.path,
+        ...(options.githubApiUrl ? { baseUrl: options.githubApiUrl } : {}),
+        token: request.credential ?? options.githubToken ?? null,
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+        ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+      });
+    }
+    if (request.type === 'git') {
+      return new GitSource({
+        location: request.location,
+        branch: request.branch,
+        path: request.path,
+        cacheDir: join(options.gitCacheDir, String(request.registryId)),
+      });
+    }
+    return new DirectorySource({ directory: request.location });
+  };
+}
+
+export interface AddRegistryInput {
+  source: string;
+  name?: string | undefined;
+  branch?: string | undefined;
+  path?: string | undefined;
+  interval?: number | undefined;
+  visibility?: 'public' | 'private' | undefined;
+  credential?: string | undefined;
+  webhookSecret?: string | undefined;
+}
+
+export interface ServiceDeps {
+  store: Store;
+  sources: SourceFactory;
+  secretKey: Buffer;
+  clock?: () => number;
+  adminTokens?: readonly string[];
+  defaultRegistry?: string | undefined;
+  githubHosts?: readonly string[];
+  log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  /** Called after each sync (metrics). */
+  onSync?: (registry: RegistryRow, outcome: SyncOutcome) => void;
+}
+
+const NAME_RE = /^[a-z0-9][a-z0-9.-]*(?::\d+)?\/[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+$/i;
+
+export class RegistryService {
+  readonly store: Store;
+  readonly catalog: Catalog;
+  readonly tokens: TokenBook;
+  readonly queue = new SyncQueue();
+  private readonly clock: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private stopping = false;
+
+  constructor(private readonly deps: ServiceDeps) {
+    this.store = deps.store;
+    this.clock = deps.clock ?? Date.now;
+    this.catalog = new Catalog(deps.store, { defaultRegistry: deps.defaultRegistry });
+    this.tokens = new TokenBook(deps.store, deps.adminTokens ?? []);
+    recoverInterruptedSyncs(deps.store, this.clock());
+  }
+
+  get defaultRegistry(): string | undefined {
+    return this.catalog.defaultRegistry;
+  }
+
+  private log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
+    this.deps.log?.(level, message, fields);
+  }
+
+  all(): RegistryRow[] {
+    return this.store.db.select().from(registries).orderBy(registries.name).all();
+  }
+
+  /** A registry by numeric id or name, if `access` may see it; otherwise not found. */
+  find(idOrName: string | number, access: RequestAccess): RegistryRow {
+    const text = String(idOrName);
+    const row = /^\d+$/.test(text)
+      ? this.store.db
+          .select()
+          .from(registries)
+          .where(eq(registries.id, Number(text)))
+          .get()
+      : this.store.db.select().from(registries).where(eq(registries.name, text)).get();
+    if (!row || !access.canRead(row)) {
+      throw new DmError('REGISTRY_NOT_FOUND', `no registry ${text} on this server`, {
+        category: 'not-found',
+        details: { registry: text },
+      });
+    }
+    return row;
+  }
+
+  add(input: AddRegistryInput): RegistryRow {
+    if (typeof input.source !== 'string' || input.source === '') {
+      throw new DmError('INVALID_REGISTRY', 'source is required', { category: 'invalid-input' });
+    }
+    const spec = parseSourceSpec(input.source, { githubHosts: this.deps.githubHosts ?? [] });
+    const name = input.name ?? spec.defaultName;
+    if (!NAME_RE.test(name)) {
+      throw new DmError('INVALID_REGISTRY', `registry name '${name}' must look like <host>/<owner>/<repo>`, {
+        category: 'invalid-input',
+      });
+    }
+    const visibility = input.visibility ?? 'public';
+    if (visibility !== 'public' && visibility !== 'private') {
+      throw new DmError(
+        'INVALID_REGISTRY',
+        `visibility must be public or private, not '${String(visibility)}'`,
+        {
+          category: 'invalid-input',
+        },
+      );
+    }
+    if (input.interval !== undefined && (!Number.isInteger(input.interval) || input.interval < 60)) {
+      throw new DmError('INVALID_REGISTRY', 'interval must be a whole number of seconds, at least 60', {
+        category: 'invalid-input',
+      });
+    }
+    if (
+      input.credential &&
+      !this.store.db.select().from(credentials).where(eq(credentials.name, input.credential)).get()
+    ) {
+      throw new DmError('CREDENTIAL_NOT_FOUND', `no credential named '${input.credential}'`, {
+        category: 'invalid-input',
+      });
+    }
+    if (this.store.db.select({ id: registries.id }).from(registries).where(eq(registries.name, name)).get()) {
+      throw new DmError('REGISTRY_EXISTS', `a registry named ${name} already exists`, {
+        category: 'conflict',
+      });
+    }
+    const row = this.store.db
+      .insert(registries)
+      .values({
+        name,
+        sourceType: spec.type,
+        source: spec.location,
+        branch: input.branch ?? spec.branch,
+        path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
+        intervalSeconds: input.interval ?? null,
+        visibility,
+        credential: input.credential ?? null,
+        webhookSecret: input.webhookSecret ? encryptSecret(this.deps.secretKey, input.webhookSecret) : null,
+        createdAt: this.clock(),
+      })
+      .returning()
+      .get();
+    this.catalog.invalidate();
+    this.log('info', 'registry added', { registry: name, source: spec.type });
+    return row;
+  }
+
+  remove(id: number): void {
+    const row = this.store.db.delete(registries).where(eq(registries.id, id)).returning().get();
+    if (!row) throw new DmError('REGISTRY_NOT_FOUND', `no registry ${id}`, { category: 'not-found' });
+    this.store.sqlite.exec(
+      'DELETE FROM files WHERE NOT EXISTS (SELECT 1 FROM version_files vf WHERE vf.sha256 = files.sha256) AND NOT EXISTS (SELECT 1 FROM registries r WHERE r.registry_yaml_sha256 = files.sha256)',
+    );
+    this.catalog.invalidate();
+    this.log('info', 'registry removed', { registry: row.name });
+  }
+
+  storeCredential(name: string, secret: string, kind = 'token'): void {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) {
+      throw new DmError(
+        'INVALID_CREDENTIAL',
+        `credential name '${name}' must match [A-Za-z0-9][A-Za-z0-9._-]*`,
+        {
+          category: 'invalid-input',
+        },
+      );
+    }
+    if (typeof secret !== 'string' || secret === '' || secret.length > 10_000) {
+      throw new DmError('INVALID_CREDENTIAL', 'secret must be a non-empty string', {
+        category: 'invalid-input',
+      });
+    }
+    const now = this.clock();
+    const value = encryptSecret(this.deps.secretKey, secret);
+    this.store.db
+      .insert(credentials)
+      .values({ name, kind, secret: value, createdAt: now, updatedAt: now })
+      .onConflictDoUpdate({ target: credentials.name, set: { secret: value, kind, updatedAt: now } })
+      .run();
+  }
+
+  private credentialFor(row: RegistryRow): string | null {
+    if (!row.credential) return null;
+    const c = this.store.db.select().from(credentials).where(eq(credentials.name, row.credential)).get();
+    if (!c)
+      throw new DmError('CREDENTIAL_NOT_FOUND', `registry ${row.name} names a missing credential`, {
+        category: 'error',
+      });
+    return decryptSecret(this.deps.secretKey, c.secret);
+  }
+
+  webhookSecretOf(row: RegistryRow): string | null {
+    return row.webhookSecret ? decryptSecret(this.deps.secretKey, row.webhookSecret) : null;
+  }
+
+  createToken(options: { admin: true } | { admin: false; registry: string | null }): string {
+    const token = newToken();
+    let registryId: number | null = null;
+    if (!options.admin && options.registry !== null) {
+      const row = this.store.db.select().from(registries).where(eq(registries.name, options.registry)).get();
+      if (!row)
+        throw new DmError('REGISTRY_NOT_FOUND', `no registry ${options.registry}`, { category: 'not-found' });
+      registryId = row.id;
+    }
+    this.store.db
+      .insert(tokens)
+      .values({
+        hash: hashToken(token),
+        role: options.admin ? 'admin' : 'read',
+        registryId,
+        createdAt: this.clock(),
+      })
+      .run();
+    this.tokens.invalidate();
+    return token;
+  }
+
+  /** Runs (or joins) a sync of a registry; serialised per registry. */
+  sync(
+    id: number,
+    trigger: SyncTrigger,
+    hooks: { beforeSwap?: () => Promise<void> | void } = {},
+  ): Promise<SyncOutcome> {
+    return this.queue.run(id, async () => {
+      const row = this.store.db.select().from(registries).where(eq(registries.id, id)).get();
+      if (!row) throw new DmError('REGISTRY_NOT_FOUND', `no registry ${id}`, { category: 'not-found' });
+      const source = this.deps.sources({
+        registryId: row.id,
+        type: row.sourceType as SourceType,
+        location: row.source,
+        branch: row.branch,
+        path: row.path,
+        credential: this.credentialFor(row),
+      });
+      const outcome = await syncRegistry(this.store, id, source, {
+        trigger,
+        clock: this.clock,
+        onSwap: () => this.catalog.invalidate(),
+        ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
+      });
+      this.log(outcome.status === 'failed' ? 'warn' : 'info', 'sync finished', {
+        registry: row.name,
+        trigger,
+        status: outcome.status,
+        commit: outcome.commit,
+        apiRequests: outcome.apiRequests,
+        rateLimitRemaining: outcome.rateLimitRemaining,
+        ...(outcome.error ? { error: outcome.error.message } : {}),
+      });
+      this.deps.onSync?.(row, outcome);
+      return outcome;
+    });
+  }
+
+  /** Starts the scheduler: every 15 s, registries whose interval has passed are synced. */
+  startScheduler(tickMs = 15_000): void {
+    this.timer = setInterval(() => {
+      if (this.stopping) return;
+      const now = this.clock();
+      for (const row of this.all()) {
+        if (!row.intervalSeconds || this.queue.isRunning(row.id)) continue;
+        if (row.lastSyncAt === null || now - row.lastSyncAt >= row.intervalSeconds * 1000) {
+          void this.sync(row.id, 'schedule');
+        }
+      }
+    }, tickMs);
+    this.timer.unref();
+  }
+
+  /** Stops scheduling and waits for the syncs in flight. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.queue.idle();
+  }
+
+  info(row: RegistryRow, withFindings: boolean): RegistryInfo {
+    const last = this.store.db
+      .select()
+      .from(syncs)
+      .where(eq(syncs.registryId, row.id))
+      .orderBy(desc(syncs.id))
+      .limit(1)
+      .get();
+    const info: RegistryInfo = {
+      id: row.id,
+      name: row.name,
+      source: {
+        type: row.sourceType,
+        location: row.sourceType === 'directory' ? row.source : row.source.replace(/\/\/[^@/]*@/, '//'),
+        branch: row.branch,
+        path: row.path,
+      },
+      visibility: row.visibility as 'public' | 'private',
+      interval: row.intervalSeconds,
+      commit: row.commit,
+      sync: {
+        status: row.lastSyncStatus,
+        lastSyncAt: row.lastSyncAt === null ? null : new Date(row.lastSyncAt).toISOString(),
+        error: row.lastSyncError,
+        apiRequests: last?.apiRequests ?? null,
+        rateLimitRemaining: last?.rateLimitRemaining ?? null,
+      },
+      counts: { templates: row.templateCount, versions: row.versionCount, findings: row.findingCount },
+    };
+    if (withFindings) {
+      info.findings = this.store.db
+        .select({
+          code: findings.code,
+          severity: findings.severity,
+          path: findings.path,
+          message: findings.message,
+        })
+        .from(findings)
+        .where(eq(findings.registryId, row.id))
+        .orderBy(findings.path, findings.code)
+        .all();
+    }
+    return info;
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * Reading a repository archive (a GitHub tarball) in memory, untrusted: entries whose path is
+ * absolute, contains `..`, a backslash or a NUL are rejected (the whole archive: a source that
+ * produces them is hostile or broken); links and special files are skipped (never followed,
+ * never content); sizes and entry counts are bounded. Nothing is written to disk.
+ */
+import { Parser, type ReadEntry } from 'tar';
+import { DmError } from '../../../client/src/error.js';
+
+export interface TarballLimits {
+  /** Largest archive accepted (compressed), bytes. Default 512 MiB. */
+  maxArchiveBytes?: number;
+  /** Largest sum of file sizes, bytes. Default 1 GiB. */
+  maxTotalBytes?: number;
+  /** Largest single file, bytes. Default 32 MiB. */
+  maxFileBytes?: number;
+  /** Most entries. Default 500,000. */
+  maxEntries?: number;
+}
+
+export interface TarballContents {
+  /** Regular files by path (first path segment stripped when `stripFirst`). */
+  files: Map<string, Buffer>;
+  /** Paths of links and special entries that were skipped. */
+  skipped: string[];
+}
+
+export interface ReadTarballOptions extends TarballLimits {
+  /** Drop the first path segment (GitHub's `owner-repo-sha/` prefix). */
+  stripFirst?: boolean;
+  /** Where the archive came from, for messages. */
+  source?: string;
+}
+
+function unsafe(path: string, why: string, source: string): DmError {
+  return new DmError('UNSAFE_ARCHIVE', `${source}: archive entry '${path}' ${why}`, {
+    category: 'blocked',
+    details: { path, source },
+  });
+}
+
+/** Checks an archive path; returns it normalised (no leading `./`, no trailing `/`). */
+export function checkArchivePath(path: string, source = 'archive'): string {
+  if (path.includes('\0')) throw unsafe(path, 'contains a NUL character', source);
+  if (path.includes('\\')) throw unsafe(path, 'contains a backslash', source);
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) throw unsafe(path, 'is an absolute path', source);
+  const parts = path.split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.some((p) => p === '..')) throw unsafe(path, "escapes the archive with '..'", source);
+  return parts.join('/');
+}
+
+/** Reads a (gzipped or plain) tar archive into memory, safely. */
+export async function readTarball(
+  archive: Buffer,
+  options: ReadTarballOptions = {},
+): Promise<TarballContents> {
+  const source = options.source ?? 'archive';
+  const maxArchive = options.maxArchiveBytes ?? 512 * 1024 * 1024;
+  const maxTotal = options.maxTotalBytes ?? 1024 * 1024 * 1024;
+  const maxFile = options.maxFileBytes ?? 32 * 1024 * 1024;
+  const maxEntries = options.maxEntries ?? 500_000;
+  if (archive.length > maxArchive) {
+    throw new DmError(
+      'ARCHIVE_TOO_LARGE',
+      `${source}: archive is ${archive.length} bytes, more than ${maxArchive}`,
+      {
+        category: 'limit',
+      },
+    );
+  }
+  const files = new Map<string, Buffer>();
+  const skipped: string[] = [];
+  let total = 0;
+  let count = 0;
+  let failure: unknown;
+
+  await new Promise<void>((resolve, reject) => {
+    const parser = new Parser({
+      strict: true,
+      onReadEntry: (entry: ReadEntry) => {
+        if (failure) {
+          entry.resume();
+          return;
+        }
+        try {
+          count++;
+          if (count > maxEntries) {
+            throw new DmError('ARCHIVE_TOO_LARGE', `${source}: more than ${maxEntries} entries`, {
+              category: 'limit',
+            });
+          }
+          const raw = String(entry.path);
+          let path = checkArchivePath(raw, source);
+          if (entry.type === 'SymbolicLink' || entry.type === 'Link') {
+            checkArchivePath(String(entry.linkpath ?? ''), source);
+          }
+          if (options.stripFirst) path = path.split('/').slice(1).join('/');
+          if (entry.type !== 'File' && entry.type !== 'OldFile' && entry.type !== 'ContiguousFile') {
+            if (entry.type !== 'Directory' && path !== '') skipped.push(path);
+            entry.resume();
+            return;
+          }
+          if (path === '') {
+            entry.resume();
+            return;
+          }
+          const size = entry.size ?? 0;
+          if (size > maxFile) {
+            throw new DmError(
+              'ARCHIVE_TOO_LARGE',
+              `${source}: '${path}' is ${size} bytes, more than ${maxFile}`,
+              {
+                category: 'limit',
+              },
+            );
+          }
+          total += size;
+          if (total > maxTotal) {
+            throw new DmError('ARCHIVE_TOO_LARGE', `${source}: files sum to more than ${maxTotal} bytes`, {
+              category: 'limit',
+            });
+          }
+          const chunks: Buffer[] = [];
+          entry.on('data', (chunk: Buffer) => chunks.push(chunk));
+          entry.on('end', () => files.set(path, Buffer.concat(chunks)));
+        } catch (error) {
+          failure = error;
+          entry.resume();
+        }
+      },
+    });
+    parser.on('error', (error: unknown) => {
+      failure ??= error;
+    });
+    parser.on('close', () => resolve());
+    parser.on('end', () => resolve());
+    try {
+      parser.end(archive);
+    } catch (error) {
+      reject(error);
+    }
+  });
+  if (failure) {
+    if (failure instanceof DmError) throw failure;
+    throw new DmError(
+      'INVALID_ARCHIVE',
+      `${source}: not a readable tar archive: ${(failure as Error).message}`,
+      {
+        category: 'invalid-input',
+      },
+    );
+  }
+  return { files, skipped };
+}
