@@ -39,7 +39,9 @@ interface Case {
 
 function loadCases(): Case[] {
   if (!existsSync(casesDir)) {
-    throw new Error(`conformance cases not found at ${casesDir}: the shared/ tree must sit beside the repository`);
+    throw new Error(
+      `conformance cases not found at ${casesDir}: the shared/ tree must sit beside the repository`,
+    );
   }
   return readdirSync(casesDir)
     .filter((f) => f.endsWith('.yaml'))
@@ -117,7 +119,11 @@ describe('cloud-init conformance cases', () => {
     it(`${c.name} (${c.mode})`, () => {
       const out = run(c);
       if (c.expectedError !== undefined) {
-        assert.equal(out.error, kindOf(c.expectedError), `expected error ${c.expectedError}, got ${JSON.stringify(out)}`);
+        assert.equal(
+          out.error,
+          kindOf(c.expectedError),
+          `expected error ${c.expectedError}, got ${JSON.stringify(out)}`,
+        );
         return;
       }
       assert.equal(out.error, undefined, `unexpected error ${out.error}`);
@@ -150,7 +156,9 @@ describe('cloud-init conformance: merge-sources files through `dm merge`', () =>
         writeFileSync(file, text);
         return file;
       });
-      const proc = spawnSync(process.execPath, [dmBin, 'merge', ...files, '-o', 'json'], { encoding: 'utf8' });
+      const proc = spawnSync(process.execPath, [dmBin, 'merge', ...files, '-o', 'json'], {
+        encoding: 'utf8',
+      });
       assert.equal(proc.status, 0, proc.stderr);
       const out = JSON.parse(proc.stdout) as { result: unknown; skipped: { index: number; code: string }[] };
       const diff = findDifference(out.result, toPlainValue(c.expected));

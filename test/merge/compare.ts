@@ -20,7 +20,12 @@ function show(value: unknown): string {
   }
 }
 
-export function findDifference(actual: unknown, expected: unknown, ordered = false, path = '$'): string | undefined {
+export function findDifference(
+  actual: unknown,
+  expected: unknown,
+  ordered = false,
+  path = '$',
+): string | undefined {
   const a = entriesOf(actual);
   const e = entriesOf(expected);
   if (a !== undefined || e !== undefined) {
@@ -44,7 +49,8 @@ export function findDifference(actual: unknown, expected: unknown, ordered = fal
     return undefined;
   }
   if (Array.isArray(actual) || Array.isArray(expected)) {
-    if (!Array.isArray(actual) || !Array.isArray(expected)) return `${path}: ${show(actual)} is not ${show(expected)}`;
+    if (!Array.isArray(actual) || !Array.isArray(expected))
+      return `${path}: ${show(actual)} is not ${show(expected)}`;
     if (actual.length !== expected.length) return `${path}: ${show(actual)} is not ${show(expected)}`;
     for (let i = 0; i < actual.length; i++) {
       const d = findDifference(actual[i], expected[i], ordered, `${path}[${i}]`);
@@ -53,7 +59,14 @@ export function findDifference(actual: unknown, expected: unknown, ordered = fal
     return undefined;
   }
   if (actual instanceof Date && expected instanceof Date) {
-    return actual.getTime() === expected.getTime() ? undefined : `${path}: ${show(actual)} is not ${show(expected)}`;
+    return actual.getTime() === expected.getTime()
+      ? undefined
+      : `${path}: ${show(actual)} is not ${show(expected)}`;
   }
-  return Object.is(actual, expected) ? undefined : `${path}: ${show(actual)} is not ${show(expected)}`;
+  // Numbers as JSON carries them: -0 is 0.
+  const same =
+    typeof actual === 'number' && typeof expected === 'number'
+      ? actual === expected || (Number.isNaN(actual) && Number.isNaN(expected))
+      : Object.is(actual, expected);
+  return same ? undefined : `${path}: ${show(actual)} is not ${show(expected)}`;
 }
