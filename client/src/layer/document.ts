@@ -25,6 +25,8 @@ export interface LayeredDocument {
   substitutions: unknown[];
   /** `data` as given; null when absent. */
   data: unknown;
+  /** `schema NUL layer NUL name`: the raw identity, and the sort key for order-independent processing. */
+  rawKey: string;
 }
 
 /** `schema 'name' (layer L)`, plus the source when known: how messages name a document. */
@@ -103,26 +105,10 @@ export function readDocument(value: unknown, index: number, source: string | und
   const metaSchema = getOwn(metadata, 'schema');
   const control = typeof metaSchema === 'string' && metaSchema.startsWith('metadata/Control');
   const data = Object.hasOwn(value, 'data') ? (value.data ?? null) : null;
-  const base = {
-    index,
-    source,
-    raw: value,
-    schema,
-    name,
-    control,
-    data,
-    labels: optionalMapping(getOwn(metadata, 'labels'), 'metadata.labels', index, source),
-  };
+  const labels = optionalMapping(getOwn(metadata, 'labels'), 'metadata.labels', index, source);
   if (control) {
-    return {
-      ...base,
-      layer: '',
-      abstract: false,
-      replacement: false,
-      selector: {},
-      actions: [],
-      substitutions: [],
-    };
+    // Quirk Q12: control documents are never layered; dm ignores a layeringDefinition on them.
+    return makeDocument(index, source, value, schema, name, '', false, true, false, labels, {}, [], [], data);
   }
   const ld = optionalMapping(
     getOwn(metadata, 'layeringDefinition'),
@@ -130,18 +116,61 @@ export function readDocument(value: unknown, index: number, source: string | und
     index,
     source,
   );
-  return {
-    ...base,
-    layer: optionalString(getOwn(ld, 'layer'), 'metadata.layeringDefinition.layer', index, source),
-    abstract: getOwn(ld, 'abstract') === true,
-    replacement: getOwn(metadata, 'replacement') === true,
-    selector: optionalMapping(
+  return makeDocument(
+    index,
+    source,
+    value,
+    schema,
+    name,
+    optionalString(getOwn(ld, 'layer'), 'metadata.layeringDefinition.layer', index, source),
+    getOwn(ld, 'abstract') === true,
+    false,
+    getOwn(metadata, 'replacement') === true,
+    labels,
+    optionalMapping(
       getOwn(ld, 'parentSelector'),
       'metadata.layeringDefinition.parentSelector',
       index,
       source,
     ),
-    actions: optionalList(getOwn(ld, 'actions'), 'metadata.layeringDefinition.actions', index, source),
-    substitutions: optionalList(getOwn(metadata, 'substitutions'), 'metadata.substitutions', index, source),
+    optionalList(getOwn(ld, 'actions'), 'metadata.layeringDefinition.actions', index, source),
+    optionalList(getOwn(metadata, 'substitutions'), 'metadata.substitutions', index, source),
+    data,
+  );
+}
+
+/** One object shape for every document (property access stays monomorphic on large sets). */
+function makeDocument(
+  index: number,
+  source: string | undefined,
+  raw: Mapping,
+  schema: string,
+  name: string,
+  layer: string,
+  abstract: boolean,
+  control: boolean,
+  replacement: boolean,
+  labels: Mapping,
+  selector: Mapping,
+  actions: unknown[],
+  substitutions: unknown[],
+  data: unknown,
+): LayeredDocument {
+  return {
+    index,
+    source,
+    raw,
+    schema,
+    name,
+    layer,
+    abstract,
+    control,
+    replacement,
+    labels,
+    selector,
+    actions,
+    substitutions,
+    data,
+    rawKey: `${schema}\u0000${layer}\u0000${name}`,
   };
 }

@@ -39,13 +39,9 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Sorted order of raw keys (schema, layer, name), then input position: one string compare each. */
 function compareRaw(a: LayeredDocument, b: LayeredDocument): number {
-  return (
-    compareText(a.schema, b.schema) ||
-    compareText(a.layer, b.layer) ||
-    compareText(a.name, b.name) ||
-    a.index - b.index
-  );
+  return compareText(a.rawKey, b.rawKey) || a.index - b.index;
 }
 
 /** Label values compare as Python does for the usual scalars (`1 == 1.0 == True`). */
@@ -319,13 +315,11 @@ function outputDocument(doc: LayeredDocument, data: unknown): RenderedDocument {
   return out;
 }
 
-function compareOutput(a: LayeredDocument, b: LayeredDocument): number {
-  return (
-    compareText(a.schema, b.schema) ||
-    compareText(a.name, b.name) ||
-    compareText(a.layer, b.layer) ||
-    a.index - b.index
-  );
+/** Output order: (schema, name, layer), then input position. */
+function sortForOutput(docs: LayeredDocument[]): LayeredDocument[] {
+  const keyed = docs.map((d) => ({ d, key: `${d.schema}\u0000${d.name}\u0000${d.layer}` }));
+  keyed.sort((a, b) => compareText(a.key, b.key) || a.d.index - b.d.index);
+  return keyed.map((k) => k.d);
 }
 
 function render(documents: readonly unknown[], options: RenderOptions): RenderedDocument[] {
@@ -353,7 +347,7 @@ function render(documents: readonly unknown[], options: RenderOptions): Rendered
   const docs: LayeredDocument[] = [];
   let previous: LayeredDocument | undefined;
   for (const d of sorted) {
-    if (previous && previous.schema === d.schema && previous.layer === d.layer && previous.name === d.name) {
+    if (previous && previous.rawKey === d.rawKey) {
       if (d.control) continue;
       throw layeringError(
         'InvalidDocumentFormat',
@@ -394,10 +388,9 @@ function render(documents: readonly unknown[], options: RenderOptions): Rendered
     if (d.replacement && p !== undefined) current.set(p, data);
   }
 
-  return docs
-    .filter((d) => d.control || (!d.abstract && !replacedBy.has(d)))
-    .sort(compareOutput)
-    .map((d) => outputDocument(d, d.control ? cloneData(d.data) : current.get(d)));
+  return sortForOutput(docs.filter((d) => d.control || (!d.abstract && !replacedBy.has(d)))).map((d) =>
+    outputDocument(d, d.control ? cloneData(d.data) : current.get(d)),
+  );
 }
 
 /**
