@@ -1,10 +1,11 @@
 /**
- * Builds the resolver chain from configuration (spec/registry.md §5-6): lock file → registry
- * directories (`--registry-dir`) → … Sources are added here as they exist; nothing else in the
- * client knows which resolvers there are.
+ * Builds the resolver chain from configuration (spec/registry.md §5-6): lock file → cache →
+ * registry directories (`--registry-dir`) → registry server (`--registry-url`) → GitHub (github.com
+ * and configured Enterprise hosts). Nothing else in the client knows which resolvers there are.
  */
 import type { DmConfig } from '../config/config.js';
 import { type DefaultRegistry, parseDefaultRegistry } from '../reference/reference.js';
+import { GitHubResolver } from './github-resolver.js';
 import { localDirectoryResolver, nameRegistryDirectory, type RegistryDirectory } from './local-directory.js';
 import type { Resolver } from './resolver.js';
 import { ServerResolver } from './server-resolver.js';
@@ -24,6 +25,7 @@ export interface BuildChainOptions {
   first?: readonly Resolver[];
   /** Called for every HTTP request a network resolver makes. */
   onRequest?: (method: string, url: string) => void;
+  onWarning?: (message: string) => void;
 }
 
 export async function buildResolverChain(options: BuildChainOptions): Promise<ResolverSetup> {
@@ -44,6 +46,15 @@ export async function buildResolverChain(options: BuildChainOptions): Promise<Re
         url: options.config.registryUrl,
         token: options.config.registryToken,
         ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+      }),
+    );
+  }
+  if (!options.config.offline) {
+    chain.push(
+      new GitHubResolver({
+        config: options.config,
+        ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+        ...(options.onWarning ? { onWarning: options.onWarning } : {}),
       }),
     );
   }
