@@ -36,6 +36,8 @@ export interface DmConfig {
   githubApiUrl: string;
   /** Hosts other than github.com, by host name. */
   hosts: Record<string, RegistryHostConfig>;
+  /** Registries served from a git repository: `host/owner/repo` → local path or URL, `@branch` optional. */
+  sources: Record<string, string>;
   output: OutputFormat;
   offline: boolean;
   verbose: boolean;
@@ -77,6 +79,7 @@ interface ConfigFile {
   offline?: boolean;
   githubApiUrl?: string;
   registries?: Record<string, RegistryHostConfig>;
+  sources?: Record<string, string>;
   kubeconfig?: string;
   context?: string;
   namespace?: string;
@@ -89,6 +92,7 @@ export const CONFIG_FILE_KEYS = [
   'offline',
   'githubApiUrl',
   'registries',
+  'sources',
   'kubeconfig',
   'context',
   'namespace',
@@ -149,6 +153,13 @@ function parseConfigFile(text: string, path: string): ConfigFile {
       });
     }
   }
+  for (const [name, location] of Object.entries(file.sources ?? {})) {
+    if (typeof location !== 'string' || location === '') {
+      throw new DmError('INVALID_CONFIG', `${path}: sources.${name} must be a git URL or a path`, {
+        category: 'invalid-input',
+      });
+    }
+  }
   return file;
 }
 
@@ -172,6 +183,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
     registryToken: env.DM_REGISTRY_TOKEN || undefined,
     githubApiUrl: env.GITHUB_API_URL ?? file.githubApiUrl ?? 'https://api.github.com',
     hosts: file.registries ?? {},
+    sources: file.sources ?? {},
     output,
     offline: flags.offline ?? file.offline ?? false,
     verbose: flags.verbose ?? false,

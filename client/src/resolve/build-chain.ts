@@ -5,6 +5,7 @@
  */
 import type { DmConfig } from '../config/config.js';
 import { type DefaultRegistry, parseDefaultRegistry } from '../reference/reference.js';
+import { gitSourceResolver } from './git-resolver.js';
 import { GitHubResolver } from './github-resolver.js';
 import { localDirectoryResolver, nameRegistryDirectory, type RegistryDirectory } from './local-directory.js';
 import type { Resolver } from './resolver.js';
@@ -48,6 +49,12 @@ export async function buildResolverChain(options: BuildChainOptions): Promise<Re
         ...(options.onRequest ? { onRequest: options.onRequest } : {}),
       }),
     );
+  }
+  for (const [name, location] of Object.entries(options.config.sources)) {
+    // A configured git source is explicit, so it comes before GitHub for the same registry.
+    // Offline, only local repositories are read.
+    if (options.config.offline && /^(https?|ssh|git):\/\/|^[\w.-]+@[\w.-]+:/.test(location)) continue;
+    chain.push(gitSourceResolver(name, location, options.config));
   }
   if (!options.config.offline) {
     chain.push(

@@ -7,10 +7,9 @@
  */
 import type { DmConfig } from '../config/config.js';
 import { formatRegistryName, type RegistryName, type RegistryReference } from '../reference/reference.js';
-import { scanRegistryTree } from '../registry/scan-tree.js';
-import type { TreeEntry } from '../registry/types.js';
 import type { Resolution, Resolver } from './resolver.js';
 import { SnapshotResolver } from './snapshot-resolver.js';
+import { snapshotFromSource } from './source-snapshot.js';
 import type { ResolvedFile, ResolvedVersion } from './types.js';
 
 export interface GitHubResolverOptions {
@@ -44,7 +43,6 @@ export class GitHubResolver implements Resolver {
       registry,
       load: async () => {
         const { GitHubSource } = await import('../../../server/src/source/github.js');
-        const { createMeter } = await import('../../../server/src/source/source.js');
         const counting: typeof fetch = (input, init) => {
           this.options.onRequest?.(init?.method ?? 'GET', String(input));
           return fetch(input, init);
@@ -57,38 +55,7 @@ export class GitHubResolver implements Resolver {
           fetch: counting,
           ...(this.options.onWarning ? { onWarning: (m: string) => this.options.onWarning!(m) } : {}),
         });
-        const opened = await source.open({ meter: createMeter() });
-        if (opened.status !== 'changed') throw new Error('unreachable: a fresh open is never unchanged');
-        const blobs = opened.entries.filter((e) => e.type === 'blob');
-        const registryYaml = blobs.find((e) => e.path === 'registry.yaml');
-        const contents = new Map<string, Buffer>();
-        // One batch for everything needed: registry.yaml first (the scan needs it), then the files.
-        if (registryYaml) for (const [p, b] of await opened.read([registryYaml])) contents.set(p, b);
-        const scan = scanRegistryTree(opened.entries, {
-          registryYaml: contents.get('registry.yaml')?.toString('utf8'),
-        });
-        let loaded: Promise<void> | undefined;
-        const loadAll = () => {
-          loaded ??= (async () => {
-            const wanted: TreeEntry[] = [];
-            const byPath = new Map(blobs.map((e) => [e.path, e]));
-            for (const v of scan.versions)
-              for (const f of v.files) if (byPath.has(f.repoPath)) wanted.push(byPath.get(f.repoPath)!);
-            for (const [p, b] of await opened.read(wanted)) contents.set(p, b);
-          })();
-          return loaded;
-        };
-        return {
-          commit: opened.commit,
-          scan,
-          read: async (repoPath: string) => {
-            if (!contents.has(repoPath)) await loadAll();
-            const data = contents.get(repoPath);
-            if (!data)
-              throw new Error(`${repoPath} is not in ${formatRegistryName(registry)} at ${opened.commit}`);
-            return data;
-          },
-        };
+        return snapshotFromSource(source);
       },
     });
     this.registries.set(key, resolver);

@@ -1,0 +1,59 @@
+/** `dm lint` end to end: the real binary over the sample registries (spec/cli.md, spec/registry.md §1). */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ALL_FINDING_CODES } from '../../client/src/registry/finding-codes.js';
+import { runDm } from '../support/run-cli.js';
+
+describe('dm lint', () => {
+  it('passes registry-fixtures with exit 0 and says broken/ is a separate registry', async () => {
+    const r = await runDm(['lint', 'registry-fixtures']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /registry-fixtures: 0 errors, 0 warnings/);
+    assert.match(r.stdout, /'broken' holds its own registry\.yaml/);
+  });
+
+  it('prints {findings, summary} with -o json', async () => {
+    const r = await runDm(['lint', 'registry-fixtures', '-o', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.deepEqual(report.findings, []);
+    assert.equal(report.summary.errors, 0);
+    assert.equal(report.summary.warnings, 0);
+    assert.ok(report.summary.templates >= 10);
+    assert.deepEqual(report.nestedRegistries, ['broken']);
+  });
+
+  it('reports every finding of broken/ once in a table and exits 4', async () => {
+    const r = await runDm(['lint', 'registry-fixtures/broken']);
+    assert.equal(r.code, 4);
+    const lines = r.stdout.trim().split('\n');
+    assert.match(lines[0]!, /^SEVERITY\s+CODE\s+PATH\s+MESSAGE$/);
+    const codes = lines.slice(1, -1).map((l) => l.split(/\s+/)[1]);
+    assert.deepEqual(codes.sort(), [...ALL_FINDING_CODES].sort());
+    assert.match(lines.at(-1)!, /registry-fixtures\/broken: 12 errors, 5 warnings/);
+    assert.match(r.stderr, /error: registry 'registry-fixtures\/broken' has 12 lint errors/);
+  });
+
+  it('with -o json and errors, prints one error object carrying the findings', async () => {
+    const r = await runDm(['lint', 'registry-fixtures/broken', '-o', 'json']);
+    assert.equal(r.code, 4);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.error.code, 'LINT_FAILED');
+    assert.equal(out.error.details.summary.errors, 12);
+    assert.equal(out.error.details.findings.length, ALL_FINDING_CODES.length);
+    for (const f of out.error.details.findings) {
+      assert.deepEqual(Object.keys(f).slice(0, 4), ['code', 'severity', 'path', 'message']);
+    }
+  });
+
+  it('says a missing directory is not found (exit 3)', async () => {
+    const r = await runDm(['lint', 'no/such/registry']);
+    assert.equal(r.code, 3);
+    assert.match(r.stderr, /registry directory 'no\/such\/registry' does not exist/);
+  });
+
+  it('is a usage error without a directory (exit 2)', async () => {
+    const r = await runDm(['lint']);
+    assert.equal(r.code, 2);
+  });
+});
