@@ -31,6 +31,11 @@ export interface RegistryYaml {
   collections: CollectionMapping[];
   /** Every name registry.yaml lists, sound or not: none of them falls back to a top-level directory. */
   listedNames: Set<string>;
+  /**
+   * Every well-formed path registry.yaml lists, even under a bad name or twice: meant as collection
+   * roots, so never scanned as anything else.
+   */
+  claimedPaths: Set<string>;
   findings: Finding[];
 }
 
@@ -63,7 +68,12 @@ export function normalizeCollectionPath(
 
 /** Reads registry.yaml's text; `undefined` (no file) is an empty mapping. */
 export function parseRegistryYaml(text: string | undefined): RegistryYaml {
-  const result: RegistryYaml = { collections: [], listedNames: new Set(), findings: [] };
+  const result: RegistryYaml = {
+    collections: [],
+    listedNames: new Set(),
+    claimedPaths: new Set(),
+    findings: [],
+  };
   if (text === undefined) return result;
   let doc: unknown;
   try {
@@ -103,6 +113,8 @@ export function parseRegistryYaml(text: string | undefined): RegistryYaml {
   for (const name of Object.keys(collections).sort()) {
     result.listedNames.add(name);
     const value = collections[name];
+    const normalized = typeof value === 'string' ? normalizeCollectionPath(value) : undefined;
+    if (normalized && 'path' in normalized) result.claimedPaths.add(normalized.path);
     if (!isValidName(name)) {
       const why = name.includes('/')
         ? 'has a slash (a collection is one path segment)'
@@ -121,7 +133,7 @@ export function parseRegistryYaml(text: string | undefined): RegistryYaml {
       );
       continue;
     }
-    const normalized = normalizeCollectionPath(value);
+    if (normalized === undefined) continue;
     if ('code' in normalized) {
       result.findings.push(
         finding(
@@ -141,7 +153,7 @@ export function parseRegistryYaml(text: string | undefined): RegistryYaml {
       result.findings.push({
         ...finding(
           'REGISTRY_YAML_DUPLICATE_PATH',
-          `${REGISTRY_YAML}: path '${path}' is mapped by ${names.map((n) => `'${n}'`).join(' and ')}; neither is served`,
+          `${REGISTRY_YAML}: path '${path}' is mapped by ${names.map((n) => `'${n}'`).join(' and ')}; ${names.length > 2 ? 'none of them' : 'neither'} is served`,
         ),
         related: [path],
       });

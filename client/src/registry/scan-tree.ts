@@ -351,13 +351,16 @@ export function scanRegistryTree(entries: readonly TreeEntry[], options: ScanOpt
     }
     mapped.set(m.name, dir);
   }
-  const mappedPaths = new Set([...mapped.values()].map((d) => d.path));
+  const mappedPaths = registryYaml.claimedPaths;
   const onTheWay = new Set<string>();
   for (const p of mappedPaths) {
     const segments = p.split('/');
     for (let i = 1; i < segments.length; i++) onTheWay.add(segments.slice(0, i).join('/'));
   }
-  /** A directory that is, or leads to, a mapped collection is never scanned as a template. */
+  /**
+   * A directory registry.yaml names (even in an entry with an error), or one on the way to such a
+   * directory, is never scanned as a template or a default collection.
+   */
   const reserved = (path: string) => mappedPaths.has(path) || onTheWay.has(path);
 
   const collections: ScannedCollection[] = [{ name: '', path: '' }];
