@@ -36,6 +36,8 @@ export interface InstallOptions {
   warn?: (message: string) => void;
   /** Files fetched at once. Default 8. */
   concurrency?: number;
+  /** Called as content is filled in: files done of total. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 export interface InstalledReference {
@@ -220,7 +222,9 @@ export async function install(configPath: string, options: InstallOptions): Prom
   // Fill the cache.
   let filesCached = 0;
   const jobs = [...resolved.values()].flatMap((r) => r.files.map((file) => ({ r, file })));
+  let done = 0;
   await pool(jobs, options.concurrency ?? 8, async ({ r, file }) => {
+    options.onProgress?.(done++, jobs.length);
     if (fetched.has(file.sha256) || (await cache.has(file.sha256))) {
       if (!fetched.has(file.sha256)) filesCached++;
       return;
@@ -245,6 +249,7 @@ export async function install(configPath: string, options: InstallOptions): Prom
       },
     );
   }
+  options.onProgress?.(jobs.length, jobs.length);
   const filesFetched = fetched.size;
   if (!offline) await cacheResolver.remember([...resolved.values()]);
   if (lockChanged) await writeLockFile(lockPath, next);

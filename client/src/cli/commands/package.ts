@@ -4,6 +4,19 @@ import { formatTable, printable } from '../format.js';
 
 const DEFAULT_CONFIG = 'config.yaml';
 
+/** A one-line progress bar on stderr, only when it is a terminal and not --quiet. */
+function progress(ctx: CommandContext, label: string): ((done: number, total: number) => void) | undefined {
+  if (!ctx.interactive || ctx.config.quiet) return undefined;
+  const started = Date.now();
+  return (done, total) => {
+    if (Date.now() - started < 1000 && done < total) return; // only for work longer than a second
+    const width = 30;
+    const filled = total === 0 ? width : Math.round((done / total) * width);
+    ctx.streams.stderr(`\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
+    if (done === total) ctx.streams.stderr('\n');
+  };
+}
+
 function warn(ctx: CommandContext): (message: string) => void {
   return (message) => {
     if (!ctx.config.quiet) ctx.streams.stderr(`warning: ${message}\n`);
@@ -49,6 +62,7 @@ export function registerPackageCommands(program: Command): void {
           registryDirs: ctx.registryDirs,
           frozenLockfile: Boolean(opts.frozenLockfile),
           warn: warn(ctx),
+          onProgress: progress(ctx, 'fetching'),
         });
         return printable(result, (r) => {
           const rows = r.references.map((x) => [x.reference, x.version, x.change]);
