@@ -53,8 +53,12 @@ export const dictMerger: MergerDefinition = {
     const allowDelete = options.has('allow_delete');
     return (existing, incoming) => {
       if (!(incoming instanceof Map)) return existing;
-      const result: MergeMap = new Map(existing as MergeMap);
-      for (const [key, value] of incoming as MergeMap) {
+      // forEach, not new Map(existing) and for-of: measurably faster on large mappings (bench/merge.ts).
+      const result: MergeMap = new Map();
+      (existing as MergeMap).forEach((value, key) => {
+        result.set(key, value);
+      });
+      (incoming as MergeMap).forEach((value, key) => {
         if (!result.has(key)) {
           result.set(key, value);
         } else if (value === null && allowDelete) {
@@ -73,7 +77,7 @@ export const dictMerger: MergerDefinition = {
             throw error;
           }
         }
-      }
+      });
       return result;
     };
   },
