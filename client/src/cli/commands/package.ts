@@ -8,8 +8,10 @@ const DEFAULT_CONFIG = 'config.yaml';
 function progress(ctx: CommandContext, label: string): ((done: number, total: number) => void) | undefined {
   if (!ctx.interactive || ctx.config.quiet) return undefined;
   const started = Date.now();
+  let shown = false;
   return (done, total) => {
-    if (Date.now() - started < 1000 && done < total) return; // only for work longer than a second
+    if (!shown && Date.now() - started < 1000) return; // only for work longer than a second
+    shown = true;
     const width = 30;
     const filled = total === 0 ? width : Math.round((done / total) * width);
     ctx.streams.stderr(`\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
