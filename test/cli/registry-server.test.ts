@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type RunningRegistry, startRegistry } from '../support/registry-server.js';
+import { isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
+
+const NAME = 'github.com/dm-samples/templates';
+const FIXTURES = join(repoRoot, 'registry-fixtures');
+
+describe('dm against a real dm-registry server (--registry-url)', () => {
+  let server: RunningRegistry;
+  before(async () => {
+    server = await startRegistry([`${FIXTURES}=${NAME}`]);
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  it('resolves with the same version and digests as the registry directory', async () => {
+    const env = await isolatedEnv();
+    const viaServer = await runDm(
+      [
+        'resolve',
+        'redis:v1.0',
+        'big-data/spark:v2',
+        '--registry',
+        'dm-samples/templates',
+        '--registry-url',
+        server.url,
+        '-o',
+        'json',
+      ],
+      { env },
+    );
+    assert.equal(viaServer.code, 0, viaServer.stderr);
+    const viaDir = await runDm(
+      ['resolve', 'redis:v1.0', 'big-data/spark:v2', '--registry-dir', `${FIXTURES}=${NAME}`, '-o', 'json'],
+      { env },
+    );
+    assert.equal(viaDir.code, 0, viaDir.stderr);
+    const strip = (list: { version: string; digest: string; files: unknown }[]) =>
+      list.map((r) => [r.version, r.digest, r.files]);
+    assert.deepEqual(strip(JSON.parse(viaServer.stdout)), strip(JSON.parse(viaDir.stdout)));
+    assert.equal(JSON.parse(viaServer.stdout)[0].version, 'v1.0.3');
+  });
+
+  it('dm install costs one batch resolve plus the content not cached; a warm run makes no request', async () => {
+    const env = await isolatedEnv();
+    const dir = await mkdtemp(join(tmpdir(), 'dm-proj-'));
+    await writeFile(
+      join(dir, 'config.yaml'),
+      `resources:\n- name: cache\n  type: ${NAME}/redis:v1.0\n- name: db\n  type: ${NAME}/postgres:v1\n`,
+    );
+    const before = server.requests().length;
+    const cold = await runDm(['install', '--registry-url', server.url, '-o', 'json'], { env, cwd: dir });
+    assert.equal(cold.code, 0, cold.stderr);
+    const coldRequests = server.requests().slice(before);
+    const resolves = coldRequests.filter((r) => r === 'POST /api/v1/resolve');
+    assert.ok(resolves.length >= 1 && resolves.length <= 2, coldRequests.join('\n'));
+    const files = coldRequests.filter((r) => r.includes('/files/'));
+    assert.equal(files.length, JSON.parse(cold.stdout).filesFetched, coldRequests.join('\n'));
+    assert.equal(coldRequests.length, resolves.length + files.length, coldRequests.join('\n'));
+    const lock = await readFile(join(dir, 'dm.lock'), 'utf8');
+
+    const mark = server.requests().length;
+    const warm = await runDm(['install', '--registry-url', server.url], { env, cwd: dir });
+    assert.equal(warm.code, 0, warm.stderr);
+    assert.deepEqual(server.requests().slice(mark), [], 'warm install: no network requests');
+    assert.equal(await readFile(join(dir, 'dm.lock'), 'utf8'), lock);
+  });
+
+  it('a missing version is exit 3 with the versions that exist', async () => {
+    const env = await isolatedEnv();
+    const r = await runDm(['resolve', `${NAME}/redis:v1.0.99`, '--registry-url', server.url, '-o', 'json'], {
+      env,
+    });
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(JSON.parse(r.stdout).error.code, 'VERSION_NOT_FOUND');
+  });
+
+  it('dm search finds templates and dm versions lists them', async () => {
+    const env = await isolatedEnv();
+    const s = await runDm(['search', 'redis', '--registry-url', server.url, '-o', 'json'], { env });
+    assert.equal(s.code, 0, s.stderr);
+    assert.ok(JSON.parse(s.stdout).hits.some((h: { reference: string }) => h.reference === `${NAME}/redis`));
+    const v = await runDm(['versions', `${NAME}/redis`, '--registry-url', server.url, '-o', 'json'], { env });
+    assert.equal(v.code, 0, v.stderr);
+    assert.ok(JSON.parse(v.stdout).versions.includes('v1.0.3'));
+  });
+
+  it('an unreachable server is exit 5 with one sentence', async () => {
+    const env = await isolatedEnv();
+    const r = await runDm(['resolve', `${NAME}/redis:v1`, '--registry-url', 'http://127.0.0.1:9'], { env });
+    assert.equal(r.code, 5, r.stderr);
+    assert.match(r.stderr, /cannot reach the registry server/);
+  });
+});
