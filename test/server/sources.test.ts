@@ -1,0 +1,183 @@
+/**
+ * The git and directory sources through real `git` against temporary repositories, safe tarball
+ * reading, and a malformed registry (registry-fixtures/broken) indexing its valid versions and
+ * reporting the rest.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { scanRegistryTree } from '../../client/src/registry/scan-tree.js';
+import { GitSource } from '../../server/src/source/git.js';
+import { createMeter } from '../../server/src/source/source.js';
+import { readTarball } from '../../server/src/source/tarball.js';
+import { commitAll, commitDirectory } from '../github-standin/standin.js';
+import { FIXTURES, tempDir, testServer } from './helpers.js';
+import { tarOf } from './tar-fixtures.js';
+
+const everyone = { admin: true, canRead: () => true, readable: () => ({ all: true, ids: [] }) };
+
+describe('git source', () => {
+  let dir: string;
+  let repo: string;
+  before(() => {
+    dir = tempDir();
+    repo = join(dir, 'repo');
+    commitDirectory(FIXTURES, repo);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('GitSource reads the tree and blobs of a local repository with git', async () => {
+    const source = new GitSource({ location: repo });
+    const opened = await source.open({ meter: createMeter() });
+    assert.equal(opened.status, 'changed');
+    if (opened.status !== 'changed') return;
+    assert.match(opened.commit, /^[0-9a-f]{40}$/);
+    const entry = opened.entries.find((e) => e.path === 'redis/v1/redis.jinja');
+    assert.ok(entry?.gitSha);
+    const content = await opened.read([entry]);
+    assert.ok(content.get('redis/v1/redis.jinja')?.toString('utf8').length);
+    const again = await source.open({ meter: createMeter(), commit: opened.commit });
+    assert.equal(again.status, 'unchanged');
+  });
+
+  it('indexes a git URL (file://) and a sub-path, and re-syncs an unchanged one as unchanged', async () => {
+    const s = testServer();
+    try {
+      const row = s.service.add({ source: `file://${repo}`, name: 'git.example/acme/templates' });
+      const first = await s.service.sync(row.id, 'manual');
+      assert.equal(first.status, 'succeeded', JSON.stringify(first.error));
+      assert.ok((first.versionCount ?? 0) > 10);
+      const second = await s.service.sync(row.id, 'manual');
+      assert.equal(second.status, 'unchanged');
+      const sub = s.service.add({ source: repo, name: 'git.example/acme/redis-only', path: 'redis' });
+      const subOutcome = await s.service.sync(sub.id, 'manual');
+      assert.equal(subOutcome.status, 'succeeded');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a new commit in a local repository is picked up by the next sync', async () => {
+    const s = testServer();
+    try {
+      const row = s.service.add({ source: repo, name: 'git.example/acme/local' });
+      await s.service.sync(row.id, 'manual');
+      const before = s.service.catalog.resolve('git.example/acme/local/redis:v1.1', everyone);
+      writeFileSync(join(repo, 'redis', 'v1.1', 'NOTES.txt'), 'new file\n');
+      commitAll(repo, 'add notes');
+      const outcome = await s.service.sync(row.id, 'manual');
+      assert.equal(outcome.status, 'succeeded');
+      const afterChange = s.service.catalog.resolve('git.example/acme/local/redis:v1.1', everyone);
+      assert.ok(afterChange.files.some((f) => f.path === 'NOTES.txt'));
+      assert.notEqual(afterChange.digest, before.digest);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a git source that does not exist fails the sync with a message, not a crash', async () => {
+    const s = testServer();
+    try {
+      const row = s.service.add({
+        source: `file://${join(dir, 'missing')}`,
+        name: 'git.example/acme/missing',
+      });
+      const outcome = await s.service.sync(row.id, 'manual');
+      assert.equal(outcome.status, 'failed');
+      assert.equal(outcome.error?.code, 'GIT_FAILED');
+      execFileSync('git', ['--version']);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('malformed registry', () => {
+  it('registry-fixtures/broken indexes its valid versions and reports the rest as findings', async () => {
+    const s = testServer();
+    try {
+      const row = s.service.add({ source: join(FIXTURES, 'broken'), name: 'local.dm/acme/broken' });
+      const outcome = await s.service.sync(row.id, 'manual');
+      assert.equal(outcome.status, 'succeeded', JSON.stringify(outcome.error));
+      const info = s.service.info(s.service.find(row.id, everyone), true);
+      assert.ok(info.counts.versions > 0, 'no valid version was kept');
+      assert.ok(info.findings && info.findings.length > 5, 'findings were not stored');
+      const codes = new Set(info.findings.map((f) => f.code));
+      for (const code of ['DUPLICATE_VERSION', 'INVALID_VERSION_DIR', 'REGISTRY_YAML_PATH_ESCAPES']) {
+        assert.ok(codes.has(code), `missing finding ${code}`);
+      }
+      // The server reports exactly what the shared scanner (dm lint) finds.
+      const { readDirectoryTree } = await import('../../client/src/registry/read-directory-tree.js');
+      const tree = await readDirectoryTree(join(FIXTURES, 'broken'));
+      const scan = scanRegistryTree(tree.entries, { registryYaml: tree.registryYaml });
+      assert.equal(info.counts.versions, scan.versions.length);
+      assert.equal(info.findings.length, scan.findings.length);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('readTarball()', () => {
+  const gz = (entries: Parameters<typeof tarOf>[0]) => gzipSync(tarOf(entries));
+
+  it('readTarball() reads regular files and strips the top directory', async () => {
+    const { files } = await readTarball(
+      gz([
+        { path: 'top/', type: '5' },
+        { path: 'top/a/b.txt', content: 'hi' },
+      ]),
+      { stripFirst: true },
+    );
+    assert.equal(files.get('a/b.txt')?.toString(), 'hi');
+  });
+
+  for (const [name, path] of [
+    ['a parent-directory escape', 'top/../../etc/passwd'],
+    ['an absolute path', '/etc/passwd'],
+    ['a backslash path', 'top\\..\\evil'],
+  ] as const) {
+    it(`readTarball() rejects ${name}`, async () => {
+      await assert.rejects(readTarball(gz([{ path, content: 'x' }]), { stripFirst: true }), {
+        code: 'UNSAFE_ARCHIVE',
+      });
+    });
+  }
+
+  it('readTarball() rejects a link that points outside, and never returns links as content', async () => {
+    await assert.rejects(
+      readTarball(gz([{ path: 'top/link', type: '2', linkpath: '../../../etc/passwd' }])),
+      {
+        code: 'UNSAFE_ARCHIVE',
+      },
+    );
+    const { files, skipped } = await readTarball(gz([{ path: 'top/link', type: '2', linkpath: 'other' }]), {
+      stripFirst: true,
+    });
+    assert.equal(files.size, 0);
+    assert.deepEqual(skipped, ['link']);
+  });
+
+  it('readTarball() enforces size and entry limits', async () => {
+    await assert.rejects(readTarball(gz([{ path: 'a', content: 'x'.repeat(100) }]), { maxFileBytes: 10 }), {
+      code: 'ARCHIVE_TOO_LARGE',
+    });
+    await assert.rejects(
+      readTarball(
+        gz([
+          { path: 'a', content: '1' },
+          { path: 'b', content: '2' },
+          { path: 'c', content: '3' },
+        ]),
+        { maxEntries: 2 },
+      ),
+      { code: 'ARCHIVE_TOO_LARGE' },
+    );
+    await assert.rejects(readTarball(Buffer.from('not a tarball at all, not even close'.repeat(20))), {
+      code: 'INVALID_ARCHIVE',
+    });
+  });
+});
