@@ -1,7 +1,144 @@
 import type { Command } from 'commander';
-import { registerPlanned } from './not-implemented.js';
+import { action, collect, contextFromCommand } from '../context.js';
+import { printResult } from '../format.js';
+
+const EXPAND_HELP = `
+Expands a configuration (or one template file) into primitive resources and a layout, as
+Deployment Manager did (docs/expansion.md). Templates run out of process with time and memory
+limits. Properties: the configuration's < values files (-f) < --properties, applied to the
+top-level template resources.
+
+Examples:
+  dm expand config.yaml
+  dm expand config.yaml --deployment prod --env project=my-project -o json
+  dm expand redis.jinja --properties replicas=3
+  dm expand config.yaml -f values.yaml --imports-dir ./templates
+`;
+
+const RENDER_HELP = `
+Prints the raw text one template renders to: no expansion, no YAML parsing. The context file's
+top-level keys become the template's globals (usually properties, env, imports). Includes and
+Python imports are found in the template's directory and --imports-dir.
+
+Examples:
+  dm template render redis.jinja --context ctx.yaml
+  dm template render web.py --properties replicas=2 --env deployment=prod
+`;
+
+function envAssignments(flags: string[] | undefined): Promise<Record<string, unknown>> {
+  return import('../../config/properties.js').then(({ parsePropertyAssignments }) =>
+    parsePropertyAssignments(flags ?? [], '--env'),
+  );
+}
+
+function sandboxOptions(options: Record<string, unknown>): {
+  timeoutMs?: number;
+  memoryMb?: number;
+  python?: string;
+} {
+  return {
+    ...(options.timeout !== undefined ? { timeoutMs: Number(options.timeout) * 1000 } : {}),
+    ...(options.memory !== undefined ? { memoryMb: Number(options.memory) } : {}),
+    ...(typeof options.python === 'string' ? { python: options.python } : {}),
+  };
+}
 
 export function registerExpandCommands(program: Command): void {
-  registerPlanned(program, 'expand', 'expand a configuration into resources and a layout');
-  registerPlanned(program, 'template', 'render one template to text (template render)');
+  program
+    .command('expand <config>')
+    .description('expand a configuration into resources and a layout')
+    .option('--deployment <name>', 'deployment name (env.deployment)')
+    .option('--project <name>', 'project (env.project)')
+    .option('--env <k=v>', 'extra env entry for templates (repeatable)', collect)
+    .option('--imports-dir <dir>', 'another directory where types and imports are found')
+    .option('--max-depth <n>', 'expansion depth bound', '32')
+    .option('--timeout <seconds>', 'time limit per template', '10')
+    .option('--memory <MB>', 'memory limit per rendering process', '512')
+    .option('--python <path>', 'Python interpreter for Python templates', 'python3')
+    .addHelpText('after', EXPAND_HELP)
+    .action(
+      action(async (ctx, [config], options) => {
+        const { expandFile, looksLikeTemplate } = await import('../../expand/index.js');
+        const { existsSync } = await import('node:fs');
+        const { DmError } = await import('../../error.js');
+        if (!existsSync(config!) && looksLikeTemplate(config!) && /:=?v\d|^[a-z]+:\/\//i.test(config!)) {
+          throw new DmError(
+            'REFERENCE_NOT_SUPPORTED',
+            `'${config}' is a registry reference; expanding references needs the resolver`,
+            {
+              category: 'usage',
+              hint: 'pull it first (dm pull <ref> --to dir) and expand the directory’s example.yaml or template file',
+            },
+          );
+        }
+        let values: Record<string, unknown> = {};
+        if (ctx.valuesFiles.length) {
+          const { mergeValuesFiles } = await import('../../merge/index.js');
+          values = mergeValuesFiles(ctx.valuesFiles);
+        }
+        const properties = mergeDeep(values, ctx.properties);
+        const result = await expandFile(config!, {
+          ...(options.deployment ? { deployment: String(options.deployment) } : {}),
+          ...(options.project ? { project: String(options.project) } : {}),
+          ...(options.importsDir ? { importsDir: String(options.importsDir) } : {}),
+          env: await envAssignments(options.env as string[] | undefined),
+          properties,
+          maxDepth: Number(options.maxDepth),
+          sandbox: sandboxOptions(options),
+          onWarning: (w) => ctx.streams.stderr(`warning: ${w.message}\n`),
+        });
+        return { data: { config: result.config, layout: result.layout } };
+      }),
+    );
+  const template = program.command('template').description('work with single templates');
+  template
+    .command('render <file>')
+    .description('print the raw text one template renders to')
+    .option('--context <file>', 'YAML file whose top-level keys become the template globals')
+    .option('--env <k=v>', 'env entry (repeatable)', collect)
+    .option('--imports-dir <dir>', 'where includes and imports are found')
+    .option('--timeout <seconds>', 'time limit', '10')
+    .option('--memory <MB>', 'memory limit', '512')
+    .option('--python <path>', 'Python interpreter for Python templates', 'python3')
+    .addHelpText('after', RENDER_HELP)
+    .action(async (...args: unknown[]) => {
+      // Not through action(): the global --context (kubeconfig) flag would swallow this
+      // command's --context, so both are read from optsWithGlobals().
+      const command = args[args.length - 1] as Command;
+      const options = command.optsWithGlobals() as Record<string, unknown>;
+      const file = command.processedArgs[0] as string;
+      const ctx = contextFromCommand(command);
+      const result = await (async () => {
+        const { renderTemplateFile } = await import('../../expand/index.js');
+        const rendered = await renderTemplateFile(file, {
+          ...(options.context ? { contextFile: String(options.context) } : {}),
+          ...(options.importsDir ? { importsDir: String(options.importsDir) } : {}),
+          properties: ctx.properties,
+          env: await envAssignments(options.env as string[] | undefined),
+          sandbox: sandboxOptions(options),
+        });
+        if (ctx.config.output === 'text') {
+          ctx.streams.stdout(rendered.text);
+          return undefined;
+        }
+        return { data: rendered };
+      })();
+      if (result) printResult(result, ctx.config.output, ctx.streams);
+    });
+}
+
+function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const cur = out[k];
+    const bothMaps =
+      cur !== null &&
+      typeof cur === 'object' &&
+      !Array.isArray(cur) &&
+      v !== null &&
+      typeof v === 'object' &&
+      !Array.isArray(v);
+    out[k] = bothMaps ? mergeDeep(cur as Record<string, unknown>, v as Record<string, unknown>) : v;
+  }
+  return out;
 }

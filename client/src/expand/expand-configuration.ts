@@ -1,0 +1,429 @@
+/**
+ * Expansion (spec/expansion.md §1–§3): a configuration becomes a flat list of primitive
+ * resources plus a layout, recursively, as Deployment Manager expanded it. Templates render in
+ * the RenderSandbox (one per run: one Jinja process, one Python process); where templates come
+ * from is a TemplateSource chain (local files first, registry references from injected sources).
+ */
+import { readFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import { parseYaml } from '../document/yaml.js';
+import { DmError } from '../error.js';
+import {
+  chainTemplateSources,
+  type ImportEntry,
+  LocalTemplateSource,
+  templateKindOf,
+} from './local-template-source.js';
+import { RenderSandbox, type SandboxOptions } from './sandbox/render-sandbox.js';
+import { applySchema, parseTemplateSchema } from './schema.js';
+import type {
+  ExpandedConfiguration,
+  LayoutResource,
+  LoadedTemplate,
+  Resource,
+  TemplateSource,
+  Warning,
+} from './types.js';
+import { buildReferenceGraph, type ReferenceGraph } from './value-references.js';
+import { checkNodeBudget, DEFAULT_MAX_NODES } from './yaml-budget.js';
+
+export interface ConfigurationInput {
+  /** The configuration's YAML text. */
+  content: string;
+  /** Its path (messages, and the directory imports are relative to). */
+  path: string;
+}
+
+export interface ExpandOptions {
+  /** Sources for what local files do not provide (registry references, URLs), tried in order. */
+  sources?: readonly TemplateSource[];
+  /** `--imports-dir`. */
+  importsDir?: string;
+  /** The deployment name (`env.deployment`); default: the configuration's base name. */
+  deployment?: string;
+  /** `env.project`; default ''. */
+  project?: string;
+  /** Extra `env` entries (`--env k=v`). */
+  env?: Record<string, unknown>;
+  /** Merged into the properties of every top-level template resource (values files, --properties). */
+  properties?: Record<string, unknown>;
+  /** Clock for `env.current_time`. */
+  now?: () => Date;
+  /** Expansion depth bound, default 32. */
+  maxDepth?: number;
+  /** Largest document (in nodes, aliases expanded) accepted from a configuration or template. */
+  maxNodes?: number;
+  /** Limits of the rendering processes, or an existing sandbox to reuse (the caller closes it). */
+  sandbox?: SandboxOptions | RenderSandbox;
+  /** Check value references and build their graph (default true). */
+  references?: boolean;
+  /** Receives warnings as they happen (they are also returned). */
+  onWarning?: (warning: Warning) => void;
+}
+
+export interface ExpansionResult extends ExpandedConfiguration {
+  warnings: Warning[];
+  /** The value-reference dependency graph over the primitives (deploy ordering). */
+  references: ReferenceGraph;
+}
+
+export const DEFAULT_MAX_DEPTH = 32;
+
+const TEMPLATE_REF = /^[a-z][a-z0-9+.-]*:\/\/|:=?v\d/i;
+
+/** Whether a type could be a template: a template file name, a registry reference, or a URL. */
+export function looksLikeTemplate(type: string): boolean {
+  return templateKindOf(type) !== undefined || TEMPLATE_REF.test(type);
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const current = out[k];
+    out[k] = isMapping(current) && isMapping(v) ? deepMerge(current, v) : v;
+  }
+  return out;
+}
+
+function stableKey(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableKey).join(',')}]`;
+  if (isMapping(value)) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableKey(value[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'undefined';
+}
+
+export interface ParsedConfiguration {
+  imports: ImportEntry[];
+  resources: unknown[];
+}
+
+/** Reads a configuration document: `imports` and `resources` (missing or null → empty). */
+export function parseConfiguration(
+  content: string,
+  source: string,
+  maxNodes = DEFAULT_MAX_NODES,
+): ParsedConfiguration {
+  const doc = parseYaml(content, { source });
+  checkNodeBudget(doc, source, maxNodes);
+  if (doc === null || doc === undefined) return { imports: [], resources: [] };
+  if (!isMapping(doc)) {
+    throw new DmError(
+      'INVALID_CONFIGURATION',
+      `${source}: a configuration must be a YAML mapping with 'resources:'`,
+      {
+        category: 'invalid-input',
+      },
+    );
+  }
+  const resources = doc.resources ?? [];
+  if (!Array.isArray(resources)) {
+    throw new DmError('INVALID_CONFIGURATION', `${source}: 'resources' must be a list`, {
+      category: 'invalid-input',
+    });
+  }
+  const rawImports = doc.imports ?? [];
+  if (!Array.isArray(rawImports)) {
+    throw new DmError('INVALID_CONFIGURATION', `${source}: 'imports' must be a list`, {
+      category: 'invalid-input',
+    });
+  }
+  const imports = rawImports.map((entry, i): ImportEntry => {
+    if (typeof entry === 'string') return { path: entry, name: entry };
+    if (isMapping(entry) && typeof entry.path === 'string') {
+      return { path: entry.path, name: typeof entry.name === 'string' ? entry.name : entry.path };
+    }
+    throw new DmError('INVALID_CONFIGURATION', `${source}: imports[${i}] must be a path or {path, name}`, {
+      category: 'invalid-input',
+    });
+  });
+  return { imports, resources };
+}
+
+interface Frame {
+  /** The template whose output is being expanded (undefined: the configuration). */
+  template: LoadedTemplate | undefined;
+  /** For messages: `configuration config.yaml` or `template 'rs.jinja'`. */
+  where: string;
+  /** The file the resources came from, for messages. */
+  file: string;
+  depth: number;
+  chain: { key: string; label: string }[];
+}
+
+class Expander {
+  readonly warnings: Warning[] = [];
+  private readonly primitives: Resource[] = [];
+  private readonly maxDepth: number;
+  private readonly maxNodes: number;
+  private readonly currentTime: string;
+
+  constructor(
+    private readonly source: TemplateSource,
+    private readonly sandbox: RenderSandbox,
+    private readonly options: ExpandOptions,
+    private readonly deployment: string,
+  ) {
+    this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    this.maxNodes = options.maxNodes ?? DEFAULT_MAX_NODES;
+    this.currentTime = (options.now?.() ?? new Date()).toISOString();
+  }
+
+  result(layout: LayoutResource[]): ExpandedConfiguration {
+    return { config: { resources: this.primitives }, layout: { resources: layout } };
+  }
+
+  private warn(code: string, message: string): void {
+    const w = { code, message };
+    this.warnings.push(w);
+    this.options.onWarning?.(w);
+  }
+
+  private checkResources(list: unknown[], frame: Frame): Resource[] {
+    const names = new Set<string>();
+    return list.map((raw, i) => {
+      if (!isMapping(raw)) {
+        throw new DmError(
+          'INVALID_RESOURCE',
+          `${frame.file}: resources[${i}] in ${frame.where} is not a mapping`,
+          {
+            category: 'invalid-input',
+          },
+        );
+      }
+      const label = typeof raw.name === 'string' ? `'${raw.name}'` : `resources[${i}]`;
+      if (typeof raw.name !== 'string' || raw.name === '') {
+        throw new DmError(
+          'RESOURCE_NAME_MISSING',
+          `${frame.file}: Resource does not have a name: resources[${i}] in ${frame.where}`,
+          {
+            category: 'invalid-input',
+            details: { index: i, file: frame.file },
+          },
+        );
+      }
+      if (typeof raw.type !== 'string' || raw.type === '') {
+        throw new DmError(
+          'RESOURCE_TYPE_MISSING',
+          `${frame.file}: Resource does not have type defined: ${label} in ${frame.where}`,
+          {
+            category: 'invalid-input',
+            details: { resource: raw.name, file: frame.file },
+          },
+        );
+      }
+      if (raw.properties !== undefined && raw.properties !== null && !isMapping(raw.properties)) {
+        throw new DmError(
+          'INVALID_PROPERTIES',
+          `${frame.file}: properties of ${label} in ${frame.where} must be a mapping`,
+          {
+            category: 'invalid-input',
+          },
+        );
+      }
+      if (names.has(raw.name)) {
+        throw new DmError(
+          'DUPLICATE_RESOURCE_NAME',
+          `${frame.file}: Resource name '${raw.name}' is not unique in ${frame.where}`,
+          {
+            category: 'invalid-input',
+            details: { resource: raw.name, in: frame.where },
+          },
+        );
+      }
+      names.add(raw.name);
+      return raw as Resource;
+    });
+  }
+
+  async expandList(
+    list: unknown[],
+    frame: Frame,
+    overrides?: Record<string, unknown>,
+  ): Promise<LayoutResource[]> {
+    const resources = this.checkResources(list, frame);
+    const layout: LayoutResource[] = [];
+    for (const resource of resources) {
+      const template = looksLikeTemplate(resource.type)
+        ? await this.source.load(resource.type, frame.template)
+        : null;
+      if (!template) {
+        if (templateKindOf(resource.type) !== undefined) {
+          this.warn(
+            'TEMPLATE_NOT_FOUND',
+            `${frame.file}: type '${resource.type}' of '${resource.name}' looks like a template but is neither imported nor present; treated as a primitive`,
+          );
+        }
+        this.primitives.push(resource);
+        layout.push({ name: resource.name, type: resource.type });
+        continue;
+      }
+      let written = isMapping(resource.properties) ? resource.properties : {};
+      if (overrides) written = deepMerge(written, overrides);
+      const entry: LayoutResource = { name: resource.name, type: resource.type };
+      if (resource.properties !== undefined || overrides) entry.properties = written;
+      entry.resources = await this.expandTemplate(resource, template, written, frame);
+      layout.push(entry);
+    }
+    return layout;
+  }
+
+  private async expandTemplate(
+    resource: Resource,
+    template: LoadedTemplate,
+    written: Record<string, unknown>,
+    frame: Frame,
+  ): Promise<LayoutResource[]> {
+    const properties = template.schema
+      ? applySchema(parseTemplateSchema(template.schema), written, `${resource.name} (${template.path})`)
+      : structuredClone(written);
+    const key = `${template.type}\u0000${stableKey(properties)}`;
+    const label = `${resource.name} (${template.type})`;
+    const chain = [...frame.chain, { key, label }];
+    if (frame.chain.some((c) => c.key === key)) {
+      const start = frame.chain.findIndex((c) => c.key === key);
+      throw new DmError(
+        'TEMPLATE_CYCLE',
+        `template cycle: ${chain
+          .slice(start)
+          .map((c) => c.label)
+          .join(' → ')} instantiates itself with the same properties`,
+        { category: 'invalid-input', details: { chain: chain.map((c) => c.label) } },
+      );
+    }
+    if (frame.depth + 1 > this.maxDepth) {
+      throw new DmError(
+        'EXPANSION_TOO_DEEP',
+        `limit: expansion is deeper than ${this.maxDepth} levels: ${chain.map((c) => c.label).join(' → ')}`,
+        { category: 'limit', details: { maxDepth: this.maxDepth } },
+      );
+    }
+    const imports: Record<string, string> = {};
+    for (const [name, file] of template.files) imports[name] = file.content;
+    const env: Record<string, unknown> = {
+      deployment: this.deployment,
+      name: resource.name,
+      type: resource.type,
+      project: this.options.project ?? '',
+      current_time: this.currentTime,
+      ...(this.options.env ?? {}),
+    };
+    const request = {
+      name: template.type,
+      source: template.content,
+      context: { properties, env, imports },
+      files: imports,
+    };
+    let output: unknown;
+    const outputSource = `${template.path} (output for '${resource.name}')`;
+    if (template.kind === 'python') {
+      const result = await this.sandbox.renderPython(request);
+      output = 'text' in result ? parseYaml(result.text, { source: outputSource }) : result.data;
+    } else {
+      const text = await this.sandbox.renderJinja(request);
+      output = parseYaml(text, { source: outputSource });
+    }
+    checkNodeBudget(output, outputSource, this.maxNodes);
+    if (!isMapping(output) || !('resources' in output)) {
+      throw new DmError(
+        'TEMPLATE_NO_RESOURCES',
+        `${template.path}: Template did not return a 'resources:' field`,
+        {
+          category: 'invalid-input',
+          details: { template: template.path, resource: resource.name },
+        },
+      );
+    }
+    const list = output.resources ?? [];
+    if (!Array.isArray(list)) {
+      throw new DmError(
+        'TEMPLATE_NO_RESOURCES',
+        `${template.path}: 'resources' in the template's output must be a list`,
+        {
+          category: 'invalid-input',
+        },
+      );
+    }
+    return this.expandList(list, {
+      template,
+      where: `template '${template.type}'`,
+      file: template.path,
+      depth: frame.depth + 1,
+      chain,
+    });
+  }
+}
+
+/**
+ * Expands a configuration into `{config, layout}` plus warnings and the value-reference graph.
+ * `dm lint` calls this on each version's example.yaml.
+ */
+export async function expandConfiguration(
+  input: ConfigurationInput,
+  options: ExpandOptions = {},
+): Promise<ExpansionResult> {
+  const maxNodes = options.maxNodes ?? DEFAULT_MAX_NODES;
+  const parsed = parseConfiguration(input.content, input.path, maxNodes);
+  const local = new LocalTemplateSource({
+    baseDir: dirname(resolve(input.path)),
+    ...(options.importsDir ? { importsDir: options.importsDir } : {}),
+    imports: parsed.imports,
+  });
+  const source = chainTemplateSources([local, ...(options.sources ?? [])]);
+  const ownSandbox = !(options.sandbox instanceof RenderSandbox);
+  const sandbox =
+    options.sandbox instanceof RenderSandbox ? options.sandbox : new RenderSandbox(options.sandbox ?? {});
+  const deployment = options.deployment ?? basename(input.path).replace(/\.[^.]*$/, '');
+  try {
+    const expander = new Expander(source, sandbox, options, deployment);
+    const layout = await expander.expandList(
+      parsed.resources,
+      { template: undefined, where: `configuration ${input.path}`, file: input.path, depth: 0, chain: [] },
+      options.properties && Object.keys(options.properties).length ? options.properties : undefined,
+    );
+    const result = expander.result(layout);
+    const references =
+      options.references === false
+        ? { order: [], dependsOn: {}, references: [] }
+        : buildReferenceGraph(result.config.resources);
+    return { ...result, warnings: expander.warnings, references };
+  } finally {
+    if (ownSandbox) sandbox.close();
+  }
+}
+
+/** Expands a configuration file; a template file (`.jinja`, `.py`) becomes a one-resource configuration. */
+export async function expandFile(path: string, options: ExpandOptions = {}): Promise<ExpansionResult> {
+  let content: string;
+  try {
+    content = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new DmError(
+      'FILE_NOT_FOUND',
+      `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      {
+        category: 'not-found',
+      },
+    );
+  }
+  if (templateKindOf(path) === 'python' || path.endsWith('.jinja')) {
+    const type = basename(path);
+    const name = options.deployment ?? type.replace(/\.[^.]*$/, '');
+    const synthetic = `resources:\n- name: ${JSON.stringify(name)}\n  type: ${JSON.stringify(type)}\n`;
+    return expandConfiguration(
+      { content: synthetic, path },
+      {
+        ...options,
+        deployment: options.deployment ?? name,
+      },
+    );
+  }
+  return expandConfiguration({ content, path }, options);
+}

@@ -1,0 +1,47 @@
+/**
+ * The expansion engine (spec/expansion.md): configurations → {config, layout}, Jinja templates
+ * with Jinja2's semantics, Python templates, schemas, value references, and the sandbox they
+ * render in. This is the module's whole public surface.
+ */
+export {
+  type ConfigurationInput,
+  DEFAULT_MAX_DEPTH,
+  type ExpandOptions,
+  type ExpansionResult,
+  expandConfiguration,
+  expandFile,
+  looksLikeTemplate,
+  type ParsedConfiguration,
+  parseConfiguration,
+} from './expand-configuration.js';
+export {
+  chainTemplateSources,
+  type ImportEntry,
+  LocalTemplateSource,
+  type LocalTemplateSourceOptions,
+  templateKindOf,
+} from './local-template-source.js';
+export { type RenderedTemplate, type RenderTemplateOptions, renderTemplateFile } from './render-template.js';
+export {
+  type PythonResult,
+  RenderSandbox,
+  type SandboxOptions,
+  type TemplateRequest,
+} from './sandbox/render-sandbox.js';
+export { applySchema, parseTemplateSchema, type TemplateSchema } from './schema.js';
+export type {
+  ExpandedConfiguration,
+  LayoutResource,
+  LoadedTemplate,
+  Resource,
+  TemplateFile,
+  TemplateKind,
+  TemplateSource,
+  Warning,
+} from './types.js';
+export {
+  buildReferenceGraph,
+  findValueReferences,
+  type ReferenceGraph,
+  type ValueReference,
+} from './value-references.js';

@@ -1,0 +1,689 @@
+/**
+ * The Jinja2 compatibility layer over nunjucks 3.2.4 (pinned; spec/expansion.md §4). Everything
+ * that makes nunjucks behave like Python's Jinja2 lives here, through nunjucks' public pieces
+ * (Environment, parser, compiler, nodes, runtime), without touching nunjucks' shared prototypes:
+ *
+ * - parser, per instance: integral float literals (`1.0`) stay floats; `x[a:b:c]` slices.
+ * - code generation, per compiler instance (each adjustment has a test in compat.test.ts):
+ *   Python truthiness in `if`/`not`/`and`/`or`/inline if; `and`/`or` return an operand; Python
+ *   arithmetic (`+` on lists, `*` on strings, `/` gives a float, `%` formats strings); `==` deep
+ *   and chained comparisons; `~` and output print Python values (`True`, `None`, `{'a': 1}`);
+ *   `(a, b)` is a tuple; `{% for x in xs if cond %}` filters the loop; `{% set %}` inside a loop
+ *   does not leak out of it; unknown filters and tests are rejected at compile time with the
+ *   construct and line.
+ * - runtime: member lookup through python-methods.ts (dict/str/list methods, negative indexes,
+ *   no prototype or host object reachable), Python printing, Jinja2 filters, tests, globals.
+ * - a template's final newline is dropped (`keep_trailing_newline=False`), autoescape is off.
+ */
+import { createRequire } from 'node:module';
+import { FILTERS, FILTERS_INTERNAL, FILTERS_INTERNAL_IN, makeGlobals, TESTS } from './filters.js';
+import { BlockedError, isBlockedName, iterate, lookupMember, PySlice } from './python-methods.js';
+import {
+  isDict,
+  num,
+  PyError,
+  PyFloat,
+  PyTuple,
+  percentFormat,
+  pyAdd,
+  pyCompare,
+  pyDiv,
+  pyFloorDiv,
+  pyMod,
+  pyMul,
+  pyNeg,
+  pyPow,
+  pyStr,
+  pySub,
+  pyTruthy,
+} from './python-values.js';
+
+FILTERS_INTERNAL.percent = percentFormat;
+FILTERS_INTERNAL.add = pyAdd;
+
+const require = createRequire(import.meta.url);
+
+// nunjucks' internals have no type declarations; these are the few shapes used here.
+interface NjNode {
+  typename: string;
+  lineno: number;
+  colno: number;
+  children: NjNode[];
+  [field: string]: unknown;
+}
+type NjNodeClass = new (lineno: number, colno: number, ...fields: unknown[]) => NjNode;
+interface NjFrame {
+  push(isolateWrites?: boolean): NjFrame;
+  set(name: string, value: unknown, resolveUp?: boolean): void;
+  lookup(name: string): unknown;
+  variables: Record<string, unknown>;
+  parent: NjFrame | null;
+}
+interface NjCompiler {
+  codebuf: string[];
+  _emit(code: string): void;
+  _emitLine(code: string): void;
+  _tmpid(): string;
+  compile(node: NjNode, frame: NjFrame): void;
+  _compileExpression(node: NjNode, frame: NjFrame): void;
+  _compileAggregate(node: NjNode, frame: NjFrame, start: string, end: string): void;
+  fail(message: string, lineno?: number, colno?: number): never;
+  getCode(): string;
+  [method: string]: unknown;
+}
+interface NjToken {
+  type: string;
+  value: string;
+  lineno: number;
+  colno: number;
+}
+interface NjParser {
+  tokens: { index: number; lineno: number; colno: number };
+  peeked: NjToken | false | null;
+  extensions: unknown[];
+  peekToken(): NjToken;
+  nextToken(): NjToken;
+  skip(type: string): boolean;
+  parseExpression(): NjNode;
+  fail(message: string, lineno?: number, colno?: number): never;
+  parseAsRoot(): NjNode;
+  [method: string]: unknown;
+}
+interface NjModule {
+  Environment: new (loaders?: unknown, opts?: Record<string, unknown>) => NjEnvironment;
+  Template: new (src: unknown, env: NjEnvironment, path: string, eagerCompile?: boolean) => NjTemplate;
+  compiler: { Compiler: new (name: string, throwOnUndefined: boolean) => NjCompiler };
+  parser: { Parser: new (tokens: unknown) => NjParser };
+  lexer: { lex(src: string, opts?: unknown): unknown; [token: string]: unknown };
+  nodes: Record<string, NjNodeClass> & { Node: { extend(name: string, props: unknown): NjNodeClass } };
+  runtime: Record<string, unknown> & { SafeString: new (s: string) => object };
+  transformer: { transform(ast: NjNode, asyncFilters: unknown[], name: string): NjNode };
+}
+interface NjTemplate {
+  render(ctx: Record<string, unknown>): string;
+}
+interface NjEnvironment {
+  opts: Record<string, unknown>;
+  globals: Record<string, unknown>;
+  filters: Record<string, unknown>;
+  tests: Record<string, unknown>;
+  [method: string]: unknown;
+}
+
+const nunjucks = require('nunjucks') as NjModule;
+const transformer = require('nunjucks/src/transformer') as NjModule['transformer'];
+const { nodes, lexer } = nunjucks;
+const N = nodes as unknown as Record<string, NjNodeClass>;
+const token = (name: string) => lexer[name] as string;
+
+/** A compile error in a template, with its line: becomes a DmError at the module's edge. */
+export class JinjaCompileError extends Error {
+  constructor(
+    message: string,
+    readonly lineno: number | undefined,
+  ) {
+    super(message);
+    this.name = 'JinjaCompileError';
+  }
+}
+
+const DmTruthy = nodes.Node.extend('DmTruthy', { fields: ['target'] });
+const DmSlice = nodes.Node.extend('DmSlice', { fields: ['start', 'stop', 'step'] });
+const DmLoopFilter = nodes.Node.extend('DmLoopFilter', { fields: ['arr', 'cond', 'name'] });
+const EXTRA_TYPES = [DmTruthy, DmSlice, DmLoopFilter];
+
+function truthy(node: NjNode): NjNode {
+  return new DmTruthy(node.lineno, node.colno, node);
+}
+
+// ---------------------------------------------------------------- parser adjustments
+
+function makeParser(src: string): NjParser {
+  const parser = new nunjucks.parser.Parser(lexer.lex(src, {}));
+  parser.extensions = [];
+  const proto = Object.getPrototypeOf(parser) as Record<string, (...a: unknown[]) => unknown>;
+  const parsePrimary = proto.parsePrimary!;
+  const parseAggregate = proto.parseAggregate!;
+  parser.parsePrimary = function (this: NjParser, ...args: unknown[]) {
+    const tok = this.peekToken();
+    const node = parsePrimary.apply(this, args) as NjNode;
+    if (tok && tok.type === token('TOKEN_FLOAT') && node.typename === 'Literal') {
+      const value = node.value as number;
+      if (Number.isInteger(value)) node.value = new PyFloat(value);
+    }
+    return node;
+  };
+  // `x[a:b:c]`: as nunjucks' own installJinjaCompat does, but building a DmSlice node.
+  parser.parseAggregate = function (this: NjParser) {
+    const state = { index: this.tokens.index - 1, lineno: this.tokens.lineno, colno: this.tokens.colno - 1 };
+    const peeked = this.peeked;
+    try {
+      return parseAggregate.apply(this);
+    } catch (error) {
+      Object.assign(this.tokens, state);
+      this.peeked = false;
+      const tok = this.peekToken();
+      if (peeked === false || tok.type !== token('TOKEN_LEFT_BRACKET')) throw error;
+      this.nextToken();
+      const parts: (NjNode | null)[] = [null, null, null];
+      let isSlice = false;
+      for (let i = 0; i <= 3; i++) {
+        if (this.skip(token('TOKEN_RIGHT_BRACKET'))) break;
+        if (i === 3) this.fail('parseSlice: too many slice components', tok.lineno, tok.colno);
+        if (this.skip(token('TOKEN_COLON'))) isSlice = true;
+        else {
+          parts[i] = this.parseExpression();
+          isSlice = this.skip(token('TOKEN_COLON')) || isSlice;
+        }
+      }
+      if (!isSlice) throw error;
+      const lit = (v: unknown) => new N.Literal!(tok.lineno, tok.colno, v);
+      const slice = new DmSlice(
+        tok.lineno,
+        tok.colno,
+        parts[0] ?? lit(null),
+        parts[1] ?? lit(null),
+        parts[2] ?? lit(null),
+      );
+      return new N.Array!(tok.lineno, tok.colno, [slice]);
+    }
+  };
+  return parser;
+}
+
+// ---------------------------------------------------------------- code generation adjustments
+
+function makeCompiler(name: string): NjCompiler {
+  const c = new nunjucks.compiler.Compiler(name, false);
+  const proto = Object.getPrototypeOf(c) as Record<string, (...a: unknown[]) => unknown>;
+  let loopDepth = 0;
+  const at = (node: NjNode) => `lineno = ${node.lineno}, colno = ${node.colno}, `;
+  const bin = (fn: string) =>
+    function (this: NjCompiler, node: NjNode, frame: NjFrame) {
+      this._emit(`(${at(node)}runtime.${fn}(`);
+      this.compile(node.left as NjNode, frame);
+      this._emit(', ');
+      this.compile(node.right as NjNode, frame);
+      this._emit('))');
+    };
+  const overrides: Record<string, unknown> = {
+    assertType(this: NjCompiler, node: NjNode, ...types: unknown[]) {
+      if (EXTRA_TYPES.some((t) => node instanceof t)) return;
+      proto.assertType!.call(this, node, ...types);
+    },
+    compileLookupVal(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      this._emit(`(${at(node)}runtime.memberLookup((`);
+      this._compileExpression(node.target as NjNode, frame);
+      this._emit('),');
+      this._compileExpression(node.val as NjNode, frame);
+      this._emit('))');
+    },
+    compileDmTruthy(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      this._emit('runtime.truthy(');
+      this.compile(node.target as NjNode, frame);
+      this._emit(')');
+    },
+    compileDmSlice(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      this._emit('runtime.slice(');
+      this._compileExpression(node.start as NjNode, frame);
+      this._emit(',');
+      this._compileExpression(node.stop as NjNode, frame);
+      this._emit(',');
+      this._compileExpression(node.step as NjNode, frame);
+      this._emit(')');
+    },
+    compileArray(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      if (node.children.length === 1 && node.children[0] instanceof DmSlice) {
+        this.compile(node.children[0], frame);
+        return;
+      }
+      this._compileAggregate(node, frame, '[', ']');
+    },
+    compileGroup(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      if (node.children.length === 1) {
+        this._compileAggregate(node, frame, '(', ')');
+        return;
+      }
+      this._emit('runtime.tuple(');
+      this._compileAggregate(node, frame, '[', ']');
+      this._emit(')');
+    },
+    compileLiteral(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      if (node.value instanceof PyFloat) this._emit(`runtime.float(${node.value.value})`);
+      else proto.compileLiteral!.call(this, node, frame);
+    },
+    compileIf(this: NjCompiler, node: NjNode, frame: NjFrame, async: unknown) {
+      node.cond = truthy(node.cond as NjNode);
+      proto.compileIf!.call(this, node, frame, async);
+    },
+    compileInlineIf(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      node.cond = truthy(node.cond as NjNode);
+      if (node.else_ === null) {
+        this._emit('(');
+        this.compile(node.cond as NjNode, frame);
+        this._emit('?');
+        this.compile(node.body as NjNode, frame);
+        this._emit(':undefined)');
+        return;
+      }
+      proto.compileInlineIf!.call(this, node, frame);
+    },
+    compileNot(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      this._emit('!runtime.truthy(');
+      this.compile(node.target as NjNode, frame);
+      this._emit(')');
+    },
+    compileOr(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      this._emit('runtime.or(');
+      this.compile(node.left as NjNode, frame);
+      this._emit(', function() { return ');
+      this.compile(node.right as NjNode, frame);
+      this._emit('; })');
+    },
+    compileAnd(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      this._emit('runtime.and(');
+      this.compile(node.left as NjNode, frame);
+      this._emit(', function() { return ');
+      this.compile(node.right as NjNode, frame);
+      this._emit('; })');
+    },
+    compileAdd: bin('add'),
+    compileSub: bin('sub'),
+    compileMul: bin('mul'),
+    compileDiv: bin('div'),
+    compileFloorDiv: bin('floordiv'),
+    compileMod: bin('mod'),
+    compilePow: bin('pow'),
+    compileConcat: bin('concat'),
+    compileIn: bin('inOperator'),
+    compileNeg(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      this._emit('runtime.neg(');
+      this.compile(node.target as NjNode, frame);
+      this._emit(')');
+    },
+    compilePos(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      this._emit('runtime.pos(');
+      this.compile(node.target as NjNode, frame);
+      this._emit(')');
+    },
+    compileCompare(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      const ops = node.ops as NjNode[];
+      this._emit('runtime.compare(');
+      this.compile(node.expr as NjNode, frame);
+      for (const op of ops) {
+        this._emit(`, ${JSON.stringify(op.type)}, `);
+        this.compile(op.expr as NjNode, frame);
+      }
+      this._emit(')');
+    },
+    compileFilter(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      const filterName = (node.name as NjNode).value as string;
+      if (!Object.hasOwn(FILTERS, filterName)) {
+        this.fail(`filter '${filterName}' is not supported`, node.lineno, node.colno);
+      }
+      proto.compileFilter!.call(this, node, frame);
+    },
+    compileIs(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      const right = node.right as NjNode;
+      const testName = ((right.name as NjNode | undefined)?.value ?? right.value) as string;
+      if (!Object.hasOwn(TESTS, testName)) {
+        this.fail(`test '${testName}' is not supported`, node.lineno, node.colno);
+      }
+      proto.compileIs!.call(this, node, frame);
+    },
+    compileFor(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      const arr = node.arr as NjNode;
+      // `{% for x in xs if cond %}` parses as an inline if without else: it is a loop filter.
+      if (arr.typename === 'InlineIf' && arr.else_ === null) {
+        node.arr = new DmLoopFilter(arr.lineno, arr.colno, arr.body, arr.cond, node.name);
+      }
+      loopDepth++;
+      try {
+        proto.compileFor!.call(this, node, frame);
+      } finally {
+        loopDepth--;
+      }
+    },
+    compileDmLoopFilter(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      const v = this._tmpid();
+      const inner = frame.push();
+      const target = node.name as NjNode;
+      this._emit('runtime.loopFilter(');
+      this._compileExpression(node.arr as NjNode, frame);
+      this._emit(`, function(${v}) { `);
+      if (target.typename === 'Array') {
+        target.children.forEach((child, i) => {
+          const id = this._tmpid();
+          this._emit(`var ${id} = runtime.memberLookup(${v}, ${i}); `);
+          inner.set(child.value as string, id);
+        });
+      } else inner.set(target.value as string, v);
+      this._emit('return runtime.truthy(');
+      this._compileExpression(node.cond as NjNode, inner);
+      this._emit('); })');
+    },
+    compileMacro(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      const saved = loopDepth;
+      loopDepth = 0;
+      try {
+        proto.compileMacro!.call(this, node, frame);
+      } finally {
+        loopDepth = saved;
+      }
+    },
+    compileSet(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      // As nunjucks' compileSet, except that inside a loop the variable is the loop's own
+      // (Jinja2 scoping) instead of updating a variable of the enclosing scope.
+      const targets = node.targets as NjNode[];
+      const ids = targets.map((target) => {
+        const name = target.value as string;
+        if (isBlockedName(name)) this.fail(`cannot set '${name}'`, node.lineno, node.colno);
+        let id = loopDepth > 0 ? undefined : (frame.lookup(name) as string | undefined);
+        if (id === null || id === undefined) {
+          id = this._tmpid();
+          this._emitLine(`var ${id};`);
+        }
+        return id;
+      });
+      this._emit(`${ids.join(' = ')} = `);
+      if (node.value) this._compileExpression(node.value as NjNode, frame);
+      else this.compile(node.body as NjNode, frame);
+      this._emitLine(';');
+      targets.forEach((target, i) => {
+        const name = JSON.stringify(target.value);
+        this._emitLine(`frame.set(${name}, ${ids[i]}, ${loopDepth > 0 ? 'false' : 'true'});`);
+        this._emitLine(`if(frame.topLevel) { context.setVariable(${name}, ${ids[i]}); }`);
+        if (!(target.value as string).startsWith('_')) {
+          this._emitLine(`if(frame.topLevel) { context.addExport(${name}, ${ids[i]}); }`);
+        }
+      });
+    },
+  };
+  Object.assign(c, overrides);
+  return c;
+}
+
+/** Jinja2 drops one trailing newline of a template and normalises line endings. */
+export function prepareSource(src: string): string {
+  const normal = src.replace(/\r\n?/g, '\n');
+  return normal.endsWith('\n') ? normal.slice(0, -1) : normal;
+}
+
+type RootFn = (env: unknown, context: unknown, frame: unknown, runtime: unknown, cb: unknown) => void;
+
+/** Compiles a template to the functions nunjucks' Template runs, bound to the Jinja2 runtime. */
+export function compileTemplate(src: string, name: string): Record<string, RootFn> {
+  let code: string;
+  try {
+    const parser = makeParser(prepareSource(src));
+    const ast = transformer.transform(parser.parseAsRoot(), [], name);
+    const compiler = makeCompiler(name);
+    compiler.compile(ast, undefined as unknown as NjFrame);
+    code = compiler.getCode();
+  } catch (error) {
+    const e = error as { lineno?: number; message?: string };
+    const message = (e.message ?? String(error)).replace(
+      /^\(unknown path\)\s*(\[Line \d+, Column \d+\])?\s*/,
+      '',
+    );
+    throw new JinjaCompileError(message.trim(), e.lineno);
+  }
+  const props = new Function(code)() as Record<string, RootFn>;
+  const bound: Record<string, RootFn> = {};
+  for (const [key, fn] of Object.entries(props)) {
+    bound[key] = (env, context, frame, _runtime, cb) => fn(env, context, frame, RUNTIME, cb);
+  }
+  return bound;
+}
+
+// ---------------------------------------------------------------- runtime
+
+const base = nunjucks.runtime;
+const SafeString = base.SafeString;
+const GLOBALS = makeGlobals();
+
+function plainText(value: unknown): unknown {
+  return value instanceof SafeString ? String(value) : value;
+}
+
+function lookupName(context: { ctx: Record<string, unknown> }, frame: NjFrame, name: string): unknown {
+  if (isBlockedName(name)) throw new BlockedError(name);
+  const fromFrame = frame.lookup(name);
+  if (fromFrame !== undefined) return fromFrame;
+  if (Object.hasOwn(context.ctx, name)) return context.ctx[name];
+  if (Object.hasOwn(GLOBALS, name)) return GLOBALS[name];
+  switch (name) {
+    case 'True':
+      return true;
+    case 'False':
+      return false;
+    case 'None':
+      return null;
+    default:
+      return undefined;
+  }
+}
+
+function compareChain(first: unknown, ...rest: unknown[]): boolean {
+  let left = plainText(first);
+  for (let i = 0; i < rest.length; i += 2) {
+    const op = rest[i] as string;
+    const right = plainText(rest[i + 1]);
+    if (!pyCompare(op, left, right)) return false;
+    left = right;
+  }
+  return true;
+}
+
+export const RUNTIME: Record<string, unknown> = {
+  ...base,
+  contextOrFrameLookup: lookupName,
+  memberLookup: (obj: unknown, key: unknown) => lookupMember(plainText(obj), key),
+  suppressValue: (value: unknown) => pyStr(plainText(value)),
+  ensureDefined: (value: unknown) => value,
+  fromIterator: (value: unknown) =>
+    value === undefined || value === null ? value : iterate(plainText(value)),
+  isArray: (value: unknown) => Array.isArray(value),
+  keys: (value: unknown) => (isDict(value) ? Object.keys(value) : []),
+  inOperator: (a: unknown, b: unknown) => FILTERS_INTERNAL_IN(plainText(a), plainText(b)),
+  callWrap: (fn: unknown, name: string, context: unknown, args: unknown[]) => {
+    if (typeof fn !== 'function') {
+      throw new PyError(
+        'UndefinedError',
+        `'${name.replace(/^.*\["(.*)"\]$/, '$1')}' is undefined or not callable`,
+      );
+    }
+    return (fn as (...a: unknown[]) => unknown).apply(context, args);
+  },
+  makeMacro: (argNames: unknown, kwargNames: unknown, func: (...a: unknown[]) => unknown) => {
+    const macro = (base.makeMacro as (...a: unknown[]) => (...a: unknown[]) => unknown)(
+      argNames,
+      kwargNames,
+      func,
+    );
+    return (...args: unknown[]) => plainText(macro(...args));
+  },
+  truthy: (v: unknown) => pyTruthy(plainText(v)),
+  or: (a: unknown, b: () => unknown) => (pyTruthy(plainText(a)) ? a : b()),
+  and: (a: unknown, b: () => unknown) => (pyTruthy(plainText(a)) ? b() : a),
+  add: (a: unknown, b: unknown) => pyAdd(plainText(a), plainText(b)),
+  sub: (a: unknown, b: unknown) => pySub(a, b),
+  mul: (a: unknown, b: unknown) => pyMul(plainText(a), plainText(b)),
+  div: (a: unknown, b: unknown) => pyDiv(a, b),
+  floordiv: (a: unknown, b: unknown) => pyFloorDiv(a, b),
+  mod: (a: unknown, b: unknown) => pyMod(plainText(a), b),
+  pow: (a: unknown, b: unknown) => pyPow(a, b),
+  neg: (a: unknown) => pyNeg(a),
+  pos: (a: unknown) => (a instanceof PyFloat ? a : num(a)),
+  concat: (a: unknown, b: unknown) => pyStr(plainText(a)) + pyStr(plainText(b)),
+  compare: compareChain,
+  tuple: (items: unknown[]) => PyTuple.of2(items),
+  float: (n: number) => new PyFloat(n),
+  slice: (start: unknown, stop: unknown, step: unknown) => new PySlice(start, stop, step),
+  loopFilter: (arr: unknown, keep: (v: unknown) => boolean) =>
+    arr === undefined || arr === null ? arr : iterate(plainText(arr)).filter(keep),
+};
+
+// ---------------------------------------------------------------- environment
+
+/** Where `{% include %}`/`{% import %}` find templates: the imports, by name. */
+export type TemplateFiles = ReadonlyMap<string, string> | Record<string, string>;
+
+function getFile(files: TemplateFiles, name: string): string | undefined {
+  if (files instanceof Map) return files.get(name);
+  const record = files as Record<string, string>;
+  return Object.hasOwn(record, name) ? record[name] : undefined;
+}
+
+const compiledCache = new Map<string, Record<string, RootFn>>();
+const MAX_CACHE = 500;
+
+function cachedCompile(src: string, name: string): Record<string, RootFn> {
+  const key = `${name}\u0000${src}`;
+  let props = compiledCache.get(key);
+  if (!props) {
+    props = compileTemplate(src, name);
+    if (compiledCache.size >= MAX_CACHE) compiledCache.clear();
+    compiledCache.set(key, props);
+  }
+  return props;
+}
+
+/** A nunjucks Environment configured as Jinja2's defaults, with templates from `files`. */
+function makeEnvironment(files: TemplateFiles): NjEnvironment {
+  const env = new nunjucks.Environment([], { autoescape: false, throwOnUndefined: false, dev: true });
+  const filters: Record<string, unknown> = Object.create(null);
+  Object.assign(filters, FILTERS);
+  const tests: Record<string, unknown> = Object.create(null);
+  Object.assign(tests, TESTS);
+  env.getFilter = (name: string) => {
+    if (!Object.hasOwn(filters, name)) throw new PyError('TemplateRuntimeError', `No filter named '${name}'`);
+    return filters[name];
+  };
+  env.getTest = (name: string) => {
+    if (!Object.hasOwn(tests, name)) throw new PyError('TemplateRuntimeError', `No test named '${name}'`);
+    return tests[name];
+  };
+  const templates = new Map<string, NjTemplate>();
+  env.getTemplate = (
+    name: unknown,
+    _eager: unknown,
+    _parent: unknown,
+    ignoreMissing: unknown,
+    cb?: (err: unknown, tmpl?: unknown) => void,
+  ) => {
+    let template: NjTemplate | undefined;
+    let error: unknown;
+    try {
+      const key = String(name);
+      template = templates.get(key);
+      if (!template) {
+        const src = getFile(files, key);
+        if (src === undefined) {
+          if (ignoreMissing) {
+            template = new nunjucks.Template({ type: 'code', obj: cachedCompile('', key) }, env, key, true);
+          } else {
+            throw new PyError('TemplateNotFound', `template '${key}' is not among the imports`);
+          }
+        } else {
+          template = new nunjucks.Template({ type: 'code', obj: cachedCompile(src, key) }, env, key, true);
+        }
+        templates.set(key, template);
+      }
+    } catch (e) {
+      error = e;
+    }
+    if (cb) {
+      cb(error ?? null, template);
+      return undefined;
+    }
+    if (error) throw error;
+    return template;
+  };
+  return env;
+}
+
+export interface RenderJinjaOptions {
+  /** The template's name, used in errors and for relative includes. */
+  name: string;
+  /** Files `{% include %}` and `{% import %}` can reach, by import name. */
+  files?: TemplateFiles;
+}
+
+/** A render failure with the template line where it happened. */
+export class JinjaRenderError extends Error {
+  constructor(
+    message: string,
+    readonly lineno: number | undefined,
+    readonly kind: 'compile' | 'runtime' | 'blocked' | 'limit',
+  ) {
+    super(message);
+    this.name = 'JinjaRenderError';
+  }
+}
+
+function lineOf(error: unknown): number | undefined {
+  const e = error as { lineno?: unknown; message?: unknown };
+  // Runtime errors carry nunjucks' 0-based line of the last expression evaluated.
+  if (typeof e.lineno === 'number') return e.lineno + 1;
+  return undefined;
+}
+
+function cleanMessage(error: unknown): string {
+  const e = error as { message?: unknown };
+  return String(e.message ?? error)
+    .replace(/\([^)]*\)\s*\[Line \d+, Column \d+\]\s*/g, '')
+    .replace(/^\([^)]*\)\s*/, '')
+    .replace(/^(Template render error: )?/, '')
+    .replace(/^((Error|TypeError|RangeError|PyError): )+/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+function rootCause(error: unknown): unknown {
+  let e = error as { cause?: unknown } | undefined;
+  for (let i = 0; i < 10 && e && typeof e === 'object' && e.cause; i++) e = e.cause as { cause?: unknown };
+  return e;
+}
+
+/**
+ * Renders one Jinja template to text, as Jinja2 would. Throws JinjaRenderError naming the line;
+ * kind `blocked` for a sandbox escape attempt, `limit` for a recursion bomb.
+ */
+export function renderJinja(
+  src: string,
+  context: Record<string, unknown>,
+  options: RenderJinjaOptions,
+): string {
+  const files = options.files ?? {};
+  let props: Record<string, RootFn>;
+  try {
+    props = cachedCompile(src, options.name);
+  } catch (error) {
+    if (error instanceof JinjaCompileError)
+      throw new JinjaRenderError(error.message, error.lineno, 'compile');
+    throw error;
+  }
+  const env = makeEnvironment(files);
+  const template = new nunjucks.Template({ type: 'code', obj: props }, env, options.name, true);
+  const ctx: Record<string, unknown> = Object.create(null);
+  for (const [k, v] of Object.entries(context)) if (!isBlockedName(k)) ctx[k] = v;
+  try {
+    return template.render(ctx);
+  } catch (error) {
+    const cause = rootCause(error);
+    const text = `${String((error as Error).message ?? '')} ${String((cause as Error)?.message ?? '')}`;
+    const line = lineOf(error);
+    if (cause instanceof BlockedError || /access to '[^']+' is blocked/.test(text)) {
+      const what = /access to '([^']+)'/.exec(text)?.[1] ?? 'a host object';
+      throw new JinjaRenderError(`access to '${what}' is blocked in templates`, line, 'blocked');
+    }
+    if (/Invalid (string|array|typed array) length/.test(text)) {
+      throw new JinjaRenderError('ran out of memory (a string or list too large)', line, 'limit');
+    }
+    if (cause instanceof RangeError || /Maximum call stack size exceeded/.test(text)) {
+      throw new JinjaRenderError('recursion limit exceeded (maximum call stack size)', line, 'limit');
+    }
+    throw new JinjaRenderError(cleanMessage(error), line, 'runtime');
+  }
+}

@@ -1,0 +1,554 @@
+/**
+ * Jinja2's built-in filters, tests and globals, re-implemented over the Python value model
+ * (python-values.ts) so that they give Jinja2's results, not nunjucks'. Only what is listed here
+ * exists: a template using another filter or test is rejected when it is compiled.
+ */
+import { bindArgs, iterate, lookupMember, pyReplace, pySplitLines, splitArgs } from './python-methods.js';
+import {
+  isDict,
+  isFloat,
+  makeFloat,
+  num,
+  type PyDict,
+  PyError,
+  PyFloat,
+  PyIter,
+  PyTuple,
+  pyEquals,
+  pyJsonDumps,
+  pyRepr,
+  pySortKey,
+  pyStr,
+  pyTruthy,
+  typeName,
+} from './python-values.js';
+
+type Fn = (...args: unknown[]) => unknown;
+
+function toText(value: unknown): string {
+  return pyStr(value);
+}
+
+function length(value: unknown): number {
+  if (value === undefined) return 0;
+  if (typeof value === 'string') return [...value].length;
+  if (value instanceof PyIter) {
+    throw new PyError('TypeError', "object of type 'generator' has no len()");
+  }
+  if (Array.isArray(value)) return value.length;
+  if (isDict(value)) return Object.keys(value).length;
+  throw new PyError('TypeError', `object of type '${typeName(value)}' has no len()`);
+}
+
+function attrGetter(attribute: unknown): (item: unknown) => unknown {
+  if (attribute === null || attribute === undefined) return (x) => x;
+  const parts = typeof attribute === 'number' ? [attribute] : String(attribute).split('.');
+  return (item) => {
+    let v = item;
+    for (const p of parts) {
+      const key = typeof p === 'string' && /^\d+$/.test(p) && Array.isArray(v) ? Number(p) : p;
+      v = v === undefined ? undefined : lookupMember(v, key);
+    }
+    return v;
+  };
+}
+
+function lowerIfText(v: unknown, caseSensitive: boolean): unknown {
+  return !caseSensitive && typeof v === 'string' ? v.toLowerCase() : v;
+}
+
+/** Python's round(): correctly rounded, ties to even. */
+function pyRound(x: number, digits: number): number {
+  const factor = 10 ** digits;
+  const scaled = x * factor;
+  const floor = Math.floor(scaled);
+  const diff = scaled - floor;
+  let r: number;
+  if (Math.abs(diff - 0.5) < 1e-9 && Number((x * factor).toPrecision(15)) === floor + 0.5) {
+    r = floor % 2 === 0 ? floor : floor + 1;
+  } else r = Math.round(scaled);
+  return r / factor;
+}
+
+function toInt(value: unknown, dflt: unknown, base: unknown): unknown {
+  if (typeof value === 'string') {
+    const b = num(base);
+    const s = value.trim().replace(/_/g, '');
+    const prefixed = /^[-+]?0[xob]/i.test(s);
+    if (b !== 10 || prefixed) {
+      const m = /^([-+]?)(?:0[xob])?([0-9a-z]+)$/i.exec(s);
+      const n = m
+        ? Number.parseInt(
+            m[2] ?? '',
+            prefixed ? ({ x: 16, o: 8, b: 2 }[s.replace(/^[-+]/, '')[1]!.toLowerCase() as 'x'] ?? b) : b,
+          )
+        : Number.NaN;
+      return Number.isNaN(n) ? dflt : m?.[1] === '-' ? -n : n;
+    }
+    if (/^[-+]?\d+$/.test(s)) return Number(s);
+    if (/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(s)) return Math.trunc(Number(s));
+    return dflt;
+  }
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'number' || value instanceof PyFloat) return Math.trunc(num(value));
+  return dflt;
+}
+
+function toFloat(value: unknown, dflt: unknown): unknown {
+  if (typeof value === 'string') {
+    const s = value.trim().replace(/_/g, '');
+    if (/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(s)) return makeFloat(Number(s));
+    if (/^[-+]?(inf|infinity)$/i.test(s)) return s.startsWith('-') ? -Infinity : Infinity;
+    if (/^[-+]?nan$/i.test(s)) return Number.NaN;
+    return dflt;
+  }
+  if (typeof value === 'boolean') return makeFloat(value ? 1 : 0);
+  if (typeof value === 'number' || value instanceof PyFloat) return makeFloat(num(value));
+  return dflt;
+}
+
+function indent(s: unknown, args: unknown[]): string {
+  const [width, first, blank] = bindArgs('indent', args, ['width', 'first', 'blank'], [4, false, false]);
+  const indention = typeof width === 'string' ? width : ' '.repeat(num(width));
+  const text = `${toText(s)}\n`;
+  let rv: string;
+  if (pyTruthy(blank)) rv = pySplitLines(text).join(`\n${indention}`);
+  else {
+    const lines = pySplitLines(text);
+    rv = lines.shift() ?? '';
+    if (lines.length) rv += `\n${lines.map((l) => (l ? indention + l : l)).join('\n')}`;
+  }
+  return pyTruthy(first) ? indention + rv : rv;
+}
+
+function htmlSafeJson(value: unknown, indentArg: unknown): string {
+  const text = pyJsonDumps(value, {
+    sortKeys: true,
+    ...(indentArg === null || indentArg === undefined ? {} : { indent: num(indentArg) }),
+  });
+  return text
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/&/g, '\\u0026')
+    .replace(/'/g, '\\u0027');
+}
+
+function base64(text: string): string {
+  return Buffer.from(text, 'utf8').toString('base64');
+}
+
+function sortItems(
+  items: unknown[],
+  reverse: unknown,
+  caseSensitive: unknown,
+  attribute: unknown,
+): unknown[] {
+  const get = attrGetter(attribute);
+  const cs = pyTruthy(caseSensitive);
+  const out = [...items].sort((a, b) => pySortKey(lowerIfText(get(a), cs), lowerIfText(get(b), cs)));
+  return pyTruthy(reverse) ? out.reverse() : out;
+}
+
+function testFunction(name: string): (v: unknown, ...args: unknown[]) => boolean {
+  const test = TESTS[name];
+  if (!test) throw new PyError('TemplateRuntimeError', `No test named '${name}'`);
+  return test;
+}
+
+/** `select`/`reject` with a test name, or truthiness. */
+function selectBy(
+  items: unknown,
+  args: unknown[],
+  keep: boolean,
+  attribute: ((x: unknown) => unknown) | undefined,
+): PyIter {
+  const { positional } = splitArgs(args);
+  const [testName, ...testArgs] = positional;
+  const get = attribute ?? ((x: unknown) => x);
+  const predicate =
+    testName === undefined
+      ? (x: unknown) => pyTruthy(get(x))
+      : (x: unknown) => testFunction(String(testName))(get(x), ...testArgs);
+  return PyIter.from2(iterate(items).filter((x) => predicate(x) === keep));
+}
+
+export const FILTERS: Record<string, Fn> = {
+  abs: (v) => (v instanceof PyFloat ? new PyFloat(Math.abs(v.value)) : Math.abs(num(v))),
+  attr: (v, name) => (v === undefined ? undefined : lookupMember(v, name)),
+  batch: (v, ...a) => {
+    const [size, fill] = bindArgs('batch', a, ['linecount', 'fill_with'], [null]);
+    const n = num(size);
+    const items = iterate(v);
+    const out: unknown[][] = [];
+    for (let i = 0; i < items.length; i += n) out.push(items.slice(i, i + n));
+    const last = out[out.length - 1];
+    if (fill !== null && last) while (last.length < n) last.push(fill);
+    return PyIter.from2(out);
+  },
+  capitalize: (v) => {
+    const s = toText(v);
+    return s.length ? s[0]!.toUpperCase() + s.slice(1).toLowerCase() : s;
+  },
+  center: (v, w = 80) => {
+    const s = toText(v);
+    const width = num(w);
+    if (s.length >= width) return s;
+    const pad = width - s.length;
+    const left = Math.floor(pad / 2) + (pad & width & 1);
+    return ' '.repeat(left) + s + ' '.repeat(pad - left);
+  },
+  count: (v) => length(v),
+  d: (v, ...a) => FILTERS.default!(v, ...a),
+  default: (v, ...a) => {
+    const [dflt, boolean] = bindArgs('default', a, ['default_value', 'boolean'], ['', false]);
+    if (v === undefined || (pyTruthy(boolean) && !pyTruthy(v))) return dflt;
+    return v;
+  },
+  dictsort: (v, ...a) => {
+    const [caseSensitive, by, reverse] = bindArgs(
+      'dictsort',
+      a,
+      ['case_sensitive', 'by', 'reverse'],
+      [false, 'key', false],
+    );
+    if (!isDict(v)) throw new PyError('TypeError', 'dictsort expects a dict');
+    const pos = by === 'value' ? 1 : 0;
+    const items = Object.entries(v).map(([k, x]) => PyTuple.of2([k, x]));
+    const cs = pyTruthy(caseSensitive);
+    items.sort((x, y) => pySortKey(lowerIfText(x[pos], cs), lowerIfText(y[pos], cs)));
+    return pyTruthy(reverse) ? items.reverse() : items;
+  },
+  e: (v) => FILTERS.escape!(v),
+  escape: (v) =>
+    toText(v)
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/"/g, '&#34;')
+      .replace(/'/g, '&#39;'),
+  first: (v) => {
+    if (v === undefined) return undefined;
+    const items = iterate(v);
+    return items.length ? items[0] : undefined;
+  },
+  float: (v, ...a) => {
+    const [dflt] = bindArgs('float', a, ['default'], [new PyFloat(0)]);
+    return toFloat(v, dflt);
+  },
+  format: (v, ...a) => {
+    const { positional, kwargs } = splitArgs(a);
+    const fmt = toText(v);
+    if (Object.keys(kwargs).length) return FILTERS_INTERNAL.percent(fmt, kwargs);
+    return FILTERS_INTERNAL.percent(fmt, PyTuple.of2(positional));
+  },
+  indent: (v, ...a) => indent(v, a),
+  int: (v, ...a) => {
+    const [dflt, base] = bindArgs('int', a, ['default', 'base'], [0, 10]);
+    return toInt(v, dflt, base);
+  },
+  items: (v) => {
+    if (v === undefined) return PyIter.from2([]);
+    if (!isDict(v)) throw new PyError('TypeError', `items filter expects a dict, got ${typeName(v)}`);
+    return PyIter.from2(Object.entries(v).map(([k, x]) => PyTuple.of2([k, x])));
+  },
+  join: (v, ...a) => {
+    const [sep, attribute] = bindArgs('join', a, ['d', 'attribute'], ['', null]);
+    const get = attrGetter(attribute);
+    return iterate(v)
+      .map((x) => toText(get(x)))
+      .join(toText(sep));
+  },
+  last: (v) => {
+    if (v instanceof PyIter) throw new PyError('TypeError', "'generator' object is not reversible");
+    const items = iterate(v);
+    return items.length ? items[items.length - 1] : undefined;
+  },
+  length: (v) => length(v),
+  list: (v) => [...iterate(v)],
+  lower: (v) => toText(v).toLowerCase(),
+  map: (v, ...a) => {
+    const { positional, kwargs } = splitArgs(a);
+    const items = iterate(v);
+    if (positional.length === 0) {
+      const get = attrGetter(kwargs.attribute);
+      const dflt = kwargs.default;
+      return PyIter.from2(
+        items.map((x) => {
+          const r = get(x);
+          return r === undefined && 'default' in kwargs ? dflt : r;
+        }),
+      );
+    }
+    const [name, ...rest] = positional;
+    const filter = FILTERS[String(name)];
+    if (!filter) throw new PyError('TemplateRuntimeError', `No filter named '${String(name)}'`);
+    return PyIter.from2(items.map((x) => filter(x, ...rest)));
+  },
+  max: (v, ...a) => {
+    const [caseSensitive, attribute] = bindArgs('max', a, ['case_sensitive', 'attribute'], [false, null]);
+    const items = sortItems(iterate(v), false, caseSensitive, attribute);
+    return items.length ? items[items.length - 1] : undefined;
+  },
+  min: (v, ...a) => {
+    const [caseSensitive, attribute] = bindArgs('min', a, ['case_sensitive', 'attribute'], [false, null]);
+    const items = sortItems(iterate(v), false, caseSensitive, attribute);
+    return items.length ? items[0] : undefined;
+  },
+  pprint: (v) => pyRepr(v),
+  reject: (v, ...a) => selectBy(v, a, false, undefined),
+  rejectattr: (v, attr, ...a) => selectBy(v, a, false, attrGetter(attr)),
+  replace: (v, ...a) => {
+    const [old, rep, count] = bindArgs('replace', a, ['old', 'new', 'count'], [null]);
+    return pyReplace(toText(v), toText(old), toText(rep), count);
+  },
+  reverse: (v) => {
+    if (typeof v === 'string') return [...v].reverse().join('');
+    return PyIter.from2([...iterate(v)].reverse());
+  },
+  round: (v, ...a) => {
+    const [precision, method] = bindArgs('round', a, ['precision', 'method'], [0, 'common']);
+    const x = num(v);
+    const p = num(precision);
+    const f = 10 ** p;
+    let r: number;
+    if (method === 'common') r = pyRound(x, p);
+    else if (method === 'ceil') r = Math.ceil(x * f) / f;
+    else if (method === 'floor') r = Math.floor(x * f) / f;
+    else throw new PyError('FilterArgumentError', 'method must be common, ceil or floor');
+    return makeFloat(r);
+  },
+  safe: (v) => v,
+  select: (v, ...a) => selectBy(v, a, true, undefined),
+  selectattr: (v, attr, ...a) => selectBy(v, a, true, attrGetter(attr)),
+  slice: (v, ...a) => {
+    const [slices, fill] = bindArgs('slice', a, ['slices', 'fill_with'], [null]);
+    const items = iterate(v);
+    const n = num(slices);
+    const per = Math.floor(items.length / n);
+    const extra = items.length % n;
+    const out: unknown[][] = [];
+    let offset = 0;
+    for (let i = 0; i < n; i++) {
+      const start = offset + i * per;
+      if (i < extra) offset++;
+      const end = offset + (i + 1) * per;
+      const part = items.slice(start, end);
+      if (fill !== null && i >= extra) part.push(fill);
+      out.push(part);
+    }
+    return PyIter.from2(out);
+  },
+  sort: (v, ...a) => {
+    const [reverse, caseSensitive, attribute] = bindArgs(
+      'sort',
+      a,
+      ['reverse', 'case_sensitive', 'attribute'],
+      [false, false, null],
+    );
+    return sortItems(iterate(v), reverse, caseSensitive, attribute);
+  },
+  string: (v) => toText(v),
+  striptags: (v) =>
+    toText(v)
+      .replace(/<!--.*?-->|<[^>]*>/gs, '')
+      .split(/\s+/)
+      .filter(Boolean)
+      .join(' '),
+  sum: (v, ...a) => {
+    const [attribute, start] = bindArgs('sum', a, ['attribute', 'start'], [null, 0]);
+    const get = attrGetter(attribute);
+    let total: unknown = start;
+    for (const x of iterate(v)) total = FILTERS_INTERNAL.add(total, get(x));
+    return total;
+  },
+  title: (v) => toText(v).replace(/([^\s\-([{<]+)/g, (w) => w[0]!.toUpperCase() + w.slice(1).toLowerCase()),
+  tojson: (v, ...a) => {
+    const [ind] = bindArgs('tojson', a, ['indent'], [null]);
+    return htmlSafeJson(v, ind);
+  },
+  trim: (v, ...a) => {
+    const [chars] = bindArgs('trim', a, ['chars'], [null]);
+    return lookupMember(toText(v), 'strip') instanceof Function
+      ? (lookupMember(toText(v), 'strip') as Fn)(chars)
+      : toText(v);
+  },
+  truncate: (v, ...a) => {
+    const [len, killwords, end, leeway] = bindArgs(
+      'truncate',
+      a,
+      ['length', 'killwords', 'end', 'leeway'],
+      [255, false, '...', 5],
+    );
+    const s = toText(v);
+    const n = num(len);
+    const e = toText(end);
+    if (s.length <= n + num(leeway)) return s;
+    if (pyTruthy(killwords)) return s.slice(0, n - e.length) + e;
+    const cut = s.slice(0, n - e.length);
+    const i = cut.lastIndexOf(' ');
+    return (i >= 0 ? cut.slice(0, i) : cut) + e;
+  },
+  unique: (v, ...a) => {
+    const [caseSensitive, attribute] = bindArgs('unique', a, ['case_sensitive', 'attribute'], [false, null]);
+    const get = attrGetter(attribute);
+    const seen: unknown[] = [];
+    const out: unknown[] = [];
+    for (const x of iterate(v)) {
+      const key = lowerIfText(get(x), pyTruthy(caseSensitive));
+      if (!seen.some((s) => pyEquals(s, key))) {
+        seen.push(key);
+        out.push(x);
+      }
+    }
+    return PyIter.from2(out);
+  },
+  upper: (v) => toText(v).toUpperCase(),
+  urlencode: (v) => {
+    if (isDict(v)) {
+      return Object.entries(v)
+        .map(([k, x]) => `${encodeURIComponent(k)}=${encodeURIComponent(toText(x))}`)
+        .join('&');
+    }
+    return encodeURIComponent(toText(v)).replace(/%2F/g, '/');
+  },
+  wordcount: (v) => (toText(v).match(/\w+/g) ?? []).length,
+  // dm extensions (not Jinja2 built-ins); the Jinja2 reference script registers the same ones.
+  b64encode: (v) => base64(toText(v)),
+  b64decode: (v) => Buffer.from(toText(v), 'base64').toString('utf8'),
+};
+
+/** Hooks filled in by the compatibility module (avoids an import cycle). */
+export const FILTERS_INTERNAL: {
+  percent: (format: string, args: unknown) => string;
+  add: (a: unknown, b: unknown) => unknown;
+} = {
+  percent: () => '',
+  add: () => undefined,
+};
+
+const isInt = (v: unknown) => typeof v === 'number' && Number.isInteger(v);
+
+export const TESTS: Record<string, (v: unknown, ...args: unknown[]) => boolean> = {
+  boolean: (v) => typeof v === 'boolean',
+  callable: (v) => typeof v === 'function',
+  defined: (v) => v !== undefined,
+  divisibleby: (v, n) => num(v) % num(n) === 0,
+  eq: (v, o) => pyEquals(v, o),
+  equalto: (v, o) => pyEquals(v, o),
+  '==': (v, o) => pyEquals(v, o),
+  escaped: () => false,
+  even: (v) => num(v) % 2 === 0,
+  false: (v) => v === false,
+  filter: (v) => typeof v === 'string' && Object.hasOwn(FILTERS, v),
+  float: (v) => isFloat(v),
+  ge: (v, o) => num(v) >= num(o),
+  gt: (v, o) => num(v) > num(o),
+  greaterthan: (v, o) => num(v) > num(o),
+  in: (v, seq) => FILTERS_INTERNAL_IN(v, seq),
+  integer: (v) => isInt(v),
+  iterable: (v) => v !== undefined && (typeof v === 'string' || Array.isArray(v) || isDict(v)),
+  le: (v, o) => num(v) <= num(o),
+  lower: (v) => typeof v === 'string' && v === v.toLowerCase(),
+  lt: (v, o) => num(v) < num(o),
+  lessthan: (v, o) => num(v) < num(o),
+  mapping: (v) => isDict(v),
+  ne: (v, o) => !pyEquals(v, o),
+  none: (v) => v === null,
+  number: (v) => typeof v === 'number' || v instanceof PyFloat,
+  odd: (v) => Math.abs(num(v) % 2) === 1,
+  sameas: (v, o) => v === o || (v === null && o === null),
+  sequence: (v) => typeof v === 'string' || Array.isArray(v) || isDict(v),
+  string: (v) => typeof v === 'string',
+  test: (v) => typeof v === 'string' && Object.hasOwn(TESTS, v),
+  true: (v) => v === true,
+  undefined: (v) => v === undefined,
+  upper: (v) => typeof v === 'string' && v === v.toUpperCase(),
+};
+
+export function FILTERS_INTERNAL_IN(needle: unknown, haystack: unknown): boolean {
+  if (typeof haystack === 'string') {
+    if (typeof needle !== 'string') {
+      throw new PyError(
+        'TypeError',
+        `'in <string>' requires string as left operand, not ${typeName(needle)}`,
+      );
+    }
+    return haystack.includes(needle);
+  }
+  if (Array.isArray(haystack)) return haystack.some((x) => pyEquals(x, needle));
+  if (isDict(haystack))
+    return typeof needle === 'string'
+      ? Object.hasOwn(haystack, needle)
+      : Object.hasOwn(haystack, pyStr(needle));
+  if (haystack === undefined) throw new PyError('UndefinedError', "argument of 'in' is undefined");
+  throw new PyError('TypeError', `argument of type '${typeName(haystack)}' is not iterable`);
+}
+
+/** Jinja2's `range()`: integers only. */
+function range(...args: unknown[]): number[] {
+  for (const a of args) {
+    if (!(typeof a === 'number' && Number.isInteger(a)) && typeof a !== 'boolean') {
+      throw new PyError('TypeError', `'${typeName(a)}' object cannot be interpreted as an integer`);
+    }
+  }
+  const n = args.map((a) => Number(a));
+  const [start, stop, step] =
+    n.length === 1 ? [0, n[0]!, 1] : n.length === 2 ? [n[0]!, n[1]!, 1] : [n[0]!, n[1]!, n[2]!];
+  if (n.length === 0 || n.length > 3) throw new PyError('TypeError', 'range expected 1 to 3 arguments');
+  if (step === 0) throw new PyError('ValueError', 'range() arg 3 must not be zero');
+  const count = Math.max(0, Math.ceil((stop - start) / step));
+  if (count > 100_000)
+    throw new PyError('OverflowError', `range too big (${count} items; at most 100000 in templates)`);
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) out.push(start + i * step);
+  return out;
+}
+
+function makeDict(...args: unknown[]): PyDict {
+  const { positional, kwargs } = splitArgs(args);
+  const out: PyDict = {};
+  for (const src of positional) {
+    if (isDict(src)) Object.assign(out, src);
+    else for (const pair of iterate(src)) out[pyStr((pair as unknown[])[0])] = (pair as unknown[])[1];
+  }
+  return Object.assign(out, kwargs);
+}
+
+export function makeGlobals(): PyDict {
+  return {
+    range,
+    dict: makeDict,
+    namespace: makeDict,
+    lipsum: () => {
+      throw new PyError('TemplateRuntimeError', 'lipsum() is random text; dm does not support it');
+    },
+    cycler: (...items: unknown[]) => {
+      let i = 0;
+      const c: PyDict = {
+        next: () => {
+          const v = items[i % items.length];
+          i++;
+          c.current = items[i % items.length];
+          return v;
+        },
+        reset: () => {
+          i = 0;
+          c.current = items[0];
+          return null;
+        },
+        current: items[0],
+      };
+      return c;
+    },
+    joiner: (sep: unknown = ', ') => {
+      let used = false;
+      return () => {
+        if (!used) {
+          used = true;
+          return '';
+        }
+        return sep;
+      };
+    },
+  };
+}

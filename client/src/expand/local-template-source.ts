@@ -1,0 +1,184 @@
+/**
+ * The local TemplateSource (spec/expansion.md §1): templates from the configuration's `imports`,
+ * plus the automatic imports DM's client made — a type naming a file present next to the
+ * configuration or in `--imports-dir`, that file's `<file>.schema`, and the schema's own
+ * `imports`, recursively. Files never come from outside those directories.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, normalize, relative, resolve, sep } from 'node:path';
+import { DmError } from '../error.js';
+import { parseTemplateSchema } from './schema.js';
+import type { LoadedTemplate, TemplateFile, TemplateKind, TemplateSource } from './types.js';
+
+export interface ImportEntry {
+  path: string;
+  name: string;
+}
+
+export interface LocalTemplateSourceOptions {
+  /** The directory of the configuration: import paths are relative to it. */
+  baseDir: string;
+  /** `--imports-dir`: a second place where types and imports are looked up. */
+  importsDir?: string;
+  /** The configuration's `imports`. */
+  imports?: readonly ImportEntry[];
+  /** Largest file read, in bytes (default 4 MiB). */
+  maxFileBytes?: number;
+}
+
+/** The kind of template a file name denotes, or undefined when it is not a template file. */
+export function templateKindOf(name: string): TemplateKind | undefined {
+  if (name.endsWith('.py')) return 'python';
+  if (name.endsWith('.jinja') || name.endsWith('.yaml') || name.endsWith('.yml')) return 'jinja';
+  return undefined;
+}
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+export class LocalTemplateSource implements TemplateSource {
+  readonly files = new Map<string, TemplateFile>();
+  private readonly roots: string[];
+  private readonly loaded = new Map<string, LoadedTemplate>();
+  private readonly mine = new WeakSet<LoadedTemplate>();
+  private readonly maxFileBytes: number;
+
+  constructor(options: LocalTemplateSourceOptions) {
+    this.roots = [resolve(options.baseDir), ...(options.importsDir ? [resolve(options.importsDir)] : [])];
+    this.maxFileBytes = options.maxFileBytes ?? 4 * 1024 * 1024;
+    for (const entry of options.imports ?? []) {
+      const file = this.readRelative(entry.path, this.roots);
+      if (!file) {
+        throw new DmError(
+          'IMPORT_NOT_FOUND',
+          `import '${entry.path}' not found (looked in ${this.roots.join(', ')})`,
+          {
+            category: 'not-found',
+            details: { import: entry.path },
+          },
+        );
+      }
+      this.files.set(entry.name, { name: entry.name, path: file.path, content: file.content });
+    }
+  }
+
+  private readRelative(
+    path: string,
+    roots: readonly string[],
+  ): { path: string; content: string } | undefined {
+    if (isAbsolute(path) || normalize(path).split(/[\\/]/).includes('..')) {
+      throw new DmError(
+        'IMPORT_OUTSIDE',
+        `import '${path}' must be a relative path inside the configuration's directory`,
+        {
+          category: 'invalid-input',
+        },
+      );
+    }
+    for (const root of roots) {
+      const full = resolve(root, path);
+      if (!inside(root, full)) continue;
+      let size: number;
+      try {
+        const st = statSync(full);
+        if (!st.isFile()) continue;
+        size = st.size;
+      } catch {
+        continue;
+      }
+      if (size > this.maxFileBytes) {
+        throw new DmError(
+          'IMPORT_TOO_LARGE',
+          `import '${path}' is ${size} bytes, more than ${this.maxFileBytes}`,
+          {
+            category: 'limit',
+          },
+        );
+      }
+      return { path: full, content: readFileSync(full, 'utf8') };
+    }
+    return undefined;
+  }
+
+  /** Adds `<name>.schema` and the schema's imports, when they exist, to the files. */
+  private addSchemaOf(name: string, templatePath: string): TemplateFile | undefined {
+    const schemaName = `${name}.schema`;
+    let schema = this.files.get(schemaName);
+    if (!schema) {
+      const next = this.readRelative(schemaName, this.roots) ?? this.readNextTo(templatePath, schemaName);
+      if (!next) return undefined;
+      schema = { name: schemaName, path: next.path, content: next.content };
+      this.files.set(schemaName, schema);
+    }
+    const parsed = parseTemplateSchema(schema);
+    const schemaDir = dirname(schema.path);
+    for (const imp of parsed.imports) {
+      if (this.files.has(imp.name)) continue;
+      if (/^[a-z]+:\/\//i.test(imp.path) || /:=?v\d/.test(imp.path)) continue; // references: another source's
+      const file = this.readRelative(imp.path, [schemaDir, ...this.roots]);
+      if (!file) {
+        throw new DmError('IMPORT_NOT_FOUND', `${schema.path}: import '${imp.path}' not found`, {
+          category: 'not-found',
+          details: { schema: schema.path, import: imp.path },
+        });
+      }
+      this.files.set(imp.name, { name: imp.name, path: file.path, content: file.content });
+    }
+    return schema;
+  }
+
+  private readNextTo(templatePath: string, name: string): { path: string; content: string } | undefined {
+    const dir = dirname(templatePath);
+    if (!this.roots.some((root) => inside(root, dir))) return undefined;
+    const base = name.split('/').pop() ?? name;
+    return this.readRelative(base, [dir]);
+  }
+
+  async load(typeRef: string, from?: LoadedTemplate): Promise<LoadedTemplate | null> {
+    if (from && !this.mine.has(from)) return null;
+    const kind = templateKindOf(typeRef);
+    if (!kind) return null;
+    const cached = this.loaded.get(typeRef);
+    if (cached) return cached;
+    let file = this.files.get(typeRef);
+    if (!file) {
+      if (/^[a-z]+:\/\//i.test(typeRef)) return null;
+      let found: { path: string; content: string } | undefined;
+      try {
+        found = this.readRelative(typeRef, this.roots);
+      } catch {
+        return null;
+      }
+      if (!found) return null;
+      file = { name: typeRef, path: found.path, content: found.content };
+      this.files.set(typeRef, file);
+    }
+    const schema = this.addSchemaOf(typeRef, file.path);
+    const template: LoadedTemplate = {
+      type: typeRef,
+      path: relative(process.cwd(), file.path) || file.path,
+      kind,
+      content: file.content,
+      ...(schema ? { schema } : {}),
+      files: this.files,
+    };
+    this.mine.add(template);
+    this.loaded.set(typeRef, template);
+    return template;
+  }
+}
+
+/** Tries each source in order; the first that knows the type wins. */
+export function chainTemplateSources(sources: readonly TemplateSource[]): TemplateSource {
+  return {
+    async load(typeRef, from) {
+      for (const source of sources) {
+        const loaded = await source.load(typeRef, from);
+        if (loaded) return loaded;
+      }
+      return null;
+    },
+  };
+}

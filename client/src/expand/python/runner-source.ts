@@ -1,0 +1,227 @@
+/**
+ * The Python side of the Python template engine (spec/expansion.md §3, §7), run as
+ * `python3 -I -c <this source>`: one process per expansion run, one JSON request per line on
+ * stdin, one JSON answer per line on stdout.
+ *
+ * Request:  {"id", "name", "source", "context": {properties, env, imports}, "files": {name: text},
+ *            "timeout": seconds}
+ * Answer:   {"id", "ok": true, "text": "..."} | {"id", "ok": true, "data": {...}}
+ *         | {"id", "ok": false, "kind": "error"|"blocked"|"limit", "message", "file", "line"}
+ *
+ * Isolation: an address-space limit (RLIMIT_AS), a per-template timer, and an audit hook that
+ * refuses sockets, subprocesses, `os.system`, dangerous imports and any file open other than
+ * reading Python's own library. Template imports are served from memory by a meta-path finder,
+ * so templates need no file access at all.
+ */
+export const PYTHON_RUNNER_SOURCE = String.raw`
+import sys, json, io, linecache, traceback, types, signal, resource, importlib.abc, importlib.util
+import os.path as _osp
+import copy, math, re, string, base64, hashlib, collections, itertools, functools, textwrap, random, time, datetime
+
+_out = sys.stdout
+_in = sys.stdin
+_mem = int(sys.argv[1]) if len(sys.argv) > 1 else 512
+try:
+    resource.setrlimit(resource.RLIMIT_AS, (_mem * 1024 * 1024, _mem * 1024 * 1024))
+except Exception:
+    pass
+try:
+    resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+except Exception:
+    pass
+
+_LIB_DIRS = tuple(sorted({_osp.realpath(p) + '/' for p in sys.path if p and _osp.isdir(p)} |
+                         {_osp.realpath(_osp.dirname(_osp.dirname(json.__file__))) + '/'}))
+_BLOCKED_MODULES = {'subprocess', 'socket', '_socket', 'ssl', '_ssl', 'ctypes', '_ctypes', 'multiprocessing',
+                    '_posixsubprocess', 'pty', 'http', 'urllib', 'ftplib', 'smtplib', 'telnetlib', 'asyncio',
+                    'selectors', 'select', 'mmap', 'fcntl', 'shutil', 'tempfile', 'webbrowser', 'requests', 'pickle'}
+
+class Blocked(PermissionError):
+    pass
+
+class TemplateTimeout(BaseException):
+    pass
+
+_state = {'blocked': None, 'active': False}
+
+def _block(what):
+    if _state['blocked'] is None:
+        _state['blocked'] = what
+    raise Blocked(what + ' is blocked in templates')
+
+def _audit(event, args):
+    if not _state['active']:
+        return
+    if event == 'open':
+        path, mode = args[0], args[1]
+        if isinstance(path, int):
+            return
+        p = _osp.realpath(path if isinstance(path, str) else str(path))
+        writing = isinstance(mode, str) and any(c in mode for c in 'wax+')
+        if isinstance(args[2], int) and args[2] & 3:
+            writing = True
+        if writing or not p.startswith(_LIB_DIRS):
+            _block("opening '%s'" % path)
+    elif event in ('os.listdir', 'os.scandir'):
+        p = args[0]
+        if p is None or not _osp.realpath(str(p)).startswith(_LIB_DIRS):
+            _block("listing directory '%s'" % p)
+    elif event.startswith('socket.'):
+        _block('network access (%s)' % event)
+    elif event in ('subprocess.Popen', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'os.fork',
+                   'os.forkpty', 'os.kill', 'os.killpg', 'pty.spawn', 'os.startfile'):
+        _block('starting a process (%s)' % event)
+    elif event.startswith('ctypes.') or event in ('os.remove', 'os.rename', 'os.rmdir', 'os.mkdir', 'os.chmod',
+                                                   'os.chown', 'os.truncate', 'os.link', 'os.symlink', 'os.putenv',
+                                                   'os.unsetenv', 'os.chdir', 'shutil.rmtree', 'sys.setprofile',
+                                                   'sys.settrace', 'sys.addaudithook'):
+        _block(event)
+    elif event == 'import':
+        name = args[0] or ''
+        if name.split('.')[0] in _BLOCKED_MODULES:
+            _block("importing '%s'" % name)
+
+_files = {}
+_template_modules = set()
+
+class _ImportsFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Makes the imports importable by path: helpers/common.py is 'helpers.common'."""
+    def _lookup(self, fullname):
+        base = fullname.replace('.', '/')
+        if base + '.py' in _files:
+            return base + '.py', False
+        if base + '/__init__.py' in _files:
+            return base + '/__init__.py', True
+        prefix = base + '/'
+        if any(k.startswith(prefix) for k in _files):
+            return None, True
+        return None, None
+    def find_spec(self, fullname, path=None, target=None):
+        filename, is_pkg = self._lookup(fullname)
+        if is_pkg is None:
+            return None
+        spec = importlib.util.spec_from_loader(fullname, self, origin=filename or fullname, is_package=is_pkg)
+        if is_pkg:
+            spec.submodule_search_locations = []
+        return spec
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):
+        filename, _ = self._lookup(module.__name__)
+        _template_modules.add(module.__name__)
+        if filename is None:
+            return
+        source = _files[filename]
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        module.__file__ = filename
+        exec(compile(source, filename, 'exec'), module.__dict__)
+
+sys.meta_path.insert(0, _ImportsFinder())
+
+class _Context(object):
+    def __init__(self, properties, env, imports):
+        self.properties = properties
+        self.env = env
+        self.imports = imports
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+def _on_alarm(signum, frame):
+    raise TemplateTimeout()
+
+signal.signal(signal.SIGALRM, _on_alarm)
+
+def _location(tb_list, names):
+    for fr in reversed(tb_list):
+        if fr.filename in names:
+            return fr.filename, fr.lineno
+    return None, None
+
+def _render(req):
+    global _files
+    name = req['name']
+    _files = dict(req.get('files') or {})
+    _files[name] = req['source']
+    ctx = req['context']
+    for mod in list(_template_modules):
+        sys.modules.pop(mod, None)
+    _template_modules.clear()
+    source = req['source']
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    _state['blocked'] = None
+    sys.stdout = io.StringIO()
+    timeout = float(req.get('timeout') or 10)
+    result = None
+    error = None
+    try:
+        code = compile(source, name, 'exec')
+        module = types.ModuleType(name.rsplit('/', 1)[-1].rsplit('.', 1)[0])
+        module.__file__ = name
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        _state['active'] = True
+        try:
+            exec(code, module.__dict__)
+            fn = module.__dict__.get('GenerateConfig') or module.__dict__.get('generate_config')
+            if fn is None:
+                raise NameError('%s defines neither GenerateConfig(context) nor generate_config(context)' % name)
+            result = fn(_Context(ctx.get('properties') or {}, ctx.get('env') or {}, ctx.get('imports') or {}))
+        finally:
+            _state['active'] = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except BaseException as e:
+        error = e
+    finally:
+        _state['active'] = False
+    if _state['blocked'] is not None:
+        return {'ok': False, 'kind': 'blocked', 'message': _state['blocked'] + ' is blocked in templates',
+                'file': name, 'line': None}
+    if error is not None:
+        tb = traceback.extract_tb(error.__traceback__)
+        names = set(_files)
+        f, line = _location(tb, names)
+        if isinstance(error, SyntaxError) and error.filename in names:
+            f, line = error.filename, error.lineno
+        kind = 'error'
+        if isinstance(error, TemplateTimeout):
+            kind, msg = 'limit', 'took longer than %gs (time limit)' % timeout
+        elif isinstance(error, MemoryError):
+            kind, msg = 'limit', 'ran out of memory (limit %d MB)' % _mem
+        elif isinstance(error, RecursionError):
+            kind, msg = 'limit', 'recursion limit exceeded'
+        else:
+            msg = '%s: %s' % (type(error).__name__, error)
+        return {'ok': False, 'kind': kind, 'message': msg, 'file': f or name, 'line': line}
+    if isinstance(result, str):
+        return {'ok': True, 'text': result}
+    try:
+        return {'ok': True, 'data': json.loads(json.dumps(result, default=_unjson))}
+    except (TypeError, ValueError) as e:
+        return {'ok': False, 'kind': 'error', 'message': 'GenerateConfig returned a value that is not YAML/JSON data: %s' % e,
+                'file': name, 'line': None}
+
+def _unjson(value):
+    if isinstance(value, (set, frozenset)):
+        raise TypeError('a set is not JSON data')
+    if isinstance(value, tuple):
+        return list(value)
+    raise TypeError('%s is not JSON data' % type(value).__name__)
+
+sys.addaudithook(_audit)
+_out.write(json.dumps({'ready': True}) + '\n')
+_out.flush()
+for raw in _in:
+    if not raw.strip():
+        continue
+    req = json.loads(raw)
+    try:
+        answer = _render(req)
+    except MemoryError:
+        answer = {'ok': False, 'kind': 'limit', 'message': 'ran out of memory (limit %d MB)' % _mem, 'file': req.get('name'), 'line': None}
+    answer['id'] = req.get('id')
+    try:
+        line = json.dumps(answer)
+    except MemoryError:
+        line = json.dumps({'id': req.get('id'), 'ok': False, 'kind': 'limit', 'message': 'ran out of memory', 'file': req.get('name'), 'line': None})
+    _out.write(line + '\n')
+    _out.flush()
+`;

@@ -1,0 +1,204 @@
+/**
+ * Template schemas (spec/expansion.md §5): `<template>.schema` in YAML, JSON Schema in the
+ * draft-04 style DM used. Properties are validated with ajv before rendering; `default`s are
+ * filled in (nested ones and those behind `$ref` too); every error is reported at once with its
+ * property path. A schema that is itself invalid is reported as such.
+ *
+ * Draft-04 details handled here: boolean `exclusiveMinimum`/`exclusiveMaximum` and `id` are
+ * rewritten to their draft-07 forms; DM's top-level keys (`info`, `imports`, `outputs`) are not
+ * schema keywords and are ignored.
+ */
+import { createRequire } from 'node:module';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { parseYaml } from '../document/yaml.js';
+import { DmError } from '../error.js';
+import type { TemplateFile } from './types.js';
+
+const require = createRequire(import.meta.url);
+
+interface AjvLike {
+  compile(schema: unknown): ValidateFunction;
+}
+
+let ajvInstance: AjvLike | undefined;
+
+function ajv(): AjvLike {
+  if (!ajvInstance) {
+    const AjvClass = require('ajv').default as new (options: Record<string, unknown>) => AjvLike;
+    const instance = new AjvClass({
+      allErrors: true,
+      useDefaults: true,
+      strict: false,
+      validateSchema: true,
+    });
+    (require('ajv-formats').default as (a: AjvLike) => void)(instance);
+    ajvInstance = instance;
+  }
+  return ajvInstance;
+}
+
+export interface TemplateSchema {
+  file: TemplateFile;
+  /** The schema document as parsed. */
+  document: Record<string, unknown>;
+  /** `imports:` entries, normalised to {path, name}. */
+  imports: { path: string; name: string }[];
+}
+
+const NOT_KEYWORDS = new Set(['info', 'imports', 'outputs']);
+
+/** Rewrites draft-04 idioms into what ajv's default draft understands. */
+function fromDraft04(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(fromDraft04);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  const src = node as Record<string, unknown>;
+  for (const [key, value] of Object.entries(src)) {
+    if (key === '$schema') continue;
+    if (key === 'id' && typeof value === 'string') continue;
+    if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'boolean') {
+      const bound = key === 'exclusiveMinimum' ? 'minimum' : 'maximum';
+      if (value && typeof src[bound] === 'number') out[key] = src[bound];
+      continue;
+    }
+    if (
+      (key === 'minimum' || key === 'maximum') &&
+      src[key === 'minimum' ? 'exclusiveMinimum' : 'exclusiveMaximum'] === true
+    ) {
+      continue;
+    }
+    // `properties`, `definitions` and `patternProperties` map names to schemas: keep the names.
+    if (
+      (key === 'properties' || key === 'definitions' || key === 'patternProperties') &&
+      value &&
+      typeof value === 'object' &&
+      !Array.isArray(value)
+    ) {
+      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fromDraft04(v)]));
+      continue;
+    }
+    out[key] = fromDraft04(value);
+  }
+  return out;
+}
+
+/** Parses a schema file; YAML errors and non-mapping documents are errors about the schema. */
+export function parseTemplateSchema(file: TemplateFile): TemplateSchema {
+  const document = parseYaml(file.content, { source: file.path });
+  if (document === null || document === undefined) return { file, document: {}, imports: [] };
+  if (typeof document !== 'object' || Array.isArray(document)) {
+    throw new DmError('INVALID_SCHEMA', `${file.path}: a schema must be a YAML mapping`, {
+      category: 'invalid-input',
+    });
+  }
+  const doc = document as Record<string, unknown>;
+  const imports: { path: string; name: string }[] = [];
+  const raw = doc.imports ?? [];
+  if (!Array.isArray(raw)) {
+    throw new DmError('INVALID_SCHEMA', `${file.path}: 'imports' must be a list`, {
+      category: 'invalid-input',
+    });
+  }
+  for (const [i, entry] of raw.entries()) {
+    if (typeof entry === 'string') imports.push({ path: entry, name: entry });
+    else if (entry && typeof entry === 'object' && typeof (entry as { path?: unknown }).path === 'string') {
+      const e = entry as { path: string; name?: unknown };
+      imports.push({ path: e.path, name: typeof e.name === 'string' ? e.name : e.path });
+    } else {
+      throw new DmError('INVALID_SCHEMA', `${file.path}: imports[${i}] must be a path or {path, name}`, {
+        category: 'invalid-input',
+      });
+    }
+  }
+  return { file, document: doc, imports };
+}
+
+const validators = new Map<string, ValidateFunction>();
+
+function compiledValidator(schema: TemplateSchema): ValidateFunction {
+  const key = `${schema.file.path}\u0000${schema.file.content}`;
+  let validate = validators.get(key);
+  if (!validate) {
+    const body: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(schema.document)) if (!NOT_KEYWORDS.has(k)) body[k] = v;
+    if (body.type === undefined) body.type = 'object';
+    try {
+      validate = ajv().compile(fromDraft04(body));
+    } catch (error) {
+      throw new DmError(
+        'INVALID_SCHEMA',
+        `${schema.file.path}: the schema is invalid: ${error instanceof Error ? error.message : String(error)}`,
+        { category: 'invalid-input', details: { schema: schema.file.path } },
+      );
+    }
+    if (validators.size > 1000) validators.clear();
+    validators.set(key, validate);
+  }
+  return validate;
+}
+
+function pathOf(error: ErrorObject): string {
+  const parts = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let path = 'properties';
+  for (const p of parts) path += /^\d+$/.test(p) ? `[${p}]` : `.${p}`;
+  if (error.keyword === 'required')
+    path += `.${(error.params as { missingProperty: string }).missingProperty}`;
+  if (error.keyword === 'additionalProperties') {
+    path += `.${(error.params as { additionalProperty: string }).additionalProperty}`;
+  }
+  return path;
+}
+
+function describe(error: ErrorObject, properties: unknown): string {
+  if (error.keyword === 'required') return `${pathOf(error)}: is required`;
+  if (error.keyword === 'additionalProperties')
+    return `${pathOf(error)}: is not allowed (additionalProperties is false)`;
+  let value: unknown = properties;
+  for (const p of error.instancePath.split('/').slice(1)) {
+    value =
+      value && typeof value === 'object'
+        ? (value as Record<string, unknown>)[p.replace(/~1/g, '/').replace(/~0/g, '~')]
+        : undefined;
+  }
+  const got = value === undefined ? '' : ` (got ${JSON.stringify(value)})`;
+  const allowed =
+    error.keyword === 'enum'
+      ? `: ${JSON.stringify((error.params as { allowedValues: unknown[] }).allowedValues)}`
+      : '';
+  return `${pathOf(error)}: ${error.message ?? error.keyword}${allowed}${got}`;
+}
+
+/**
+ * Validates `properties` against the schema, filling in defaults in place (on a copy), and
+ * returns the completed properties. `subject` names the resource in messages.
+ */
+export function applySchema(
+  schema: TemplateSchema,
+  properties: Record<string, unknown>,
+  subject: string,
+): Record<string, unknown> {
+  const validate = compiledValidator(schema);
+  const copy = structuredClone(properties);
+  if (validate(copy)) return copy;
+  const errors = validate.errors ?? [];
+  const seen = new Set<string>();
+  const messages: string[] = [];
+  for (const e of errors) {
+    if (e.keyword === 'if') continue;
+    const m = describe(e, copy);
+    if (!seen.has(m)) {
+      seen.add(m);
+      messages.push(m);
+    }
+  }
+  throw new DmError(
+    'SCHEMA_VALIDATION_FAILED',
+    messages.length === 1
+      ? `${subject}: ${messages[0]} (schema ${schema.file.path})`
+      : `${subject}: ${messages.length} properties do not match the schema ${schema.file.path}: ${messages.join('; ')}`,
+    { category: 'validation', details: { resource: subject, schema: schema.file.path, errors: messages } },
+  );
+}

@@ -1,0 +1,113 @@
+/**
+ * Value references `$(ref.NAME.PATH)` (spec/expansion.md §6): found in the expanded
+ * configuration's property values, checked against the resource names there, and turned into a
+ * dependency graph that deploy uses to order resources (apply a resource after those it
+ * references). Unknown names and cycles are errors.
+ */
+import { DmError } from '../error.js';
+import type { Resource } from './types.js';
+
+export interface ValueReference {
+  /** The resource that holds the reference. */
+  from: string;
+  /** The referenced resource name. */
+  name: string;
+  /** Dotted path into the referenced resource's live object; '' for the whole object. */
+  path: string;
+  /** Where the reference sits in the holder, e.g. `properties.spec.host`. */
+  at: string;
+  /** The reference as written, `$(ref.db.status.ip)`. */
+  text: string;
+}
+
+export interface ReferenceGraph {
+  /** Resource names in an order where each comes after everything it references. */
+  order: string[];
+  /** name → names it references (its dependencies). */
+  dependsOn: Record<string, string[]>;
+  references: ValueReference[];
+}
+
+const REF = /\$\(ref\.([^)]*)\)/g;
+
+function walk(value: unknown, at: string, visit: (text: string, at: string) => void): void {
+  if (typeof value === 'string') visit(value, at);
+  else if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) walk(v, `${at}[${i}]`, visit);
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) walk(v, at ? `${at}.${k}` : k, visit);
+  }
+}
+
+/**
+ * Every `$(ref.NAME.PATH)` in the resources. NAME may itself contain dots: the longest prefix
+ * that is a resource name wins. A reference to no known name is an error naming it.
+ */
+export function findValueReferences(resources: readonly Resource[]): ValueReference[] {
+  const names = new Set(resources.map((r) => r.name));
+  const out: ValueReference[] = [];
+  for (const resource of resources) {
+    const { name: _n, type: _t, ...rest } = resource;
+    walk(rest, '', (text, at) => {
+      for (const match of text.matchAll(REF)) {
+        const body = match[1] ?? '';
+        const parts = body.split('.');
+        let found: number | undefined;
+        for (let i = parts.length; i >= 1; i--) {
+          if (names.has(parts.slice(0, i).join('.'))) {
+            found = i;
+            break;
+          }
+        }
+        if (found === undefined) {
+          throw new DmError(
+            'UNKNOWN_REFERENCE',
+            `resource '${resource.name}' ${at}: ${match[0]} references '${parts[0] ?? ''}', which is not a resource of this configuration`,
+            { category: 'validation', details: { resource: resource.name, at, reference: match[0] } },
+          );
+        }
+        out.push({
+          from: resource.name,
+          name: parts.slice(0, found).join('.'),
+          path: parts.slice(found).join('.'),
+          at,
+          text: match[0],
+        });
+      }
+    });
+  }
+  return out;
+}
+
+/** The dependency graph of the references, in topological order; a cycle is an error naming it. */
+export function buildReferenceGraph(resources: readonly Resource[]): ReferenceGraph {
+  const references = findValueReferences(resources);
+  const dependsOn: Record<string, string[]> = {};
+  for (const r of resources) dependsOn[r.name] ??= [];
+  for (const ref of references) {
+    const deps = dependsOn[ref.from]!;
+    if (!deps.includes(ref.name)) deps.push(ref.name);
+  }
+  const order: string[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const stack: string[] = [];
+  const visit = (name: string): void => {
+    const s = state.get(name);
+    if (s === 'done') return;
+    if (s === 'visiting') {
+      const cycle = [...stack.slice(stack.indexOf(name)), name];
+      throw new DmError('REFERENCE_CYCLE', `value references form a cycle: ${cycle.join(' → ')}`, {
+        category: 'validation',
+        details: { cycle },
+      });
+    }
+    state.set(name, 'visiting');
+    stack.push(name);
+    for (const dep of dependsOn[name] ?? []) visit(dep);
+    stack.pop();
+    state.set(name, 'done');
+    order.push(name);
+  };
+  for (const r of resources) visit(r.name);
+  return { order, dependsOn, references };
+}

@@ -1,0 +1,355 @@
+/** DM expansion semantics, written from spec/expansion.md §1–§3, §5, §6 (real sandbox, real files). */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { DmError } from '../../client/src/error.js';
+import { type ExpandOptions, expandConfiguration, RenderSandbox } from '../../client/src/expand/index.js';
+
+const root = mkdtempSync(join(tmpdir(), 'dm-expand-'));
+let sandbox: RenderSandbox;
+let counter = 0;
+
+function fixture(files: Record<string, string>): string {
+  const dir = join(root, `case-${counter++}`);
+  for (const [name, content] of Object.entries(files)) {
+    const path = join(dir, name);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, content);
+  }
+  return dir;
+}
+
+async function expand(files: Record<string, string>, options: ExpandOptions = {}) {
+  const dir = fixture(files);
+  return expandConfiguration(
+    { content: files['config.yaml'] ?? '', path: join(dir, 'config.yaml') },
+    { sandbox, now: () => new Date('2026-01-02T03:04:05Z'), ...options },
+  );
+}
+
+async function expandError(files: Record<string, string>, options: ExpandOptions = {}): Promise<DmError> {
+  try {
+    await expand(files, options);
+  } catch (error) {
+    assert.ok(error instanceof DmError, `expected a DmError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail('expected expansion to fail');
+}
+
+before(() => {
+  sandbox = new RenderSandbox({ timeoutMs: 5000 });
+});
+after(() => {
+  sandbox.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const RS = `resources:
+- name: {{ env.name }}-rc
+  type: ReplicationController
+  properties:
+    replicas: {{ properties.replicas }}
+- name: {{ env.name }}-service
+  type: Service
+`;
+
+describe('expandConfiguration()', () => {
+  it('expandConfiguration() flattens templates into primitives and records the layout', async () => {
+    const result = await expand({
+      'config.yaml': `imports:\n- path: rs.jinja\nresources:\n- name: rs\n  type: rs.jinja\n  properties: {replicas: 2}\n- name: cm\n  type: ConfigMap\n`,
+      'rs.jinja': RS,
+    });
+    assert.deepEqual(result.config.resources, [
+      { name: 'rs-rc', type: 'ReplicationController', properties: { replicas: 2 } },
+      { name: 'rs-service', type: 'Service' },
+      { name: 'cm', type: 'ConfigMap' },
+    ]);
+    assert.deepEqual(result.layout.resources, [
+      {
+        name: 'rs',
+        type: 'rs.jinja',
+        properties: { replicas: 2 },
+        resources: [
+          { name: 'rs-rc', type: 'ReplicationController' },
+          { name: 'rs-service', type: 'Service' },
+        ],
+      },
+      { name: 'cm', type: 'ConfigMap' },
+    ]);
+  });
+
+  it('expandConfiguration() imports a type present next to the configuration without an imports entry', async () => {
+    const result = await expand({
+      'config.yaml': 'resources:\n- name: rs\n  type: rs.jinja\n  properties: {replicas: 1}\n',
+      'rs.jinja': RS,
+    });
+    assert.equal(result.config.resources.length, 2);
+  });
+
+  it('expandConfiguration() expands an empty document and null resources to nothing', async () => {
+    for (const content of ['', '# nothing\n', 'resources:\n', 'resources: null\n']) {
+      const result = await expand({ 'config.yaml': content });
+      assert.deepEqual(result.config.resources, []);
+      assert.deepEqual(result.layout.resources, []);
+    }
+  });
+
+  it('expandConfiguration() rejects duplicate names in one list, naming where', async () => {
+    const top = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: T}\n- {name: a, type: U}\n',
+    });
+    assert.match(top.message, /Resource name 'a' is not unique in configuration/);
+    const inTemplate = await expandError({
+      'config.yaml': 'resources:\n- {name: x, type: dup.jinja}\n',
+      'dup.jinja': 'resources:\n- {name: same, type: A}\n- {name: same, type: B}\n',
+    });
+    assert.match(inTemplate.message, /Resource name 'same' is not unique in template 'dup.jinja'/);
+  });
+
+  it('expandConfiguration() allows the same name at a parent and a child level and in sibling templates', async () => {
+    const result = await expand({
+      'config.yaml': 'resources:\n- {name: web, type: t.jinja}\n- {name: api, type: t.jinja}\n',
+      't.jinja': 'resources:\n- {name: web, type: Pod}\n',
+    });
+    assert.deepEqual(
+      result.config.resources.map((r) => r.name),
+      ['web', 'web'],
+    );
+  });
+
+  it('expandConfiguration() rejects a resource without a name or a type, naming it and the file', async () => {
+    const noName = await expandError({ 'config.yaml': 'resources:\n- {type: T}\n' });
+    assert.match(noName.message, /config\.yaml: Resource does not have a name: resources\[0\]/);
+    const noType = await expandError({ 'config.yaml': 'resources:\n- {name: a}\n' });
+    assert.match(noType.message, /config\.yaml: Resource does not have type defined: 'a'/);
+  });
+
+  it('expandConfiguration() fails on a listed import that does not exist', async () => {
+    const error = await expandError({ 'config.yaml': 'imports:\n- path: missing.jinja\nresources: []\n' });
+    assert.equal(error.code, 'IMPORT_NOT_FOUND');
+    assert.match(error.message, /missing\.jinja/);
+  });
+
+  it('expandConfiguration() treats a template-looking type that is not there as a primitive, with a warning', async () => {
+    const result = await expand({ 'config.yaml': 'resources:\n- {name: a, type: nothere.jinja}\n' });
+    assert.deepEqual(result.config.resources, [{ name: 'a', type: 'nothere.jinja' }]);
+    assert.equal(result.warnings[0]?.code, 'TEMPLATE_NOT_FOUND');
+  });
+
+  it("expandConfiguration() fails with DM's text when a template returns no resources field", async () => {
+    const error = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: bad.jinja}\n',
+      'bad.jinja': 'items: []\n',
+    });
+    assert.match(error.message, /bad\.jinja: Template did not return a 'resources:' field/);
+  });
+
+  it('expandConfiguration() gives templates deployment, name, type, project, current_time and --env', async () => {
+    const result = await expand(
+      {
+        'config.yaml': 'resources:\n- {name: a, type: env.jinja}\n- {name: b, type: env.py}\n',
+        'env.jinja':
+          'resources:\n- name: j\n  type: T\n  properties: {d: {{ env.deployment }}, n: {{ env.name }}, t: {{ env.type }}, p: {{ env.project }}, c: "{{ env.current_time }}", x: {{ env.extra }}}\n',
+        'env.py':
+          "def GenerateConfig(context):\n    e = context.env\n    return {'resources': [{'name': 'p', 'type': 'T', 'properties': {k: e[k] for k in ['deployment', 'name', 'type', 'project', 'extra']}}]}\n",
+      },
+      { deployment: 'prod', project: 'proj', env: { extra: 42 } },
+    );
+    assert.deepEqual(result.config.resources[0]?.properties, {
+      d: 'prod',
+      n: 'a',
+      t: 'env.jinja',
+      p: 'proj',
+      c: '2026-01-02T03:04:05.000Z',
+      x: 42,
+    });
+    assert.deepEqual(result.config.resources[1]?.properties, {
+      deployment: 'prod',
+      name: 'b',
+      type: 'env.py',
+      project: 'proj',
+      extra: 42,
+    });
+  });
+
+  it('expandConfiguration() mixes Jinja and Python templates over three levels, with helpers and inlined files', async () => {
+    const result = await expand({
+      'config.yaml':
+        'imports:\n- path: top.jinja\n- path: mid.py\n- path: helpers/naming.py\n- path: data/motd.txt\n  name: motd\nresources:\n- {name: app, type: top.jinja}\n',
+      'top.jinja':
+        'resources:\n- name: {{ env.name }}-mid\n  type: mid.py\n  properties: {motd: {{ imports["motd"] | tojson }}}\n',
+      'mid.py':
+        "from helpers import naming\ndef GenerateConfig(context):\n    return {'resources': [{'name': naming.child(context.env['name']), 'type': 'leaf.jinja', 'properties': {'motd': context.properties['motd']}}]}\n",
+      'helpers/naming.py': "def child(n):\n    return n + '-leaf'\n",
+      'data/motd.txt': 'hello\n',
+      'leaf.jinja':
+        'resources:\n- name: {{ env.name }}-cm\n  type: ConfigMap\n  properties: {motd: {{ properties.motd | tojson }}}\n',
+    });
+    assert.deepEqual(result.config.resources, [
+      { name: 'app-mid-leaf-cm', type: 'ConfigMap', properties: { motd: 'hello\n' } },
+    ]);
+    assert.equal(result.layout.resources[0]?.resources?.[0]?.resources?.[0]?.type, 'leaf.jinja');
+  });
+
+  it('expandConfiguration() bounds the depth and names the chain', async () => {
+    const error = await expandError(
+      {
+        'config.yaml': 'resources:\n- {name: a, type: deep.jinja, properties: {n: 0}}\n',
+        'deep.jinja': 'resources:\n- {name: a, type: deep.jinja, properties: {n: {{ properties.n + 1 }}}}\n',
+      },
+      { maxDepth: 5 },
+    );
+    assert.equal(error.category, 'limit');
+    assert.match(error.message, /deeper than 5 levels: a \(deep\.jinja\) → a \(deep\.jinja\)/);
+  });
+
+  it('expandConfiguration() reports a template that instantiates itself with the same properties as a cycle', async () => {
+    const error = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: a.jinja}\n',
+      'a.jinja': 'resources:\n- {name: b, type: b.jinja}\n',
+      'b.jinja': 'resources:\n- {name: a, type: a.jinja}\n',
+    });
+    assert.equal(error.code, 'TEMPLATE_CYCLE');
+    assert.match(error.message, /a \(a\.jinja\) → b \(b\.jinja\) → a \(a\.jinja\)/);
+  });
+
+  it('expandConfiguration() reports a Python exception with the template file and line', async () => {
+    const error = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: boom.py}\n',
+      'boom.py': "def GenerateConfig(context):\n    x = {}\n    return x['missing']\n",
+    });
+    assert.match(error.message, /^boom\.py:3: KeyError: 'missing'/);
+  });
+
+  it('expandConfiguration() reports an exception inside a helper module with the helper file and line', async () => {
+    const error = await expandError({
+      'config.yaml': 'imports:\n- path: lib/util.py\nresources:\n- {name: a, type: main.py}\n',
+      'main.py': 'import lib.util\ndef GenerateConfig(context):\n    return lib.util.f()\n',
+      'lib/util.py': 'def f():\n    return 1 / 0\n',
+    });
+    assert.match(error.message, /^lib\/util\.py:2: ZeroDivisionError/);
+  });
+
+  it('expandConfiguration() accepts generate_config and YAML text from Python templates', async () => {
+    const result = await expand({
+      'config.yaml': 'resources:\n- {name: a, type: g.py}\n',
+      'g.py': "def generate_config(context):\n    return 'resources:\\n- {name: x, type: T}\\n'\n",
+    });
+    assert.deepEqual(result.config.resources, [{ name: 'x', type: 'T' }]);
+  });
+
+  it('expandConfiguration() merges values/--properties over the top-level template properties', async () => {
+    const result = await expand(
+      {
+        'config.yaml': 'resources:\n- {name: rs, type: rs.jinja, properties: {replicas: 1, keep: yes}}\n',
+        'rs.jinja': RS,
+      },
+      { properties: { replicas: 7 } },
+    );
+    assert.equal(result.config.resources[0]?.properties?.replicas, 7);
+  });
+});
+
+describe('schemas', () => {
+  const SCHEMA = `info: {title: rs}
+required: [replicas]
+definitions:
+  port: {type: object, properties: {number: {type: integer, default: 80}, protocol: {type: string, default: TCP}}}
+properties:
+  replicas: {type: integer, minimum: 1}
+  image: {type: string, default: nginx}
+  port: {$ref: '#/definitions/port', default: {}}
+  labels:
+    type: object
+    default: {}
+    properties: {tier: {type: string, default: web}}
+`;
+  const T = 'resources:\n- name: x\n  type: T\n  properties: {{ properties | tojson }}\n';
+
+  it('applySchema() fills defaults, nested and behind $ref', async () => {
+    const result = await expand({
+      'config.yaml': 'resources:\n- {name: a, type: s.jinja, properties: {replicas: 2}}\n',
+      's.jinja': T,
+      's.jinja.schema': SCHEMA,
+    });
+    assert.deepEqual(result.config.resources[0]?.properties, {
+      replicas: 2,
+      image: 'nginx',
+      port: { number: 80, protocol: 'TCP' },
+      labels: { tier: 'web' },
+    });
+    assert.deepEqual(result.layout.resources[0]?.properties, { replicas: 2 });
+  });
+
+  it('applySchema() reports every error together with property paths', async () => {
+    const error = await expandError({
+      'config.yaml':
+        'resources:\n- {name: redis, type: s.jinja, properties: {image: 3, port: {number: x}}}\n',
+      's.jinja': T,
+      's.jinja.schema': SCHEMA,
+    });
+    assert.equal(error.category, 'validation');
+    assert.match(error.message, /properties\.replicas: is required/);
+    assert.match(error.message, /properties\.image: must be string \(got 3\)/);
+    assert.match(error.message, /properties\.port\.number: must be integer \(got "x"\)/);
+    assert.match(error.message, /^redis/);
+  });
+
+  it('applySchema() reports an invalid schema as a schema error', async () => {
+    const error = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: s.jinja}\n',
+      's.jinja': T,
+      's.jinja.schema': 'properties:\n  x: {type: 12}\n',
+    });
+    assert.equal(error.code, 'INVALID_SCHEMA');
+    assert.match(error.message, /s\.jinja\.schema: the schema is invalid/);
+  });
+
+  it('schema imports make helper files visible to the template', async () => {
+    const result = await expand({
+      'config.yaml': 'resources:\n- {name: a, type: main.jinja}\n',
+      'main.jinja': "{% import 'macros.jinja' as m %}resources:\n- {name: {{ m.n('a') }}, type: T}\n",
+      'main.jinja.schema': 'imports:\n- path: lib/macros.jinja\n  name: macros.jinja\n',
+      'lib/macros.jinja': '{% macro n(x) %}{{ x }}-from-macro{% endmacro %}',
+    });
+    assert.deepEqual(result.config.resources, [{ name: 'a-from-macro', type: 'T' }]);
+  });
+});
+
+describe('value references', () => {
+  it('buildReferenceGraph() orders resources after what they reference', async () => {
+    const result = await expand({
+      'config.yaml':
+        'resources:\n- {name: web, type: Pod, properties: {db: "$(ref.db.status.podIP)"}}\n- {name: db, type: Pod}\n',
+    });
+    assert.deepEqual(result.references.order, ['db', 'web']);
+    assert.deepEqual(result.references.dependsOn, { web: ['db'], db: [] });
+    assert.deepEqual(result.references.references[0], {
+      from: 'web',
+      name: 'db',
+      path: 'status.podIP',
+      at: 'properties.db',
+      text: '$(ref.db.status.podIP)',
+    });
+  });
+
+  it('findValueReferences() rejects a reference to an unknown name', async () => {
+    const error = await expandError({
+      'config.yaml': 'resources:\n- {name: web, type: Pod, properties: {x: "$(ref.nope.a)"}}\n',
+    });
+    assert.equal(error.code, 'UNKNOWN_REFERENCE');
+    assert.match(error.message, /'nope'/);
+  });
+
+  it('buildReferenceGraph() names a cycle', async () => {
+    const error = await expandError({
+      'config.yaml':
+        'resources:\n- {name: a, type: Pod, properties: {x: "$(ref.b.x)"}}\n- {name: b, type: Pod, properties: {x: "$(ref.a.x)"}}\n',
+    });
+    assert.equal(error.code, 'REFERENCE_CYCLE');
+    assert.match(error.message, /a → b → a/);
+  });
+});
