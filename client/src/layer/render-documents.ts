@@ -26,6 +26,12 @@ export interface RenderOptions {
   validate?: boolean;
   /** Lenient substitution (`fail_on_missing_sub_src: false`, §12.2). */
   lenientSubstitution?: boolean;
+  /**
+   * Encryption sources (§14): Barbican reference → payload. When given, a substitution from a
+   * document with `storagePolicy: encrypted` reads its value through this map (a missing reference
+   * is EncryptionSourceNotFound). When absent, encrypted documents are read as cleartext.
+   */
+  encryptionSources?: ReadonlyMap<string, unknown> | Readonly<Record<string, unknown>>;
   /** Where each input document came from (parallel to the input), used in messages. */
   sources?: readonly (string | undefined)[];
   /** Receives what Deckhand only logs (several policies, a lenient skip, …). */
@@ -365,7 +371,19 @@ function render(documents: readonly unknown[], options: RenderOptions): Rendered
   const order = renderOrder(docs, graph, sources);
 
   const current = new Map<LayeredDocument, unknown>();
-  const ctx = { sources, current, lenient: options.lenientSubstitution === true, warn };
+  const enc = options.encryptionSources;
+  const ctx = {
+    sources,
+    current,
+    lenient: options.lenientSubstitution === true,
+    encryptionSources:
+      enc === undefined
+        ? undefined
+        : enc instanceof Map
+          ? enc
+          : new Map(Object.entries(enc as Record<string, unknown>)),
+    warn,
+  };
   for (const d of order) {
     if (d.control) {
       current.set(d, d.data);

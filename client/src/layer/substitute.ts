@@ -16,6 +16,8 @@ export interface SubstitutionContext {
   /** Rendered data so far. */
   current: Map<LayeredDocument, unknown>;
   lenient: boolean;
+  /** Barbican reference → payload (§14); when set, encrypted sources' values are looked up here. */
+  encryptionSources: ReadonlyMap<string, unknown> | undefined;
   warn: (code: string, message: string) => void;
 }
 
@@ -225,6 +227,16 @@ export function applySubstitution(
     ctx.warn('SubstitutionSourceDataNotFound', `${message}; substituting null`);
     value = null;
   }
+  if (ctx.encryptionSources !== undefined && isEncrypted(source) && typeof value === 'string') {
+    if (!ctx.encryptionSources.has(value)) {
+      throw layeringError(
+        'EncryptionSourceNotFound',
+        `${name}: substitution source ${srcRef} is encrypted and its reference is not among the encryption sources`,
+        { ...documentDetails(doc), src: { schema: srcSchema, name: srcName } },
+      );
+    }
+    value = ctx.encryptionSources.get(value);
+  }
   const unknown = (reason: string, destPath?: unknown): void => {
     const message = `${name}: substitution from ${srcRef}${destPath === undefined ? '' : ` into '${String(destPath)}'`} failed: ${reason}`;
     if (ctx.lenient) {
@@ -256,6 +268,11 @@ export function applySubstitution(
     else unknown(result.reason, getOwn(dest, 'path'));
   }
   return out;
+}
+
+function isEncrypted(doc: LayeredDocument): boolean {
+  const metadata = getOwn(doc.raw, 'metadata');
+  return isMapping(metadata) && getOwn(metadata, 'storagePolicy') === 'encrypted';
 }
 
 function applySourcePattern(value: unknown, pattern: unknown, matchGroup: unknown): Outcome {
