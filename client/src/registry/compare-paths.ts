@@ -4,6 +4,8 @@
  */
 export function comparePaths(a: string, b: string): number {
   if (a === b) return 0;
+  // When either string has no code unit in U+D800–U+FFFF, UTF-16 order is code point order.
+  if (!HIGH.test(a) || !HIGH.test(b)) return a < b ? -1 : 1;
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     const ca = a.charCodeAt(i);
@@ -12,6 +14,8 @@ export function comparePaths(a: string, b: string): number {
   }
   return a.length - b.length;
 }
+
+const HIGH = /[\uD800-\uFFFF]/;
 
 /** Moves surrogates (U+D800–U+DFFF) above U+E000–U+FFFF, keeping each group's order. */
 function fixup(c: number): number {

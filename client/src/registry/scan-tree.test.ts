@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { comparePaths } from './compare-paths.js';
 import { ALL_FINDING_CODES, FINDING_CODES } from './finding-codes.js';
 import { scanRegistryTree } from './scan-tree.js';
@@ -424,5 +425,14 @@ describe('comparePaths()', () => {
     const words = ['b', '\u{1F600}', 'a/b', '\uFF21', 'a', 'Z', 'a-b', 'a.b'];
     const byBytes = [...words].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
     assert.deepEqual([...words].sort(comparePaths), byBytes);
+  });
+  it('agrees with the order of UTF-8 bytes on any strings', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (a, b) => {
+        const bytes = Buffer.compare(Buffer.from(a), Buffer.from(b));
+        assert.equal(Math.sign(comparePaths(a, b)), bytes);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

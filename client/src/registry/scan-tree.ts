@@ -66,14 +66,11 @@ function isHidden(name: string): boolean {
   return name.startsWith('.');
 }
 
-/** Splits a tree path into segments, or undefined for a path no git tree can hold. */
-function segmentsOf(path: unknown): string[] | undefined {
-  if (typeof path !== 'string' || path === '') return undefined;
-  const segments = path.split('/');
-  for (const s of segments) {
-    if (s === '' || s === '.' || s === '..' || s.includes('\0')) return undefined;
-  }
-  return segments;
+/** A path no git tree can hold: empty, or with an empty, `.` or `..` segment, or a NUL. */
+const BAD_PATH = /(?:^|\/)\.{0,2}(?:\/|$)|\0/;
+
+function isTreePath(path: unknown): path is string {
+  return typeof path === 'string' && !BAD_PATH.test(path);
 }
 
 function newDir(path: string): DirNode {
@@ -88,27 +85,25 @@ function fileKey(f: FileNode): string {
 /** Builds the directory tree. A path that is both a file and a directory is a directory. */
 function buildTree(entries: readonly TreeEntry[]): DirNode {
   const root = newDir('');
-  const ensureDir = (segments: readonly string[]): DirNode => {
-    let node = root;
-    for (const s of segments) {
-      let next = node.dirs.get(s);
-      if (!next) {
-        next = newDir(join(node.path, s));
-        node.dirs.set(s, next);
-      }
-      node = next;
-    }
+  const byPath = new Map<string, DirNode>([['', root]]);
+  const ensureDir = (path: string): DirNode => {
+    let node = byPath.get(path);
+    if (node) return node;
+    const slash = path.lastIndexOf('/');
+    const parent = ensureDir(slash < 0 ? '' : path.slice(0, slash));
+    node = newDir(path);
+    parent.dirs.set(path.slice(slash + 1), node);
+    byPath.set(path, node);
     return node;
   };
   for (const entry of entries) {
-    if (typeof entry !== 'object' || entry === null) continue;
-    const segments = segmentsOf(entry.path);
-    if (!segments) continue;
+    if (typeof entry !== 'object' || entry === null || !isTreePath(entry.path)) continue;
     if (entry.type === 'tree') {
-      ensureDir(segments);
+      ensureDir(entry.path);
     } else if (entry.type === 'blob') {
-      const parent = ensureDir(segments.slice(0, -1));
-      const name = segments[segments.length - 1]!;
+      const slash = entry.path.lastIndexOf('/');
+      const parent = ensureDir(slash < 0 ? '' : entry.path.slice(0, slash));
+      const name = entry.path.slice(slash + 1);
       const file: FileNode = {};
       if (typeof entry.size === 'number') file.size = entry.size;
       if (typeof entry.gitSha === 'string') file.gitSha = entry.gitSha;
@@ -116,13 +111,9 @@ function buildTree(entries: readonly TreeEntry[]): DirNode {
       if (!existing || fileKey(file) < fileKey(existing)) parent.files.set(name, file);
     }
   }
-  const dropShadowedFiles = (node: DirNode): void => {
-    for (const [name, child] of node.dirs) {
-      node.files.delete(name);
-      dropShadowedFiles(child);
-    }
-  };
-  dropShadowedFiles(root);
+  for (const node of byPath.values()) {
+    for (const name of node.dirs.keys()) node.files.delete(name);
+  }
   return root;
 }
 

@@ -1,0 +1,9 @@
+/** The registry layout (spec/registry.md §1, §3–5): scanner, registry.yaml, digests, lint. */
+export * from './compare-paths.js';
+export * from './digest.js';
+export * from './finding-codes.js';
+export * from './lint-registry.js';
+export * from './read-directory-tree.js';
+export * from './registry-yaml.js';
+export * from './scan-tree.js';
+export * from './types.js';
