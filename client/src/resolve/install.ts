@@ -6,6 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve as resolvePath } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
 import type { DmConfig } from '../config/config.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
@@ -20,8 +21,8 @@ import {
   LOCKFILE_NAME,
   type LockFile,
   lockEntryFor,
+  parseLockFile,
   readLockFile,
-  writeLockFile,
 } from './lock-file.js';
 import { LockResolver } from './lock-resolver.js';
 import { fetchThroughChain, type Resolution, type Resolver, resolveThroughChain } from './resolver.js';
@@ -106,7 +107,11 @@ async function readConfiguration(path: string): Promise<unknown> {
 export async function install(configPath: string, options: InstallOptions): Promise<InstallResult> {
   const path = resolvePath(configPath);
   const lockPath = join(dirname(path), LOCKFILE_NAME);
-  const previous = (await readLockFile(lockPath)) ?? emptyLockFile();
+  const previousText = await readFile(lockPath, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  const previous = previousText === undefined ? emptyLockFile() : parseLockFile(previousText, lockPath);
   const cache = new ContentCache({ root: options.config.dirs.cache, warn: options.warn });
   const offline = options.config.offline;
   const cacheResolver = new CacheResolver(cache, { offline });
@@ -141,6 +146,16 @@ export async function install(configPath: string, options: InstallOptions): Prom
   const fetched = new Set<string>();
   /** Offline: files needed but not cached. */
   const missing = new Set<string>();
+  /** One fetch per digest, however many files share it. */
+  const inflight = new Map<string, Promise<Buffer>>();
+  const getFile = (r: ResolvedVersion, file: ResolvedVersion['files'][number]): Promise<Buffer> => {
+    let p = inflight.get(file.sha256);
+    if (!p) {
+      p = fetchFile(chain, cache, r, file, offline, fetched);
+      inflight.set(file.sha256, p);
+    }
+    return p;
+  };
   const hosts = ['github.com', ...Object.keys(options.config.hosts)];
   for (let round = 0; round < 50; round++) {
     const todo = [...wanted].filter((r) => !resolved.has(r)).sort();
@@ -156,7 +171,7 @@ export async function install(configPath: string, options: InstallOptions): Prom
         if (file.path !== answer.templateFile && file.path !== answer.schemaFile) continue;
         let data: Buffer;
         try {
-          data = await fetchFile(chain, cache, answer, file, offline, fetched);
+          data = await getFile(answer, file);
         } catch (error) {
           if (error instanceof DmError && error.code === 'OFFLINE_MISSING') {
             missing.add(`${answer.template}:${answer.version}/${file.path}`);
@@ -182,7 +197,6 @@ export async function install(configPath: string, options: InstallOptions): Prom
   const next: LockFile = emptyLockFile();
   for (const [key, r] of resolved) next.references[key] = lockEntryFor(r);
   const nextText = formatLockFile(next);
-  const previousText = formatLockFile(previous);
   const lockChanged = nextText !== previousText;
   const references: InstalledReference[] = [...resolved.entries()]
     .sort(([a], [b]) => (a < b ? -1 : 1))
@@ -225,12 +239,13 @@ export async function install(configPath: string, options: InstallOptions): Prom
   let done = 0;
   await pool(jobs, options.concurrency ?? 8, async ({ r, file }) => {
     options.onProgress?.(done++, jobs.length);
-    if (fetched.has(file.sha256) || (await cache.has(file.sha256))) {
-      if (!fetched.has(file.sha256)) filesCached++;
+    if (inflight.has(file.sha256)) return;
+    if (await cache.has(file.sha256)) {
+      filesCached++;
       return;
     }
     try {
-      await fetchFile(chain, cache, r, file, offline, fetched);
+      await getFile(r, file);
     } catch (error) {
       if (error instanceof DmError && error.code === 'OFFLINE_MISSING')
         missing.add(`${r.template}:${r.version}/${file.path}`);
@@ -241,7 +256,9 @@ export async function install(configPath: string, options: InstallOptions): Prom
     const list = [...missing].sort();
     throw new DmError(
       'OFFLINE_MISSING',
-      `--offline: ${list.length} file${list.length === 1 ? ' is' : 's are'} not in the cache: ${list.join(', ')}`,
+      `--offline: ${list.length} file${list.length === 1 ? ' is' : 's are'} not in the cache: ${list.slice(0, 10).join(', ')}${
+        list.length > 10 ? `, and ${list.length - 10} more (all listed with -o json)` : ''
+      }`,
       {
         category: 'unreachable',
         details: { missing: list },
@@ -252,7 +269,7 @@ export async function install(configPath: string, options: InstallOptions): Prom
   options.onProgress?.(jobs.length, jobs.length);
   const filesFetched = fetched.size;
   if (!offline) await cacheResolver.remember([...resolved.values()]);
-  if (lockChanged) await writeLockFile(lockPath, next);
+  if (lockChanged) await writeFileAtomic(lockPath, nextText);
   return { lockFile: lockPath, references, removed, filesFetched, filesCached, lockChanged };
 }
 

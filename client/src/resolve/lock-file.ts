@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import writeFileAtomic from 'write-file-atomic';
-import { formatYaml, parseYaml } from '../document/yaml.js';
+import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import type { TemplateKind } from '../registry/types.js';
 import type { ResolvedVersion } from './types.js';
@@ -68,26 +68,45 @@ export function resolvedFromLock(reference: string, entry: LockEntry): ResolvedV
 
 const byKey = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** The lock file's text: keys sorted, entries' fields in a fixed order. */
+const PLAIN = /^[A-Za-z][A-Za-z0-9_./@=+-]*$/;
+const RESERVED = /^(?:true|false|null|yes|no|on|off|y|n|~)$/i;
+
+/** A YAML scalar: plain when unambiguous, else a JSON string (valid YAML double-quoted). */
+function scalar(value: string | number): string {
+  if (typeof value === 'number') return String(value);
+  return PLAIN.test(value) && !RESERVED.test(value) ? value : JSON.stringify(value);
+}
+
+/**
+ * The lock file's text: keys sorted, entries' fields in a fixed order. Written by a small emitter
+ * for this one fixed shape (every string quoted unless plainly unambiguous), which is both faster
+ * than a general YAML dumper and stable across YAML library versions.
+ */
 export function formatLockFile(lock: LockFile): string {
-  const references: Record<string, LockEntry> = {};
-  for (const key of Object.keys(lock.references).sort(byKey)) {
+  const lines = [
+    '# dm.lock: written by dm install; do not edit by hand.',
+    `lockfileVersion: ${lock.lockfileVersion}`,
+  ];
+  const keys = Object.keys(lock.references).sort(byKey);
+  lines.push(keys.length === 0 ? 'references: {}' : 'references:');
+  for (const key of keys) {
     const e = lock.references[key]!;
-    const files: LockEntry['files'] = {};
-    for (const path of Object.keys(e.files).sort(byKey))
-      files[path] = { sha256: e.files[path]!.sha256, size: e.files[path]!.size };
-    references[key] = {
-      template: e.template,
-      version: e.version,
-      commit: e.commit,
-      kind: e.kind,
-      templateFile: e.templateFile,
-      ...(e.schemaFile ? { schemaFile: e.schemaFile } : {}),
-      digest: e.digest,
-      files,
-    };
+    lines.push(`  ${scalar(key)}:`);
+    lines.push(`    template: ${scalar(e.template)}`);
+    lines.push(`    version: ${scalar(e.version)}`);
+    lines.push(`    commit: ${scalar(e.commit)}`);
+    lines.push(`    kind: ${scalar(e.kind)}`);
+    lines.push(`    templateFile: ${scalar(e.templateFile)}`);
+    if (e.schemaFile) lines.push(`    schemaFile: ${scalar(e.schemaFile)}`);
+    lines.push(`    digest: ${scalar(e.digest)}`);
+    const paths = Object.keys(e.files).sort(byKey);
+    lines.push(paths.length === 0 ? '    files: {}' : '    files:');
+    for (const path of paths) {
+      const f = e.files[path]!;
+      lines.push(`      ${scalar(path)}: {sha256: ${scalar(f.sha256)}, size: ${f.size}}`);
+    }
   }
-  return `# dm.lock: written by dm install; do not edit by hand.\n${formatYaml({ lockfileVersion: lock.lockfileVersion, references })}`;
+  return `${lines.join('\n')}\n`;
 }
 
 const SHA = /^sha256:[0-9a-f]{64}$/;
