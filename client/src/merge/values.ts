@@ -40,9 +40,9 @@ export function mergeValues(
  */
 export function mergeValuesFiles(
   paths: readonly string[],
-  options: Omit<MergeValuesOptions, 'sources'> = {},
+  options: Omit<MergeValuesOptions, 'sources'> & { cwd?: string } = {},
 ): Record<string, unknown> {
-  const loaded = loadMergeFiles(paths);
+  const loaded = loadMergeFiles(paths, options.cwd === undefined ? {} : { cwd: options.cwd });
   const merged = mergeManyDict(
     loaded.map((d) => ({ document: d.document, source: d.source })),
     { reverse: true, defaultMergeHow: options.mergeHow },
