@@ -32,6 +32,7 @@ describe('registry-fixtures/', () => {
   it('has no findings at all, and treats broken/ as a separate registry', () => {
     assert.deepEqual(result.findings, []);
     assert.deepEqual(result.nestedRegistries, ['broken']);
+    assert.equal(result.registryName, REGISTRY);
   });
 
   it('has at least 10 root templates and 3 named collections, one dotted, one mapped to a nested path', () => {

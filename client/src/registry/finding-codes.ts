@@ -18,11 +18,11 @@ export const FINDING_CODES = {
   REGISTRY_YAML_INVALID: {
     severity: 'error',
     meaning:
-      'registry.yaml is not valid YAML or not of the shape {collections: {<name>: <path>}}; a bad entry is skipped',
+      'registry.yaml is not valid YAML or not of the shape {name?: <host>/<owner>/<repo>, collections: {<name>: <path>}}; a bad entry is skipped',
   },
   REGISTRY_YAML_UNKNOWN_KEY: {
     severity: 'warning',
-    meaning: 'registry.yaml has a top-level key other than `collections`; it is ignored',
+    meaning: 'registry.yaml has a top-level key other than `name` and `collections`; it is ignored',
   },
   REGISTRY_YAML_INVALID_NAME: {
     severity: 'error',

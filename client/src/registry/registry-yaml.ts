@@ -2,6 +2,7 @@
  * `registry.yaml` (spec/registry.md §4): an optional file at the repository root that maps
  * collection names to directories anywhere in the tree,
  *
+ *   name: github.com/dm-samples/templates     # optional: the name references use for this registry
  *   collections:
  *     big-data: teams/data/templates
  *
@@ -10,7 +11,7 @@
  */
 import { parseYaml } from '../document/yaml.js';
 import { isDmError } from '../error.js';
-import { isValidName } from '../reference/reference.js';
+import { formatRegistryName, isValidName, parseDefaultRegistry } from '../reference/reference.js';
 import type { FindingCode } from './finding-codes.js';
 import { FINDING_CODES } from './finding-codes.js';
 import type { Finding } from './types.js';
@@ -27,6 +28,8 @@ export interface CollectionMapping {
 }
 
 export interface RegistryYaml {
+  /** `name:`, normalized to `host/owner/repo`, when registry.yaml declares a sound one. */
+  name?: string;
   /** Sound entries, sorted by name. */
   collections: CollectionMapping[];
   /** Every name registry.yaml lists, sound or not: none of them falls back to a top-level directory. */
@@ -66,6 +69,17 @@ export function normalizeCollectionPath(
   return { path: segments.join('/') };
 }
 
+/** `github.com/o/r` or `o/r` → `github.com/o/r`; undefined for anything else (a collection included). */
+function registryName(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  try {
+    const registry = parseDefaultRegistry(value);
+    return registry.collection === '' ? formatRegistryName(registry) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Reads registry.yaml's text; `undefined` (no file) is an empty mapping. */
 export function parseRegistryYaml(text: string | undefined): RegistryYaml {
   const result: RegistryYaml = {
@@ -91,10 +105,23 @@ export function parseRegistryYaml(text: string | undefined): RegistryYaml {
     return result;
   }
   for (const key of Object.keys(doc).sort()) {
-    if (key !== 'collections') {
+    if (key !== 'collections' && key !== 'name') {
       result.findings.push(
         finding('REGISTRY_YAML_UNKNOWN_KEY', `${REGISTRY_YAML}: unknown key '${key}' is ignored`),
       );
+    }
+  }
+  if (doc.name !== undefined) {
+    const name = registryName(doc.name);
+    if (name === undefined) {
+      result.findings.push(
+        finding(
+          'REGISTRY_YAML_INVALID',
+          `${REGISTRY_YAML}: name ${JSON.stringify(doc.name)} is not a registry name like github.com/<owner>/<repo>`,
+        ),
+      );
+    } else {
+      result.name = name;
     }
   }
   const collections = doc.collections;

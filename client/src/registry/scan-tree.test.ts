@@ -211,6 +211,13 @@ const RULES: RuleCase[] = [
     served: ['c/kafka:v1'],
   },
   {
+    rule: 'REGISTRY_YAML_INVALID: a name that is not host/owner/repo',
+    paths: [],
+    registryYaml: 'name: github.com/o/r/collection\n',
+    findings: ['REGISTRY_YAML_INVALID registry.yaml'],
+    served: [],
+  },
+  {
     rule: 'REGISTRY_YAML_UNKNOWN_KEY',
     paths: [],
     registryYaml: 'collections: {}\nowners: [me]\n',
@@ -314,6 +321,14 @@ describe('scanRegistryTree() layout', () => {
       ['example.yaml', 'kafka.py', 'kafka.py.schema'],
     );
     assert.equal(r.versions[0]!.files[1]!.repoPath, 'teams/data/templates/kafka/v1/kafka.py');
+  });
+  it('reads the registry name from registry.yaml, normalized', () => {
+    assert.equal(
+      scanRegistryTree([], { registryYaml: 'name: github.com/dm-samples/templates\n' }).registryName,
+      'github.com/dm-samples/templates',
+    );
+    assert.equal(scanRegistryTree([], { registryYaml: 'name: o/r\n' }).registryName, 'github.com/o/r');
+    assert.equal(scanRegistryTree([], {}).registryName, undefined);
   });
   it('falls back to the top-level directory for collections registry.yaml does not list', () => {
     const r = scanRegistryTree(tree(...version('org.example.obs/grafana/v1', 'grafana')), {

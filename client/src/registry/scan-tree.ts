@@ -421,11 +421,13 @@ export function scanRegistryTree(entries: readonly TreeEntry[], options: ScanOpt
     (a, b) =>
       comparePaths(a.path, b.path) || comparePaths(a.code, b.code) || comparePaths(a.message, b.message),
   );
-  return {
+  const result: ScanResult = {
     collections,
     templates: scanner.templates,
     versions: scanner.versions,
     findings: scanner.findings,
     nestedRegistries,
   };
+  if (registryYaml.name !== undefined) result.registryName = registryYaml.name;
+  return result;
 }

@@ -87,4 +87,6 @@ export interface ScanResult {
    * one (docs/registry-layout.md), sorted.
    */
   nestedRegistries: string[];
+  /** The name registry.yaml declares (`name: github.com/owner/repo`), normalized, when it is sound. */
+  registryName?: string;
 }
