@@ -66,3 +66,30 @@ export function referencesInText(text: string, hosts: readonly string[] = [DEFAU
   }
   return [...found].sort();
 }
+
+/** Plain URL references (https://…/x.jinja) used as import paths or resource types. */
+export function urlsInDocument(doc: unknown): string[] {
+  const found = new Set<string>();
+  const consider = (value: unknown) => {
+    if (typeof value !== 'string' || !/^https?:\/\//i.test(value)) return;
+    const ref = tryParseReference(value);
+    if (ref?.kind === 'url') found.add(ref.url);
+  };
+  const visitResources = (resources: unknown) => {
+    if (!Array.isArray(resources)) return;
+    for (const r of resources) {
+      if (!r || typeof r !== 'object') continue;
+      consider((r as Record<string, unknown>).type);
+      visitResources((r as Record<string, unknown>).resources);
+    }
+  };
+  if (doc && typeof doc === 'object' && !Array.isArray(doc)) {
+    const d = doc as Record<string, unknown>;
+    if (Array.isArray(d.imports)) {
+      for (const imp of d.imports)
+        consider(imp && typeof imp === 'object' ? (imp as Record<string, unknown>).path : imp);
+    }
+    visitResources(d.resources);
+  }
+  return [...found].sort();
+}

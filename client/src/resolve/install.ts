@@ -14,7 +14,7 @@ import { ContentCache } from '../fetch/content-cache.js';
 import { parseReference, type RegistryReference } from '../reference/reference.js';
 import { buildResolverChain } from './build-chain.js';
 import { CacheResolver } from './cache-resolver.js';
-import { referencesInDocument, referencesInText } from './discover-references.js';
+import { referencesInDocument, referencesInText, urlsInDocument } from './discover-references.js';
 import {
   emptyLockFile,
   formatLockFile,
@@ -23,10 +23,12 @@ import {
   lockEntryFor,
   parseLockFile,
   readLockFile,
+  resolvedFromLock,
 } from './lock-file.js';
 import { LockResolver } from './lock-resolver.js';
 import { fetchThroughChain, type Resolution, type Resolver, resolveThroughChain } from './resolver.js';
 import type { ResolvedVersion } from './types.js';
+import { resolveUrl, UrlContentResolver } from './url-resolver.js';
 
 export interface InstallOptions {
   config: DmConfig;
@@ -136,7 +138,9 @@ export async function install(configPath: string, options: InstallOptions): Prom
     registryDirs: options.registryDirs,
     first: updating === undefined ? [lockResolver, cacheResolver] : [lockResolver],
   });
-  const chain = offline ? [...setup.chain, new OfflineEnd()] : setup.chain;
+  const chain: Resolver[] = offline
+    ? [...setup.chain, new OfflineEnd()]
+    : [...setup.chain, new UrlContentResolver()];
 
   // Discover and resolve, transitively, to a fixed point.
   const doc = await readConfiguration(path);
@@ -156,6 +160,29 @@ export async function install(configPath: string, options: InstallOptions): Prom
     }
     return p;
   };
+  // Plain URL references: pinned by the lock's digests, else fetched (never offline).
+  for (const url of urlsInDocument(doc)) {
+    const locked = lockForResolution.references[url];
+    if (locked) {
+      resolved.set(url, resolvedFromLock(url, locked));
+    } else if (options.frozenLockfile) {
+      throw new DmError(
+        'LOCKFILE_OUTDATED',
+        `${url} is needed but not in dm.lock, and --frozen-lockfile forbids changing it`,
+        {
+          category: 'validation',
+        },
+      );
+    } else if (offline) {
+      throw new DmError('OFFLINE_MISSING', `${url} is not in dm.lock, and --offline forbids fetching it`, {
+        category: 'unreachable',
+      });
+    } else {
+      const { resolved: r, contents } = await resolveUrl(url);
+      for (const data of contents.values()) fetched.add((await cache.write(data)).slice('sha256:'.length));
+      resolved.set(url, r);
+    }
+  }
   const hosts = ['github.com', ...Object.keys(options.config.hosts)];
   for (let round = 0; round < 50; round++) {
     const todo = [...wanted].filter((r) => !resolved.has(r)).sort();

@@ -1,0 +1,147 @@
+/**
+ * Plain URL references (spec/registry.md §2): `https://…/redis.jinja`. The template is the URL's
+ * file, its schema `<url>.schema` (optional), and the files the schema imports come from
+ * `<base path>/<import path>` (relative paths inside the base only). The resolution has no version
+ * or commit: the lock file pins it by digest.
+ */
+
+import { parseYaml } from '../document/yaml.js';
+import { DmError } from '../error.js';
+import { sha256Hex, versionDigest } from '../registry/digest.js';
+import type { TemplateKind } from '../registry/types.js';
+import type { ResolvedVersion } from './types.js';
+
+export interface UrlResolution {
+  resolved: ResolvedVersion;
+  contents: Map<string, Buffer>;
+}
+
+export interface UrlResolverOptions {
+  onRequest?: (method: string, url: string) => void;
+  /** Largest file accepted, bytes. Default 4 MiB. */
+  maxBytes?: number;
+}
+
+function kindOf(file: string): TemplateKind {
+  return file.endsWith('.py') ? 'python' : file === 'blueprint.yaml' ? 'blueprint' : 'jinja';
+}
+
+/** The URL of a file relative to the template's directory. */
+export function fileUrl(templateUrl: string, path: string): string {
+  return new URL(path, templateUrl).href;
+}
+
+async function get(url: string, options: UrlResolverOptions, optional: boolean): Promise<Buffer | undefined> {
+  options.onRequest?.('GET', url);
+  let response: Response;
+  try {
+    response = await fetch(url, { signal: AbortSignal.timeout(30_000), redirect: 'follow' });
+  } catch (error) {
+    throw new DmError('URL_UNREACHABLE', `cannot fetch ${url}: ${(error as Error).message}`, {
+      category: 'unreachable',
+    });
+  }
+  if (response.status === 404 && optional) return undefined;
+  if (!response.ok) {
+    throw new DmError(
+      response.status === 404 ? 'URL_NOT_FOUND' : 'URL_FETCH_FAILED',
+      `GET ${url} answered ${response.status}`,
+      {
+        category: response.status === 404 ? 'not-found' : 'unreachable',
+      },
+    );
+  }
+  const data = Buffer.from(await response.arrayBuffer());
+  const max = options.maxBytes ?? 4 * 1024 * 1024;
+  if (data.byteLength > max) {
+    throw new DmError('URL_TOO_LARGE', `${url} is ${data.byteLength} bytes, more than the ${max} allowed`, {
+      category: 'limit',
+    });
+  }
+  return data;
+}
+
+function importPaths(schemaText: string, source: string): string[] {
+  const schema = parseYaml(schemaText, { source });
+  const imports =
+    schema && typeof schema === 'object' ? (schema as Record<string, unknown>).imports : undefined;
+  if (!Array.isArray(imports)) return [];
+  const paths: string[] = [];
+  for (const imp of imports) {
+    const path =
+      typeof imp === 'string'
+        ? imp
+        : imp && typeof imp === 'object'
+          ? (imp as Record<string, unknown>).path
+          : undefined;
+    if (typeof path !== 'string') continue;
+    if (
+      /^[a-z]+:/i.test(path) ||
+      path.startsWith('/') ||
+      path.split('/').some((s) => s === '..' || s === '')
+    ) {
+      throw new DmError(
+        'UNSAFE_IMPORT_PATH',
+        `${source}: import '${path}' must be a relative path inside the template's directory`,
+        {
+          category: 'invalid-input',
+        },
+      );
+    }
+    paths.push(path);
+  }
+  return paths;
+}
+
+export async function resolveUrl(url: string, options: UrlResolverOptions = {}): Promise<UrlResolution> {
+  const templateFile = decodeURIComponent(new URL(url).pathname.split('/').at(-1) ?? '');
+  const contents = new Map<string, Buffer>();
+  contents.set(templateFile, (await get(url, options, false))!);
+  const schemaFile = `${templateFile}.schema`;
+  const schema = await get(`${url}.schema`, options, true);
+  if (schema) {
+    contents.set(schemaFile, schema);
+    for (const path of importPaths(schema.toString('utf8'), `${url}.schema`)) {
+      if (!contents.has(path)) contents.set(path, (await get(fileUrl(url, path), options, false))!);
+    }
+  }
+  const files = [...contents].map(([path, data]) => ({
+    path,
+    sha256: sha256Hex(data),
+    size: data.byteLength,
+  }));
+  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return {
+    resolved: {
+      reference: url,
+      template: url,
+      version: '',
+      commit: '',
+      kind: kindOf(templateFile),
+      templateFile,
+      schemaFile: schema ? schemaFile : undefined,
+      files,
+      digest: versionDigest(files),
+    },
+    contents,
+  };
+}
+
+/** Fetches files of URL-referenced templates (for lock-resolved entries whose content is not cached). */
+export class UrlContentResolver {
+  readonly name = 'plain URLs';
+  constructor(private readonly options: UrlResolverOptions = {}) {}
+  async resolve(refs: readonly unknown[]): Promise<null[]> {
+    return refs.map(() => null);
+  }
+  async fetchFile(resolved: ResolvedVersion, file: { path: string }): Promise<Buffer | null> {
+    if (!/^https?:\/\//i.test(resolved.template)) return null;
+    const url =
+      file.path === resolved.templateFile
+        ? resolved.template
+        : file.path === resolved.schemaFile
+          ? `${resolved.template}.schema`
+          : fileUrl(resolved.template, file.path);
+    return (await get(url, this.options, false)) ?? null;
+  }
+}
