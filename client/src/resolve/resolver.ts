@@ -56,11 +56,14 @@ export async function resolveThroughChain(
   }
   for (const index of pending) {
     const ref = refs[index]!;
+    const unknownHost = ref.host !== 'github.com';
     failures.set(
       index,
       new DmError(
-        'REGISTRY_NOT_FOUND',
-        `no configured source serves the registry of ${formatReference(ref)} (tried: ${chain.map((r) => r.name).join(', ') || 'none'})`,
+        unknownHost ? 'UNKNOWN_HOST' : 'REGISTRY_NOT_FOUND',
+        unknownHost
+          ? `${formatReference(ref)} names the host ${ref.host}, which is not configured (dm does not guess what a host serves)`
+          : `no configured source serves the registry of ${formatReference(ref)} (tried: ${chain.map((r) => r.name).join(', ') || 'none'})`,
         {
           category: 'not-found',
           hint: `pass --registry-url, --registry-dir, or configure ${ref.host} under registries: in the config file`,
