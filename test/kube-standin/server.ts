@@ -777,11 +777,6 @@ export async function startKubeStandin(options: StandinOptions = {}): Promise<Ku
           spec.clusterIP = `10.96.${(n >> 8) & 255}.${n & 255}`;
           spec.clusterIPs = [spec.clusterIP];
         }
-        if (spec.type === undefined) spec.type = 'ClusterIP';
-        for (const p of Array.isArray(spec.ports) ? spec.ports : []) {
-          if (isObject(p) && p.protocol === undefined) p.protocol = 'TCP';
-          if (isObject(p) && p.targetPort === undefined) p.targetPort = p.port;
-        }
         object.status = { loadBalancer: {} };
       }
       if (type.kind === 'Namespace') {
@@ -789,7 +784,19 @@ export async function startKubeStandin(options: StandinOptions = {}): Promise<Ku
         object.status = { phase: 'Active' };
         m.labels = { ...((m.labels as Json) ?? {}), 'kubernetes.io/metadata.name': name };
       }
-    } else {
+    }
+    if (type.kind === 'Service' && isObject(object.spec)) {
+      // Defaults, as the real API server sets them on every write.
+      const spec = object.spec;
+      if (spec.type === undefined) spec.type = 'ClusterIP';
+      if (spec.clusterIP === undefined && live)
+        spec.clusterIP = (live.object.spec as Json | undefined)?.clusterIP;
+      for (const p of Array.isArray(spec.ports) ? spec.ports : []) {
+        if (isObject(p) && p.protocol === undefined) p.protocol = 'TCP';
+        if (isObject(p) && p.targetPort === undefined) p.targetPort = p.port;
+      }
+    }
+    if (live) {
       const before = live.object;
       if (type.generation) {
         const prev = Number(meta(before).generation ?? 1);

@@ -1,9 +1,357 @@
+/**
+ * `dm deploy`, `dm deployments list|get|delete`, `dm manifests`, `dm types [list]`,
+ * `dm types instances <type|all>` (spec/cli.md, spec/deployments.md). Thin: flags → one library call.
+ */
 import type { Command } from 'commander';
-import { registerPlanned } from './not-implemented.js';
+import type { CommandContext } from '../context.js';
+import { action } from '../context.js';
+
+const DEPLOY_HELP = `
+Expands a configuration (or one template file, a stream of Kubernetes objects or rendered layered
+documents, or a registry reference) and applies it with kubectl server-side apply (field manager
+dm): Namespaces and CRDs first, then in dependency order from $(ref.NAME.PATH), one kubectl call per
+level. An update prunes objects that left the configuration. State is kept under the XDG state dir.
+
+Examples:
+  dm deploy config.yaml --name prod
+  dm deploy config.yaml --name prod --dry-run
+  dm deploy web.jinja --properties replicas=3 --wait --timeout 120
+  dm --kubeconfig ~/.kube/staging --context staging -n web deploy config.yaml
+  dm --registry my-org/my-repo/my-collection --properties prop1=value1 deploy redis:v1
+`;
+
+type Row = { name: string; outcome: string; message?: string };
+
+function outcomeTable(rows: Row[]): string {
+  const width = Math.max(4, ...rows.map((r) => r.name.length));
+  return rows
+    .map((r) => `${r.name.padEnd(width)}  ${r.outcome}${r.message ? `  ${r.message.split('\n')[0]}` : ''}`)
+    .join('\n');
+}
+
+async function openStore(ctx: CommandContext) {
+  const { openStateDatabase, stateDatabaseFile } = await import('../../state/database.js');
+  const { DeploymentStore } = await import('../../state/deployments-store.js');
+  return new DeploymentStore(openStateDatabase(stateDatabaseFile(ctx.config.dirs.state)));
+}
+
+async function kubectlFor(ctx: CommandContext) {
+  const { Kubectl } = await import('../../deploy/kubectl.js');
+  return new Kubectl({
+    kubeconfig: ctx.config.kube.kubeconfig,
+    context: ctx.config.kube.context,
+    namespace: ctx.config.kube.namespace,
+    env: ctx.env,
+    ...(ctx.env.DM_KUBECTL ? { binary: ctx.env.DM_KUBECTL } : {}),
+  });
+}
+
+function timeoutOf(options: Record<string, unknown>): number {
+  const n = Number(options.timeout ?? 300);
+  return Number.isFinite(n) && n > 0 ? n : 300;
+}
+
+async function failIfNotApplied(result: {
+  status: string;
+  deployment: string;
+  manifest: string;
+  resources: Row[];
+  pruned: Row[];
+}): Promise<void> {
+  if (result.status === 'applied') return;
+  const { DmError } = await import('../../error.js');
+  const failed = [...result.resources, ...result.pruned].filter((r) => /failed/.test(r.outcome));
+  const first = failed[0];
+  throw new DmError(
+    'DEPLOY_FAILED',
+    `deployment '${result.deployment}' failed (manifest ${result.manifest}): ${failed.length} resource${failed.length === 1 ? '' : 's'} failed${first ? `, first ${first.name}: ${(first.message ?? '').split('\n')[0]}` : ''}`,
+    {
+      hint: `see dm manifests ${result.deployment} ${result.manifest}; fix and run the same command again`,
+      details: { manifest: result.manifest, resources: result.resources, pruned: result.pruned },
+    },
+  );
+}
 
 export function registerDeployCommands(program: Command): void {
-  registerPlanned(program, 'deploy', 'expand a configuration and apply it to a cluster');
-  registerPlanned(program, 'deployments', 'list, get and delete deployments');
-  registerPlanned(program, 'manifests', 'show the manifests of a deployment');
-  registerPlanned(program, 'types', 'list types and their instances');
+  program
+    .command('deploy <config>')
+    .description('expand a configuration and apply it to a cluster')
+    .option('--name <name>', 'deployment name (default: the file or template name)')
+    .option('--dry-run', 'show what would be created, updated and pruned')
+    .option('--wait', 'wait until workloads are ready (kubectl wait / rollout status)')
+    .option('--timeout <seconds>', 'time limit for --wait and prunes', '300')
+    .option('--imports-dir <dir>', 'another directory where types and imports are found')
+    .addHelpText('after', DEPLOY_HELP)
+    .action(
+      action<unknown>(async (ctx, [arg], options) => {
+        const { defaultDeploymentName, loadDeploymentInput } = await import('../../deploy/input.js');
+        const { deployConfiguration, planDeployment, validateDeploymentName } = await import(
+          '../../deploy/deploy.js'
+        );
+        const name = typeof options.name === 'string' ? options.name : defaultDeploymentName(arg!);
+        validateDeploymentName(name);
+        let values: Record<string, unknown> = {};
+        if (ctx.valuesFiles.length > 0) {
+          const { mergeValuesFiles } = await import('../../merge/index.js');
+          values = mergeValuesFiles(ctx.valuesFiles);
+        }
+        const input = await loadDeploymentInput(arg!, {
+          deployment: name,
+          properties: { ...values, ...ctx.properties },
+          ...(typeof options.importsDir === 'string' ? { importsDir: options.importsDir } : {}),
+          onWarning: (m) => ctx.streams.stderr(`warning: ${m}\n`),
+        });
+        const store = await openStore(ctx);
+        try {
+          const kubectl = await kubectlFor(ctx);
+          const common = { name, input, store, kubectl, timeoutSeconds: timeoutOf(options) };
+          if (options.dryRun) {
+            const d = await planDeployment(common);
+            return {
+              data: d,
+              text: () =>
+                [
+                  `dry run of deployment ${d.deployment} (${d.server ? 'server-side, against live objects' : 'offline, against the last manifest'})`,
+                  ...d.create.map(
+                    (c) => `create    ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}`,
+                  ),
+                  ...d.update.flatMap((c) => [
+                    `update    ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}`,
+                    ...(c.changes ?? []).map((x) => `            ${x}`),
+                  ]),
+                  ...d.unchanged.map(
+                    (c) => `unchanged ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}`,
+                  ),
+                  ...d.prune.map(
+                    (c) => `prune     ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}`,
+                  ),
+                  ...d.failed.map(
+                    (c) =>
+                      `invalid   ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}: ${c.message}`,
+                  ),
+                ].join('\n'),
+            };
+          }
+          const result = await deployConfiguration({ ...common, wait: Boolean(options.wait) });
+          if (result.status !== 'applied' && ctx.config.output === 'text') {
+            ctx.streams.stderr(
+              `${outcomeTable([...result.resources, ...result.pruned.map((p) => ({ ...p, name: `${p.name} (prune)` }))])}\n`,
+            );
+          }
+          await failIfNotApplied(result);
+          const d = result;
+          return {
+            data: d,
+            text: () =>
+              `deployment ${d.deployment}: manifest ${d.manifest} ${d.status}\n${outcomeTable([
+                ...d.resources,
+                ...d.pruned.map((p) => ({ ...p, name: `${p.name} (prune)` })),
+              ])}`,
+          };
+        } finally {
+          store.database.close();
+        }
+      }),
+    );
+
+  const deployments = program.command('deployments').description('list, get and delete deployments');
+  deployments
+    .command('list', { isDefault: true })
+    .description('list deployments')
+    .action(
+      action(async (ctx) => {
+        const store = await openStore(ctx);
+        try {
+          const d = store.listDeployments().map((x) => ({
+            name: x.name,
+            state: x.state,
+            manifest: x.currentManifest,
+            updated: new Date(x.updatedAt).toISOString(),
+          }));
+          return {
+            data: d,
+            text: () =>
+              d.length === 0
+                ? 'no deployments'
+                : d.map((r) => `${r.name}  ${r.state}  ${r.manifest ?? ''}`).join('\n'),
+          };
+        } finally {
+          store.database.close();
+        }
+      }),
+    );
+  deployments
+    .command('get <name>')
+    .description('show a deployment: state, current manifest and its resources')
+    .action(
+      action(async (ctx, [name]) => {
+        const store = await openStore(ctx);
+        try {
+          const { DmError } = await import('../../error.js');
+          const d = store.getDeployment(name!);
+          if (!d) {
+            throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
+              category: 'not-found',
+            });
+          }
+          const resources = d.currentManifest ? store.manifestResources(d.currentManifest) : [];
+          return {
+            data: {
+              name: d.name,
+              state: d.state,
+              manifest: d.currentManifest,
+              lastGoodManifest: d.lastGoodManifest,
+              manifests: store.listManifests(d.name).map((m) => m.name),
+              resources: resources.map((r) => ({
+                name: r.name,
+                action: r.action,
+                kind: r.kind,
+                namespace: r.namespace,
+                objectName: r.objectName,
+                level: r.level,
+                outcome: r.outcome,
+                ...(r.message ? { message: r.message } : {}),
+              })),
+            },
+          };
+        } finally {
+          store.database.close();
+        }
+      }),
+    );
+  deployments
+    .command('delete <name>')
+    .description('delete a deployment: remove its objects from the cluster (manifests stay in history)')
+    .option('--timeout <seconds>', 'time limit for deletions', '300')
+    .action(
+      action(async (ctx, [name], options) => {
+        const { deleteDeployment } = await import('../../deploy/deploy.js');
+        const store = await openStore(ctx);
+        try {
+          const result = await deleteDeployment({
+            name: name!,
+            store,
+            kubectl: await kubectlFor(ctx),
+            timeoutSeconds: timeoutOf(options),
+          });
+          await failIfNotApplied(result);
+          const d = result;
+          return {
+            data: d,
+            text: () =>
+              `deployment ${d.deployment} deleted (manifest ${d.manifest})\n${outcomeTable(d.pruned)}`,
+          };
+        } finally {
+          store.database.close();
+        }
+      }),
+    );
+
+  program
+    .command('manifests <deployment> [id]')
+    .description('list the manifests of a deployment, or show one (by name or sequence number)')
+    .action(
+      action<unknown>(async (ctx, [deployment, id]) => {
+        const store = await openStore(ctx);
+        try {
+          const { DmError } = await import('../../error.js');
+          const all = store.listManifests(deployment!);
+          if (all.length === 0) {
+            throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${deployment}' has no manifests`, {
+              category: 'not-found',
+            });
+          }
+          if (id === undefined) {
+            const d = all.map((m) => ({
+              name: m.name,
+              action: m.action,
+              status: m.status,
+              created: new Date(m.createdAt).toISOString(),
+            }));
+            return {
+              data: d,
+              text: () => d.map((r) => `${r.name}  ${r.action}  ${r.status}  ${r.created}`).join('\n'),
+            };
+          }
+          const m = all.find((x) => x.name === id || String(x.seq) === id);
+          if (!m) {
+            throw new DmError('MANIFEST_NOT_FOUND', `deployment '${deployment}' has no manifest '${id}'`, {
+              category: 'not-found',
+              hint: `have: ${all.map((x) => x.name).join(', ')}`,
+            });
+          }
+          return {
+            data: {
+              name: m.name,
+              deployment: m.deployment,
+              action: m.action,
+              status: m.status,
+              ...(m.error ? { error: m.error } : {}),
+              created: new Date(m.createdAt).toISOString(),
+              ...(m.finishedAt ? { finished: new Date(m.finishedAt).toISOString() } : {}),
+              target: JSON.parse(m.target),
+              inputConfig: JSON.parse(m.inputConfig),
+              expandedConfig: JSON.parse(m.expandedConfig),
+              layout: JSON.parse(m.layout),
+              references: JSON.parse(m.references),
+              resolvedValues: JSON.parse(m.resolvedValues),
+              resources: store.manifestResources(m.name).map((r) => ({
+                name: r.name,
+                action: r.action,
+                type: r.type,
+                apiVersion: r.apiVersion,
+                kind: r.kind,
+                namespace: r.namespace,
+                objectName: r.objectName,
+                level: r.level,
+                outcome: r.outcome,
+                ...(r.message ? { message: r.message } : {}),
+              })),
+            },
+          };
+        } finally {
+          store.database.close();
+        }
+      }),
+    );
+
+  const types = program.command('types').description('list types used by deployments and their instances');
+  types
+    .command('list', { isDefault: true })
+    .description('list types used by active deployments')
+    .action(
+      action(async (ctx) => {
+        const store = await openStore(ctx);
+        try {
+          const d = store.listTypes();
+          return { data: d, text: () => d.map((r) => `${r.type}  ${r.instances}`).join('\n') || 'no types' };
+        } finally {
+          store.database.close();
+        }
+      }),
+    );
+  types
+    .command('instances <type>')
+    .description("list the instances of a type ('all' for every type)")
+    .action(
+      action(async (ctx, [type]) => {
+        const store = await openStore(ctx);
+        try {
+          const d = store.listInstances(type!).map((i) => ({
+            name: i.name,
+            type: i.type,
+            deployment: i.deployment,
+            manifest: i.manifest,
+            path: i.path,
+          }));
+          return {
+            data: d,
+            text: () =>
+              d.map((r) => `${r.name}  ${r.type}  ${r.deployment}  ${r.manifest}  ${r.path}`).join('\n'),
+          };
+        } finally {
+          store.database.close();
+        }
+      }),
+    );
 }

@@ -1,0 +1,474 @@
+/**
+ * Deployments (spec/deployments.md §1, §3): `deployConfiguration` creates or updates a deployment
+ * from an expanded configuration — a new manifest, apply level by level, then prune what left it in
+ * reverse dependency order; `deleteDeployment` updates to an empty manifest, then removes the
+ * deployment (its manifests stay). Everything is recorded as it happens.
+ */
+import { hostname } from 'node:os';
+import { formatYamlDocuments } from '../document/yaml.js';
+import { DmError } from '../error.js';
+import type { DeploymentStore, InventoryEntry } from '../state/deployments-store.js';
+import { applyObjects, getLive, type PlannedObject, pruneObjects, type ResourceResult } from './apply.js';
+import { isUnreachable, type Kubectl, splitErrors } from './kubectl.js';
+import type { DeploymentInput, Layout, LayoutEntry, Primitive } from './model.js';
+import { type KubeObject, kubectlName, objectKey, type ServedKind, toObjects } from './objects.js';
+import { planLevels, substituteReferences, valueAt } from './plan.js';
+
+export const LABEL_DEPLOYMENT = 'dm.io/deployment';
+export const ANNOTATION_MANIFEST = 'dm.io/manifest';
+export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
+
+export interface DeployOptions {
+  name: string;
+  input: DeploymentInput;
+  store: DeploymentStore;
+  kubectl: Kubectl;
+  dryRun?: boolean;
+  wait?: boolean;
+  timeoutSeconds?: number;
+  /** Identifies this process in the deployment lock (default `pid@host`). */
+  lockOwner?: string;
+}
+
+export interface DeployResult {
+  deployment: string;
+  manifest: string;
+  action: 'create' | 'update' | 'delete';
+  status: 'applied' | 'failed';
+  resources: ResourceResult[];
+  pruned: ResourceResult[];
+  kubectlInvocations: number;
+}
+
+export interface DryRunChange {
+  name: string;
+  kind: string;
+  namespace: string;
+  objectName: string;
+  changes?: string[];
+  message?: string;
+}
+
+export interface DryRunResult {
+  deployment: string;
+  dryRun: true;
+  /** Whether the cluster was asked (server-side dry run) or the plan is against the last manifest. */
+  server: boolean;
+  create: DryRunChange[];
+  update: DryRunChange[];
+  unchanged: DryRunChange[];
+  prune: DryRunChange[];
+  failed: DryRunChange[];
+}
+
+const DEPLOYMENT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export function validateDeploymentName(name: string): void {
+  if (name.length > 53 || !DEPLOYMENT_NAME.test(name)) {
+    throw new DmError(
+      'INVALID_DEPLOYMENT_NAME',
+      `deployment name '${name}' must be a DNS label of at most 53 characters (lower-case letters, digits, '-')`,
+      { category: 'usage' },
+    );
+  }
+}
+
+/** Every layout entry as a type instance with its JSON path (`$.resources[0].resources[1]`). */
+export function typeInstancesOf(layout: Layout): { name: string; type: string; path: string }[] {
+  const out: { name: string; type: string; path: string }[] = [];
+  const walk = (entries: LayoutEntry[], prefix: string) => {
+    entries.forEach((e, i) => {
+      const path = `${prefix}.resources[${i}]`;
+      out.push({ name: e.name, type: e.type, path });
+      if (e.resources) walk(e.resources, path);
+    });
+  };
+  walk(layout.resources ?? [], '$');
+  return out;
+}
+
+export interface ClusterTarget {
+  context: string | undefined;
+  namespace: string;
+  server: string | undefined;
+}
+
+/** The context, its namespace and server, as kubectl resolves them (no cluster call). */
+export async function readTarget(kubectl: Kubectl): Promise<ClusterTarget> {
+  const r = await kubectl.run(['config', 'view', '--minify', '-o', 'json']);
+  if (r.code !== 0) {
+    throw new DmError('KUBECONFIG_INVALID', `kubectl cannot use the kubeconfig: ${r.stderr.trim()}`, {
+      category: 'unreachable',
+      hint: 'pass --kubeconfig and --context, or set KUBECONFIG',
+    });
+  }
+  const view = JSON.parse(r.stdout) as {
+    'current-context'?: string;
+    contexts?: { context?: { namespace?: string } }[];
+    clusters?: { cluster?: { server?: string } }[];
+  };
+  return {
+    context: view['current-context'],
+    namespace: kubectl.options.namespace ?? view.contexts?.[0]?.context?.namespace ?? 'default',
+    server: view.clusters?.[0]?.cluster?.server,
+  };
+}
+
+/** Kinds the cluster serves (`kubectl api-resources`); undefined when it cannot be reached. */
+export async function servedKinds(kubectl: Kubectl): Promise<ServedKind[] | undefined> {
+  const r = await kubectl.run(['api-resources']);
+  if (r.code !== 0 && r.stdout.trim() === '') {
+    if (isUnreachable(r.stderr) || /credentials|Unauthorized|forbidden/i.test(r.stderr)) return undefined;
+    throw new DmError('CLUSTER_DISCOVERY_FAILED', `kubectl api-resources failed: ${r.stderr.trim()}`, {
+      category: 'unreachable',
+    });
+  }
+  const lines = r.stdout.split('\n').filter((l) => l.trim() !== '');
+  const header = lines.shift() ?? '';
+  const col = (name: string) => header.indexOf(name);
+  const [apiCol, nsCol, kindCol] = [col('APIVERSION'), col('NAMESPACED'), col('KIND')];
+  return lines.map((l) => ({
+    apiVersion: l.slice(apiCol, nsCol).trim(),
+    namespaced: l.slice(nsCol, kindCol).trim() === 'true',
+    kind: l.slice(kindCol).trim(),
+  }));
+}
+
+function inventoryEntry(o: PlannedObject): InventoryEntry {
+  return {
+    name: o.name,
+    type: o.type,
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    namespace: o.namespace,
+    objectName: o.objectName,
+    level: o.level,
+  };
+}
+
+function defaultLockOwner(): string {
+  return `${process.pid}@${hostname()}`;
+}
+
+/** Whether a lock owner `pid@host` on this host is still running. */
+export function lockOwnerAlive(owner: string): boolean {
+  const [pid, host] = owner.split('@');
+  if (host !== hostname()) return true;
+  try {
+    process.kill(Number(pid), 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+interface Prepared {
+  objects: PlannedObject[];
+  target: ClusterTarget;
+  served: ServedKind[] | undefined;
+  previous: InventoryEntry[];
+  prunes: InventoryEntry[];
+  manifestName: string;
+}
+
+async function prepare(options: DeployOptions, requireCluster: boolean): Promise<Prepared> {
+  const { name, input, store, kubectl } = options;
+  validateDeploymentName(name);
+  const planned = planLevels(input.config.resources);
+  const target = await readTarget(kubectl);
+  const served = await servedKinds(kubectl);
+  if (served === undefined && requireCluster) {
+    throw new DmError(
+      'CLUSTER_UNREACHABLE',
+      `cannot reach the cluster${target.server ? ` at ${target.server}` : ''}`,
+      {
+        category: 'unreachable',
+        hint: 'check --kubeconfig/--context; --dry-run works offline',
+      },
+    );
+  }
+  const manifestName = store.nextManifestName(name).name;
+  const objects = toObjects(
+    planned.map((p) => p.primitive),
+    {
+      served,
+      defaultNamespace: target.namespace,
+      labels: { [LABEL_MANAGED_BY]: 'dm', [LABEL_DEPLOYMENT]: name },
+      annotations: { [ANNOTATION_MANIFEST]: manifestName },
+    },
+  ).map((o, i) => ({ ...o, level: planned[i]!.level, references: planned[i]!.references }));
+  const previous = store.getDeployment(name) ? store.inventory(name) : [];
+  const keys = new Set(objects.map(objectKey));
+  const prunes = previous.filter((p) => !keys.has(objectKey(p)));
+  return { objects, target, served, previous, prunes, manifestName };
+}
+
+/** Creates or updates a deployment (or, with an empty configuration and `delete`, empties it). */
+export async function deployConfiguration(options: DeployOptions, action?: 'delete'): Promise<DeployResult> {
+  const { name, input, store, kubectl } = options;
+  const p = await prepare(options, true);
+  const existing = store.getDeployment(name);
+  const manifestAction = action ?? (existing ? 'update' : 'create');
+  const manifest = store.beginManifest({
+    deployment: name,
+    action: manifestAction,
+    inputConfig: input.inputConfig,
+    expandedConfig: input.config,
+    layout: input.layout,
+    references: input.references,
+    target: {
+      ...(kubectl.options.kubeconfig ? { kubeconfig: kubectl.options.kubeconfig } : {}),
+      ...(p.target.context ? { context: kubectl.options.context ?? p.target.context } : {}),
+      namespace: p.target.namespace,
+      ...(p.target.server ? { server: p.target.server } : {}),
+    },
+    resources: [
+      ...p.objects.map((o) => ({ ...inventoryEntry(o), action: 'apply' as const })),
+      ...p.prunes.map((o) => ({ ...o, action: 'prune' as const })),
+    ],
+    instances: manifestAction === 'delete' ? [] : typeInstancesOf(input.layout),
+    lockOwner: options.lockOwner ?? defaultLockOwner(),
+    isAlive: lockOwnerAlive,
+  }).name;
+
+  // The inventory after each step: what may be in the cluster now.
+  const applied = new Set<string>();
+  const inventoryNow = (pruned: Set<string>) => {
+    const entries = new Map<string, InventoryEntry>();
+    for (const e of p.previous) if (!pruned.has(e.name)) entries.set(objectKey(e), e);
+    for (const o of p.objects) if (applied.has(o.name)) entries.set(objectKey(o), inventoryEntry(o));
+    return [...entries.values()];
+  };
+  let error: string | undefined;
+  let applyResults: ResourceResult[] = [];
+  let pruneResults: ResourceResult[] = [];
+  try {
+    const result = await applyObjects(kubectl, p.objects, {
+      ...(options.wait ? { wait: true } : {}),
+      ...(options.timeoutSeconds ? { timeoutSeconds: options.timeoutSeconds } : {}),
+      onProgress: (results) => {
+        for (const r of results) if (r.outcome === 'applied' || r.outcome === 'applying') applied.add(r.name);
+        store.recordOutcomes(
+          manifest,
+          results.map((r) => ({ action: 'apply', ...r })),
+          inventoryNow(new Set()),
+        );
+      },
+    });
+    applyResults = result.results;
+    store.recordResolvedValues(manifest, result.resolvedValues);
+    if (result.ok) {
+      const pruned = new Set<string>();
+      pruneResults = await pruneObjects(kubectl, p.prunes, {
+        ...(options.timeoutSeconds ? { timeoutSeconds: options.timeoutSeconds } : {}),
+        onProgress: (results) => {
+          for (const r of results) if (r.outcome === 'pruned') pruned.add(r.name);
+          store.recordOutcomes(
+            manifest,
+            results.map((r) => ({ action: 'prune', ...r })),
+            inventoryNow(pruned),
+          );
+        },
+      });
+    } else {
+      pruneResults = p.prunes.map((t) => ({ name: t.name, outcome: 'not-attempted' }));
+      store.recordOutcomes(
+        manifest,
+        pruneResults.map((r) => ({ action: 'prune', ...r })),
+      );
+    }
+  } catch (e) {
+    error = e instanceof Error ? e.message : String(e);
+    store.finishManifest(manifest, 'failed', error);
+    throw e;
+  }
+  const ok =
+    applyResults.every((r) => r.outcome === 'applied') && pruneResults.every((r) => r.outcome === 'pruned');
+  const failures = [...applyResults, ...pruneResults].filter(
+    (r) => r.outcome === 'failed' || r.outcome === 'prune-failed',
+  );
+  store.finishManifest(
+    manifest,
+    ok ? 'applied' : 'failed',
+    ok
+      ? undefined
+      : failures.map((f) => `${f.name}: ${f.message ?? f.outcome}`).join('\n') ||
+          'not every resource was applied',
+  );
+  return {
+    deployment: name,
+    manifest,
+    action: manifestAction,
+    status: ok ? 'applied' : 'failed',
+    resources: applyResults,
+    pruned: pruneResults,
+    kubectlInvocations: kubectl.invocations,
+  };
+}
+
+/** Deletes a deployment: an empty manifest removes every object, then the deployment goes. */
+export async function deleteDeployment(
+  options: Omit<DeployOptions, 'input'> & { input?: undefined },
+): Promise<DeployResult> {
+  if (!options.store.getDeployment(options.name)) {
+    throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${options.name}' does not exist`, {
+      category: 'not-found',
+    });
+  }
+  const empty: DeploymentInput = {
+    inputConfig: { config: 'resources: []\n', imports: [] },
+    config: { resources: [] },
+    layout: { resources: [] },
+    references: [],
+  };
+  return deployConfiguration({ ...options, input: empty }, 'delete');
+}
+
+type Json = Record<string, unknown>;
+
+/** An object without what changes on every write (resourceVersion, managedFields, our manifest annotation). */
+function comparable(o: Json): Json {
+  const copy = structuredClone(o);
+  delete copy.status;
+  const m = (copy.metadata ?? {}) as Json;
+  for (const k of ['resourceVersion', 'managedFields', 'generation', 'creationTimestamp', 'uid']) delete m[k];
+  const annotations = m.annotations as Json | undefined;
+  if (annotations) {
+    delete annotations[ANNOTATION_MANIFEST];
+    if (Object.keys(annotations).length === 0) delete m.annotations;
+  }
+  return copy;
+}
+
+/** Leaf paths whose value differs between the object as it would be and as it is. */
+function changedFields(after: Json, before: Json): string[] {
+  const out: string[] = [];
+  const isMap = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+  const walk = (a: unknown, b: unknown, path: string) => {
+    if (isMap(a) && isMap(b)) {
+      for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) walk(a[k], b[k], `${path}.${k}`);
+    } else if (JSON.stringify(a) !== JSON.stringify(b)) {
+      out.push(`${path}: ${JSON.stringify(b ?? null)} -> ${JSON.stringify(a ?? null)}`);
+    }
+  };
+  walk(after, before, '');
+  return out;
+}
+
+/**
+ * What a deploy would do: creates, updates (with the changed fields), unchanged and prunes — against
+ * the live objects with a server-side dry run when the cluster is reachable, else against the
+ * deployment's last manifest.
+ */
+export async function planDeployment(options: DeployOptions): Promise<DryRunResult> {
+  const { kubectl, store, name } = options;
+  const p = await prepare(options, false);
+  const result: DryRunResult = {
+    deployment: name,
+    dryRun: true,
+    server: p.served !== undefined,
+    create: [],
+    update: [],
+    unchanged: [],
+    prune: [],
+    failed: [],
+  };
+  const describe = (o: InventoryEntry | KubeObject): DryRunChange => ({
+    name: o.name,
+    kind: o.kind,
+    namespace: o.namespace,
+    objectName: o.objectName,
+  });
+  if (p.served === undefined) {
+    const last = store.getDeployment(name)?.currentManifest;
+    const before = new Map(
+      last
+        ? (JSON.parse(store.getManifest(last)!.expandedConfig) as { resources: Primitive[] }).resources.map(
+            (r) => [r.name, r],
+          )
+        : [],
+    );
+    for (const o of p.objects) {
+      const prev = before.get(o.name);
+      const now = options.input.config.resources.find((r) => r.name === o.name)!;
+      if (!prev) result.create.push(describe(o));
+      else if (JSON.stringify(prev) === JSON.stringify(now)) result.unchanged.push(describe(o));
+      else result.update.push(describe(o));
+    }
+    result.prune = p.prunes.map(describe);
+    return result;
+  }
+  const live = await getLive(kubectl, [...p.objects, ...p.prunes]);
+  // Server-side dry run of everything whose references can be filled from live objects.
+  const byName = new Map(p.objects.map((o) => [o.name, o]));
+  const names = new Set(byName.keys());
+  const servedKeys = new Set(p.served.map((s) => `${s.apiVersion}/${s.kind}`));
+  const checkable: PlannedObject[] = [];
+  for (const o of p.objects) {
+    let unresolved = false;
+    const body = substituteReferences(
+      o.body,
+      (ref) => {
+        const target = byName.get(ref.name)!;
+        const v = valueAt(live.get(objectKey(target)), ref.path);
+        if (v === undefined) unresolved = true;
+        return v ?? ref.text;
+      },
+      names,
+      o.name,
+    ) as Json;
+    if (!unresolved && servedKeys.has(`${o.apiVersion}/${o.kind}`)) checkable.push({ ...o, body });
+  }
+  // Server-side dry run: what each object would become (defaults included), or why it is refused.
+  const failed = new Map<string, string>();
+  const wouldBe = new Map<string, Json>();
+  const dryRun = async (batch: PlannedObject[]) => {
+    const args = ['apply', '--server-side', '--field-manager=dm', '--dry-run=server', '-o'];
+    const r = await kubectl.run([...args, 'json', '-f', '-'], formatYamlDocuments(batch.map((o) => o.body)));
+    if (r.code === 0) {
+      const parsed = JSON.parse(r.stdout) as Json;
+      const items = parsed.kind === 'List' ? ((parsed.items ?? []) as Json[]) : [parsed];
+      batch.forEach((o, i) => {
+        if (items[i]) wouldBe.set(o.name, items[i]!);
+      });
+      return true;
+    }
+    if (isUnreachable(r.stderr)) {
+      throw new DmError('CLUSTER_UNREACHABLE', `cannot reach the cluster: ${r.stderr.trim()}`, {
+        category: 'unreachable',
+      });
+    }
+    return false;
+  };
+  if (checkable.length > 0 && !(await dryRun(checkable))) {
+    // kubectl prints no JSON when one object fails: find which with -o name, then retry the others.
+    const r = await kubectl.run(
+      ['apply', '--server-side', '--field-manager=dm', '--dry-run=server', '-o', 'name', '-f', '-'],
+      formatYamlDocuments(checkable.map((o) => o.body)),
+    );
+    const ok = new Set(r.stdout.split('\n').map((l) => l.trim()));
+    const bad = checkable.filter((o) => !ok.has(kubectlName(o)));
+    const errors = splitErrors(r.stderr);
+    bad.forEach((o, i) => {
+      failed.set(o.name, errors.find((e) => e.includes(`"${o.objectName}"`)) ?? errors[i] ?? r.stderr.trim());
+    });
+    const good = checkable.filter((o) => ok.has(kubectlName(o)));
+    if (good.length > 0) await dryRun(good);
+  }
+  for (const o of p.objects) {
+    const change = describe(o);
+    const l = live.get(objectKey(o));
+    if (failed.has(o.name)) result.failed.push({ ...change, message: failed.get(o.name)! });
+    else if (!l) result.create.push(change);
+    else {
+      const after = wouldBe.get(o.name);
+      const changes = after
+        ? changedFields(comparable(after), comparable(l))
+        : ['(references not yet resolvable)'];
+      if (changes.length === 0) result.unchanged.push(change);
+      else result.update.push({ ...change, changes });
+    }
+  }
+  result.prune = p.prunes.filter((t) => live.has(objectKey(t))).map(describe);
+  return result;
+}

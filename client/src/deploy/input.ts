@@ -1,0 +1,190 @@
+/**
+ * What `dm deploy` accepts (spec/deployments.md §1, spec/cli.md): a configuration file (expanded by
+ * the expansion engine), a template file, a stream of Kubernetes objects or of Deckhand-style layered
+ * documents (rendered first; documents whose `data` is a Kubernetes object are deployed), or a
+ * registry reference (a one-resource configuration, expanded through the registry's template source).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { parseYamlDocuments } from '../document/yaml.js';
+import { DmError } from '../error.js';
+import type { TemplateSource } from '../expand/types.js';
+import type { DeploymentInput, Primitive } from './model.js';
+
+export interface LoadInputOptions {
+  /** Deployment name (env.deployment). */
+  deployment: string;
+  /** Properties: values files merged, then --properties (top-level template resources). */
+  properties: Record<string, unknown>;
+  importsDir?: string;
+  /** Where registry references are loaded from (the resolver chain); absent: references are refused. */
+  templateSource?: TemplateSource;
+  onWarning?: (message: string) => void;
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function isKubeObject(v: unknown): v is Json {
+  return isObject(v) && typeof v.apiVersion === 'string' && typeof v.kind === 'string';
+}
+
+function isLayeredDocument(v: unknown): boolean {
+  return isObject(v) && typeof v.schema === 'string' && isObject(v.metadata) && 'data' in v;
+}
+
+/** Kubernetes objects as primitives: type `<apiVersion>/<Kind>`, name from metadata.name. */
+export function primitivesFromObjects(objects: Json[], source: string): Primitive[] {
+  const seen = new Set<string>();
+  return objects.map((o, i) => {
+    const { apiVersion, kind, ...rest } = o;
+    const metaName = isObject(o.metadata) ? o.metadata.name : undefined;
+    if (typeof metaName !== 'string' || metaName === '') {
+      throw new DmError(
+        'INVALID_DOCUMENT',
+        `${source}: document ${i + 1} (${String(kind)}) has no metadata.name`,
+        {
+          category: 'invalid-input',
+        },
+      );
+    }
+    let name = metaName;
+    if (seen.has(name)) name = `${String(kind).toLowerCase()}-${metaName}`;
+    for (let n = 2; seen.has(name); n++) name = `${String(kind).toLowerCase()}-${metaName}-${n}`;
+    seen.add(name);
+    return { name, type: `${String(apiVersion)}/${String(kind)}`, properties: rest };
+  });
+}
+
+function objectInput(text: string, path: string, objects: Json[]): DeploymentInput {
+  const resources = primitivesFromObjects(objects, path);
+  return {
+    inputConfig: { config: text, imports: [] },
+    config: { resources },
+    layout: { resources: resources.map((r) => ({ name: r.name, type: r.type })) },
+    references: [],
+  };
+}
+
+/** The imports a configuration names plus the local files its types name (and their schemas). */
+function collectImports(
+  text: string,
+  path: string,
+  types: string[],
+  parseImports: (content: string, source: string) => { path: string; name: string }[],
+): DeploymentInput['inputConfig']['imports'] {
+  const dir = dirname(path);
+  const out = new Map<string, { name: string; path?: string; content: string }>();
+  const add = (name: string, rel: string) => {
+    const file = join(dir, rel);
+    if (out.has(name) || !existsSync(file)) return;
+    out.set(name, { name, path: rel, content: readFileSync(file, 'utf8') });
+  };
+  for (const i of parseImports(text, path)) add(i.name, i.path);
+  for (const t of types) {
+    if (/^[\w./-]+\.(jinja|py|yaml)$/.test(t) && !t.includes('..')) {
+      add(t, t);
+      add(`${t}.schema`, `${t}.schema`);
+    }
+  }
+  return [...out.values()];
+}
+
+function layoutTypes(entries: { type: string; resources?: unknown[] }[]): string[] {
+  return entries.flatMap((e) => [e.type, ...layoutTypes((e.resources ?? []) as { type: string }[])]);
+}
+
+/** Reads and expands what `dm deploy` was given. */
+export async function loadDeploymentInput(arg: string, options: LoadInputOptions): Promise<DeploymentInput> {
+  const expand = await import('../expand/index.js');
+  const warn = (w: { message: string }) => options.onWarning?.(w.message);
+  if (existsSync(arg)) {
+    const text = readFileSync(arg, 'utf8');
+    if (!/\.(jinja|py)$/.test(arg)) {
+      const docs = parseYamlDocuments(text, { source: arg }).filter((d) => d !== null && d !== undefined);
+      if (docs.length > 0 && docs.every(isKubeObject)) return objectInput(text, arg, docs as Json[]);
+      if (docs.length > 0 && docs.some(isLayeredDocument)) {
+        const { renderDocuments } = await import('../layer/index.js');
+        const rendered = renderDocuments(docs, { sources: docs.map(() => arg) });
+        const objects = rendered.map((d) => d.data).filter(isKubeObject);
+        return objectInput(text, arg, objects);
+      }
+    }
+    const result = await expand.expandFile(arg, {
+      deployment: options.deployment,
+      properties: options.properties,
+      ...(options.importsDir ? { importsDir: options.importsDir } : {}),
+      ...(options.templateSource ? { sources: [options.templateSource] } : {}),
+      onWarning: warn,
+    });
+    const imports = /\.(jinja|py)$/.test(arg)
+      ? [{ name: basename(arg), path: basename(arg), content: text }]
+      : collectImports(
+          text,
+          arg,
+          layoutTypes(result.layout.resources),
+          (c, s) => expand.parseConfiguration(c, s).imports,
+        );
+    return {
+      inputConfig: { config: text, imports },
+      config: {
+        resources: result.config.resources.map((r) => ({
+          name: r.name,
+          type: r.type,
+          ...(r.properties ? { properties: r.properties } : {}),
+        })),
+      },
+      layout: result.layout,
+      references: [],
+    };
+  }
+  if (!/[:/]/.test(arg)) {
+    throw new DmError('FILE_NOT_FOUND', `'${arg}' is neither a file nor a template reference`, {
+      category: 'not-found',
+    });
+  }
+  if (!options.templateSource) {
+    throw new DmError(
+      'REFERENCE_NOT_SUPPORTED',
+      `'${arg}' is a registry reference; deploying references needs the registry template source`,
+      {
+        category: 'usage',
+        hint: 'pull it first (dm pull <ref> --to dir) and deploy the directory’s template or example.yaml',
+      },
+    );
+  }
+  // DM's form: `dm --registry o/r/c --properties p=v deploy redis:v1` — a one-resource configuration.
+  const name = options.deployment;
+  const config = `resources:\n- name: ${JSON.stringify(name)}\n  type: ${JSON.stringify(arg)}\n`;
+  const result = await expand.expandConfiguration(
+    { content: config, path: join(process.cwd(), `${name}.yaml`) },
+    { deployment: name, properties: options.properties, sources: [options.templateSource], onWarning: warn },
+  );
+  return {
+    inputConfig: { config, imports: [] },
+    config: {
+      resources: result.config.resources.map((r) => ({
+        name: r.name,
+        type: r.type,
+        ...(r.properties ? { properties: r.properties } : {}),
+      })),
+    },
+    layout: result.layout,
+    references: [{ reference: arg, resolved: arg }],
+  };
+}
+
+/** The default deployment name for an argument: a file's base name, a reference's template name. */
+export function defaultDeploymentName(arg: string): string {
+  const base = existsSync(arg)
+    ? basename(arg).replace(/\.[^.]*$/, '')
+    : (arg.split('/').pop() ?? arg).split(/[:@]/)[0]!;
+  return base
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 53);
+}

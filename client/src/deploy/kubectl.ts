@@ -1,0 +1,109 @@
+/**
+ * The one way dm runs `kubectl` (spec/deployments.md §3): argument arrays only (never a shell),
+ * `--kubeconfig`, `--context` and `--namespace` passed through as given, documents on stdin, and a
+ * count of invocations (the bench and tests read it).
+ */
+import { spawn } from 'node:child_process';
+import { DmError } from '../error.js';
+
+export interface KubectlTarget {
+  kubeconfig?: string | undefined;
+  context?: string | undefined;
+  namespace?: string | undefined;
+}
+
+export interface KubectlOptions extends KubectlTarget {
+  /** The kubectl executable (default `kubectl` on PATH). */
+  binary?: string;
+  /** Discovery cache directory (`--cache-dir`). */
+  cacheDir?: string | undefined;
+  /** Environment for kubectl; default: this process's. */
+  env?: Record<string, string | undefined>;
+  /** Per-invocation time limit, ms (default 10 minutes). */
+  timeoutMs?: number;
+}
+
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export class Kubectl {
+  /** How many times kubectl was started. */
+  invocations = 0;
+  /** Every argument list, in order (for tests and --verbose). */
+  readonly calls: string[][] = [];
+
+  constructor(readonly options: KubectlOptions = {}) {}
+
+  /** Flags selecting the cluster, as the user gave them. */
+  targetArgs(): string[] {
+    const o = this.options;
+    return [
+      ...(o.kubeconfig ? ['--kubeconfig', o.kubeconfig] : []),
+      ...(o.context ? ['--context', o.context] : []),
+      ...(o.namespace ? ['--namespace', o.namespace] : []),
+      ...(o.cacheDir ? ['--cache-dir', o.cacheDir] : []),
+    ];
+  }
+
+  run(args: readonly string[], input?: string): Promise<KubectlResult> {
+    const full = [...this.targetArgs(), ...args];
+    this.invocations++;
+    this.calls.push(full);
+    const binary = this.options.binary ?? 'kubectl';
+    return new Promise((resolve, reject) => {
+      const child = spawn(binary, full, {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: (this.options.env ?? process.env) as NodeJS.ProcessEnv,
+      });
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      child.stdout.on('data', (c: Buffer) => out.push(c));
+      child.stderr.on('data', (c: Buffer) => err.push(c));
+      const timer = setTimeout(() => child.kill('SIGTERM'), this.options.timeoutMs ?? 600_000);
+      child.on('error', (error: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        reject(
+          new DmError(
+            'KUBECTL_NOT_FOUND',
+            error.code === 'ENOENT'
+              ? `cannot run '${binary}': not found on PATH`
+              : `cannot run '${binary}': ${error.message}`,
+            { category: 'unreachable', hint: 'install kubectl, or put it on PATH' },
+          ),
+        );
+      });
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({
+          code: code ?? 1,
+          stdout: Buffer.concat(out).toString('utf8'),
+          stderr: Buffer.concat(err).toString('utf8'),
+        });
+      });
+      child.stdin.on('error', () => {});
+      child.stdin.end(input ?? '');
+    });
+  }
+}
+
+/** Whether kubectl's error output says the cluster could not be reached. */
+export function isUnreachable(stderr: string): boolean {
+  return /connection refused|no such host|i\/o timeout|Unable to connect to the server|dial tcp|TLS handshake timeout|context deadline exceeded|the server is currently unable/i.test(
+    stderr,
+  );
+}
+
+/** Splits kubectl's stderr into one message per error (`Error from server …`, `error: …`). */
+export function splitErrors(stderr: string): string[] {
+  const blocks: string[] = [];
+  for (const line of stderr.split('\n')) {
+    if (/^(Error from server|error:|Error: |error when )/.test(line)) blocks.push(line);
+    else if (blocks.length > 0 && line.trim() !== '' && !/^[IWE]\d{4} /.test(line)) {
+      blocks[blocks.length - 1] += `\n${line}`;
+    }
+  }
+  return blocks.map((b) => b.trim());
+}

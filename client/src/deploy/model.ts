@@ -1,0 +1,56 @@
+/**
+ * The shapes deployments work with (spec/deployments.md §1, spec/expansion.md §2): an expanded
+ * configuration of primitives, its layout, and what applying each resource came to.
+ */
+
+export interface Primitive {
+  name: string;
+  type: string;
+  properties?: Record<string, unknown>;
+}
+
+export interface ExpandedConfig {
+  resources: Primitive[];
+}
+
+export interface LayoutEntry {
+  name: string;
+  type: string;
+  properties?: Record<string, unknown>;
+  resources?: LayoutEntry[];
+}
+
+export interface Layout {
+  resources: LayoutEntry[];
+}
+
+/** The configuration as given: the top file and every imported file. */
+export interface InputConfig {
+  config: string;
+  imports: { name: string; path?: string; content: string }[];
+}
+
+/** A registry reference resolved while expanding, with what pins it. */
+export interface ResolvedReference {
+  reference: string;
+  resolved: string;
+  commit?: string;
+  digest?: string;
+}
+
+/** What `dm deploy` hands the applier: an expanded configuration and where it came from. */
+export interface DeploymentInput {
+  inputConfig: InputConfig;
+  config: ExpandedConfig;
+  layout: Layout;
+  references: ResolvedReference[];
+}
+
+export type ResourceOutcome =
+  | 'pending'
+  | 'applying'
+  | 'applied'
+  | 'failed'
+  | 'not-attempted'
+  | 'pruned'
+  | 'prune-failed';
