@@ -287,7 +287,7 @@ export class RegistryService {
   sync(
     id: number,
     trigger: SyncTrigger,
-    hooks: { beforeSwap?: () => Promise<void> | void } = {},
+    hooks: { beforeSwap?: () => Promise<void> | void; midSwap?: () => void } = {},
   ): Promise<SyncOutcome> {
     return this.queue.run(id, async () => {
       const row = this.store.db.select().from(registries).where(eq(registries.id, id)).get();
@@ -305,6 +305,7 @@ export class RegistryService {
         clock: this.clock,
         onSwap: () => this.catalog.invalidate(),
         ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
+        ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),
       });
       this.log(outcome.status === 'failed' ? 'warn' : 'info', 'sync finished', {
         registry: row.name,

@@ -35,6 +35,8 @@ export interface SyncOptions {
   onSwap?: (registryId: number) => void;
   /** Test hook: runs after the index is built, before the swap transaction. */
   beforeSwap?: () => Promise<void> | void;
+  /** Test hook: runs inside the swap transaction, halfway (to kill a process mid-swap). */
+  midSwap?: () => void;
 }
 
 function knownContent(store: Store): KnownContent {
@@ -121,6 +123,7 @@ export async function syncRegistry(
       commit: opened.commit,
       etag: opened.etag ?? null,
       now: now(),
+      ...(options.midSwap ? { midSwap: options.midSwap } : {}),
     });
     finish({ status: 'succeeded', commit: opened.commit });
     store.db

@@ -15,6 +15,8 @@ export interface SwapMeta {
   commit: string;
   etag: string | null;
   now: number;
+  /** Test hook: runs inside the transaction, after the old index is deleted and half the new one written. */
+  midSwap?: () => void;
 }
 
 const CHUNK = 400;
@@ -54,7 +56,9 @@ export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): Swap
     tx.delete(findings).where(eq(findings.registryId, meta.registryId)).run();
 
     let versionCount = 0;
-    for (const t of built.templates) {
+    const half = Math.floor(built.templates.length / 2);
+    for (const [i, t] of built.templates.entries()) {
+      if (i === half) meta.midSwap?.();
       const row = tx
         .insert(templates)
         .values({
