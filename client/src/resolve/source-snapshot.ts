@@ -1,11 +1,9 @@
 /**
  * Adapts a registry source (GitHub, git; server/src/source/) to the resolver's snapshot: one open
- * (commit + tree), a scan, and content read in as few batches as the source allows — registry.yaml
- * first, then every file of the registry's valid versions in one batch on the first read.
+ * (commit + tree), a scan, and the content read in one batch.
  */
 import type { Source } from '../../../server/src/source/source.js';
 import { scanRegistryTree } from '../registry/scan-tree.js';
-import type { TreeEntry } from '../registry/types.js';
 import type { RegistrySnapshot } from './snapshot-resolver.js';
 
 export async function snapshotFromSource(source: Source): Promise<RegistrySnapshot> {
@@ -13,34 +11,23 @@ export async function snapshotFromSource(source: Source): Promise<RegistrySnapsh
   const opened = await source.open({ meter: createMeter() });
   if (opened.status !== 'changed')
     throw new Error('unreachable: an open without a previous commit is never unchanged');
+  // One batch for every blob (GitHub: one tarball, whatever the registry's size): the scan needs
+  // registry.yaml, and resolving needs the files of the versions picked.
   const blobs = opened.entries.filter((e) => e.type === 'blob');
-  const byPath = new Map(blobs.map((e) => [e.path, e]));
-  const contents = new Map<string, Buffer>();
-  const registryYaml = byPath.get('registry.yaml');
-  if (registryYaml) for (const [p, b] of await opened.read([registryYaml])) contents.set(p, b);
-  const scan = scanRegistryTree(opened.entries, {
-    registryYaml: contents.get('registry.yaml')?.toString('utf8'),
-  });
-  let loaded: Promise<void> | undefined;
-  const loadAll = () => {
-    loaded ??= (async () => {
-      const wanted: TreeEntry[] = [];
-      for (const v of scan.versions) {
-        for (const f of v.files) {
-          const entry = byPath.get(f.repoPath);
-          if (entry && !contents.has(f.repoPath)) wanted.push(entry);
-        }
-      }
-      for (const [p, b] of await opened.read(wanted)) contents.set(p, b);
-    })();
-    return loaded;
+  let contents: Promise<Map<string, Buffer>> | undefined;
+  const all = () => {
+    contents ??= opened.read(blobs);
+    return contents;
   };
+  const registryYaml = blobs.some((e) => e.path === 'registry.yaml')
+    ? (await all()).get('registry.yaml')?.toString('utf8')
+    : undefined;
+  const scan = scanRegistryTree(opened.entries, { registryYaml });
   return {
     commit: opened.commit,
     scan,
     read: async (repoPath: string) => {
-      if (!contents.has(repoPath)) await loadAll();
-      const data = contents.get(repoPath);
+      const data = (await all()).get(repoPath);
       if (!data) throw new Error(`${repoPath} is not in ${source.description} at ${opened.commit}`);
       return data;
     },
