@@ -159,6 +159,8 @@ class Scanner {
   readonly findings: Finding[] = [];
   readonly versions: ScannedVersion[] = [];
   readonly templates: ScannedTemplate[] = [];
+  /** The parsed version of each served version, for sorting. */
+  readonly order = new Map<ScannedVersion, Version>();
 
   add(code: FindingCode, path: string, message: string, extra: Partial<Finding> = {}): void {
     this.findings.push({ code, severity: FINDING_CODES[code].severity, path, message, ...extra });
@@ -315,6 +317,7 @@ class Scanner {
     };
     if (schemaFile !== undefined) scanned.schemaFile = schemaFile;
     this.versions.push(scanned);
+    this.order.set(scanned, version);
   }
 }
 
@@ -407,8 +410,7 @@ export function scanRegistryTree(entries: readonly TreeEntry[], options: ScanOpt
   }
   for (const site of sites) scanner.scanTemplate(site);
 
-  const versionOrder = new Map<ScannedVersion, Version>();
-  for (const v of scanner.versions) versionOrder.set(v, tryParseVersion(v.version)!);
+  const versionOrder = scanner.order;
   scanner.versions.sort(
     (a, b) =>
       comparePaths(a.collection, b.collection) ||
