@@ -143,7 +143,6 @@ function makeParser(src: string): NjParser {
   parser.extensions = [];
   const proto = Object.getPrototypeOf(parser) as Record<string, (...a: unknown[]) => unknown>;
   const parsePrimary = proto.parsePrimary!;
-  const parseAggregate = proto.parseAggregate!;
   parser.parsePrimary = function (this: NjParser, ...args: unknown[]) {
     const tok = this.peekToken();
     const node = parsePrimary.apply(this, args) as NjNode;
@@ -151,42 +150,120 @@ function makeParser(src: string): NjParser {
       const value = node.value as number;
       if (Number.isInteger(value)) node.value = new PyFloat(value);
     }
+
     return node;
   };
-  // `x[a:b:c]`: as nunjucks' own installJinjaCompat does, but building a DmSlice node.
-  parser.parseAggregate = function (this: NjParser) {
-    const state = { index: this.tokens.index - 1, lineno: this.tokens.lineno, colno: this.tokens.colno - 1 };
-    const peeked = this.peeked;
-    try {
-      return parseAggregate.apply(this);
-    } catch (error) {
-      Object.assign(this.tokens, state);
-      this.peeked = false;
-      const tok = this.peekToken();
-      if (peeked === false || tok.type !== token('TOKEN_LEFT_BRACKET')) throw error;
-      this.nextToken();
-      const parts: (NjNode | null)[] = [null, null, null];
-      let isSlice = false;
-      for (let i = 0; i <= 3; i++) {
-        if (this.skip(token('TOKEN_RIGHT_BRACKET'))) break;
-        if (i === 3) this.fail('parseSlice: too many slice components', tok.lineno, tok.colno);
-        if (this.skip(token('TOKEN_COLON'))) isSlice = true;
-        else {
-          parts[i] = this.parseExpression();
-          isSlice = this.skip(token('TOKEN_COLON')) || isSlice;
-        }
+  // Tests as Jinja2 parses them: `is name`, `is name(args)`, or `is name arg` (one argument
+  // without parentheses, as in `x is divisibleby 3`).
+  const parseCompare = proto.parseCompare!;
+  const self = (p: NjParser) =>
+    p as unknown as NjParser & {
+      skipSymbol(s: string): boolean;
+      parsePrimary(): NjNode;
+      parseSignature(): NjNode;
+    };
+  parser.parseIs = function (this: NjParser) {
+    let node = parseCompare.apply(this) as NjNode;
+    const p = self(this);
+    if (p.skipSymbol('is')) {
+      const not = p.skipSymbol('not');
+      const nameTok = this.nextToken();
+      if (
+        !nameTok ||
+        ![token('TOKEN_SYMBOL'), token('TOKEN_NONE'), token('TOKEN_BOOLEAN')].includes(nameTok.type)
+      ) {
+        this.fail('expected a test name after "is"', nameTok?.lineno, nameTok?.colno);
       }
-      if (!isSlice) throw error;
-      const lit = (v: unknown) => new N.Literal!(tok.lineno, tok.colno, v);
-      const slice = new DmSlice(
-        tok.lineno,
-        tok.colno,
-        parts[0] ?? lit(null),
-        parts[1] ?? lit(null),
-        parts[2] ?? lit(null),
-      );
-      return new N.Array!(tok.lineno, tok.colno, [slice]);
+      const name = nameTok.type === token('TOKEN_NONE') ? 'none' : nameTok.value;
+      let test: NjNode = new N.Symbol!(nameTok.lineno, nameTok.colno, name);
+      const next = this.peekToken();
+      const argStarts = [
+        'TOKEN_INT',
+        'TOKEN_FLOAT',
+        'TOKEN_STRING',
+        'TOKEN_BOOLEAN',
+        'TOKEN_NONE',
+        'TOKEN_LEFT_BRACKET',
+        'TOKEN_LEFT_CURLY',
+      ];
+      const keyword = ['and', 'or', 'else', 'if', 'not', 'in', 'is'];
+      if (next && next.type === token('TOKEN_LEFT_PAREN')) {
+        test = new N.FunCall!(test.lineno, test.colno, test, p.parseSignature());
+      } else if (
+        next &&
+        (argStarts.some((t) => next.type === token(t)) ||
+          (next.type === token('TOKEN_SYMBOL') && !keyword.includes(next.value)))
+      ) {
+        const arg = p.parsePrimary();
+        test = new N.FunCall!(test.lineno, test.colno, test, new N.NodeList!(arg.lineno, arg.colno, [arg]));
+      }
+      node = new N.Is!(node.lineno, node.colno, node, test);
+      if (not) node = new N.Not!(node.lineno, node.colno, node);
     }
+    return node;
+  };
+  // Literals `( )`, `[ ]`, `{ }` as Jinja2 parses them: trailing commas, `(a,)` tuples, and
+  // `x[a:b:c]` slices (a DmSlice node inside the subscript).
+  parser.parseAggregate = function (this: NjParser) {
+    const tok = this.peekToken();
+    const kinds: Record<string, [string, string]> = {
+      [token('TOKEN_LEFT_PAREN')]: ['Group', token('TOKEN_RIGHT_PAREN')],
+      [token('TOKEN_LEFT_BRACKET')]: ['Array', token('TOKEN_RIGHT_BRACKET')],
+      [token('TOKEN_LEFT_CURLY')]: ['Dict', token('TOKEN_RIGHT_CURLY')],
+    };
+    const kind = tok ? kinds[tok.type] : undefined;
+    if (!kind) return null;
+    this.nextToken();
+    const [type, close] = kind;
+    const children: NjNode[] = [];
+    let trailingComma = false;
+    const p = self(this);
+    for (;;) {
+      if (this.skip(close)) break;
+      if (children.length > 0) {
+        if (!this.skip(token('TOKEN_COMMA')))
+          this.fail('parseAggregate: expected comma after expression', tok.lineno, tok.colno);
+        trailingComma = true;
+        if (this.skip(close)) break;
+      }
+      trailingComma = false;
+      if (type === 'Dict') {
+        const key = p.parsePrimary();
+        if (!this.skip(token('TOKEN_COLON')))
+          this.fail('parseAggregate: expected colon after dict key', tok.lineno, tok.colno);
+        const value = this.parseExpression();
+        children.push(new N.Pair!(key.lineno, key.colno, key, value));
+      } else if (type === 'Array') {
+        const parts: (NjNode | null)[] = [null, null, null];
+        let isSlice = false;
+        let index = 0;
+        if (this.peekToken().type !== token('TOKEN_COLON')) parts[0] = this.parseExpression();
+        while (this.skip(token('TOKEN_COLON'))) {
+          isSlice = true;
+          index++;
+          if (index > 2) this.fail('parseSlice: too many slice components', tok.lineno, tok.colno);
+          const next = this.peekToken().type;
+          if (next !== token('TOKEN_COLON') && next !== close && next !== token('TOKEN_COMMA')) {
+            parts[index] = this.parseExpression();
+          }
+        }
+        if (isSlice) {
+          const lit = (v: unknown) => new N.Literal!(tok.lineno, tok.colno, v);
+          children.push(
+            new DmSlice(
+              tok.lineno,
+              tok.colno,
+              parts[0] ?? lit(null),
+              parts[1] ?? lit(null),
+              parts[2] ?? lit(null),
+            ),
+          );
+        } else children.push(parts[0]!);
+      } else children.push(this.parseExpression());
+    }
+    const node = new N[type]!(tok.lineno, tok.colno, children);
+    if (type === 'Group' && trailingComma) node.isTuple = true;
+    return node;
   };
   return parser;
 }
@@ -218,6 +295,17 @@ function makeCompiler(name: string): NjCompiler {
       this._compileExpression(node.val as NjNode, frame);
       this._emit('))');
     },
+    compileSymbol(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      // nunjucks' lexer reads `1e3` as a name, which would print as empty: refuse it.
+      if (/^\d/.test(String(node.value))) {
+        this.fail(
+          `number literals with an exponent ('${String(node.value)}') are not supported`,
+          node.lineno,
+          node.colno,
+        );
+      }
+      proto.compileSymbol!.call(this, node, frame);
+    },
     compileDmTruthy(this: NjCompiler, node: NjNode, frame: NjFrame) {
       this._emit('runtime.truthy(');
       this.compile(node.target as NjNode, frame);
@@ -240,7 +328,7 @@ function makeCompiler(name: string): NjCompiler {
       this._compileAggregate(node, frame, '[', ']');
     },
     compileGroup(this: NjCompiler, node: NjNode, frame: NjFrame) {
-      if (node.children.length === 1) {
+      if (node.children.length === 1 && !node.isTuple) {
         this._compileAggregate(node, frame, '(', ')');
         return;
       }
@@ -325,7 +413,12 @@ function makeCompiler(name: string): NjCompiler {
     },
     compileIs(this: NjCompiler, node: NjNode, frame: NjFrame) {
       const right = node.right as NjNode;
-      const testName = ((right.name as NjNode | undefined)?.value ?? right.value) as string;
+      let testName = String((right.name as NjNode | undefined)?.value ?? right.value);
+      // `is none`/`is true`/`is false` arrive as literals.
+      if (right.typename === 'Literal') {
+        testName = right.value === null ? 'none' : String(right.value);
+        node.right = new N.Symbol!(right.lineno, right.colno, testName);
+      }
       if (!Object.hasOwn(TESTS, testName)) {
         this.fail(`test '${testName}' is not supported`, node.lineno, node.colno);
       }

@@ -110,7 +110,11 @@ function toFloat(value: unknown, dflt: unknown): unknown {
 function indent(s: unknown, args: unknown[]): string {
   const [width, first, blank] = bindArgs('indent', args, ['width', 'first', 'blank'], [4, false, false]);
   const indention = typeof width === 'string' ? width : ' '.repeat(num(width));
-  const text = `${toText(s)}\n`;
+  if (typeof s !== 'string') {
+    // Jinja2 does `s += "\n"`, which only strings survive.
+    throw new PyError('TypeError', `indent expects a string, got ${typeName(s)}`);
+  }
+  const text = `${s}\n`;
   let rv: string;
   if (pyTruthy(blank)) rv = pySplitLines(text).join(`\n${indention}`);
   else {
@@ -174,7 +178,9 @@ function selectBy(
 
 export const FILTERS: Record<string, Fn> = {
   abs: (v) => (v instanceof PyFloat ? new PyFloat(Math.abs(v.value)) : Math.abs(num(v))),
-  attr: (v, name) => (v === undefined ? undefined : lookupMember(v, name)),
+  // getattr only: a dict's keys are not attributes.
+  attr: (v, name) =>
+    v === undefined || (isDict(v) && Object.hasOwn(v, String(name))) ? undefined : lookupMember(v, name),
   batch: (v, ...a) => {
     const [size, fill] = bindArgs('batch', a, ['linecount', 'fill_with'], [null]);
     const n = num(size);

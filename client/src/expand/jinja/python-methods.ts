@@ -30,6 +30,7 @@ export class PySlice {
 
 /** Names no template may reach, whatever the object. */
 const BLOCKED = new Set([
+  // JavaScript: the way from any object to Function and so to `process`.
   'constructor',
   '__proto__',
   'prototype',
@@ -37,25 +38,22 @@ const BLOCKED = new Set([
   '__defineSetter__',
   '__lookupGetter__',
   '__lookupSetter__',
-  'caller',
-  'callee',
-  'arguments',
-  'apply',
-  'call',
-  'bind',
-  'valueOf',
-  'toString',
-  'toJSON',
-  'hasOwnProperty',
-  'isPrototypeOf',
-  'propertyIsEnumerable',
+  // Python: the classic Jinja2 sandbox escapes, refused with a clear error instead of Undefined.
   '__class__',
   '__globals__',
   '__builtins__',
   '__subclasses__',
   '__mro__',
+  '__base__',
+  '__bases__',
   '__init__',
-  'mro',
+  '__import__',
+  '__getattribute__',
+  '__dict__',
+  '__code__',
+  '__func__',
+  '__self__',
+  '__module__',
 ]);
 
 export class BlockedError extends Error {
