@@ -207,7 +207,7 @@ function main(): void {
     if (data.values.endpoint !== 'http://10.0.7.1:8080/api' || data.values.replicas !== 5) {
       throw new Error(`bench documents rendered wrongly: ${JSON.stringify(data)}`);
     }
-    const runs = size >= 100_000 ? 1 : 3;
+    const runs = size >= 100_000 ? 3 : size >= 10_000 ? 5 : 15;
     const render = time(() => renderDocuments(docs), runs);
     const copy = time(() => structuredClone(docs), runs);
     const naive = size <= 10_000 ? time(() => naiveParentScan(docs), 1) : undefined;

@@ -252,7 +252,12 @@ describe('dm render (the binary) on conformance cases', () => {
       const file = join(work, `${name}.yaml`);
       writeFileSync(file, formatYamlDocuments(c.documents));
       const result = dm(['render', file, ...flags(c), '-o', 'json']);
-      const out = JSON.parse(result.stdout) as unknown;
+      let out: unknown;
+      try {
+        out = JSON.parse(result.stdout);
+      } catch {
+        assert.fail(`dm render printed no JSON (exit ${result.status}): ${result.stdout}\n${result.stderr}`);
+      }
       if (typeof c.error === 'string') {
         assert.equal(result.status, c.error === 'InvalidDocumentFormat' ? 4 : 1, result.stderr);
         assert.equal((out as { error: { code: string } }).error.code, c.error);

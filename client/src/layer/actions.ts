@@ -20,9 +20,9 @@ export function applyAction(
   raw: unknown,
   acc: unknown,
 ): unknown {
-  const doc = describeDocument(child);
+  const doc = (): string => describeDocument(child);
   if (!isMapping(action)) {
-    throw layeringError('InvalidDocumentFormat', `${doc}: every layering action must be a mapping`, {
+    throw layeringError('InvalidDocumentFormat', `${doc()}: every layering action must be a mapping`, {
       ...documentDetails(child),
     });
   }
@@ -30,19 +30,19 @@ export function applyAction(
   if (typeof method !== 'string' || !METHODS.has(method)) {
     throw layeringError(
       'UnsupportedActionMethod',
-      `${doc}: layering action method ${JSON.stringify(method ?? null)} is not one of merge, replace, delete`,
+      `${doc()}: layering action method ${JSON.stringify(method ?? null)} is not one of merge, replace, delete`,
       { ...documentDetails(child), method },
     );
   }
   const rawPath = getOwn(action, 'path');
   if (typeof rawPath !== 'string') {
-    throw layeringError('InvalidDocumentFormat', `${doc}: layering action ${method} has no string path`, {
+    throw layeringError('InvalidDocumentFormat', `${doc()}: layering action ${method} has no string path`, {
       ...documentDetails(child),
     });
   }
   const steps = parsePath(normalizeActionPath(rawPath));
   if (typeof steps === 'string') {
-    throw layeringError('InvalidDocumentFormat', `${doc}: layering action ${method}: ${steps}`, {
+    throw layeringError('InvalidDocumentFormat', `${doc()}: layering action ${method}: ${steps}`, {
       ...documentDetails(child),
       path: rawPath,
     });
@@ -50,7 +50,7 @@ export function applyAction(
   const missing = (side: string): never => {
     throw layeringError(
       'MissingDocumentKey',
-      `${doc}: ${method} path '${rawPath}' is missing (or null) in ${side}`,
+      `${doc()}: ${method} path '${rawPath}' is missing (or null) in ${side}`,
       { ...documentDetails(child), path: rawPath, method, parent: documentDetails(parent) },
     );
   };
@@ -59,7 +59,7 @@ export function applyAction(
     if (!result.ok) {
       throw layeringError(
         'InvalidDocumentFormat',
-        `${doc}: ${method} path '${rawPath}' cannot be written into the parent's data: ${result.reason}`,
+        `${doc()}: ${method} path '${rawPath}' cannot be written into the parent's data: ${result.reason}`,
         { ...documentDetails(child), path: rawPath, method },
       );
     }

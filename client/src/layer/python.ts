@@ -78,8 +78,25 @@ export function pyStr(value: unknown): string {
 /** Longest pattern accepted from a document; long untrusted regexes are refused outright. */
 export const MAX_PATTERN_LENGTH = 1000;
 
-/** Compiles a Python `re` pattern as a JavaScript RegExp (named groups, `\A`, `\Z` translated). */
+const compiled = new Map<string, RegExp | string>();
+
+/**
+ * Compiles a Python `re` pattern as a JavaScript RegExp (named groups, `\A`, `\Z` translated).
+ * Results are cached (documents repeat the same few patterns); callers must not rely on
+ * `lastIndex`, which `String.replace` and `exec` on a non-global regex reset anyway.
+ */
 export function compilePythonRegex(pattern: string, global: boolean): RegExp | string {
+  const key = `${global ? 'g' : '-'}${pattern}`;
+  let result = compiled.get(key);
+  if (result === undefined) {
+    result = compile(pattern, global);
+    if (compiled.size > 1000) compiled.clear();
+    compiled.set(key, result);
+  }
+  return result;
+}
+
+function compile(pattern: string, global: boolean): RegExp | string {
   if (pattern.length > MAX_PATTERN_LENGTH) return `pattern is longer than ${MAX_PATTERN_LENGTH} characters`;
   const source = pattern
     .replace(/\(\?P</g, '(?<')
@@ -170,8 +187,15 @@ export function parseTemplate(template: string, groupCount: number): TemplatePar
   return parts;
 }
 
+const groupCounts = new WeakMap<RegExp, number>();
+
 function groupCountOf(regex: RegExp): number {
-  return (new RegExp(`${regex.source}|`).exec('')?.length ?? 1) - 1;
+  let count = groupCounts.get(regex);
+  if (count === undefined) {
+    count = (new RegExp(`${regex.source}|`).exec('')?.length ?? 1) - 1;
+    groupCounts.set(regex, count);
+  }
+  return count;
 }
 
 /** Python's `re.sub(pattern, template, text)`: every non-overlapping match replaced. */

@@ -10,7 +10,7 @@
  */
 import { DmError, isDmError } from '../error.js';
 import { applyAction } from './actions.js';
-import { cloneData, getOwn, isMapping, type Mapping } from './data.js';
+import { cloneData, getOwn, isMapping, type Mapping, setOwn } from './data.js';
 import { describeDocument, documentDetails, type LayeredDocument, readDocument } from './document.js';
 import { layeringError } from './errors.js';
 import { prevalidateDocuments } from './prevalidate.js';
@@ -309,14 +309,7 @@ function renderOrder(
 
 function outputDocument(doc: LayeredDocument, data: unknown): RenderedDocument {
   const out: Mapping = {};
-  for (const key of Object.keys(doc.raw)) {
-    Object.defineProperty(out, key, {
-      value: key === 'data' ? data : cloneData(doc.raw[key]),
-      writable: true,
-      enumerable: true,
-      configurable: true,
-    });
-  }
+  for (const key of Object.keys(doc.raw)) setOwn(out, key, key === 'data' ? data : cloneData(doc.raw[key]));
   if (!Object.hasOwn(out, 'data')) out.data = data;
   return out;
 }

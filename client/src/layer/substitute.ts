@@ -175,9 +175,12 @@ export function applySubstitution(
   data: unknown,
   ctx: SubstitutionContext,
 ): unknown {
-  const name = describeDocument(doc);
   const malformed = (what: string): never => {
-    throw layeringError('InvalidDocumentFormat', `${name}: substitution ${what}`, documentDetails(doc));
+    throw layeringError(
+      'InvalidDocumentFormat',
+      `${describeDocument(doc)}: substitution ${what}`,
+      documentDetails(doc),
+    );
   };
   if (!isMapping(sub)) malformed('is not a mapping with src and dest');
   const entry = sub as Mapping;
@@ -196,7 +199,7 @@ export function applySubstitution(
 
   const source = ctx.sources.get(sourceKey(srcSchema, srcName));
   if (source === undefined) {
-    const message = `${name}: substitution source ${srcRef} is not a concrete document in the set`;
+    const message = `${describeDocument(doc)}: substitution source ${srcRef} is not a concrete document in the set`;
     if (ctx.lenient) {
       ctx.warn('SubstitutionSourceNotFound', `${message}; substitution skipped`);
       return data;
@@ -217,7 +220,7 @@ export function applySubstitution(
     value = sourceData;
   }
   if (value === undefined || value === null) {
-    const message = `${name}: substitution source ${srcRef} has no value at '${String(srcPathText)}'`;
+    const message = `${describeDocument(doc)}: substitution source ${srcRef} has no value at '${String(srcPathText)}'`;
     if (!ctx.lenient) {
       throw layeringError('SubstitutionSourceDataNotFound', message, {
         ...documentDetails(doc),
@@ -231,14 +234,14 @@ export function applySubstitution(
     if (!ctx.encryptionSources.has(value)) {
       throw layeringError(
         'EncryptionSourceNotFound',
-        `${name}: substitution source ${srcRef} is encrypted and its reference is not among the encryption sources`,
+        `${describeDocument(doc)}: substitution source ${srcRef} is encrypted and its reference is not among the encryption sources`,
         { ...documentDetails(doc), src: { schema: srcSchema, name: srcName } },
       );
     }
     value = ctx.encryptionSources.get(value);
   }
   const unknown = (reason: string, destPath?: unknown): void => {
-    const message = `${name}: substitution from ${srcRef}${destPath === undefined ? '' : ` into '${String(destPath)}'`} failed: ${reason}`;
+    const message = `${describeDocument(doc)}: substitution from ${srcRef}${destPath === undefined ? '' : ` into '${String(destPath)}'`} failed: ${reason}`;
     if (ctx.lenient) {
       ctx.warn('UnknownSubstitutionError', `${message}; destination skipped`);
       return;
