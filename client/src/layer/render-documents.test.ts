@@ -383,6 +383,21 @@ describe('renderDocuments()', () => {
     assert.match(error.message, /a\.yaml, document 2/);
   });
 
+  it('renderDocuments() compares label values as Python does (1 == true, "1" != 1)', () => {
+    const render = (label: unknown, selector: unknown) =>
+      dataOf(
+        renderDocuments([
+          policy(),
+          doc('g', 'global', { from: 'parent' }, { labels: { n: label } }),
+          doc('s', 'site', { own: true }, { selector: { n: selector }, actions: merge() }),
+        ]),
+        's',
+      );
+    assert.deepEqual(render(true, 1), { from: 'parent', own: true });
+    assert.deepEqual(render('1', 1), { own: true });
+    assert.deepEqual(render({ a: [1] }, { a: [1] }), { from: 'parent', own: true });
+  });
+
   it('renderDocuments() picks parents by the rarest selector label when 20,000 documents share one label', () => {
     const documents: Mapping[] = [policy()];
     for (let i = 0; i < 5000; i++) {

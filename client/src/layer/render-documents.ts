@@ -50,21 +50,21 @@ function compareRaw(a: LayeredDocument, b: LayeredDocument): number {
   return compareText(a.rawKey, b.rawKey) || a.index - b.index;
 }
 
-/** Label values compare as Python does for the usual scalars (`1 == 1.0 == True`). */
-function labelValueKey(value: unknown): string {
-  if (typeof value === 'string') return `s${value}`;
-  if (typeof value === 'number') return `n${value}`;
-  if (typeof value === 'boolean') return `n${value ? 1 : 0}`;
-  if (value === null || value === undefined) return 'z';
-  try {
-    return `j${JSON.stringify(value)}`;
-  } catch {
-    return 'x';
-  }
-}
+/**
+ * A label value as a Map key. Values compare as Python does for the usual scalars
+ * (`1 == 1.0 == True`, `'1' != 1`): strings stay strings, booleans become numbers.
+ */
+type LabelValueKey = string | number | null;
 
-function labelKey(key: string, value: unknown): string {
-  return `${key}\u0000${labelValueKey(value)}`;
+function labelValueKey(value: unknown): LabelValueKey {
+  if (typeof value === 'string' || typeof value === 'number') return value;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value === null || value === undefined) return null;
+  try {
+    return `\u0000${JSON.stringify(value)}`;
+  } catch {
+    return '\u0000?';
+  }
 }
 
 interface Graph {
@@ -108,23 +108,31 @@ function selectParents(
   docs: readonly LayeredDocument[],
   layerIndex: ReadonlyMap<string, number>,
 ): Map<LayeredDocument, LayeredDocument> {
-  const byLabel = new Map<string, LayeredDocument[]>();
+  // label key → label value → documents carrying that pair, in sorted order.
+  const byLabel = new Map<string, Map<LabelValueKey, LayeredDocument[]>>();
   for (const d of docs) {
     if (d.layer === '') continue;
     for (const key of Object.keys(d.labels)) {
-      const k = labelKey(key, d.labels[key]);
-      const list = byLabel.get(k);
+      let values = byLabel.get(key);
+      if (values === undefined) {
+        values = new Map();
+        byLabel.set(key, values);
+      }
+      const v = labelValueKey(d.labels[key]);
+      const list = values.get(v);
       if (list) list.push(d);
-      else byLabel.set(k, [d]);
+      else values.set(v, [d]);
     }
   }
   const parent = new Map<LayeredDocument, LayeredDocument>();
   for (const child of docs) {
-    const pairs = Object.keys(child.selector).map((k) => [k, labelKey(k, child.selector[k])] as const);
-    if (pairs.length === 0) continue;
+    const keys = Object.keys(child.selector);
+    if (keys.length === 0) continue;
+    const pairs = keys.map((k) => [k, labelValueKey(child.selector[k])] as const);
+    // Candidates: the documents carrying the selector's rarest pair.
     let candidates: LayeredDocument[] | undefined;
-    for (const [, k] of pairs) {
-      const list = byLabel.get(k);
+    for (const [key, v] of pairs) {
+      const list = byLabel.get(key)?.get(v);
       if (list === undefined) {
         candidates = [];
         break;
@@ -134,7 +142,7 @@ function selectParents(
     const matches = (candidates ?? []).filter(
       (p) =>
         p !== child &&
-        pairs.every(([key, k]) => Object.hasOwn(p.labels, key) && labelKey(key, p.labels[key]) === k),
+        pairs.every(([key, v]) => Object.hasOwn(p.labels, key) && labelValueKey(p.labels[key]) === v),
     );
     if (matches.length === 0) continue;
     const what = describeDocument(child);
