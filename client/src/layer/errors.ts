@@ -52,7 +52,7 @@ export function layeringError(
 ): DmError {
   return new DmError(kind, message, {
     category: CATEGORIES[kind],
-    details: { kind, ...details },
+    details,
     ...(hint === undefined ? {} : { hint }),
   });
 }

@@ -43,7 +43,7 @@ function truthy(value: unknown): boolean {
   return true;
 }
 
-type Outcome = { ok: true; data: unknown } | { ok: false; reason: string };
+type Outcome = { ok: true; data: unknown; unmatched?: boolean } | { ok: false; reason: string };
 
 function replaceRecursively(
   node: unknown,
@@ -204,10 +204,12 @@ export function applySubstitution(
       ctx.warn('SubstitutionSourceNotFound', `${message}; substitution skipped`);
       return data;
     }
-    throw layeringError('SubstitutionSourceNotFound', message, {
-      ...documentDetails(doc),
-      src: { schema: srcSchema, name: srcName },
-    });
+    throw layeringError(
+      'SubstitutionSourceNotFound',
+      message,
+      { ...documentDetails(doc), src: { schema: srcSchema, name: srcName } },
+      'abstract documents are never sources; --lenient-substitution skips a missing source',
+    );
   }
   const sourceData = ctx.current.get(source) ?? null;
   let value: unknown;
@@ -260,6 +262,12 @@ export function applySubstitution(
       unknown(applied.reason);
       return data;
     }
+    if (applied.unmatched) {
+      ctx.warn(
+        'SourcePatternNotMatched',
+        `${describeDocument(doc)}: src.pattern '${String(srcPattern)}' does not match the value from ${srcRef}; the whole value is used`,
+      );
+    }
     value = applied.data;
   }
   // Always a deep copy (quirk Q8): later writes never alias the source.
@@ -286,7 +294,7 @@ function applySourcePattern(value: unknown, pattern: unknown, matchGroup: unknow
   const regex = compilePythonRegex(pattern, false);
   if (typeof regex === 'string') return { ok: false, reason: regex };
   const match = regex.exec(value);
-  if (!match) return { ok: true, data: value };
+  if (!match) return { ok: true, data: value, unmatched: true };
   const group = matchGroup ?? 0;
   if (typeof group !== 'number' || !Number.isInteger(group) || group < 0 || group >= match.length) {
     return { ok: false, reason: `src.match_group ${JSON.stringify(group)} is not a group of '${pattern}'` };

@@ -20,6 +20,7 @@ export function registerRenderCommand(program: Command): void {
         '  dm render site/                      # every *.yaml/*.yml under site/, sorted',
         '  dm render global.yaml site.yaml -o json',
         '  dm render docs/ --validate',
+        '',
       ].join('\n'),
     )
     .action(
