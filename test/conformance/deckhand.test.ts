@@ -23,6 +23,7 @@ import { formatYamlDocuments, parseYaml, parseYamlDocuments } from '../../client
 import { isDmError } from '../../client/src/error.js';
 import { deepEqual, isMapping, type Mapping } from '../../client/src/layer/data.js';
 import type { RenderedDocument } from '../../client/src/layer/index.js';
+import { prevalidateDocuments } from '../../client/src/layer/prevalidate.js';
 import { renderTexts } from '../../client/src/layer/render-files.js';
 
 function findRepoRoot(): string {
@@ -40,6 +41,7 @@ const CASES_DIR = join(ROOT, '..', 'shared', 'conformance', 'deckhand');
 
 interface DeckhandCase {
   name: string;
+  deckhand_schema_valid?: boolean;
   tags?: string[];
   options?: { validate?: boolean; fail_on_missing_sub_src?: boolean };
   documents: unknown[];
@@ -184,6 +186,35 @@ describe('deckhand conformance', () => {
         `${name} is not tagged quirk or python-ism, so dm must match it`,
       );
     }
+  });
+
+  // `deckhand_schema_valid` is informational, but it is Deckhand's own verdict: dm's pre-validation
+  // must agree, except where spec/layering.md §3 states a rule the recorded verdict does not show
+  // (docs/layering.md, "Pre-validation").
+  const VALIDATION_DIFFERENCES = new Set([
+    'layering-negative__test_layering_documents_with_different_schemas_raises_exc__1',
+    'layering-negative__test_layering_documents_with_different_schemas_raises_exc__2',
+  ]);
+  it('pre-validation accepts exactly the cases Deckhand accepts (deckhand_schema_valid)', () => {
+    const disagreements: string[] = [];
+    for (const c of cases) {
+      let accepted = true;
+      let message = '';
+      try {
+        prevalidateDocuments(c.documents);
+      } catch (error) {
+        assert.ok(isDmError(error));
+        assert.equal(error.code, 'InvalidDocumentFormat');
+        accepted = false;
+        message = error.message;
+      }
+      if (accepted !== c.deckhand_schema_valid) disagreements.push(`${c.name}: dm ${accepted} ${message}`);
+    }
+    assert.deepEqual(
+      disagreements.map((d) => d.split(':')[0]),
+      [...VALIDATION_DIFFERENCES],
+      disagreements.join('\n'),
+    );
   });
 
   for (const c of cases) {
