@@ -336,6 +336,15 @@ function makeCompiler(name: string): NjCompiler {
       this._compileAggregate(node, frame, '[', ']');
       this._emit(')');
     },
+    compileDict(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      for (const pair of node.children) {
+        const key = pair.key as NjNode;
+        if (isBlockedName(key.value)) {
+          this.fail(`access to '${String(key.value)}' is blocked in templates`, key.lineno, key.colno);
+        }
+      }
+      this._compileAggregate(node, frame, '{', '}');
+    },
     compileLiteral(this: NjCompiler, node: NjNode, frame: NjFrame) {
       if (node.value instanceof PyFloat) this._emit(`runtime.float(${node.value.value})`);
       else proto.compileLiteral!.call(this, node, frame);
@@ -753,8 +762,10 @@ export function renderJinja(
   try {
     props = cachedCompile(src, options.name);
   } catch (error) {
-    if (error instanceof JinjaCompileError)
-      throw new JinjaRenderError(error.message, error.lineno, 'compile');
+    if (error instanceof JinjaCompileError) {
+      const blocked = /access to '[^']+' is blocked|cannot set '/.test(error.message);
+      throw new JinjaRenderError(error.message, error.lineno, blocked ? 'blocked' : 'compile');
+    }
     throw error;
   }
   const env = makeEnvironment(files);

@@ -1,0 +1,197 @@
+/**
+ * The hostile-template corpus (spec/expansion.md §7): templates that try to escape or exhaust
+ * the renderer. Each must fail with a DmError whose category is `blocked` or `limit`, and the
+ * same sandbox must render a harmless template right after (the caller carries on).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { DmError } from '../../client/src/error.js';
+import { expandConfiguration, RenderSandbox } from '../../client/src/expand/index.js';
+
+let sandbox: RenderSandbox;
+const dir = mkdtempSync(join(tmpdir(), 'dm-hostile-'));
+
+before(() => {
+  sandbox = new RenderSandbox({ timeoutMs: 1500, memoryMb: 192 });
+});
+after(() => {
+  sandbox.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const context = { properties: { a: 1 }, env: { name: 'x' }, imports: {} };
+
+async function failure(run: () => Promise<unknown>): Promise<DmError> {
+  try {
+    await run();
+  } catch (error) {
+    assert.ok(error instanceof DmError, `expected a DmError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail('the hostile template rendered');
+}
+
+async function stillWorks(): Promise<void> {
+  assert.equal(
+    await sandbox.renderJinja({ name: 'ok.jinja', source: 'ok {{ 1 + 1 }}', context, files: {} }),
+    'ok 2',
+  );
+  const py = await sandbox.renderPython({
+    name: 'ok.py',
+    source: 'def GenerateConfig(c):\n    return "ok"\n',
+    context,
+    files: {},
+  });
+  assert.deepEqual(py, { text: 'ok' });
+}
+
+const JINJA: [string, string, 'blocked' | 'limit'][] = [
+  ['Function through range.constructor', "{{ range.constructor('return process')() }}", 'blocked'],
+  [
+    'Function through a string constructor',
+    "{{ ''.constructor.constructor('return process')().exit(1) }}",
+    'blocked',
+  ],
+  ['prototype of a global', '{{ cycler.__proto__ }}', 'blocked'],
+  ['bare constructor name', "{{ constructor('x') }}", 'blocked'],
+  ['Python MRO walk', "{{ ''.__class__.__mro__[1].__subclasses__() }}", 'blocked'],
+  [
+    'prototype pollution through dict.update',
+    "{% set x = {} %}{% set p = {'polluted': 1} %}{{ x.update({'__proto__': p}) }}",
+    'blocked',
+  ],
+  ['prototype key in a dict literal', "{{ {'__proto__': 1} }}", 'blocked'],
+  ['prototype key in a subscript', "{{ properties['__proto__'] }}", 'blocked'],
+  [
+    'infinite loop',
+    '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}',
+    'limit',
+  ],
+  ['recursion bomb', '{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(1) }}', 'limit'],
+  ['string memory bomb', "{% set s = 'x' * 2000000000 %}{{ s | length }}", 'limit'],
+  [
+    'list memory bomb',
+    '{% set l = [1] %}{% for i in range(60) %}{% set _ = l.extend(l) %}{% endfor %}{{ l | length }}',
+    'limit',
+  ],
+];
+
+const PYTHON: [string, string, 'blocked' | 'limit'][] = [
+  ['os.system', 'import os\ndef GenerateConfig(c):\n    os.system("id")\n    return ""\n', 'blocked'],
+  [
+    '__import__ subprocess',
+    'def GenerateConfig(c):\n    __import__("subprocess").run(["id"])\n    return ""\n',
+    'blocked',
+  ],
+  [
+    'socket',
+    'import socket\ndef GenerateConfig(c):\n    socket.create_connection(("example.com", 80))\n    return ""\n',
+    'blocked',
+  ],
+  ['reading /etc/passwd', 'def GenerateConfig(c):\n    return open("/etc/passwd").read()\n', 'blocked'],
+  [
+    'writing a file',
+    'def GenerateConfig(c):\n    open("/tmp/dm-hostile-write", "w").write("x")\n    return ""\n',
+    'blocked',
+  ],
+  [
+    'catching the block does not help',
+    'def GenerateConfig(c):\n    try:\n        open("/etc/shadow")\n    except Exception:\n        pass\n    return "resources: []"\n',
+    'blocked',
+  ],
+  ['ctypes', 'import ctypes\ndef GenerateConfig(c):\n    return ""\n', 'blocked'],
+  ['os.fork', 'import os\ndef GenerateConfig(c):\n    os.fork()\n    return ""\n', 'blocked'],
+  ['listing a directory', 'import os\ndef GenerateConfig(c):\n    return str(os.listdir("/"))\n', 'blocked'],
+  [
+    'subclass walk to FileIO',
+    'def walk(c, seen):\n    for s in type.__subclasses__(c):\n        if s not in seen:\n            seen.add(s)\n            walk(s, seen)\ndef GenerateConfig(c):\n    seen = set()\n    walk(object, seen)\n    io = [k for k in seen if k.__name__ == "FileIO"][0]\n    return io("/etc/passwd").read()\n',
+    'blocked',
+  ],
+  ['infinite loop', 'def GenerateConfig(c):\n    while True:\n        pass\n', 'limit'],
+  [
+    'infinite loop that swallows the timeout',
+    'def GenerateConfig(c):\n    while True:\n        try:\n            while True:\n                pass\n        except BaseException:\n            pass\n',
+    'limit',
+  ],
+  ['memory bomb', 'def GenerateConfig(c):\n    x = [0] * (10 ** 10)\n    return ""\n', 'limit'],
+  ['recursion bomb', 'def f(n):\n    return f(n + 1)\ndef GenerateConfig(c):\n    return f(0)\n', 'limit'],
+  [
+    'recursion bomb past the recursion limit',
+    'import sys\nsys.setrecursionlimit(10 ** 7)\ndef f(n):\n    return f(n + 1)\ndef GenerateConfig(c):\n    return f(0)\n',
+    'limit',
+  ],
+];
+
+describe('hostile Jinja templates', () => {
+  for (const [name, source, category] of JINJA) {
+    it(`Jinja: ${name} fails as ${category} and the sandbox carries on`, async () => {
+      const error = await failure(() =>
+        sandbox.renderJinja({ name: 'hostile.jinja', source, context, files: {} }),
+      );
+      assert.equal(error.category, category, error.message);
+      assert.match(error.message, new RegExp(category));
+      await stillWorks();
+    });
+  }
+  it('Jinja: an include of a file outside the imports is not found', async () => {
+    const error = await failure(() =>
+      sandbox.renderJinja({
+        name: 'hostile.jinja',
+        source: "{% include '/etc/passwd' %}",
+        context,
+        files: {},
+      }),
+    );
+    assert.match(error.message, /not among the imports/);
+  });
+});
+
+describe('hostile Python templates', () => {
+  for (const [name, source, category] of PYTHON) {
+    it(`Python: ${name} fails as ${category} and the sandbox carries on`, async () => {
+      const error = await failure(() =>
+        sandbox.renderPython({ name: 'hostile.py', source, context, files: {} }),
+      );
+      assert.equal(error.category, category, error.message);
+      assert.match(error.message, new RegExp(category));
+      await stillWorks();
+    });
+  }
+});
+
+describe('hostile YAML', () => {
+  const bomb = [
+    'a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]',
+    'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
+    'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]',
+    'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]',
+    'e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]',
+    'f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]',
+    'g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]',
+  ].join('\n');
+
+  it('an alias bomb in a configuration fails as limit', async () => {
+    const path = join(dir, 'bomb.yaml');
+    const content = `${bomb}\nresources:\n- {name: a, type: T, properties: {x: *g}}\n`;
+    writeFileSync(path, content);
+    const error = await failure(() => expandConfiguration({ content, path }, { sandbox }));
+    assert.equal(error.category, 'limit');
+    assert.match(error.message, /alias/);
+  });
+
+  it("an alias bomb in a template's output fails as limit", async () => {
+    const path = join(dir, 'config.yaml');
+    const content = 'resources:\n- {name: a, type: bomb.jinja}\n';
+    writeFileSync(path, content);
+    writeFileSync(
+      join(dir, 'bomb.jinja'),
+      `${bomb}\nresources:\n- {name: a, type: T, properties: {x: *g}}\n`,
+    );
+    const error = await failure(() => expandConfiguration({ content, path }, { sandbox }));
+    assert.equal(error.category, 'limit');
+    await stillWorks();
+  });
+});
