@@ -287,9 +287,12 @@ describe('kube stand-in with the real kubectl', () => {
   });
 
   it('CRD then CR: the CR is refused until the CRD is Established, then served', async () => {
-    const crd = h.file(
-      'crd.yaml',
-      `apiVersion: apiextensions.k8s.io/v1
+    // A slow establishment so the early apply surely comes before it, even on a busy machine.
+    const h = await harness({ crdEstablishDelayMs: 3000 });
+    try {
+      const crd = h.file(
+        'crd.yaml',
+        `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: widgets.example.com}
 spec:
@@ -302,27 +305,30 @@ spec:
     storage: true
     schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object}}}}
 `,
-    );
-    const cr = h.file(
-      'cr.yaml',
-      'apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 3}\n',
-    );
-    assert.equal((await h.run([...apply, '-f', crd])).code, 0);
-    const early = await h.run([...apply, '-f', cr]);
-    assert.notEqual(early.code, 0);
-    const wait = await h.run([
-      'wait',
-      '--for=condition=Established',
-      'crd/widgets.example.com',
-      '--timeout=10s',
-    ]);
-    assert.equal(wait.code, 0, wait.stderr);
-    const late = await h.run([...apply, '-f', cr]);
-    assert.equal(late.code, 0, late.stderr);
-    assert.equal(
-      (h.standin.get('example.com/v1', 'Widget', 'default', 'w1')!.spec as { size: number }).size,
-      3,
-    );
+      );
+      const cr = h.file(
+        'cr.yaml',
+        'apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 3}\n',
+      );
+      assert.equal((await h.run([...apply, '-f', crd])).code, 0);
+      const early = await h.run([...apply, '-f', cr]);
+      assert.notEqual(early.code, 0);
+      const wait = await h.run([
+        'wait',
+        '--for=condition=Established',
+        'crd/widgets.example.com',
+        '--timeout=10s',
+      ]);
+      assert.equal(wait.code, 0, wait.stderr);
+      const late = await h.run([...apply, '-f', cr]);
+      assert.equal(late.code, 0, late.stderr);
+      assert.equal(
+        (h.standin.get('example.com/v1', 'Widget', 'default', 'w1')!.spec as { size: number }).size,
+        3,
+      );
+    } finally {
+      await h.close();
+    }
   });
 
   it('readiness is switchable: rollout status times out, then succeeds once the test makes it ready', async () => {

@@ -117,7 +117,7 @@ export async function readTarget(kubectl: Kubectl): Promise<ClusterTarget> {
 /** Kinds the cluster serves (`kubectl api-resources`); undefined when it cannot be reached. */
 export async function servedKinds(kubectl: Kubectl): Promise<ServedKind[] | undefined> {
   const r = await kubectl.run(['api-resources']);
-  if (r.code !== 0 && r.stdout.trim() === '') {
+  if (r.code !== 0) {
     if (isUnreachable(r.stderr) || /credentials|Unauthorized|forbidden/i.test(r.stderr)) return undefined;
     throw new DmError('CLUSTER_DISCOVERY_FAILED', `kubectl api-resources failed: ${r.stderr.trim()}`, {
       category: 'unreachable',
