@@ -6,10 +6,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import { parseDefaultRegistry, type RegistryName } from '../reference/reference.js';
 import { createDirectoryReader, readDirectoryTree } from '../registry/read-directory-tree.js';
+import { parseRegistryYaml } from '../registry/registry-yaml.js';
 import { scanRegistryTree } from '../registry/scan-tree.js';
 import { SnapshotResolver } from './snapshot-resolver.js';
 
@@ -24,7 +24,7 @@ export function parseRegistryDirFlag(flag: string): { dir: string; name: string 
   return eq > 0 ? { dir: flag.slice(0, eq), name: flag.slice(eq + 1) } : { dir: flag, name: undefined };
 }
 
-/** The name `registry.yaml` declares (`name: github.com/owner/repo`), if any. */
+/** The name `registry.yaml` declares (`name: github.com/owner/repo`), if a sound one. */
 export async function declaredRegistryName(dir: string): Promise<string | undefined> {
   let text: string;
   try {
@@ -32,13 +32,7 @@ export async function declaredRegistryName(dir: string): Promise<string | undefi
   } catch {
     return undefined;
   }
-  try {
-    const doc = parseYaml(text, { source: join(dir, 'registry.yaml') });
-    const name = doc && typeof doc === 'object' ? (doc as Record<string, unknown>).name : undefined;
-    return typeof name === 'string' ? name : undefined;
-  } catch {
-    return undefined; // lint reports a broken registry.yaml; here it only means "no name"
-  }
+  return parseRegistryYaml(text).name; // a broken registry.yaml is lint's to report; here it means "no name"
 }
 
 export async function nameRegistryDirectory(
