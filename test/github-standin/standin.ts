@@ -27,8 +27,10 @@ export interface StandinOptions {
   tokens?: string[];
   /** Requests allowed per window (default 5000). */
   rateLimit?: number;
-  /** Recursive trees with more entries than this come back `truncated` (GitHub: 100,000 or 7 MB). */
+  /** Recursive trees with more entries than this come back `truncated` (GitHub: 100,000). */
   maxTreeEntries?: number;
+  /** …or larger than this many bytes of JSON (GitHub: 7 MB). */
+  maxTreeBytes?: number;
 }
 
 export interface LoggedRequest {
@@ -213,6 +215,7 @@ export async function startGitHubStandin(options: StandinOptions): Promise<Stand
   let windowReset = Math.floor(Date.now() / 1000) + 3600;
   const injected: { kind: 'primary' | 'secondary'; retryAfter: number }[] = [];
   let base = '';
+  const archives = new Map<string, Buffer>();
 
   const rateHeaders = (res: ServerResponse) => {
     const now = Math.floor(Date.now() / 1000);
@@ -429,7 +432,10 @@ export async function startGitHubStandin(options: StandinOptions): Promise<Stand
             url: api,
           };
         });
-      const max = options.maxTreeEntries ?? 100_000;
+      let max = options.maxTreeEntries ?? 100_000;
+      const maxBytes = options.maxTreeBytes ?? 7 * 1024 * 1024;
+      const bytes = JSON.stringify(tree).length;
+      if (bytes > maxBytes) max = Math.min(max, Math.floor((tree.length * maxBytes) / bytes));
       const truncated = tree.length > max;
       return send(req, res, 200, {
         sha,

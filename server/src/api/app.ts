@@ -68,8 +68,10 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
     c.set('requestId', requestId);
     c.set('service', service);
-    await next();
+    // Before next(): a header set on a finished response makes Hono rebuild it as a stream,
+    // which costs a third of the throughput on @hono/node-server.
     c.header('X-Request-Id', requestId);
+    await next();
     const route = routePath(c);
     const seconds = (performance.now() - started) / 1000;
     metrics.requests.inc({ method: c.req.method, route, status: String(c.res.status) });

@@ -56,6 +56,16 @@ export interface KnownContent {
 
 const VERSION_SEGMENT = /^v\d/;
 
+/** Top-level directories holding their own registry.yaml: separate registries, never read. */
+function nestedRegistryDirs(entries: readonly TreeEntry[]): Set<string> {
+  const out = new Set<string>();
+  for (const e of entries) {
+    const parts = e.path.split('/');
+    if (e.type === 'blob' && parts.length === 2 && parts[1] === 'registry.yaml') out.add(parts[0]!);
+  }
+  return out;
+}
+
 /** Blobs that can belong to a version directory (some ancestor is named like a version), or registry.yaml. */
 function mayBeNeeded(entry: TreeEntry): boolean {
   if (entry.type !== 'blob') return false;
@@ -85,9 +95,16 @@ export async function buildIndex(snapshot: Snapshot, known: KnownContent): Promi
 
   const fetched = new Map<string, Buffer>();
   const isKnown = (e: TreeEntry): boolean => !!e.gitSha && known.sha256ForGitSha(e.gitSha) !== undefined;
-  // One batch: everything that may be needed and is not stored (a superset of the version files).
-  const first = snapshot.entries.filter((e) => mayBeNeeded(e) && !isKnown(e));
-  for (const [path, content] of await snapshot.read(first)) fetched.set(path, content);
+  const yamlEntry = byPath.get('registry.yaml');
+  if (yamlEntry?.type === 'blob' && !isKnown(yamlEntry)) {
+    // registry.yaml is new: what the versions are is not known before reading it, so read, in one
+    // batch, everything that may belong to a version (a superset) together with it.
+    const nested = nestedRegistryDirs(snapshot.entries);
+    const first = snapshot.entries.filter(
+      (e) => mayBeNeeded(e) && !nested.has(e.path.split('/')[0] ?? '') && !isKnown(e),
+    );
+    for (const [path, content] of await snapshot.read(first)) fetched.set(path, content);
+  }
 
   const contentOf = (path: string): Buffer | undefined => {
     const hit = fetched.get(path);
@@ -97,13 +114,12 @@ export async function buildIndex(snapshot: Snapshot, known: KnownContent): Promi
     return sha ? known.content(sha) : undefined;
   };
 
-  const yamlEntry = byPath.get('registry.yaml');
   const yamlContent = yamlEntry?.type === 'blob' ? contentOf('registry.yaml') : undefined;
   const scan = scanRegistryTree(snapshot.entries, {
     ...(yamlContent ? { registryYaml: yamlContent.toString('utf8') } : {}),
   });
 
-  // Anything a version needs that the first batch missed (e.g. blobs without a git id).
+  // The content of the versions' files that the store lacks (all of it, when nothing was read yet).
   const missing: TreeEntry[] = [];
   for (const v of scan.versions) {
     for (const f of v.files) {

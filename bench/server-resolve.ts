@@ -1,0 +1,134 @@
+/**
+ * Resolve throughput and latency (spec/server.md §7, issue target: ≥ 70% of bare Hono, p99 ≤ 10 ms)
+ * measured side by side in one run: each server runs in its own child process (one core), the
+ * load generator (autocannon, 50 connections) in this one.
+ *   1. bare Hono returning a fixed JSON of the same size as a resolution;
+ *   2. `GET /api/v1/resolve?ref=…` on the real app over a real SQLite file with registry-fixtures
+ *      indexed, with its middleware (request ids, metrics, JSON access log written to /dev/null).
+ * The machine is shared, so the two are measured in alternating rounds and the medians compared.
+ * Usage: node dist/bench/server-resolve.js [seconds per run, default 5] [rounds, default 3]
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serve } from '@hono/node-server';
+import autocannon from 'autocannon';
+import { Hono } from 'hono';
+
+const REFS = ['redis:v1.0', 'redis:v1.1', 'redis:v1', 'postgres:v1', 'web-app:v1.1', 'redis:=v1.0.1'];
+
+async function serveResolve(port: number, dir: string): Promise<void> {
+  const { openStore } = await import('../server/src/store/db.js');
+  const { createApp } = await import('../server/src/api/app.js');
+  const { defaultSourceFactory } = await import('../server/src/service.js');
+  const { createLogger } = await import('../server/src/log.js');
+  const store = openStore(join(dir, 'registry.db'));
+  const devNull = openSync('/dev/null', 'w');
+  const { app, service } = createApp({
+    store,
+    sources: defaultSourceFactory({ gitCacheDir: join(dir, 'git') }),
+    secretKey: randomBytes(32),
+    defaultRegistry: 'github.com/acme/templates',
+    logger: createLogger({ write: (t) => writeSync(devNull, t) }),
+  });
+  const row = service.add({
+    source: join(process.cwd(), 'registry-fixtures'),
+    name: 'github.com/acme/templates',
+  });
+  await service.sync(row.id, 'cli');
+  serve({ fetch: app.fetch, port }, () => process.send?.('ready'));
+}
+
+async function serveBare(port: number, size: number): Promise<void> {
+  const body = { data: 'x'.repeat(Math.max(0, size - 11)) };
+  const app = new Hono();
+  app.get('/api/v1/resolve', (c) => c.json(body));
+  serve({ fetch: app.fetch, port }, () => process.send?.('ready'));
+}
+
+function start(args: string[]): Promise<ChildProcess> {
+  const child = fork(fileURLToPath(import.meta.url), args, {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('message', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
+  });
+}
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+async function load(url: string, seconds: number, paths: string[]): Promise<Figures> {
+  // Warm-up (JIT, caches), then the measured run.
+  await autocannon({
+    url,
+    connections: 50,
+    duration: 2,
+    requests: paths.map((path) => ({ method: 'GET', path })),
+  });
+  const r = await autocannon({
+    url,
+    connections: 50,
+    duration: seconds,
+    requests: paths.map((path) => ({ method: 'GET', path })),
+  });
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors,
+    non2xx: r.non2xx,
+  };
+}
+
+async function main(): Promise<void> {
+  const [mode, portText, extra] = process.argv.slice(2);
+  process.on('SIGINT', () => process.exit(0));
+  if (mode === '--serve-resolve') return serveResolve(Number(portText), extra!);
+  if (mode === '--serve-bare') return serveBare(Number(portText), Number(extra));
+
+  const seconds = Number(mode ?? 5);
+  const rounds = Number(portText ?? 3);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-resolve-'));
+  const paths = REFS.map((r) => `/api/v1/resolve?ref=${encodeURIComponent(r)}`);
+  const servers: ChildProcess[] = [];
+  try {
+    servers.push(await start(['--serve-resolve', '18471', dir]));
+    const sample = await (await fetch(`http://127.0.0.1:18471${paths[0]}`)).text();
+    servers.push(await start(['--serve-bare', '18472', String(sample.length)]));
+    const bare: Figures[] = [];
+    const resolve: Figures[] = [];
+    for (let i = 0; i < rounds; i++) {
+      bare.push(await load('http://127.0.0.1:18472', seconds, paths));
+      resolve.push(await load('http://127.0.0.1:18471', seconds, paths));
+    }
+    const median = (xs: Figures[], key: keyof Figures) =>
+      [...xs.map((x) => x[key])].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const row = (name: string, f: Figures[]) =>
+      `${name.padEnd(34)} ${median(f, 'rps').toFixed(0).padStart(7)} req/s  p50 ${String(median(f, 'p50')).padStart(3)} ms  p99 ${String(median(f, 'p99')).padStart(3)} ms  errors ${f.reduce((n, x) => n + x.errors + x.non2xx, 0)}   rounds: ${f.map((x) => x.rps.toFixed(0)).join(' ')}`;
+    console.log(
+      `resolve bench: 50 connections, ${rounds} alternating rounds of ${seconds} s, response ≈ ${sample.length} bytes (medians)`,
+    );
+    console.log(row('bare Hono, fixed JSON', bare));
+    console.log(row('dm-registry GET /api/v1/resolve', resolve));
+    const ratios = bare.map((b, i) => resolve[i]!.rps / b.rps).sort((a, b) => a - b);
+    const ratio = ratios[Math.floor(ratios.length / 2)]!;
+    console.log(
+      `ratio resolve / bare Hono (median of rounds): ${(ratio * 100).toFixed(1)}% (target ≥ 70%); resolve p99 ${median(resolve, 'p99')} ms (target ≤ 10 ms)`,
+    );
+  } finally {
+    for (const s of servers) s.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,123 @@
+/**
+ * What a GitHub sync costs (spec/server.md §1; issue targets): API requests per sync through real
+ * @octokit/rest against the GitHub stand-in, and the time to index a large registry.
+ *   cold index of registry-fixtures ≤ 4 · unchanged re-sync = 1 (304) · one-file change ≤ 6 ·
+ *   a generated registry of 10,000 version directories (2,000 templates × 5 versions; its tree is
+ *   past GitHub's 7 MB truncation) the same count as cold, indexed in < 10 s.
+ * Baseline in the same run: DM's indexer made one request per collection, per template and per
+ * version (plus one per file it read); its count for the same registries is printed alongside.
+ * Usage: node dist/bench/server-sync.js
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp } from '../server/src/api/app.js';
+import { silentLogger } from '../server/src/log.js';
+import { defaultSourceFactory } from '../server/src/service.js';
+import { openStore } from '../server/src/store/db.js';
+import { commitAll, commitDirectory, startGitHubStandin } from '../test/github-standin/standin.js';
+
+function server(dir: string, githubApiUrl: string) {
+  const store = openStore(join(dir, `${randomBytes(4).toString('hex')}.db`));
+  const app = createApp({
+    store,
+    sources: defaultSourceFactory({ githubApiUrl, gitCacheDir: join(dir, 'git') }),
+    secretKey: randomBytes(32),
+    logger: silentLogger,
+    accessLog: false,
+  });
+  return { store, ...app };
+}
+
+function generate(dir: string, templates: number, versions: number): void {
+  for (let t = 0; t < templates; t++) {
+    const name = `t${String(t).padStart(4, '0')}`;
+    for (let v = 0; v < versions; v++) {
+      const vdir = join(dir, name, `v1.${v}`);
+      mkdirSync(vdir, { recursive: true });
+      writeFileSync(
+        join(vdir, `${name}.jinja`),
+        `resources:\n- name: {{ env["name"] }}-${name}-${v}\n  type: t\n`,
+      );
+      writeFileSync(
+        join(vdir, `${name}.jinja.schema`),
+        `info:\n  title: Template ${name}\n  description: generated template ${t} version ${v}\nproperties:\n  size${t % 50}: {type: integer}\n`,
+      );
+      writeFileSync(join(vdir, 'example.yaml'), `resources:\n- name: ${name}\n  type: ${name}.jinja\n`);
+    }
+  }
+}
+
+/** DM's per-directory walk: one request per collection listing, per template, per version, per file read. */
+function dmRequestCount(collections: number, templates: number, versions: number, files: number): number {
+  return 1 + collections + templates + versions + files;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-sync-'));
+  try {
+    const sample = join(dir, 'sample');
+    commitDirectory(join(process.cwd(), 'registry-fixtures'), sample);
+    const generated = join(dir, 'generated');
+    mkdirSync(generated);
+    generate(generated, 2000, 5);
+    const big = join(dir, 'big');
+    commitDirectory(generated, big);
+    const standin = await startGitHubStandin({
+      repos: { 'acme/templates': { gitDir: sample }, 'acme/big': { gitDir: big } },
+    });
+    const rows: string[] = [];
+    const s = server(dir, standin.url);
+    const reg = s.service.add({ source: 'github.com/acme/templates' });
+    const cold = await s.service.sync(reg.id, 'cli');
+    const unchanged = await s.service.sync(reg.id, 'cli');
+    writeFileSync(
+      join(sample, 'redis', 'v1.1', 'example.yaml'),
+      'resources:\n- name: bench\n  type: redis.jinja\n',
+    );
+    commitAll(sample, 'one-file change');
+    const changed = await s.service.sync(reg.id, 'cli');
+    const info = s.service.info(
+      s.service.find(reg.id, { admin: true, canRead: () => true, readable: () => ({ all: true, ids: [] }) }),
+      false,
+    );
+    rows.push(
+      `registry-fixtures cold       ${String(cold.apiRequests).padStart(3)} requests (target ≤ 4)   [${cold.status}; ${info.counts.versions} versions; DM-style walk ≈ ${dmRequestCount(6, info.counts.templates, info.counts.versions, info.counts.versions * 3)}]`,
+      `registry-fixtures unchanged  ${String(unchanged.apiRequests).padStart(3)} requests (target = 1)   [${unchanged.status}]`,
+      `registry-fixtures one file   ${String(changed.apiRequests).padStart(3)} requests (target ≤ 6)   [${changed.status}]`,
+    );
+
+    // The stand-in builds an archive with `git archive` in this process on first request; GitHub
+    // has it ready. Warm it so the timing is the indexer's (the warm-up is not a sync request).
+    const head = (await (await fetch(`${standin.url}/repos/acme/big/commits/HEAD`)).json()) as {
+      sha: string;
+    };
+    await (await fetch(`${standin.url}/repos/acme/big/tarball/${head.sha}`)).arrayBuffer();
+    const b = server(dir, standin.url);
+    const bigReg = b.service.add({ source: 'github.com/acme/big' });
+    const started = performance.now();
+    const bigSync = await b.service.sync(bigReg.id, 'cli');
+    const seconds = (performance.now() - started) / 1000;
+    const truncated = standin.requests.some((r) => r.path.includes('/repos/acme/big/tarball/'));
+    rows.push(
+      `10,000 versions cold         ${String(bigSync.apiRequests).padStart(3)} requests (target = cold) in ${seconds.toFixed(2)} s (target < 10 s)   [${bigSync.status}; ${bigSync.versionCount} versions; tree truncated → tarball: ${truncated}; DM-style walk ≈ ${dmRequestCount(1, 2000, 10000, 30000)}]`,
+    );
+    const again = await b.service.sync(bigReg.id, 'cli');
+    rows.push(
+      `10,000 versions unchanged    ${String(again.apiRequests).padStart(3)} requests [${again.status}]`,
+    );
+    console.log('sync bench: GitHub API requests per sync through @octokit/rest against the stand-in');
+    for (const r of rows) console.log(r);
+    console.log(`rate-limit budget left after the run: ${bigSync.rateLimitRemaining ?? 'unknown'}`);
+    await s.service.stop();
+    await b.service.stop();
+    s.store.close();
+    b.store.close();
+    await standin.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
