@@ -47,7 +47,9 @@ export function pickVersion(
   const r = request.version;
   let best: Version | undefined;
   // Cheap prefix check first: only names of the requested MAJOR.MINOR are parsed in full.
-  const prefix = request.exact ? undefined : new RegExp(`^v${r.major}(?:\\.${r.minor}(?:[.+-]|$)|(?:[+-]|$))`);
+  const prefix = request.exact
+    ? undefined
+    : new RegExp(`^v${r.major}(?:\\.${r.minor}(?:[.+-]|$)|(?:[+-]|$))`);
   for (const name of available) {
     if (prefix && !prefix.test(name)) continue;
     const v = tryParseVersion(name);
