@@ -147,6 +147,24 @@ export function parseConfiguration(
   return { imports, resources };
 }
 
+const filesRecords = new WeakMap<Map<string, unknown>, { size: number; record: Record<string, string> }>();
+
+/** The files of a scope as one record, the same object while the scope does not grow. */
+function filesRecord(files: LoadedTemplate['files']): Record<string, string> {
+  const cached = filesRecords.get(files);
+  if (cached && cached.size === files.size) return cached.record;
+  const record: Record<string, string> = {};
+  for (const [name, file] of files) record[name] = file.content;
+  filesRecords.set(files, { size: files.size, record });
+  return record;
+}
+
+interface Expanded {
+  layout: LayoutResource[];
+  primitives: Resource[];
+  warnings: Warning[];
+}
+
 interface Frame {
   /** The template whose output is being expanded (undefined: the configuration). */
   template: LoadedTemplate | undefined;
@@ -159,8 +177,6 @@ interface Frame {
 }
 
 class Expander {
-  readonly warnings: Warning[] = [];
-  private readonly primitives: Resource[] = [];
   private readonly maxDepth: number;
   private readonly maxNodes: number;
   private readonly currentTime: string;
@@ -174,16 +190,6 @@ class Expander {
     this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
     this.maxNodes = options.maxNodes ?? DEFAULT_MAX_NODES;
     this.currentTime = (options.now?.() ?? new Date()).toISOString();
-  }
-
-  result(layout: LayoutResource[]): ExpandedConfiguration {
-    return { config: { resources: this.primitives }, layout: { resources: layout } };
-  }
-
-  private warn(code: string, message: string): void {
-    const w = { code, message };
-    this.warnings.push(w);
-    this.options.onWarning?.(w);
   }
 
   private checkResources(list: unknown[], frame: Frame): Resource[] {
@@ -243,36 +249,49 @@ class Expander {
     });
   }
 
-  async expandList(
-    list: unknown[],
+  /**
+   * Expands one list of resources. Siblings expand concurrently (their renders pipeline through
+   * the sandbox); results are assembled in declaration order, and when several fail, the first
+   * failure in declaration order is the one reported.
+   */
+  async expandList(list: unknown[], frame: Frame, overrides?: Record<string, unknown>): Promise<Expanded> {
+    const resources = this.checkResources(list, frame);
+    const settled = await Promise.allSettled(resources.map((r) => this.expandOne(r, frame, overrides)));
+    const out: Expanded = { layout: [], primitives: [], warnings: [] };
+    for (const s of settled) {
+      if (s.status === 'rejected') throw s.reason;
+      out.layout.push(s.value.layout[0]!);
+      for (const p of s.value.primitives) out.primitives.push(p);
+      for (const w of s.value.warnings) out.warnings.push(w);
+    }
+    return out;
+  }
+
+  private async expandOne(
+    resource: Resource,
     frame: Frame,
     overrides?: Record<string, unknown>,
-  ): Promise<LayoutResource[]> {
-    const resources = this.checkResources(list, frame);
-    const layout: LayoutResource[] = [];
-    for (const resource of resources) {
-      const template = looksLikeTemplate(resource.type)
-        ? await this.source.load(resource.type, frame.template)
-        : null;
-      if (!template) {
-        if (templateKindOf(resource.type) !== undefined) {
-          this.warn(
-            'TEMPLATE_NOT_FOUND',
-            `${frame.file}: type '${resource.type}' of '${resource.name}' looks like a template but is neither imported nor present; treated as a primitive`,
-          );
-        }
-        this.primitives.push(resource);
-        layout.push({ name: resource.name, type: resource.type });
-        continue;
+  ): Promise<Expanded> {
+    const template = looksLikeTemplate(resource.type)
+      ? await this.source.load(resource.type, frame.template)
+      : null;
+    if (!template) {
+      const warnings: Warning[] = [];
+      if (templateKindOf(resource.type) !== undefined) {
+        warnings.push({
+          code: 'TEMPLATE_NOT_FOUND',
+          message: `${frame.file}: type '${resource.type}' of '${resource.name}' looks like a template but is neither imported nor present; treated as a primitive`,
+        });
       }
-      let written = isMapping(resource.properties) ? resource.properties : {};
-      if (overrides) written = deepMerge(written, overrides);
-      const entry: LayoutResource = { name: resource.name, type: resource.type };
-      if (resource.properties !== undefined || overrides) entry.properties = written;
-      entry.resources = await this.expandTemplate(resource, template, written, frame);
-      layout.push(entry);
+      return { layout: [{ name: resource.name, type: resource.type }], primitives: [resource], warnings };
     }
-    return layout;
+    let written = isMapping(resource.properties) ? resource.properties : {};
+    if (overrides) written = deepMerge(written, overrides);
+    const entry: LayoutResource = { name: resource.name, type: resource.type };
+    if (resource.properties !== undefined || overrides) entry.properties = written;
+    const inner = await this.expandTemplate(resource, template, written, frame);
+    entry.resources = inner.layout;
+    return { layout: [entry], primitives: inner.primitives, warnings: inner.warnings };
   }
 
   private async expandTemplate(
@@ -280,7 +299,7 @@ class Expander {
     template: LoadedTemplate,
     written: Record<string, unknown>,
     frame: Frame,
-  ): Promise<LayoutResource[]> {
+  ): Promise<Expanded> {
     const properties = template.schema
       ? applySchema(parseTemplateSchema(template.schema), written, `${resource.name} (${template.path})`)
       : structuredClone(written);
@@ -305,8 +324,7 @@ class Expander {
         { category: 'limit', details: { maxDepth: this.maxDepth } },
       );
     }
-    const imports: Record<string, string> = {};
-    for (const [name, file] of template.files) imports[name] = file.content;
+    const imports = filesRecord(template.files);
     const env: Record<string, unknown> = {
       deployment: this.deployment,
       name: resource.name,
@@ -318,8 +336,9 @@ class Expander {
     const request = {
       name: template.type,
       source: template.content,
-      context: { properties, env, imports },
+      context: { properties, env },
       files: imports,
+      importsAreFiles: true,
     };
     let output: unknown;
     const outputSource = `${template.path} (output for '${resource.name}')`;
@@ -327,8 +346,7 @@ class Expander {
       const result = await this.sandbox.renderPython(request);
       output = 'text' in result ? parseYaml(result.text, { source: outputSource }) : result.data;
     } else {
-      const text = await this.sandbox.renderJinja(request);
-      output = parseYaml(text, { source: outputSource });
+      output = await this.sandbox.renderJinjaData(request, { source: outputSource, maxNodes: this.maxNodes });
     }
     checkNodeBudget(output, outputSource, this.maxNodes);
     if (!isMapping(output) || !('resources' in output)) {
@@ -383,17 +401,22 @@ export async function expandConfiguration(
   const deployment = options.deployment ?? basename(input.path).replace(/\.[^.]*$/, '');
   try {
     const expander = new Expander(source, sandbox, options, deployment);
-    const layout = await expander.expandList(
+    const expanded = await expander.expandList(
       parsed.resources,
       { template: undefined, where: `configuration ${input.path}`, file: input.path, depth: 0, chain: [] },
       options.properties && Object.keys(options.properties).length ? options.properties : undefined,
     );
-    const result = expander.result(layout);
+    for (const w of expanded.warnings) options.onWarning?.(w);
     const references =
       options.references === false
         ? { order: [], dependsOn: {}, references: [] }
-        : buildReferenceGraph(result.config.resources);
-    return { ...result, warnings: expander.warnings, references };
+        : buildReferenceGraph(expanded.primitives);
+    return {
+      config: { resources: expanded.primitives },
+      layout: { resources: expanded.layout },
+      warnings: expanded.warnings,
+      references,
+    };
   } finally {
     if (ownSandbox) sandbox.close();
   }

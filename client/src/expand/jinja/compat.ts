@@ -710,6 +710,38 @@ export interface RenderJinjaOptions {
   name: string;
   /** Files `{% include %}` and `{% import %}` can reach, by import name. */
   files?: TemplateFiles;
+  /** Identifies `files` across calls (same key, same files): environments are then reused. */
+  filesKey?: string | number;
+}
+
+const templates = new WeakMap<NjEnvironment, Map<Record<string, RootFn>, NjTemplate>>();
+
+function templateFor(env: NjEnvironment, props: Record<string, RootFn>, name: string): NjTemplate {
+  let byProps = templates.get(env);
+  if (!byProps) {
+    byProps = new Map();
+    templates.set(env, byProps);
+  }
+  let template = byProps.get(props);
+  if (!template) {
+    if (byProps.size > 256) byProps.clear();
+    template = new nunjucks.Template({ type: 'code', obj: props }, env, name, true);
+    byProps.set(props, template);
+  }
+  return template;
+}
+
+const environments = new Map<string | number, NjEnvironment>();
+
+function environmentFor(files: TemplateFiles, key: string | number | undefined): NjEnvironment {
+  if (key === undefined) return makeEnvironment(files);
+  let env = environments.get(key);
+  if (!env) {
+    if (environments.size >= 64) environments.clear();
+    env = makeEnvironment(files);
+    environments.set(key, env);
+  }
+  return env;
 }
 
 /** A render failure with the template line where it happened. */
@@ -768,8 +800,8 @@ export function renderJinja(
     }
     throw error;
   }
-  const env = makeEnvironment(files);
-  const template = new nunjucks.Template({ type: 'code', obj: props }, env, options.name, true);
+  const env = environmentFor(files, options.filesKey);
+  const template = templateFor(env, props, options.name);
   const ctx: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(context)) if (!isBlockedName(k)) ctx[k] = v;
   try {

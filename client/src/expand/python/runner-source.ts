@@ -137,16 +137,30 @@ def _location(tb_list, names):
             return fr.filename, fr.lineno
     return None, None
 
+_file_sets = {}
+_code_cache = {}
+_current_set = [None]
+
 def _render(req):
     global _files
     name = req['name']
-    _files = dict(req.get('files') or {})
-    _files[name] = req['source']
+    set_id = req.get('filesId')
+    if req.get('files') is not None:
+        _file_sets[set_id] = req['files']
+    base = _file_sets.get(set_id, {})
     ctx = req['context']
-    for mod in list(_template_modules):
-        sys.modules.pop(mod, None)
-    _template_modules.clear()
+    if req.get('importsAreFiles'):
+        ctx = dict(ctx)
+        ctx['imports'] = base
     source = req['source']
+    if _current_set[0] != set_id or base.get(name, source) != source:
+        # Another set of files: helper modules imported from the previous set must not leak.
+        for mod in list(_template_modules):
+            sys.modules.pop(mod, None)
+        _template_modules.clear()
+        _current_set[0] = set_id
+    _files = dict(base)
+    _files[name] = source
     linecache.cache[name] = (len(source), None, source.splitlines(True), name)
     _state['blocked'] = None
     sys.stdout = io.StringIO()
@@ -154,7 +168,12 @@ def _render(req):
     result = None
     error = None
     try:
-        code = compile(source, name, 'exec')
+        code = _code_cache.get((name, source))
+        if code is None:
+            code = compile(source, name, 'exec')
+            if len(_code_cache) > 256:
+                _code_cache.clear()
+            _code_cache[(name, source)] = code
         module = types.ModuleType(name.rsplit('/', 1)[-1].rsplit('.', 1)[0])
         module.__file__ = name
         signal.setitimer(signal.ITIMER_REAL, timeout)
@@ -194,10 +213,24 @@ def _render(req):
     if isinstance(result, str):
         return {'ok': True, 'text': result}
     try:
-        return {'ok': True, 'data': json.loads(json.dumps(result, default=_unjson))}
+        return {'ok': True, 'data': _Raw(json.dumps(result, default=_unjson))}
     except (TypeError, ValueError) as e:
         return {'ok': False, 'kind': 'error', 'message': 'GenerateConfig returned a value that is not YAML/JSON data: %s' % e,
                 'file': name, 'line': None}
+
+class _Raw(object):
+    """JSON text already encoded, spliced into the answer as is."""
+    def __init__(self, text):
+        self.text = text
+
+def _encode(answer):
+    data = answer.get('data')
+    if isinstance(data, _Raw):
+        rest = dict(answer)
+        del rest['data']
+        head = json.dumps(rest)
+        return head[:-1] + ', "data": ' + data.text + '}'
+    return json.dumps(answer)
 
 def _unjson(value):
     if isinstance(value, (set, frozenset)):
@@ -219,7 +252,7 @@ for raw in _in:
         answer = {'ok': False, 'kind': 'limit', 'message': 'ran out of memory (limit %d MB)' % _mem, 'file': req.get('name'), 'line': None}
     answer['id'] = req.get('id')
     try:
-        line = json.dumps(answer)
+        line = _encode(answer)
     except MemoryError:
         line = json.dumps({'id': req.get('id'), 'ok': False, 'kind': 'limit', 'message': 'ran out of memory', 'file': req.get('name'), 'line': None})
     _out.write(line + '\n')

@@ -2,15 +2,25 @@
  * Entry of the Jinja rendering process (render-sandbox.ts): started with Node's permission
  * model, it renders one request at a time and answers over the IPC channel.
  */
+import { parseYaml } from '../../document/yaml.js';
+import type { DmError } from '../../error.js';
 import { JinjaRenderError, renderJinja } from '../jinja/compat.js';
+import { checkNodeBudget } from '../yaml-budget.js';
 
 interface Request {
   id: number;
   name: string;
   source: string;
   context: Record<string, unknown>;
-  files: Record<string, string>;
+  /** Sent once per file set; later requests name the set by `filesId`. */
+  files?: Record<string, string>;
+  filesId: number;
+  importsAreFiles?: boolean;
+  /** Parse the output as YAML here and answer with the data (source names it in errors). */
+  parse?: { source: string; maxNodes: number };
 }
+
+const fileSets = new Map<number, Record<string, string>>();
 
 function answer(message: Record<string, unknown>): void {
   process.send?.(message);
@@ -19,7 +29,32 @@ function answer(message: Record<string, unknown>): void {
 process.on('message', (raw: unknown) => {
   const request = raw as Request;
   try {
-    const text = renderJinja(request.source, request.context, { name: request.name, files: request.files });
+    if (request.files) fileSets.set(request.filesId, request.files);
+    const files = fileSets.get(request.filesId) ?? {};
+    const context = request.importsAreFiles ? { ...request.context, imports: files } : request.context;
+    const text = renderJinja(request.source, context, {
+      name: request.name,
+      files,
+      filesKey: request.filesId,
+    });
+    if (request.parse) {
+      try {
+        const data = parseYaml(text, { source: request.parse.source });
+        checkNodeBudget(data, request.parse.source, request.parse.maxNodes);
+        answer({ id: request.id, ok: true, data });
+      } catch (error) {
+        const e = error as DmError;
+        answer({
+          id: request.id,
+          ok: false,
+          kind: e.category === 'limit' ? 'limit-data' : 'yaml',
+          message: e.message,
+          file: request.name,
+          line: null,
+        });
+      }
+      return;
+    }
     answer({ id: request.id, ok: true, text });
   } catch (error) {
     if (error instanceof JinjaRenderError) {

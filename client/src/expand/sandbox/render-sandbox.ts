@@ -25,6 +25,8 @@ export interface SandboxOptions {
   memoryMb?: number;
   /** The Python interpreter, default `python3`. */
   python?: string;
+  /** Jinja rendering processes working in parallel, default 1 (2 did not pay on 2 busy cores). */
+  jinjaProcesses?: number;
 }
 
 export interface TemplateRequest {
@@ -32,15 +34,32 @@ export interface TemplateRequest {
   name: string;
   source: string;
   context: Record<string, unknown>;
-  /** Files reachable by include/import, by import name. */
+  /**
+   * Files reachable by include/import, by import name. Pass the same object again for the same
+   * set of files: it then travels to the rendering process only once.
+   */
   files: Record<string, string>;
+  /** When true, the context's `imports` is `files` (not sent twice). */
+  importsAreFiles?: boolean;
+}
+
+const fileSetIds = new WeakMap<object, number>();
+let nextFileSetId = 1;
+
+function fileSetId(files: object): number {
+  let id = fileSetIds.get(files);
+  if (id === undefined) {
+    id = nextFileSetId++;
+    fileSetIds.set(files, id);
+  }
+  return id;
 }
 
 export type PythonResult = { text: string } | { data: unknown };
 
 interface Failure {
   ok: false;
-  kind: 'error' | 'compile' | 'runtime' | 'blocked' | 'limit';
+  kind: 'error' | 'compile' | 'runtime' | 'blocked' | 'limit' | 'yaml' | 'limit-data';
   message: string;
   file?: string | null;
   line?: number | null;
@@ -51,13 +70,17 @@ type Answer = ({ ok: true; text?: string; data?: unknown } | Failure) & { id: nu
 interface Pending {
   resolve: (answer: Answer) => void;
   reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
   name: string;
+  request: TemplateRequest;
+  extra: Record<string, unknown>;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
 
 function failureToError(engine: 'Jinja' | 'Python', name: string, f: Failure): DmError {
+  // Errors about the rendered text, raised where it was parsed: their message is complete.
+  if (f.kind === 'yaml') return new DmError('INVALID_YAML', f.message, { category: 'invalid-input' });
+  if (f.kind === 'limit-data') return new DmError('YAML_TOO_BIG', f.message, { category: 'limit' });
   const where = f.line ? `${f.file ?? name}:${f.line}` : (f.file ?? name);
   if (f.kind === 'blocked') {
     return new DmError(
@@ -85,35 +108,90 @@ function failureToError(engine: 'Jinja' | 'Python', name: string, f: Failure): D
   );
 }
 
-/** One rendering process speaking request/answer messages, restarted after it dies. */
+/**
+ * One rendering process speaking request/answer messages, restarted after it dies. Requests are
+ * pipelined (the process answers them in order, one at a time); the time limit of a request
+ * starts when it reaches the head of that queue, so waiting behind others never counts. When a
+ * request runs out of time the process is killed and the requests queued behind it are sent
+ * again to a fresh process.
+ */
 abstract class Worker {
   protected child: ChildProcess | undefined;
   protected pending = new Map<number, Pending>();
+  /** Ids in the order they were sent: the process answers the head first. */
+  private queue: number[] = [];
+
+  /** Requests sent and not answered yet (for choosing the least busy process). */
+  get load(): number {
+    return this.outstanding;
+  }
+
+  private outstanding = 0;
+  private headTimer: NodeJS.Timeout | undefined;
   private nextId = 1;
   private starting: Promise<void> | undefined;
+  /** File sets the current process already holds. */
+  private sentFileSets = new Set<number>();
 
   constructor(
     protected readonly engine: 'Jinja' | 'Python',
-    protected readonly options: Required<SandboxOptions>,
+    protected readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses'>>,
   ) {}
 
   protected abstract start(): Promise<ChildProcess>;
   protected abstract send(child: ChildProcess, message: Record<string, unknown>): void;
 
+  private armHead(): void {
+    if (this.headTimer) clearTimeout(this.headTimer);
+    this.headTimer = undefined;
+    const head = this.queue[0];
+    if (head === undefined) return;
+    const limit = this.options.timeoutMs + (this.engine === 'Python' ? 1000 : 0);
+    this.headTimer = setTimeout(() => this.onTimeout(head), limit);
+  }
+
+  private onTimeout(id: number): void {
+    const p = this.pending.get(id);
+    this.pending.delete(id);
+    const rest = this.queue
+      .filter((q) => q !== id)
+      .map((q) => this.pending.get(q)!)
+      .filter(Boolean);
+    this.pending.clear();
+    this.queue = [];
+    this.kill();
+    p?.reject(
+      new DmError(
+        'TEMPLATE_LIMIT',
+        `${p.name}: limit: took longer than ${this.options.timeoutMs / 1000}s (time limit)`,
+        {
+          category: 'limit',
+          details: { template: p.name, timeoutMs: this.options.timeoutMs },
+        },
+      ),
+    );
+    for (const other of rest) void this.dispatch(other);
+  }
+
   protected onAnswer(answer: Answer): void {
     const p = this.pending.get(answer.id);
     if (!p) return;
     this.pending.delete(answer.id);
-    clearTimeout(p.timer);
+    const at = this.queue.indexOf(answer.id);
+    if (at >= 0) this.queue.splice(at, 1);
+    if (at === 0) this.armHead();
     p.resolve(answer);
   }
 
   protected onExit(reason: string): void {
     this.child = undefined;
-    for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
-      this.pending.delete(id);
-      const outOfMemory = /memory|SIGABRT|SIGKILL|SIGSEGV|code 134/.test(reason);
+    this.sentFileSets = new Set();
+    if (this.headTimer) clearTimeout(this.headTimer);
+    this.headTimer = undefined;
+    const outOfMemory = /memory|SIGABRT|SIGKILL|SIGSEGV|code 134/.test(reason);
+    for (const id of this.queue) {
+      const p = this.pending.get(id);
+      if (!p) continue;
       p.reject(
         new DmError(
           'TEMPLATE_LIMIT',
@@ -122,6 +200,8 @@ abstract class Worker {
         ),
       );
     }
+    this.pending.clear();
+    this.queue = [];
   }
 
   private async ensure(): Promise<ChildProcess> {
@@ -140,41 +220,50 @@ abstract class Worker {
     return this.child;
   }
 
-  async request(name: string, message: Record<string, unknown>): Promise<Answer> {
-    const child = await this.ensure();
+  /** A request without the files when the process has them already. */
+  private withFiles(request: TemplateRequest): Record<string, unknown> {
+    const filesId = fileSetId(request.files);
+    const { files, ...rest } = request;
+    if (this.sentFileSets.has(filesId)) return { ...rest, filesId };
+    this.sentFileSets.add(filesId);
+    return { ...rest, filesId, files };
+  }
+
+  private async dispatch(p: Pending): Promise<void> {
+    let child: ChildProcess;
+    try {
+      child = await this.ensure();
+    } catch (error) {
+      p.reject(error as Error);
+      return;
+    }
     const id = this.nextId++;
-    return new Promise<Answer>((resolvePromise, reject) => {
-      const timer = setTimeout(
-        () => {
-          this.pending.delete(id);
-          reject(
-            new DmError(
-              'TEMPLATE_LIMIT',
-              `${name}: limit: took longer than ${this.options.timeoutMs / 1000}s (time limit)`,
-              {
-                category: 'limit',
-                details: { template: name, timeoutMs: this.options.timeoutMs },
-              },
-            ),
-          );
-          this.kill();
-        },
-        this.options.timeoutMs + (this.engine === 'Python' ? 1000 : 0),
-      );
-      this.pending.set(id, { resolve: resolvePromise, reject, timer, name });
-      try {
-        this.send(child, { ...message, id });
-      } catch (error) {
-        clearTimeout(timer);
-        this.pending.delete(id);
-        reject(error as Error);
-      }
+    this.pending.set(id, p);
+    this.queue.push(id);
+    if (this.queue.length === 1) this.armHead();
+    try {
+      this.send(child, { ...this.withFiles(p.request), ...p.extra, id });
+    } catch (error) {
+      this.pending.delete(id);
+      this.queue = this.queue.filter((q) => q !== id);
+      this.armHead();
+      p.reject(error as Error);
+    }
+  }
+
+  request(name: string, request: TemplateRequest, extra: Record<string, unknown> = {}): Promise<Answer> {
+    this.outstanding++;
+    return new Promise<Answer>((resolve, reject) => {
+      void this.dispatch({ resolve, reject, name, request, extra });
+    }).finally(() => {
+      this.outstanding--;
     });
   }
 
   kill(): void {
     const child = this.child;
     this.child = undefined;
+    this.sentFileSets = new Set();
     if (child && child.exitCode === null) child.kill('SIGKILL');
   }
 }
@@ -186,7 +275,14 @@ class JinjaWorker extends Worker {
     const nunjucksDir = dirname(fileURLToPath(import.meta.resolve('nunjucks/package.json')));
     const nodeModules = dirname(nunjucksDir);
     const packageRoot = resolve(here, '../../../../..');
-    const reads = [`${expandDir}/*`, `${nodeModules}/*`, join(packageRoot, 'package.json')];
+    const srcDir = resolve(here, '../..');
+    const reads = [
+      `${expandDir}/*`,
+      `${nodeModules}/*`,
+      join(srcDir, 'document', 'yaml.js'),
+      join(srcDir, 'error.js'),
+      join(packageRoot, 'package.json'),
+    ];
     const child = fork(entry, [], {
       execArgv: [
         '--experimental-permission',
@@ -311,8 +407,9 @@ class PythonWorker extends Worker {
 
 /** Renders templates out of process; one per expansion run. Always `close()` it. */
 export class RenderSandbox {
-  private readonly options: Required<SandboxOptions>;
-  private jinja: JinjaWorker | undefined;
+  private readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses'>>;
+  private readonly jinjaProcesses: number;
+  private jinja: JinjaWorker[] = [];
   private python: PythonWorker | undefined;
 
   constructor(options: SandboxOptions = {}) {
@@ -321,22 +418,43 @@ export class RenderSandbox {
       memoryMb: options.memoryMb ?? 512,
       python: options.python ?? 'python3',
     };
+    this.jinjaProcesses = Math.max(1, options.jinjaProcesses ?? 1);
+  }
+
+  /** The least busy Jinja process; a new one while there are fewer than allowed and all are busy. */
+  private jinjaWorker(): JinjaWorker {
+    let best = this.jinja[0];
+    for (const w of this.jinja) if (best && w.load < best.load) best = w;
+    if (!best || (best.load > 0 && this.jinja.length < this.jinjaProcesses)) {
+      best = new JinjaWorker('Jinja', this.options);
+      this.jinja.push(best);
+    }
+    return best;
   }
 
   /** The text a Jinja template renders to. */
   async renderJinja(request: TemplateRequest): Promise<string> {
-    this.jinja ??= new JinjaWorker('Jinja', this.options);
-    const answer = await this.jinja.request(request.name, { ...request });
+    const answer = await this.jinjaWorker().request(request.name, request);
     if (!answer.ok)
       throw failureToError('Jinja', request.name, { ...answer, file: answer.file ?? request.name });
     return answer.text ?? '';
   }
 
+  /** A Jinja template's output parsed as YAML (in the rendering process), bounded in size. */
+  async renderJinjaData(
+    request: TemplateRequest,
+    parse: { source: string; maxNodes: number },
+  ): Promise<unknown> {
+    const answer = await this.jinjaWorker().request(request.name, request, { parse });
+    if (!answer.ok)
+      throw failureToError('Jinja', request.name, { ...answer, file: answer.file ?? request.name });
+    return answer.data;
+  }
+
   /** What a Python template's GenerateConfig returned: YAML text or data. */
   async renderPython(request: TemplateRequest): Promise<PythonResult> {
     this.python ??= new PythonWorker('Python', this.options);
-    const answer = await this.python.request(request.name, {
-      ...request,
+    const answer = await this.python.request(request.name, request, {
       timeout: this.options.timeoutMs / 1000,
     });
     if (!answer.ok) throw failureToError('Python', request.name, answer);
@@ -344,7 +462,7 @@ export class RenderSandbox {
   }
 
   close(): void {
-    this.jinja?.kill();
+    for (const worker of this.jinja) worker.kill();
     this.python?.kill();
   }
 }

@@ -1,0 +1,185 @@
+/**
+ * Expansion speed (issue 4): a generated configuration of N resources, each expanded through 3
+ * levels of templates (Jinja → Python → Jinja), by dm end to end (sandboxed Jinja process,
+ * Python process, YAML parsing, layout), against the same templates expanded by Python's Jinja2
+ * in one process (a minimal DM-style expander, below). N grows 100 → 1,000 → 10,000 to show the
+ * growth. Run: node dist/bench/expand.js [--sizes 100,1000,10000]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expandConfiguration, RenderSandbox } from '../client/src/expand/index.js';
+
+const LEVEL1 = `resources:
+- name: {{ env.name }}-svc
+  type: Service
+  properties:
+    selector: {app: {{ env.name }}}
+    ports:
+    - port: {{ properties.port }}
+      targetPort: {{ properties.port + 1 }}
+- name: {{ env.name }}-app
+  type: level2.py
+  properties:
+    replicas: {{ properties.replicas }}
+    labels: {{ properties.labels | tojson }}
+    port: {{ properties.port }}
+`;
+
+const LEVEL2 = `def GenerateConfig(context):
+    name = context.env['name']
+    p = context.properties
+    labels = dict(p['labels'])
+    labels['tier'] = 'app'
+    return {'resources': [
+        {'name': name + '-cm', 'type': 'ConfigMap',
+         'properties': {'data': {'replicas': str(p['replicas']), 'port': str(p['port'])}}},
+        {'name': name + '-deploy', 'type': 'level3.jinja',
+         'properties': {'replicas': p['replicas'], 'labels': labels, 'image': 'nginx:1.25', 'port': p['port']}},
+    ]}
+`;
+
+const LEVEL3 = `resources:
+- name: {{ env.name }}
+  type: apps/v1/Deployment
+  properties:
+    metadata:
+      labels:
+{% for k, v in properties.labels.items() %}
+        {{ k }}: {{ v }}
+{% endfor %}
+    spec:
+      replicas: {{ properties.replicas }}
+      template:
+        spec:
+          containers:
+          - name: main
+            image: {{ properties.image }}
+            ports:
+            - containerPort: {{ properties.port }}
+`;
+
+function configuration(n: number): string {
+  let out = 'imports:\n- path: level1.jinja\n- path: level2.py\n- path: level3.jinja\nresources:\n';
+  for (let i = 0; i < n; i++) {
+    out += `- name: r${i}\n  type: level1.jinja\n  properties: {replicas: ${1 + (i % 5)}, port: ${8000 + (i % 100)}, labels: {app: r${i}, team: t${i % 7}}}\n`;
+  }
+  return out;
+}
+
+const REFERENCE = `
+import sys, time, yaml, jinja2
+directory, n, which = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+# 'dm': yaml.safe_load's pure-Python SafeLoader, as Deployment Manager's expander used it;
+# 'c': libyaml's CSafeLoader, the fastest Python can parse YAML.
+Loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader) if which == 'c' else yaml.SafeLoader
+def read(name):
+    with open(directory + '/' + name) as f:
+        return f.read()
+t0 = time.perf_counter()
+env = jinja2.Environment()
+config = yaml.load(read('config.yaml'), Loader=Loader)
+jinja = {}
+python = {}
+class Context(object):
+    def __init__(self, properties, env):
+        self.properties, self.env, self.imports = properties, env, {}
+def render(resource):
+    t = resource['type']
+    e = {'deployment': 'bench', 'name': resource['name'], 'type': t, 'project': '', 'current_time': ''}
+    props = resource.get('properties') or {}
+    if t.endswith('.jinja'):
+        if t not in jinja:
+            jinja[t] = env.from_string(read(t))
+        return yaml.load(jinja[t].render(properties=props, env=e, imports={}), Loader=Loader)
+    if t not in python:
+        scope = {}
+        exec(compile(read(t), t, 'exec'), scope)
+        python[t] = scope['GenerateConfig']
+    return python[t](Context(props, e))
+primitives = []
+def expand(resources):
+    layout = []
+    names = set()
+    for r in resources:
+        if r['name'] in names:
+            raise Exception('duplicate ' + r['name'])
+        names.add(r['name'])
+        if r['type'].endswith('.jinja') or r['type'].endswith('.py'):
+            out = render(r)
+            layout.append({'name': r['name'], 'type': r['type'], 'properties': r.get('properties'), 'resources': expand(out['resources'])})
+        else:
+            primitives.append(r)
+            layout.append({'name': r['name'], 'type': r['type']})
+    return layout
+layout = expand(config['resources'])
+t1 = time.perf_counter()
+print('%d %f' % (len(primitives), (t1 - t0) * 1000))
+`;
+
+function findPython(): string | undefined {
+  for (const python of ['python3', '/usr/bin/python3']) {
+    if (spawnSync(python, ['-c', 'import jinja2, yaml']).status === 0) return python;
+  }
+  return undefined;
+}
+
+async function main(): Promise<void> {
+  const sizesArg = process.argv.indexOf('--sizes');
+  const sizes = sizesArg > 0 ? (process.argv[sizesArg + 1] ?? '').split(',').map(Number) : [100, 1000, 10000];
+  const python = findPython();
+  const root = mkdtempSync(join(tmpdir(), 'dm-bench-expand-'));
+  console.log('expand: N resources x 3 template levels (Jinja -> Python -> Jinja), 3 primitives each');
+  console.log(
+    'Jinja2 reference: one Python process, end to end; "safe_load" parses YAML as DM did (pure Python),',
+  );
+  console.log('"libyaml" with the C loader. Ratios are dm / reference (< 1: dm faster).');
+  console.log('     N   dm ms  dm us/res  safe_load ms  ratio  libyaml ms  ratio');
+  try {
+    for (const n of sizes) {
+      const dir = join(root, `n${n}`);
+      mkdirSync(dir);
+      const content = configuration(n);
+      writeFileSync(join(dir, 'config.yaml'), content);
+      writeFileSync(join(dir, 'level1.jinja'), LEVEL1);
+      writeFileSync(join(dir, 'level2.py'), LEVEL2);
+      writeFileSync(join(dir, 'level3.jinja'), LEVEL3);
+      // End to end, including starting the rendering processes.
+      const t0 = performance.now();
+      const sandbox = new RenderSandbox();
+      const result = await expandConfiguration(
+        { content, path: join(dir, 'config.yaml') },
+        { sandbox, deployment: 'bench' },
+      );
+      sandbox.close();
+      const dmMs = performance.now() - t0;
+      if (result.config.resources.length !== 3 * n)
+        throw new Error(`expected ${3 * n} primitives, got ${result.config.resources.length}`);
+      const reference = (which: string): number => {
+        if (!python) return Number.NaN;
+        const r0 = performance.now();
+        const run = spawnSync(python, ['-c', REFERENCE, dir, String(n), which], {
+          encoding: 'utf8',
+          maxBuffer: 1 << 26,
+        });
+        const ms = performance.now() - r0; // end to end too: interpreter start and imports included
+        if (run.status !== 0) throw new Error(`reference failed: ${run.stderr}`);
+        const [count] = run.stdout.trim().split(' ');
+        if (Number(count) !== 3 * n) throw new Error(`reference produced ${count} primitives`);
+        return ms;
+      };
+      const safeMs = reference('dm');
+      const cMs = reference('c');
+      const perRes = (dmMs * 1000) / n;
+      console.log(
+        `${String(n).padStart(6)} ${dmMs.toFixed(0).padStart(7)} ${perRes.toFixed(0).padStart(10)} ${safeMs.toFixed(0).padStart(13)} ${(dmMs / safeMs).toFixed(2).padStart(6)} ${cMs.toFixed(0).padStart(11)} ${(dmMs / cMs).toFixed(2).padStart(6)}`,
+      );
+    }
+    if (!python) console.log('(no Python with jinja2 and yaml: reference not run)');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+await main();
