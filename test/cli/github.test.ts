@@ -75,6 +75,22 @@ describe('dm talking to GitHub directly (through the GitHub stand-in)', () => {
     assert.match(JSON.parse(r.stdout)[0].commit, /^[0-9a-f]{40}$/);
   });
 
+  it('revalidates with one conditional request (304) on the next run, content from the cache', async () => {
+    const env = { ...(await isolatedEnv()), GITHUB_API_URL: standin.url };
+    const first = await runDm(['resolve', `${NAME}/redis:v1.0`, '-o', 'json'], { env });
+    assert.equal(first.code, 0, first.stderr);
+    const mark = standin.requests.length;
+    const second = await runDm(['resolve', `${NAME}/redis:v1.0`, '-o', 'json'], { env });
+    assert.equal(second.code, 0, second.stderr);
+    const used = standin.requests.slice(mark);
+    assert.deepEqual(
+      used.map((q) => q.status),
+      [304],
+      used.map((q) => `${q.method} ${q.path} ${q.status}`).join(', '),
+    );
+    assert.equal(JSON.parse(second.stdout)[0].digest, JSON.parse(first.stdout)[0].digest);
+  });
+
   it('a private repository needs a token', async () => {
     const env = { ...(await isolatedEnv()), GITHUB_API_URL: standin.url };
     const denied = await runDm(['resolve', 'github.com/acme/private/redis:v1'], { env });

@@ -4,6 +4,7 @@
  * and configured Enterprise hosts). Nothing else in the client knows which resolvers there are.
  */
 import type { DmConfig } from '../config/config.js';
+import { ContentCache } from '../fetch/content-cache.js';
 import { type DefaultRegistry, parseDefaultRegistry } from '../reference/reference.js';
 import { gitSourceResolver } from './git-resolver.js';
 import { GitHubResolver } from './github-resolver.js';
@@ -60,6 +61,7 @@ export async function buildResolverChain(options: BuildChainOptions): Promise<Re
     chain.push(
       new GitHubResolver({
         config: options.config,
+        cache: new ContentCache({ root: options.config.dirs.cache }),
         ...(options.onRequest ? { onRequest: options.onRequest } : {}),
         ...(options.onWarning ? { onWarning: options.onWarning } : {}),
       }),

@@ -2,7 +2,7 @@
  * Adapts a registry source (GitHub, git; server/src/source/) to the resolver's snapshot: one open
  * (commit + tree), a scan, and the content read in one batch.
  */
-import type { Source } from '../../../server/src/source/source.js';
+import type { Snapshot, Source } from '../../../server/src/source/source.js';
 import { scanRegistryTree } from '../registry/scan-tree.js';
 import type { RegistrySnapshot } from './snapshot-resolver.js';
 
@@ -11,6 +11,11 @@ export async function snapshotFromSource(source: Source): Promise<RegistrySnapsh
   const opened = await source.open({ meter: createMeter() });
   if (opened.status !== 'changed')
     throw new Error('unreachable: an open without a previous commit is never unchanged');
+  return snapshotFromOpened(opened, source.description);
+}
+
+/** The snapshot of a source already opened. */
+export async function snapshotFromOpened(opened: Snapshot, description: string): Promise<RegistrySnapshot> {
   // One batch for every blob (GitHub: one tarball, whatever the registry's size): the scan needs
   // registry.yaml, and resolving needs the files of the versions picked.
   const blobs = opened.entries.filter((e) => e.type === 'blob');
@@ -28,7 +33,7 @@ export async function snapshotFromSource(source: Source): Promise<RegistrySnapsh
     scan,
     read: async (repoPath: string) => {
       const data = (await all()).get(repoPath);
-      if (!data) throw new Error(`${repoPath} is not in ${source.description} at ${opened.commit}`);
+      if (!data) throw new Error(`${repoPath} is not in ${description} at ${opened.commit}`);
       return data;
     },
   };
