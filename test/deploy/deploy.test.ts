@@ -411,6 +411,26 @@ describe('dm deploy: CRDs, waiting, templates', () => {
     assert.ok(h.standin.get('v1', 'Secret', 'default', 'doc-a'));
   });
 
+  it('deploys Deckhand-style layered documents: rendered, then their Kubernetes objects applied', async () => {
+    const docs = h.file(
+      'layered.yaml',
+      `schema: deckhand/LayeringPolicy/v1
+metadata: {schema: metadata/Control/v1, name: layering-policy}
+data: {layerOrder: [global, site]}
+---
+schema: example/Kind/v1
+metadata:
+  schema: metadata/Document/v1
+  name: cm
+  layeringDefinition: {abstract: false, layer: site}
+data: {apiVersion: v1, kind: ConfigMap, metadata: {name: layered}, data: {k: v}}
+`,
+    );
+    const r = await h.dm(['deploy', docs, '--name', 'layered']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(h.standin.get('v1', 'ConfigMap', 'default', 'layered')!.data, { k: 'v' });
+  });
+
   it('refuses a registry reference without a registry template source, naming it', async () => {
     const r = await h.dm([
       '--registry',
