@@ -233,6 +233,18 @@ describe('expandConfiguration()', () => {
     assert.match(error.message, /^lib\/util\.py:2: ZeroDivisionError/);
   });
 
+  it('expandConfiguration() makes helper packages with __init__.py importable by path', async () => {
+    const result = await expand({
+      'config.yaml':
+        'imports:\n- path: pkg/__init__.py\n- path: pkg/names.py\nresources:\n- {name: a, type: main.py}\n',
+      'main.py':
+        'import pkg\nfrom pkg.names import suffix\ndef GenerateConfig(context):\n    return {"resources": [{"name": pkg.PREFIX + suffix(), "type": "T"}]}\n',
+      'pkg/__init__.py': 'PREFIX = "p-"\n',
+      'pkg/names.py': 'def suffix():\n    return "s"\n',
+    });
+    assert.deepEqual(result.config.resources, [{ name: 'p-s', type: 'T' }]);
+  });
+
   it('expandConfiguration() accepts generate_config and YAML text from Python templates', async () => {
     const result = await expand({
       'config.yaml': 'resources:\n- {name: a, type: g.py}\n',

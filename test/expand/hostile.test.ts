@@ -195,3 +195,24 @@ describe('hostile YAML', () => {
     await stillWorks();
   });
 });
+
+describe('sandbox pipelining', () => {
+  it('RenderSandbox times out only the slow template; templates queued behind it still render', async () => {
+    const slow = sandbox.renderJinja({
+      name: 'slow.jinja',
+      source: '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}',
+      context,
+      files: {},
+    });
+    const queued = [1, 2, 3].map((n) =>
+      sandbox.renderJinja({ name: `q${n}.jinja`, source: `q{{ ${n} }}`, context, files: {} }),
+    );
+    const [slowResult, ...rest] = await Promise.allSettled([slow, ...queued]);
+    assert.equal(slowResult?.status, 'rejected');
+    assert.equal(((slowResult as PromiseRejectedResult).reason as DmError).category, 'limit');
+    assert.deepEqual(
+      rest.map((r) => (r.status === 'fulfilled' ? r.value : String(r.reason))),
+      ['q1', 'q2', 'q3'],
+    );
+  });
+});

@@ -1,0 +1,122 @@
+/** `dm expand` and `dm template render` end to end, through the real binary. */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { describe, it } from 'node:test';
+import { isolatedEnv, runDm } from '../support/run-cli.js';
+
+function fixture(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dm-expand-cli-'));
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), content);
+  }
+  return dir;
+}
+
+const RS =
+  'resources:\n- name: {{ env.name }}-rc\n  type: RC\n  properties: {replicas: {{ properties.replicas }}, d: {{ env.deployment }}, x: {{ env.extra }}}\n';
+
+describe('dm expand', () => {
+  it('dm expand prints {config, layout} as JSON, values files and --properties over config properties', async () => {
+    const dir = fixture({
+      'config.yaml': 'resources:\n- {name: rs, type: rs.jinja, properties: {replicas: 1}}\n',
+      'rs.jinja': RS,
+      'values.yaml': 'replicas: 2\n',
+    });
+    const env = await isolatedEnv();
+    const base = [
+      'expand',
+      join(dir, 'config.yaml'),
+      '--deployment',
+      'prod',
+      '--env',
+      'extra=7',
+      '-o',
+      'json',
+    ];
+    const fromValues = await runDm([...base, '-f', join(dir, 'values.yaml')], { env });
+    assert.equal(fromValues.code, 0, fromValues.stderr);
+    const out = JSON.parse(fromValues.stdout) as {
+      config: { resources: { properties: unknown }[] };
+      layout: unknown;
+    };
+    assert.deepEqual(out.config.resources[0]?.properties, { replicas: 2, d: 'prod', x: 7 });
+    const fromFlag = await runDm([...base, '-f', join(dir, 'values.yaml'), '--properties', 'replicas=3'], {
+      env,
+    });
+    assert.equal(JSON.parse(fromFlag.stdout).config.resources[0].properties.replicas, 3);
+  });
+
+  it('dm expand of a template file expands it as a one-resource configuration', async () => {
+    const dir = fixture({ 'rs.jinja': RS });
+    const result = await runDm(
+      ['expand', join(dir, 'rs.jinja'), '--properties', 'replicas=4', '-o', 'json'],
+      {
+        env: await isolatedEnv(),
+      },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    const out = JSON.parse(result.stdout);
+    assert.equal(out.config.resources[0].name, 'rs-rc');
+    assert.equal(out.config.resources[0].properties.replicas, 4);
+  });
+
+  it('dm expand reports a schema failure with exit code 4 and a blocked template with a clear error', async () => {
+    const dir = fixture({
+      'config.yaml':
+        'resources:\n- {name: a, type: s.jinja, properties: {replicas: x}}\n- {name: b, type: evil.jinja}\n',
+      's.jinja': RS,
+      's.jinja.schema': 'properties:\n  replicas: {type: integer}\n',
+      'evil.jinja': "{{ range.constructor('return process')() }}",
+    });
+    const env = await isolatedEnv();
+    const bad = await runDm(['expand', join(dir, 'config.yaml')], { env });
+    assert.equal(bad.code, 4);
+    assert.match(bad.stderr, /properties\.replicas: must be integer \(got "x"\)/);
+    writeFileSync(join(dir, 'config.yaml'), 'resources:\n- {name: b, type: evil.jinja}\n');
+    const blocked = await runDm(['expand', join(dir, 'config.yaml'), '-o', 'json'], { env });
+    assert.equal(blocked.code, 1);
+    assert.equal(JSON.parse(blocked.stdout).error.code, 'TEMPLATE_BLOCKED');
+    assert.match(blocked.stderr, /blocked/);
+  });
+});
+
+describe('dm template render', () => {
+  it('dm template render prints the raw text, without a final newline, globals from --context', async () => {
+    const dir = fixture({
+      't.jinja': "{% include 'part.jinja' %}:{{ properties.a }}:{{ env.k }}\n",
+      'part.jinja': 'part',
+      'ctx.yaml': 'properties: {a: 1}\nenv: {k: from-context}\n',
+    });
+    const env = await isolatedEnv();
+    const result = await runDm(
+      ['template', 'render', join(dir, 't.jinja'), '--context', join(dir, 'ctx.yaml'), '--env', 'k=v'],
+      {
+        env,
+      },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, 'part:1:v');
+    const json = await runDm(
+      ['template', 'render', join(dir, 't.jinja'), '--context', join(dir, 'ctx.yaml'), '-o', 'json'],
+      {
+        env,
+      },
+    );
+    assert.equal(JSON.parse(json.stdout).text, 'part:1:from-context');
+  });
+
+  it('dm template render runs a Python template and prints its YAML', async () => {
+    const dir = fixture({
+      'g.py':
+        "def GenerateConfig(context):\n    return {'resources': [{'name': context.env['name'], 'type': 'T'}]}\n",
+    });
+    const result = await runDm(['template', 'render', join(dir, 'g.py'), '--env', 'name=n1'], {
+      env: await isolatedEnv(),
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, 'resources:\n  - name: n1\n    type: T\n');
+  });
+});
