@@ -1,23 +1,9 @@
 /** `dm search`: full-text search on a registry server (spec/server.md §2); needs `--registry-url`. */
+import type { SearchHit, SearchResult } from '../../../server/src/api/shapes.js';
 import type { DmConfig } from '../config/config.js';
 import { DmError } from '../error.js';
 
-export interface SearchHit {
-  registry: string;
-  collection: string;
-  name: string;
-  reference: string;
-  latestVersion: string | null;
-  title: string | null;
-  description: string | null;
-}
-
-export interface SearchResult {
-  query: string;
-  total: number;
-  hits: SearchHit[];
-  facets: { collection: Record<string, number>; registry: Record<string, number> };
-}
+export type { SearchHit, SearchResult };
 
 export interface SearchOptions {
   config: DmConfig;
@@ -81,5 +67,6 @@ export async function searchTemplates(query: string, options: SearchOptions): Pr
       },
     );
   }
-  return { query: body.query, total: body.total, hits: body.hits, facets: body.facets };
+  const { error: _error, ...result } = body;
+  return result;
 }

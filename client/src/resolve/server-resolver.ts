@@ -4,32 +4,14 @@
  * `…/versions/{version}/files/{path}` endpoint, version lists from `GET /api/v1/templates/…`.
  * A reference to a registry the server does not host is "not mine", so the chain goes on.
  */
+
+import type { BatchResolveItem, Resolution as ServerResolution } from '../../../server/src/api/shapes.js';
 import { DmError } from '../error.js';
 import { formatReference, formatTemplateName, type RegistryReference } from '../reference/reference.js';
-import type { TemplateKind } from '../registry/types.js';
 import type { Resolution, Resolver } from './resolver.js';
 import type { ResolvedFile, ResolvedVersion } from './types.js';
 
-/** The resolution as the server sends it (server/src/api/shapes.ts `Resolution`). */
-interface ServerResolution {
-  reference: string;
-  version: string;
-  commit: string;
-  kind: TemplateKind;
-  templateFile: string;
-  schemaFile: string | null;
-  digest: string;
-  files: { path: string; size: number; sha256: string }[];
-  registry: string;
-  collection: string;
-  template: string;
-}
-
-interface ServerError {
-  code: string;
-  message: string;
-  details?: Record<string, unknown>;
-}
+type ServerError = NonNullable<BatchResolveItem['error']>;
 
 /** Codes by which a server says "I do not host that registry" rather than "no such version". */
 const NOT_HOSTED = new Set(['REGISTRY_NOT_FOUND', 'UNKNOWN_REGISTRY']);
@@ -125,9 +107,7 @@ export class ServerResolver implements Resolver {
           response,
           `the registry server could not resolve ${texts.length} references`,
         );
-      const { results } = (await response.json()) as {
-        results: { ref: string; resolution?: ServerResolution; error?: ServerError }[];
-      };
+      const { results } = (await response.json()) as { results: BatchResolveItem[] };
       results.forEach((item, i) => {
         if (item.resolution) {
           out.push(this.toResolved(texts[i]!, item.resolution));
