@@ -274,14 +274,14 @@ export async function startGitHubStandin(options: StandinOptions): Promise<Stand
       const repo = options.repos[`${codeload[1]}/${codeload[2]}`];
       if (!repo) return notFound(req, res);
       const sha = codeload[3]!;
-      const body =
-        repo.tarball ??
-        git(gitDirOf(repo.gitDir), [
-          'archive',
-          '--format=tar.gz',
-          `--prefix=${codeload[1]}-${codeload[2]}-${sha.slice(0, 7)}/`,
-          sha,
-        ]);
+      const key = `${codeload[1]}/${codeload[2]}@${sha}`;
+      let body = repo.tarball ?? archives.get(key);
+      if (!body) {
+        const prefix = `--prefix=${codeload[1]}-${codeload[2]}-${sha.slice(0, 7)}/`;
+        body = git(gitDirOf(repo.gitDir), ['archive', '--format=tar.gz', prefix, sha]);
+        // GitHub keeps archives ready too: built once per commit.
+        archives.set(key, body);
+      }
       return send(req, res, 200, body, { 'content-type': 'application/x-gzip' });
     }
 

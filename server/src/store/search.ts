@@ -1,9 +1,12 @@
 /**
- * Template search (spec/server.md §2, §7) over the FTS5 table of migrations/0001: every word of
- * the query must match (as a prefix) in the name, collection, schema title/description or property
- * names; hits ranked by bm25 with the name weighted highest. The ranked candidate set is bounded
- * (CANDIDATES) so that very broad prefixes cannot make the tail slow; facet counts and `total`
- * are over that set (`totalIsLowerBound` says when more matched).
+ * Template search (spec/server.md §2, §7) over the FTS5 table (migrations 0001/0002): every word
+ * of the query must match, as a prefix, a word of the name, collection, schema title/description
+ * or property names. The prefix index (`prefix='2 3'`) finds matches; the candidate set is
+ * bounded (CANDIDATES, read from the FTS table alone, no join) and ranked here by where the words
+ * match — exact name, then name words, title, collection (then the rest) — because
+ * bm25 over a large match set is what makes the tail slow (§7: 55 ms p99). Templates named
+ * exactly like the query always come first, even beyond the bound. Facets and `total` count the
+ * candidate set; `totalIsLowerBound` says when more matched.
  */
 import type Database from 'better-sqlite3';
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
@@ -22,110 +25,167 @@ export interface SearchOptions {
   visible: number[];
 }
 
-interface Row {
+interface Candidate {
   id: number;
-  rank: number;
-  collection: string;
   name: string;
-  latestVersion: string | null;
+  collection: string;
   title: string | null;
-  description: string | null;
-  registry: string;
+  registryId: number;
+  score: number;
 }
 
-/** `redis clus` → `"redis"* AND "clus"*`; words only (no FTS syntax from users). */
-export function ftsQuery(q: string): string | null {
-  const words = q.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
-  if (words.length === 0) return null;
-  return words
-    .slice(0, 16)
-    .map((w) => `"${w}"*`)
-    .join(' AND ');
+/** The words of a query, lower-cased; only letters, digits and `_` (no FTS syntax from users). */
+export function queryWords(q: string): string[] {
+  return (q.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []).slice(0, 16);
+}
+
+/** `redis clus` → `"redis"* AND "clus"*`. */
+export function ftsQuery(words: readonly string[]): string | null {
+  return words.length ? words.map((w) => `"${w}"*`).join(' AND ') : null;
+}
+
+const WORD_SPLIT = /[^\p{L}\p{N}_]+/u;
+
+function fieldScore(text: string, words: readonly string[], weight: number): number {
+  if (!text) return 0;
+  const tokens = text.toLowerCase().split(WORD_SPLIT);
+  let score = 0;
+  for (const w of words) {
+    for (const t of tokens) {
+      if (t === w) {
+        score += weight * 2;
+        break;
+      }
+      if (t.startsWith(w)) {
+        score += weight;
+        break;
+      }
+    }
+  }
+  return score;
+}
+
+function rank(c: Candidate, words: readonly string[], q: string): number {
+  let score = c.name.toLowerCase() === q ? 1000 : 0;
+  score += fieldScore(c.name, words, 20);
+  score += fieldScore(c.title ?? '', words, 8);
+  score += fieldScore(c.collection, words, 6);
+  // Matches only in the description or property names keep the base score.
+  return score;
 }
 
 export class TemplateSearch {
-  private readonly ranked = new Map<string, Database.Statement>();
+  private readonly statements = new Map<string, Database.Statement>();
 
   constructor(private readonly store: Store) {}
 
-  private statement(kind: 'fts' | 'list' | 'exact', filters: string): Database.Statement {
-    const key = `${kind}:${filters}`;
-    let stmt = this.ranked.get(key);
+  private statement(sql: string): Database.Statement {
+    let stmt = this.statements.get(sql);
     if (!stmt) {
-      const sql =
-        kind === 'exact'
-          ? `SELECT t.id, 0 AS rank, t.collection, t.name, t.latest_version AS latestVersion, t.title, t.description,
-                    r.name AS registry
-             FROM templates t JOIN registries r ON r.id = t.registry_id WHERE t.name = ? ${filters}
-             ORDER BY t.collection, r.name LIMIT 100`
-          : kind === 'fts'
-            ? `SELECT c.id, c.rank, t.collection, t.name, t.latest_version AS latestVersion, t.title, t.description,
-                    r.name AS registry
-             FROM (SELECT f.rowid AS id, bm25(templates_fts, 10.0, 4.0, 5.0, 1.0, 2.0) AS rank
-                   FROM templates_fts f JOIN templates t2 ON t2.id = f.rowid
-                   WHERE templates_fts MATCH ? ${filters.replaceAll('t.', 't2.')} LIMIT ${CANDIDATES + 1}) c
-             JOIN templates t ON t.id = c.id JOIN registries r ON r.id = t.registry_id`
-            : `SELECT t.id, 0 AS rank, t.collection, t.name, t.latest_version AS latestVersion, t.title, t.description,
-                    r.name AS registry
-             FROM templates t JOIN registries r ON r.id = t.registry_id WHERE 1 ${filters}
-             ORDER BY t.name, t.collection, r.name LIMIT ${CANDIDATES + 1}`;
       stmt = this.store.sqlite.prepare(sql);
-      this.ranked.set(key, stmt);
+      this.statements.set(sql, stmt);
     }
     return stmt;
   }
 
   search(options: SearchOptions): SearchResult {
+    const words = queryWords(options.q);
+    const match = ftsQuery(words);
+    const registryNames = new Map<number, string>();
+    for (const r of this.statement('SELECT id, name FROM registries').all() as {
+      id: number;
+      name: string;
+    }[]) {
+      registryNames.set(r.id, r.name);
+    }
+    let visible = options.visible;
+    if (options.registry !== undefined) {
+      visible = visible.filter((id) => registryNames.get(id) === options.registry);
+    }
+    // Filters go inside the bounded FTS scan (reading its UNINDEXED registry_id costs a row read),
+    // so they are only added when they exclude something.
     const params: unknown[] = [];
     let filters = '';
-    const match = ftsQuery(options.q);
-    if (match) params.push(match);
-    if (options.visible.length === 0) filters += ' AND 0';
-    else filters += ` AND t.registry_id IN (${options.visible.map(() => '?').join(',')})`;
-    params.push(...options.visible);
+    if (visible.length === 0) filters += ' AND 0';
+    else if (visible.length < registryNames.size) {
+      filters += ` AND registry_id IN (${visible.map(() => '?').join(',')})`;
+      params.push(...visible);
+    }
     if (options.collection !== undefined) {
-      filters += ' AND t.collection = ?';
+      filters += ' AND collection = ?';
       params.push(options.collection);
     }
-    if (options.registry !== undefined) {
-      filters += ' AND t.registry_id = (SELECT id FROM registries WHERE name = ?)';
-      params.push(options.registry);
-    }
-    const rows = this.statement(match ? 'fts' : 'list', filters).all(...params) as Row[];
+    // The same filters on the templates table.
+    const plain = filters
+      .replace('registry_id IN', 't.registry_id IN')
+      .replace('collection =', 't.collection =');
+    const columns =
+      't.id AS id, t.name AS name, t.collection AS collection, t.title AS title, t.registry_id AS registryId, 0 AS score';
+    const rows = (
+      match
+        ? this.statement(
+            `SELECT ${columns} FROM templates t WHERE t.id IN
+               (SELECT rowid FROM templates_fts WHERE templates_fts MATCH ?${filters} LIMIT ${CANDIDATES + 1})`,
+          ).all(match, ...params)
+        : this.statement(
+            `SELECT ${columns} FROM templates t WHERE 1${plain} ORDER BY t.name, t.collection LIMIT ${CANDIDATES + 1}`,
+          ).all(...params)
+    ) as Candidate[];
     const totalIsLowerBound = rows.length > CANDIDATES;
     if (totalIsLowerBound) rows.length = CANDIDATES;
+
+    let ranked = rows;
     if (match) {
-      // Templates named exactly like the query come first, even beyond the candidate bound.
+      const q = options.q.trim().toLowerCase();
       const exactName = options.q.trim();
-      const exact = this.statement('exact', filters).all(exactName, ...params.slice(1)) as Row[];
-      const seen = new Set(exact.map((r) => r.id));
-      rows.sort((a, b) => a.rank - b.rank || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      const rest = rows.filter((r) => !seen.has(r.id));
-      rows.length = 0;
-      rows.push(...exact.map((r) => ({ ...r, rank: -Infinity })), ...rest);
+      const seen = new Set(rows.map((r) => r.id));
+      if (exactName) {
+        // Exactly named templates first, even when the bound cut them off.
+        const exact = this.statement(`SELECT ${columns} FROM templates t WHERE t.name = ?${plain}`).all(
+          exactName,
+          ...params,
+        ) as Candidate[];
+        for (const e of exact) if (!seen.has(e.id)) rows.push(e);
+      }
+      for (const r of rows) r.score = rank(r, words, q);
+      ranked = rows.sort(
+        (a, b) =>
+          b.score - a.score ||
+          a.name.length - b.name.length ||
+          (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+      );
     }
+
     const collection: Record<string, number> = {};
     const registry: Record<string, number> = {};
-    for (const r of rows) {
+    for (const r of ranked) {
       collection[r.collection] = (collection[r.collection] ?? 0) + 1;
-      registry[r.registry] = (registry[r.registry] ?? 0) + 1;
+      const name = registryNames.get(r.registryId) ?? '';
+      registry[name] = (registry[name] ?? 0) + 1;
     }
+    const page = this.statement(
+      'SELECT latest_version AS latestVersion, description FROM templates WHERE id = ?',
+    );
     const start = (options.page - 1) * options.limit;
-    const hits: SearchHit[] = rows.slice(start, start + options.limit).map((r) => {
-      const [host = '', owner = '', repo = ''] = r.registry.split('/');
+    const hits: SearchHit[] = ranked.slice(start, start + options.limit).map((r) => {
+      const registryName = registryNames.get(r.registryId) ?? '';
+      const extra = page.get(r.id) as
+        | { latestVersion: string | null; description: string | null }
+        | undefined;
+      const [host = '', owner = '', repo = ''] = registryName.split('/');
       return {
-        registry: r.registry,
+        registry: registryName,
         collection: r.collection,
         name: r.name,
         reference: formatTemplateName({ host, owner, repo, collection: r.collection, template: r.name }),
-        latestVersion: r.latestVersion,
-        title: r.title,
-        description: r.description,
+        latestVersion: extra?.latestVersion ?? null,
+        title: r.title || null,
+        description: extra?.description || null,
       };
     });
     return {
       query: options.q,
-      total: rows.length,
+      total: ranked.length,
       totalIsLowerBound,
       page: options.page,
       limit: options.limit,

@@ -38,7 +38,7 @@ export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): Swap
      VALUES (?, ?, ?, ?, ?, ?)`,
   );
   const insertFts = db.prepare(
-    'INSERT INTO templates_fts (rowid, name, collection, title, description, properties) VALUES (?, ?, ?, ?, ?, ?)',
+    'INSERT INTO templates_fts (rowid, name, collection, title, description, properties, registry_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
   const insertVersion = db.prepare(
     `INSERT INTO versions (template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json)
@@ -80,6 +80,7 @@ export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): Swap
         t.title ?? '',
         t.description ?? '',
         t.properties.join(' '),
+        meta.registryId,
       );
       for (const v of t.versions) {
         const versionId = Number(
