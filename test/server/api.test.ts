@@ -352,3 +352,43 @@ describe('GitHub push webhook', () => {
     }
   });
 });
+
+describe('API description and failures', () => {
+  it('every path in openapi.json is served (no "no endpoint" 404 for a documented path)', async () => {
+    const s = testServer();
+    try {
+      const { OPENAPI } = await import('../../server/src/api/openapi.js');
+      for (const [path, item] of Object.entries(OPENAPI.paths)) {
+        const concrete = path.replace(/\{[^}]+\}/g, (m) =>
+          m === '{version}' ? 'v1' : m === '{id}' ? '1' : 'x',
+        );
+        for (const method of Object.keys(item).filter((k) => ['get', 'post', 'delete'].includes(k))) {
+          const res = await s.app.request(concrete, { method: method.toUpperCase() });
+          const body = res.headers.get('content-type')?.includes('json')
+            ? ((await res.json()) as { error?: { message?: string } })
+            : {};
+          assert.ok(
+            !body.error?.message?.startsWith('no endpoint'),
+            `${method.toUpperCase()} ${path} is documented but not served`,
+          );
+        }
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a database that went away answers 503 without details, and readyz says not ready', async () => {
+    const s = testServer();
+    try {
+      s.store.close();
+      const res = await s.app.request('/api/v1/registries');
+      assert.equal(res.status, 503);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      assert.equal(body.error.code, 'DATABASE_UNAVAILABLE');
+      assert.equal((await s.app.request('/readyz')).status, 503);
+    } finally {
+      await s.service.stop();
+    }
+  });
+});

@@ -37,10 +37,17 @@ export interface RegistryApp {
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 function isDatabaseDown(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code;
-  return (
-    typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|CORRUPT|NOTADB|FULL|READONLY)/.test(code)
-  );
+  for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (
+      typeof code === 'string' &&
+      /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|CORRUPT|NOTADB|FULL|READONLY)/.test(code)
+    ) {
+      return true;
+    }
+    if (e instanceof Error && /database connection is not open/.test(e.message)) return true;
+  }
+  return false;
 }
 
 export function createApp(deps: CreateAppDeps): RegistryApp {
