@@ -144,7 +144,17 @@ KUBECONFIG
 stop() {
   local dir="$1"
   [ -f "$dir/pids" ] || return 0
-  while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$dir/pids"
+  # kube-apiserver first (it was started last), then etcd; SIGKILL whatever is still up after 10 s.
+  local pids
+  pids="$(tac "$dir/pids")"
+  for pid in $pids; do
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 20); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.5
+    done
+    kill -9 "$pid" 2>/dev/null || true
+  done
   rm -f "$dir/pids"
 }
 
