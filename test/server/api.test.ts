@@ -65,6 +65,18 @@ describe('registry API', () => {
       total: number;
     };
     assert.equal(filtered.total, 0);
+    const byRegistry = (await (
+      await get(`/api/v1/search?q=redis&registry=${encodeURIComponent(REG)}`)
+    ).json()) as {
+      total: number;
+    };
+    assert.equal(byRegistry.total, body.total);
+    const otherRegistry = (await (await get('/api/v1/search?q=redis&registry=github.com/x/y')).json()) as {
+      total: number;
+    };
+    assert.equal(otherRegistry.total, 0);
+    const listing = (await (await get('/api/v1/search')).json()) as { total: number; hits: unknown[] };
+    assert.ok(listing.total > 10 && listing.hits.length === 20);
     const bad = await get('/api/v1/search?q=redis&limit=1000');
     assert.equal(bad.status, 400);
   });

@@ -43,3 +43,31 @@ describe('sync serialisation', () => {
     }
   });
 });
+
+describe('scheduled syncs', () => {
+  it('startScheduler() syncs a registry whose interval has passed, and not one without an interval', async () => {
+    let now = 1_000_000;
+    const s = testServer({ clock: () => now });
+    try {
+      const scheduled = s.service.add({ source: FIXTURES, name: 'github.com/acme/scheduled', interval: 60 });
+      const manual = s.service.add({ source: FIXTURES, name: 'github.com/acme/manual' });
+      s.service.startScheduler(20);
+      await new Promise((r) => setTimeout(r, 300));
+      await s.service.queue.idle();
+      const count = (id: number) =>
+        (
+          s.store.sqlite.prepare('SELECT count(*) AS n FROM syncs WHERE registry_id = ?').get(id) as {
+            n: number;
+          }
+        ).n;
+      assert.equal(count(scheduled.id), 1);
+      assert.equal(count(manual.id), 0);
+      now += 61_000;
+      await new Promise((r) => setTimeout(r, 300));
+      await s.service.queue.idle();
+      assert.equal(count(scheduled.id), 2);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -12,6 +12,9 @@ import { files, registries, syncs } from '../store/schema.js';
 import { swapIndex } from '../store/swap-index.js';
 import { buildIndex, type KnownContent } from './build-index.js';
 
+/** Sync history kept per registry. */
+export const KEEP_SYNCS = 100;
+
 export type SyncTrigger = 'start' | 'schedule' | 'manual' | 'webhook' | 'cli';
 
 export interface SyncOutcome {
@@ -92,6 +95,13 @@ export async function syncRegistry(
       })
       .where(eq(syncs.id, syncRow.id))
       .run();
+    // The history keeps the last KEEP_SYNCS syncs of each registry.
+    store.sqlite
+      .prepare(
+        `DELETE FROM syncs WHERE registry_id = ? AND id NOT IN
+           (SELECT id FROM syncs WHERE registry_id = ? ORDER BY id DESC LIMIT ${KEEP_SYNCS})`,
+      )
+      .run(registryId, registryId);
   };
   try {
     const opened = await source.open({
