@@ -153,6 +153,22 @@ function sortItems(
   return pyTruthy(reverse) ? out.reverse() : out;
 }
 
+/** Python's max()/min(): the first of the largest (smallest) items; undefined when empty. */
+function extreme(items: unknown[], caseSensitive: unknown, attribute: unknown, sign: 1 | -1): unknown {
+  const get = attrGetter(attribute);
+  const cs = pyTruthy(caseSensitive);
+  let best: unknown;
+  let bestKey: unknown;
+  items.forEach((item, i) => {
+    const key = lowerIfText(get(item), cs);
+    if (i === 0 || sign * pySortKey(key, bestKey) > 0) {
+      best = item;
+      bestKey = key;
+    }
+  });
+  return best;
+}
+
 function testFunction(name: string): (v: unknown, ...args: unknown[]) => boolean {
   const test = TESTS[name];
   if (!test) throw new PyError('TemplateRuntimeError', `No test named '${name}'`);
@@ -173,6 +189,8 @@ function selectBy(
     testName === undefined
       ? (x: unknown) => pyTruthy(get(x))
       : (x: unknown) => testFunction(String(testName))(get(x), ...testArgs);
+  // Jinja2 guards with `if value:`: a falsy value selects nothing instead of failing.
+  if (!pyTruthy(items)) return PyIter.from2([]);
   return PyIter.from2(iterate(items).filter((x) => predicate(x) === keep));
 }
 
@@ -184,7 +202,7 @@ export const FILTERS: Record<string, Fn> = {
   batch: (v, ...a) => {
     const [size, fill] = bindArgs('batch', a, ['linecount', 'fill_with'], [null]);
     const n = num(size);
-    const items = iterate(v);
+    const items = [...iterate(v)];
     const out: unknown[][] = [];
     for (let i = 0; i < items.length; i += n) out.push(items.slice(i, i + n));
     const last = out[out.length - 1];
@@ -239,6 +257,7 @@ export const FILTERS: Record<string, Fn> = {
   },
   float: (v, ...a) => {
     const [dflt] = bindArgs('float', a, ['default'], [new PyFloat(0)]);
+    if (v === undefined) throw new PyError('UndefinedError', 'float() of an undefined value');
     return toFloat(v, dflt);
   },
   format: (v, ...a) => {
@@ -250,6 +269,7 @@ export const FILTERS: Record<string, Fn> = {
   indent: (v, ...a) => indent(v, a),
   int: (v, ...a) => {
     const [dflt, base] = bindArgs('int', a, ['default', 'base'], [0, 10]);
+    if (v === undefined) throw new PyError('UndefinedError', 'int() of an undefined value');
     return toInt(v, dflt, base);
   },
   items: (v) => {
@@ -274,7 +294,7 @@ export const FILTERS: Record<string, Fn> = {
   lower: (v) => toText(v).toLowerCase(),
   map: (v, ...a) => {
     const { positional, kwargs } = splitArgs(a);
-    const items = iterate(v);
+    const items = pyTruthy(v) ? iterate(v) : [];
     if (positional.length === 0) {
       const get = attrGetter(kwargs.attribute);
       const dflt = kwargs.default;
@@ -292,13 +312,11 @@ export const FILTERS: Record<string, Fn> = {
   },
   max: (v, ...a) => {
     const [caseSensitive, attribute] = bindArgs('max', a, ['case_sensitive', 'attribute'], [false, null]);
-    const items = sortItems(iterate(v), false, caseSensitive, attribute);
-    return items.length ? items[items.length - 1] : undefined;
+    return extreme(iterate(v), caseSensitive, attribute, 1);
   },
   min: (v, ...a) => {
     const [caseSensitive, attribute] = bindArgs('min', a, ['case_sensitive', 'attribute'], [false, null]);
-    const items = sortItems(iterate(v), false, caseSensitive, attribute);
-    return items.length ? items[0] : undefined;
+    return extreme(iterate(v), caseSensitive, attribute, -1);
   },
   pprint: (v) => pyRepr(v),
   reject: (v, ...a) => selectBy(v, a, false, undefined),
@@ -317,8 +335,11 @@ export const FILTERS: Record<string, Fn> = {
     const p = num(precision);
     const f = 10 ** p;
     let r: number;
-    if (method === 'common') r = pyRound(x, p);
-    else if (method === 'ceil') r = Math.ceil(x * f) / f;
+    if (method === 'common') {
+      r = pyRound(x, p);
+      // round() of an int (or bool) stays an int in Python.
+      if (!isFloat(v)) return r;
+    } else if (method === 'ceil') r = Math.ceil(x * f) / f;
     else if (method === 'floor') r = Math.floor(x * f) / f;
     else throw new PyError('FilterArgumentError', 'method must be common, ceil or floor');
     return makeFloat(r);
@@ -328,7 +349,7 @@ export const FILTERS: Record<string, Fn> = {
   selectattr: (v, attr, ...a) => selectBy(v, a, true, attrGetter(attr)),
   slice: (v, ...a) => {
     const [slices, fill] = bindArgs('slice', a, ['slices', 'fill_with'], [null]);
-    const items = iterate(v);
+    const items = [...iterate(v)];
     const n = num(slices);
     const per = Math.floor(items.length / n);
     const extra = items.length % n;
@@ -370,6 +391,7 @@ export const FILTERS: Record<string, Fn> = {
   title: (v) => toText(v).replace(/([^\s\-([{<]+)/g, (w) => w[0]!.toUpperCase() + w.slice(1).toLowerCase()),
   tojson: (v, ...a) => {
     const [ind] = bindArgs('tojson', a, ['indent'], [null]);
+    if (v === undefined) throw new PyError('TypeError', 'Object of type Undefined is not JSON serializable');
     return htmlSafeJson(v, ind);
   },
   trim: (v, ...a) => {
@@ -401,6 +423,7 @@ export const FILTERS: Record<string, Fn> = {
     const out: unknown[] = [];
     for (const x of iterate(v)) {
       const key = lowerIfText(get(x), pyTruthy(caseSensitive));
+      checkHashable(key);
       if (!seen.some((s) => pyEquals(s, key))) {
         seen.push(key);
         out.push(x);
@@ -452,7 +475,8 @@ export const TESTS: Record<string, (v: unknown, ...args: unknown[]) => boolean> 
   greaterthan: (v, o) => num(v) > num(o),
   in: (v, seq) => FILTERS_INTERNAL_IN(v, seq),
   integer: (v) => isInt(v),
-  iterable: (v) => v !== undefined && (typeof v === 'string' || Array.isArray(v) || isDict(v)),
+  // Jinja2's Undefined has __len__, __getitem__ and __iter__: it is an (empty) sequence.
+  iterable: (v) => v === undefined || typeof v === 'string' || Array.isArray(v) || isDict(v),
   le: (v, o) => num(v) <= num(o),
   lower: (v) => typeof v === 'string' && v === v.toLowerCase(),
   lt: (v, o) => num(v) < num(o),
@@ -460,16 +484,23 @@ export const TESTS: Record<string, (v: unknown, ...args: unknown[]) => boolean> 
   mapping: (v) => isDict(v),
   ne: (v, o) => !pyEquals(v, o),
   none: (v) => v === null,
-  number: (v) => typeof v === 'number' || v instanceof PyFloat,
+  // bool is a number in Python.
+  number: (v) => typeof v === 'number' || typeof v === 'boolean' || v instanceof PyFloat,
   odd: (v) => Math.abs(num(v) % 2) === 1,
   sameas: (v, o) => v === o || (v === null && o === null),
-  sequence: (v) => typeof v === 'string' || Array.isArray(v) || isDict(v),
+  sequence: (v) => v === undefined || typeof v === 'string' || Array.isArray(v) || isDict(v),
   string: (v) => typeof v === 'string',
   test: (v) => typeof v === 'string' && Object.hasOwn(TESTS, v),
   true: (v) => v === true,
   undefined: (v) => v === undefined,
   upper: (v) => typeof v === 'string' && v === v.toUpperCase(),
 };
+
+function checkHashable(value: unknown): void {
+  if (isDict(value) || (Array.isArray(value) && !(value instanceof PyTuple))) {
+    throw new PyError('TypeError', `unhashable type: '${typeName(value)}'`);
+  }
+}
 
 export function FILTERS_INTERNAL_IN(needle: unknown, haystack: unknown): boolean {
   if (typeof haystack === 'string') {
@@ -482,11 +513,14 @@ export function FILTERS_INTERNAL_IN(needle: unknown, haystack: unknown): boolean
     return haystack.includes(needle);
   }
   if (Array.isArray(haystack)) return haystack.some((x) => pyEquals(x, needle));
-  if (isDict(haystack))
+  if (isDict(haystack)) {
+    checkHashable(needle);
     return typeof needle === 'string'
       ? Object.hasOwn(haystack, needle)
       : Object.hasOwn(haystack, pyStr(needle));
-  if (haystack === undefined) throw new PyError('UndefinedError', "argument of 'in' is undefined");
+  }
+  // Jinja2's Undefined iterates as empty.
+  if (haystack === undefined) return false;
   throw new PyError('TypeError', `argument of type '${typeName(haystack)}' is not iterable`);
 }
 

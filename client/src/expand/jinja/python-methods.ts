@@ -266,7 +266,8 @@ function findIn(s: string, args: unknown[], reverse: boolean): number {
   const a = start === null ? 0 : Math.max(0, normIndex(int(start, 'start'), n));
   const b = end === null ? n : Math.max(0, normIndex(int(end, 'end'), n));
   const hay = s.slice(0, b);
-  const needle = pyStr(sub);
+  if (typeof sub !== 'string') throw new PyError('TypeError', `must be str, not ${typeName(sub)}`);
+  const needle = sub;
   const i = reverse ? hay.lastIndexOf(needle) : hay.indexOf(needle, a);
   return i < a || i + needle.length > b ? -1 : i;
 }
@@ -412,7 +413,8 @@ const STRING_METHODS: Record<string, Method> = {
     return i;
   }),
   count: m<string>((s, a) => {
-    const sub = pyStr(a[0]);
+    if (typeof a[0] !== 'string') throw new PyError('TypeError', `must be str, not ${typeName(a[0])}`);
+    const sub = a[0];
     return sub === '' ? s.length + 1 : s.split(sub).length - 1;
   }),
   join: m<string>((s, a) => {

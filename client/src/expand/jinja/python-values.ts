@@ -158,7 +158,7 @@ export function pyStrRepr(s: string): string {
 
 /** Python `repr()`. */
 export function pyRepr(value: unknown, seen: Set<unknown> = new Set()): string {
-  if (value === undefined) return '';
+  if (value === undefined) return 'Undefined';
   if (value === null) return 'None';
   if (value === true) return 'True';
   if (value === false) return 'False';
@@ -233,11 +233,19 @@ export function pyEquals(a: unknown, b: unknown): boolean {
 }
 
 function compareValues(a: unknown, b: unknown, op: string): number {
+  if (a === undefined || b === undefined)
+    throw new PyError('UndefinedError', `an undefined value was compared with '${op}'`);
   const an = typeof a === 'number' || typeof a === 'boolean' || a instanceof PyFloat;
   const bn = typeof b === 'number' || typeof b === 'boolean' || b instanceof PyFloat;
   if (an && bn) return num(a) - num(b);
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
-  if (Array.isArray(a) && Array.isArray(b)) {
+  if (
+    Array.isArray(a) &&
+    Array.isArray(b) &&
+    a instanceof PyTuple === b instanceof PyTuple &&
+    !(a instanceof PyView) &&
+    !(b instanceof PyView)
+  ) {
     for (let i = 0; i < Math.min(a.length, b.length); i++) {
       if (!pyEquals(a[i], b[i])) return compareValues(a[i], b[i], op);
     }
@@ -299,6 +307,12 @@ function checkNumeric(op: string, a: unknown, b: unknown): void {
 export function pyAdd(a: unknown, b: unknown): unknown {
   if (typeof a === 'string' && typeof b === 'string') return a + b;
   if (Array.isArray(a) && Array.isArray(b)) {
+    if (a instanceof PyTuple !== b instanceof PyTuple) {
+      throw new PyError(
+        'TypeError',
+        `can only concatenate ${typeName(a)} (not "${typeName(b)}") to ${typeName(a)}`,
+      );
+    }
     const r = [...a, ...b];
     return a instanceof PyTuple ? PyTuple.of2(r) : r;
   }
@@ -312,13 +326,28 @@ export function pySub(a: unknown, b: unknown): unknown {
   return arith('-', a, b, (x, y) => x - y);
 }
 
+function isInt(v: unknown): v is number | boolean {
+  return typeof v === 'boolean' || (typeof v === 'number' && Number.isInteger(v));
+}
+
+function isSequence(v: unknown): v is string | unknown[] {
+  return typeof v === 'string' || Array.isArray(v);
+}
+
+function repeat(seq: string | unknown[], times: number | boolean): unknown {
+  const n = Number(times);
+  if (typeof seq === 'string') return n > 0 ? seq.repeat(n) : '';
+  const r: unknown[] = [];
+  for (let i = 0; i < n; i++) r.push(...seq);
+  return seq instanceof PyTuple ? PyTuple.of2(r) : r;
+}
+
 export function pyMul(a: unknown, b: unknown): unknown {
-  if (typeof a === 'string' && typeof b === 'number') return b > 0 ? a.repeat(b) : '';
-  if (typeof b === 'string' && typeof a === 'number') return a > 0 ? b.repeat(a) : '';
-  if (Array.isArray(a) && typeof b === 'number') {
-    const r: unknown[] = [];
-    for (let i = 0; i < b; i++) r.push(...a);
-    return r;
+  if (isSequence(a) && isInt(b)) return repeat(a, b);
+  if (isSequence(b) && isInt(a)) return repeat(b, a);
+  if (isSequence(a) || isSequence(b)) {
+    const other = isSequence(a) ? b : a;
+    throw new PyError('TypeError', `can't multiply sequence by non-int of type '${typeName(other)}'`);
   }
   checkNumeric('*', a, b);
   return arith('*', a, b, (x, y) => x * y);
@@ -433,7 +462,10 @@ export function percentFormat(format: string, args: unknown): string {
       return text;
     },
   );
-  if (mapping === undefined && index < list.length && !(list.length === 1 && isDict(list[0]))) {
+  // Python skips this check when the argument is mapping-like (a dict, a list, Undefined).
+  const mappingLike =
+    !(args instanceof PyTuple) && (Array.isArray(args) || isDict(args) || args === undefined);
+  if (mapping === undefined && !mappingLike && index < list.length) {
     throw new PyError('TypeError', 'not all arguments converted during string formatting');
   }
   return out;
@@ -470,7 +502,8 @@ export function pyJsonDumps(value: unknown, options: { sortKeys?: boolean; inden
       }
     })}"`;
   const walk = (v: unknown, level: number): string => {
-    if (v === null || v === undefined) return 'null';
+    if (v === undefined) throw new PyError('TypeError', 'Object of type Undefined is not JSON serializable');
+    if (v === null) return 'null';
     if (v === true) return 'true';
     if (v === false) return 'false';
     if (typeof v === 'string') return esc(v);

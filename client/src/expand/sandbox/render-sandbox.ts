@@ -293,6 +293,8 @@ class JinjaWorker extends Worker {
       ],
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'advanced',
+      // Nothing of dm's environment (tokens, config) reaches the renderer.
+      env: {},
     });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {

@@ -1,0 +1,215 @@
+/**
+ * Property-based differential test (spec/expansion.md §4): random Jinja expressions over the
+ * fidelity corpus' data, printed by dm and by Python's Jinja2, must agree — the same text, or
+ * both failing. The seed is fixed, so a failure is reproducible; the oracle is the same as the
+ * fidelity suite's, and its absence fails the test.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { renderJinja } from '../../client/src/expand/jinja/compat.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = [join(here, '../../..'), join(here, '../..')].find((d) =>
+  existsSync(join(d, 'test/expand/jinja2_reference.py')),
+)!;
+
+const context = {
+  properties: {
+    n: 7,
+    z: 0,
+    neg: -3,
+    f: 2.5,
+    s: 'Hello World',
+    e: '',
+    t: true,
+    no: false,
+    nil: null,
+    l: [3, 1, 2],
+    sl: ['b', 'a', 'c'],
+    el: [],
+    d: { k: 'v', n: 1 },
+    ed: {},
+  },
+};
+
+const leaf = fc.oneof(
+  fc.constantFrom('0', '1', '2', '7', '-3', '10', '0.5', '2.0', '-1.25', '3.75'),
+  fc.constantFrom("'a'", "'ab c'", "''", "'X'", "'%s-%d'", "'a,b'"),
+  fc.constantFrom('true', 'false', 'none', 'True', 'None'),
+  fc.constantFrom('[]', '[1, 2]', "['x', 'y']", '{}', "{'a': 1}", '(1, 2)'),
+  fc.constantFrom(
+    'properties.n',
+    'properties.z',
+    'properties.neg',
+    'properties.f',
+    'properties.s',
+    'properties.e',
+    'properties.t',
+    'properties.no',
+    'properties.nil',
+    'properties.l',
+    'properties.sl',
+    'properties.el',
+    'properties.d',
+    'properties.ed',
+    'properties.missing',
+    "properties['d']['k']",
+    'properties.l[0]',
+    'properties.l[-1]',
+    'properties.s[1:4]',
+    'properties.sl[::-1]',
+  ),
+);
+
+const FILTERS = [
+  'length',
+  'upper',
+  'lower',
+  "default('dflt')",
+  'default(1, true)',
+  "join(',')",
+  'list',
+  'first',
+  'last',
+  'int',
+  'float',
+  'string',
+  'tojson',
+  'sort',
+  'abs',
+  'round',
+  'trim',
+  'title',
+  'capitalize',
+  'sum',
+  'min',
+  'max',
+  "replace('a', 'b')",
+  'indent(2)',
+  'count',
+  'dictsort',
+  'unique | list',
+  'reverse | list',
+  "map('string') | list",
+  'select | list',
+  'batch(2) | list',
+];
+
+const METHODS = [
+  'upper()',
+  'lower()',
+  "split(',')",
+  'split()',
+  'strip()',
+  "replace('l', 'L')",
+  "startswith('H')",
+  "endswith('d')",
+  "find('o')",
+  "rfind('o')",
+  "count('l')",
+  'title()',
+  'items()',
+  'keys()',
+  'values()',
+  "get('k')",
+  "get('x', 0)",
+  'index(1)',
+  "format(1, 'a')",
+  "join(['1', '2'])",
+];
+
+// `**` is left out: Jinja2 folds `-3 ** x` differently for constants and variables.
+const BINARY = [
+  '+',
+  '-',
+  '*',
+  '/',
+  '//',
+  '%',
+  '==',
+  '!=',
+  '<',
+  '<=',
+  '>',
+  '>=',
+  'and',
+  'or',
+  'in',
+  'not in',
+  '~',
+];
+
+const expression: fc.Arbitrary<string> = fc.letrec<{ expr: string }>((tie) => ({
+  expr: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    leaf,
+    fc.tuple(tie('expr'), fc.constantFrom(...BINARY), tie('expr')).map(([a, op, b]) => `(${a} ${op} ${b})`),
+    fc.tuple(tie('expr'), fc.constantFrom(...FILTERS)).map(([a, f]) => `(${a} | ${f})`),
+    fc.tuple(tie('expr'), fc.constantFrom(...METHODS)).map(([a, m]) => `(${a}).${m}`),
+    tie('expr').map((a) => `(not ${a})`),
+    fc.tuple(tie('expr'), tie('expr'), tie('expr')).map(([a, b, c]) => `(${a} if ${b} else ${c})`),
+    fc.tuple(tie('expr'), tie('expr')).map(([a, b]) => `[${a}, ${b}]`),
+    fc
+      .tuple(
+        tie('expr'),
+        fc.constantFrom('defined', 'none', 'string', 'number', 'mapping', 'sequence', 'even', 'odd'),
+      )
+      .map(([a, t]) => `(${a} is ${t})`),
+  ),
+})).expr;
+
+function findOracle(): string | undefined {
+  for (const python of ['python3', '/usr/bin/python3']) {
+    if (spawnSync(python, ['-c', 'import jinja2, yaml']).status === 0) return python;
+  }
+  return undefined;
+}
+
+describe('random expressions against Python Jinja2', () => {
+  it('renderJinja() prints random expressions as Jinja2 does (or fails where it fails)', () => {
+    const python = findOracle();
+    assert.ok(python, 'no Python with jinja2 and yaml: install python3-jinja2 and python3-yaml');
+    // DM_FUZZ_SEED and DM_FUZZ_RUNS explore further by hand; the suite's own run is fixed.
+    const seed = Number(process.env.DM_FUZZ_SEED ?? 20261122);
+    const numRuns = Number(process.env.DM_FUZZ_RUNS ?? 600);
+    const expressions = fc.sample(expression, { numRuns, seed });
+    const cases = expressions.map((e) => ({ name: e, template: `{{ ${e} }}`, context, files: {} }));
+    const run = spawnSync(python, [join(repoRoot, 'test/expand/jinja2_reference.py')], {
+      input: JSON.stringify(cases),
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const expected = JSON.parse(run.stdout) as { ok: boolean; text?: string; error?: string }[];
+    const mismatches: string[] = [];
+    for (const [i, c] of cases.entries()) {
+      const want = expected[i]!;
+      let got: { ok: boolean; text?: string; error?: string };
+      try {
+        got = { ok: true, text: renderJinja(c.template, c.context, { name: 'fuzz.jinja' }) };
+      } catch (error) {
+        got = { ok: false, error: (error as Error).message };
+      }
+      // Jinja2 prints iterators with an address: dm refuses to print them, which is allowed.
+      if (want.ok && /<(list_reverseiterator|generator) object/.test(want.text ?? '') && !got.ok) continue;
+      // tojson/escape results are Markup in Jinja2, plain strings in dm: they print differently
+      // only inside a printed container (documented in docs/expansion.md).
+      if (want.ok && /m\w\wkup\(/i.test(want.text ?? '')) continue;
+      if (want.ok !== got.ok || (want.ok && want.text !== got.text)) {
+        mismatches.push(
+          `${c.template}\n    Jinja2: ${want.ok ? JSON.stringify(want.text) : want.error}\n    dm:     ${got.ok ? JSON.stringify(got.text) : got.error}`,
+        );
+      }
+    }
+    assert.equal(
+      mismatches.length,
+      0,
+      `${mismatches.length} differences:\n${mismatches.slice(0, 25).join('\n')}`,
+    );
+  });
+});
