@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
@@ -91,6 +92,27 @@ describe('git source', () => {
       execFileSync('git', ['--version']);
     } finally {
       await s.close();
+    }
+  });
+});
+
+describe('directory source', () => {
+  it('reads a directory like dm --registry-dir: a symbolic link is a file whose content is its target', async () => {
+    const dir = tempDir();
+    const s = testServer();
+    try {
+      cpSync(join(FIXTURES, 'redis'), join(dir, 'redis'), { recursive: true });
+      symlinkSync('redis.jinja', join(dir, 'redis', 'v1.1', 'alias.jinja'));
+      const row = s.service.add({ source: dir, name: 'github.com/acme/linked' });
+      assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
+      const resolved = s.service.catalog.resolve('github.com/acme/linked/redis:v1.1', everyone);
+      const alias = resolved.files.find((f) => f.path === 'alias.jinja');
+      assert.equal(alias?.sha256, createHash('sha256').update('redis.jinja').digest('hex'));
+      const again = await s.service.sync(row.id, 'manual');
+      assert.equal(again.status, 'unchanged');
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,21 +1,21 @@
 /**
  * A plain directory as a source (e.g. `registry-fixtures/` inside this repository, for `npm start`
- * and local development): the files on disk, read fresh on every sync. Its "commit" is a digest of
- * the tree (every path with its git blob id), so an unchanged directory re-syncs as `unchanged`.
- * Symbolic links are not followed; `.git` is ignored.
+ * and local development): the files on disk, read fresh on every sync, exactly as the client's
+ * `--registry-dir` reads them (client/src/registry/read-directory-tree.ts: `.git` skipped, a
+ * symbolic link is a file whose content is its target, as git stores it), so digests agree.
+ * Its "commit" is a digest of the tree (every path with its git blob id), so an unchanged
+ * directory re-syncs as `unchanged`.
  */
 import { createHash } from 'node:crypto';
-import { lstat, readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { DmError } from '../../../client/src/error.js';
+import {
+  createDirectoryReader,
+  readDirectoryTree,
+} from '../../../client/src/registry/read-directory-tree.js';
 import type { TreeEntry } from '../../../client/src/registry/types.js';
-import { treeFromFiles } from './github.js';
-import type { OpenOptions, OpenResult, Source } from './source.js';
+import { gitBlobSha, type OpenOptions, type OpenResult, type Source } from './source.js';
 
 export interface DirectorySourceOptions {
   directory: string;
-  /** Largest file read, bytes (default 32 MiB). */
-  maxFileBytes?: number;
 }
 
 export class DirectorySource implements Source {
@@ -26,36 +26,24 @@ export class DirectorySource implements Source {
     this.description = `directory ${options.directory}`;
   }
 
-  private async walk(dir: string, prefix: string, out: Map<string, Buffer>): Promise<void> {
-    const max = this.options.maxFileBytes ?? 32 * 1024 * 1024;
-    const names = (await readdir(dir)).sort();
-    for (const name of names) {
-      if (name === '.git') continue;
-      const full = join(dir, name);
-      const path = prefix ? `${prefix}/${name}` : name;
-      const stat = await lstat(full);
-      if (stat.isDirectory()) await this.walk(full, path, out);
-      else if (stat.isFile() && stat.size <= max) out.set(path, await readFile(full));
-    }
-  }
-
   async open(options: OpenOptions): Promise<OpenResult> {
     options.meter.requests++;
+    const tree = await readDirectoryTree(this.options.directory);
+    const reader = createDirectoryReader(this.options.directory);
     const files = new Map<string, Buffer>();
-    try {
-      await this.walk(this.options.directory, '', files);
-    } catch (error) {
-      throw new DmError(
-        'SOURCE_NOT_FOUND',
-        `cannot read the directory ${this.options.directory}: ${(error as Error).message}`,
-        {
-          category: 'not-found',
-        },
-      );
-    }
-    const entries: TreeEntry[] = treeFromFiles(files);
+    const entries: TreeEntry[] = [];
     const hash = createHash('sha256');
-    for (const e of entries) if (e.type === 'blob') hash.update(`${e.path}\0${e.gitSha}\n`);
+    for (const e of [...tree.entries].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+      if (e.type !== 'blob') {
+        entries.push(e);
+        continue;
+      }
+      const content = Buffer.from(await reader(e.path));
+      const gitSha = gitBlobSha(content);
+      files.set(e.path, content);
+      entries.push({ path: e.path, type: 'blob', size: content.length, gitSha });
+      hash.update(`${e.path}\0${gitSha}\n`);
+    }
     const commit = `dir-${hash.digest('hex').slice(0, 40)}`;
     if (commit === options.commit) return { status: 'unchanged', commit };
     const read = async (wanted: readonly TreeEntry[]): Promise<Map<string, Buffer>> => {
