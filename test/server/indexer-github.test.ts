@@ -4,7 +4,7 @@
  * tarballs — and the same digests as indexing the same files from disk.
  */
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { cpSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { commitAll, commitDirectory, type Standin, startGitHubStandin } from '../github-standin/standin.js';
@@ -70,6 +70,34 @@ describe('GitHub source through the stand-in', () => {
     } finally {
       await s.close();
       await local.close();
+    }
+  });
+
+  it('a symbolic link indexes to the same digest from the GitHub tarball, git blobs and the directory', async () => {
+    const linked = join(dir, 'linked-src');
+    cpSync(join(FIXTURES, 'redis'), join(linked, 'redis'), { recursive: true });
+    symlinkSync('redis.jinja', join(linked, 'redis', 'v1.1', 'alias.jinja'));
+    const linkedRepo = join(dir, 'linked');
+    commitDirectory(linked, linkedRepo);
+    const gh = await startGitHubStandin({ repos: { 'acme/linked': { gitDir: linkedRepo } } });
+    const s = testServer({ githubApiUrl: gh.url });
+    try {
+      const digests: string[] = [];
+      for (const [source, name] of [
+        ['github.com/acme/linked', 'github.com/acme/linked'],
+        [linkedRepo, 'git.example/acme/linked'],
+        [linked, 'local.dm/acme/linked'],
+      ] as const) {
+        const row = s.service.add({ source, name });
+        const outcome = await s.service.sync(row.id, 'manual');
+        assert.equal(outcome.status, 'succeeded', `${source}: ${JSON.stringify(outcome.error)}`);
+        digests.push(s.service.catalog.resolve(`${name}/redis:v1.1`, everyone).digest);
+      }
+      assert.ok(gh.requests.some((r) => r.path.includes('/tarball/')));
+      assert.equal(new Set(digests).size, 1, digests.join(' '));
+    } finally {
+      await s.close();
+      await gh.close();
     }
   });
 

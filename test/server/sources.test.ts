@@ -169,18 +169,20 @@ describe('readTarball()', () => {
     });
   }
 
-  it('readTarball() rejects a link that points outside, and never returns links as content', async () => {
-    await assert.rejects(
-      readTarball(gz([{ path: 'top/link', type: '2', linkpath: '../../../etc/passwd' }])),
-      {
-        code: 'UNSAFE_ARCHIVE',
-      },
-    );
-    const { files, skipped } = await readTarball(gz([{ path: 'top/link', type: '2', linkpath: 'other' }]), {
+  it('readTarball() rejects links that point outside and hard links; a link inside is its target as content', async () => {
+    await assert.rejects(readTarball(gz([{ path: 'top/link', type: '2', linkpath: '../../etc/passwd' }])), {
+      code: 'UNSAFE_ARCHIVE',
+    });
+    await assert.rejects(readTarball(gz([{ path: 'top/link', type: '2', linkpath: '/etc/passwd' }])), {
+      code: 'UNSAFE_ARCHIVE',
+    });
+    await assert.rejects(readTarball(gz([{ path: 'top/hard', type: '1', linkpath: 'top/a' }])), {
+      code: 'UNSAFE_ARCHIVE',
+    });
+    const { files } = await readTarball(gz([{ path: 'top/a/link', type: '2', linkpath: '../b.txt' }]), {
       stripFirst: true,
     });
-    assert.equal(files.size, 0);
-    assert.deepEqual(skipped, ['link']);
+    assert.equal(files.get('a/link')?.toString(), '../b.txt');
   });
 
   it('readTarball() enforces size and entry limits', async () => {

@@ -1,9 +1,12 @@
 /**
  * Reading a repository archive (a GitHub tarball) in memory, untrusted: entries whose path is
- * absolute, contains `..`, a backslash or a NUL are rejected (the whole archive: a source that
- * produces them is hostile or broken); links and special files are skipped (never followed,
- * never content); sizes and entry counts are bounded. Nothing is written to disk.
+ * absolute, contains `..`, a backslash or a NUL, hard links, and symbolic links pointing outside
+ * the archive are rejected (the whole archive: a source that produces them is hostile or broken).
+ * A symbolic link is never followed: like git, it is a file whose content is its target, so
+ * digests agree with the git tree and the client. Special files are skipped; sizes and entry
+ * counts are bounded. Nothing is written to disk.
  */
+import { posix } from 'node:path';
 import { Parser, type ReadEntry } from 'tar';
 import { DmError } from '../../../client/src/error.js';
 
@@ -91,10 +94,21 @@ export async function readTarball(
           }
           const raw = String(entry.path);
           let path = checkArchivePath(raw, source);
-          if (entry.type === 'SymbolicLink' || entry.type === 'Link') {
-            checkArchivePath(String(entry.linkpath ?? ''), source);
-          }
+          if (entry.type === 'Link') throw unsafe(raw, 'is a hard link', source);
           if (options.stripFirst) path = path.split('/').slice(1).join('/');
+          if (entry.type === 'SymbolicLink') {
+            // As git stores it: a file whose content is the link's target (never followed).
+            const target = String(entry.linkpath ?? '');
+            if (
+              target.startsWith('/') ||
+              posix.normalize(posix.join(posix.dirname(raw), target)).startsWith('..')
+            ) {
+              throw unsafe(raw, `is a link to '${target}', outside the archive`, source);
+            }
+            if (path !== '') files.set(path, Buffer.from(target, 'utf8'));
+            entry.resume();
+            return;
+          }
           if (entry.type !== 'File' && entry.type !== 'OldFile' && entry.type !== 'ContiguousFile') {
             if (entry.type !== 'Directory' && path !== '') skipped.push(path);
             entry.resume();
