@@ -170,42 +170,102 @@ function findOracle(): string | undefined {
   return undefined;
 }
 
-describe('random expressions against Python Jinja2', () => {
+const names = ['v', 'w'];
+const statement: fc.Arbitrary<string> = fc.letrec<{ block: string; stmt: string }>((tie) => ({
+  block: fc.array(tie('stmt'), { maxLength: 4 }).map((parts) => parts.join('')),
+  stmt: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constantFrom('a', ' ', '\n', 'x: ', '  - ', '\n  '),
+    expression.map((e) => `{{ ${e} }}`),
+    fc.constantFrom(...names).map((n) => `{{ ${n} }}`),
+    fc
+      .tuple(fc.constantFrom('', '-'), fc.constantFrom('', '-'))
+      .map(([l, r]) => `{%${l} if true ${r}%}\n t \n{%${l} endif ${r}%}`),
+    fc
+      .tuple(expression, tie('block'), tie('block'))
+      .map(([c, a, b]) => `{% if ${c} %}${a}{% else %}${b}{% endif %}`),
+    fc.tuple(fc.constantFrom(...names), expression).map(([n, e]) => `{% set ${n} = ${e} %}`),
+    fc
+      .tuple(
+        fc.constantFrom('properties.l', 'properties.sl', 'properties.d', 'properties.el', 'range(3)', "'ab'"),
+        tie('block'),
+      )
+      .map(([seq, body]) => `{% for x in ${seq} %}{{ loop.index }}{{ x }}${body}{% else %}E{% endfor %}`),
+    fc
+      .tuple(
+        fc.constantFrom('properties.l', 'range(5)'),
+        fc.constantFrom('x > 1', 'x is odd', 'x is defined'),
+        tie('block'),
+      )
+      .map(
+        ([seq, cond, body]) =>
+          `{% for x in ${seq} if ${cond} %}{{ loop.index }}/{{ loop.length }}:{{ x }}${body}{% endfor %}`,
+      ),
+    fc
+      .tuple(fc.constantFrom(...names), expression, tie('block'))
+      .map(([n, e, body]) => `{% for i in [1, 2] %}{% set ${n} = ${e} %}${body}{% endfor %}{{ ${n} }}`),
+  ),
+})).block;
+
+type Outcome = { ok: boolean; text?: string; error?: string };
+
+/** Renders each template with dm and with Jinja2; returns the differences, described. */
+function compareWithOracle(python: string, templates: string[]): string[] {
+  const cases = templates.map((t) => ({ name: t, template: t, context, files: {} }));
+  const run = spawnSync(python, [join(repoRoot, 'test/expand/jinja2_reference.py')], {
+    input: JSON.stringify(cases),
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  const expected = JSON.parse(run.stdout) as Outcome[];
+  const mismatches: string[] = [];
+  for (const [i, c] of cases.entries()) {
+    const want = expected[i]!;
+    let got: Outcome;
+    try {
+      got = { ok: true, text: renderJinja(c.template, c.context, { name: 'fuzz.jinja' }) };
+    } catch (error) {
+      got = { ok: false, error: (error as Error).message };
+    }
+    // Jinja2 prints iterators with an address: dm refuses to print them, which is allowed.
+    if (want.ok && /<(list_reverseiterator|generator) object/.test(want.text ?? '') && !got.ok) continue;
+    // tojson/escape results are Markup in Jinja2, plain strings in dm: they print differently
+    // only inside a printed container (documented in docs/expansion.md).
+    if (want.ok && /m\w\wkup\(/i.test(want.text ?? '')) continue;
+    if (want.ok !== got.ok || (want.ok && want.text !== got.text)) {
+      mismatches.push(
+        `${c.template}\n    Jinja2: ${want.ok ? JSON.stringify(want.text) : want.error}\n    dm:     ${got.ok ? JSON.stringify(got.text) : got.error}`,
+      );
+    }
+  }
+  return mismatches;
+}
+
+// DM_FUZZ_SEED and DM_FUZZ_RUNS explore further by hand; the suite's own runs are fixed.
+const seed = Number(process.env.DM_FUZZ_SEED ?? 20261122);
+const runs = process.env.DM_FUZZ_RUNS === undefined ? undefined : Number(process.env.DM_FUZZ_RUNS);
+
+describe('random templates against Python Jinja2', () => {
   it('renderJinja() prints random expressions as Jinja2 does (or fails where it fails)', () => {
     const python = findOracle();
     assert.ok(python, 'no Python with jinja2 and yaml: install python3-jinja2 and python3-yaml');
-    // DM_FUZZ_SEED and DM_FUZZ_RUNS explore further by hand; the suite's own run is fixed.
-    const seed = Number(process.env.DM_FUZZ_SEED ?? 20261122);
-    const numRuns = Number(process.env.DM_FUZZ_RUNS ?? 600);
-    const expressions = fc.sample(expression, { numRuns, seed });
-    const cases = expressions.map((e) => ({ name: e, template: `{{ ${e} }}`, context, files: {} }));
-    const run = spawnSync(python, [join(repoRoot, 'test/expand/jinja2_reference.py')], {
-      input: JSON.stringify(cases),
-      encoding: 'utf8',
-      maxBuffer: 1 << 26,
-    });
-    assert.equal(run.status, 0, run.stderr);
-    const expected = JSON.parse(run.stdout) as { ok: boolean; text?: string; error?: string }[];
-    const mismatches: string[] = [];
-    for (const [i, c] of cases.entries()) {
-      const want = expected[i]!;
-      let got: { ok: boolean; text?: string; error?: string };
-      try {
-        got = { ok: true, text: renderJinja(c.template, c.context, { name: 'fuzz.jinja' }) };
-      } catch (error) {
-        got = { ok: false, error: (error as Error).message };
-      }
-      // Jinja2 prints iterators with an address: dm refuses to print them, which is allowed.
-      if (want.ok && /<(list_reverseiterator|generator) object/.test(want.text ?? '') && !got.ok) continue;
-      // tojson/escape results are Markup in Jinja2, plain strings in dm: they print differently
-      // only inside a printed container (documented in docs/expansion.md).
-      if (want.ok && /m\w\wkup\(/i.test(want.text ?? '')) continue;
-      if (want.ok !== got.ok || (want.ok && want.text !== got.text)) {
-        mismatches.push(
-          `${c.template}\n    Jinja2: ${want.ok ? JSON.stringify(want.text) : want.error}\n    dm:     ${got.ok ? JSON.stringify(got.text) : got.error}`,
-        );
-      }
-    }
+    const expressions = fc.sample(expression, { numRuns: runs ?? 600, seed });
+    const mismatches = compareWithOracle(
+      python,
+      expressions.map((e) => `{{ ${e} }}`),
+    );
+    assert.equal(
+      mismatches.length,
+      0,
+      `${mismatches.length} differences:\n${mismatches.slice(0, 25).join('\n')}`,
+    );
+  });
+
+  it('renderJinja() renders random statement mixes (if, for, loop filters, set scoping) as Jinja2 does', () => {
+    const python = findOracle();
+    assert.ok(python, 'no Python with jinja2 and yaml: install python3-jinja2 and python3-yaml');
+    const mismatches = compareWithOracle(python, fc.sample(statement, { numRuns: runs ?? 400, seed }));
     assert.equal(
       mismatches.length,
       0,

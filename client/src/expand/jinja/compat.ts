@@ -130,7 +130,8 @@ export class JinjaCompileError extends Error {
 const DmTruthy = nodes.Node.extend('DmTruthy', { fields: ['target'] });
 const DmSlice = nodes.Node.extend('DmSlice', { fields: ['start', 'stop', 'step'] });
 const DmLoopFilter = nodes.Node.extend('DmLoopFilter', { fields: ['arr', 'cond', 'name'] });
-const EXTRA_TYPES = [DmTruthy, DmSlice, DmLoopFilter];
+const DmIterationScope = nodes.Node.extend('DmIterationScope', { fields: ['body'] });
+const EXTRA_TYPES = [DmTruthy, DmSlice, DmLoopFilter, DmIterationScope];
 
 function truthy(node: NjNode): NjNode {
   return new DmTruthy(node.lineno, node.colno, node);
@@ -439,12 +440,21 @@ function makeCompiler(name: string): NjCompiler {
       if (arr.typename === 'InlineIf' && arr.else_ === null) {
         node.arr = new DmLoopFilter(arr.lineno, arr.colno, arr.body, arr.cond, node.name);
       }
+      // Each iteration starts from the enclosing scope's values (Jinja2): `{% set %}` in one
+      // iteration is not seen by the next.
+      const body = node.body as NjNode;
+      node.body = new DmIterationScope(body.lineno, body.colno, body);
       loopDepth++;
       try {
         proto.compileFor!.call(this, node, frame);
       } finally {
         loopDepth--;
       }
+    },
+    compileDmIterationScope(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      this._emitLine('frame = frame.push();');
+      this.compile(node.body as NjNode, frame.push());
+      this._emitLine('frame = frame.pop();');
     },
     compileDmLoopFilter(this: NjCompiler, node: NjNode, frame: NjFrame) {
       const v = this._tmpid();
