@@ -4,8 +4,9 @@
  * part-way and convergence, dry-run, --wait, two concurrent deploys, DM's CLI forms.
  */
 import assert from 'node:assert/strict';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type DeployHarness, deployHarness, subcommand } from './harness.js';
+import { type DeployHarness, DM_BIN, deployHarness, subcommand } from './harness.js';
 
 const APP = `resources:
 - name: team
@@ -431,17 +432,42 @@ data: {apiVersion: v1, kind: ConfigMap, metadata: {name: layered}, data: {k: v}}
     assert.deepEqual(h.standin.get('v1', 'ConfigMap', 'default', 'layered')!.data, { k: 'v' });
   });
 
-  it('refuses a registry reference without a registry template source, naming it', async () => {
+  it("deploys a registry reference in DM's own form, recording the exact version and digest", async () => {
+    const fixtures = join(dirname(DM_BIN), '..', 'registry-fixtures');
     const r = await h.dm([
       '--registry',
-      'my-org/my-repo/my-collection',
+      'dm-samples/templates',
+      '--registry-dir',
+      fixtures,
       '--properties',
-      'prop1=value1',
+      'maxMemory=64mb,port=6380',
       'deploy',
-      'redis:v1',
+      'redis:v1.0',
+      '--name',
+      'cache',
     ]);
-    assert.equal(r.code, 2);
-    assert.match(r.stderr, /'redis:v1' is a registry reference/);
+    assert.equal(r.code, 0, r.stderr);
+    const svc = h.standin.get('v1', 'Service', 'default', 'cache');
+    assert.ok(svc, "the template's Service was applied");
+    assert.equal((svc!.spec as { ports: { port: number }[] }).ports[0]!.port, 6380);
+    const config = h.standin.get('v1', 'ConfigMap', 'default', 'cache-config');
+    assert.match(String((config!.data as Record<string, string>)['redis.conf']), /maxmemory 64mb/);
+    const m = await h.dmJson<{ references: { reference: string; resolved: string; digest: string }[] }>([
+      'manifests',
+      'cache',
+      '1',
+    ]);
+    assert.deepEqual(
+      m.data.references.map((x) => [x.reference, x.resolved]),
+      [['github.com/dm-samples/templates/redis:v1.0', 'github.com/dm-samples/templates/redis:=v1.0.3']],
+    );
+    assert.match(m.data.references[0]!.digest, /^sha256:[0-9a-f]{64}$/);
+  });
+
+  it('a short reference without a default registry is a usage error naming it', async () => {
+    const r = await h.dm(['deploy', 'redis:v1']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /'redis:v1' is a short reference, but no default registry is set/);
   });
 });
 

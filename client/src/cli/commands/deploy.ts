@@ -95,12 +95,28 @@ export function registerDeployCommands(program: Command): void {
           const { mergeValuesFiles } = await import('../../merge/index.js');
           values = mergeValuesFiles(ctx.valuesFiles);
         }
+        const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
+        const { existsSync } = await import('node:fs');
+        const templateSource = await createRegistryTemplateSource({
+          config: ctx.config,
+          registryDirs: ctx.registryDirs,
+          configPath: existsSync(arg!) ? arg : undefined,
+          warn: (m) => ctx.streams.stderr(`warning: ${m}\n`),
+        });
         const input = await loadDeploymentInput(arg!, {
           deployment: name,
           properties: { ...values, ...ctx.properties },
           ...(typeof options.importsDir === 'string' ? { importsDir: options.importsDir } : {}),
+          templateSource,
           onWarning: (m) => ctx.streams.stderr(`warning: ${m}\n`),
         });
+        // The manifest records every reference resolved, with its exact version and digest.
+        input.references = [...templateSource.resolved.values()].map((r) => ({
+          reference: r.reference,
+          resolved: r.version ? `${r.template}:=${r.version}` : r.template,
+          commit: r.commit,
+          digest: r.digest,
+        }));
         const store = await openStore(ctx);
         try {
           const kubectl = await kubectlFor(ctx);

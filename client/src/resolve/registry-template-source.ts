@@ -1,0 +1,164 @@
+/**
+ * Templates by registry reference and plain URL, for the expansion engine (its TemplateSource
+ * seam, spec/expansion.md §1): `type: github.com/o/r/redis:v1.0` is resolved through the resolver
+ * chain (dm.lock first when there is one), its files come from the content cache or the source
+ * (verified by digest), and names inside the version (`helpers/common.jinja`, another template of
+ * the same version) resolve against that version's own files.
+ */
+import { DmError } from '../error.js';
+import type { LoadedTemplate, TemplateFile, TemplateSource } from '../expand/types.js';
+import { ContentCache } from '../fetch/content-cache.js';
+import { type DefaultRegistry, parseReference } from '../reference/reference.js';
+import { fetchFile } from './install.js';
+import type { Resolver } from './resolver.js';
+import { resolveThroughChain } from './resolver.js';
+import type { ResolvedVersion } from './types.js';
+import { resolveUrl } from './url-resolver.js';
+
+export interface RegistryTemplateSourceOptions {
+  chain: readonly Resolver[];
+  cacheRoot: string;
+  defaultRegistry?: DefaultRegistry | undefined;
+  offline?: boolean;
+  warn?: (message: string) => void;
+}
+
+const TEMPLATE_FILE = /\.(jinja|py)$/;
+
+export class RegistryTemplateSource implements TemplateSource {
+  private readonly cache: ContentCache;
+  private readonly loaded = new Map<string, Promise<LoadedTemplate | null>>();
+  /** Templates this source loaded, with the version they came from. */
+  private readonly origin = new WeakMap<LoadedTemplate, ResolvedVersion>();
+  /** Every reference resolved, canonical → resolution (for manifests and lock checks). */
+  readonly resolved = new Map<string, ResolvedVersion>();
+
+  constructor(private readonly options: RegistryTemplateSourceOptions) {
+    this.cache = new ContentCache({ root: options.cacheRoot, warn: options.warn });
+  }
+
+  async load(typeRef: string, from?: LoadedTemplate): Promise<LoadedTemplate | null> {
+    const version = from ? this.origin.get(from) : undefined;
+    if (version && from && TEMPLATE_FILE.test(typeRef) && from.files.has(typeRef)) {
+      return this.sibling(typeRef, from, version);
+    }
+    if (!typeRef.includes(':')) return null;
+    let ref: ReturnType<typeof parseReference>;
+    try {
+      ref = parseReference(typeRef, { defaultRegistry: this.options.defaultRegistry });
+    } catch (error) {
+      if (error instanceof DmError && error.code === 'MISSING_DEFAULT_REGISTRY') throw error;
+      return null; // not a reference: a primitive type such as apps/v1:Deployment is someone else's
+    }
+    const key = ref.kind === 'url' ? ref.url : typeRef;
+    let pending = this.loaded.get(key);
+    if (!pending) {
+      pending = this.loadReference(typeRef, ref);
+      this.loaded.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async loadReference(
+    typeRef: string,
+    ref: ReturnType<typeof parseReference>,
+  ): Promise<LoadedTemplate> {
+    let resolved: ResolvedVersion;
+    let contents: Map<string, Buffer>;
+    if (ref.kind === 'url') {
+      if (this.options.offline) {
+        throw new DmError('OFFLINE_MISSING', `${ref.url} is a URL, and --offline forbids fetching it`, {
+          category: 'unreachable',
+        });
+      }
+      ({ resolved, contents } = await resolveUrl(ref.url));
+    } else {
+      const { resolved: answers } = await resolveThroughChain(this.options.chain, [ref]);
+      resolved = answers[0]!;
+      contents = new Map();
+      for (const file of resolved.files) {
+        contents.set(
+          file.path,
+          await fetchFile(this.options.chain, this.cache, resolved, file, Boolean(this.options.offline)),
+        );
+      }
+    }
+    this.resolved.set(resolved.reference, resolved);
+    if (resolved.kind === 'blueprint') {
+      throw new DmError('NOT_A_TEMPLATE', `${typeRef} is a blueprint; use dm blueprint render`, {
+        category: 'invalid-input',
+      });
+    }
+    const where = ref.kind === 'url' ? ref.url : `${resolved.template}:${resolved.version}`;
+    const files = new Map<string, TemplateFile>();
+    for (const [path, data] of contents)
+      files.set(path, { name: path, path: `${where}/${path}`, content: data.toString('utf8') });
+    const template = this.templateFrom(typeRef, where, resolved.templateFile, files, resolved);
+    return template;
+  }
+
+  private sibling(name: string, from: LoadedTemplate, version: ResolvedVersion): LoadedTemplate {
+    const where = from.path.slice(0, from.path.length - (from.path.split('/').at(-1)?.length ?? 0) - 1);
+    return this.templateFrom(name, where || from.path, name, from.files, version);
+  }
+
+  private templateFrom(
+    type: string,
+    where: string,
+    fileName: string,
+    files: Map<string, TemplateFile>,
+    version: ResolvedVersion,
+  ): LoadedTemplate {
+    const file = files.get(fileName);
+    if (!file) {
+      throw new DmError('TEMPLATE_FILE_MISSING', `${where} has no file ${fileName}`, {
+        category: 'not-found',
+      });
+    }
+    const schema = files.get(`${fileName}.schema`);
+    const template: LoadedTemplate = {
+      type,
+      path: `${where}/${fileName}`,
+      kind: fileName.endsWith('.py') ? 'python' : 'jinja',
+      content: file.content,
+      ...(schema ? { schema } : {}),
+      files,
+    };
+    this.origin.set(template, version);
+    return template;
+  }
+}
+
+export interface CreateTemplateSourceOptions {
+  config: import('../config/config.js').DmConfig;
+  registryDirs?: readonly string[];
+  /** The configuration file: a dm.lock beside it pins the references it has. */
+  configPath?: string | undefined;
+  warn?: (message: string) => void;
+}
+
+/** The registry template source for a command: the resolver chain, dm.lock first when present. */
+export async function createRegistryTemplateSource(
+  options: CreateTemplateSourceOptions,
+): Promise<RegistryTemplateSource> {
+  const { dirname, join, resolve } = await import('node:path');
+  const { buildResolverChain } = await import('./build-chain.js');
+  const { readLockFile, LOCKFILE_NAME } = await import('./lock-file.js');
+  const { LockResolver } = await import('./lock-resolver.js');
+  const lock = options.configPath
+    ? await readLockFile(join(dirname(resolve(options.configPath)), LOCKFILE_NAME))
+    : undefined;
+  const setup = await buildResolverChain({
+    config: options.config,
+    registryDirs: options.registryDirs,
+    first: lock ? [new LockResolver(lock)] : [],
+    ...(options.warn ? { onWarning: options.warn } : {}),
+  });
+  return new RegistryTemplateSource({
+    chain: setup.chain,
+    cacheRoot: options.config.dirs.cache,
+    defaultRegistry: setup.defaultRegistry,
+    offline: options.config.offline,
+    ...(options.warn ? { warn: options.warn } : {}),
+  });
+}
