@@ -4,7 +4,7 @@
  * same sandbox must render a harmless template right after (the caller carries on).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -160,6 +160,31 @@ describe('hostile Python templates', () => {
       await stillWorks();
     });
   }
+});
+
+describe('hostile configurations', () => {
+  it('an import that is a symbolic link to a file outside the directory is blocked', async () => {
+    const sub = join(dir, 'links');
+    mkdirSync(sub);
+    symlinkSync('/etc/passwd', join(sub, 'passwd.jinja'));
+    const path = join(sub, 'config.yaml');
+    const content = 'imports:\n- path: passwd.jinja\nresources: []\n';
+    writeFileSync(path, content);
+    const error = await failure(() => expandConfiguration({ content, path }, { sandbox }));
+    assert.equal(error.category, 'blocked');
+    assert.match(error.message, /outside/);
+  });
+
+  it('a type naming a file outside the directory is not read', async () => {
+    const path = join(dir, 'outside.yaml');
+    const content = 'resources:\n- {name: a, type: ../../etc/x.jinja}\n- {name: b, type: /etc/y.jinja}\n';
+    writeFileSync(path, content);
+    const result = await expandConfiguration({ content, path }, { sandbox });
+    assert.deepEqual(
+      result.config.resources.map((r) => r.type),
+      ['../../etc/x.jinja', '/etc/y.jinja'],
+    );
+  });
 });
 
 describe('hostile YAML', () => {

@@ -4,7 +4,7 @@
  * configuration or in `--imports-dir`, that file's `<file>.schema`, and the schema's own
  * `imports`, recursively. Files never come from outside those directories.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, normalize, relative, resolve, sep } from 'node:path';
 import { DmError } from '../error.js';
 import { parseTemplateSchema } from './schema.js';
@@ -85,7 +85,14 @@ export class LocalTemplateSource implements TemplateSource {
         const st = statSync(full);
         if (!st.isFile()) continue;
         size = st.size;
-      } catch {
+        // A symbolic link must not lead outside the directory either.
+        if (!inside(realpathSync(root), realpathSync(full))) {
+          throw new DmError('IMPORT_OUTSIDE', `'${path}' links to a file outside ${root}`, {
+            category: 'blocked',
+          });
+        }
+      } catch (error) {
+        if (error instanceof DmError) throw error;
         continue;
       }
       if (size > this.maxFileBytes) {

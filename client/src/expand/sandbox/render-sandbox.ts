@@ -77,6 +77,12 @@ interface Pending {
 
 const here = dirname(fileURLToPath(import.meta.url));
 
+/** Node 20 calls the permission model experimental; 22.13 and later name it `--permission`. */
+function permissionFlag(): string {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  return major > 22 || (major === 22 && minor >= 13) ? '--permission' : '--experimental-permission';
+}
+
 function failureToError(engine: 'Jinja' | 'Python', name: string, f: Failure): DmError {
   // Errors about the rendered text, raised where it was parsed: their message is complete.
   if (f.kind === 'yaml') return new DmError('INVALID_YAML', f.message, { category: 'invalid-input' });
@@ -276,16 +282,18 @@ class JinjaWorker extends Worker {
     const nodeModules = dirname(nunjucksDir);
     const packageRoot = resolve(here, '../../../../..');
     const srcDir = resolve(here, '../..');
+    // `dir/*` is Node 20's spelling of "this directory and below"; later versions take `dir`.
+    const tree = (dir: string) => (permissionFlag() === '--permission' ? dir : `${dir}/*`);
     const reads = [
-      `${expandDir}/*`,
-      `${nodeModules}/*`,
+      tree(expandDir),
+      tree(nodeModules),
       join(srcDir, 'document', 'yaml.js'),
       join(srcDir, 'error.js'),
       join(packageRoot, 'package.json'),
     ];
     const child = fork(entry, [], {
       execArgv: [
-        '--experimental-permission',
+        permissionFlag(),
         ...reads.map((r) => `--allow-fs-read=${r}`),
         `--max-old-space-size=${this.options.memoryMb}`,
         '--stack-size=2000',
