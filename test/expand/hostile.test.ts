@@ -187,6 +187,26 @@ describe('hostile configurations', () => {
   });
 });
 
+describe('hostile expansions', () => {
+  it('a template that multiplies itself stops at the template budget as limit', async () => {
+    const sub = join(dir, 'breadth');
+    mkdirSync(sub);
+    const path = join(sub, 'config.yaml');
+    const content = 'resources:\n- {name: a, type: bomb.jinja, properties: {n: 0}}\n';
+    writeFileSync(path, content);
+    writeFileSync(
+      join(sub, 'bomb.jinja'),
+      'resources:\n{% for i in range(10) %}- {name: c{{ i }}, type: bomb.jinja, properties: {n: {{ properties.n + 1 }}}}\n{% endfor %}',
+    );
+    const error = await failure(() =>
+      expandConfiguration({ content, path }, { sandbox, maxTemplates: 2000 }),
+    );
+    assert.equal(error.category, 'limit');
+    assert.match(error.message, /more than 2000 templates/);
+    await stillWorks();
+  });
+});
+
 describe('hostile YAML', () => {
   const bomb = [
     'a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]',

@@ -53,6 +53,8 @@ export interface ExpandOptions {
   maxDepth?: number;
   /** Largest document (in nodes, aliases expanded) accepted from a configuration or template. */
   maxNodes?: number;
+  /** Most template renders in one run (a template that multiplies itself), default 100,000. */
+  maxTemplates?: number;
   /** Limits of the rendering processes, or an existing sandbox to reuse (the caller closes it). */
   sandbox?: SandboxOptions | RenderSandbox;
   /** Check value references and build their graph (default true). */
@@ -68,6 +70,7 @@ export interface ExpansionResult extends ExpandedConfiguration {
 }
 
 export const DEFAULT_MAX_DEPTH = 32;
+export const DEFAULT_MAX_TEMPLATES = 100_000;
 
 const TEMPLATE_REF = /^[a-z][a-z0-9+.-]*:\/\/|:=?v\d/i;
 
@@ -179,6 +182,8 @@ interface Frame {
 class Expander {
   private readonly maxDepth: number;
   private readonly maxNodes: number;
+  private readonly maxTemplates: number;
+  private rendered = 0;
   private readonly currentTime: string;
 
   constructor(
@@ -189,6 +194,7 @@ class Expander {
   ) {
     this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
     this.maxNodes = options.maxNodes ?? DEFAULT_MAX_NODES;
+    this.maxTemplates = options.maxTemplates ?? DEFAULT_MAX_TEMPLATES;
     this.currentTime = (options.now?.() ?? new Date()).toISOString();
   }
 
@@ -322,6 +328,13 @@ class Expander {
         'EXPANSION_TOO_DEEP',
         `limit: expansion is deeper than ${this.maxDepth} levels: ${chain.map((c) => c.label).join(' → ')}`,
         { category: 'limit', details: { maxDepth: this.maxDepth } },
+      );
+    }
+    if (++this.rendered > this.maxTemplates) {
+      throw new DmError(
+        'TOO_MANY_TEMPLATES',
+        `limit: more than ${this.maxTemplates} templates to render (last: ${chain.map((c) => c.label).join(' → ')})`,
+        { category: 'limit', details: { maxTemplates: this.maxTemplates } },
       );
     }
     const imports = filesRecord(template.files);

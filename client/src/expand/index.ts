@@ -6,6 +6,7 @@
 export {
   type ConfigurationInput,
   DEFAULT_MAX_DEPTH,
+  DEFAULT_MAX_TEMPLATES,
   type ExpandOptions,
   type ExpansionResult,
   expandConfiguration,
