@@ -111,6 +111,7 @@ const PYTHON: [string, string, 'blocked' | 'limit'][] = [
     'blocked',
   ],
   ['infinite loop', 'def GenerateConfig(c):\n    while True:\n        pass\n', 'limit'],
+  ['output bomb', 'def GenerateConfig(c):\n    return "x" * (100 * 1024 * 1024)\n', 'limit'],
   [
     'infinite loop that swallows the timeout',
     'def GenerateConfig(c):\n    while True:\n        try:\n            while True:\n                pass\n        except BaseException:\n            pass\n',

@@ -13,7 +13,6 @@
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DmError } from '../../error.js';
 import { PYTHON_RUNNER_SOURCE } from '../python/runner-source.js';
@@ -345,6 +344,44 @@ class JinjaWorker extends Worker {
   }
 }
 
+/** Largest answer accepted from the Python process. */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/** Splits a byte stream into lines, refusing a line longer than the limit. */
+class LineSplitter {
+  onLine: (line: string) => void = () => {};
+  overflowed = false;
+  private parts: Buffer[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly onOverflow: () => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    if (this.overflowed) return;
+    let start = 0;
+    for (let nl = chunk.indexOf(10, start); nl >= 0; nl = chunk.indexOf(10, start)) {
+      this.parts.push(chunk.subarray(start, nl));
+      const line = Buffer.concat(this.parts).toString('utf8');
+      this.parts = [];
+      this.size = 0;
+      start = nl + 1;
+      this.onLine(line);
+    }
+    if (start < chunk.length) {
+      this.parts.push(chunk.subarray(start));
+      this.size += chunk.length - start;
+      if (this.size > this.maxBytes) {
+        this.overflowed = true;
+        this.parts = [];
+        this.onOverflow();
+      }
+    }
+  }
+}
+
 class PythonWorker extends Worker {
   protected start(): Promise<ChildProcess> {
     const child = spawn(
@@ -359,19 +396,26 @@ class PythonWorker extends Worker {
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-2000);
     });
-    const lines = createInterface({ input: child.stdout! });
+    const lines = new LineSplitter(MAX_ANSWER_BYTES, () => {
+      // An answer larger than allowed: the template's output is too big. Stop the process; the
+      // request at the head fails with a limit error.
+      child.kill('SIGKILL');
+    });
+    child.stdout!.on('data', (chunk: Buffer) => lines.push(chunk));
     child.on('exit', (code, signal) => {
       if (this.child === child || this.child === undefined) {
         this.onExit(
-          signal
-            ? `signal ${signal}`
-            : `exit code ${code}${stderr ? `: ${stderr.trim().split('\n').pop()}` : ''}`,
+          lines.overflowed
+            ? `output larger than ${MAX_ANSWER_BYTES / (1024 * 1024)} MB`
+            : signal
+              ? `signal ${signal}`
+              : `exit code ${code}${stderr ? `: ${stderr.trim().split('\n').pop()}` : ''}`,
         );
       }
     });
     return new Promise((resolvePromise, reject) => {
       let ready = false;
-      lines.on('line', (line) => {
+      lines.onLine = (line) => {
         let message: unknown;
         try {
           message = JSON.parse(line);
@@ -384,7 +428,7 @@ class PythonWorker extends Worker {
           return;
         }
         this.onAnswer(message as Answer);
-      });
+      };
       child.once('error', (e) =>
         reject(
           new DmError(
