@@ -8,6 +8,8 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export interface Logger {
   log(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
+  /** One access-log line (info), built without the generic path's redaction scan: it runs per request. */
+  request(requestId: string, method: string, path: string, status: number, ms: number): void;
   flush(): void;
 }
 
@@ -30,6 +32,14 @@ export function createLogger(
       write(text);
     }
   };
+  const append = (line: string) => {
+    buffer += line;
+    if (buffer.length > 64 * 1024) flush();
+    else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
   return {
     log(level, message, fields) {
       if (ORDER[level] < min) return;
@@ -37,16 +47,17 @@ export function createLogger(
       if (fields) {
         for (const [k, v] of Object.entries(fields)) entry[k] = SECRET_FIELD.test(k) ? '[redacted]' : v;
       }
-      buffer += `${JSON.stringify(entry)}\n`;
-      if (buffer.length > 64 * 1024) flush();
-      else if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      append(`${JSON.stringify(entry)}\n`);
+    },
+    request(requestId, method, path, status, ms) {
+      if (ORDER.info < min) return;
+      append(
+        `{"time":"${new Date(clock()).toISOString()}","level":"info","msg":"request","requestId":${JSON.stringify(requestId)},"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms}}\n`,
+      );
     },
     flush,
   };
 }
 
 /** A logger that drops everything (tests that do not look at logs). */
-export const silentLogger: Logger = { log: () => {}, flush: () => {} };
+export const silentLogger: Logger = { log: () => {}, request: () => {}, flush: () => {} };

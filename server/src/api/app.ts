@@ -4,9 +4,7 @@
  * category, in one place (`onError`); every request gets an id (X-Request-Id), a JSON log line and
  * metrics; responses never carry stack traces or secrets.
  */
-import { randomUUID } from 'node:crypto';
-import { Hono } from 'hono';
-import { routePath } from 'hono/route';
+import { type Context, Hono } from 'hono';
 import { DmError, isDmError } from '../../../client/src/error.js';
 import { createLogger, type Logger } from '../log.js';
 import { RegistryService, type ServiceDeps } from '../service.js';
@@ -16,6 +14,7 @@ import { ServerMetrics } from './metrics.js';
 import { OPENAPI } from './openapi.js';
 import { readRoutes } from './routes-read.js';
 import { writeRoutes } from './routes-write.js';
+import { RequestTracker } from './tracking.js';
 
 export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync'> {
   logger?: Logger;
@@ -33,8 +32,6 @@ export interface RegistryApp {
   metrics: ServerMetrics;
   logger: Logger;
 }
-
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 function isDatabaseDown(error: unknown): boolean {
   for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
@@ -66,33 +63,29 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
         metrics.versions.set({ registry: registry.name }, outcome.versionCount);
     },
   });
-  const accessLog = deps.accessLog ?? true;
+  const tracker = new RequestTracker(service, metrics, logger, deps.accessLog ?? true);
   const app = new Hono<AppEnv>();
-
-  app.use(async (c, next) => {
-    const started = performance.now();
-    const given = c.req.header('x-request-id');
-    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
-    c.set('requestId', requestId);
-    c.set('service', service);
-    // Before next(): a header set on a finished response makes Hono rebuild it as a stream,
-    // which costs a third of the throughput on @hono/node-server.
-    c.header('X-Request-Id', requestId);
+  const tracked = async (c: Context<AppEnv>, next: () => Promise<void>) => {
+    tracker.begin(c);
     await next();
-    const route = routePath(c);
-    const seconds = (performance.now() - started) / 1000;
-    metrics.requests.inc({ method: c.req.method, route, status: String(c.res.status) });
-    metrics.duration.observe({ route }, seconds);
-    if (accessLog) {
-      logger.log('info', 'request', {
-        requestId,
-        method: c.req.method,
-        path: c.req.path,
-        status: c.res.status,
-        ms: Math.round(seconds * 10000) / 10,
-      });
-    }
-  });
+    tracker.end(c, c.res.status);
+  };
+  // Every route but GET /api/v1/resolve, which tracks itself (see tracking.ts).
+  for (const path of [
+    '/healthz',
+    '/readyz',
+    '/metrics',
+    '/api/v1/openapi.json',
+    '/api/v1/registries',
+    '/api/v1/registries/*',
+    '/api/v1/search',
+    '/api/v1/templates/*',
+    '/api/v1/credentials/*',
+    '/api/v1/webhooks/*',
+  ]) {
+    app.use(path, tracked);
+  }
+  app.on('POST', '/api/v1/resolve', tracked);
 
   app.onError((error, c) => {
     if (isDmError(error)) return errorResponse(c, error);
@@ -118,12 +111,15 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     );
   });
 
-  app.notFound((c) =>
-    errorResponse(
+  app.notFound((c) => {
+    tracker.begin(c);
+    const res = errorResponse(
       c,
       new DmError('NOT_FOUND', `no endpoint ${c.req.method} ${c.req.path}`, { category: 'not-found' }),
-    ),
-  );
+    );
+    tracker.end(c, res.status);
+    return res;
+  });
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', (c) => {
@@ -147,7 +143,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
   );
   app.get('/api/v1/openapi.json', (c) => c.json(OPENAPI));
-  app.route('/api/v1', readRoutes());
+  app.route('/api/v1', readRoutes(tracker));
   app.route(
     '/api/v1',
     writeRoutes({

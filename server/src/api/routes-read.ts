@@ -11,7 +11,8 @@ import type { RegistryView } from '../resolve/catalog.js';
 import type { RegistryService } from '../service.js';
 import { TemplateSearch } from '../store/search.js';
 import type { RequestAccess } from './access.js';
-import { type AppEnv, accessOf, immutableContent, intParam } from './http.js';
+import { type AppEnv, accessOf, errorResponse, immutableContent, intParam } from './http.js';
+import type { RequestTracker } from './tracking.js';
 import { versionArchive } from './version-archive.js';
 
 const MAX_BATCH = 1000;
@@ -83,7 +84,7 @@ function sortVersionsDescending<T extends { version: string }>(rows: T[]): T[] {
   });
 }
 
-export function readRoutes(): Hono<AppEnv> {
+export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const searches = new WeakMap<RegistryService, TemplateSearch>();
 
@@ -129,16 +130,30 @@ export function readRoutes(): Hono<AppEnv> {
     );
   });
 
+  // The hot path: tracked inline and synchronous (tracking.ts), answered from the catalog's cache.
   app.get('/resolve', (c) => {
-    const ref = c.req.query('ref');
-    if (!ref) {
-      throw new DmError('INVALID_PARAMETER', 'the ref query parameter is required, e.g. ?ref=redis:v1.0', {
-        category: 'invalid-input',
+    const requestId = tracker.begin(c, false);
+    let res: Response;
+    try {
+      const ref = c.req.query('ref');
+      if (!ref) {
+        throw new DmError('INVALID_PARAMETER', 'the ref query parameter is required, e.g. ?ref=redis:v1.0', {
+          category: 'invalid-input',
+        });
+      }
+      const answer = c.get('service').catalog.resolveAnswer(ref, accessOf(c));
+      // A plain header object (not c.body with two headers, which builds a Headers instance).
+      res = new Response(answer.body, {
+        status: answer.status,
+        headers: { 'content-type': 'application/json', 'x-request-id': requestId },
       });
+    } catch (error) {
+      if (!(error instanceof DmError)) throw error;
+      c.header('X-Request-Id', requestId);
+      res = errorResponse(c, error);
     }
-    const answer = c.get('service').catalog.resolveAnswer(ref, accessOf(c));
-    if (answer.status === 429) c.header('Retry-After', '60');
-    return c.body(answer.body, answer.status as 200, { 'Content-Type': 'application/json' });
+    tracker.end(c, res.status);
+    return res;
   });
 
   app.post(

@@ -1,0 +1,77 @@
+/**
+ * Per-request bookkeeping: a request id (X-Request-Id, taken from the request when it is a safe
+ * token), Prometheus counters and latency, one JSON access-log line. It is called by a middleware
+ * on most routes, and inline by `GET /api/v1/resolve`: a route matched by one handler only is
+ * dispatched by Hono synchronously, without the middleware chain's promises, which is what lets
+ * resolve stay near bare Hono's throughput (spec/server.md §7).
+ */
+import type { Context } from 'hono';
+import { routePath } from 'hono/route';
+import type { Logger } from '../log.js';
+import type { RegistryService } from '../service.js';
+import type { AppEnv } from './http.js';
+import type { ServerMetrics } from './metrics.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+interface Children {
+  requests: { inc(): void };
+  duration: { observe(value: number): void };
+}
+
+export class RequestTracker {
+  private readonly children = new Map<string, Children>();
+  private readonly started = new WeakMap<object, number>();
+  private readonly boot = Date.now().toString(36);
+  private counter = 0;
+
+  constructor(
+    private readonly service: RegistryService,
+    private readonly metrics: ServerMetrics,
+    private readonly logger: Logger,
+    private readonly accessLog: boolean,
+  ) {}
+
+  /**
+   * Starts tracking a request (once): id, service, start time. Call before the response exists.
+   * `setHeader: false` leaves X-Request-Id to the caller (the resolve fast path puts it in a plain
+   * header object: a Headers instance costs @hono/node-server its fastest write path).
+   */
+  begin(c: Context<AppEnv>, setHeader = true): string {
+    const existing = c.get('requestId');
+    if (existing !== undefined) return existing;
+    const given = c.req.header('x-request-id');
+    const requestId =
+      given && REQUEST_ID.test(given) ? given : `${this.boot}-${(++this.counter).toString(36)}`;
+    c.set('requestId', requestId);
+    c.set('service', this.service);
+    // Before the response exists: a header set on a finished response makes Hono rebuild it as a
+    // stream, which costs a third of the throughput on @hono/node-server.
+    if (setHeader) c.header('X-Request-Id', requestId);
+    this.started.set(c, performance.now());
+    return requestId;
+  }
+
+  /** Records a finished request. */
+  end(c: Context<AppEnv>, status: number): void {
+    const started = this.started.get(c) ?? performance.now();
+    const seconds = (performance.now() - started) / 1000;
+    const method = c.req.method;
+    const route = routePath(c);
+    // Labelled children cached per route and status: prom-client hashes label objects per call.
+    const key = `${method} ${route} ${status}`;
+    let child = this.children.get(key);
+    if (!child) {
+      child = {
+        requests: this.metrics.requests.labels({ method, route, status: String(status) }),
+        duration: this.metrics.duration.labels({ route }),
+      };
+      if (this.children.size < 1000) this.children.set(key, child);
+    }
+    child.requests.inc();
+    child.duration.observe(seconds);
+    if (this.accessLog) {
+      this.logger.request(c.get('requestId'), method, c.req.path, status, Math.round(seconds * 10000) / 10);
+    }
+  }
+}
