@@ -390,6 +390,30 @@ describe('API description and failures', () => {
     }
   });
 
+  it('resolve and registry answers match the schemas openapi.json publishes', async () => {
+    const s = testServer({ defaultRegistry: REG });
+    try {
+      const row = s.service.add({ source: FIXTURES, name: REG });
+      await s.service.sync(row.id, 'manual');
+      const { OPENAPI } = await import('../../server/src/api/openapi.js');
+      const { Ajv } = await import('ajv');
+      const ajv = new Ajv({ strict: false });
+      ajv.addSchema({ $id: 'api', components: OPENAPI.components });
+      const resolution = ajv.compile({ $ref: 'api#/components/schemas/Resolution' });
+      const registry = ajv.compile({ $ref: 'api#/components/schemas/Registry' });
+      const error = ajv.compile({ $ref: 'api#/components/responses/Error/content/application~1json/schema' });
+      const body = await (await s.app.request('/api/v1/resolve?ref=redis:v1.0')).json();
+      assert.ok(resolution(body), JSON.stringify(resolution.errors));
+      const reg = await (await s.app.request(`/api/v1/registries/${row.id}`)).json();
+      assert.ok(registry(reg), JSON.stringify(registry.errors));
+      const missing = await (await s.app.request('/api/v1/resolve?ref=redis:v7')).json();
+      assert.ok(error(missing), JSON.stringify(error.errors));
+      assert.ok(!resolution(missing));
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a database that went away answers 503 without details, and readyz says not ready', async () => {
     const s = testServer();
     try {
