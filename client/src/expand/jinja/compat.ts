@@ -17,7 +17,14 @@
  */
 import { createRequire } from 'node:module';
 import { FILTERS, FILTERS_INTERNAL, FILTERS_INTERNAL_IN, makeGlobals, TESTS } from './filters.js';
-import { BlockedError, isBlockedName, iterate, lookupMember, PySlice } from './python-methods.js';
+import {
+  BlockedError,
+  isBlockedName,
+  iterate,
+  lookupCallee,
+  lookupMember,
+  PySlice,
+} from './python-methods.js';
 import {
   isDict,
   num,
@@ -307,6 +314,25 @@ function makeCompiler(name: string): NjCompiler {
       }
       proto.compileSymbol!.call(this, node, frame);
     },
+    compileFunCall(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      const callee = node.name as NjNode;
+      if (callee.typename !== 'LookupVal') {
+        proto.compileFunCall!.call(this, node, frame);
+        return;
+      }
+      // `x.name(...)`: resolve the callee as a method first (lookupCallee).
+      const name = String((proto._getNodeName as (n: NjNode) => string).call(this, callee)).replace(
+        /"/g,
+        '\\"',
+      );
+      this._emit(`(lineno = ${node.lineno}, colno = ${node.colno}, runtime.callWrap(runtime.calleeLookup((`);
+      this._compileExpression(callee.target as NjNode, frame);
+      this._emit('),');
+      this._compileExpression(callee.val as NjNode, frame);
+      this._emit(`), "${name}", context, `);
+      this._compileAggregate(node.args as NjNode, frame, '[', ']');
+      this._emit('))');
+    },
     compileDmTruthy(this: NjCompiler, node: NjNode, frame: NjFrame) {
       this._emit('runtime.truthy(');
       this.compile(node.target as NjNode, frame);
@@ -591,6 +617,7 @@ export const RUNTIME: Record<string, unknown> = {
   ...base,
   contextOrFrameLookup: lookupName,
   memberLookup: (obj: unknown, key: unknown) => lookupMember(plainText(obj), key),
+  calleeLookup: (obj: unknown, key: unknown) => lookupCallee(plainText(obj), key),
   suppressValue: (value: unknown) => pyStr(plainText(value)),
   ensureDefined: (value: unknown) => value,
   fromIterator: (value: unknown) =>

@@ -594,6 +594,18 @@ function bindMethod(self: unknown, method: Method): (...args: unknown[]) => unkn
 }
 
 /**
+ * `obj.name(...)`: a dict's method even when the dict has a data key of that name (the data
+ * wins for plain attribute access, spec §4, but a call means the method, as in Jinja2).
+ */
+export function lookupCallee(obj: unknown, key: unknown): unknown {
+  if (isDict(obj) && typeof key === 'string' && Object.hasOwn(DICT_METHODS, key) && Object.hasOwn(obj, key)) {
+    const value = obj[key];
+    if (typeof value !== 'function') return bindMethod(obj, DICT_METHODS[key]!);
+  }
+  return lookupMember(obj, key);
+}
+
+/**
  * `obj.attr` / `obj[key]` as Jinja2 resolves them. Undefined results stay `undefined`
  * (Jinja's Undefined); reading from an undefined value raises, as in Jinja2.
  */
