@@ -83,6 +83,35 @@ describe('dm expand', () => {
   });
 });
 
+describe('dm expand with registry references', () => {
+  it('dm expand resolves a reference argument and reference types through --registry-dir', async () => {
+    const env = await isolatedEnv();
+    const direct = await runDm(
+      ['expand', 'redis:v1.0', '--registry-dir', 'registry-fixtures', '-o', 'json'],
+      { env },
+    );
+    assert.equal(direct.code, 0, direct.stderr);
+    const out = JSON.parse(direct.stdout) as {
+      config: { resources: { name: string }[] };
+      layout: { resources: { type: string }[] };
+    };
+    assert.ok(out.config.resources.some((r) => r.name === 'redis'));
+    assert.equal(out.layout.resources[0]?.type, 'redis:v1.0');
+    const dir = fixture({
+      'config.yaml': 'resources:\n- {name: cache, type: "redis:v1.0"}\n- {name: cm, type: ConfigMap}\n',
+    });
+    const inConfig = await runDm(
+      ['expand', join(dir, 'config.yaml'), '--registry-dir', 'registry-fixtures', '-o', 'json'],
+      {
+        env,
+      },
+    );
+    assert.equal(inConfig.code, 0, inConfig.stderr);
+    const names = (JSON.parse(inConfig.stdout).config.resources as { name: string }[]).map((r) => r.name);
+    assert.ok(names.includes('cache') && names.includes('cm'), names.join(','));
+  });
+});
+
 describe('dm template render', () => {
   it('dm template render prints the raw text, without a final newline, globals from --context', async () => {
     const dir = fixture({

@@ -13,6 +13,7 @@ Examples:
   dm expand config.yaml --deployment prod --env project=my-project -o json
   dm expand redis.jinja --properties replicas=3
   dm expand config.yaml -f values.yaml --imports-dir ./templates
+  dm expand redis:v1.0 --registry-dir registry-fixtures --properties maxMemory=64mb
 `;
 
 const RENDER_HELP = `
@@ -58,35 +59,58 @@ export function registerExpandCommands(program: Command): void {
     .addHelpText('after', EXPAND_HELP)
     .action(
       action(async (ctx, [config], options) => {
-        const { expandFile, looksLikeTemplate } = await import('../../expand/index.js');
+        const { expandConfiguration, expandFile } = await import('../../expand/index.js');
         const { existsSync } = await import('node:fs');
+        const { join } = await import('node:path');
         const { DmError } = await import('../../error.js');
-        if (!existsSync(config!) && looksLikeTemplate(config!) && /:=?v\d|^[a-z]+:\/\//i.test(config!)) {
-          throw new DmError(
-            'REFERENCE_NOT_SUPPORTED',
-            `'${config}' is a registry reference; expanding references needs the resolver`,
-            {
-              category: 'usage',
-              hint: 'pull it first (dm pull <ref> --to dir) and expand the directory’s example.yaml or template file',
-            },
-          );
-        }
+        const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
+        const isFile = existsSync(config!);
+        // Registry references and URLs in types (and as the argument) resolve through the
+        // resolver chain: dm.lock beside the configuration first, then --registry-dir and servers.
+        const registry = await createRegistryTemplateSource({
+          config: ctx.config,
+          registryDirs: ctx.registryDirs,
+          configPath: isFile ? config : undefined,
+          warn: (m) => ctx.streams.stderr(`warning: ${m}\n`),
+        });
         let values: Record<string, unknown> = {};
         if (ctx.valuesFiles.length) {
           const { mergeValuesFiles } = await import('../../merge/index.js');
           values = mergeValuesFiles(ctx.valuesFiles);
         }
-        const properties = mergeDeep(values, ctx.properties);
-        const result = await expandFile(config!, {
+        const expandOptions = {
           ...(options.deployment ? { deployment: String(options.deployment) } : {}),
           ...(options.project ? { project: String(options.project) } : {}),
           ...(options.importsDir ? { importsDir: String(options.importsDir) } : {}),
           env: await envAssignments(options.env as string[] | undefined),
-          properties,
+          properties: mergeDeep(values, ctx.properties),
           maxDepth: Number(options.maxDepth),
           sandbox: sandboxOptions(options),
-          onWarning: (w) => ctx.streams.stderr(`warning: ${w.message}\n`),
-        });
+          sources: [registry],
+          onWarning: (w: { message: string }) => ctx.streams.stderr(`warning: ${w.message}\n`),
+        };
+        let result: Awaited<ReturnType<typeof expandFile>>;
+        if (isFile) result = await expandFile(config!, expandOptions);
+        else if (/[:/]/.test(config!)) {
+          // DM's form `dm expand redis:v1`: a one-resource configuration of that reference.
+          const name = String(
+            options.deployment ??
+              config!
+                .replace(/[:?#].*$/, '')
+                .split('/')
+                .pop() ??
+              'deployment',
+          );
+          const content = `resources:\n- name: ${JSON.stringify(name)}\n  type: ${JSON.stringify(config)}\n`;
+          result = await expandConfiguration(
+            { content, path: join(ctx.cwd, `${name}.yaml`) },
+            { ...expandOptions, deployment: name },
+          );
+        } else {
+          throw new DmError('FILE_NOT_FOUND', `'${config}' is neither a file nor a template reference`, {
+            category: 'not-found',
+          });
+        }
         return { data: { config: result.config, layout: result.layout } };
       }),
     );
