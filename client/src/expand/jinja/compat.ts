@@ -138,7 +138,8 @@ const DmTruthy = nodes.Node.extend('DmTruthy', { fields: ['target'] });
 const DmSlice = nodes.Node.extend('DmSlice', { fields: ['start', 'stop', 'step'] });
 const DmLoopFilter = nodes.Node.extend('DmLoopFilter', { fields: ['arr', 'cond', 'name'] });
 const DmIterationScope = nodes.Node.extend('DmIterationScope', { fields: ['body'] });
-const EXTRA_TYPES = [DmTruthy, DmSlice, DmLoopFilter, DmIterationScope];
+const DmWith = nodes.Node.extend('DmWith', { fields: ['targets', 'values', 'body'] });
+const EXTRA_TYPES = [DmTruthy, DmSlice, DmLoopFilter, DmIterationScope, DmWith];
 
 function truthy(node: NjNode): NjNode {
   return new DmTruthy(node.lineno, node.colno, node);
@@ -160,6 +161,33 @@ function makeParser(src: string): NjParser {
     }
 
     return node;
+  };
+  // `{% with a = x, b = y %}…{% endwith %}` (a Jinja2 built-in nunjucks lacks): a new scope.
+  const parseStatement = proto.parseStatement!;
+  parser.parseStatement = function (this: NjParser) {
+    const tok = this.peekToken();
+    if (!tok || tok.type !== token('TOKEN_SYMBOL') || tok.value !== 'with') return parseStatement.apply(this);
+    const p = this as unknown as NjParser & {
+      parsePrimary(): NjNode;
+      advanceAfterBlockEnd(name?: string): void;
+      parseUntilBlocks(...names: string[]): NjNode;
+      skipValue(type: string, value: string): boolean;
+    };
+    this.nextToken();
+    const targets: NjNode[] = [];
+    const values: NjNode[] = [];
+    while (this.peekToken().type !== token('TOKEN_BLOCK_END')) {
+      const target = p.parsePrimary();
+      if (target.typename !== 'Symbol') this.fail('with: expected a name', target.lineno, target.colno);
+      if (!p.skipValue(token('TOKEN_OPERATOR'), '=')) this.fail('with: expected =', tok.lineno, tok.colno);
+      targets.push(target);
+      values.push(this.parseExpression());
+      if (!this.skip(token('TOKEN_COMMA'))) break;
+    }
+    p.advanceAfterBlockEnd('with');
+    const body = p.parseUntilBlocks('endwith');
+    p.advanceAfterBlockEnd();
+    return new DmWith(tok.lineno, tok.colno, targets, values, body);
   };
   // Tests as Jinja2 parses them: `is name`, `is name(args)`, or `is name arg` (one argument
   // without parentheses, as in `x is divisibleby 3`).
@@ -477,6 +505,31 @@ function makeCompiler(name: string): NjCompiler {
         loopDepth--;
       }
     },
+    compileDmWith(this: NjCompiler, node: NjNode, frame: NjFrame) {
+      // Values are evaluated in the enclosing scope, then bound in a new one.
+      const targets = node.targets as NjNode[];
+      const ids = (node.values as NjNode[]).map((value) => {
+        const id = this._tmpid();
+        this._emit(`var ${id} = `);
+        this._compileExpression(value, frame);
+        this._emitLine(';');
+        return id;
+      });
+      this._emitLine('frame = frame.push();');
+      const inner = frame.push();
+      targets.forEach((t, i) => {
+        if (isBlockedName(t.value)) this.fail(`cannot set '${String(t.value)}'`, t.lineno, t.colno);
+        this._emitLine(`frame.set(${JSON.stringify(t.value)}, ${ids[i]});`);
+      });
+      const saved = loopDepth;
+      loopDepth++;
+      try {
+        this.compile(node.body as NjNode, inner);
+      } finally {
+        loopDepth = saved;
+      }
+      this._emitLine('frame = frame.pop();');
+    },
     compileDmIterationScope(this: NjCompiler, node: NjNode, frame: NjFrame) {
       this._emitLine('frame = frame.push();');
       this.compile(node.body as NjNode, frame.push());
@@ -567,11 +620,10 @@ export function compileTemplate(src: string, name: string): Record<string, RootF
     throw new JinjaCompileError(message.trim(), e.lineno);
   }
   const props = new Function(code)() as Record<string, RootFn>;
-  const bound: Record<string, RootFn> = {};
-  for (const [key, fn] of Object.entries(props)) {
-    bound[key] = (env, context, frame, _runtime, cb) => fn(env, context, frame, RUNTIME, cb);
-  }
-  return bound;
+  // Only `root` is entered by nunjucks itself (with its own runtime); blocks are called from
+  // compiled code, which passes the runtime it got, and `super()` finds a block by identity.
+  const root = props.root!;
+  return { ...props, root: (env, context, frame, _runtime, cb) => root(env, context, frame, RUNTIME, cb) };
 }
 
 // ---------------------------------------------------------------- runtime

@@ -307,7 +307,7 @@ function checkNumeric(op: string, a: unknown, b: unknown): void {
 export function pyAdd(a: unknown, b: unknown): unknown {
   if (typeof a === 'string' && typeof b === 'string') return a + b;
   if (Array.isArray(a) && Array.isArray(b)) {
-    if (a instanceof PyTuple !== b instanceof PyTuple) {
+    if (a instanceof PyTuple !== b instanceof PyTuple || a instanceof PyView || b instanceof PyView) {
       throw new PyError(
         'TypeError',
         `can only concatenate ${typeName(a)} (not "${typeName(b)}") to ${typeName(a)}`,
