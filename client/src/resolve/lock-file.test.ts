@@ -50,6 +50,26 @@ describe('lock file', () => {
       }),
     );
   });
+  it('reads its own format without the YAML parser exactly as the YAML parser does (property)', async () => {
+    const { parseYaml } = await import('../document/yaml.js');
+    fc.assert(
+      fc.property(lockFile, (lock) => {
+        const text = formatLockFile(lock);
+        const viaYaml = parseLockFile(`# hand-edited\n${text.replace(/^# .*\n/, '')}\n\n`);
+        assert.deepEqual(parseLockFile(text), viaYaml);
+        assert.deepEqual(parseYaml(text), JSON.parse(JSON.stringify(parseLockFile(text))));
+      }),
+    );
+  });
+  it('falls back to YAML for a hand-edited lock file', () => {
+    const text =
+      'lockfileVersion: 1\nreferences:\n  "github.com/o/r/redis:v1":\n    template: github.com/o/r/redis\n    version: v1.0.3\n    commit: ""\n    kind: jinja\n    templateFile: redis.jinja\n    digest: "sha256:' +
+      'a'.repeat(64) +
+      '"\n    files:\n      redis.jinja:\n        sha256: ' +
+      'b'.repeat(64) +
+      '\n        size: 3\n';
+    assert.equal(parseLockFile(text).references['github.com/o/r/redis:v1']?.files['redis.jinja']?.size, 3);
+  });
   it('rejects a malformed entry naming the property path', () => {
     const text = `lockfileVersion: 1\nreferences:\n  github.com/o/r/redis:v1:\n    template: github.com/o/r/redis\n    version: v1.0.3\n    commit: abc\n    kind: jinja\n    templateFile: redis.jinja\n    digest: md5:1\n    files: {}\n`;
     assert.throws(

@@ -120,9 +120,69 @@ function bad(source: string, path: string, what: string): DmError {
   });
 }
 
+/**
+ * Reads text in exactly the shape `formatLockFile` writes, without a YAML parser (the warm
+ * `dm install` path); anything else — a hand-edited lock — returns undefined and goes to the YAML
+ * parser. Scalars are plain or JSON-quoted, as the emitter writes them.
+ */
+function parseOwnFormat(text: string): unknown {
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  let i = 0;
+  if (lines[i]?.startsWith('#')) i++;
+  const version = /^lockfileVersion: (\d+)$/.exec(lines[i++] ?? '');
+  if (!version) return undefined;
+  const value = (raw: string): string | undefined => {
+    if (raw.startsWith('"')) {
+      try {
+        const v: unknown = JSON.parse(raw);
+        return typeof v === 'string' ? v : undefined;
+      } catch {
+        return undefined;
+      }
+    }
+    return PLAIN.test(raw) && !RESERVED.test(raw) ? raw : undefined;
+  };
+  const references: Record<string, Record<string, unknown>> = {};
+  const header = lines[i++];
+  if (header === 'references: {}')
+    return i === lines.length ? { lockfileVersion: Number(version[1]), references } : undefined;
+  if (header !== 'references:') return undefined;
+  const FIELD = /^ {4}(template|version|commit|kind|templateFile|schemaFile|digest): (.*)$/;
+  const FILE = /^ {6}(.+): \{sha256: (.+), size: (\d+)\}$/;
+  while (i < lines.length) {
+    const key = /^ {2}(.+):$/.exec(lines[i++]!);
+    const name = key ? value(key[1]!) : undefined;
+    if (name === undefined || name in references) return undefined;
+    const entry: Record<string, unknown> = {};
+    for (let m = FIELD.exec(lines[i] ?? ''); m; m = FIELD.exec(lines[i] ?? '')) {
+      const v = value(m[2]!);
+      if (v === undefined) return undefined;
+      entry[m[1]!] = v;
+      i++;
+    }
+    const filesLine = lines[i++];
+    const files: Record<string, unknown> = {};
+    if (filesLine === '    files:') {
+      for (let m = FILE.exec(lines[i] ?? ''); m; m = FILE.exec(lines[i] ?? '')) {
+        const path = value(m[1]!);
+        const sha256 = value(m[2]!);
+        if (path === undefined || sha256 === undefined) return undefined;
+        files[path] = { sha256, size: Number(m[3]) };
+        i++;
+      }
+    } else if (filesLine !== '    files: {}') {
+      return undefined;
+    }
+    entry.files = files;
+    references[name] = entry;
+  }
+  return { lockfileVersion: Number(version[1]), references };
+}
+
 /** Parses and checks a lock file; errors name the file and the property path. */
 export function parseLockFile(text: string, source = LOCKFILE_NAME): LockFile {
-  const data = parseYaml(text, { source });
+  const data = parseOwnFormat(text) ?? parseYaml(text, { source });
   if (data === null || typeof data !== 'object' || Array.isArray(data))
     throw bad(source, '(top level)', 'must be a mapping');
   const raw = data as Record<string, unknown>;
