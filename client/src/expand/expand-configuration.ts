@@ -114,7 +114,7 @@ export function parseConfiguration(
   source: string,
   maxNodes = DEFAULT_MAX_NODES,
 ): ParsedConfiguration {
-  const doc = parseYaml(content, { source });
+  const doc = parseYaml(content, { source, dialect: 'pyyaml' });
   checkNodeBudget(doc, source, maxNodes);
   if (doc === null || doc === undefined) return { imports: [], resources: [] };
   if (!isMapping(doc)) {
@@ -357,7 +357,8 @@ class Expander {
     const outputSource = `${template.path} (output for '${resource.name}')`;
     if (template.kind === 'python') {
       const result = await this.sandbox.renderPython(request);
-      output = 'text' in result ? parseYaml(result.text, { source: outputSource }) : result.data;
+      output =
+        'text' in result ? parseYaml(result.text, { source: outputSource, dialect: 'pyyaml' }) : result.data;
     } else {
       output = await this.sandbox.renderJinjaData(request, { source: outputSource, maxNodes: this.maxNodes });
     }

@@ -39,7 +39,7 @@ process.on('message', (raw: unknown) => {
     });
     if (request.parse) {
       try {
-        const data = parseYaml(text, { source: request.parse.source });
+        const data = parseYaml(text, { source: request.parse.source, dialect: 'pyyaml' });
         checkNodeBudget(data, request.parse.source, request.parse.maxNodes);
         answer({ id: request.id, ok: true, data });
       } catch (error) {
