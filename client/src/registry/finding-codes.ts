@@ -93,9 +93,20 @@ export const FINDING_CODES = {
     severity: 'warning',
     meaning: 'a template version has no example.yaml (a configuration that deploys one instance)',
   },
+  EXAMPLE_FAILED: {
+    severity: 'error',
+    meaning:
+      "a version's example.yaml does not expand with no extra properties (the message says why); found by dm lint, which expands every example, not by the tree scan",
+  },
 } as const satisfies Record<string, FindingCodeInfo>;
 
 export type FindingCode = keyof typeof FINDING_CODES;
 
 /** Every code, in the order of the table above. */
 export const ALL_FINDING_CODES = Object.keys(FINDING_CODES) as FindingCode[];
+
+/** Codes that need more than the tree (dm lint expands each example.yaml); the pure scan never gives them. */
+export const EXPANSION_FINDING_CODES: readonly FindingCode[] = ['EXAMPLE_FAILED'];
+
+/** The codes the pure tree scan can give. */
+export const SCAN_FINDING_CODES = ALL_FINDING_CODES.filter((c) => !EXPANSION_FINDING_CODES.includes(c));

@@ -1,7 +1,7 @@
 /**
  * `dm lint <dir>` as a library function (spec/registry.md §1; spec/cli.md): scan a registry on
- * disk and report every finding. Checking that each example.yaml expands comes with the
- * expansion engine.
+ * disk and report every finding, then (unless asked not to) expand every served version's
+ * example.yaml (check-examples.ts).
  */
 import { readDirectoryTree } from './read-directory-tree.js';
 import { scanRegistryTree } from './scan-tree.js';
@@ -26,16 +26,34 @@ export interface LintReport {
   nestedRegistries: string[];
 }
 
-export async function lintRegistryDirectory(dir: string): Promise<LintReport> {
+export interface LintOptions {
+  /** Expand every served version's example.yaml (default true when `cacheRoot` is given). */
+  examples?: boolean;
+  /** Content cache for files read through references while expanding examples. */
+  cacheRoot?: string;
+}
+
+export async function lintRegistryDirectory(dir: string, options: LintOptions = {}): Promise<LintReport> {
   const tree = await readDirectoryTree(dir);
   const scan = scanRegistryTree(tree.entries, { registryYaml: tree.registryYaml });
-  const errors = scan.findings.filter((f) => f.severity === 'error').length;
+  const findings = [...scan.findings];
+  if (options.cacheRoot && options.examples !== false) {
+    const { checkExamples } = await import('./check-examples.js');
+    const [host, owner, repo] = (scan.registryName ?? '').split('/');
+    findings.push(
+      ...(await checkExamples(dir, scan, {
+        cacheRoot: options.cacheRoot,
+        registry: host && owner && repo ? { host, owner, repo } : undefined,
+      })),
+    );
+  }
+  const errors = findings.filter((f) => f.severity === 'error').length;
   return {
     registry: dir,
-    findings: scan.findings,
+    findings,
     summary: {
       errors,
-      warnings: scan.findings.length - errors,
+      warnings: findings.length - errors,
       collections: scan.collections.length - 1,
       templates: scan.templates.length,
       versions: scan.versions.length,

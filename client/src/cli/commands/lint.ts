@@ -4,7 +4,8 @@ import { action } from '../context.js';
 const HELP = `
 Checks a registry directory against the layout rules (docs/registry-layout.md): template and
 version directory names, one template file per version, schema names, example.yaml, duplicate
-versions, registry.yaml collection mappings. Each finding has a stable code.
+versions, registry.yaml collection mappings; and every served version's example.yaml must expand
+with no extra properties (EXAMPLE_FAILED; skip with --no-examples). Each finding has a stable code.
 
 Exit status: 0 when there is no error finding (warnings allowed), 4 when there is one.
 With -o json: {findings, summary, nestedRegistries} on success; when there are errors, the usual
@@ -19,13 +20,17 @@ export function registerLintCommand(program: Command): void {
   program
     .command('lint <dir>')
     .description('check a registry directory against the registry layout rules')
+    .option('--no-examples', "do not expand each version's example.yaml")
     .addHelpText('after', HELP)
     .action(
-      action(async (ctx, [dir]) => {
+      action(async (ctx, [dir], opts) => {
         const { lintRegistryDirectory } = await import('../../registry/lint-registry.js');
         const { DmError } = await import('../../error.js');
         const { formatTable, printResult } = await import('../format.js');
-        const report = await lintRegistryDirectory(dir!);
+        const report = await lintRegistryDirectory(dir!, {
+          examples: opts.examples !== false,
+          cacheRoot: ctx.config.dirs.cache,
+        });
         const text = (r: typeof report): string => {
           const { summary } = r;
           let out =
