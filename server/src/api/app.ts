@@ -7,6 +7,7 @@
 import { type Context, Hono } from 'hono';
 import { DmError, isDmError } from '../../../client/src/error.js';
 import { createLogger, type Logger } from '../log.js';
+import { pageRoutes } from '../pages/routes.js';
 import { RegistryService, type ServiceDeps } from '../service.js';
 import { migrationsApplied } from '../store/db.js';
 import { type AppEnv, errorResponse } from './http.js';
@@ -82,6 +83,12 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     '/api/v1/templates/*',
     '/api/v1/credentials/*',
     '/api/v1/webhooks/*',
+    // The web pages (pages/routes.tsx).
+    '/',
+    '/search',
+    '/templates/*',
+    '/registries',
+    '/registries/*',
   ]) {
     app.use(path, tracked);
   }
@@ -151,5 +158,6 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       maxWebhookBytes: deps.maxWebhookBytes ?? 25 * 1024 * 1024,
     }),
   );
+  app.route('/', pageRoutes());
   return { app, service, metrics, logger };
 }

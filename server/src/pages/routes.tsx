@@ -1,0 +1,365 @@
+/**
+ * The web pages (spec/server.md §4), server-rendered with hono/jsx, no client-side JavaScript:
+ * `/` and `/search` (the API's TemplateSearch), `/templates/…[/versions/{v}]`, `/registries[/{id}]`.
+ * Access is the API's (`Authorization: Bearer <token>`; anonymous callers see public registries),
+ * and not-found pages list what does exist. Exact-version pages are immutable like the API's
+ * content (strong ETag, a year); the others are short-lived.
+ */
+import { createHash } from 'node:crypto';
+import { type Context, Hono } from 'hono';
+import { DmError, httpStatusFor, isDmError } from '../../../client/src/error.js';
+import type { RequestAccess } from '../api/access.js';
+import { type AppEnv, accessOf, IMMUTABLE, intParam, notModified } from '../api/http.js';
+import type { RegistryView } from '../resolve/catalog.js';
+import type { RegistryService } from '../service.js';
+import { TemplateSearch } from '../store/search.js';
+import { PageData, type VersionRow } from './data.js';
+import { CONTENT_SECURITY_POLICY } from './layout.js';
+import { propertyRows } from './properties.js';
+import {
+  ErrorPage,
+  RegistriesPage,
+  RegistryPage,
+  SearchPage,
+  type SearchParams,
+  type Suggestion,
+  TemplatePage,
+  templateUrl,
+} from './views.js';
+
+/** Bumped when page markup changes, so cached exact-version pages get new ETags. */
+export const PAGES_REVISION = '1';
+
+const PAGE_SIZE = 20;
+const SHORT = 'max-age=60';
+const LIVE = 'max-age=10';
+
+type PageContext = Context<AppEnv>;
+
+interface Rendered {
+  toString(): string | Promise<string>;
+}
+
+async function html(
+  c: PageContext,
+  status: number,
+  node: Rendered,
+  cacheControl: string,
+  etag?: string,
+): Promise<Response> {
+  const body = `<!doctype html>${await node.toString()}`;
+  const headers: Record<string, string> = {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'same-origin',
+    'Cache-Control': cacheControl,
+    Vary: 'Authorization',
+  };
+  if (etag) headers.ETag = etag;
+  return c.body(body, status as 200, headers);
+}
+
+/** Public pages may be kept by shared caches; pages seen with a token only by the browser. */
+function scope(c: PageContext, registries: readonly RegistryView[] = []): string {
+  const personal =
+    c.req.header('authorization') !== undefined || registries.some((r) => r.visibility === 'private');
+  return personal ? 'private' : 'public';
+}
+
+interface TemplatePath {
+  host: string;
+  owner: string;
+  repo: string;
+  collection: string;
+  template: string;
+  version?: string;
+}
+
+/** `{host}/{owner}/{repo}/[{collection}/]{template}[/versions/{version}]`, as the API reads it. */
+function parseTemplatePath(raw: string): TemplatePath {
+  const parts = raw
+    .split('/')
+    .filter((s) => s !== '')
+    .map((s) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return s;
+      }
+    });
+  const at =
+    parts[4] === 'versions' && parts.length === 6
+      ? 4
+      : parts[5] === 'versions' && parts.length === 7
+        ? 5
+        : -1;
+  const head = at === -1 ? parts : parts.slice(0, at);
+  if (head.length !== 4 && head.length !== 5) {
+    throw new DmError(
+      'NOT_FOUND',
+      `no template page at /templates/${raw}; expected host/owner/repo/[collection/]template`,
+      {
+        category: 'not-found',
+      },
+    );
+  }
+  const [host = '', owner = '', repo = ''] = head;
+  const out: TemplatePath = {
+    host: host.toLowerCase(),
+    owner,
+    repo,
+    collection: head.length === 5 ? (head[3] ?? '') : '',
+    template: head.at(-1) ?? '',
+  };
+  if (at !== -1) out.version = (parts[at + 1] ?? '').replace(/^=/, '');
+  return out;
+}
+
+export function pageRoutes(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const searches = new WeakMap<RegistryService, TemplateSearch>();
+  const data = new WeakMap<RegistryService, PageData>();
+  const dataOf = (service: RegistryService) => {
+    let d = data.get(service);
+    if (!d) {
+      d = new PageData(service.store);
+      data.set(service, d);
+    }
+    return d;
+  };
+
+  /** Renders DmErrors as pages with their status; anything else goes to the app's onError. */
+  const page =
+    (handler: (c: PageContext) => Promise<Response>) =>
+    async (c: PageContext): Promise<Response> => {
+      try {
+        return await handler(c);
+      } catch (error) {
+        if (!isDmError(error)) throw error;
+        return errorPage(c, error);
+      }
+    };
+
+  const errorPage = (c: PageContext, error: DmError, list?: Suggestion[], listTitle?: string) => {
+    const status = httpStatusFor(error);
+    const title =
+      status === 404
+        ? 'Not found'
+        : status === 401
+          ? 'Not signed in'
+          : status === 400
+            ? 'Bad request'
+            : 'Error';
+    return html(
+      c,
+      status,
+      <ErrorPage
+        status={status}
+        title={title}
+        message={error.message}
+        {...(list ? { list } : {})}
+        {...(listTitle ? { listTitle } : {})}
+      />,
+      'no-store',
+    );
+  };
+
+  const searchPage = page(async (c) => {
+    const service = c.get('service');
+    const access = accessOf(c);
+    let search = searches.get(service);
+    if (!search) {
+      search = new TemplateSearch(service.store);
+      searches.set(service, search);
+    }
+    const visible = [...service.catalog.registries().values()].filter((r) => access.canRead(r));
+    const q = (c.req.query('q') ?? '').trim();
+    if (q.length > 256) {
+      throw new DmError('INVALID_PARAMETER', 'the search text must be at most 256 characters', {
+        category: 'invalid-input',
+      });
+    }
+    const params: SearchParams = {
+      q,
+      collection: c.req.query('collection'),
+      registry: c.req.query('registry'),
+      page: intParam(c, 'page', 1, 1, 1000),
+    };
+    const result = search.search({
+      q,
+      collection: params.collection,
+      registry: params.registry,
+      page: params.page ?? 1,
+      limit: PAGE_SIZE,
+      visible: visible.map((r) => r.id),
+    });
+    return html(c, 200, <SearchPage params={params} result={result} />, `${scope(c)}, ${SHORT}`);
+  });
+  app.get('/', searchPage);
+  app.get('/search', searchPage);
+
+  app.get(
+    '/templates/*',
+    page(async (c) => {
+      const service = c.get('service');
+      const access = accessOf(c);
+      const p = parseTemplatePath(c.req.path.replace(/^.*?\/templates\//, ''));
+      let registry: RegistryView;
+      try {
+        registry = service.catalog.locate(p, access).registry;
+      } catch (error) {
+        if (!isDmError(error)) throw error;
+        return errorPage(c, error, ...suggestionsFor(service, access, p, error));
+      }
+      const d = dataOf(service);
+      const versions = d.versions(registry.id, p.collection, p.template);
+      const row = d.template(registry.id, p.collection, p.template);
+      const exact = p.version !== undefined;
+      const shown = exact
+        ? versions.find((v) => v.version === p.version)
+        : (versions.find((v) => v.version === row?.latestVersion) ?? versions[0]);
+      if (!shown) {
+        const name = `${registry.name}/${p.collection ? `${p.collection}/` : ''}${p.template}`;
+        return errorPage(
+          c,
+          new DmError('VERSION_NOT_FOUND', `${name} has no version ${p.version ?? ''}`, {
+            category: 'not-found',
+          }),
+          versionLinks(registry.name, p, versions),
+          `Versions of ${p.template}`,
+        );
+      }
+      const resolution = service.catalog.resolutionOf(shown.id);
+      const info =
+        isRecord(resolution.schema) && isRecord(resolution.schema.info) ? resolution.schema.info : {};
+      const cache = `${scope(c, [registry])}, ${exact ? IMMUTABLE.replace(/^public, /, '') : SHORT}`;
+      let etag: string | undefined;
+      if (exact) {
+        const hash = createHash('sha256')
+          .update(
+            `${PAGES_REVISION}\0${registry.name}\0${p.collection}\0${p.template}\0${shown.version}\0${shown.digest}`,
+          )
+          .digest('hex');
+        etag = `"page-${hash}"`;
+        if (notModified(c, etag)) {
+          return c.body(null, 304, { ETag: etag, 'Cache-Control': cache, Vary: 'Authorization' });
+        }
+      }
+      const dir = exact ? shown.dir : shown.dir.replace(/\/[^/]*$/, '');
+      return html(
+        c,
+        200,
+        <TemplatePage
+          registry={registry.name}
+          commit={registry.commit}
+          collection={p.collection}
+          name={p.template}
+          exact={exact}
+          version={shown}
+          latestVersion={row?.latestVersion ?? null}
+          versions={versions}
+          title={typeof info.title === 'string' ? info.title : exact ? null : (row?.title ?? null)}
+          description={
+            typeof info.description === 'string'
+              ? info.description
+              : exact
+                ? null
+                : (row?.description ?? null)
+          }
+          properties={propertyRows(resolution.schema)}
+          hasSchema={resolution.schema !== null}
+          example={shown.hasExample ? d.fileText(shown.id, 'example.yaml') : undefined}
+          files={resolution.files}
+          findings={d.findingsUnder(registry.id, dir)}
+        />,
+        cache,
+        etag,
+      );
+    }),
+  );
+
+  app.get(
+    '/registries',
+    page(async (c) => {
+      const service = c.get('service');
+      const access = accessOf(c);
+      const rows = service.all().filter((r) => access.canRead(r));
+      return html(
+        c,
+        200,
+        <RegistriesPage registries={rows.map((r) => service.info(r, false))} />,
+        `${scope(c, rows)}, ${LIVE}`,
+      );
+    }),
+  );
+
+  app.get(
+    '/registries/:id{.+}',
+    page(async (c) => {
+      const service = c.get('service');
+      const access = accessOf(c);
+      let row: ReturnType<RegistryService['find']>;
+      try {
+        row = service.find(c.req.param('id') ?? '', access);
+      } catch (error) {
+        if (!isDmError(error)) throw error;
+        const list = service
+          .all()
+          .filter((r) => access.canRead(r))
+          .map((r) => ({ label: r.name, href: `/registries/${r.id}` }));
+        return errorPage(c, error, list, 'Registries on this server');
+      }
+      return html(
+        c,
+        200,
+        <RegistryPage info={service.info(row, true)} templates={dataOf(service).templates(row.id)} />,
+        `${scope(c, [row])}, ${LIVE}`,
+      );
+    }),
+  );
+
+  return app;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function versionLinks(registry: string, p: TemplatePath, versions: VersionRow[]): Suggestion[] {
+  return versions.map((v) => ({
+    label: v.version,
+    href: templateUrl(registry, p.collection, p.template, v.version),
+  }));
+}
+
+/** What to list on a not-found page: the registries, or the templates of the registry. */
+function suggestionsFor(
+  service: RegistryService,
+  access: RequestAccess,
+  p: TemplatePath,
+  error: DmError,
+): [Suggestion[], string] {
+  const name = `${p.host}/${p.owner}/${p.repo}`;
+  const registry = service.catalog.registry(name);
+  if (error.code === 'TEMPLATE_NOT_FOUND' && registry && access.canRead(registry)) {
+    const all = service.store.sqlite
+      .prepare('SELECT collection, name FROM templates WHERE registry_id = ? ORDER BY collection, name')
+      .all(registry.id) as { collection: string; name: string }[];
+    const same = all.filter((t) => t.collection === p.collection);
+    const list = (same.length > 0 ? same : all).map((t) => ({
+      label: `${registry.name}/${t.collection ? `${t.collection}/` : ''}${t.name}`,
+      href: templateUrl(registry.name, t.collection, t.name),
+    }));
+    return [
+      list,
+      same.length > 0
+        ? `Templates in ${p.collection || 'the root collection'}`
+        : `Templates in ${registry.name}`,
+    ];
+  }
+  const list = [...service.catalog.registries().values()]
+    .filter((r) => access.canRead(r))
+    .map((r) => ({ label: r.name, href: `/registries/${r.id}` }));
+  return [list, 'Registries on this server'];
+}

@@ -1,0 +1,593 @@
+/**
+ * The pages' views (spec/server.md §4): plain functions of already-read data to JSX. Every value
+ * from the store goes in as text or an attribute, which hono/jsx escapes; nothing from data is
+ * ever raw HTML.
+ */
+import type { Child } from 'hono/jsx';
+import { formatTemplateName } from '../../../client/src/reference/reference.js';
+import { tryParseVersion } from '../../../client/src/reference/version.js';
+import type { FileInfo, RegistryInfo, SearchResult } from '../api/shapes.js';
+import type { FindingRow, RegistryTemplateRow, VersionRow } from './data.js';
+import { Layout } from './layout.js';
+import type { PropertyRow } from './properties.js';
+
+// ---- URLs -------------------------------------------------------------------------------------
+
+const segments = (text: string) => text.split('/').map(encodeURIComponent).join('/');
+
+export function templateUrl(registry: string, collection: string, name: string, version?: string): string {
+  const path = [registry, ...(collection ? [collection] : []), name].map(segments).join('/');
+  return `/templates/${path}${version === undefined ? '' : `/versions/${encodeURIComponent(version)}`}`;
+}
+
+export function registryUrl(name: string): string {
+  return `/registries/${segments(name)}`;
+}
+
+export interface SearchParams {
+  q: string;
+  collection?: string | undefined;
+  registry?: string | undefined;
+  page?: number;
+}
+
+export function searchUrl(p: SearchParams): string {
+  const query = new URLSearchParams();
+  if (p.q) query.set('q', p.q);
+  if (p.collection !== undefined) query.set('collection', p.collection);
+  if (p.registry !== undefined) query.set('registry', p.registry);
+  if (p.page !== undefined && p.page > 1) query.set('page', String(p.page));
+  const text = query.toString();
+  return text ? `/search?${text}` : '/search';
+}
+
+/** The API URL of a version's file (the raw content). */
+export function fileUrl(registry: string, collection: string, name: string, version: string, path: string) {
+  return `/api/v1${templateUrl(registry, collection, name, version)}/files/${segments(path)}`;
+}
+
+// ---- small pieces -----------------------------------------------------------------------------
+
+/** The reference people should write: patch float on MAJOR.MINOR (pre-releases named in full). */
+export function referenceFor(name: string, version: string): string {
+  const v = tryParseVersion(version);
+  if (!v) return `${name}:${version}`;
+  if (v.prerelease.length > 0) return `${name}:${version.replace(/\+.*$/, '')}`;
+  return `${name}:v${v.major}.${v.minor}`;
+}
+
+function collectionLabel(collection: string): string {
+  return collection === '' ? '(root collection)' : collection;
+}
+
+function Time(props: { iso: string | null }) {
+  if (!props.iso) return <span class="muted">never</span>;
+  return <time datetime={props.iso}>{`${props.iso.replace('T', ' ').slice(0, 19)} UTC`}</time>;
+}
+
+function shortHash(text: string | null, length = 12): string {
+  if (!text) return '';
+  return text.replace(/^sha256:/, '').slice(0, length);
+}
+
+function Findings(props: { findings: FindingRow[]; empty: string }) {
+  if (props.findings.length === 0) return <p class="muted">{props.empty}</p>;
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">Severity</th>
+          <th scope="col">Code</th>
+          <th scope="col">Path</th>
+          <th scope="col">Message</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.findings.map((f) => (
+          <tr>
+            <td class={f.severity === 'error' ? 'error' : 'warning'}>{f.severity}</td>
+            <td>
+              <code>{f.code}</code>
+            </td>
+            <td>
+              <code>{f.path}</code>
+            </td>
+            <td>{f.message}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+// ---- search -----------------------------------------------------------------------------------
+
+function Facet(props: {
+  title: string;
+  counts: Record<string, number>;
+  selected: string | undefined;
+  label: (value: string) => string;
+  url: (value: string | undefined) => string;
+}) {
+  const entries = Object.entries(props.counts).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return (
+    <section aria-label={props.title}>
+      <h2>{props.title}</h2>
+      <ul>
+        {props.selected !== undefined && (
+          <li>
+            <a href={props.url(undefined)}>{`All ${props.title.toLowerCase()}s`}</a>
+          </li>
+        )}
+        {entries.map(([value, count]) => (
+          <li>
+            <a href={props.url(value)} aria-current={value === props.selected ? 'true' : undefined}>
+              {props.label(value)}
+            </a>{' '}
+            <span class="badge">{count}</span>
+          </li>
+        ))}
+        {entries.length === 0 && <li class="muted">none</li>}
+      </ul>
+    </section>
+  );
+}
+
+export function SearchPage(props: { params: SearchParams; result: SearchResult }) {
+  const { params, result } = props;
+  const pages = Math.max(1, Math.ceil(result.total / result.limit));
+  const heading = params.q ? `Templates matching “${params.q}”` : 'Templates';
+  const filtered = params.collection !== undefined || params.registry !== undefined;
+  return (
+    <Layout title={params.q ? `Search: ${params.q}` : 'Templates'} query={params.q}>
+      <h1>{heading}</h1>
+      <p class="muted" id="summary">
+        {`${result.totalIsLowerBound ? 'more than ' : ''}${result.total} template${result.total === 1 ? '' : 's'}`}
+        {filtered ? ' (filtered)' : ''}
+      </p>
+      <div class="layout">
+        <aside aria-label="Filters">
+          <Facet
+            title="Collection"
+            counts={result.facets.collection}
+            selected={params.collection}
+            label={collectionLabel}
+            url={(collection) => searchUrl({ ...params, collection, page: 1 })}
+          />
+          <Facet
+            title="Registry"
+            counts={result.facets.registry}
+            selected={params.registry}
+            label={(r) => r}
+            url={(registry) => searchUrl({ ...params, registry, page: 1 })}
+          />
+        </aside>
+        <section aria-label="Results">
+          {result.hits.length === 0 ? (
+            <p>No template matches. Try fewer or shorter words.</p>
+          ) : (
+            <ol class="results" start={(result.page - 1) * result.limit + 1}>
+              {result.hits.map((hit) => (
+                <li>
+                  <a class="ref" href={templateUrl(hit.registry, hit.collection, hit.name)}>
+                    {hit.reference}
+                  </a>{' '}
+                  {hit.latestVersion && <span class="badge">{`latest ${hit.latestVersion}`}</span>}
+                  {(hit.title || hit.description) && (
+                    <p>
+                      {hit.title && <strong>{hit.title}</strong>}
+                      {hit.title && hit.description ? ' — ' : ''}
+                      {hit.description}
+                    </p>
+                  )}
+                </li>
+              ))}
+            </ol>
+          )}
+          {pages > 1 && (
+            <nav class="pages" aria-label="Pagination">
+              {result.page > 1 ? (
+                <a href={searchUrl({ ...params, page: result.page - 1 })} rel="prev">
+                  ← Previous
+                </a>
+              ) : (
+                <span class="muted">← Previous</span>
+              )}
+              <span>{`Page ${result.page} of ${pages}`}</span>
+              {result.page < pages ? (
+                <a href={searchUrl({ ...params, page: result.page + 1 })} rel="next">
+                  Next →
+                </a>
+              ) : (
+                <span class="muted">Next →</span>
+              )}
+            </nav>
+          )}
+        </section>
+      </div>
+    </Layout>
+  );
+}
+
+// ---- template ---------------------------------------------------------------------------------
+
+export interface TemplatePageProps {
+  registry: string;
+  commit: string | null;
+  collection: string;
+  name: string;
+  /** Set on the exact-version page. */
+  exact: boolean;
+  version: VersionRow;
+  latestVersion: string | null;
+  /** All versions (template page only). */
+  versions: VersionRow[];
+  title: string | null;
+  description: string | null;
+  properties: PropertyRow[];
+  hasSchema: boolean;
+  example: string | undefined;
+  files: FileInfo[];
+  findings: FindingRow[];
+}
+
+export function TemplatePage(p: TemplatePageProps) {
+  const full = formatTemplateName(splitName(p.registry, p.collection, p.name));
+  const reference = referenceFor(full, p.version.version);
+  const pin = `${full}:=${p.version.version}`;
+  return (
+    <Layout title={p.exact ? `${p.name} ${p.version.version}` : p.name}>
+      <p class="muted">
+        <a href={registryUrl(p.registry)}>{p.registry}</a>
+        {' / '}
+        <a href={searchUrl({ q: '', registry: p.registry, collection: p.collection })}>
+          {collectionLabel(p.collection)}
+        </a>
+      </p>
+      <h1>
+        {p.name} <span class="badge">{p.version.version}</span> <span class="badge">{p.version.kind}</span>
+      </h1>
+      {(p.title || p.description) && (
+        <p>
+          {p.title && <strong>{p.title}</strong>}
+          {p.title && p.description ? ' — ' : ''}
+          {p.description}
+        </p>
+      )}
+
+      <section aria-labelledby="h-reference">
+        <h2 id="h-reference">Reference</h2>
+        <code class="reference" id="reference">
+          {reference}
+        </code>
+        <p class="muted">
+          Floats to the newest patch of {p.version.version}'s minor version. Exact pin:{' '}
+          <code id="pin">{pin}</code>
+        </p>
+      </section>
+
+      {p.exact ? (
+        <p>
+          <a href={templateUrl(p.registry, p.collection, p.name)}>{`All versions of ${p.name}`}</a>
+        </p>
+      ) : (
+        <section aria-labelledby="h-versions">
+          <h2 id="h-versions">Versions</h2>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Version</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Digest</th>
+                <th scope="col">Note</th>
+              </tr>
+            </thead>
+            <tbody>
+              {p.versions.map((v) => (
+                <tr>
+                  <td>
+                    <a href={templateUrl(p.registry, p.collection, p.name, v.version)}>{v.version}</a>
+                  </td>
+                  <td>{v.kind}</td>
+                  <td>
+                    <code title={v.digest}>{shortHash(v.digest)}</code>
+                  </td>
+                  <td>
+                    {v.version === p.latestVersion
+                      ? 'latest'
+                      : (tryParseVersion(v.version)?.prerelease.length ?? 0) > 0
+                        ? 'pre-release'
+                        : ''}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+      )}
+
+      <section aria-labelledby="h-properties">
+        <h2 id="h-properties">Properties</h2>
+        {p.properties.length === 0 ? (
+          <p class="muted">
+            {p.hasSchema ? 'The schema declares no properties.' : 'This version has no schema.'}
+          </p>
+        ) : (
+          <table id="properties">
+            <caption class="muted">{`Schema properties of ${p.name} ${p.version.version}`}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Default</th>
+                <th scope="col">Required</th>
+                <th scope="col">Description</th>
+              </tr>
+            </thead>
+            <tbody>
+              {p.properties.map((row) => (
+                <tr>
+                  <th scope="row">
+                    <code>{row.name}</code>
+                  </th>
+                  <td>{row.type}</td>
+                  <td>{row.default === null ? <span class="muted">—</span> : <code>{row.default}</code>}</td>
+                  <td>{row.required ? 'yes' : 'no'}</td>
+                  <td>{row.description}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+
+      <section aria-labelledby="h-example">
+        <h2 id="h-example">example.yaml</h2>
+        {p.example === undefined ? (
+          <p class="muted">{p.version.hasExample ? 'Too large to show here; see Files.' : 'No example.'}</p>
+        ) : (
+          <pre>
+            <code id="example">{p.example}</code>
+          </pre>
+        )}
+      </section>
+
+      <section aria-labelledby="h-files">
+        <h2 id="h-files">Files</h2>
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Path</th>
+              <th scope="col">Size (bytes)</th>
+              <th scope="col">sha256</th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.files.map((f) => (
+              <tr>
+                <td>
+                  <a href={fileUrl(p.registry, p.collection, p.name, p.version.version, f.path)}>{f.path}</a>
+                </td>
+                <td class="num">{f.size}</td>
+                <td>
+                  <code title={f.sha256}>{shortHash(f.sha256)}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <p class="muted">
+          Version digest <code>{p.version.digest}</code>
+          {p.exact ? '' : ` · registry commit ${shortHash(p.commit)}`} ·{' '}
+          <a
+            href={`/api/v1${templateUrl(p.registry, p.collection, p.name, p.version.version)}/archive.tar.gz`}
+          >
+            archive.tar.gz
+          </a>
+        </p>
+      </section>
+
+      <section aria-labelledby="h-findings">
+        <h2 id="h-findings">Lint findings</h2>
+        <Findings
+          findings={p.findings}
+          empty={`No lint findings for ${p.exact ? `${p.name} ${p.version.version}` : p.name}.`}
+        />
+      </section>
+    </Layout>
+  );
+}
+
+function splitName(registry: string, collection: string, template: string) {
+  const [host = '', owner = '', repo = ''] = registry.split('/');
+  return { host, owner, repo, collection, template };
+}
+
+// ---- registries -------------------------------------------------------------------------------
+
+function SyncOutcome(props: { info: RegistryInfo }) {
+  const { status, error } = props.info.sync;
+  return (
+    <span
+      class={status === 'failed' || status === 'interrupted' ? 'error' : undefined}
+      title={error ?? undefined}
+    >
+      {status}
+    </span>
+  );
+}
+
+function orDash(value: number | string | null): Child {
+  return value === null ? <span class="muted">—</span> : String(value);
+}
+
+export function RegistriesPage(props: { registries: RegistryInfo[] }) {
+  return (
+    <Layout title="Registries">
+      <h1>Registries</h1>
+      {props.registries.length === 0 ? (
+        <p>No registry is visible here.</p>
+      ) : (
+        <table id="registries">
+          <thead>
+            <tr>
+              <th scope="col">Registry</th>
+              <th scope="col">Source</th>
+              <th scope="col">Commit</th>
+              <th scope="col">Last sync</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">API requests</th>
+              <th scope="col">Rate limit left</th>
+              <th scope="col">Templates</th>
+              <th scope="col">Versions</th>
+              <th scope="col">Findings</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.registries.map((r) => (
+              <tr>
+                <th scope="row">
+                  <a href={registryUrl(r.name)}>{r.name}</a>
+                  {r.visibility === 'private' && <span class="badge">private</span>}
+                </th>
+                <td>{r.source.type}</td>
+                <td>
+                  <code title={r.commit ?? undefined}>{shortHash(r.commit)}</code>
+                </td>
+                <td>
+                  <Time iso={r.sync.lastSyncAt} />
+                </td>
+                <td>
+                  <SyncOutcome info={r} />
+                </td>
+                <td class="num">{orDash(r.sync.apiRequests)}</td>
+                <td class="num">{orDash(r.sync.rateLimitRemaining)}</td>
+                <td class="num">{r.counts.templates}</td>
+                <td class="num">{r.counts.versions}</td>
+                <td class="num">{r.counts.findings}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Layout>
+  );
+}
+
+export function RegistryPage(props: { info: RegistryInfo; templates: RegistryTemplateRow[] }) {
+  const r = props.info;
+  return (
+    <Layout title={r.name}>
+      <p class="muted">
+        <a href="/registries">Registries</a>
+      </p>
+      <h1>
+        {r.name} {r.visibility === 'private' && <span class="badge">private</span>}
+      </h1>
+      <section aria-labelledby="h-sync">
+        <h2 id="h-sync">Sync status</h2>
+        <dl class="facts">
+          <dt>Source</dt>
+          <dd>
+            {`${r.source.type} `}
+            <code>{r.source.location}</code>
+            {r.source.branch ? ` @ ${r.source.branch}` : ''}
+            {r.source.path ? ` / ${r.source.path}` : ''}
+          </dd>
+          <dt>Commit</dt>
+          <dd>{r.commit ? <code>{r.commit}</code> : <span class="muted">none yet</span>}</dd>
+          <dt>Last sync</dt>
+          <dd>
+            <Time iso={r.sync.lastSyncAt} />
+          </dd>
+          <dt>Outcome</dt>
+          <dd>
+            <SyncOutcome info={r} />
+            {r.sync.error ? ` — ${r.sync.error}` : ''}
+          </dd>
+          <dt>API requests</dt>
+          <dd>{orDash(r.sync.apiRequests)}</dd>
+          <dt>Rate limit remaining</dt>
+          <dd>{orDash(r.sync.rateLimitRemaining)}</dd>
+          <dt>Sync interval</dt>
+          <dd>{r.interval === null ? 'on demand and webhook' : `${r.interval} s`}</dd>
+          <dt>Counts</dt>
+          <dd>{`${r.counts.templates} templates, ${r.counts.versions} versions, ${r.counts.findings} findings`}</dd>
+        </dl>
+      </section>
+      <section aria-labelledby="h-findings">
+        <h2 id="h-findings">Lint findings</h2>
+        <Findings
+          findings={r.findings ?? []}
+          empty="No lint findings: every version directory was indexed."
+        />
+      </section>
+      <section aria-labelledby="h-templates">
+        <h2 id="h-templates">Templates</h2>
+        {props.templates.length === 0 ? (
+          <p class="muted">No templates indexed.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Template</th>
+                <th scope="col">Collection</th>
+                <th scope="col">Latest</th>
+                <th scope="col">Title</th>
+              </tr>
+            </thead>
+            <tbody>
+              {props.templates.map((t) => (
+                <tr>
+                  <td>
+                    <a href={templateUrl(r.name, t.collection, t.name)}>{t.name}</a>
+                  </td>
+                  <td>{collectionLabel(t.collection)}</td>
+                  <td>{orDash(t.latestVersion)}</td>
+                  <td>{t.title ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </Layout>
+  );
+}
+
+// ---- errors -----------------------------------------------------------------------------------
+
+export interface Suggestion {
+  label: string;
+  href: string;
+}
+
+export function ErrorPage(props: {
+  status: number;
+  title: string;
+  message: string;
+  listTitle?: string;
+  list?: Suggestion[];
+}) {
+  return (
+    <Layout title={props.title}>
+      <h1>{props.title}</h1>
+      <p id="message">{props.message}</p>
+      {props.list && props.list.length > 0 && (
+        <section aria-labelledby="h-available">
+          <h2 id="h-available">{props.listTitle ?? 'What exists'}</h2>
+          <ul id="available">
+            {props.list.map((s) => (
+              <li>
+                <a href={s.href}>{s.label}</a>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      <p>
+        <a href="/search">Search all templates</a>
+      </p>
+    </Layout>
+  );
+}
