@@ -6,6 +6,9 @@
 import { join } from 'node:path';
 import { desc, eq } from 'drizzle-orm';
 import { DmError } from '../../client/src/error.js';
+import { GitSource } from '../../client/src/source/git.js';
+import { GitHubSource } from '../../client/src/source/github.js';
+import type { Source } from '../../client/src/source/source.js';
 import type { RequestAccess } from './api/access.js';
 import { TokenBook } from './api/access.js';
 import type { RegistryInfo } from './api/shapes.js';
@@ -18,9 +21,6 @@ import {
 } from './indexer/sync-registry.js';
 import { Catalog } from './resolve/catalog.js';
 import { DirectorySource } from './source/directory.js';
-import { GitSource } from './source/git.js';
-import { GitHubSource } from './source/github.js';
-import type { Source } from './source/source.js';
 import { parseSourceSpec, type SourceType } from './source/source-spec.js';
 import type { Store } from './store/db.js';
 import { credentials, findings, registries, syncs, tokens } from './store/schema.js';

@@ -1,7 +1,7 @@
 /**
  * Registries served from git repositories (the config file's `sources:`, `host/owner/repo` →
  * a local repository path or a git URL, `@branch` optional), read with the `git` binary through
- * the shared git source (server/src/source/git.ts): the committed tree of the branch, not the
+ * the shared git source (client/src/source/git.ts): the committed tree of the branch, not the
  * working tree (that is what `--registry-dir` is for). Remote repositories are fetched into the
  * cache directory.
  */
@@ -26,7 +26,7 @@ export function gitSourceResolver(name: string, spec: string, config: DmConfig):
     name: `git ${location}${branch ? `@${branch}` : ''}`,
     registry: { host: registry.host, owner: registry.owner, repo: registry.repo },
     load: async () => {
-      const { GitSource } = await import('../../../server/src/source/git.js');
+      const { GitSource } = await import('../source/git.js');
       return snapshotFromSource(
         new GitSource({ location, branch, cacheDir: join(config.dirs.cache, 'git') }),
       );

@@ -1,16 +1,17 @@
 /**
  * GitHub directly (no registry server): for each registry referenced, the branch commit, one
  * recursive tree and the content actually needed — the same cheap listing the server's indexer
- * uses (the GitHub source in server/src/source/github.ts, throttled and retried by octokit's
+ * uses (the GitHub source in client/src/source/github.ts, throttled and retried by octokit's
  * plugins). github.com and the GitHub Enterprise hosts configured under `registries:` are served;
  * any other host is not mine.
  */
-import type { Source } from '../../../server/src/source/source.js';
+
 import type { DmConfig } from '../config/config.js';
 import type { ContentCache } from '../fetch/content-cache.js';
 import { formatRegistryName, type RegistryName, type RegistryReference } from '../reference/reference.js';
 import { scanRegistryTree } from '../registry/scan-tree.js';
 import type { TreeEntry } from '../registry/types.js';
+import type { Source } from '../source/source.js';
 import type { Resolution, Resolver } from './resolver.js';
 import { type RegistrySnapshot, SnapshotResolver } from './snapshot-resolver.js';
 import { snapshotFromOpened, snapshotFromSource } from './source-snapshot.js';
@@ -60,7 +61,7 @@ export class GitHubResolver implements Resolver {
       name: `GitHub ${formatRegistryName(registry)}`,
       registry,
       load: async () => {
-        const { GitHubSource } = await import('../../../server/src/source/github.js');
+        const { GitHubSource } = await import('../source/github.js');
         const counting: typeof fetch = (input, init) => {
           this.options.onRequest?.(init?.method ?? 'GET', String(input));
           return fetch(input, init);
@@ -88,7 +89,7 @@ export class GitHubResolver implements Resolver {
   private async revalidated(registry: RegistryName, source: GitHubSourceLike): Promise<RegistrySnapshot> {
     const cache = this.options.cache;
     const key = `github-snapshot:${formatRegistryName(registry).toLowerCase()}`;
-    const { createMeter } = await import('../../../server/src/source/source.js');
+    const { createMeter } = await import('../source/source.js');
     const previous = cache ? await cache.readMeta<RememberedSnapshot>(key) : undefined;
     const opened = await source.open({
       meter: createMeter(),

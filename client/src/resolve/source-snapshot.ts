@@ -1,13 +1,14 @@
 /**
- * Adapts a registry source (GitHub, git; server/src/source/) to the resolver's snapshot: one open
+ * Adapts a registry source (GitHub, git; client/src/source/) to the resolver's snapshot: one open
  * (commit + tree), a scan, and the content read in one batch.
  */
-import type { Snapshot, Source } from '../../../server/src/source/source.js';
+
 import { scanRegistryTree } from '../registry/scan-tree.js';
+import type { Snapshot, Source } from '../source/source.js';
 import type { RegistrySnapshot } from './snapshot-resolver.js';
 
 export async function snapshotFromSource(source: Source): Promise<RegistrySnapshot> {
-  const { createMeter } = await import('../../../server/src/source/source.js');
+  const { createMeter } = await import('../source/source.js');
   const opened = await source.open({ meter: createMeter() });
   if (opened.status !== 'changed')
     throw new Error('unreachable: an open without a previous commit is never unchanged');

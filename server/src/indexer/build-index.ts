@@ -8,7 +8,7 @@ import { compareVersions, tryParseVersion } from '../../../client/src/reference/
 import { sha256Hex, versionDigest } from '../../../client/src/registry/digest.js';
 import { scanRegistryTree } from '../../../client/src/registry/scan-tree.js';
 import type { Finding, ScannedVersion, TemplateKind, TreeEntry } from '../../../client/src/registry/types.js';
-import { gitBlobSha, type Snapshot } from '../source/source.js';
+import { gitBlobSha, type Snapshot } from '../../../client/src/source/source.js';
 
 export interface IndexedFile {
   path: string;

@@ -6,7 +6,7 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { DmError } from '../../../client/src/error.js';
-import { createMeter, type Source } from '../source/source.js';
+import { createMeter, type Source } from '../../../client/src/source/source.js';
 import type { Store } from '../store/db.js';
 import { files, registries, syncs } from '../store/schema.js';
 import { swapIndex } from '../store/swap-index.js';

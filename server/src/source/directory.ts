@@ -12,7 +12,12 @@ import {
   readDirectoryTree,
 } from '../../../client/src/registry/read-directory-tree.js';
 import type { TreeEntry } from '../../../client/src/registry/types.js';
-import { gitBlobSha, type OpenOptions, type OpenResult, type Source } from './source.js';
+import {
+  gitBlobSha,
+  type OpenOptions,
+  type OpenResult,
+  type Source,
+} from '../../../client/src/source/source.js';
 
 export interface DirectorySourceOptions {
   directory: string;

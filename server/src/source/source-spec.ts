@@ -9,7 +9,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { DmError } from '../../../client/src/error.js';
-import { isRemoteGitLocation } from './git.js';
+import { isRemoteGitLocation } from '../../../client/src/source/git.js';
 
 export type SourceType = 'github' | 'git' | 'directory';
 

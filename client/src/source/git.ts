@@ -7,8 +7,8 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { DmError } from '../../../client/src/error.js';
-import type { TreeEntry } from '../../../client/src/registry/types.js';
+import { DmError } from '../error.js';
+import type { TreeEntry } from '../registry/types.js';
 import { entriesUnder, type OpenOptions, type OpenResult, type Source } from './source.js';
 
 const run = promisify(execFile);

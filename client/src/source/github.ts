@@ -11,8 +11,8 @@
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
-import { DmError } from '../../../client/src/error.js';
-import type { TreeEntry } from '../../../client/src/registry/types.js';
+import { DmError } from '../error.js';
+import type { TreeEntry } from '../registry/types.js';
 import {
   entriesUnder,
   gitBlobSha,

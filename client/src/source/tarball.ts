@@ -8,7 +8,7 @@
  */
 import { posix } from 'node:path';
 import { Parser, type ReadEntry } from 'tar';
-import { DmError } from '../../../client/src/error.js';
+import { DmError } from '../error.js';
 
 export interface TarballLimits {
   /** Largest archive accepted (compressed), bytes. Default 512 MiB. */

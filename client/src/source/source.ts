@@ -8,7 +8,7 @@
  * (by git blob id), so a re-sync reads only what changed.
  */
 import { createHash } from 'node:crypto';
-import type { TreeEntry } from '../../../client/src/registry/types.js';
+import type { TreeEntry } from '../registry/types.js';
 
 /** Counts what a sync costs: API requests made and the rate-limit budget left afterwards. */
 export interface SyncMeter {
