@@ -1,30 +1,11 @@
 /**
  * The Python behaviour pattern substitution depends on (spec/layering.md §12.1, quirk Q7): `str()`
  * of the inserted value, `re.sub` template escapes, and Python regex syntax mapped onto JavaScript.
- * Functions return a reason string instead of throwing.
+ * Functions return a reason string instead of throwing. Float and string `repr()` are the
+ * expansion engine's (client/src/expand/jinja/python-values.ts), fuzzed against Python's.
  */
+import { pyFloatRepr, pyStrRepr } from '../expand/jinja/python-values.js';
 import { isMapping, MAX_DEPTH } from './data.js';
-
-/** Python's `repr()` of a float, from JavaScript's shortest round-trip digits. */
-function floatRepr(n: number): string {
-  if (Number.isNaN(n)) return 'nan';
-  if (!Number.isFinite(n)) return n > 0 ? 'inf' : '-inf';
-  if (Object.is(n, -0)) return '-0.0';
-  const [mantissa = '0', expText = '0'] = n.toExponential().split('e');
-  const exp = Number(expText);
-  const negative = mantissa.startsWith('-');
-  const digits = mantissa.replace('-', '').replace('.', '');
-  const sign = negative ? '-' : '';
-  if (exp < -4 || exp >= 16) {
-    const frac = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : (digits[0] ?? '0');
-    const e = Math.abs(exp).toString().padStart(2, '0');
-    return `${sign}${frac}e${exp < 0 ? '-' : '+'}${e}`;
-  }
-  if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
-  const intPart = digits.slice(0, exp + 1).padEnd(exp + 1, '0');
-  const fracPart = digits.slice(exp + 1);
-  return `${sign}${intPart}.${fracPart === '' ? '0' : fracPart}`;
-}
 
 /**
  * A number as Python would print it. YAML integers arrive as integral JavaScript numbers and print
@@ -33,23 +14,7 @@ function floatRepr(n: number): string {
  */
 function numberStr(n: number): string {
   if (Number.isInteger(n) && Math.abs(n) < 1e16) return String(n);
-  return floatRepr(n);
-}
-
-function stringRepr(s: string): string {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const ch of s) {
-    const code = ch.codePointAt(0) ?? 0;
-    if (ch === '\\') out += '\\\\';
-    else if (ch === quote) out += `\\${quote}`;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (code < 0x20 || (code >= 0x7f && code < 0xa0)) out += `\\x${code.toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return out + quote;
+  return pyFloatRepr(n);
 }
 
 /** Python's `repr()` of JSON-like data (`{'k': 1}`, `[1, 'x']`, `True`, `None`). */
@@ -60,14 +25,14 @@ export function pyRepr(value: unknown, depth = 0): string {
   if (value === false) return 'False';
   if (typeof value === 'number') return numberStr(value);
   if (typeof value === 'bigint') return value.toString();
-  if (typeof value === 'string') return stringRepr(value);
+  if (typeof value === 'string') return pyStrRepr(value);
   if (Array.isArray(value)) return `[${value.map((v) => pyRepr(v, depth + 1)).join(', ')}]`;
   if (isMapping(value)) {
     return `{${Object.keys(value)
-      .map((k) => `${stringRepr(k)}: ${pyRepr(value[k], depth + 1)}`)
+      .map((k) => `${pyStrRepr(k)}: ${pyRepr(value[k], depth + 1)}`)
       .join(', ')}}`;
   }
-  return stringRepr(String(value));
+  return pyStrRepr(String(value));
 }
 
 /** Python's `str()`: strings as they are, everything else as `repr()`. */
