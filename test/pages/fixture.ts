@@ -1,0 +1,66 @@
+/**
+ * The pages' test set-up: the real app over a temporary SQLite file with registry-fixtures/
+ * indexed as github.com/dm-samples/templates, plus a small public registry (a second collection
+ * and registry for the facets, a description with markup, a lint warning) and a private one.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FIXTURES, type TestServer, tempDir, testServer } from '../server/helpers.js';
+
+export const SAMPLES = 'github.com/dm-samples/templates';
+export const EXTRAS = 'github.com/acme/extras';
+export const PRIVATE = 'github.com/acme/private';
+export const EVIL_DESCRIPTION = '<script>alert("owned")</script> & <b>bold</b>';
+
+function write(root: string, path: string, content: string): void {
+  mkdirSync(join(root, path, '..'), { recursive: true });
+  writeFileSync(join(root, path), content);
+}
+
+function extrasRegistry(): string {
+  const root = tempDir('dm-pages-extras-');
+  write(root, 'registry.yaml', `name: ${EXTRAS}\n`);
+  const schema = (title: string, description: string) =>
+    `info:\n  title: ${JSON.stringify(title)}\n  description: ${JSON.stringify(description)}\nproperties:\n  replicas:\n    type: integer\n    default: 3\nrequired: [replicas]\n`;
+  const jinja = 'resources:\n- name: {{ env["name"] }}\n  type: v1/ConfigMap\n';
+  write(root, 'caching/redis-sentinel/v1.0/redis-sentinel.jinja', jinja);
+  write(
+    root,
+    'caching/redis-sentinel/v1.0/redis-sentinel.jinja.schema',
+    schema('Redis Sentinel', 'High availability for redis.'),
+  );
+  write(
+    root,
+    'caching/redis-sentinel/v1.0/example.yaml',
+    'resources:\n- name: s\n  type: redis-sentinel.jinja\n',
+  );
+  // No example.yaml: a MISSING_EXAMPLE warning for this template.
+  write(root, 'caching/markup/v1/markup.jinja', jinja);
+  write(root, 'caching/markup/v1/markup.jinja.schema', schema('Markup <i>title</i>', EVIL_DESCRIPTION));
+  return root;
+}
+
+function privateRegistry(): string {
+  const root = tempDir('dm-pages-private-');
+  write(root, 'registry.yaml', `name: ${PRIVATE}\n`);
+  write(root, 'hidden-redis/v1/hidden-redis.jinja', 'resources: []\n');
+  write(root, 'hidden-redis/v1/hidden-redis.jinja.schema', 'info:\n  title: Hidden redis\nproperties: {}\n');
+  write(root, 'hidden-redis/v1/example.yaml', 'resources: []\n');
+  return root;
+}
+
+export async function pagesServer(): Promise<TestServer> {
+  const s = testServer({ defaultRegistry: SAMPLES });
+  const sources: [string, string, 'public' | 'private'][] = [
+    [FIXTURES, SAMPLES, 'public'],
+    [extrasRegistry(), EXTRAS, 'public'],
+    [privateRegistry(), PRIVATE, 'private'],
+  ];
+  for (const [source, name, visibility] of sources) {
+    const row = s.service.add({ source, name, visibility });
+    const outcome = await s.service.sync(row.id, 'manual');
+    assert.equal(outcome.status, 'succeeded', `indexing ${name}: ${outcome.error?.message ?? ''}`);
+  }
+  return s;
+}

@@ -1,0 +1,224 @@
+/**
+ * The web pages (spec/server.md §4) through the real app (`app.request()`) over a temporary
+ * SQLite file: status codes, cache headers, escaping, no scripts, the API's access rules.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { propertyRows } from '../../server/src/pages/properties.js';
+import { admin, type TestServer } from '../server/helpers.js';
+import { EVIL_DESCRIPTION, EXTRAS, PRIVATE, pagesServer, SAMPLES } from './fixture.js';
+
+const REDIS = `/templates/${SAMPLES}/redis`;
+
+describe('web pages', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await pagesServer();
+  });
+  after(() => s.close());
+
+  const get = (path: string, headers: Record<string, string> = {}) => s.app.request(path, { headers });
+  const page = async (path: string, headers: Record<string, string> = {}) => {
+    const res = await get(path, headers);
+    return { res, text: await res.text() };
+  };
+
+  it('every page answers HTML with its status, a CSP forbidding scripts, and no <script> tag', async () => {
+    const cases: [string, number][] = [
+      ['/', 200],
+      ['/search?q=redis', 200],
+      ['/search?q=redis&collection=caching', 200],
+      ['/search?q=redis&page=2', 200],
+      [REDIS, 200],
+      [`${REDIS}/versions/v1.0.3`, 200],
+      [`/templates/${SAMPLES}/security/pod-security`, 200],
+      [`/templates/${EXTRAS}/caching/markup`, 200],
+      ['/registries', 200],
+      [`/registries/${SAMPLES}`, 200],
+      [`/registries/${EXTRAS}`, 200],
+      [`${REDIS}/versions/v9`, 404],
+      [`/templates/${SAMPLES}/no-such-template`, 404],
+      ['/templates/github.com/nobody/nothing/redis', 404],
+      ['/templates/too/short', 404],
+      ['/registries/github.com/nobody/nothing', 404],
+      ['/search?q=redis&page=0', 400],
+      ['/search?q=redis&page=abc', 400],
+      [`/search?q=${'x'.repeat(300)}`, 400],
+    ];
+    for (const [path, status] of cases) {
+      const { res, text } = await page(path);
+      assert.equal(res.status, status, path);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/html; charset=utf-8/, path);
+      assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'/, path);
+      assert.ok(text.startsWith('<!doctype html><html lang="en">'), path);
+      assert.doesNotMatch(text, /<script/i, `${path} has a script tag`);
+      assert.match(text, /<h1>/, path);
+      assert.ok(res.headers.get('x-request-id'), `${path} is not tracked`);
+    }
+  });
+
+  it('search ranks redis first, counts facets and links results to template pages', async () => {
+    const { text } = await page('/search?q=redis');
+    const refs = [...text.matchAll(/<a class="ref" href="([^"]+)">([^<]+)<\/a>/g)];
+    assert.equal(refs[0]?.[2], `${SAMPLES}/redis`);
+    assert.equal(refs[0]?.[1], REDIS);
+    assert.ok(refs.some((r) => r[2] === `${EXTRAS}/caching/redis-sentinel`));
+    assert.match(text, /href="\/search\?q=redis&amp;collection=caching"/);
+    assert.match(text, /href="\/search\?q=redis&amp;registry=github.com%2Facme%2Fextras"/);
+    const filtered = await page('/search?q=redis&collection=caching');
+    const hits = [...filtered.text.matchAll(/<a class="ref" href="[^"]+">([^<]+)<\/a>/g)].map((m) => m[1]);
+    assert.deepEqual(hits, [`${EXTRAS}/caching/redis-sentinel`]);
+    assert.match(filtered.text, /aria-current="true">caching</);
+  });
+
+  it('the search page paginates 20 results a page', async () => {
+    const first = await page('/');
+    const count = (text: string) => [...text.matchAll(/<a class="ref"/g)].length;
+    assert.equal(count(first.text), 20);
+    assert.match(first.text, /Page 1 of 2/);
+    assert.match(first.text, /<a href="\/search\?page=2" rel="next">/);
+    const second = await page('/search?page=2');
+    assert.ok(count(second.text) > 0 && count(second.text) < 20);
+    assert.match(second.text, /<a href="\/search" rel="prev">/);
+  });
+
+  it('the template page shows the reference, versions, properties, example.yaml and findings', async () => {
+    const { res, text } = await page(REDIS);
+    assert.equal(res.headers.get('cache-control'), 'public, max-age=60');
+    assert.match(
+      text,
+      /<code class="reference" id="reference">github.com\/dm-samples\/templates\/redis:v1.1<\/code>/,
+    );
+    assert.match(text, /<code id="pin">github.com\/dm-samples\/templates\/redis:=v1.1<\/code>/);
+    for (const v of ['v2.0.0-rc.1', 'v1.1', 'v1.0.3', 'v1.0.1', 'v1']) {
+      assert.ok(text.includes(`href="${REDIS}/versions/${v}"`), v);
+    }
+    assert.match(text, /<code>maxMemory<\/code><\/th><td>string<\/td><td><code>256mb<\/code>/);
+    assert.match(text, /<code>persistence.size<\/code><\/th><td>string<\/td><td><code>1Gi<\/code>/);
+    assert.match(text, /<code id="example">resources:\n- name: session-cache/);
+    assert.match(text, /No lint findings for redis\./);
+    const markup = await page(`/templates/${EXTRAS}/caching/markup`);
+    assert.match(markup.text, /MISSING_EXAMPLE/);
+    assert.match(
+      markup.text,
+      /<code>replicas<\/code><\/th><td>integer<\/td><td><code>3<\/code><\/td><td>yes<\/td>/,
+    );
+  });
+
+  it('data is escaped: a description with <script> renders as text', async () => {
+    const { text } = await page(`/templates/${EXTRAS}/caching/markup`);
+    assert.ok(
+      text.includes('&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;'),
+    );
+    assert.ok(!text.includes(EVIL_DESCRIPTION));
+    assert.ok(text.includes('Markup &lt;i&gt;title&lt;/i&gt;'));
+    const search = await page('/search?q=markup');
+    assert.ok(search.text.includes('&lt;script&gt;alert('));
+    assert.doesNotMatch(search.text, /<script|<b>bold/);
+    const q = await page(`/search?q=${encodeURIComponent('"><script>x</script>')}`);
+    assert.doesNotMatch(q.text, /<script/);
+    assert.ok(q.text.includes('value="&quot;&gt;&lt;script&gt;x&lt;/script&gt;"'));
+  });
+
+  it('exact-version pages are immutable with a strong ETag and answer 304', async () => {
+    const path = `${REDIS}/versions/v1.0.3`;
+    const { res, text } = await page(path);
+    assert.equal(res.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    const etag = res.headers.get('etag') ?? '';
+    assert.match(etag, /^"page-[0-9a-f]{64}"$/);
+    assert.match(text, /redis:v1.0<\/code>/);
+    assert.match(text, /redis:=v1.0.3<\/code>/);
+    assert.match(text, new RegExp(`href="${REDIS}">All versions of redis`));
+    const again = await get(path, { 'if-none-match': etag });
+    assert.equal(again.status, 304);
+    assert.equal(await again.text(), '');
+    const other = await get(`${REDIS}/versions/v1.1`);
+    assert.notEqual(other.headers.get('etag'), etag);
+    const rc = await page(`${REDIS}/versions/v2.0.0-rc.1`);
+    assert.match(rc.text, /redis:v2.0.0-rc.1<\/code>/);
+  });
+
+  it('not-found pages list what exists', async () => {
+    const version = await page(`${REDIS}/versions/v9`);
+    assert.equal(version.res.headers.get('cache-control'), 'no-store');
+    assert.match(version.text, /has no version v9/);
+    const listed = [...version.text.matchAll(/<li><a href="[^"]+\/versions\/([^"]+)">/g)].map((m) => m[1]);
+    assert.deepEqual(listed, ['v2.0.0-rc.1', 'v1.1', 'v1.0.3', 'v1.0.1', 'v1']);
+    const template = await page(`/templates/${SAMPLES}/rediss`);
+    assert.match(template.text, /Templates in the root collection/);
+    assert.ok(template.text.includes(`href="${REDIS}"`));
+    const registry = await page('/templates/github.com/nobody/nothing/redis');
+    assert.match(registry.text, /Registries on this server/);
+    assert.ok(registry.text.includes(`>${SAMPLES}</a>`));
+  });
+
+  it('registry pages show sync status, counts and findings', async () => {
+    const list = await page('/registries');
+    assert.equal(list.res.headers.get('cache-control'), 'public, max-age=10');
+    assert.ok(list.text.includes(`href="/registries/${SAMPLES}">${SAMPLES}</a>`));
+    assert.match(list.text, /succeeded/);
+    const one = await page(`/registries/${EXTRAS}`);
+    assert.match(one.text, /Sync status/);
+    assert.match(one.text, /MISSING_EXAMPLE/);
+    assert.match(one.text, /2 templates, 2 versions, 1 findings/);
+    assert.ok(one.text.includes(`href="/templates/${EXTRAS}/caching/redis-sentinel"`));
+  });
+
+  it('private registries are invisible without a token, like in the API', async () => {
+    const hidden = `/templates/${PRIVATE}/hidden-redis`;
+    assert.equal((await get(hidden)).status, 404);
+    assert.equal((await get(`/registries/${PRIVATE}`)).status, 404);
+    assert.ok(!(await page('/registries')).text.includes(PRIVATE));
+    assert.ok(!(await page('/search?q=hidden')).text.includes('hidden-redis'));
+    const notFound = await page('/templates/github.com/nobody/nothing/redis');
+    assert.ok(!notFound.text.includes(PRIVATE));
+
+    const seen = await get(hidden, admin);
+    assert.equal(seen.status, 200);
+    assert.equal(seen.headers.get('cache-control'), 'private, max-age=60');
+    assert.ok((await page('/search?q=hidden', admin)).text.includes('hidden-redis'));
+    assert.ok((await page('/registries', admin)).text.includes(PRIVATE));
+    const version = await get(`${hidden}/versions/v1`, admin);
+    assert.equal(version.headers.get('cache-control'), 'private, max-age=31536000, immutable');
+    const bad = await page('/', { authorization: 'Bearer wrong' });
+    assert.equal(bad.res.status, 401);
+    assert.match(bad.text, /the token is not valid/);
+  });
+});
+
+describe('propertyRows()', () => {
+  it('gives nested properties dotted names, array items [] and required flags', () => {
+    const rows = propertyRows({
+      required: ['name'],
+      properties: {
+        name: { type: 'string', description: 'The name.' },
+        tls: {
+          type: 'object',
+          required: ['secret'],
+          properties: { secret: { type: 'string' }, hosts: { type: 'array', items: { type: 'string' } } },
+        },
+        ports: {
+          type: 'array',
+          items: { type: 'object', properties: { port: { type: 'integer', default: 80 } } },
+        },
+        mode: { enum: ['a', 'b'], default: 'a' },
+        empty: { type: ['string', 'null'], default: '' },
+      },
+    });
+    assert.deepEqual(
+      rows.map((r) => [r.name, r.type, r.default, r.required]),
+      [
+        ['name', 'string', null, true],
+        ['tls', 'object', null, false],
+        ['tls.secret', 'string', null, true],
+        ['tls.hosts', 'array of string', null, false],
+        ['ports', 'array of object', null, false],
+        ['ports[].port', 'integer', '80', false],
+        ['mode', 'one of a, b', 'a', false],
+        ['empty', 'string | null', '""', false],
+      ],
+    );
+    assert.deepEqual(propertyRows(null), []);
+    assert.deepEqual(propertyRows({ properties: [] }), []);
+  });
+});
