@@ -17,7 +17,7 @@ header.site div{display:flex;gap:1rem;align-items:center;flex-wrap:wrap}
 header.site a.home{font-weight:700;text-decoration:none;color:var(--fg)}
 nav ul{list-style:none;display:flex;gap:1rem;margin:0;padding:0}
 search{display:flex;flex:1;min-width:16rem}
-form.search{display:flex;gap:.5rem;flex:1;min-width:16rem}
+form.search{display:flex;align-items:center;gap:.5rem;flex:1;min-width:16rem}
 form.search input{flex:1;padding:.4rem .6rem;font:inherit;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg)}
 button{padding:.4rem .9rem;font:inherit;border:1px solid var(--line);border-radius:6px;background:var(--soft);color:var(--fg);cursor:pointer}
 h1{font-size:1.6rem;margin:.5rem 0}

@@ -56,6 +56,15 @@ export function referenceFor(name: string, version: string): string {
   return `${name}:v${v.major}.${v.minor}`;
 }
 
+function floatNote(version: string): string {
+  const v = tryParseVersion(version);
+  if (!v) return '';
+  if (v.prerelease.length > 0) {
+    return `Floats to later pre-releases of v${v.major}.${v.minor}.${v.patch} and to its release.`;
+  }
+  return `Floats to the newest patch of v${v.major}.${v.minor}.`;
+}
+
 function collectionLabel(collection: string): string {
   return collection === '' ? '(root collection)' : collection;
 }
@@ -108,6 +117,8 @@ function Facet(props: {
   selected: string | undefined;
   label: (value: string) => string;
   url: (value: string | undefined) => string;
+  /** The link that clears the filter: "All collections". */
+  all: string;
 }) {
   const entries = Object.entries(props.counts).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   return (
@@ -116,7 +127,7 @@ function Facet(props: {
       <ul>
         {props.selected !== undefined && (
           <li>
-            <a href={props.url(undefined)}>{`All ${props.title.toLowerCase()}s`}</a>
+            <a href={props.url(undefined)}>{props.all}</a>
           </li>
         )}
         {entries.map(([value, count]) => (
@@ -149,6 +160,7 @@ export function SearchPage(props: { params: SearchParams; result: SearchResult }
         <aside aria-label="Filters">
           <Facet
             title="Collection"
+            all="All collections"
             counts={result.facets.collection}
             selected={params.collection}
             label={collectionLabel}
@@ -156,6 +168,7 @@ export function SearchPage(props: { params: SearchParams; result: SearchResult }
           />
           <Facet
             title="Registry"
+            all="All registries"
             counts={result.facets.registry}
             selected={params.registry}
             label={(r) => r}
@@ -261,8 +274,7 @@ export function TemplatePage(p: TemplatePageProps) {
           {reference}
         </code>
         <p class="muted">
-          Floats to the newest patch of {p.version.version}'s minor version. Exact pin:{' '}
-          <code id="pin">{pin}</code>
+          {floatNote(p.version.version)} Exact pin: <code id="pin">{pin}</code>
         </p>
       </section>
 

@@ -1,0 +1,140 @@
+/**
+ * The web pages in a real browser (spec/server.md §4: "tested in a real browser"): Debian's
+ * headless Chromium through playwright-core, with JavaScript DISABLED (the pages must work without
+ * it), against the real app served over HTTP on a loopback port. Fails (never skips) when
+ * /usr/bin/chromium is missing. Screenshots go to $DM_SCREENSHOT_DIR (default: the OS temp dir).
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { serve } from '@hono/node-server';
+import type { Page } from 'playwright-core';
+import type { TestServer } from '../server/helpers.js';
+import { CHROMIUM, type LaunchedChromium, launchChromium } from '../support/chromium.js';
+import { EXTRAS, pagesServer, SAMPLES } from './fixture.js';
+
+const SCREENSHOTS = process.env.DM_SCREENSHOT_DIR ?? tmpdir();
+
+it('Debian chromium is installed at /usr/bin/chromium (apt-get install -y chromium)', () => {
+  assert.ok(
+    existsSync(CHROMIUM),
+    `${CHROMIUM} is missing: install Debian's chromium package; no browser is downloaded`,
+  );
+});
+
+describe('web pages in headless Chromium', () => {
+  let s: TestServer;
+  let http: ReturnType<typeof serve>;
+  let base: string;
+  let browser: LaunchedChromium;
+  let page: Page;
+
+  before(async () => {
+    s = await pagesServer();
+    await new Promise<void>((resolve) => {
+      http = serve({ fetch: s.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve());
+    });
+    base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    browser = await launchChromium();
+    page = await browser.context.newPage();
+    page.setDefaultTimeout(15_000);
+  });
+  after(async () => {
+    await browser?.close();
+    await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
+    await s?.close();
+  });
+
+  const results = () => page.locator('ol.results a.ref');
+
+  it('searching "redis" from the home page shows redis first', async () => {
+    const res = await page.goto(`${base}/`);
+    assert.equal(res?.status(), 200);
+    assert.equal(await page.title(), 'Templates · dm registry');
+    await page.getByLabel('Search templates').fill('redis');
+    await Promise.all([
+      page.waitForURL(/\/search\?q=redis$/),
+      page.getByRole('button', { name: 'Search' }).click(),
+    ]);
+    assert.equal(await results().first().textContent(), `${SAMPLES}/redis`);
+    assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Templates matching “redis”');
+    assert.equal(await page.getByLabel('Search templates').inputValue(), 'redis');
+    await page.screenshot({ path: join(SCREENSHOTS, 'dm-pages-search.png'), fullPage: true });
+  });
+
+  it('clicking a facet filters the results, and again clears it', async () => {
+    await page.goto(`${base}/search?q=redis`);
+    const before = await results().allTextContents();
+    assert.ok(before.length > 1);
+    await page.getByRole('region', { name: 'Registry' }).getByRole('link', { name: EXTRAS }).click();
+    await page.waitForURL(/registry=github.com%2Facme%2Fextras/);
+    const filtered = await results().allTextContents();
+    assert.ok(filtered.length > 0 && filtered.length < before.length);
+    assert.ok(
+      filtered.every((r) => r.startsWith(`${EXTRAS}/`)),
+      filtered.join(', '),
+    );
+    await page.getByRole('region', { name: 'Collection' }).getByRole('link', { name: 'caching' }).click();
+    await page.waitForURL(/collection=caching/);
+    assert.deepEqual(await results().allTextContents(), [`${EXTRAS}/caching/redis-sentinel`]);
+    await page.getByRole('link', { name: 'All registries' }).click();
+    await page.waitForURL((url) => !url.search.includes('registry='));
+    assert.deepEqual(await results().allTextContents(), [`${EXTRAS}/caching/redis-sentinel`]);
+  });
+
+  it('clicking a result opens the template page with its reference and properties', async () => {
+    await page.goto(`${base}/search?q=redis`);
+    await results().first().click();
+    await page.waitForURL(`${base}/templates/${SAMPLES}/redis`);
+    assert.equal((await page.getByRole('heading', { level: 1 }).textContent())?.startsWith('redis'), true);
+    assert.equal(await page.locator('code#reference').textContent(), `${SAMPLES}/redis:v1.1`);
+    const row = page.locator('#properties tbody tr', {
+      has: page.getByRole('rowheader', { name: 'maxMemory' }),
+    });
+    assert.equal(await row.count(), 1);
+    assert.deepEqual(await row.locator('td').allTextContents(), [
+      'string',
+      '256mb',
+      'no',
+      'Redis `maxmemory`.',
+    ]);
+    const headers = await page.locator('#properties thead th').allTextContents();
+    assert.deepEqual(headers, ['Name', 'Type', 'Default', 'Required', 'Description']);
+    assert.match((await page.locator('#example').textContent()) ?? '', /maxMemory: 512mb/);
+    await page.screenshot({ path: join(SCREENSHOTS, 'dm-pages-template.png'), fullPage: true });
+
+    await page.getByRole('link', { name: 'v1.0.3' }).click();
+    await page.waitForURL(/\/versions\/v1.0.3$/);
+    assert.equal(await page.locator('code#reference').textContent(), `${SAMPLES}/redis:v1.0`);
+    assert.equal(await page.locator('code#pin').textContent(), `${SAMPLES}/redis:=v1.0.3`);
+  });
+
+  it('a 404 page lists the versions that exist, as links', async () => {
+    const res = await page.goto(`${base}/templates/${SAMPLES}/redis/versions/v9.9`);
+    assert.equal(res?.status(), 404);
+    assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Not found');
+    assert.deepEqual(await page.locator('#available a').allTextContents(), [
+      'v2.0.0-rc.1',
+      'v1.1',
+      'v1.0.3',
+      'v1.0.1',
+      'v1',
+    ]);
+    await page.locator('#available').getByRole('link', { name: 'v1.1' }).click();
+    await page.waitForURL(/\/versions\/v1.1$/);
+    assert.equal(await page.locator('code#reference').textContent(), `${SAMPLES}/redis:v1.1`);
+  });
+
+  it('the registries page shows sync status and links to each registry', async () => {
+    await page.goto(`${base}/registries`);
+    const row = page.locator('#registries tbody tr', { has: page.getByRole('link', { name: SAMPLES }) });
+    assert.match((await row.textContent()) ?? '', /succeeded/);
+    await row.getByRole('link', { name: SAMPLES }).click();
+    await page.waitForURL(`${base}/registries/${SAMPLES}`);
+    assert.equal(await page.getByRole('heading', { level: 2, name: 'Sync status' }).count(), 1);
+    await page.screenshot({ path: join(SCREENSHOTS, 'dm-pages-registry.png'), fullPage: true });
+  });
+});
