@@ -3,14 +3,12 @@
  * busy timeout (two `dm deploy` processes may write at once), drizzle over it, and the migrations of
  * `migrations/client/` applied at open.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { DmError } from '../error.js';
 import * as schema from './schema.js';
+import { findMigrationsFolder, openSqliteFile } from './sqlite.js';
 
 export type StateDb = BetterSQLite3Database<typeof schema>;
 
@@ -28,34 +26,15 @@ export function stateDatabaseFile(stateDir: string): string {
 
 /** `migrations/client/`, found upwards from this module (src or dist). */
 export function findClientMigrations(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, 'migrations', 'client');
-    if (existsSync(join(candidate, 'meta', '_journal.json'))) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir)
-      throw new DmError('MIGRATIONS_NOT_FOUND', 'cannot find the migrations/client/ folder');
-    dir = parent;
-  }
+  return findMigrationsFolder(import.meta.url, 'migrations', 'client');
 }
 
 export function openStateDatabase(file: string): StateDatabase {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  let sqlite: Database.Database;
-  try {
-    sqlite = new Database(file);
-  } catch (error) {
-    throw new DmError(
-      'STATE_UNREADABLE',
-      `cannot open the deployments database ${file}: ${(error as Error).message}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  sqlite.pragma('busy_timeout = 10000');
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
+  const sqlite = openSqliteFile(file, {
+    description: 'the deployments database',
+    code: 'STATE_UNREADABLE',
+    busyTimeoutMs: 10_000,
+  });
   const db = drizzle(sqlite, { schema });
   // Two processes opening a fresh database at once may race to migrate: the loser retries once
   // and then finds the migrations applied.
