@@ -1,0 +1,219 @@
+/**
+ * Where blueprint executions render: a Node child process with the permission model (reads only
+ * the engine's code; no writes, no child processes, no network-relevant environment), a heap
+ * limit and a time limit per template, as the expansion engine's sandbox does
+ * (client/src/expand/sandbox/). The child renders with the expansion engine's Jinja plus the
+ * blueprint functions (jinja-functions.ts).
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DmError } from '../error.js';
+
+export interface BlueprintSandboxOptions {
+  /** Per template, default 10 000 ms. */
+  timeoutMs?: number;
+  /** Heap of the rendering process, default 512 MB. */
+  memoryMb?: number;
+}
+
+export interface RenderRequest {
+  /** Names the template in errors (`<installation path>/<execution>`). */
+  name: string;
+  source: string;
+  context: Record<string, unknown>;
+  /** Files `{% include %}` can reach (the blueprint's filesystem). */
+  files: Record<string, string>;
+}
+
+/** A template failure: `templateFunction` when a blueprint function (getResource…) failed. */
+export class TemplateFailure extends Error {
+  constructor(
+    message: string,
+    readonly kind: string,
+    readonly line: number | undefined,
+    readonly templateFunction: boolean,
+  ) {
+    super(message);
+    this.name = 'TemplateFailure';
+  }
+}
+
+/** Renders execution templates; `renderValue` gives the native value of one expression. */
+export interface TemplateRenderer {
+  renderText(request: RenderRequest): Promise<string>;
+  renderValue(request: Omit<RenderRequest, 'source'> & { expression: string }): Promise<unknown>;
+  close(): void;
+}
+
+interface Answer {
+  id: number;
+  ok: boolean;
+  text?: string;
+  data?: unknown;
+  kind?: string;
+  message?: string;
+  line?: number | null;
+  templateFunction?: boolean;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+function permissionFlag(): string {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  return major > 22 || (major === 22 && minor >= 13) ? '--permission' : '--experimental-permission';
+}
+
+export class BlueprintSandbox implements TemplateRenderer {
+  private child: ChildProcess | undefined;
+  private starting: Promise<ChildProcess> | undefined;
+  private nextId = 1;
+  private readonly pending = new Map<number, (a: Answer | Error) => void>();
+  private readonly timeoutMs: number;
+  private readonly memoryMb: number;
+
+  constructor(options: BlueprintSandboxOptions = {}) {
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.memoryMb = options.memoryMb ?? 512;
+  }
+
+  private start(): Promise<ChildProcess> {
+    const srcDir = resolve(here, '..');
+    const nunjucksDir = dirname(fileURLToPath(import.meta.resolve('nunjucks/package.json')));
+    const nodeModules = dirname(nunjucksDir);
+    const packageRoot = resolve(here, '../../../..');
+    const tree = (dir: string) => (permissionFlag() === '--permission' ? dir : `${dir}/*`);
+    const reads = [
+      tree(here),
+      tree(join(srcDir, 'expand')),
+      tree(nodeModules),
+      join(srcDir, 'document', 'yaml.js'),
+      join(srcDir, 'error.js'),
+      join(packageRoot, 'package.json'),
+    ];
+    const child = fork(join(here, 'sandbox-child.js'), [], {
+      execArgv: [
+        permissionFlag(),
+        ...reads.map((r) => `--allow-fs-read=${r}`),
+        `--max-old-space-size=${this.memoryMb}`,
+        '--stack-size=2000',
+        '--no-warnings',
+      ],
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'advanced',
+      env: {},
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-2000);
+    });
+    child.on('message', (m: unknown) => {
+      const answer = m as Answer;
+      if (answer.id === undefined) return;
+      const done = this.pending.get(answer.id);
+      this.pending.delete(answer.id);
+      done?.(answer);
+    });
+    child.on('exit', (code, signal) => {
+      if (this.child === child) this.child = undefined;
+      const oom = /heap out of memory|Allocation failed/.test(stderr);
+      const reason = oom
+        ? `out of memory (limit ${this.memoryMb} MB)`
+        : signal
+          ? `signal ${signal}`
+          : `exit code ${code}`;
+      for (const [id, done] of this.pending) {
+        this.pending.delete(id);
+        done(
+          new DmError('TEMPLATE_LIMIT', `the blueprint renderer stopped (${reason})`, { category: 'limit' }),
+        );
+      }
+    });
+    return new Promise((resolvePromise, reject) => {
+      const onMessage = (m: unknown) => {
+        if ((m as { ready?: unknown }).ready) {
+          child.off('message', onMessage);
+          resolvePromise(child);
+        }
+      };
+      child.on('message', onMessage);
+      child.once('error', (e) =>
+        reject(new DmError('SANDBOX_FAILED', `cannot start the blueprint renderer: ${e.message}`)),
+      );
+      child.once('exit', (code) => {
+        if (code !== 0) {
+          reject(
+            new DmError(
+              'SANDBOX_FAILED',
+              `the blueprint renderer exited at start: ${stderr.trim().split('\n').slice(-3).join(' ')}`,
+            ),
+          );
+        }
+      });
+    });
+  }
+
+  private async ensure(): Promise<ChildProcess> {
+    if (this.child) return this.child;
+    this.starting ??= this.start().finally(() => {
+      this.starting = undefined;
+    });
+    this.child = await this.starting;
+    return this.child;
+  }
+
+  private async request(message: Record<string, unknown>, name: string): Promise<Answer> {
+    const child = await this.ensure();
+    const id = this.nextId++;
+    const answer = await new Promise<Answer | Error>((resolveAnswer) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        this.kill();
+        resolveAnswer(
+          new DmError('TEMPLATE_LIMIT', `${name}: took longer than ${this.timeoutMs / 1000}s (time limit)`, {
+            category: 'limit',
+          }),
+        );
+      }, this.timeoutMs);
+      this.pending.set(id, (a) => {
+        clearTimeout(timer);
+        resolveAnswer(a);
+      });
+      child.send({ ...message, id });
+    });
+    if (answer instanceof Error) throw answer;
+    if (!answer.ok) {
+      throw new TemplateFailure(
+        answer.message ?? 'template failed',
+        answer.kind ?? 'runtime',
+        answer.line ?? undefined,
+        answer.templateFunction === true,
+      );
+    }
+    return answer;
+  }
+
+  async renderText(request: RenderRequest): Promise<string> {
+    const answer = await this.request({ ...request }, request.name);
+    return answer.text ?? '';
+  }
+
+  async renderValue(request: Omit<RenderRequest, 'source'> & { expression: string }): Promise<unknown> {
+    const { expression, ...rest } = request;
+    const answer = await this.request(
+      { ...rest, source: `{{ (${expression}) | __dm_capture }}`, capture: true },
+      request.name,
+    );
+    return answer.data;
+  }
+
+  private kill(): void {
+    const child = this.child;
+    this.child = undefined;
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+  }
+
+  close(): void {
+    this.kill();
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * JSON schemas of blueprints (spec/blueprints.md §2.3): `local://`, `blueprint://` and `cd://`
+ * references are replaced by the schema they name before compilation; everything else is left
+ * to the validator (ajv, as client/src/expand/schema.ts uses it; drafts 4/6/7 as gojsonschema
+ * detects them).
+ */
+import { createRequire } from 'node:module';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { parseYaml } from '../document/yaml.js';
+import { BlueprintError } from './errors.js';
+
+const require = createRequire(import.meta.url);
+
+interface AjvLike {
+  compile(schema: unknown): ValidateFunction;
+}
+
+let ajvInstance: AjvLike | undefined;
+
+function ajv(): AjvLike {
+  if (!ajvInstance) {
+    const AjvClass = require('ajv').default as new (options: Record<string, unknown>) => AjvLike;
+    const instance = new AjvClass({ allErrors: true, strict: false, validateSchema: false });
+    (require('ajv-formats').default as (a: AjvLike) => void)(instance);
+    ajvInstance = instance;
+  }
+  return ajvInstance;
+}
+
+export interface SchemaScope {
+  /** `localTypes` of the blueprint. */
+  localTypes: Record<string, unknown>;
+  /** The blueprint filesystem (path without leading `/` → content). */
+  files: Record<string, string>;
+  /** Schemas behind `cd://` references (resources of type landscaper.gardener.cloud/jsonschema). */
+  cdSchemas?: Record<string, unknown>;
+}
+
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function fragment(schema: unknown, frag: string | undefined, ref: string): unknown {
+  if (!frag || frag === '/') return schema;
+  let node = schema;
+  for (const raw of frag.replace(/^\//, '').split('/')) {
+    const part = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(node)) node = node[Number(part)];
+    else if (isMapping(node)) node = node[part];
+    else node = undefined;
+    if (node === undefined)
+      throw new BlueprintError('schema', `$ref '${ref}': fragment '#${frag}' selects nothing`);
+  }
+  return node;
+}
+
+function loadRef(ref: string, scope: SchemaScope, inCd: boolean): { schema: unknown; inCd: boolean } {
+  const [base = '', frag] = ref.split('#', 2) as [string, string | undefined];
+  if (base.startsWith('local://')) {
+    const name = base.slice('local://'.length);
+    if (inCd)
+      throw new BlueprintError('schema', `$ref '${ref}': local types are not visible inside cd:// schemas`);
+    if (name.includes('/'))
+      throw new BlueprintError('schema', `$ref '${ref}': a local type reference has no path`);
+    if (!Object.hasOwn(scope.localTypes, name)) {
+      throw new BlueprintError('schema', `$ref '${ref}': no local type '${name}' in localTypes`);
+    }
+    return { schema: fragment(scope.localTypes[name], frag, ref), inCd };
+  }
+  if (base.startsWith('blueprint://')) {
+    const path = base.slice('blueprint://'.length).replace(/^\/+/, '');
+    const text = scope.files[path];
+    if (text === undefined)
+      throw new BlueprintError('schema', `$ref '${ref}': no file '${path}' in the blueprint`);
+    let doc: unknown;
+    try {
+      doc = parseYaml(text, { source: path });
+    } catch (error) {
+      throw new BlueprintError('schema', `$ref '${ref}': ${(error as Error).message}`);
+    }
+    return { schema: fragment(doc, frag, ref), inCd };
+  }
+  const schemas = scope.cdSchemas ?? {};
+  if (!Object.hasOwn(schemas, base)) {
+    throw new BlueprintError('schema', `$ref '${ref}': no jsonschema resource for '${base}'`);
+  }
+  return { schema: fragment(schemas[base], frag, ref), inCd: true };
+}
+
+const OWN_SCHEMES = /^(local|blueprint|cd):\/\//;
+
+/** The schema with every local://, blueprint:// and cd:// reference replaced (recursively). */
+export function resolveSchemaRefs(
+  schema: unknown,
+  scope: SchemaScope,
+  chain: string[] = [],
+  inCd = false,
+): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => resolveSchemaRefs(s, scope, chain, inCd));
+  if (!isMapping(schema)) return schema;
+  const ref = schema.$ref;
+  if (typeof ref === 'string' && OWN_SCHEMES.test(ref)) {
+    if (chain.includes(ref)) {
+      throw new BlueprintError('schema', `cyclic references: ${[...chain, ref].join(' -> ')}`);
+    }
+    const loaded = loadRef(ref, scope, inCd);
+    return resolveSchemaRefs(loaded.schema, scope, [...chain, ref], loaded.inCd);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = resolveSchemaRefs(v, scope, chain, inCd);
+  return out;
+}
+
+/** Draft-04 spellings ajv does not read: boolean exclusive bounds, `id`; `$schema` is dropped. */
+function normalise(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(normalise);
+  if (!isMapping(node)) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$schema' || (key === 'id' && typeof value === 'string')) continue;
+    if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'boolean') {
+      const bound = key === 'exclusiveMinimum' ? 'minimum' : 'maximum';
+      if (value && typeof node[bound] === 'number') out[key] = node[bound];
+      continue;
+    }
+    out[key] = normalise(value);
+  }
+  if (typeof out.exclusiveMinimum === 'number' && node.exclusiveMinimum === true) delete out.minimum;
+  if (typeof out.exclusiveMaximum === 'number' && node.exclusiveMaximum === true) delete out.maximum;
+  return out;
+}
+
+function describe(e: ErrorObject): string {
+  const path = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : '(root)';
+  return `${path}: ${e.message ?? 'is invalid'}`;
+}
+
+const compiled = new Map<string, ValidateFunction>();
+
+/**
+ * Validates `value` against `schema` (references resolved in `scope`); the messages of every
+ * violation, empty when valid. A schema that cannot be compiled is a `schema` error.
+ */
+export function validateAgainst(value: unknown, schema: unknown, scope: SchemaScope, what: string): string[] {
+  const resolved = normalise(resolveSchemaRefs(schema, scope));
+  if (resolved === true || resolved === undefined || resolved === null) return [];
+  const key = JSON.stringify(resolved);
+  let validate = compiled.get(key);
+  if (!validate) {
+    try {
+      validate = ajv().compile(resolved);
+    } catch (error) {
+      throw new BlueprintError('schema', `${what}: invalid JSON schema: ${(error as Error).message}`);
+    }
+    if (compiled.size > 500) compiled.clear();
+    compiled.set(key, validate);
+  }
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map(describe);
+}
