@@ -54,6 +54,11 @@ async function main(): Promise<void> {
     const coldMs = performance.now() - start;
     if (cold.code !== 0) throw new Error(cold.stderr);
     const coldRequests = server.requests().slice(mark);
+    const seen = new Set<string>();
+    for (const r of coldRequests) {
+      if (seen.has(r) && process.env.DM_BENCH_DEBUG) console.log(`repeated: ${r}`);
+      seen.add(r);
+    }
     const result = JSON.parse(cold.stdout) as { filesFetched: number };
 
     mark = server.requests().length;

@@ -150,6 +150,8 @@ export async function install(configPath: string, options: InstallOptions): Prom
   const fetched = new Set<string>();
   /** Offline: files needed but not cached. */
   const missing = new Set<string>();
+  /** Resolutions that came from a source this run, to remember in the cache. */
+  const fresh: ResolvedVersion[] = [];
   /** One fetch per digest, however many files share it. */
   const inflight = new Map<string, Promise<Buffer>>();
   const getFile = (r: ResolvedVersion, file: ResolvedVersion['files'][number]): Promise<Buffer> => {
@@ -188,7 +190,10 @@ export async function install(configPath: string, options: InstallOptions): Prom
     const todo = [...wanted].filter((r) => !resolved.has(r)).sort();
     if (todo.length === 0) break;
     const refs = todo.map((t) => parseReference(t) as RegistryReference);
-    const { resolved: answers } = await resolveThroughChain(chain, refs);
+    const { resolved: answers, answeredBy } = await resolveThroughChain(chain, refs);
+    answers.forEach((answer, i) => {
+      if (answeredBy[i] !== lockResolver.name && answeredBy[i] !== cacheResolver.name) fresh.push(answer);
+    });
     answers.forEach((answer, i) => {
       resolved.set(todo[i]!, { ...answer, reference: todo[i]! });
     });
@@ -295,7 +300,8 @@ export async function install(configPath: string, options: InstallOptions): Prom
   }
   options.onProgress?.(jobs.length, jobs.length);
   const filesFetched = fetched.size;
-  if (!offline) await cacheResolver.remember([...resolved.values()]);
+  // Remember what sources answered (not what the lock or the cache already knew): one small write each.
+  if (!offline && fresh.length > 0) await cacheResolver.remember(fresh);
   if (lockChanged) await writeFileAtomic(lockPath, nextText);
   return { lockFile: lockPath, references, removed, filesFetched, filesCached, lockChanged };
 }
