@@ -43,11 +43,12 @@ export class BlueprintError extends DmError {
   constructor(
     phase: Phase,
     message: string,
-    options: { category?: ErrorCategory; details?: Record<string, unknown> } = {},
+    options: { category?: ErrorCategory; details?: Record<string, unknown>; hint?: string } = {},
   ) {
     super(phase, message, {
       category: options.category ?? (VALIDATION.has(phase) ? 'validation' : 'invalid-input'),
       details: { phase, ...options.details },
+      ...(options.hint ? { hint: options.hint } : {}),
     });
     this.name = 'BlueprintError';
     this.phase = phase;

@@ -1,6 +1,167 @@
+/**
+ * `dm blueprint render|apply <ref|dir> --imports <file>` (spec/cli.md, spec/blueprints.md).
+ * Thin: arguments → one library call; library code is imported lazily.
+ */
 import type { Command } from 'commander';
-import { registerPlanned } from './not-implemented.js';
+import type { CommandContext } from '../context.js';
+import { action } from '../context.js';
+
+const RENDER_HELP = `
+Runs one installation of a Landscaper-style blueprint without a cluster: constructs the imports,
+runs the import executions, renders the subinstallations (recursively) and the deploy executions,
+and runs the export executions. Prints, per installation path, the imports, the deploy items with
+their run order (deployOrder: dependsOn layers), the subinstallations with theirs, and the exports.
+A failure names its phase (-o json: the error's code); everything computed before it is printed.
+
+The imports file (YAML or JSON) holds: installation (the Installation spec plus name and
+namespace), scope (dataObjects and targets of the root context), componentDescriptor, blueprints
+(the blueprints behind cd:// references: {files, componentDescriptor?}) and deployerExports.
+
+Examples:
+  dm blueprint render ./my-blueprint --imports imports.yaml
+  dm blueprint render ./my-blueprint --imports imports.yaml -o json
+  dm --registry-dir registry-fixtures blueprint render platform/namespace-blueprint:v1 --imports imports.yaml
+`;
+
+const APPLY_HELP = `
+Renders as dm blueprint render does, then applies the Kubernetes objects of the deploy items of
+type landscaper.gardener.cloud/kubernetes-manifest (config.manifests[].manifest) with the apply
+path of dm deploy, one dependsOn layer after the other. Deploy items of other types (helm,
+container, mock…) are rendered but not applied; dm lists them.
+
+Examples:
+  dm blueprint apply ./my-blueprint --imports imports.yaml --dry-run
+  dm --context staging blueprint apply ./my-blueprint --imports imports.yaml --name team-a
+`;
+
+type Obj = Record<string, unknown>;
+
+async function renderFromArgs(ctx: CommandContext, arg: string, options: Record<string, unknown>) {
+  const { existsSync, statSync } = await import('node:fs');
+  const { readBlueprintDir, readImportsFile, runBlueprintRender } = await import('../../blueprint/index.js');
+  const { DmError } = await import('../../error.js');
+  if (typeof options.imports !== 'string') {
+    throw new DmError('MISSING_IMPORTS', 'dm blueprint needs --imports <file>', { category: 'usage' });
+  }
+  const { inputs } = readImportsFile(options.imports);
+  const warn = (m: string) => ctx.streams.stderr(`warning: ${m}\n`);
+  let loader: import('../../blueprint/registry.js').RegistryBlueprintLoader | undefined;
+  const registry = async () => {
+    if (!loader) {
+      const { createRegistryBlueprintLoader } = await import('../../blueprint/registry.js');
+      loader = await createRegistryBlueprintLoader({
+        config: ctx.config,
+        registryDirs: ctx.registryDirs,
+        warn,
+      });
+    }
+    return loader;
+  };
+  let files: Record<string, string>;
+  let source = arg;
+  if (existsSync(arg) && statSync(arg).isDirectory()) {
+    files = readBlueprintDir(arg);
+  } else if (/[:/]/.test(arg) && !existsSync(arg)) {
+    const loaded = await (await registry()).load(arg);
+    files = loaded.files;
+    source = loaded.resolved;
+  } else {
+    throw new DmError('NOT_FOUND', `'${arg}' is neither a blueprint directory nor a registry reference`, {
+      category: 'not-found',
+    });
+  }
+  const result = await runBlueprintRender(files, inputs, {
+    resolveBlueprintRef: async (ref) => {
+      if (ref.startsWith('cd://') || !/:/.test(ref)) return undefined;
+      return (await registry()).load(ref);
+    },
+  });
+  return { result, source };
+}
+
+/** Throws the render's error with the partial result (printed first unless -o json). */
+async function failWithPartial(
+  ctx: CommandContext,
+  result: { installations: Obj; error?: { phase: string; message: string } },
+) {
+  if (!result.error) return;
+  const { BlueprintError } = await import('../../blueprint/index.js');
+  const { formatYaml } = await import('../../document/yaml.js');
+  if (ctx.config.output !== 'json') ctx.streams.stdout(formatYaml({ installations: result.installations }));
+  throw new BlueprintError(result.error.phase as never, result.error.message, {
+    details: { installations: result.installations },
+    hint: `failed in phase ${result.error.phase}`,
+  });
+}
 
 export function registerBlueprintCommands(program: Command): void {
-  registerPlanned(program, 'blueprint', 'render or apply a Landscaper-style blueprint');
+  const blueprint = program.command('blueprint').description('render or apply a Landscaper-style blueprint');
+  blueprint
+    .command('render <blueprint>')
+    .description('render a blueprint installation (a directory or a registry reference)')
+    .requiredOption('--imports <file>', 'the installation, scope and other inputs (YAML or JSON)')
+    .addHelpText('after', RENDER_HELP)
+    .action(
+      action<unknown>(async (ctx, [arg], options) => {
+        const { result } = await renderFromArgs(ctx, arg as string, options);
+        await failWithPartial(ctx, result as never);
+        return { data: { installations: result.installations } };
+      }),
+    );
+  blueprint
+    .command('apply <blueprint>')
+    .description('render a blueprint installation and apply its kubernetes-manifest deploy items')
+    .requiredOption('--imports <file>', 'the installation, scope and other inputs (YAML or JSON)')
+    .option('--name <name>', 'deployment name (default: the installation name)')
+    .option('--dry-run', 'show what would be created, updated and pruned')
+    .option('--wait', 'wait until workloads are ready')
+    .option('--timeout <seconds>', 'time limit for --wait and prunes', '300')
+    .addHelpText('after', APPLY_HELP)
+    .action(
+      action<import('../../blueprint/apply.js').ApplyResult>(async (ctx, [arg], options) => {
+        const { result } = await renderFromArgs(ctx, arg as string, options);
+        await failWithPartial(ctx, result as never);
+        const { applyRenderedBlueprint } = await import('../../blueprint/apply.js');
+        const { openStateDatabase, stateDatabaseFile } = await import('../../state/database.js');
+        const { DeploymentStore } = await import('../../state/deployments-store.js');
+        const { Kubectl } = await import('../../deploy/kubectl.js');
+        const store = new DeploymentStore(openStateDatabase(stateDatabaseFile(ctx.config.dirs.state)));
+        try {
+          const kubectl = new Kubectl({
+            kubeconfig: ctx.config.kube.kubeconfig,
+            context: ctx.config.kube.context,
+            namespace: ctx.config.kube.namespace,
+            env: ctx.env,
+            ...(ctx.env.DM_KUBECTL ? { binary: ctx.env.DM_KUBECTL } : {}),
+          });
+          const timeout = Number(options.timeout ?? 300);
+          const applied = await applyRenderedBlueprint(result, {
+            store,
+            kubectl,
+            ...(typeof options.name === 'string' ? { name: options.name } : {}),
+            dryRun: Boolean(options.dryRun),
+            wait: Boolean(options.wait),
+            timeoutSeconds: Number.isFinite(timeout) && timeout > 0 ? timeout : 300,
+          });
+          for (const s of applied.skipped) {
+            ctx.streams.stderr(
+              `note: deploy item ${s.installation}/${s.item} (${s.type}) is not applied by dm\n`,
+            );
+          }
+          return {
+            data: applied,
+            text: (d) =>
+              [
+                `deployment ${d.deployment}: ${d.status}`,
+                ...d.layers.map(
+                  (l, i) => `layer ${i + 1}: ${l.items.join(', ')} (${l.objects} objects) ${l.status}`,
+                ),
+                ...d.skipped.map((s) => `not applied: ${s.installation}/${s.item} (${s.type})`),
+              ].join('\n'),
+          };
+        } finally {
+          store.database.close();
+        }
+      }),
+    );
 }
