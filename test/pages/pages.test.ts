@@ -3,9 +3,11 @@
  * SQLite file: status codes, cache headers, escaping, no scripts, the API's access rules.
  */
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { propertyRows } from '../../server/src/pages/properties.js';
-import { admin, type TestServer } from '../server/helpers.js';
+import { admin, type TestServer, tempDir } from '../server/helpers.js';
 import { EVIL_DESCRIPTION, EXTRAS, PRIVATE, pagesServer, SAMPLES } from './fixture.js';
 
 const REDIS = `/templates/${SAMPLES}/redis`;
@@ -162,6 +164,37 @@ describe('web pages', () => {
     assert.match(one.text, /MISSING_EXAMPLE/);
     assert.match(one.text, /2 templates, 2 versions, 1 findings/);
     assert.ok(one.text.includes(`href="/templates/${EXTRAS}/caching/redis-sentinel"`));
+  });
+
+  it('pages remembered for anonymous readers are dropped when a sync swaps a new index in', async () => {
+    const root = tempDir('dm-pages-swap-');
+    const put = (path: string, content: string) => {
+      mkdirSync(join(root, path, '..'), { recursive: true });
+      writeFileSync(join(root, path), content);
+    };
+    put('registry.yaml', 'name: github.com/acme/swap\n');
+    put('zebra/v1/zebra.jinja', 'resources: []\n');
+    put('zebra/v1/example.yaml', 'resources: []\n');
+    const row = s.service.add({ source: root, name: 'github.com/acme/swap' });
+    assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
+    const before = await page('/search?q=zebra');
+    assert.ok(before.text.includes('github.com/acme/swap/zebra<'));
+    assert.ok(!before.text.includes('zebra-two'));
+    assert.equal((await page('/search?q=zebra')).text, before.text);
+    const templateBefore = await page('/templates/github.com/acme/swap/zebra');
+    assert.match(templateBefore.text, /zebra:v1.0</);
+
+    put('zebra-two/v1/zebra-two.jinja', 'resources: []\n');
+    put('zebra-two/v1/example.yaml', 'resources: []\n');
+    put('zebra/v1.1/zebra.jinja', 'resources: []\n');
+    put('zebra/v1.1/example.yaml', 'resources: []\n');
+    assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
+    const after = await page('/search?q=zebra');
+    assert.ok(after.text.includes('github.com/acme/swap/zebra-two<'));
+    assert.match((await page('/templates/github.com/acme/swap/zebra')).text, /zebra:v1.1</);
+    s.service.remove(row.id);
+    assert.equal((await get('/templates/github.com/acme/swap/zebra')).status, 404);
+    assert.ok(!(await page('/search?q=zebra')).text.includes('github.com/acme/swap'));
   });
 
   it('private registries are invisible without a token, like in the API', async () => {

@@ -40,14 +40,19 @@ interface Rendered {
   toString(): string | Promise<string>;
 }
 
-async function html(
-  c: PageContext,
+/** A rendered page, kept in memory for anonymous readers until the next index swap. */
+interface PageEntry {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+async function renderPage(
   status: number,
   node: Rendered,
   cacheControl: string,
   etag?: string,
-): Promise<Response> {
-  const body = `<!doctype html>${await node.toString()}`;
+): Promise<PageEntry> {
   const headers: Record<string, string> = {
     'Content-Type': 'text/html; charset=utf-8',
     'Content-Security-Policy': CONTENT_SECURITY_POLICY,
@@ -57,7 +62,67 @@ async function html(
     Vary: 'Authorization',
   };
   if (etag) headers.ETag = etag;
-  return c.body(body, status as 200, headers);
+  return { status, body: `<!doctype html>${await node.toString()}`, headers };
+}
+
+function send(c: PageContext, entry: PageEntry): Response {
+  const etag = entry.headers.ETag;
+  if (etag && notModified(c, etag)) {
+    return c.body(null, 304, {
+      ETag: etag,
+      'Cache-Control': entry.headers['Cache-Control'] ?? '',
+      Vary: 'Authorization',
+    });
+  }
+  return c.body(entry.body, entry.status as 200, entry.headers);
+}
+
+async function html(
+  c: PageContext,
+  status: number,
+  node: Rendered,
+  cacheControl: string,
+  etag?: string,
+  memo?: PageMemo,
+): Promise<Response> {
+  const entry = await renderPage(status, node, cacheControl, etag);
+  if (memo && status === 200) memo.set(entry);
+  return send(c, entry);
+}
+
+/** Where one page is remembered: a key in the current generation's map. */
+interface PageMemo {
+  get(): PageEntry | undefined;
+  set(entry: PageEntry): void;
+}
+
+const MEMO_ENTRIES = 2000;
+
+/**
+ * Pages for anonymous readers depend only on the serving indexes, which change only when the
+ * catalog is invalidated (an index swap, a registry added or removed): the catalog then builds a
+ * new registries map, so rendered pages are kept per map object and dropped with it. Readers with a
+ * token are rendered every time.
+ */
+function memoizer() {
+  const generations = new WeakMap<object, Map<string, PageEntry>>();
+  return (c: PageContext, key: string): PageMemo | undefined => {
+    if (c.req.header('authorization') !== undefined) return undefined;
+    const generation = c.get('service').catalog.registries();
+    let map = generations.get(generation);
+    if (!map) {
+      map = new Map();
+      generations.set(generation, map);
+    }
+    const pages = map;
+    return {
+      get: () => pages.get(key),
+      set: (entry) => {
+        if (pages.size >= MEMO_ENTRIES) pages.clear();
+        pages.set(key, entry);
+      },
+    };
+  };
 }
 
 /** Public pages may be kept by shared caches; pages seen with a token only by the browser. */
@@ -120,6 +185,7 @@ export function pageRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const searches = new WeakMap<RegistryService, TemplateSearch>();
   const data = new WeakMap<RegistryService, PageData>();
+  const memoOf = memoizer();
   const dataOf = (service: RegistryService) => {
     let d = data.get(service);
     if (!d) {
@@ -186,6 +252,12 @@ export function pageRoutes(): Hono<AppEnv> {
       registry: c.req.query('registry'),
       page: intParam(c, 'page', 1, 1, 1000),
     };
+    const memo = memoOf(
+      c,
+      `s\0${q}\0${params.collection ?? '\u0001'}\0${params.registry ?? '\u0001'}\0${params.page}`,
+    );
+    const hit = memo?.get();
+    if (hit) return send(c, hit);
     const result = search.search({
       q,
       collection: params.collection,
@@ -194,7 +266,14 @@ export function pageRoutes(): Hono<AppEnv> {
       limit: PAGE_SIZE,
       visible: visible.map((r) => r.id),
     });
-    return html(c, 200, <SearchPage params={params} result={result} />, `${scope(c)}, ${SHORT}`);
+    return html(
+      c,
+      200,
+      <SearchPage params={params} result={result} />,
+      `${scope(c)}, ${SHORT}`,
+      undefined,
+      memo,
+    );
   });
   app.get('/', searchPage);
   app.get('/search', searchPage);
@@ -205,6 +284,12 @@ export function pageRoutes(): Hono<AppEnv> {
       const service = c.get('service');
       const access = accessOf(c);
       const p = parseTemplatePath(c.req.path.replace(/^.*?\/templates\//, ''));
+      const memo = memoOf(
+        c,
+        `t\0${p.host}/${p.owner}/${p.repo}\0${p.collection}\0${p.template}\0${p.version ?? '\u0001'}`,
+      );
+      const hit = memo?.get();
+      if (hit) return send(c, hit);
       let registry: RegistryView;
       try {
         registry = service.catalog.locate(p, access).registry;
@@ -275,6 +360,7 @@ export function pageRoutes(): Hono<AppEnv> {
         />,
         cache,
         etag,
+        memo,
       );
     }),
   );
