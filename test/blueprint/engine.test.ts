@@ -1,0 +1,251 @@
+/**
+ * The blueprint engine beyond the conformance cases: error phases, export merging and mappings,
+ * target references, template functions, and the sandbox's limits. Templates render in the real
+ * blueprint sandbox process.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import {
+  type BlueprintInputs,
+  BlueprintSandbox,
+  deepMerge,
+  renderBlueprint,
+} from '../../client/src/blueprint/index.js';
+
+const sandbox = new BlueprintSandbox({ timeoutMs: 3000 });
+after(() => sandbox.close());
+
+const HEAD = 'apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\n';
+
+function render(
+  blueprintYaml: string,
+  inputs: Partial<BlueprintInputs> = {},
+  files: Record<string, string> = {},
+) {
+  return renderBlueprint(
+    { 'blueprint.yaml': HEAD + blueprintYaml, ...files },
+    { ...inputs, installation: { name: 'inst', namespace: 'ns', ...(inputs.installation ?? {}) } },
+    { renderer: sandbox },
+  );
+}
+
+const target = (name: string, type = 'landscaper.gardener.cloud/kubernetes-cluster') => ({
+  apiVersion: 'landscaper.gardener.cloud/v1alpha1',
+  kind: 'Target',
+  metadata: { name, namespace: 'ns' },
+  spec: { type, config: {} },
+});
+
+describe('renderBlueprint()', () => {
+  it('renderBlueprint() reports a dependsOn cycle in phase deployItems', async () => {
+    const r = await render(`deployExecutions:
+  - name: d
+    type: Jinja
+    template: |
+      deployItems:
+        - {name: a, type: t/mock, dependsOn: [b]}
+        - {name: b, type: t/mock, dependsOn: [a]}
+`);
+    assert.equal(r.error?.phase, 'deployItems');
+    assert.match(r.error?.message ?? '', /cycle/);
+    assert.equal(r.installations.inst?.deployItems, undefined);
+  });
+
+  it('renderBlueprint() reports duplicate deploy item names before unknown dependencies', async () => {
+    const r = await render(`deployExecutions:
+  - {name: d1, type: Jinja, template: "deployItems: [{name: a, type: t/mock, dependsOn: [zzz]}]"}
+  - {name: d2, type: Jinja, template: "deployItems: [{name: a, type: t/mock}]"}
+`);
+    assert.equal(r.error?.phase, 'deployItems');
+    assert.match(r.error?.message ?? '', /duplicate/);
+  });
+
+  it('renderBlueprint() reports a subinstallation cycle in Landscaper’s words', async () => {
+    const sub = (name: string, input: string, output: string) => `  - name: ${name}
+    blueprint:
+      filesystem:
+        blueprint.yaml: "${HEAD.replace(/\n/g, '\\n')}"
+    imports: {data: [{name: x, dataRef: ${input}}]}
+    exports: {data: [{name: o, dataRef: ${output}}]}
+`;
+    const r = await render(`subinstallations:\n${sub('a', 'b-out', 'a-out')}${sub('b', 'a-out', 'b-out')}`);
+    assert.equal(r.error?.phase, 'subinstallations');
+    assert.equal(
+      r.error?.message,
+      'the subinstallations have a cycle: a -{depends_on}-> b -{depends_on}-> a',
+    );
+  });
+
+  it('renderBlueprint() fails a required import without a value in phase imports, before any execution', async () => {
+    const r = await render(`imports:
+  - {name: x, schema: {type: string}}
+deployExecutions:
+  - {name: d, type: Jinja, template: "deployItems: []"}
+`);
+    assert.equal(r.error?.phase, 'imports');
+    assert.deepEqual(r.installations, { inst: {} });
+  });
+
+  it('renderBlueprint() rejects a conditional import under a required import', async () => {
+    const r = await render(`imports:
+  - {name: x, schema: {type: string}, imports: [{name: y, schema: {type: string}}]}
+`);
+    assert.equal(r.error?.phase, 'imports');
+    assert.match(r.error?.message ?? '', /conditional/);
+  });
+
+  it('renderBlueprint() checks the target type and prefixes short target types', async () => {
+    const bp = `imports:
+  - {name: c, type: target, targetType: kubernetes-cluster}
+deployExecutions:
+  - {name: d, type: Jinja, template: "deployItems: [{name: a, type: t/mock, target: {import: c}}]"}
+`;
+    const ok = await render(bp, {
+      installation: { imports: { targets: [{ name: 'c', target: 'k' }] } },
+      scope: { targets: { k: target('k') } },
+    });
+    assert.equal(ok.error, undefined, ok.error?.message);
+    assert.deepEqual(ok.installations.inst?.deployItems?.[0]?.target, { name: 'k', namespace: 'ns' });
+    const wrong = await render(bp, {
+      installation: { imports: { targets: [{ name: 'c', target: 'k' }] } },
+      scope: { targets: { k: target('k', 'other/type') } },
+    });
+    assert.equal(wrong.error?.phase, 'imports');
+  });
+
+  it('renderBlueprint() fails a targetMap reference with a missing key in phase deployItems', async () => {
+    const r = await render(
+      `imports:
+  - {name: m, type: targetMap, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+deployExecutions:
+  - {name: d, type: Jinja, template: "deployItems: [{name: a, type: t/mock, target: {import: m, key: blue}}]"}
+`,
+      {
+        installation: { imports: { targets: [{ name: 'm', targetMap: { red: 'r' } }] } },
+        scope: { targets: { r: target('r') } },
+      },
+    );
+    assert.equal(r.error?.phase, 'deployItems');
+    assert.match(r.error?.message ?? '', /blue/);
+  });
+
+  it('renderBlueprint() deep-merges export executions, drops undeclared exports, applies exportDataMappings', async () => {
+    const r = await render(
+      `exports:
+  - {name: cfg, schema: {type: object}}
+  - {name: n, schema: {type: integer}}
+exportExecutions:
+  - {name: e1, type: Jinja, template: "exports: {cfg: {a: 1, l: [1, 2]}, n: 1, extra: x}"}
+  - {name: e2, type: Jinja, template: "exports: {cfg: {b: 2, l: [3]}}"}
+`,
+      {
+        installation: {
+          exportDataMappings: { doubled: '{{ n * 2 }}', text: 'n is {{ exports.n }}' },
+          exports: {
+            data: [
+              { name: 'doubled', dataRef: 'out-d' },
+              { name: 'cfg', dataRef: 'out-cfg' },
+            ],
+          },
+        },
+      },
+    );
+    assert.equal(r.error, undefined, r.error?.message);
+    assert.deepEqual(r.installations.inst?.exports, {
+      cfg: { a: 1, b: 2, l: [3] },
+      n: 1,
+      doubled: 2,
+      text: 'n is 1',
+    });
+    assert.deepEqual(r.installations.inst?.exportedDataObjects, {
+      'out-d': 2,
+      'out-cfg': { a: 1, b: 2, l: [3] },
+    });
+  });
+
+  it('renderBlueprint() fails an installation export the blueprint does not provide in phase exports', async () => {
+    const r = await render('exports:\n  - {name: o, schema: {type: string}}\n', {
+      installation: { exports: { data: [{ name: 'o', dataRef: 'x' }] } },
+    });
+    assert.equal(r.error?.phase, 'exports');
+    assert.match(r.error?.message ?? '', /not defined/);
+  });
+
+  it('renderBlueprint() stops at the first import execution that returns errors', async () => {
+    const r = await render(`importExecutions:
+  - {name: a, type: Jinja, template: "errors: [first problem]"}
+  - {name: b, type: Jinja, template: "errors: [never reached]"}
+`);
+    assert.equal(r.error?.phase, 'importExecutions');
+    assert.match(r.error?.message ?? '', /first problem/);
+    assert.doesNotMatch(r.error?.message ?? '', /never reached/);
+  });
+
+  it('renderBlueprint() reports a failing template function in phase template', async () => {
+    const r = await render(
+      "deployExecutions:\n  - {name: d, type: Jinja, template: \"x: {{ getResource(cd, 'name', 'nope') }}\"}\n",
+      { componentDescriptor: { component: { name: 'c', version: '1', resources: [{ name: 'a' }] } } },
+    );
+    assert.equal(r.error?.phase, 'template');
+  });
+
+  it('renderBlueprint() supports toyaml, fromyaml, nindent, sindent, b64enc and b64dec', async () => {
+    const r = await render(`deployExecutions:
+  - name: d
+    type: Jinja
+    template: |
+      deployItems:
+        - name: a
+          type: t/mock
+          config:
+            y: {{ {"b": 1, "a": [1, 2]} | toyaml | nindent(8) }}
+            z: {{ ("k: v" | fromyaml).k }}
+            s: "{{ "x" | sindent(2) }}"
+            r: {{ "hello" | b64enc | b64dec }}
+`);
+    assert.equal(r.error, undefined, r.error?.message);
+    assert.deepEqual(r.installations.inst?.deployItems?.[0]?.config, {
+      y: { a: [1, 2], b: 1 },
+      z: 'v',
+      s: '  x',
+      r: 'hello',
+    });
+  });
+
+  it('renderBlueprint() refuses executions of type GoTemplate', async () => {
+    const r = await render(
+      'deployExecutions:\n  - {name: d, type: GoTemplate, template: "deployItems: []"}\n',
+    );
+    assert.equal(r.error?.phase, 'deployExecutions');
+    assert.match(r.error?.message ?? '', /Jinja/);
+  });
+
+  it('renderBlueprint() stops a template that runs past the time limit', async () => {
+    const r = await render(
+      'deployExecutions:\n  - {name: d, type: Jinja, template: "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"}\n',
+    );
+    assert.equal(r.error?.phase, 'deployExecutions');
+    assert.match(r.error?.message ?? '', /time limit/);
+    // the sandbox starts a fresh process for the next template
+    const again = await render(
+      'deployExecutions:\n  - {name: d, type: Jinja, template: "deployItems: []"}\n',
+    );
+    assert.equal(again.error, undefined);
+  });
+
+  it('renderBlueprint() blocks templates from reaching host objects', async () => {
+    const r = await render(
+      'deployExecutions:\n  - {name: d, type: Jinja, template: "{{ imports.__class__ }}{{ cd.constructor.constructor(\'return process\')() }}"}\n',
+    );
+    assert.equal(r.error?.phase, 'deployExecutions');
+  });
+});
+
+describe('deepMerge()', () => {
+  it('deepMerge() merges nested maps and replaces lists and scalars', () => {
+    assert.deepEqual(deepMerge({ a: { x: 1, l: [1] }, s: 1 }, { a: { y: 2, l: [2] }, s: { t: 1 } }), {
+      a: { x: 1, y: 2, l: [2] },
+      s: { t: 1 },
+    });
+  });
+});
