@@ -4,6 +4,7 @@
  * part-way and convergence, dry-run, --wait, two concurrent deploys, DM's CLI forms.
  */
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type DeployHarness, DM_BIN, deployHarness, subcommand } from './harness.js';
@@ -430,6 +431,58 @@ data: {apiVersion: v1, kind: ConfigMap, metadata: {name: layered}, data: {k: v}}
     const r = await h.dm(['deploy', docs, '--name', 'layered']);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(h.standin.get('v1', 'ConfigMap', 'default', 'layered')!.data, { k: 'v' });
+  });
+
+  it('deploys a directory of layered dm/Configuration/v1 documents: the site layer specialises the global one', async () => {
+    const dir = join(dirname(h.file('placeholder.txt', '')), 'site-docs');
+    mkdirSync(dir);
+    const put = (name: string, text: string) => writeFileSync(join(dir, name), text);
+    put(
+      'policy.yaml',
+      'schema: deckhand/LayeringPolicy/v1\nmetadata: {schema: metadata/Control/v1, name: layering-policy}\ndata: {layerOrder: [global, site]}\n',
+    );
+    put(
+      'global.yaml',
+      `schema: dm/Configuration/v1
+metadata:
+  schema: metadata/Document/v1
+  name: shop
+  labels: {app: shop}
+  layeringDefinition: {abstract: true, layer: global}
+data:
+  resources:
+  - name: shop-settings
+    type: ConfigMap
+    properties:
+      data: {region: none, replicas: "1"}
+`,
+    );
+    put(
+      'site.yaml',
+      `schema: dm/Configuration/v1
+metadata:
+  schema: metadata/Document/v1
+  name: shop-eu
+  layeringDefinition:
+    abstract: false
+    layer: site
+    parentSelector: {app: shop}
+    actions:
+    - {method: merge, path: .}
+data:
+  resources:
+  - name: shop-settings
+    type: ConfigMap
+    properties:
+      data: {region: eu-west, replicas: "3"}
+`,
+    );
+    const r = await h.dm(['deploy', dir, '--name', 'shop']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(h.standin.get('v1', 'ConfigMap', 'default', 'shop-settings')!.data, {
+      region: 'eu-west',
+      replicas: '3',
+    });
   });
 
   it("deploys a registry reference in DM's own form, recording the exact version and digest", async () => {

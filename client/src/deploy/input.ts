@@ -1,12 +1,13 @@
 /**
  * What `dm deploy` accepts (spec/deployments.md §1, spec/cli.md): a configuration file (expanded by
- * the expansion engine), a template file, a stream of Kubernetes objects or of Deckhand-style layered
- * documents (rendered first; documents whose `data` is a Kubernetes object are deployed), or a
+ * the expansion engine), a template file, a stream of Kubernetes objects, Deckhand-style layered
+ * documents in a file or a directory (rendered first; `dm/Configuration/v1` documents are expanded
+ * as a configuration, otherwise documents whose `data` is a Kubernetes object are deployed), or a
  * registry reference (a one-resource configuration, expanded through the registry's template source).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { parseYamlDocuments } from '../document/yaml.js';
+import { formatYaml, formatYamlDocuments, parseYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import type { TemplateSource } from '../expand/types.js';
 import type { DeploymentInput, Primitive } from './model.js';
@@ -97,10 +98,88 @@ function layoutTypes(entries: { type: string; resources?: unknown[] }[]): string
   return entries.flatMap((e) => [e.type, ...layoutTypes((e.resources ?? []) as { type: string }[])]);
 }
 
+export const CONFIGURATION_SCHEMA = 'dm/Configuration/v1';
+
+/**
+ * Rendered layered documents to deploy (spec/layering.md "How this fits dm"): documents of schema
+ * `dm/Configuration/v1` hold configurations — their resources (and imports) are combined in
+ * rendered order and expanded as one configuration beside `path`; otherwise the documents whose
+ * `data` is a Kubernetes object are deployed as they are. Mixing the two is refused.
+ */
+async function renderedInput(
+  rendered: readonly Record<string, unknown>[],
+  path: string,
+  options: LoadInputOptions,
+  expand: typeof import('../expand/index.js'),
+  text?: string,
+): Promise<DeploymentInput> {
+  const configurations = rendered.filter((d) => d.schema === CONFIGURATION_SCHEMA);
+  const objects = rendered.map((d) => d.data).filter(isKubeObject);
+  if (configurations.length === 0) {
+    if (objects.length === 0) {
+      throw new DmError(
+        'NOTHING_TO_DEPLOY',
+        `${path}: the rendered documents hold neither a ${CONFIGURATION_SCHEMA} configuration nor Kubernetes objects`,
+        { category: 'invalid-input' },
+      );
+    }
+    return objectInput(text ?? formatYamlDocuments(objects), path, objects);
+  }
+  if (objects.length > 0) {
+    throw new DmError(
+      'MIXED_DOCUMENTS',
+      `${path}: the rendered documents mix ${CONFIGURATION_SCHEMA} configurations with plain Kubernetes objects; deploy them separately`,
+      { category: 'invalid-input' },
+    );
+  }
+  const resources: unknown[] = [];
+  const imports: unknown[] = [];
+  for (const doc of configurations) {
+    const data = doc.data;
+    const where = `${CONFIGURATION_SCHEMA} document ${String((doc.metadata as Json | undefined)?.name ?? '?')}`;
+    if (!isObject(data) || !Array.isArray(data.resources)) {
+      throw new DmError('INVALID_CONFIGURATION', `${path}: ${where} has no resources list in its data`, {
+        category: 'invalid-input',
+      });
+    }
+    resources.push(...data.resources);
+    if (Array.isArray(data.imports)) imports.push(...data.imports);
+  }
+  const config = formatYaml({ ...(imports.length ? { imports } : {}), resources });
+  const result = await expand.expandConfiguration(
+    { content: config, path },
+    {
+      deployment: options.deployment,
+      properties: options.properties,
+      ...(options.importsDir ? { importsDir: options.importsDir } : {}),
+      ...(options.templateSource ? { sources: [options.templateSource] } : {}),
+      onWarning: (w: { message: string }) => options.onWarning?.(w.message),
+    },
+  );
+  return {
+    inputConfig: { config, imports: [] },
+    config: {
+      resources: result.config.resources.map((r) => ({
+        name: r.name,
+        type: r.type,
+        ...(r.properties ? { properties: r.properties } : {}),
+      })),
+    },
+    layout: result.layout,
+    references: [],
+  };
+}
+
 /** Reads and expands what `dm deploy` was given. */
 export async function loadDeploymentInput(arg: string, options: LoadInputOptions): Promise<DeploymentInput> {
   const expand = await import('../expand/index.js');
   const warn = (w: { message: string }) => options.onWarning?.(w.message);
+  if (existsSync(arg) && statSync(arg).isDirectory()) {
+    // A directory of layered documents (spec/layering.md): rendered, then deployed.
+    const { renderFiles } = await import('../layer/index.js');
+    const rendered = await renderFiles([arg]);
+    return renderedInput(rendered, join(arg, '(rendered)'), options, expand);
+  }
   if (existsSync(arg)) {
     const text = readFileSync(arg, 'utf8');
     if (!/\.(jinja|py)$/.test(arg)) {
@@ -109,8 +188,7 @@ export async function loadDeploymentInput(arg: string, options: LoadInputOptions
       if (docs.length > 0 && docs.some(isLayeredDocument)) {
         const { renderDocuments } = await import('../layer/index.js');
         const rendered = renderDocuments(docs, { sources: docs.map(() => arg) });
-        const objects = rendered.map((d) => d.data).filter(isKubeObject);
-        return objectInput(text, arg, objects);
+        return renderedInput(rendered, arg, options, expand, text);
       }
     }
     const result = await expand.expandFile(arg, {
