@@ -249,3 +249,37 @@ describe('deepMerge()', () => {
     });
   });
 });
+
+describe('schema references', () => {
+  it('renderBlueprint() resolves blueprint:// and cd:// schema references and reports cyclic local types', async () => {
+    const bp = `localTypes:
+  a: {$ref: "local://b"}
+  b: {$ref: "local://a"}
+imports:
+  - {name: p, schema: {$ref: "blueprint://schemas/port.json"}}
+  - {name: q, schema: {$ref: "cd://resources/qschema#/definitions/q"}}
+  - {name: r, required: false, schema: {$ref: "local://a"}}
+`;
+    const files = { 'schemas/port.json': '{"type": "integer", "maximum": 65535}' };
+    const jsonSchemas = { 'cd://resources/qschema': { definitions: { q: { type: 'string' } } } };
+    const ok = await render(
+      bp,
+      { installation: { importDataMappings: { p: 80, q: 'x' } }, jsonSchemas },
+      files,
+    );
+    assert.equal(ok.error, undefined, ok.error?.message);
+    const bad = await render(
+      bp,
+      { installation: { importDataMappings: { p: 70000, q: 'x' } }, jsonSchemas },
+      files,
+    );
+    assert.equal(bad.error?.phase, 'schema');
+    const cyclic = await render(
+      bp,
+      { installation: { importDataMappings: { p: 1, q: 'x', r: 1 } }, jsonSchemas },
+      files,
+    );
+    assert.equal(cyclic.error?.phase, 'schema');
+    assert.match(cyclic.error?.message ?? '', /cyclic references/);
+  });
+});

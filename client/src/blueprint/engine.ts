@@ -45,6 +45,8 @@ export interface BlueprintInputs {
   blueprints?: Record<string, BlueprintSource>;
   /** `{<installation path>: {<deploy item>: exports}}`. */
   deployerExports?: Record<string, Obj>;
+  /** dm's addition: the schemas behind `cd://…` schema references (jsonschema resources). */
+  jsonSchemas?: Obj;
 }
 
 export interface InstallationResult {
@@ -481,7 +483,11 @@ class Run {
     }
     const out = this.record(node.path);
     const bp = parseBlueprint(node.files, node.path);
-    const scope: SchemaScope = { localTypes: bp.localTypes, files: node.files };
+    const scope: SchemaScope = {
+      localTypes: bp.localTypes,
+      files: node.files,
+      cdSchemas: this.inputs.jsonSchemas ?? {},
+    };
     const ctx = newContext(installationContext(node.name));
 
     // 2. load the installation's imports; 3. import data mappings

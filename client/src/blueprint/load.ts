@@ -92,6 +92,7 @@ export function inputsFromDocument(
   if (doc.componentDescriptor !== undefined) inputs.componentDescriptor = doc.componentDescriptor;
   if (isMapping(doc.deployerExports))
     inputs.deployerExports = doc.deployerExports as BlueprintInputs['deployerExports'];
+  if (isMapping(doc.jsonSchemas)) inputs.jsonSchemas = doc.jsonSchemas;
   if (isMapping(doc.blueprints)) {
     const blueprints: Record<string, BlueprintSource> = {};
     for (const [ref, entry] of Object.entries(doc.blueprints)) {
