@@ -283,3 +283,16 @@ imports:
     assert.match(cyclic.error?.message ?? '', /cyclic references/);
   });
 });
+
+describe('deploy item fields', () => {
+  it('renderBlueprint() checks deploy item labels and timeouts', async () => {
+    const item = (extra: string) =>
+      `deployExecutions:\n  - {name: d, type: Jinja, template: "deployItems: [{name: a, type: t/mock, ${extra}}]"}\n`;
+    const good = await render(item("labels: {app.kubernetes.io/name: web, tier: ''}, timeout: 1h30m"));
+    assert.equal(good.error, undefined, good.error?.message);
+    assert.equal((await render(item("labels: {'bad key!': x}"))).error?.phase, 'deployItems');
+    assert.equal((await render(item("labels: {k: '-bad'}"))).error?.phase, 'deployItems');
+    assert.equal((await render(item('timeout: soon'))).error?.phase, 'deployItems');
+    assert.equal((await render(item('timeout: none'))).error, undefined);
+  });
+});

@@ -22,6 +22,14 @@ import { TemplateFailure, type TemplateRenderer } from './sandbox.js';
 import { type SchemaScope, validateAgainst } from './schema.js';
 
 export type Files = Record<string, string>;
+
+const LABEL_NAME = '[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?';
+const LABEL_KEY = new RegExp(
+  `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?${LABEL_NAME}$`,
+);
+const LABEL_VALUE = new RegExp(`^(${LABEL_NAME})?$`);
+/** A Go duration (`10m`, `1h30m`, `500ms`) or `none`. */
+const DURATION = /^(none|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$/;
 type Obj = Record<string, unknown>;
 
 /** A blueprint and, optionally, the component descriptor it comes with. */
@@ -881,6 +889,17 @@ class Run {
         fail(`deploy item ${str(item.name)}: type is required`);
       if (names.has(item.name as string)) fail(`duplicate deploy item name '${str(item.name)}'`);
       names.add(item.name as string);
+      if (item.labels !== undefined && item.labels !== null) {
+        if (!isMapping(item.labels)) fail(`deploy item ${str(item.name)}: labels must be a mapping`);
+        for (const [k, v] of Object.entries(item.labels as Obj)) {
+          if (!LABEL_KEY.test(k) || typeof v !== 'string' || !LABEL_VALUE.test(v)) {
+            fail(`deploy item ${str(item.name)}: label ${k}=${str(v)} is not a valid Kubernetes label`);
+          }
+        }
+      }
+      if (item.timeout !== undefined && item.timeout !== null && !DURATION.test(String(item.timeout))) {
+        fail(`deploy item ${str(item.name)}: timeout '${str(item.timeout)}' is neither a duration nor none`);
+      }
     }
     const out = items.map((item) => {
       const copy: Obj = { ...item };
