@@ -61,12 +61,12 @@ async function renderFromArgs(ctx: CommandContext, arg: string, options: Record<
   let source = arg;
   if (existsSync(arg) && statSync(arg).isDirectory()) {
     files = readBlueprintDir(arg);
-  } else if (/[:/]/.test(arg) && !existsSync(arg)) {
+  } else if (/[:/]/.test(arg) && !existsSync(arg) && !/^(\.{0,2}\/|~)/.test(arg)) {
     const loaded = await (await registry()).load(arg);
     files = loaded.files;
     source = loaded.resolved;
   } else {
-    throw new DmError('NOT_FOUND', `'${arg}' is neither a blueprint directory nor a registry reference`, {
+    throw new DmError('NOT_FOUND', `'${arg}' is not a blueprint directory (nor a registry reference)`, {
       category: 'not-found',
     });
   }
