@@ -5,10 +5,11 @@
  * (client/src/expand/sandbox/). The child renders with the expansion engine's Jinja plus the
  * blueprint functions (jinja-functions.ts).
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DmError } from '../error.js';
+import { forkRenderer } from '../expand/sandbox/fork-renderer.js';
 
 export interface BlueprintSandboxOptions {
   /** Per template, default 10 000 ms. */
@@ -59,11 +60,6 @@ interface Answer {
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-function permissionFlag(): string {
-  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-  return major > 22 || (major === 22 && minor >= 13) ? '--permission' : '--experimental-permission';
-}
-
 export class BlueprintSandbox implements TemplateRenderer {
   private child: ChildProcess | undefined;
   private starting: Promise<ChildProcess> | undefined;
@@ -80,32 +76,16 @@ export class BlueprintSandbox implements TemplateRenderer {
   private start(): Promise<ChildProcess> {
     const srcDir = resolve(here, '..');
     const nunjucksDir = dirname(fileURLToPath(import.meta.resolve('nunjucks/package.json')));
-    const nodeModules = dirname(nunjucksDir);
-    const packageRoot = resolve(here, '../../../..');
-    const tree = (dir: string) => (permissionFlag() === '--permission' ? dir : `${dir}/*`);
-    const reads = [
-      tree(here),
-      tree(join(srcDir, 'expand')),
-      tree(nodeModules),
-      join(srcDir, 'document', 'yaml.js'),
-      join(srcDir, 'error.js'),
-      join(packageRoot, 'package.json'),
-    ];
-    const child = fork(join(here, 'sandbox-child.js'), [], {
-      execArgv: [
-        permissionFlag(),
-        ...reads.map((r) => `--allow-fs-read=${r}`),
-        `--max-old-space-size=${this.memoryMb}`,
-        '--stack-size=2000',
-        '--no-warnings',
+    const { child, ready, outOfMemory } = forkRenderer({
+      entry: join(here, 'sandbox-child.js'),
+      readTrees: [here, join(srcDir, 'expand'), dirname(nunjucksDir)],
+      readFiles: [
+        join(srcDir, 'document', 'yaml.js'),
+        join(srcDir, 'error.js'),
+        join(resolve(here, '../../../..'), 'package.json'),
       ],
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      serialization: 'advanced',
-      env: {},
-    });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-2000);
+      memoryMb: this.memoryMb,
+      label: 'the blueprint renderer',
     });
     child.on('message', (m: unknown) => {
       const answer = m as Answer;
@@ -116,8 +96,7 @@ export class BlueprintSandbox implements TemplateRenderer {
     });
     child.on('exit', (code, signal) => {
       if (this.child === child) this.child = undefined;
-      const oom = /heap out of memory|Allocation failed/.test(stderr);
-      const reason = oom
+      const reason = outOfMemory()
         ? `out of memory (limit ${this.memoryMb} MB)`
         : signal
           ? `signal ${signal}`
@@ -129,28 +108,7 @@ export class BlueprintSandbox implements TemplateRenderer {
         );
       }
     });
-    return new Promise((resolvePromise, reject) => {
-      const onMessage = (m: unknown) => {
-        if ((m as { ready?: unknown }).ready) {
-          child.off('message', onMessage);
-          resolvePromise(child);
-        }
-      };
-      child.on('message', onMessage);
-      child.once('error', (e) =>
-        reject(new DmError('SANDBOX_FAILED', `cannot start the blueprint renderer: ${e.message}`)),
-      );
-      child.once('exit', (code) => {
-        if (code !== 0) {
-          reject(
-            new DmError(
-              'SANDBOX_FAILED',
-              `the blueprint renderer exited at start: ${stderr.trim().split('\n').slice(-3).join(' ')}`,
-            ),
-          );
-        }
-      });
-    });
+    return ready;
   }
 
   private async ensure(): Promise<ChildProcess> {

@@ -11,11 +11,12 @@
  * A template that runs out of time or memory kills only its process: the sandbox reports a
  * DmError with category `limit` and starts a fresh process for the next template.
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DmError } from '../../error.js';
 import { PYTHON_RUNNER_SOURCE } from '../python/runner-source.js';
+import { forkRenderer } from './fork-renderer.js';
 
 export interface SandboxOptions {
   /** Per template, default 10 000 ms. */
@@ -77,11 +78,6 @@ interface Pending {
 const here = dirname(fileURLToPath(import.meta.url));
 
 /** Node 20 calls the permission model experimental; 22.13 and later name it `--permission`. */
-function permissionFlag(): string {
-  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-  return major > 22 || (major === 22 && minor >= 13) ? '--permission' : '--experimental-permission';
-}
-
 function failureToError(engine: 'Jinja' | 'Python', name: string, f: Failure): DmError {
   // Errors about the rendered text, raised where it was parsed: their message is complete.
   if (f.kind === 'yaml') return new DmError('INVALID_YAML', f.message, { category: 'invalid-input' });
@@ -275,68 +271,28 @@ abstract class Worker {
 
 class JinjaWorker extends Worker {
   protected start(): Promise<ChildProcess> {
-    const entry = join(here, 'jinja-child.js');
-    const expandDir = resolve(here, '..');
-    const nunjucksDir = dirname(fileURLToPath(import.meta.resolve('nunjucks/package.json')));
-    const nodeModules = dirname(nunjucksDir);
-    const packageRoot = resolve(here, '../../../../..');
     const srcDir = resolve(here, '../..');
-    // `dir/*` is Node 20's spelling of "this directory and below"; later versions take `dir`.
-    const tree = (dir: string) => (permissionFlag() === '--permission' ? dir : `${dir}/*`);
-    const reads = [
-      tree(expandDir),
-      tree(nodeModules),
-      join(srcDir, 'document', 'yaml.js'),
-      join(srcDir, 'error.js'),
-      join(packageRoot, 'package.json'),
-    ];
-    const child = fork(entry, [], {
-      execArgv: [
-        permissionFlag(),
-        ...reads.map((r) => `--allow-fs-read=${r}`),
-        `--max-old-space-size=${this.options.memoryMb}`,
-        '--stack-size=2000',
-        '--no-warnings',
+    const nunjucksDir = dirname(fileURLToPath(import.meta.resolve('nunjucks/package.json')));
+    const { child, ready, outOfMemory } = forkRenderer({
+      entry: join(here, 'jinja-child.js'),
+      readTrees: [resolve(here, '..'), dirname(nunjucksDir)],
+      readFiles: [
+        join(srcDir, 'document', 'yaml.js'),
+        join(srcDir, 'error.js'),
+        join(resolve(here, '../../../../..'), 'package.json'),
       ],
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      serialization: 'advanced',
-      // Nothing of dm's environment (tokens, config) reaches the renderer.
-      env: {},
-    });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-2000);
+      memoryMb: this.options.memoryMb,
+      label: 'the Jinja renderer',
     });
     child.on('message', (m: unknown) => {
       if ((m as { id?: unknown }).id !== undefined) this.onAnswer(m as Answer);
     });
     child.on('exit', (code, signal) => {
       if (this.child === child || this.child === undefined) {
-        const oom = /heap out of memory|Allocation failed/.test(stderr);
-        this.onExit(oom ? 'out of memory' : signal ? `signal ${signal}` : `exit code ${code}`);
+        this.onExit(outOfMemory() ? 'out of memory' : signal ? `signal ${signal}` : `exit code ${code}`);
       }
     });
-    return new Promise((resolvePromise, reject) => {
-      const onMessage = (m: unknown) => {
-        if ((m as { ready?: unknown }).ready) {
-          child.off('message', onMessage);
-          resolvePromise(child);
-        }
-      };
-      child.on('message', onMessage);
-      child.once('error', (e) =>
-        reject(new DmError('SANDBOX_FAILED', `cannot start the Jinja renderer: ${e.message}`)),
-      );
-      child.once('exit', (code) => {
-        if (code !== 0)
-          reject(
-            new DmError(
-              'SANDBOX_FAILED',
-              `the Jinja renderer exited at start: ${stderr.trim().split('\n').slice(-3).join(' ')}`,
-            ),
-          );
-      });
-    });
+    return ready;
   }
 
   protected send(child: ChildProcess, message: Record<string, unknown>): void {

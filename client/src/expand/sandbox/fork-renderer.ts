@@ -1,0 +1,86 @@
+/**
+ * Starting a Node rendering process under the permission model — the one way the expansion
+ * engine's Jinja process and the blueprint renderer are started: reads allowed only where the
+ * renderer's own code lives, no writes, no child processes, an empty environment (nothing of dm's
+ * tokens or configuration reaches templates), a heap limit, and a ready handshake over IPC.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { DmError } from '../../error.js';
+
+/** Node 20's flag; Node ≥ 22.13 spells it without `experimental`. */
+export function permissionFlag(): string {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  return major > 22 || (major === 22 && minor >= 13) ? '--permission' : '--experimental-permission';
+}
+
+export interface ForkRendererOptions {
+  /** The child's entry module (compiled .js). */
+  entry: string;
+  /** Directories the child may read, with everything below them. */
+  readTrees: readonly string[];
+  /** Single files the child may read. */
+  readFiles: readonly string[];
+  memoryMb: number;
+  /** For messages: "the Jinja renderer". */
+  label: string;
+}
+
+export interface ForkedRenderer {
+  child: ChildProcess;
+  /** Resolves once the child said it is ready; rejects with SANDBOX_FAILED if it could not start. */
+  ready: Promise<ChildProcess>;
+  /** The end of what the child wrote on stderr. */
+  stderrTail(): string;
+  /** Whether the child died of its heap limit. */
+  outOfMemory(): boolean;
+}
+
+export function forkRenderer(options: ForkRendererOptions): ForkedRenderer {
+  // `dir/*` is Node 20's spelling of "this directory and below"; later versions take `dir`.
+  const tree = (dir: string) => (permissionFlag() === '--permission' ? dir : `${dir}/*`);
+  const reads = [...options.readTrees.map(tree), ...options.readFiles];
+  const child = fork(options.entry, [], {
+    execArgv: [
+      permissionFlag(),
+      ...reads.map((r) => `--allow-fs-read=${r}`),
+      `--max-old-space-size=${options.memoryMb}`,
+      '--stack-size=2000',
+      '--no-warnings',
+    ],
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    serialization: 'advanced',
+    env: {},
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-2000);
+  });
+  const ready = new Promise<ChildProcess>((resolve, reject) => {
+    const onMessage = (m: unknown) => {
+      if ((m as { ready?: unknown }).ready) {
+        child.off('message', onMessage);
+        resolve(child);
+      }
+    };
+    child.on('message', onMessage);
+    child.once('error', (e) =>
+      reject(new DmError('SANDBOX_FAILED', `cannot start ${options.label}: ${e.message}`)),
+    );
+    child.once('exit', (code) => {
+      if (code !== 0) {
+        reject(
+          new DmError(
+            'SANDBOX_FAILED',
+            `${options.label} exited at start: ${stderr.trim().split('\n').slice(-3).join(' ')}`,
+          ),
+        );
+      }
+    });
+  });
+  return {
+    child,
+    ready,
+    stderrTail: () => stderr,
+    outOfMemory: () => /heap out of memory|Allocation failed/.test(stderr),
+  };
+}
