@@ -2,6 +2,7 @@
  * dm's library: the whole public surface. The CLI (`cli/`) and the registry server (`server/`) are
  * built on these; other programs can use them the same way.
  */
+export * as blueprint from './blueprint/index.js';
 export * from './config/config.js';
 export * from './config/properties.js';
 export * from './deploy/index.js';
