@@ -139,6 +139,53 @@ describe('dm resolve / install / update / outdated / pull against a registry dir
     );
   });
 
+  it('finds references templates emit only when rendered, with --properties; --no-expand does not', async () => {
+    const reg = await makeRegistry();
+    await mkdir(join(reg, 'site', 'v1'), { recursive: true });
+    await writeFile(
+      join(reg, 'site', 'v1', 'site.jinja'),
+      'resources:\n- name: {{ env["name"] }}-cache\n  type: {{ "github.com/acme/" ~ "templates/" ~ properties["cache"] }}:v1.1\n',
+    );
+    await writeFile(
+      join(reg, 'site', 'v1', 'site.jinja.schema'),
+      'required: [cache]\nproperties: {cache: {type: string}}\n',
+    );
+    await writeFile(join(reg, 'site', 'v1', 'example.yaml'), 'resources: []\n');
+    const env = await isolatedEnv();
+    const dir = await project('resources:\n- name: shop\n  type: site:v1\n');
+    const r = await runDm(['install', '--registry-dir', reg, '--properties', 'cache=redis', '-o', 'json'], {
+      env,
+      cwd: dir,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(
+      JSON.parse(r.stdout).references.map((x: { reference: string; version: string }) => [
+        x.reference,
+        x.version,
+      ]),
+      [
+        ['github.com/acme/templates/redis:v1.1', 'v1.1'],
+        ['github.com/acme/templates/site:v1', 'v1'],
+      ],
+    );
+    const stat = await runDm(['install', '--no-expand', '--registry-dir', reg, '-o', 'json'], {
+      env,
+      cwd: await project('resources:\n- name: shop\n  type: site:v1\n'),
+    });
+    assert.equal(stat.code, 0, stat.stderr);
+    assert.deepEqual(
+      JSON.parse(stat.stdout).references.map((x: { reference: string }) => x.reference),
+      ['github.com/acme/templates/site:v1'],
+    );
+    // Without the property the configuration does not expand: a warning, and the static references.
+    const warned = await runDm(['install', '--registry-dir', reg, '-o', 'json'], {
+      env,
+      cwd: await project('resources:\n- name: shop\n  type: site:v1\n'),
+    });
+    assert.equal(warned.code, 0, warned.stderr);
+    assert.match(warned.stderr, /warning: the configuration does not expand/);
+  });
+
   it('a corrupted cache entry is detected, discarded with a warning and fetched again', async () => {
     const env = await isolatedEnv();
     const dir = await project(CONFIG);

@@ -11,7 +11,7 @@ import type { DmConfig } from '../config/config.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import { ContentCache } from '../fetch/content-cache.js';
-import { parseReference, type RegistryReference } from '../reference/reference.js';
+import { type DefaultRegistry, parseReference, type RegistryReference } from '../reference/reference.js';
 import { buildResolverChain } from './build-chain.js';
 import { CacheResolver } from './cache-resolver.js';
 import { referencesInDocument, referencesInText, urlsInDocument } from './discover-references.js';
@@ -41,6 +41,10 @@ export interface InstallOptions {
   concurrency?: number;
   /** Called as content is filled in: files done of total. */
   onProgress?: (done: number, total: number) => void;
+  /** Properties (values files, then --properties) for expanding the configuration. */
+  properties?: Record<string, unknown>;
+  /** Expand the configuration to find references templates emit when rendered (default true). */
+  expand?: boolean;
 }
 
 export interface InstalledReference {
@@ -91,7 +95,7 @@ async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Prom
   await Promise.all(workers);
 }
 
-async function readConfiguration(path: string): Promise<unknown> {
+async function readConfiguration(path: string): Promise<{ doc: unknown; text: string }> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -103,7 +107,58 @@ async function readConfiguration(path: string): Promise<unknown> {
     }
     throw error;
   }
-  return parseYaml(text, { source: path });
+  return { doc: parseYaml(text, { source: path, dialect: 'pyyaml' }), text };
+}
+
+interface ExpansionDiscovery {
+  text: string;
+  properties: Record<string, unknown>;
+  resolved: Map<string, ResolvedVersion>;
+  chain: readonly Resolver[];
+  cache: ContentCache;
+  config: DmConfig;
+  defaultRegistry: DefaultRegistry | undefined;
+  warn: ((message: string) => void) | undefined;
+  fetched: Set<string>;
+}
+
+/**
+ * The references a configuration's expansion resolves (templates' emitted types included). A
+ * configuration that does not expand (a required property missing, say) is not an install error:
+ * dm warns and the lock holds what static discovery found.
+ */
+async function referencesByExpansion(path: string, d: ExpansionDiscovery): Promise<string[]> {
+  const { createHash } = await import('node:crypto');
+  const pins = [...d.resolved].map(([k, r]) => `${k}=${r.digest}`).sort();
+  const key = `discovery:${createHash('sha256')
+    .update(JSON.stringify([d.text, d.properties, pins, d.defaultRegistry ?? null]))
+    .digest('hex')}`;
+  const known = await d.cache.readMeta<string[]>(key);
+  if (known) return known.value;
+  const { RegistryTemplateSource } = await import('./registry-template-source.js');
+  const { expandFile } = await import('../expand/index.js');
+  const pinned: LockFile = emptyLockFile();
+  for (const [k, r] of d.resolved) pinned.references[k] = lockEntryFor(r);
+  const source = new RegistryTemplateSource({
+    chain: [new LockResolver(pinned), ...d.chain],
+    cacheRoot: d.cache.root,
+    defaultRegistry: d.defaultRegistry,
+    offline: d.config.offline,
+    fetched: d.fetched,
+    ...(d.warn ? { warn: d.warn } : {}),
+  });
+  try {
+    await expandFile(path, { sources: [source], properties: d.properties });
+  } catch (error) {
+    if (!(error instanceof DmError)) throw error;
+    d.warn?.(
+      `the configuration does not expand (${error.message}); dm.lock holds the references found without rendering`,
+    );
+    return [];
+  }
+  const found = [...source.resolved.keys()].sort();
+  await d.cache.writeMeta(key, found);
+  return found;
 }
 
 export async function install(configPath: string, options: InstallOptions): Promise<InstallResult> {
@@ -143,7 +198,7 @@ export async function install(configPath: string, options: InstallOptions): Prom
     : [...setup.chain, new UrlContentResolver()];
 
   // Discover and resolve, transitively, to a fixed point.
-  const doc = await readConfiguration(path);
+  const { doc, text: configText } = await readConfiguration(path);
   const wanted = new Set(referencesInDocument(doc, setup.defaultRegistry));
   const resolved = new Map<string, ResolvedVersion>();
   /** Digests fetched from a source during this run (the rest came from the cache). */
@@ -186,43 +241,66 @@ export async function install(configPath: string, options: InstallOptions): Prom
     }
   }
   const hosts = ['github.com', ...Object.keys(options.config.hosts)];
-  for (let round = 0; round < 50; round++) {
-    const todo = [...wanted].filter((r) => !resolved.has(r)).sort();
-    if (todo.length === 0) break;
-    const refs = todo.map((t) => parseReference(t) as RegistryReference);
-    const { resolved: answers, answeredBy } = await resolveThroughChain(chain, refs);
-    answers.forEach((answer, i) => {
-      if (answeredBy[i] !== lockResolver.name && answeredBy[i] !== cacheResolver.name) fresh.push(answer);
-    });
-    answers.forEach((answer, i) => {
-      resolved.set(todo[i]!, { ...answer, reference: todo[i]! });
-    });
-    // Templates and schemas may name further references.
-    for (const answer of answers) {
-      for (const file of answer.files) {
-        if (file.path !== answer.templateFile && file.path !== answer.schemaFile) continue;
-        let data: Buffer;
-        try {
-          data = await getFile(answer, file);
-        } catch (error) {
-          if (error instanceof DmError && error.code === 'OFFLINE_MISSING') {
-            missing.add(`${answer.template}:${answer.version}/${file.path}`);
-            continue;
-          }
-          throw error;
-        }
-        const text = data.toString('utf8');
-        for (const ref of referencesInText(text, hosts)) wanted.add(ref);
-        if (file.path === answer.schemaFile) {
+  /** Resolves everything wanted, and what their templates and schemas name, to a fixed point. */
+  const resolveWanted = async (): Promise<void> => {
+    for (let round = 0; round < 50; round++) {
+      const todo = [...wanted].filter((r) => !resolved.has(r)).sort();
+      if (todo.length === 0) break;
+      const refs = todo.map((t) => parseReference(t) as RegistryReference);
+      const { resolved: answers, answeredBy } = await resolveThroughChain(chain, refs);
+      answers.forEach((answer, i) => {
+        if (answeredBy[i] !== lockResolver.name && answeredBy[i] !== cacheResolver.name) fresh.push(answer);
+      });
+      answers.forEach((answer, i) => {
+        resolved.set(todo[i]!, { ...answer, reference: todo[i]! });
+      });
+      // Templates and schemas may name further references.
+      for (const answer of answers) {
+        for (const file of answer.files) {
+          if (file.path !== answer.templateFile && file.path !== answer.schemaFile) continue;
+          let data: Buffer;
           try {
-            for (const ref of referencesInDocument(parseYaml(text, { source: file.path }), undefined))
-              wanted.add(ref);
-          } catch {
-            // a schema that does not parse is reported by expansion, not by install
+            data = await getFile(answer, file);
+          } catch (error) {
+            if (error instanceof DmError && error.code === 'OFFLINE_MISSING') {
+              missing.add(`${answer.template}:${answer.version}/${file.path}`);
+              continue;
+            }
+            throw error;
+          }
+          const text = data.toString('utf8');
+          for (const ref of referencesInText(text, hosts)) wanted.add(ref);
+          if (file.path === answer.schemaFile) {
+            try {
+              for (const ref of referencesInDocument(parseYaml(text, { source: file.path }), undefined))
+                wanted.add(ref);
+            } catch {
+              // a schema that does not parse is reported by expansion, not by install
+            }
           }
         }
       }
     }
+  };
+  await resolveWanted();
+
+  // Render-time discovery (spec/registry.md §6, "transitively"): templates may emit resources whose
+  // type is a reference only when rendered. Expanding the configuration through the references
+  // just resolved finds them; the answer is remembered per (configuration, properties, digests).
+  if (options.expand !== false && missing.size === 0) {
+    const found = await referencesByExpansion(path, {
+      text: configText,
+      properties: options.properties ?? {},
+      resolved,
+      chain,
+      cache,
+      config: options.config,
+      defaultRegistry: setup.defaultRegistry,
+      warn: options.warn,
+      fetched,
+    });
+    for (const ref of found) wanted.add(ref);
+    await resolveWanted();
   }
 
   // The new lock file.

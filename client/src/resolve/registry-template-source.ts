@@ -21,6 +21,8 @@ export interface RegistryTemplateSourceOptions {
   defaultRegistry?: DefaultRegistry | undefined;
   offline?: boolean;
   warn?: (message: string) => void;
+  /** Collects the digests of files fetched from a source (not the cache), for reports. */
+  fetched?: Set<string>;
 }
 
 const TEMPLATE_FILE = /\.(jinja|py)$/;
@@ -79,7 +81,14 @@ export class RegistryTemplateSource implements TemplateSource {
       for (const file of resolved.files) {
         contents.set(
           file.path,
-          await fetchFile(this.options.chain, this.cache, resolved, file, Boolean(this.options.offline)),
+          await fetchFile(
+            this.options.chain,
+            this.cache,
+            resolved,
+            file,
+            Boolean(this.options.offline),
+            this.options.fetched,
+          ),
         );
       }
     }

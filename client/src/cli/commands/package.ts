@@ -19,6 +19,13 @@ function progress(ctx: CommandContext, label: string): ((done: number, total: nu
   };
 }
 
+/** Values files merged (later files win), then --properties: what the configuration expands with. */
+async function propertiesOf(ctx: CommandContext): Promise<Record<string, unknown>> {
+  if (ctx.valuesFiles.length === 0) return ctx.properties;
+  const { mergeValuesFiles } = await import('../../merge/index.js');
+  return { ...mergeValuesFiles(ctx.valuesFiles, { cwd: ctx.cwd }), ...ctx.properties };
+}
+
 function warn(ctx: CommandContext): (message: string) => void {
   return (message) => {
     if (!ctx.config.quiet) ctx.streams.stderr(`warning: ${message}\n`);
@@ -52,9 +59,10 @@ export function registerPackageCommands(program: Command): void {
     .command('install [config]')
     .description(`resolve every reference of a configuration, transitively, write dm.lock and fill the cache`)
     .option('--frozen-lockfile', 'fail if dm.lock would change; change nothing')
+    .option('--no-expand', 'lock only the references visible without rendering the templates')
     .addHelpText(
       'after',
-      `\nThe configuration defaults to ./${DEFAULT_CONFIG}; dm.lock is written beside it.\n\nExamples:\n  dm install\n  dm install deploy/config.yaml --frozen-lockfile\n`,
+      `\nThe configuration defaults to ./${DEFAULT_CONFIG}; dm.lock is written beside it. References are found\nwithout rendering (imports, resource types, what templates and schemas name) and by expanding the\nconfiguration (what templates emit), with -f/--values and --properties.\n\nExamples:\n  dm install\n  dm install deploy/config.yaml --frozen-lockfile\n`,
     )
     .action(
       action(async (ctx, [config], opts) => {
@@ -63,6 +71,8 @@ export function registerPackageCommands(program: Command): void {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
           frozenLockfile: Boolean(opts.frozenLockfile),
+          expand: opts.expand !== false,
+          properties: await propertiesOf(ctx),
           warn: warn(ctx),
           onProgress: progress(ctx, 'fetching'),
         });
@@ -87,6 +97,7 @@ export function registerPackageCommands(program: Command): void {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
           update: refs,
+          properties: await propertiesOf(ctx),
           warn: warn(ctx),
         });
         return printable(result, (r) => {
