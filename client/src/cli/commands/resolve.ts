@@ -46,7 +46,7 @@ export function registerResolveCommands(program: Command): void {
 
   program
     .command('resolve <ref...>')
-    .description('resolve references to exact versions and digests (patch float, spec/registry.md §5)')
+    .description('resolve references to exact versions and digests (patch float: v1.0 → the newest v1.0.x)')
     .addHelpText(
       'after',
       '\nExamples:\n  dm resolve redis:v1.0 --registry-dir registry-fixtures\n  dm resolve github.com/acme/templates/db/postgres:=v1.2.0 -o json\n',
