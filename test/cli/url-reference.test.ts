@@ -60,6 +60,20 @@ describe('plain URL references', () => {
     assert.match(r.stderr, /import '\.\.\/\.\.\/secret' must be a relative path inside/);
   });
 
+  it('dm resolve prints a URL reference with its files and digest', async () => {
+    const env = await isolatedEnv();
+    const url = `${base}/t/redis/v1/redis.jinja`;
+    const r = await runDm(['resolve', url, '-o', 'json'], { env });
+    assert.equal(r.code, 0, r.stderr);
+    const [out] = JSON.parse(r.stdout);
+    assert.equal(out.reference, url);
+    assert.deepEqual(
+      out.files.map((f: { path: string }) => f.path),
+      ['helpers/common.jinja', 'redis.jinja', 'redis.jinja.schema'],
+    );
+    assert.match(out.digest, /^sha256:[0-9a-f]{64}$/);
+  });
+
   it('a missing URL is exit 3', async () => {
     const env = await isolatedEnv();
     const dir = await mkdtemp(join(tmpdir(), 'dm-url-'));
