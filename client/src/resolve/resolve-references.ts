@@ -45,9 +45,30 @@ export async function resolveReferences(
   options: ResolveOptions,
 ): Promise<ResolveResult[]> {
   const setup = await buildResolverChain({ config: options.config, registryDirs: options.registryDirs });
-  const refs = texts.map((t) => parseRegistryReference(t, setup.defaultRegistry, true));
-  const { resolved } = await resolveThroughChain(setup.chain, refs);
-  return resolved.map((r) => ({ ...r, pinned: pinnedReference(r) }));
+  const parsed = texts.map((t) =>
+    parseReference(t, { defaultRegistry: setup.defaultRegistry, allowMissingVersion: true }),
+  );
+  const registryRefs = parsed.filter((r): r is RegistryReference => r.kind === 'registry');
+  const { resolved } = await resolveThroughChain(setup.chain, registryRefs);
+  const out: ResolveResult[] = [];
+  let next = 0;
+  for (const ref of parsed) {
+    if (ref.kind === 'registry') {
+      const r = resolved[next++]!;
+      out.push({ ...r, pinned: pinnedReference(r) });
+      continue;
+    }
+    // A plain URL: its template, schema and schema imports, pinned by digest (no version).
+    if (options.config.offline) {
+      throw new DmError('OFFLINE', `${ref.url} is a URL, and --offline forbids fetching it`, {
+        category: 'usage',
+      });
+    }
+    const { resolveUrl } = await import('./url-resolver.js');
+    const { resolved: r } = await resolveUrl(ref.url);
+    out.push({ ...r, pinned: `${r.template}@${r.digest}` });
+  }
+  return out;
 }
 
 export async function listVersions(
