@@ -11,6 +11,7 @@ export function registerConfigCommands(program: Command): void {
   const config = program.command('config').description('view and set configuration');
   config
     .command('view')
+    .addHelpText('after', '\nExamples:\n  dm config view\n  dm config view -o json\n')
     .description('print the effective configuration (flags > environment > config file > defaults)')
     .action(
       action(async (ctx) => {
@@ -48,10 +49,15 @@ export function registerConfigCommands(program: Command): void {
     );
   program
     .command('version')
+    .addHelpText('after', '\nExamples:\n  dm version\n  dm version -o json\n')
     .description('print the version of dm')
     .action(action(async () => ({ data: { version: packageVersion() }, text: (d) => d.version })));
   program
     .command('completion <shell>')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  source <(dm completion bash)\n  dm completion fish > ~/.config/fish/completions/dm.fish\n',
+    )
     .description('print a shell completion script (bash, zsh, fish)')
     .action(
       action(async (_ctx, [shell]) => {

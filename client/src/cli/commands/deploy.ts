@@ -173,6 +173,7 @@ export function registerDeployCommands(program: Command): void {
   const deployments = program.command('deployments').description('list, get and delete deployments');
   deployments
     .command('list', { isDefault: true })
+    .addHelpText('after', '\nExamples:\n  dm deployments list\n  dm deployments list -o json\n')
     .description('list deployments')
     .action(
       action(async (ctx) => {
@@ -198,6 +199,7 @@ export function registerDeployCommands(program: Command): void {
     );
   deployments
     .command('get <name>')
+    .addHelpText('after', '\nExamples:\n  dm deployments get prod\n  dm deployments get prod -o yaml\n')
     .description('show a deployment: state, current manifest and its resources')
     .action(
       action(async (ctx, [name]) => {
@@ -237,6 +239,7 @@ export function registerDeployCommands(program: Command): void {
     );
   deployments
     .command('delete <name>')
+    .addHelpText('after', '\nExamples:\n  dm deployments delete prod\n')
     .description('delete a deployment: remove its objects from the cluster (manifests stay in history)')
     .option('--timeout <seconds>', 'time limit for deletions', '300')
     .action(
@@ -265,6 +268,7 @@ export function registerDeployCommands(program: Command): void {
 
   program
     .command('manifests <deployment> [id]')
+    .addHelpText('after', '\nExamples:\n  dm manifests prod\n  dm manifests prod 3 -o yaml\n')
     .description('list the manifests of a deployment, or show one (by name or sequence number)')
     .action(
       action<unknown>(async (ctx, [deployment, id]) => {
@@ -334,6 +338,7 @@ export function registerDeployCommands(program: Command): void {
   const types = program.command('types').description('list types used by deployments and their instances');
   types
     .command('list', { isDefault: true })
+    .addHelpText('after', '\nExamples:\n  dm types\n  dm types list -o json\n')
     .description('list types used by active deployments')
     .action(
       action(async (ctx) => {
@@ -348,6 +353,7 @@ export function registerDeployCommands(program: Command): void {
     );
   types
     .command('instances <type>')
+    .addHelpText('after', '\nExamples:\n  dm types instances all\n  dm types instances Service -o json\n')
     .description("list the instances of a type ('all' for every type)")
     .action(
       action(async (ctx, [type]) => {

@@ -88,6 +88,10 @@ export function registerPackageCommands(program: Command): void {
 
   program
     .command('update [refs...]')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dm update\n  dm update github.com/dm-samples/templates/redis:v1.0 -c deploy/config.yaml\n',
+    )
     .description('float locked references to the newest allowed patch and show what changed')
     .option('-c, --config-file <file>', 'the configuration', DEFAULT_CONFIG)
     .action(
@@ -113,6 +117,7 @@ export function registerPackageCommands(program: Command): void {
 
   program
     .command('outdated')
+    .addHelpText('after', '\nExamples:\n  dm outdated\n  dm outdated -c deploy/config.yaml -o json\n')
     .description(
       'list locked references with newer patches, and newer minors/majors that need an explicit change',
     )
@@ -138,6 +143,7 @@ export function registerPackageCommands(program: Command): void {
   const cache = program.command('cache').description('list, verify and clean the content cache');
   cache
     .command('list')
+    .addHelpText('after', '\nExamples:\n  dm cache list\n  dm cache list -o json\n')
     .description('list cached content')
     .action(
       action(async (ctx) => {
@@ -155,6 +161,7 @@ export function registerPackageCommands(program: Command): void {
     );
   cache
     .command('verify')
+    .addHelpText('after', '\nExamples:\n  dm cache verify\n')
     .description('re-hash every cached file; remove corrupted ones')
     .action(
       action(async (ctx) => {
@@ -169,6 +176,7 @@ export function registerPackageCommands(program: Command): void {
     );
   cache
     .command('clean')
+    .addHelpText('after', '\nExamples:\n  dm cache clean\n  dm cache clean --older-than 30\n')
     .description('remove cached content (all, or older than --older-than days)')
     .option('--older-than <days>', 'only entries not written for this many days')
     .action(
