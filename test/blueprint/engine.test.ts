@@ -151,16 +151,68 @@ exportExecutions:
       },
     );
     assert.equal(r.error, undefined, r.error?.message);
-    assert.deepEqual(r.installations.inst?.exports, {
-      cfg: { a: 1, b: 2, l: [3] },
-      n: 1,
-      doubled: 2,
-      text: 'n is 1',
-    });
+    // exports holds the declared exports only; the mappings' results go to the exported objects
+    assert.deepEqual(r.installations.inst?.exports, { cfg: { a: 1, b: 2, l: [3] }, n: 1 });
     assert.deepEqual(r.installations.inst?.exportedDataObjects, {
       'out-d': 2,
       'out-cfg': { a: 1, b: 2, l: [3] },
     });
+  });
+
+  it('renderBlueprint() keeps exportDataMappings out of exports: a mapped value goes to the exported data object only', async () => {
+    const r = await render(
+      `exports:
+  - {name: n, schema: {type: integer}}
+exportExecutions:
+  - {name: e, type: Jinja, template: "exports: {n: 1}"}
+`,
+      {
+        installation: {
+          exportDataMappings: { n: '{{ n + 1 }}', label: 'n={{ n }}' },
+          exports: {
+            data: [
+              { name: 'n', dataRef: 'out-n' },
+              { name: 'label', dataRef: 'out-label' },
+            ],
+          },
+        },
+      },
+    );
+    assert.equal(r.error, undefined, r.error?.message);
+    assert.deepEqual(r.installations.inst?.exports, { n: 1 });
+    assert.deepEqual(r.installations.inst?.exportedDataObjects, { 'out-n': 2, 'out-label': 'n=1' });
+  });
+
+  it('renderBlueprint() records no imports when an import execution returns errors', async () => {
+    const r = await render(
+      `imports:
+  - {name: x, schema: {type: integer}}
+importExecutions:
+  - {name: ok, type: Jinja, template: "bindings: {y: 2}"}
+  - {name: check, type: Jinja, template: "errors: ['x is {{ imports.x }}']"}
+`,
+      { installation: { importDataMappings: { x: 1 } } },
+    );
+    assert.equal(r.error?.phase, 'importExecutions');
+    assert.match(r.error?.message ?? '', /x is 1/);
+    assert.deepEqual(r.installations, { inst: {} });
+  });
+
+  it('renderBlueprint() records the imports as stored after the import executions', async () => {
+    const r = await render(
+      `imports:
+  - {name: x, schema: {type: integer}}
+importExecutions:
+  - {name: bind, type: Jinja, template: "bindings: {x: 2, y: '{{ imports.x }}'}"}
+subinstallations:
+  - name: sub
+    blueprint: {filesystem: {blueprint.yaml: "${HEAD.replace(/\n/g, '\\n')}"}}
+    imports: {data: [{name: bad, dataRef: nowhere}]}
+`,
+      { installation: { importDataMappings: { x: 1 } } },
+    );
+    assert.equal(r.error?.phase, 'subinstallations');
+    assert.deepEqual(r.installations.inst, { imports: { x: 2, y: '1' } });
   });
 
   it('renderBlueprint() fails an installation export the blueprint does not provide in phase exports', async () => {

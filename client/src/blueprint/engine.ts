@@ -510,7 +510,6 @@ class Run {
     // 4. construct imports
     const imports: Obj = {};
     this.constructImports(node, bp.imports, mapped, loaded, scope, imports);
-    out.imports = imports;
 
     // 5. import executions
     for (const exec of bp.importExecutions) {
@@ -541,6 +540,7 @@ class Run {
       else if (def.type === 'targetMap' && isMapping(v)) ctx.targetMaps.set(def.name, clone(v));
       else if (Array.isArray(v)) ctx.targetLists.set(def.name, clone(v));
     }
+    out.imports = imports;
 
     // 7. subinstallations
     const templates = await this.subinstallationTemplates(node, bp, imports);
@@ -983,7 +983,7 @@ class Run {
         final[k] = await this.evalMapping(v, bindings, node, `exportDataMappings.${k}`, 'exports');
       }
     }
-    out.exports = final;
+    out.exports = kept;
     const specExports = isMapping(node.spec.exports) ? node.spec.exports : {};
     const dataExports = new Map<string, unknown>();
     const targetExports = new Map<string, Obj>();
