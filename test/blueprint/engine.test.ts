@@ -94,6 +94,42 @@ deployExecutions:
     assert.match(r.error?.message ?? '', /conditional/);
   });
 
+  it('renderBlueprint() imports Secrets (decoded) and ConfigMaps, whole or by key', async () => {
+    const bp = `imports:
+  - {name: password, schema: {type: string}}
+  - {name: settings, schema: {type: object}}
+`;
+    const scope = {
+      secrets: { db: { password: Buffer.from('s3cret').toString('base64'), user: 'YWRtaW4=' } },
+      configMaps: { app: { mode: 'fast', level: '3' } },
+    };
+    const imports = (data: unknown[]) => ({ installation: { imports: { data } }, scope });
+    const ok = await render(
+      bp,
+      imports([
+        { name: 'password', secretRef: { name: 'db', key: 'password' } },
+        { name: 'settings', configMapRef: { name: 'app' } },
+      ]),
+    );
+    assert.equal(ok.error, undefined, ok.error?.message);
+    assert.deepEqual(ok.installations.inst?.imports, {
+      password: 's3cret',
+      settings: { mode: 'fast', level: '3' },
+    });
+    const missingKey = await render(
+      bp,
+      imports([
+        { name: 'password', secretRef: { name: 'db', key: 'nope' } },
+        { name: 'settings', configMapRef: { name: 'app' } },
+      ]),
+    );
+    assert.equal(missingKey.error?.phase, 'imports');
+    assert.match(missingKey.error?.message ?? '', /key 'nope' not found/);
+    const missingObject = await render(bp, imports([{ name: 'settings', configMapRef: { name: 'other' } }]));
+    assert.equal(missingObject.error?.phase, 'imports');
+    assert.match(missingObject.error?.message ?? '', /ConfigMap 'other' not found/);
+  });
+
   it('renderBlueprint() checks the target type and prefixes short target types', async () => {
     const bp = `imports:
   - {name: c, type: target, targetType: kubernetes-cluster}
