@@ -165,6 +165,32 @@ deployExecutions:
     assert.match(r.error?.message ?? '', /blue/);
   });
 
+  it('renderBlueprint() resolves targetList indexes and deprecated target names, and refuses an index out of range', async () => {
+    const bp = (index: number) => `imports:
+  - {name: l, type: targetList, targetType: kubernetes-cluster}
+deployExecutions:
+  - name: d
+    type: Jinja
+    template: "deployItems: [{name: a, type: t/mock, target: {import: l, index: ${index}}}, {name: b, type: t/mock, target: {name: legacy}}]"
+`;
+    const inputs = {
+      installation: { imports: { targets: [{ name: 'l', targets: ['t0', 't1'] }] } },
+      scope: { targets: { t0: target('t0'), t1: target('t1') } },
+    };
+    const ok = await render(bp(1), inputs);
+    assert.equal(ok.error, undefined, ok.error?.message);
+    assert.deepEqual(
+      ok.installations.inst?.deployItems?.map((d) => d.target),
+      [
+        { name: 't1', namespace: 'ns' },
+        { name: 'legacy', namespace: 'ns' },
+      ],
+    );
+    const out = await render(bp(2), inputs);
+    assert.equal(out.error?.phase, 'deployItems');
+    assert.match(out.error?.message ?? '', /index 2 is out of range/);
+  });
+
   it('renderBlueprint() deep-merges export executions, drops undeclared exports, applies exportDataMappings', async () => {
     const r = await render(
       `exports:
