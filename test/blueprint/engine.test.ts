@@ -277,6 +277,28 @@ subinstallations:
     assert.deepEqual(r.installations.inst, { imports: { x: 2, y: '1' } });
   });
 
+  it('renderBlueprint() exports Targets to the parent context and checks their type', async () => {
+    const bp = (type: string) => `exports:
+  - {name: cluster, targetType: kubernetes-cluster}
+exportExecutions:
+  - {name: e, type: Jinja, template: "exports: {cluster: {type: ${type}, config: {server: s}}}"}
+`;
+    const installation = { exports: { targets: [{ name: 'cluster', target: 'out-cluster' }] } };
+    const ok = await render(bp('landscaper.gardener.cloud/kubernetes-cluster'), { installation });
+    assert.equal(ok.error, undefined, ok.error?.message);
+    assert.deepEqual(ok.installations.inst?.exportedTargets, {
+      'out-cluster': {
+        apiVersion: 'landscaper.gardener.cloud/v1alpha1',
+        kind: 'Target',
+        metadata: { name: 'out-cluster', namespace: 'ns' },
+        spec: { type: 'landscaper.gardener.cloud/kubernetes-cluster', config: { server: 's' } },
+      },
+    });
+    const wrong = await render(bp('other/type'), { installation });
+    assert.equal(wrong.error?.phase, 'exports');
+    assert.equal(wrong.installations.inst?.exports, undefined);
+  });
+
   it('renderBlueprint() fails an installation export the blueprint does not provide in phase exports', async () => {
     const r = await render('exports:\n  - {name: o, schema: {type: string}}\n', {
       installation: { exports: { data: [{ name: 'o', dataRef: 'x' }] } },
