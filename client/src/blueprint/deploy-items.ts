@@ -1,6 +1,6 @@
 /**
  * The deploy items of one installation (docs/blueprints.md "How a run works", step 8, and
- * "Deploy items"): the deploy executions' `deployItems` in rendered order, validated (names,
+ * "Order"): the deploy executions' `deployItems` in rendered order, validated (names,
  * types, labels, timeouts, dependsOn, cycles) and with their `target` references resolved to
  * `{name, namespace}`; and their run order.
  */

@@ -28,7 +28,7 @@ export type { BlueprintInputs, BlueprintSource, Files } from './model.js';
 
 /** What `dm blueprint render` reports for one installation; a key is absent when its step was not reached. */
 export interface InstallationResult {
-  /** The imports as stored after the import executions (docs/blueprints.md "Results"). */
+  /** The imports as stored after the import executions (docs/blueprints.md, "Choices…"). */
   imports?: Obj;
   deployItems?: Obj[];
   deployOrder?: string[][];

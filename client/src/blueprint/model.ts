@@ -1,6 +1,7 @@
 /**
- * blueprint.yaml and Installation specs as dm reads them (spec/blueprints.md §2, §3), with
- * Landscaper's defaulting and static validation (`ValidateBlueprint`).
+ * The typed inputs of a run: blueprint.yaml and Installation specs as dm reads them
+ * (docs/blueprints.md "Blueprints", "Installations"), with Landscaper's defaulting and static
+ * validation (`ValidateBlueprint`), and the imports file's shape.
  */
 import { parseYaml } from '../document/yaml.js';
 import { BlueprintError, type Phase } from './errors.js';
