@@ -196,6 +196,24 @@ describe('MerkleLog against the RFC 6962 definitions', () => {
     assert.deepEqual(await other.root(), await writer.root());
   });
 
+  it('planAppend() lets a caller store the hashes in its own transaction; a dropped plan changes nothing', async () => {
+    const store = new MemoryHashStore();
+    const log = await MerkleLog.open(store);
+    await log.append(['a', 'b', 'c']);
+    const dropped = log.planAppend([leafHash('x')]);
+    assert.equal(log.size, 3); // planning alone neither writes nor moves the log
+    assert.equal(store.size(), 3);
+    await log.refresh(); // what a caller does after its transaction rolled back
+    const plan = log.planAppend([leafHash('d'), leafHash('e')]);
+    store.appendHashes(plan.fromSize, plan.toSize, plan.hashes); // synchronously, inside "the transaction"
+    log.applyAppend(plan);
+    assert.throws(() => log.applyAppend(dropped), code('CHECKSUM_STORE_CONFLICT'));
+    const data = ['a', 'b', 'c', 'd', 'e'].map((x) => Buffer.from(x));
+    assert.deepEqual(await log.root(), mth(data));
+    assert.deepEqual(await (await MerkleLog.open(store)).root(), mth(data));
+    assert.deepEqual(await log.inclusionProof(4), path(4, data));
+  });
+
   it('reopening a store gives the same roots and proofs', async () => {
     await fc.assert(
       fc.asyncProperty(leavesArb, async ({ leaves, cuts }) => {

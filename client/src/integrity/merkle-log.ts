@@ -17,6 +17,14 @@ import { foldSubtrees, leafHash, nodeHash, type SubtreeId, splitPoint, subtreesO
 
 type Range = readonly [lo: number, hi: number];
 
+/** What an append stores (MerkleLog.planAppend), and the right edge it leaves. */
+export interface AppendPlan {
+  fromSize: number;
+  toSize: number;
+  hashes: StoredHash[];
+  readonly edge: readonly (Uint8Array | undefined)[];
+}
+
 export class MerkleLog {
   readonly #store: MerkleHashStore;
   #size = 0;
@@ -58,29 +66,49 @@ export class MerkleLog {
 
   /** Appends leaves by their leaf hashes (RFC 6962 leaf hashes, 32 bytes); returns the first index. */
   async appendLeafHashes(leaves: readonly Uint8Array[]): Promise<number> {
-    const from = this.#size;
+    const plan = this.planAppend(leaves);
+    await this.#store.appendHashes(plan.fromSize, plan.toSize, plan.hashes);
+    this.applyAppend(plan);
+    return plan.fromSize;
+  }
+
+  /**
+   * The hashes appending `leaves` stores, computed without touching the store: for a caller that
+   * writes them inside its own (synchronous) database transaction, then calls applyAppend once it
+   * committed — or refresh() if it rolled back.
+   */
+  planAppend(leaves: readonly Uint8Array[]): AppendPlan {
     const edge = [...this.#edge];
-    const stored: StoredHash[] = [];
-    let size = from;
+    const hashes: StoredHash[] = [];
+    let size = this.#size;
     for (const leaf of leaves) {
       let level = 0;
       let index = size;
       let hash: Uint8Array = leaf;
-      stored.push({ level, index, hash });
+      hashes.push({ level, index, hash });
       while (index % 2 === 1) {
         hash = nodeHash(edge[level]!, hash);
         edge[level] = undefined;
         level++;
         index = (index - 1) / 2;
-        stored.push({ level, index, hash });
+        hashes.push({ level, index, hash });
       }
       edge[level] = hash;
       size++;
     }
-    await this.#store.appendHashes(from, size, stored);
-    this.#size = size;
-    this.#edge = edge;
-    return from;
+    return { fromSize: this.#size, toSize: size, hashes, edge };
+  }
+
+  /** Adopts a plan whose hashes the store now holds. */
+  applyAppend(plan: AppendPlan): void {
+    if (plan.fromSize !== this.#size) {
+      throw integrityError(
+        'CHECKSUM_STORE_CONFLICT',
+        `an append planned at size ${plan.fromSize} cannot apply to the log at size ${this.#size}`,
+      );
+    }
+    this.#size = plan.toSize;
+    this.#edge = [...plan.edge];
   }
 
   /** The root hash of the tree of the first `size` leaves (default: all). */
