@@ -76,12 +76,18 @@ function tamper(p: readonly Buffer[], t: { kind: string; at: number; bit: number
 }
 
 describe('MerkleLog against the RFC 6962 definitions', () => {
-  it('root() equals MTH for every prefix, however the leaves were appended', async () => {
+  it('root() equals MTH for every prefix, and every proof at the current size equals PATH and PROOF', async () => {
     await fc.assert(
       fc.asyncProperty(leavesArb, async ({ leaves, cuts }) => {
         const log = await build(leaves, cuts);
         assert.equal(log.size, leaves.length);
         for (let m = 0; m <= leaves.length; m++) assert.deepEqual(await log.root(m), mth(leaves.slice(0, m)));
+        // Every proof at the current size, so later ones reuse the right-edge nodes earlier ones cached.
+        for (let i = 0; i < leaves.length; i++)
+          assert.deepEqual(await log.inclusionProof(i), path(i, leaves));
+        for (let m = 0; m <= leaves.length; m++) {
+          assert.deepEqual(await log.consistencyProof(m), m === 0 ? [] : proof(m, leaves));
+        }
       }),
       { numRuns: 60 },
     );

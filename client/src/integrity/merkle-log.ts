@@ -30,6 +30,8 @@ export class MerkleLog {
   #size = 0;
   /** #edge[level]: hash of the complete subtree at that level on the right edge, if the size has that bit. */
   #edge: (Uint8Array | undefined)[] = [];
+  /** Hashes of nodes [lo, size) on the right edge of the current tree, by lo: proofs at the current size share them. */
+  #edgeNodes = new Map<number, Buffer>();
 
   private constructor(store: MerkleHashStore) {
     this.#store = store;
@@ -53,6 +55,7 @@ export class MerkleLog {
     });
     this.#size = size;
     this.#edge = edge;
+    this.#edgeNodes = new Map();
   }
 
   get size(): number {
@@ -109,6 +112,7 @@ export class MerkleLog {
     }
     this.#size = plan.toSize;
     this.#edge = [...plan.edge];
+    this.#edgeNodes = new Map();
   }
 
   /** The root hash of the tree of the first `size` leaves (default: all). */
@@ -194,16 +198,25 @@ export class MerkleLog {
 
   /** The hashes of node ranges, from one read of the distinct complete subtrees they need. */
   async #hashRanges(ranges: readonly Range[]): Promise<Buffer[]> {
-    const perRange = ranges.map(([lo, hi]) => subtreesOf(lo, hi));
+    const size = this.#size;
+    const cached = ranges.map(([lo, hi]) => (hi === size ? this.#edgeNodes.get(lo) : undefined));
+    const perRange = ranges.map(([lo, hi], i) => (cached[i] === undefined ? subtreesOf(lo, hi) : []));
     const key = (id: SubtreeId) => `${id.level}/${id.index}`;
     const unique = new Map<string, SubtreeId>();
     for (const ids of perRange) for (const id of ids) unique.set(key(id), id);
     const wanted = [...unique.values()];
-    const hashes = await this.#store.readHashes(wanted);
+    const hashes = wanted.length === 0 ? [] : await this.#store.readHashes(wanted);
     const byKey = new Map<string, Uint8Array>();
     wanted.forEach((id, i) => {
       byKey.set(key(id), hashes[i]!);
     });
-    return perRange.map((ids) => foldSubtrees(ids.map((id) => byKey.get(key(id))!)));
+    return ranges.map(([lo, hi], i) => {
+      const known = cached[i];
+      if (known !== undefined) return known;
+      const hash = foldSubtrees(perRange[i]!.map((id) => byKey.get(key(id))!));
+      // Only while no append moved the edge during the read.
+      if (hi === size && size === this.#size) this.#edgeNodes.set(lo, hash);
+      return hash;
+    });
   }
 }
