@@ -154,6 +154,31 @@ describe('ChecksumVerifier', () => {
     await assert.rejects(verifier.verifyDigest(redis), code('CHECKSUM_INCLUSION_FAILED'));
   });
 
+  it('refuses a malformed expectation before asking the server', async () => {
+    const server = await TestLogServer.create([redis]);
+    let asked = 0;
+    server.lie = (a) => {
+      asked++;
+      return a;
+    };
+    const verifier = new ChecksumVerifier({
+      key: keys.verifierKey,
+      source: server,
+      memory: new MemoryCheckpointMemory(),
+    });
+    await assert.rejects(
+      verifier.verifyDigest({ ...redis, template: 'redis' }),
+      code('CHECKSUM_RECORD_INVALID'),
+    );
+    await assert.rejects(
+      verifier.verifyDigest({ ...redis, digest: 'sha256:abc' }),
+      code('CHECKSUM_RECORD_INVALID'),
+    );
+    assert.equal(asked, 0);
+    await verifier.verifyDigest(redis);
+    assert.equal(asked, 1);
+  });
+
   it('refuses an answer for another version than asked', async () => {
     const server = await TestLogServer.create([redis, nginx]);
     const honest = await server.lookup(recordKey(nginx));

@@ -15,7 +15,7 @@ import type { Awaitable } from './hash-store.js';
 import { type LogVerifier, parseVerifierKey } from './keys.js';
 import { MAX_NOTE_BYTES } from './note.js';
 import { verifyConsistency, verifyRecordInclusion } from './proof.js';
-import { type LogRecord, parseRecord, recordKey } from './record.js';
+import { encodeRecord, type LogRecord, parseRecord, recordKey } from './record.js';
 
 /** Where a client keeps the latest checkpoint it verified (the signed note's text). */
 export interface CheckpointMemory {
@@ -158,6 +158,7 @@ export class ChecksumVerifier {
    * and inclusion proof, and throws CHECKSUM_MISMATCH when the log's digest is not `expected.digest`.
    */
   async verifyDigest(expected: Pick<LogRecord, 'template' | 'version' | 'digest'>): Promise<VerifiedRecord> {
+    encodeRecord(expected); // throws CHECKSUM_RECORD_INVALID before anything is asked
     const key = recordKey(expected);
     const answer = await this.#source.lookup(key);
     const checkpoint = await this.advance(answer.checkpoint);
