@@ -8,7 +8,7 @@ import { DmError, type DmErrorOptions, type ErrorCategory } from '../error.js';
 export const INTEGRITY_ERROR_CATEGORIES = {
   /** A log key (verifier or signer key text) is malformed. */
   CHECKSUM_KEY_INVALID: 'invalid-input',
-  /** A log record (`<template> <version> <digest>`) is malformed. */
+  /** A log record (`<template> <version> <digest>`) or a leaf hash to append is malformed. */
   CHECKSUM_RECORD_INVALID: 'invalid-input',
   /** A checkpoint or signed note is malformed (not a signature failure). */
   CHECKSUM_CHECKPOINT_INVALID: 'invalid-input',

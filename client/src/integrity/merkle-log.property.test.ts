@@ -182,6 +182,8 @@ describe('MerkleLog against the RFC 6962 definitions', () => {
     await assert.rejects(log.inclusionProof(0, 4), code('CHECKSUM_RANGE_INVALID'));
     await assert.rejects(log.consistencyProof(3, 2), code('CHECKSUM_RANGE_INVALID'));
     await assert.rejects(log.inclusionProof(-1, 2), code('CHECKSUM_RANGE_INVALID'));
+    await assert.rejects(log.appendLeafHashes([Buffer.alloc(31)]), code('CHECKSUM_RECORD_INVALID'));
+    assert.equal(log.size, 3);
     assert.throws(() => verifyInclusion(3, 3, leafHash('a'), [], mth([])), code('CHECKSUM_RANGE_INVALID'));
     assert.throws(() => verifyConsistency(3, 2, mth([]), mth([]), []), code('CHECKSUM_RANGE_INVALID'));
     assert.throws(

@@ -13,7 +13,15 @@
  */
 import { integrityError } from './errors.js';
 import type { MerkleHashStore, StoredHash } from './hash-store.js';
-import { foldSubtrees, leafHash, nodeHash, type SubtreeId, splitPoint, subtreesOf } from './merkle-hash.js';
+import {
+  foldSubtrees,
+  HASH_SIZE,
+  leafHash,
+  nodeHash,
+  type SubtreeId,
+  splitPoint,
+  subtreesOf,
+} from './merkle-hash.js';
 
 type Range = readonly [lo: number, hi: number];
 
@@ -85,6 +93,12 @@ export class MerkleLog {
     const hashes: StoredHash[] = [];
     let size = this.#size;
     for (const leaf of leaves) {
+      if (leaf.length !== HASH_SIZE) {
+        throw integrityError(
+          'CHECKSUM_RECORD_INVALID',
+          `a leaf hash is ${leaf.length} bytes, not ${HASH_SIZE}`,
+        );
+      }
       let level = 0;
       let index = size;
       let hash: Uint8Array = leaf;
