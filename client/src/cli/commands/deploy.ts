@@ -127,10 +127,15 @@ export function registerDeployCommands(program: Command): void {
               data: d,
               text: () =>
                 [
-                  `dry run of deployment ${d.deployment} (${d.server ? 'server-side, against live objects' : 'offline, against the last manifest'})`,
-                  ...d.create.map(
-                    (c) => `create    ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}`,
-                  ),
+                  d.server
+                    ? `dry run of deployment ${d.deployment} (server-side, against live objects)`
+                    : `dry run of deployment ${d.deployment} (offline, against the last manifest): no cluster was contacted (${d.offlineReason ?? 'none reachable'})`,
+                  ...[...d.create]
+                    .sort((a, b) => (a.level ?? 0) - (b.level ?? 0))
+                    .map(
+                      (c) =>
+                        `create    ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}${c.level === undefined ? '' : `  (level ${c.level})`}`,
+                    ),
                   ...d.update.flatMap((c) => [
                     `update    ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}`,
                     ...(c.changes ?? []).map((x) => `            ${x}`),
