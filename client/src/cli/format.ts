@@ -5,7 +5,7 @@
 
 import type { OutputFormat } from '../config/config.js';
 import { formatYaml } from '../document/yaml.js';
-import { DmError, isDmError } from '../error.js';
+import { DmError, fromSystemError, isDmError } from '../error.js';
 
 export interface Printable<T = unknown> {
   /** The machine-readable result, printed as is with `-o json` / `-o yaml`. */
@@ -56,9 +56,10 @@ export function printError(
 ): void {
   const dmError = isDmError(error)
     ? error
-    : new DmError('INTERNAL', `internal error: ${error instanceof Error ? error.message : String(error)}`, {
+    : (fromSystemError(error) ??
+      new DmError('INTERNAL', `internal error: ${error instanceof Error ? error.message : String(error)}`, {
         cause: error,
-      });
+      }));
   if (options.output === 'json') {
     streams.stdout(`${JSON.stringify(dmError.toJSON(), null, 2)}\n`);
   }

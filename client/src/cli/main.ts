@@ -3,10 +3,12 @@
  * heavy modules are imported lazily inside actions so that `dm --version` starts fast.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { exitCodeFor } from '../error.js';
+import { isHttpUrl } from '../config/config.js';
+import { DmError, exitCodeFor, fromSystemError } from '../error.js';
 import { registerCommands } from './commands/index.js';
 import { collect } from './context.js';
 import { printError } from './format.js';
+import { nearest } from './nearest.js';
 import { packageVersion } from './package-version.js';
 
 function globalOutput(argv: readonly string[]): 'text' | 'yaml' | 'json' {
@@ -19,8 +21,68 @@ function globalOutput(argv: readonly string[]): 'text' | 'yaml' | 'json' {
   return 'text';
 }
 
+/** A commander Command whose unknown-option error suggests the nearest known flag ("did you mean"). */
+class DmCommand extends Command {
+  override createCommand(name?: string): Command {
+    return new DmCommand(name);
+  }
+
+  // Replaces commander's own (not in its typings), keeping its behaviour when nothing is near.
+  unknownOption(flag: string): never {
+    const candidates: string[] = [];
+    for (let c: Command | null = this; c; c = c.parent) {
+      for (const o of c.options) if (o.long && !o.hidden) candidates.push(o.long);
+    }
+    const name = flag.split('=')[0] ?? flag;
+    const match = name.startsWith('--') ? nearest(name, candidates) : undefined;
+    if (!match) {
+      const base = Command.prototype as unknown as { unknownOption(this: Command, f: string): never };
+      return base.unknownOption.call(this, flag);
+    }
+    return this.error(`error: unknown option '${flag}'\n(Did you mean ${match}?)`, {
+      code: 'commander.unknownOption',
+    });
+  }
+}
+
+/** Placeholders of numeric flags: `<n>` a whole number, the others any number; all greater than 0. */
+const NUMERIC_PLACEHOLDERS: Record<string, 'integer' | 'number'> = {
+  n: 'integer',
+  seconds: 'number',
+  days: 'number',
+  mb: 'integer',
+};
+
+/** Usage errors (exit 2) for flag values commander does not check: numbers, URLs. */
+function validateFlags(command: Command): void {
+  for (const o of command.options) {
+    const placeholder = /<([a-z-]+)>/.exec(o.flags)?.[1];
+    const kind = placeholder ? NUMERIC_PLACEHOLDERS[placeholder] : undefined;
+    const value = command.getOptionValue(o.attributeName()) as unknown;
+    if (!kind || value === undefined) continue;
+    const text = String(value).trim();
+    const number = Number(text);
+    const ok =
+      text !== '' && Number.isFinite(number) && number > 0 && (kind === 'number' || Number.isInteger(number));
+    if (!ok) {
+      throw new DmError(
+        'INVALID_FLAG_VALUE',
+        `${o.long ?? o.flags} '${String(value)}' is not ${kind === 'integer' ? 'a whole number' : 'a number'} greater than 0`,
+        { category: 'usage' },
+      );
+    }
+  }
+  const url = command.optsWithGlobals().registryUrl as string | undefined;
+  if (url !== undefined && !isHttpUrl(url)) {
+    throw new DmError('INVALID_FLAG_VALUE', `--registry-url '${url}' is not an http(s) URL`, {
+      category: 'usage',
+      hint: 'for example --registry-url http://localhost:8080',
+    });
+  }
+}
+
 export function buildProgram(): Command {
-  const program = new Command('dm');
+  const program = new DmCommand('dm');
   program
     .description(
       'Resolve, expand, render, merge and deploy Deployment Manager templates from template registries.',
@@ -47,6 +109,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .enablePositionalOptions(false)
     .exitOverride();
+  program.hook('preAction', (_program, actionCommand) => validateFlags(actionCommand));
   registerCommands(program);
   return program;
 }
@@ -66,7 +129,7 @@ async function main(argv: string[]): Promise<number> {
       verbose: argv.includes('-v') || argv.includes('--verbose'),
       color: Boolean(process.stderr.isTTY) && !argv.includes('--no-color') && !process.env.NO_COLOR,
     });
-    return exitCodeFor(error);
+    return exitCodeFor(fromSystemError(error) ?? error);
   }
 }
 
