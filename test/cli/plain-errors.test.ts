@@ -149,3 +149,30 @@ describe('system errors as sentences', () => {
     assert.equal(r.stdout.trim(), pkg.version);
   });
 });
+
+describe('messages for empty results', () => {
+  it('dm lint on a directory without templates: "no templates found: is this a registry root?" (exit 1)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dm-empty-'));
+    const r = await runDm(['lint', dir]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /no templates found: is this a registry root\?/);
+    const ok = await runDm(['lint', 'registry-fixtures']);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(
+      ok.stdout,
+      /0 errors, 0 warnings \(\d+ templates, \d+ versions served, \d+ named collections\)/,
+    );
+  });
+
+  it('dm manifests nosuch says the deployment does not exist (exit 3); dm types instances nosuch says there are none', async () => {
+    const env = await isolatedEnv();
+    const m = await runDm(['manifests', 'nosuch'], { env });
+    assert.equal(m.code, 3, m.stderr);
+    assert.match(m.stderr, /deployment 'nosuch' does not exist/);
+    const t = await runDm(['types', 'instances', 'nosuch'], { env });
+    assert.equal(t.code, 0, t.stderr);
+    assert.equal(t.stdout, "no instances of type 'nosuch'\n");
+    const j = await runDm(['types', 'instances', 'nosuch', '-o', 'json'], { env });
+    assert.deepEqual(JSON.parse(j.stdout), []);
+  });
+});

@@ -282,7 +282,11 @@ export function registerDeployCommands(program: Command): void {
           const { DmError } = await import('../../error.js');
           const all = store.listManifests(deployment!);
           if (all.length === 0) {
-            throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${deployment}' has no manifests`, {
+            const exists = store.getDeployment(deployment!) !== undefined;
+            const message = exists
+              ? `deployment '${deployment}' has no manifests`
+              : `deployment '${deployment}' does not exist`;
+            throw new DmError('DEPLOYMENT_NOT_FOUND', message, {
               category: 'not-found',
             });
           }
@@ -374,7 +378,11 @@ export function registerDeployCommands(program: Command): void {
           return {
             data: d,
             text: () =>
-              d.map((r) => `${r.name}  ${r.type}  ${r.deployment}  ${r.manifest}  ${r.path}`).join('\n'),
+              d.length === 0
+                ? type === 'all'
+                  ? 'no type instances: nothing is deployed'
+                  : `no instances of type '${type}'`
+                : d.map((r) => `${r.name}  ${r.type}  ${r.deployment}  ${r.manifest}  ${r.path}`).join('\n'),
           };
         } finally {
           store.database.close();
