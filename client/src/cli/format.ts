@@ -89,3 +89,8 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
 export function printable<T>(data: T, text?: (data: T) => string): Printable<T> {
   return text ? { data, text } : { data };
 }
+
+/** A count in English: `1 template`, `2 templates`, `1 named collection` (plural: word + "s" unless given). */
+export function count(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`;
+}

@@ -21,6 +21,36 @@ function globalOutput(argv: readonly string[]): 'text' | 'yaml' | 'json' {
   return 'text';
 }
 
+const ROOT_EXAMPLES = `
+Examples:
+  dm search redis --registry-url http://localhost:8080
+  dm resolve redis:v1.0 --registry-dir registry-fixtures
+  dm install config.yaml --registry-dir registry-fixtures
+  dm expand config.yaml -o json
+  dm deploy config.yaml --name prod --dry-run
+  dm completion bash > /etc/bash_completion.d/dm
+
+Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 validation, 5 unreachable (docs/client.md).
+`;
+
+/** Examples of the commands that only group subcommands. */
+const GROUP_EXAMPLES: Record<string, string[]> = {
+  cache: ['dm cache list', 'dm cache verify', 'dm cache clean --older-than 30'],
+  template: ['dm template render t.jinja --context ctx.yaml'],
+  blueprint: [
+    'dm --registry-dir registry-fixtures blueprint render platform/namespace-blueprint:v1 --imports imports.yaml',
+    'dm blueprint apply ./my-blueprint --imports imports.yaml --dry-run',
+  ],
+  deployments: ['dm deployments list', 'dm deployments get prod -o yaml', 'dm deployments delete prod'],
+  types: ['dm types list', 'dm types instances all'],
+  config: [
+    'dm config view',
+    'dm config set output json',
+    'dm config get registry',
+    'dm config unset registryUrl',
+  ],
+};
+
 /** A commander Command whose unknown-option error suggests the nearest known flag ("did you mean"). */
 class DmCommand extends Command {
   override createCommand(name?: string): Command {
@@ -110,12 +140,48 @@ export function buildProgram(): Command {
     .enablePositionalOptions(false)
     .exitOverride();
   program.hook('preAction', (_program, actionCommand) => validateFlags(actionCommand));
+  // Every subcommand's --help lists the global options (--registry-dir, -o, …) its examples use.
+  program.configureHelp({ showGlobalOptions: true });
+  program.addHelpText('after', ROOT_EXAMPLES);
   registerCommands(program);
+  for (const [name, examples] of Object.entries(GROUP_EXAMPLES)) {
+    program.commands
+      .find((c) => c.name() === name)
+      ?.addHelpText('after', `\nExamples:\n${examples.map((e) => `  ${e}`).join('\n')}\n`);
+  }
   return program;
+}
+
+/** `dm __complete <words…>`: the candidates for the shell completion scripts, one per line. */
+async function complete(program: Command, words: string[]): Promise<number> {
+  const { completeWords } = await import('./completion.js');
+  const candidates = await completeWords(program, words, {
+    deployments: async () => {
+      try {
+        const { existsSync } = await import('node:fs');
+        const { dmDirectories } = await import('../config/config.js');
+        const { openStateDatabase, stateDatabaseFile } = await import('../state/database.js');
+        const { DeploymentStore } = await import('../state/deployments-store.js');
+        const file = stateDatabaseFile(dmDirectories(process.env).state);
+        if (!existsSync(file)) return [];
+        const store = new DeploymentStore(openStateDatabase(file));
+        try {
+          return store.listDeployments().map((d) => d.name);
+        } finally {
+          store.database.close();
+        }
+      } catch {
+        return [];
+      }
+    },
+  });
+  process.stdout.write(candidates.map((c) => `${c}\n`).join(''));
+  return 0;
 }
 
 async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
+  if (argv[2] === '__complete') return complete(program, argv.slice(3));
   try {
     await program.parseAsync(argv);
     return 0;

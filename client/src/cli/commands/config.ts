@@ -96,19 +96,13 @@ export function registerConfigCommands(program: Command): void {
     .command('completion <shell>')
     .addHelpText(
       'after',
-      '\nExamples:\n  source <(dm completion bash)\n  dm completion fish > ~/.config/fish/completions/dm.fish\n',
+      '\nExamples:\n  source <(dm completion bash)                  # in ~/.bashrc\n  dm completion zsh > ~/.zfunc/_dm                # a directory on $fpath\n  dm completion fish > ~/.config/fish/completions/dm.fish\n\nCompletes commands, flags, flag values (-o json|yaml|text), deployment names, else file names.\n',
     )
     .description('print a shell completion script (bash, zsh, fish)')
     .action(
       action(async (_ctx, [shell]) => {
-        const names = program.commands.map((c) => c.name());
-        const words = names.join(' ');
-        const scripts: Record<string, string> = {
-          bash: `complete -W "${words}" dm`,
-          zsh: `#compdef dm\n_arguments '1: :(${words})'`,
-          fish: names.map((n) => `complete -c dm -n __fish_use_subcommand -a ${n}`).join('\n'),
-        };
-        const script = scripts[shell ?? ''];
+        const { completionScript } = await import('../completion.js');
+        const script = completionScript(shell ?? '');
         if (script === undefined) {
           throw new DmError('INVALID_SHELL', `shell '${shell}' is not one of bash, zsh, fish`, {
             category: 'usage',
