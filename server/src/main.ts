@@ -7,8 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { packageVersion } from '../../client/src/cli/package-version.js';
 import { parseYaml } from '../../client/src/document/yaml.js';
-import { DmError, exitCodeFor, isDmError } from '../../client/src/error.js';
+import { DmError, exitCodeFor, fromSystemError, isDmError } from '../../client/src/error.js';
 
 interface CommonOptions {
   db?: string;
@@ -143,6 +144,18 @@ async function start(
       defaultRegistry: defaultRegistry ?? null,
     });
   });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      http.once('listening', resolve);
+      http.once('error', reject);
+    });
+  } catch (error) {
+    await service.stop();
+    store.close();
+    throw (
+      fromSystemError(error, options.port !== undefined ? '--port' : 'DM_REGISTRY_PORT or --port') ?? error
+    );
+  }
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -203,7 +216,21 @@ async function indexOnce(
 
 export function buildProgram(env: NodeJS.ProcessEnv): Command {
   const program = new Command('dm-registry');
-  program.description('The dm template registry server.').exitOverride();
+  program
+    .description('The dm template registry server.')
+    .version(packageVersion(), '--version', 'print the version')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  dm-registry start --index registry-fixtures          # serve the sample registry on :8080',
+        '  dm-registry index github.com/acme/templates --json  # index once, print the findings',
+        '  dm-registry token create --admin',
+        '',
+      ].join('\n'),
+    )
+    .exitOverride();
   program
     .command('start')
     .description('migrate the database, index the given sources and serve the API')
@@ -216,7 +243,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     )
     .addHelpText(
       'after',
-      '\nExample:\n  dm-registry start --index registry-fixtures --index github.com/acme/templates@main',
+      '\nExamples:\n  dm-registry start --index registry-fixtures\n  dm-registry start --port 9090 --index registry-fixtures --index github.com/acme/templates@main\n',
     )
     .action((o) => start(o, env));
   program
@@ -224,24 +251,39 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .description('index one source once and print the findings')
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
     .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dm-registry index registry-fixtures\n  dm-registry index github.com/acme/templates@main --db file:./data/registry.db --json\n',
+    )
     .action((source, o) => indexOnce(source, o, env));
   program
     .command('migrate')
     .description('apply the database migrations')
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .addHelpText('after', '\nExample:\n  dm-registry migrate --db file:./data/registry.db\n')
     .action(async (o: CommonOptions) => {
       const { openStore } = await import('./store/db.js');
       const file = databaseFile(o.db, env);
       openStore(file).close();
       process.stdout.write(`migrations applied to ${file}\n`);
     });
-  const token = program.command('token').description('API tokens');
+  const token = program
+    .command('token')
+    .description('API tokens')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dm-registry token create --admin\n  dm-registry token create --read github.com/acme/private\n',
+    );
   token
     .command('create')
     .description('create an API token (printed once; stored hashed)')
     .option('--admin', 'a token for the write endpoints')
     .option('--read <registry>', 'a token that may read a private registry (host/owner/repo, or * for all)')
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dm-registry token create --admin\n  dm-registry token create --read github.com/acme/private --db file:./data/registry.db\n',
+    )
     .action(async (o: CommonOptions & { admin?: boolean; read?: string }) => {
       if (!o.admin === !o.read) {
         throw new DmError('USAGE', 'give exactly one of --admin or --read <registry>', { category: 'usage' });

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseYaml } from '../document/yaml.js';
-import { DmError } from '../error.js';
+import { DmError, fromSystemError } from '../error.js';
 import {
   chainTemplateSources,
   type ImportEntry,
@@ -442,12 +442,15 @@ export async function expandFile(path: string, options: ExpandOptions = {}): Pro
   try {
     content = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new DmError(
-      'FILE_NOT_FOUND',
-      `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-      {
-        category: 'not-found',
-      },
+    throw (
+      fromSystemError(error, path) ??
+      new DmError(
+        'FILE_NOT_FOUND',
+        `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+        {
+          category: 'not-found',
+        },
+      )
     );
   }
   if (templateKindOf(path) === 'python' || path.endsWith('.jinja')) {

@@ -127,10 +127,15 @@ export function registerDeployCommands(program: Command): void {
               data: d,
               text: () =>
                 [
-                  `dry run of deployment ${d.deployment} (${d.server ? 'server-side, against live objects' : 'offline, against the last manifest'})`,
-                  ...d.create.map(
-                    (c) => `create    ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}`,
-                  ),
+                  d.server
+                    ? `dry run of deployment ${d.deployment} (server-side, against live objects)`
+                    : `dry run of deployment ${d.deployment} (offline, against the last manifest): no cluster was contacted (${d.offlineReason ?? 'none reachable'})`,
+                  ...[...d.create]
+                    .sort((a, b) => (a.level ?? 0) - (b.level ?? 0))
+                    .map(
+                      (c) =>
+                        `create    ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}${c.level === undefined ? '' : `  (level ${c.level})`}`,
+                    ),
                   ...d.update.flatMap((c) => [
                     `update    ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}`,
                     ...(c.changes ?? []).map((x) => `            ${x}`),
@@ -277,7 +282,11 @@ export function registerDeployCommands(program: Command): void {
           const { DmError } = await import('../../error.js');
           const all = store.listManifests(deployment!);
           if (all.length === 0) {
-            throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${deployment}' has no manifests`, {
+            const exists = store.getDeployment(deployment!) !== undefined;
+            const message = exists
+              ? `deployment '${deployment}' has no manifests`
+              : `deployment '${deployment}' does not exist`;
+            throw new DmError('DEPLOYMENT_NOT_FOUND', message, {
               category: 'not-found',
             });
           }
@@ -369,7 +378,11 @@ export function registerDeployCommands(program: Command): void {
           return {
             data: d,
             text: () =>
-              d.map((r) => `${r.name}  ${r.type}  ${r.deployment}  ${r.manifest}  ${r.path}`).join('\n'),
+              d.length === 0
+                ? type === 'all'
+                  ? 'no type instances: nothing is deployed'
+                  : `no instances of type '${type}'`
+                : d.map((r) => `${r.name}  ${r.type}  ${r.deployment}  ${r.manifest}  ${r.path}`).join('\n'),
           };
         } finally {
           store.database.close();
