@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
-import { action } from '../context.js';
+import { action, propertiesOf } from '../context.js';
 
 const DEPLOY_HELP = `
 Expands a configuration (or one template file, a stream of Kubernetes objects or rendered layered
@@ -90,11 +90,6 @@ export function registerDeployCommands(program: Command): void {
         );
         const name = typeof options.name === 'string' ? options.name : defaultDeploymentName(arg!);
         validateDeploymentName(name);
-        let values: Record<string, unknown> = {};
-        if (ctx.valuesFiles.length > 0) {
-          const { mergeValuesFiles } = await import('../../merge/index.js');
-          values = mergeValuesFiles(ctx.valuesFiles);
-        }
         const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
         const { existsSync } = await import('node:fs');
         const templateSource = await createRegistryTemplateSource({
@@ -105,7 +100,7 @@ export function registerDeployCommands(program: Command): void {
         });
         const input = await loadDeploymentInput(arg!, {
           deployment: name,
-          properties: { ...values, ...ctx.properties },
+          properties: await propertiesOf(ctx),
           ...(typeof options.importsDir === 'string' ? { importsDir: options.importsDir } : {}),
           templateSource,
           onWarning: (m) => ctx.streams.stderr(`warning: ${m}\n`),

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, collect, contextFromCommand } from '../context.js';
+import { action, collect, contextFromCommand, propertiesOf } from '../context.js';
 import { printResult } from '../format.js';
 
 const EXPAND_HELP = `
@@ -73,17 +73,12 @@ export function registerExpandCommands(program: Command): void {
           configPath: isFile ? config : undefined,
           warn: (m) => ctx.streams.stderr(`warning: ${m}\n`),
         });
-        let values: Record<string, unknown> = {};
-        if (ctx.valuesFiles.length) {
-          const { mergeValuesFiles } = await import('../../merge/index.js');
-          values = mergeValuesFiles(ctx.valuesFiles);
-        }
         const expandOptions = {
           ...(options.deployment ? { deployment: String(options.deployment) } : {}),
           ...(options.project ? { project: String(options.project) } : {}),
           ...(options.importsDir ? { importsDir: String(options.importsDir) } : {}),
           env: await envAssignments(options.env as string[] | undefined),
-          properties: mergeDeep(values, ctx.properties),
+          properties: await propertiesOf(ctx),
           maxDepth: Number(options.maxDepth),
           sandbox: sandboxOptions(options),
           sources: [registry],
@@ -149,20 +144,4 @@ export function registerExpandCommands(program: Command): void {
       })();
       if (result) printResult(result, ctx.config.output, ctx.streams);
     });
-}
-
-function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    const cur = out[k];
-    const bothMaps =
-      cur !== null &&
-      typeof cur === 'object' &&
-      !Array.isArray(cur) &&
-      v !== null &&
-      typeof v === 'object' &&
-      !Array.isArray(v);
-    out[k] = bothMaps ? mergeDeep(cur as Record<string, unknown>, v as Record<string, unknown>) : v;
-  }
-  return out;
 }
