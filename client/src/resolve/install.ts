@@ -96,11 +96,12 @@ async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Prom
 }
 
 async function readConfiguration(path: string): Promise<{ doc: unknown; text: string }> {
+  const { loadInput } = await import('../input.js');
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = loadInput(path, { accept: ['file'], what: 'the configuration' }).text!;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+    if (error instanceof DmError && error.code === 'FILE_NOT_FOUND') {
       throw new DmError('CONFIG_NOT_FOUND', `configuration ${path} does not exist`, {
         category: 'not-found',
       });

@@ -59,21 +59,24 @@ export function registerExpandCommands(program: Command): void {
     .addHelpText('after', EXPAND_HELP)
     .action(
       action(async (ctx, [config], options) => {
-        const { expandConfiguration, expandFile } = await import('../../expand/index.js');
-        const { existsSync } = await import('node:fs');
-        const { join } = await import('node:path');
-        const { DmError } = await import('../../error.js');
+        const { expandConfiguration } = await import('../../expand/index.js');
+        const { loadInput } = await import('../../input.js');
         const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
-        const isFile = existsSync(config!);
+        const input = loadInput(config!, {
+          cwd: ctx.cwd,
+          accept: ['file', 'template', 'reference'],
+          ...(options.deployment ? { deployment: String(options.deployment) } : {}),
+        });
         // Registry references and URLs in types (and as the argument) resolve through the
         // resolver chain: dm.lock beside the configuration first, then --registry-dir and servers.
         const registry = await createRegistryTemplateSource({
           config: ctx.config,
           registryDirs: ctx.registryDirs,
-          configPath: isFile ? config : undefined,
+          configPath: input.path,
           warn: (m) => ctx.streams.stderr(`warning: ${m}\n`),
         });
-        const expandOptions = {
+        const result = await expandConfiguration(input.configuration!, {
+          ...(input.deployment ? { deployment: input.deployment } : {}),
           ...(options.deployment ? { deployment: String(options.deployment) } : {}),
           ...(options.project ? { project: String(options.project) } : {}),
           ...(options.importsDir ? { importsDir: String(options.importsDir) } : {}),
@@ -83,29 +86,7 @@ export function registerExpandCommands(program: Command): void {
           sandbox: sandboxOptions(options),
           sources: [registry],
           onWarning: (w: { message: string }) => ctx.streams.stderr(`warning: ${w.message}\n`),
-        };
-        let result: Awaited<ReturnType<typeof expandFile>>;
-        if (isFile) result = await expandFile(config!, expandOptions);
-        else if (/[:/]/.test(config!)) {
-          // DM's form `dm expand redis:v1`: a one-resource configuration of that reference.
-          const name = String(
-            options.deployment ??
-              config!
-                .replace(/[:?#].*$/, '')
-                .split('/')
-                .pop() ??
-              'deployment',
-          );
-          const content = `resources:\n- name: ${JSON.stringify(name)}\n  type: ${JSON.stringify(config)}\n`;
-          result = await expandConfiguration(
-            { content, path: join(ctx.cwd, `${name}.yaml`) },
-            { ...expandOptions, deployment: name },
-          );
-        } else {
-          throw new DmError('FILE_NOT_FOUND', `'${config}' is neither a file nor a template reference`, {
-            category: 'not-found',
-          });
-        }
+        });
         return { data: { config: result.config, layout: result.layout } };
       }),
     );
