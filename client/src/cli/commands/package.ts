@@ -102,7 +102,11 @@ export function registerPackageCommands(program: Command): void {
           if (changed.length === 0) return 'everything is at the newest allowed version';
           return formatTable(
             ['REFERENCE', 'FROM', 'TO'],
-            changed.map((x) => [x.reference, x.previousVersion ?? '(new)', x.version]),
+            changed.map((x) => [
+              x.reference,
+              x.previousVersion ?? '(new)',
+              x.previousVersion === x.version ? `${x.version} (content changed)` : x.version,
+            ]),
           );
         });
       }),
@@ -122,6 +126,8 @@ export function registerPackageCommands(program: Command): void {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
         });
+        // As npm outdated: exit 1 when something is outdated (after printing the list).
+        if (result.length > 0) process.exitCode = 1;
         return printable(result, (list) =>
           list.length === 0
             ? 'all locked references are current'
