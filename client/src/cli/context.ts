@@ -107,6 +107,15 @@ export function action<T>(
   };
 }
 
+/**
+ * The properties the command's configuration expands with: `-f` values files, then `--properties`
+ * (the one precedence, client/src/merge/values.ts commandProperties).
+ */
+export async function propertiesOf(ctx: CommandContext): Promise<Record<string, unknown>> {
+  const { commandProperties } = await import('../merge/values.js');
+  return commandProperties(ctx.valuesFiles, ctx.properties, { cwd: ctx.cwd });
+}
+
 /** Collects a repeatable flag's values into an array. */
 export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];

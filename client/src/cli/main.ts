@@ -184,7 +184,8 @@ async function main(argv: string[]): Promise<number> {
   if (argv[2] === '__complete') return complete(program, argv.slice(3));
   try {
     await program.parseAsync(argv);
-    return 0;
+    // A command may end with a non-error status of its own (dm outdated: 1 when something is).
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof CommanderError) {
       // --help and --version end through here with exit code 0.

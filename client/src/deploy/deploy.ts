@@ -430,7 +430,7 @@ export async function planDeployment(options: DeployOptions): Promise<DryRunResu
       o.body,
       (ref) => {
         const target = byName.get(ref.name)!;
-        const v = valueAt(live.get(objectKey(target)), ref.path);
+        const v = valueAt(live.get(objectKey(target)), ref);
         if (v === undefined) unresolved = true;
         return v ?? ref.text;
       },

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseYaml } from '../document/yaml.js';
 import { DmError, fromSystemError } from '../error.js';
+import { isTemplateReferenceType, oneResourceConfiguration } from '../input.js';
 import {
   chainTemplateSources,
   type ImportEntry,
@@ -72,11 +73,9 @@ export interface ExpansionResult extends ExpandedConfiguration {
 export const DEFAULT_MAX_DEPTH = 32;
 export const DEFAULT_MAX_TEMPLATES = 100_000;
 
-const TEMPLATE_REF = /^[a-z][a-z0-9+.-]*:\/\/|:=?v\d/i;
-
 /** Whether a type could be a template: a template file name, a registry reference, or a URL. */
 export function looksLikeTemplate(type: string): boolean {
-  return templateKindOf(type) !== undefined || TEMPLATE_REF.test(type);
+  return templateKindOf(type) !== undefined || isTemplateReferenceType(type);
 }
 
 function isMapping(value: unknown): value is Record<string, unknown> {
@@ -456,7 +455,7 @@ export async function expandFile(path: string, options: ExpandOptions = {}): Pro
   if (templateKindOf(path) === 'python' || path.endsWith('.jinja')) {
     const type = basename(path);
     const name = options.deployment ?? type.replace(/\.[^.]*$/, '');
-    const synthetic = `resources:\n- name: ${JSON.stringify(name)}\n  type: ${JSON.stringify(type)}\n`;
+    const synthetic = oneResourceConfiguration(name, type);
     return expandConfiguration(
       { content: synthetic, path },
       {

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
-import { action } from '../context.js';
+import { action, propertiesOf } from '../context.js';
 
 const DEPLOY_HELP = `
 Expands a configuration (or one template file, a stream of Kubernetes objects or rendered layered
@@ -84,28 +84,26 @@ export function registerDeployCommands(program: Command): void {
     .addHelpText('after', DEPLOY_HELP)
     .action(
       action<unknown>(async (ctx, [arg], options) => {
-        const { defaultDeploymentName, loadDeploymentInput } = await import('../../deploy/input.js');
+        const { loadDeploymentInput } = await import('../../deploy/input.js');
+        const { defaultInputName, loadInput } = await import('../../input.js');
         const { deployConfiguration, planDeployment, validateDeploymentName } = await import(
           '../../deploy/deploy.js'
         );
-        const name = typeof options.name === 'string' ? options.name : defaultDeploymentName(arg!);
-        validateDeploymentName(name);
-        let values: Record<string, unknown> = {};
-        if (ctx.valuesFiles.length > 0) {
-          const { mergeValuesFiles } = await import('../../merge/index.js');
-          values = mergeValuesFiles(ctx.valuesFiles);
-        }
-        const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
         const { existsSync } = await import('node:fs');
+        const name =
+          typeof options.name === 'string' ? options.name : defaultInputName(arg!, existsSync(arg!));
+        validateDeploymentName(name);
+        const loaded = loadInput(arg!, { cwd: ctx.cwd, deployment: name });
+        const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
         const templateSource = await createRegistryTemplateSource({
           config: ctx.config,
           registryDirs: ctx.registryDirs,
-          configPath: existsSync(arg!) ? arg : undefined,
+          configPath: loaded.path,
           warn: (m) => ctx.streams.stderr(`warning: ${m}\n`),
         });
-        const input = await loadDeploymentInput(arg!, {
+        const input = await loadDeploymentInput(loaded, {
           deployment: name,
-          properties: { ...values, ...ctx.properties },
+          properties: await propertiesOf(ctx),
           ...(typeof options.importsDir === 'string' ? { importsDir: options.importsDir } : {}),
           templateSource,
           onWarning: (m) => ctx.streams.stderr(`warning: ${m}\n`),
