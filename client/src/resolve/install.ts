@@ -31,7 +31,7 @@ import {
   resolvedFromLock,
 } from './lock-file.js';
 import { LockResolver } from './lock-resolver.js';
-import { fetchThroughChain, type Resolution, type Resolver, resolveThroughChain } from './resolver.js';
+import { fetchThroughChain, type Resolver, resolveThroughChain } from './resolver.js';
 import type { ResolvedVersion } from './types.js';
 
 export interface InstallOptions {
