@@ -1,5 +1,5 @@
 /**
- * `dm deploy` end to end (spec/deployments.md): the real dm CLI and the real kubectl against the
+ * `dm deploy` end to end (docs/deployments.md): the real dm CLI and the real kubectl against the
  * Kubernetes stand-in. Deploy, update with prune, delete, $(ref) ordering, CRD then CR, failure
  * part-way and convergence, dry-run, --wait, two concurrent deploys, DM's CLI forms.
  */

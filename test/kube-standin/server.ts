@@ -1,11 +1,15 @@
 /**
- * A STAND-IN Kubernetes API server for tests (spec/deployments.md §4): the real `kubectl` talks to it
- * over HTTP(S) on loopback. It is not Kubernetes; it imitates what kubectl 1.32 sees from a 1.32 API
- * server, strictly enough to catch real bugs: discovery (legacy and aggregated), OpenAPI v3 declaring
- * `fieldValidation`, server-side apply with field ownership, conflicts, force and dry-run, GET/LIST/
- * DELETE and watches with replay and 410, name validation, namespace existence and termination,
- * Status objects, resourceVersion/generation, readiness the test switches, TLS with a bearer token,
- * and a request log. Test code only: product code never imports it.
+ * A STAND-IN Kubernetes API server for tests (docs/deployments.md, "Testing against Kubernetes"): the
+ * real `kubectl` talks to it over HTTP(S) on loopback. It is not Kubernetes; it imitates what kubectl
+ * 1.32 sees from a 1.32 API server, strictly enough to catch real bugs: discovery (legacy and
+ * aggregated), OpenAPI v3 declaring `fieldValidation`, server-side apply with field ownership,
+ * conflicts, force and dry-run, GET/LIST/DELETE and watches with replay and 410, name validation,
+ * namespace existence and termination, Status objects, resourceVersion/generation, readiness the test
+ * switches, TLS with a bearer token, and a request log. Test code only: product code never imports it.
+ * What takes time in a cluster (CRD establishment, namespace finalization, rollouts) happens after a
+ * short delay or, for tests whose outcome must not depend on kubectl's speed, when the test says so
+ * (`crdEstablishDelayMs: null` / `establish`, `namespaceFinalizeMs: null` / `finalizeNamespace`,
+ * `setReady`), typically once `nextRequest` shows kubectl watching for it.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';

@@ -1,6 +1,7 @@
 /**
- * The stand-in API server, driven by the real kubectl (spec/deployments.md §4). kubectl is a
- * dispatcher that picks its build from the server's /version; the stand-in reports 1.32.
+ * The stand-in API server, driven by the real kubectl (docs/deployments.md, "Testing against
+ * Kubernetes"). kubectl is a dispatcher that picks its build from the server's /version; the
+ * stand-in reports 1.32.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
