@@ -352,7 +352,7 @@ describe('dm deploy: CRDs, waiting, templates', () => {
     assert.equal(r1.code, 1);
     assert.match(r1.stderr, /not ready within 2s/);
     h.standin.setReady('Deployment', 'default', 'slow', true);
-    const r2 = await h.dm(['deploy', config, '--name', 'slow', '--wait', '--timeout', '20']);
+    const r2 = await h.dm(['deploy', config, '--name', 'slow', '--wait', '--timeout', '300']);
     assert.equal(r2.code, 0, r2.stderr);
   });
 
