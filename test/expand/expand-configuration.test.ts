@@ -1,4 +1,7 @@
-/** DM expansion semantics, written from spec/expansion.md §1–§3, §5, §6 (real sandbox, real files). */
+/**
+ * DM expansion semantics (docs/expansion.md: configurations, schemas, value references), with the
+ * real sandbox and real files.
+ */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

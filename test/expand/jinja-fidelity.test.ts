@@ -1,5 +1,5 @@
 /**
- * The differential fidelity suite (spec/expansion.md §4): every template of the corpus
+ * The differential fidelity suite (docs/expansion.md, "The fidelity suite"): every template of the corpus
  * (corpus/jinja-cases.yaml, plus the Jinja templates of registry-fixtures/) is rendered by dm and
  * by Python's Jinja2 (jinja2_reference.py), and the two must give the same bytes (and so the same
  * YAML). A difference is either fixed or an explicit rejection (`expect: reject`) with its case.

@@ -1,8 +1,8 @@
 /**
- * Property-based differential test (spec/expansion.md §4): random Jinja expressions over the
- * fidelity corpus' data, printed by dm and by Python's Jinja2, must agree — the same text, or
- * both failing. The seed is fixed, so a failure is reproducible; the oracle is the same as the
- * fidelity suite's, and its absence fails the test.
+ * Property-based differential test (docs/expansion.md, "The fidelity suite"): random Jinja
+ * expressions over the fidelity corpus' data, printed by dm and by Python's Jinja2, must agree —
+ * the same text, or both failing. The seed is fixed, so a failure is reproducible; the oracle is
+ * the same as the fidelity suite's, and its absence fails the test.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
