@@ -1,5 +1,5 @@
 /**
- * Expansion (spec/expansion.md §1–§3): a configuration becomes a flat list of primitive
+ * Expansion (docs/expansion.md, "Configurations and expansion"): a configuration becomes a flat list of primitive
  * resources plus a layout, recursively, as Deployment Manager expanded it. Templates render in
  * the RenderSandbox (one per run: one Jinja process, one Python process); where templates come
  * from is a TemplateSource chain (local files first, registry references from injected sources).

@@ -1,5 +1,5 @@
 /**
- * The expansion engine (spec/expansion.md): configurations → {config, layout}, Jinja templates
+ * The expansion engine (docs/expansion.md): configurations → {config, layout}, Jinja templates
  * with Jinja2's semantics, Python templates, schemas, value references, and the sandbox they
  * render in. This is the module's whole public surface.
  */

@@ -1,5 +1,5 @@
 /**
- * The local TemplateSource (spec/expansion.md §1): templates from the configuration's `imports`,
+ * The local TemplateSource (docs/expansion.md, "Configurations and expansion"): templates from the configuration's `imports`,
  * plus the automatic imports DM's client made — a type naming a file present next to the
  * configuration or in `--imports-dir`, that file's `<file>.schema`, and the schema's own
  * `imports`, recursively. Files never come from outside those directories.

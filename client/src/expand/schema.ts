@@ -1,5 +1,5 @@
 /**
- * Template schemas (spec/expansion.md §5): `<template>.schema` in YAML, JSON Schema in the
+ * Template schemas (docs/expansion.md, "Schemas"): `<template>.schema` in YAML, JSON Schema in the
  * draft-04 style DM used. Properties are validated with ajv before rendering; `default`s are
  * filled in (nested ones and those behind `$ref` too); every error is reported at once with its
  * property path. A schema that is itself invalid is reported as such.

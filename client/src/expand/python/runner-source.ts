@@ -1,5 +1,5 @@
 /**
- * The Python side of the Python template engine (spec/expansion.md §3, §7), run as
+ * The Python side of the Python template engine (docs/expansion.md, "Python templates" and "Isolation"), run as
  * `python3 -I -c <this source>`: one process per expansion run, one JSON request per line on
  * stdin, one JSON answer per line on stdout.
  *
