@@ -18,6 +18,7 @@
 
 import {
   isDict,
+  makeFloat,
   num,
   PyError,
   PyFloat,
@@ -25,6 +26,7 @@ import {
   pyAdd,
   pyCompare,
   pyDiv,
+  pyEquals,
   pyFloorDiv,
   pyIn,
   pyMod,
@@ -35,7 +37,7 @@ import {
   pySub,
   pyTruthy,
 } from '../../python/values.js';
-import { FILTERS, makeGlobals, TESTS } from './filters.js';
+import { FILTERS, isNamespace, makeGlobals, TESTS } from './filters.js';
 import {
   baseRuntime,
   type CompilerOverrides,
@@ -47,6 +49,7 @@ import {
   type NjNode,
   type NjParser,
   type NjTemplate,
+  type NjToken,
   newCompiler,
   newEnvironment,
   newParser,
@@ -82,7 +85,37 @@ const DmSlice = defineNode('DmSlice', ['start', 'stop', 'step']);
 const DmLoopFilter = defineNode('DmLoopFilter', ['arr', 'cond', 'name']);
 const DmIterationScope = defineNode('DmIterationScope', ['body']);
 const DmWith = defineNode('DmWith', ['targets', 'values', 'body']);
-const EXTRA_TYPES = [DmTruthy, DmSlice, DmLoopFilter, DmIterationScope, DmWith];
+const DmMacroExtras = defineNode('DmMacroExtras', ['usesVarargs', 'usesKwargs', 'macroName']);
+const EXTRA_TYPES = [DmTruthy, DmSlice, DmLoopFilter, DmIterationScope, DmWith, DmMacroExtras];
+
+/** Every node below `node` (fields and children), depth first. */
+function* walk(node: unknown, depth = 0): Generator<NjNode> {
+  if (depth > 500 || !node || typeof node !== 'object') return;
+  const n = node as NjNode;
+  if (typeof n.typename === 'string') yield n;
+  for (const [key, value] of Object.entries(n)) {
+    if (key === 'typename' || key === 'lineno' || key === 'colno') continue;
+    if (Array.isArray(value)) for (const v of value) yield* walk(v, depth + 1);
+    else if (value && typeof value === 'object' && typeof (value as NjNode).typename === 'string')
+      yield* walk(value, depth + 1);
+  }
+}
+
+/** Names `x` read as `loop.x` anywhere in `node`. */
+function loopAttributes(node: NjNode): Set<string> {
+  const out = new Set<string>();
+  for (const n of walk(node)) {
+    const target = n.target as NjNode | undefined;
+    const val = n.val as NjNode | undefined;
+    if (n.typename === 'LookupVal' && target?.typename === 'Symbol' && target.value === 'loop') {
+      if (val?.typename === 'Literal') out.add(String(val.value));
+    }
+  }
+  return out;
+}
+
+/** A number literal with an exponent, which nunjucks' lexer splits into a number and a name. */
+const EXPONENT = /^(\d+(?:\.\d+)?)[eE]([+-]?\d*)$/;
 
 function truthy(node: NjNode): NjNode {
   return new DmTruthy(node.lineno, node.colno, node);
@@ -90,10 +123,39 @@ function truthy(node: NjNode): NjNode {
 
 // ---------------------------------------------------------------- parser adjustments
 
+/**
+ * `1e20`, `2.5e-3`, `1E+6`: nunjucks' lexer reads `1e20` as a name and `2.5e-3` as `2.5`, `e`,
+ * `-`, `3`. Reassembled here from adjacent tokens into a float literal, as Python reads it.
+ */
+function parseExponent(parser: NjParser, tok: NjToken): NjNode | null {
+  // The lexer has read up to the end of the peeked token: what follows it is at `index`.
+  const rest = () => parser.tokens.str.slice(parser.tokens.index, parser.tokens.index + 2);
+  let text: string;
+  if (tok.type === token('TOKEN_SYMBOL') && EXPONENT.test(tok.value)) {
+    parser.nextToken();
+    text = tok.value;
+  } else if (tok.type === token('TOKEN_INT') || tok.type === token('TOKEN_FLOAT')) {
+    if (!/^[eE]/.test(rest())) return null;
+    parser.nextToken();
+    text = tok.value + parser.nextToken(true).value;
+    if (!EXPONENT.test(text)) parser.fail(`invalid number literal '${text}'`, tok.lineno, tok.colno);
+  } else return null;
+  if (/[eE]$/.test(text)) {
+    // `1e-5`: the sign and the digits follow as their own tokens.
+    if (!/^[+-]\d/.test(rest())) parser.fail(`invalid number literal '${text}'`, tok.lineno, tok.colno);
+    text += parser.nextToken(true).value + parser.nextToken(true).value;
+  }
+  const value = Number(text);
+  if (!Number.isFinite(value)) parser.fail(`invalid number literal '${text}'`, tok.lineno, tok.colno);
+  return new (nodeClass('Literal'))(tok.lineno, tok.colno, makeFloat(value));
+}
+
 function makeParser(src: string): NjParser {
   return newParser(src, {
     parsePrimary(base, ...args) {
       const tok = this.peekToken();
+      const exponent = tok && parseExponent(this, tok);
+      if (exponent) return exponent;
       const node = base(...args) as NjNode;
       if (tok && tok.type === token('TOKEN_FLOAT') && node.typename === 'Literal') {
         const value = node.value as number;
@@ -102,7 +164,40 @@ function makeParser(src: string): NjParser {
 
       return node;
     },
-    // `{% with a = x, b = y %}…{% endwith %}` (a Jinja2 built-in nunjucks lacks): a new scope.
+    // `{% set a, b = 1, 2 %}` (tuple value) and `{% set ns.x = … %}` as Jinja2 parses them.
+    parseSet() {
+      const tag = this.peekToken();
+      if (!this.skipSymbol('set')) this.fail('parseSet: expected set', tag.lineno, tag.colno);
+      const node = new (nodeClass('Set'))(tag.lineno, tag.colno, []);
+      const targets = node.targets as NjNode[];
+      for (;;) {
+        targets.push(this.parsePrimary());
+        if (!this.skip(token('TOKEN_COMMA'))) break;
+      }
+      if (!this.skipValue(token('TOKEN_OPERATOR'), '=')) {
+        if (!this.skip(token('TOKEN_BLOCK_END'))) {
+          this.fail("expected '=' or the end of the set tag", tag.lineno, tag.colno);
+        }
+        node.body = new (nodeClass('Capture'))(tag.lineno, tag.colno, this.parseUntilBlocks('endset'));
+        node.value = null;
+        this.advanceAfterBlockEnd();
+        return node;
+      }
+      const first = this.parseExpression();
+      if (this.skip(token('TOKEN_COMMA'))) {
+        const items = [first];
+        while (this.peekToken().type !== token('TOKEN_BLOCK_END')) {
+          items.push(this.parseExpression());
+          if (!this.skip(token('TOKEN_COMMA'))) break;
+        }
+        const tuple = new (nodeClass('Group'))(first.lineno, first.colno, items);
+        tuple.isTuple = true;
+        node.value = tuple;
+      } else node.value = first;
+      this.advanceAfterBlockEnd(tag.value);
+      return node;
+    },
+    // `{% with a = x, b = y %}…{% endwith %}` (a Jinja2 built-in nunjucks lexes as a name): a new scope.
     parseStatement(base) {
       const tok = this.peekToken();
       if (!tok || tok.type !== token('TOKEN_SYMBOL') || tok.value !== 'with') return base();
@@ -260,13 +355,9 @@ function makeCompiler(name: string): NjCompiler {
       this._emit('))');
     },
     compileSymbol(base, node: NjNode, frame: NjFrame) {
-      // nunjucks' lexer reads `1e3` as a name, which would print as empty: refuse it.
+      // A name starting with a digit is a malformed number literal (`1e`, `1x`).
       if (/^\d/.test(String(node.value))) {
-        this.fail(
-          `number literals with an exponent ('${String(node.value)}') are not supported`,
-          node.lineno,
-          node.colno,
-        );
+        this.fail(`invalid number literal '${String(node.value)}'`, node.lineno, node.colno);
       }
       base(node, frame);
     },
@@ -479,6 +570,16 @@ function makeCompiler(name: string): NjCompiler {
       this._emit('); })');
     },
     compileMacro(base, node: NjNode, frame: NjFrame) {
+      // Jinja2's `varargs` and `kwargs`: bound at the start of the body (runtime.macroExtras).
+      let usesVarargs = false;
+      let usesKwargs = false;
+      for (const n of walk(node.body)) {
+        if (n.typename === 'Symbol' && n.value === 'varargs') usesVarargs = true;
+        if (n.typename === 'Symbol' && n.value === 'kwargs') usesKwargs = true;
+      }
+      const body = node.body as NjNode;
+      const macroName = String((node.name as NjNode | undefined)?.value ?? 'caller');
+      body.children.unshift(new DmMacroExtras(node.lineno, node.colno, usesVarargs, usesKwargs, macroName));
       const saved = loopDepth;
       loopDepth = 0;
       try {
@@ -487,10 +588,61 @@ function makeCompiler(name: string): NjCompiler {
         loopDepth = saved;
       }
     },
+    compileDmMacroExtras(_base, node: NjNode) {
+      this._emitLine(
+        `runtime.macroExtras(frame, ${node.usesVarargs}, ${node.usesKwargs}, ${JSON.stringify(node.macroName)});`,
+      );
+    },
+    _emitLoopBindings(base, node: NjNode, arr: unknown, i: unknown, len: unknown) {
+      base(node, arr, i, len);
+      // Jinja2's loop attributes nunjucks lacks, emitted only when the body reads them.
+      const used = loopAttributes(node.body as NjNode);
+      if (used.has('previtem'))
+        this._emitLine(`frame.set("loop.previtem", ${i} > 0 ? ${arr}[${i} - 1] : undefined);`);
+      if (used.has('nextitem'))
+        this._emitLine(`frame.set("loop.nextitem", ${i} < ${len} - 1 ? ${arr}[${i} + 1] : undefined);`);
+      if (used.has('depth')) this._emitLine('frame.set("loop.depth", 1);');
+      if (used.has('depth0')) this._emitLine('frame.set("loop.depth0", 0);');
+      if (used.has('cycle') || used.has('changed')) {
+        const st = `${String(i)}_st`;
+        this._emitLine(`var ${st}; if (${i} === 0) ${st} = runtime.loopState(); ${st}.index0 = ${i};`);
+        this._emitLine(`frame.set("loop.cycle", ${st}.cycle); frame.set("loop.changed", ${st}.changed);`);
+      }
+    },
     compileSet(_base, node: NjNode, frame: NjFrame) {
+      const targets = node.targets as NjNode[];
+      // `{% set ns.x = … %}`: assigns an attribute of a namespace() object.
+      if (targets.length === 1 && targets[0]!.typename === 'LookupVal' && node.value) {
+        const target = targets[0]!;
+        this._emit(`(${at(node)}runtime.setAttribute(`);
+        this._compileExpression(target.target as NjNode, frame);
+        this._emit(', ');
+        this._compileExpression(target.val as NjNode, frame);
+        this._emit(', ');
+        this._compileExpression(node.value as NjNode, frame);
+        this._emitLine('));');
+        return;
+      }
+      for (const target of targets) {
+        if (target.typename !== 'Symbol')
+          this.fail('cannot assign to this target in set', target.lineno, target.colno);
+      }
+      // `{% set a, b = … %}`: the value is unpacked.
+      if (targets.length > 1 && node.value) {
+        const values = this._tmpid();
+        this._emit(`var ${values} = (${at(node)}runtime.unpack(`);
+        this._compileExpression(node.value as NjNode, frame);
+        this._emitLine(`, ${targets.length}));`);
+        targets.forEach((target, i) => {
+          const single = new (nodeClass('Set'))(node.lineno, node.colno, [target]);
+          single.value = new (nodeClass('Symbol'))(node.lineno, node.colno, `${values}[${i}]`);
+          single.rawValue = `${values}[${i}]`;
+          (this as unknown as { compileSet(n: NjNode, f: NjFrame): void }).compileSet(single, frame);
+        });
+        return;
+      }
       // As nunjucks' compileSet, except that inside a loop the variable is the loop's own
       // (Jinja2 scoping) instead of updating a variable of the enclosing scope.
-      const targets = node.targets as NjNode[];
       const ids = targets.map((target) => {
         const name = target.value as string;
         if (isBlockedName(name)) this.fail(`cannot set '${name}'`, node.lineno, node.colno);
@@ -502,7 +654,8 @@ function makeCompiler(name: string): NjCompiler {
         return id;
       });
       this._emit(`${ids.join(' = ')} = `);
-      if (node.value) this._compileExpression(node.value as NjNode, frame);
+      if (typeof node.rawValue === 'string') this._emit(node.rawValue);
+      else if (node.value) this._compileExpression(node.value as NjNode, frame);
       else this.compile(node.body as NjNode, frame);
       this._emitLine(';');
       targets.forEach((target, i) => {
@@ -518,10 +671,23 @@ function makeCompiler(name: string): NjCompiler {
   return newCompiler(name, overrides);
 }
 
-/** Jinja2 drops one trailing newline of a template and normalises line endings. */
+/**
+ * Jinja2 drops one trailing newline of a template and normalises line endings. `{%+` and `+%}`
+ * (turn off lstrip_blocks/trim_blocks for one tag) mean plain `{%`/`%}` under Jinja2's defaults,
+ * which have both off; nunjucks' lexer does not know them.
+ */
 export function prepareSource(src: string): string {
-  const normal = src.replace(/\r\n?/g, '\n');
+  const normal = src.replace(/\r\n?/g, '\n').replace(/\{%\+/g, '{%').replace(/\+%\}/g, '%}');
   return normal.endsWith('\n') ? normal.slice(0, -1) : normal;
+}
+
+/** Recursive loops: not supported; refused with the line rather than rendered differently. */
+function rejectRecursiveLoops(src: string): void {
+  const m = /\{%[-+]?\s*for\b(?:[^%]|%(?!\}))*?\brecursive\s*[-+]?%\}/.exec(src);
+  if (m) {
+    const line = src.slice(0, m.index).split('\n').length;
+    throw new JinjaCompileError("recursive for loops ('{% for … recursive %}') are not supported", line);
+  }
 }
 
 type RootFn = (env: unknown, context: unknown, frame: unknown, runtime: unknown, cb: unknown) => void;
@@ -530,7 +696,9 @@ type RootFn = (env: unknown, context: unknown, frame: unknown, runtime: unknown,
 export function compileTemplate(src: string, name: string): Record<string, RootFn> {
   let code: string;
   try {
-    const parser = makeParser(prepareSource(src));
+    const prepared = prepareSource(src);
+    rejectRecursiveLoops(prepared);
+    const parser = makeParser(prepared);
     const ast = transform(parser.parseAsRoot(), name);
     const compiler = makeCompiler(name);
     compiler.compile(ast, undefined as unknown as NjFrame);
@@ -553,6 +721,8 @@ export function compileTemplate(src: string, name: string): Record<string, RootF
 // ---------------------------------------------------------------- runtime
 
 const GLOBALS = makeGlobals();
+/** `varargs`/`kwargs` of the macro calls in progress (innermost last). */
+const MACRO_EXTRAS: { varargs: unknown[]; kwargs: Record<string, unknown>; named: number }[] = [];
 
 function plainText(value: unknown): unknown {
   return value instanceof SafeString ? String(value) : value;
@@ -608,9 +778,72 @@ export const RUNTIME: Record<string, unknown> = {
     }
     return (fn as (...a: unknown[]) => unknown).apply(context, args);
   },
-  makeMacro: (argNames: unknown, kwargNames: unknown, func: (...a: unknown[]) => unknown) => {
+  makeMacro: (argNames: string[], kwargNames: string[], func: (...a: unknown[]) => unknown) => {
     const macro = makeMacroBase(argNames, kwargNames, func);
-    return (...args: unknown[]) => plainText(macro(...args));
+    const named = argNames.length + kwargNames.length;
+    const known = new Set([...argNames, ...kwargNames, 'caller']);
+    return (...args: unknown[]) => {
+      const last = args[args.length - 1] as Record<string, unknown> | undefined;
+      const kw = last && typeof last === 'object' && Object.hasOwn(last, '__keywords') ? last : undefined;
+      const positional = kw ? args.slice(0, -1) : args;
+      const extraKw: Record<string, unknown> = {};
+      if (kw)
+        for (const [k, v] of Object.entries(kw)) if (k !== '__keywords' && !known.has(k)) extraKw[k] = v;
+      MACRO_EXTRAS.push({ varargs: positional.slice(named), kwargs: extraKw, named });
+      try {
+        return plainText(macro(...positional.slice(0, named), ...(kw ? [kw] : [])));
+      } finally {
+        MACRO_EXTRAS.pop();
+      }
+    };
+  },
+  macroExtras: (frame: NjFrame, usesVarargs: boolean, usesKwargs: boolean, name: string) => {
+    const extras = MACRO_EXTRAS[MACRO_EXTRAS.length - 1] ?? { varargs: [], kwargs: {}, named: 0 };
+    if (!usesVarargs && extras.varargs.length > 0) {
+      throw new PyError('TypeError', `macro '${name}' takes not more than ${extras.named} argument(s)`);
+    }
+    const unknownKw = Object.keys(extras.kwargs);
+    if (!usesKwargs && unknownKw.length > 0) {
+      throw new PyError('TypeError', `macro '${name}' takes no keyword argument '${unknownKw[0]}'`);
+    }
+    if (usesVarargs) frame.set('varargs', PyTuple.of2(extras.varargs));
+    if (usesKwargs) frame.set('kwargs', extras.kwargs);
+  },
+  loopState: () => {
+    const st = {
+      index0: 0,
+      last: undefined as unknown,
+      cycle: (...items: unknown[]) => {
+        if (items.length === 0) throw new PyError('TypeError', 'no items for cycling given');
+        return items[st.index0 % items.length];
+      },
+      changed: (...values: unknown[]) => {
+        const now = PyTuple.of2(values);
+        if (st.last !== undefined && pyEquals(st.last, now)) return false;
+        st.last = now;
+        return true;
+      },
+    };
+    return st;
+  },
+  setAttribute: (target: unknown, key: unknown, value: unknown) => {
+    if (!isNamespace(target))
+      throw new PyError('TemplateRuntimeError', 'cannot assign attribute on non-namespace object');
+    const name = String(key);
+    if (isBlockedName(name)) throw new BlockedError(name);
+    target[name] = value;
+  },
+  unpack: (value: unknown, n: number) => {
+    const items = iterate(plainText(value));
+    if (items.length !== n) {
+      throw new PyError(
+        'ValueError',
+        items.length > n
+          ? `too many values to unpack (expected ${n})`
+          : `not enough values to unpack (expected ${n}, got ${items.length})`,
+      );
+    }
+    return items;
   },
   truthy: (v: unknown) => pyTruthy(plainText(v)),
   or: (a: unknown, b: () => unknown) => (pyTruthy(plainText(a)) ? a : b()),

@@ -142,10 +142,6 @@ function htmlSafeJson(value: unknown, indentArg: unknown): string {
     .replace(/'/g, '\\u0027');
 }
 
-function base64(text: string): string {
-  return Buffer.from(text, 'utf8').toString('base64');
-}
-
 function sortItems(
   items: unknown[],
   reverse: unknown,
@@ -446,9 +442,6 @@ export const FILTERS: Record<string, Fn> = {
     return encodeURIComponent(toText(v)).replace(/%2F/g, '/');
   },
   wordcount: (v) => (toText(v).match(/\w+/g) ?? []).length,
-  // dm extensions (not Jinja2 built-ins); the Jinja2 reference script registers the same ones.
-  b64encode: (v) => base64(toText(v)),
-  b64decode: (v) => Buffer.from(toText(v), 'base64').toString('utf8'),
 };
 
 const isInt = (v: unknown) => typeof v === 'number' && Number.isInteger(v);
@@ -522,11 +515,22 @@ function makeDict(...args: unknown[]): PyDict {
   return Object.assign(out, kwargs);
 }
 
+const NAMESPACES = new WeakSet<object>();
+
+/** Whether `value` came from `namespace()` (the only object `{% set ns.x = … %}` may assign to). */
+export function isNamespace(value: unknown): value is PyDict {
+  return typeof value === 'object' && value !== null && NAMESPACES.has(value);
+}
+
 export function makeGlobals(): PyDict {
   return {
     range,
     dict: makeDict,
-    namespace: makeDict,
+    namespace: (...args: unknown[]) => {
+      const ns = makeDict(...args);
+      NAMESPACES.add(ns);
+      return ns;
+    },
     lipsum: () => {
       throw new PyError('TemplateRuntimeError', 'lipsum() is random text; dm does not support it');
     },

@@ -36,6 +36,7 @@ export interface NjToken {
   colno: number;
 }
 export interface NjCompiler {
+  _emitLines(...lines: string[]): void;
   codebuf: string[];
   _emit(code: string): void;
   _emitLine(code: string): void;
@@ -150,8 +151,10 @@ export const COMPILER_OVERRIDABLE = [
   'compileMacro',
   'compileSet',
   'compileOutput',
+  '_emitLoopBindings',
 ] as const;
 const COMPILER_USED = [
+  '_emitLines',
   '_emit',
   '_emitLine',
   '_tmpid',
@@ -217,6 +220,9 @@ export const NODE_TYPES = [
   'KeywordArgs',
   'TemplateData',
   'Output',
+  'Set',
+  'Capture',
+  'LookupVal',
 ] as const;
 
 export type ParserMethod = (typeof PARSER_OVERRIDABLE)[number];
