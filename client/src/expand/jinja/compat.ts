@@ -331,6 +331,16 @@ function makeParser(src: string): NjParser {
 
 // ---------------------------------------------------------------- code generation adjustments
 
+/** Emits `open` arg, arg, … `close`, each argument an expression. */
+function emitCall(c: NjCompiler, open: string, args: unknown[], frame: NjFrame, close: string): void {
+  c._emit(open);
+  args.forEach((arg, i) => {
+    if (i > 0) c._emit(', ');
+    c._compileExpression(arg as NjNode, frame);
+  });
+  c._emit(close);
+}
+
 function makeCompiler(name: string): NjCompiler {
   let loopDepth = 0;
   const at = (node: NjNode) => `lineno = ${node.lineno}, colno = ${node.colno}, `;
@@ -383,13 +393,7 @@ function makeCompiler(name: string): NjCompiler {
       this._emit(')');
     },
     compileDmSlice(_base, node: NjNode, frame: NjFrame) {
-      this._emit('runtime.slice(');
-      this._compileExpression(node.start as NjNode, frame);
-      this._emit(',');
-      this._compileExpression(node.stop as NjNode, frame);
-      this._emit(',');
-      this._compileExpression(node.step as NjNode, frame);
-      this._emit(')');
+      emitCall(this, 'runtime.slice(', [node.start, node.stop, node.step], frame, ')');
     },
     compileArray(_base, node: NjNode, frame: NjFrame) {
       if (node.children.length === 1 && node.children[0] instanceof DmSlice) {
@@ -614,13 +618,14 @@ function makeCompiler(name: string): NjCompiler {
       // `{% set ns.x = … %}`: assigns an attribute of a namespace() object.
       if (targets.length === 1 && targets[0]!.typename === 'LookupVal' && node.value) {
         const target = targets[0]!;
-        this._emit(`(${at(node)}runtime.setAttribute(`);
-        this._compileExpression(target.target as NjNode, frame);
-        this._emit(', ');
-        this._compileExpression(target.val as NjNode, frame);
-        this._emit(', ');
-        this._compileExpression(node.value as NjNode, frame);
-        this._emitLine('));');
+        emitCall(
+          this,
+          `(${at(node)}runtime.setAttribute(`,
+          [target.target, target.val, node.value],
+          frame,
+          '));',
+        );
+        this._emitLine('');
         return;
       }
       for (const target of targets) {
