@@ -253,6 +253,41 @@ describe('expandConfiguration()', () => {
     assert.deepEqual(result.config.resources, [{ name: 'x', type: 'T' }]);
   });
 
+  it('expandConfiguration() writes no resources key in the layout of a template that rendered none', async () => {
+    const result = await expand({
+      'config.yaml': 'resources:\n- {name: a, type: e.jinja, properties: {k: 1}}\n- {name: b, type: n.py}\n',
+      'e.jinja': 'resources: []\n',
+      'n.py': 'def GenerateConfig(context):\n    return {"resources": None}\n',
+    });
+    assert.deepEqual(result.layout.resources, [
+      { name: 'a', type: 'e.jinja', properties: { k: 1 } },
+      { name: 'b', type: 'n.py' },
+    ]);
+    assert.deepEqual(result.config.resources, []);
+  });
+
+  it("expandConfiguration() drops a template's final newline on every path, as Jinja2 and PyYAML did", async () => {
+    const block =
+      'resources:\n- name: {{ env.name }}-vm\n  type: VM\n  properties:\n    startup: |\n      echo one\n      echo two\n';
+    const result = await expand({
+      'config.yaml':
+        'resources:\n- {name: top, type: top.jinja}\n- {name: py, type: p.py}\n- {name: inc, type: inc.jinja}\n',
+      'top.jinja': 'resources:\n- {name: mid, type: mid.jinja}\n',
+      'mid.jinja': block,
+      'inc.jinja': "{% include 'part.jinja' %}\n",
+      'part.jinja': block,
+      'inc.jinja.schema': 'imports:\n- path: part.jinja\n',
+      'p.py':
+        'def GenerateConfig(context):\n    return "resources:\\n- name: x\\n  type: VM\\n  properties:\\n    startup: |\\n      echo py"\n',
+    });
+    const startups = result.config.resources.map((r) => [r.name, r.properties?.startup]);
+    assert.deepEqual(startups, [
+      ['mid-vm', 'echo one\necho two'],
+      ['x', 'echo py'],
+      ['inc-vm', 'echo one\necho two'],
+    ]);
+  });
+
   it('expandConfiguration() merges values/--properties over the top-level template properties', async () => {
     const result = await expand(
       {
@@ -293,7 +328,19 @@ properties:
       port: { number: 80, protocol: 'TCP' },
       labels: { tier: 'web' },
     });
-    assert.deepEqual(result.layout.resources[0]?.properties, { replicas: 2 });
+    // DM's layout carries the properties after schema defaults (its jinja_defaults case).
+    assert.deepEqual(result.layout.resources[0]?.properties, result.config.resources[0]?.properties);
+  });
+
+  it('the layout shows a property given only by a schema default, also without properties', async () => {
+    const result = await expand({
+      'config.yaml': 'resources:\n- {name: a, type: d.jinja}\n',
+      'd.jinja': T,
+      'd.jinja.schema': 'properties:\n  size: {type: integer, default: 10}\n',
+    });
+    assert.deepEqual(result.layout.resources, [
+      { name: 'a', type: 'd.jinja', properties: { size: 10 }, resources: [{ name: 'x', type: 'T' }] },
+    ]);
   });
 
   it('applySchema() reports every error together with property paths', async () => {

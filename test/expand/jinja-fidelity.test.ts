@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseYaml, parseYamlDocuments } from '../../client/src/document/yaml.js';
 import { applySchema, parseTemplateSchema } from '../../client/src/expand/index.js';
 import { renderJinja } from '../../client/src/expand/jinja/compat.js';
+import { findOracle } from '../support/python-oracle.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The repository root, from dist/test/expand or test/expand. */
@@ -36,14 +37,6 @@ interface OracleResult {
   ok: boolean;
   text?: string;
   error?: string;
-}
-
-export function findOracle(): string | undefined {
-  for (const python of ['python3', '/usr/bin/python3']) {
-    const probe = spawnSync(python, ['-c', 'import jinja2, yaml'], { encoding: 'utf8' });
-    if (probe.status === 0) return python;
-  }
-  return undefined;
 }
 
 function loadCorpus(): Case[] {

@@ -14,6 +14,7 @@ import {
   LocalTemplateSource,
   templateKindOf,
 } from './local-template-source.js';
+import { parseRenderedYaml } from './rendered-yaml.js';
 import { RenderSandbox, type SandboxOptions } from './sandbox/render-sandbox.js';
 import { applySchema, parseTemplateSchema } from './schema.js';
 import type {
@@ -294,9 +295,11 @@ class Expander {
     let written = isMapping(resource.properties) ? resource.properties : {};
     if (overrides) written = deepMerge(written, overrides);
     const entry: LayoutResource = { name: resource.name, type: resource.type };
-    if (resource.properties !== undefined || overrides) entry.properties = written;
     const inner = await this.expandTemplate(resource, template, written, frame);
-    entry.resources = inner.layout;
+    // As DM's layout: the properties the template saw (schema defaults applied), and no
+    // `resources` key when the template rendered none.
+    if (resource.properties !== undefined || overrides || template.schema) entry.properties = inner.properties;
+    if (inner.layout.length > 0) entry.resources = inner.layout;
     return { layout: [entry], primitives: inner.primitives, warnings: inner.warnings };
   }
 
@@ -305,7 +308,7 @@ class Expander {
     template: LoadedTemplate,
     written: Record<string, unknown>,
     frame: Frame,
-  ): Promise<Expanded> {
+  ): Promise<Expanded & { properties: Record<string, unknown> }> {
     const properties = template.schema
       ? applySchema(parseTemplateSchema(template.schema), written, `${resource.name} (${template.path})`)
       : structuredClone(written);
@@ -358,7 +361,9 @@ class Expander {
     if (template.kind === 'python') {
       const result = await this.sandbox.renderPython(request);
       output =
-        'text' in result ? parseYaml(result.text, { source: outputSource, dialect: 'pyyaml' }) : result.data;
+        'text' in result
+          ? parseRenderedYaml(result.text, { source: outputSource, dialect: 'pyyaml' })
+          : result.data;
     } else {
       output = await this.sandbox.renderJinjaData(request, { source: outputSource, maxNodes: this.maxNodes });
     }
@@ -383,13 +388,14 @@ class Expander {
         },
       );
     }
-    return this.expandList(list, {
+    const expanded = await this.expandList(list, {
       template,
       where: `template '${template.type}'`,
       file: template.path,
       depth: frame.depth + 1,
       chain,
     });
+    return { ...expanded, properties };
   }
 }
 
