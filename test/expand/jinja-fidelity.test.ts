@@ -30,13 +30,16 @@ interface Case {
   template: string;
   context: Record<string, unknown>;
   files: Record<string, string>;
-  expect?: 'error' | 'reject';
+  expect?: 'error' | 'reject' | 'syntax-error';
 }
 
 interface OracleResult {
   ok: boolean;
   text?: string;
   error?: string;
+  /** For syntax errors: the message and line, which dm must give alike. */
+  message?: string;
+  line?: number;
 }
 
 function loadCorpus(): Case[] {
@@ -139,7 +142,12 @@ function renderWithDm(c: Case): OracleResult {
   try {
     return { ok: true, text: renderJinja(c.template, c.context, { name: 'template.jinja', files: c.files }) };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    const line = (error as { lineno?: unknown }).lineno;
+    return {
+      ok: false,
+      error: error instanceof Error ? error.message : String(error),
+      ...(typeof line === 'number' ? { line } : {}),
+    };
   }
 }
 
@@ -180,6 +188,12 @@ describe('Jinja fidelity against Python Jinja2', () => {
           false,
           `dm rendered ${JSON.stringify(got.text)} where Jinja2 fails with ${want.error}`,
         );
+        return;
+      }
+      if (c.expect === 'syntax-error') {
+        assert.equal(want.ok, false, `Jinja2 was expected to fail but rendered ${JSON.stringify(want.text)}`);
+        assert.ok(want.message, `Jinja2 failed, but not with a syntax error: ${want.error}`);
+        assert.deepEqual({ message: got.error, line: got.line }, { message: want.message, line: want.line });
         return;
       }
       if (c.expect === 'reject') {

@@ -18,6 +18,9 @@ def render(case):
     try:
         template = env.from_string(case['template'])
         return {'ok': True, 'text': template.render(**(case.get('context') or {}))}
+    except jinja2.TemplateSyntaxError as e:
+        return {'ok': False, 'error': '%s: %s' % (type(e).__name__, e.message), 'message': e.message,
+                'line': e.lineno}
     except Exception as e:  # every failure is a result to compare, not a crash
         return {'ok': False, 'error': '%s: %s' % (type(e).__name__, e)}
 

@@ -298,7 +298,8 @@ class Expander {
     const inner = await this.expandTemplate(resource, template, written, frame);
     // As DM's layout: the properties the template saw (schema defaults applied), and no
     // `resources` key when the template rendered none.
-    if (resource.properties !== undefined || overrides || template.schema) entry.properties = inner.properties;
+    if (resource.properties !== undefined || overrides || template.schema)
+      entry.properties = inner.properties;
     if (inner.layout.length > 0) entry.resources = inner.layout;
     return { layout: [entry], primitives: inner.primitives, warnings: inner.warnings };
   }

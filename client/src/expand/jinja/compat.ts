@@ -42,6 +42,7 @@ import {
   baseRuntime,
   type CompilerOverrides,
   defineNode,
+  lastTokenLine,
   makeMacroBase,
   type NjCompiler,
   type NjEnvironment,
@@ -150,8 +151,62 @@ function parseExponent(parser: NjParser, tok: NjToken): NjNode | null {
   return new (nodeClass('Literal'))(tok.lineno, tok.colno, makeFloat(value));
 }
 
+/** Jinja2's words for the tags a block is waiting for: `'endfor' or 'else'`. */
+function jinjaTagList(names: readonly string[]): string {
+  return names
+    .filter((n) => n !== 'elseif')
+    .map((n) => `'${n}'`)
+    .join(' or ');
+}
+
+function innermostBlock(names: readonly string[]): string {
+  return (names.find((n) => n.startsWith('end')) ?? names[0] ?? '').replace(/^end/, '');
+}
+
+/** A syntax error already worded as Jinja2 words it. */
+class JinjaSyntaxError extends Error {
+  constructor(
+    message: string,
+    readonly lineno: number,
+  ) {
+    super(message);
+  }
+}
+
 function makeParser(src: string): NjParser {
+  // The tags each open block waits for, innermost last (for Jinja2's end-of-template errors).
+  const open: string[][] = [];
   return newParser(src, {
+    parseUntilBlocks(base, ...names) {
+      const tags = names as string[];
+      open.push(tags);
+      let body: unknown;
+      try {
+        body = base(...tags);
+      } catch (error) {
+        const e = error as { message?: string; lineno?: number };
+        const unknown = /unknown block tag: (\S+)/.exec(String(e.message ?? ''));
+        if (error instanceof JinjaSyntaxError || !unknown) throw error;
+        const tag = unknown[1]!;
+        const line = typeof e.lineno === 'number' ? e.lineno : lastTokenLine(src);
+        const nesting = open.some((o) => o.includes(tag))
+          ? ' You probably made a nesting mistake. Jinja is expecting this tag, but currently looking for'
+          : ' Jinja was looking for the following tags:';
+        throw new JinjaSyntaxError(
+          `Encountered unknown tag '${tag}'.${nesting} ${jinjaTagList(tags)}. The innermost block that needs to be closed is '${innermostBlock(tags)}'.`,
+          line,
+        );
+      } finally {
+        open.pop();
+      }
+      if (!this.peekToken()) {
+        throw new JinjaSyntaxError(
+          `Unexpected end of template. Jinja was looking for the following tags: ${jinjaTagList(tags)}. The innermost block that needs to be closed is '${innermostBlock(tags)}'.`,
+          lastTokenLine(src),
+        );
+      }
+      return body;
+    },
     parsePrimary(base, ...args) {
       const tok = this.peekToken();
       const exponent = tok && parseExponent(this, tok);
@@ -709,7 +764,12 @@ export function compileTemplate(src: string, name: string): Record<string, RootF
     compiler.compile(ast, undefined as unknown as NjFrame);
     code = compiler.getCode();
   } catch (error) {
+    if (error instanceof JinjaSyntaxError) throw new JinjaCompileError(error.message, error.lineno);
     const e = error as { lineno?: number; message?: string };
+    const tag = /^(?:\(unknown path\)\s*(?:\[Line \d+, Column \d+\])?\s*)?unknown block tag: (\S+)$/.exec(
+      e.message ?? '',
+    );
+    if (tag) throw new JinjaCompileError(`Encountered unknown tag '${tag[1]}'.`, e.lineno);
     const message = (e.message ?? String(error)).replace(
       /^\(unknown path\)\s*(\[Line \d+, Column \d+\])?\s*/,
       '',

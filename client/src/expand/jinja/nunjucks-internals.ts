@@ -100,6 +100,7 @@ export const PARSER_OVERRIDABLE = [
   'parseSet',
   'parsePostfix',
   'parseNodes',
+  'parseUntilBlocks',
 ] as const;
 /** Other parser methods it calls. */
 const PARSER_USED = [
@@ -278,6 +279,14 @@ const installedVersion = (require('nunjucks/package.json') as { version: string 
         ' (client/src/expand/jinja/nunjucks-internals.ts)',
     );
   }
+}
+
+/** The 1-based line where the last token of `src` starts (where Jinja2 reports an end of template). */
+export function lastTokenLine(src: string): number {
+  const tokens = nunjucks.lexer.lex(src, {}) as { nextToken(): NjToken | null };
+  let line = 0;
+  for (let tok = tokens.nextToken(); tok; tok = tokens.nextToken()) line = tok.lineno;
+  return line + 1;
 }
 
 /** A lexer token type, e.g. token('TOKEN_FLOAT'). */
