@@ -288,6 +288,52 @@ describe('expandConfiguration()', () => {
     ]);
   });
 
+  it("expandConfiguration() gives Python templates DM's yaml module and Python 2 mapping methods", async () => {
+    const py = [
+      'import yaml',
+      'from helpers import util',
+      'def GenerateConfig(context):',
+      '    doc = yaml.load(context.imports["data.yaml"])',
+      '    labels = dict((k, v) for k, v in context.properties["labels"].iteritems())',
+      '    assert context.properties.has_key("labels") and context.env.has_key("name")',
+      '    assert not context.properties["labels"].has_key("nope")',
+      '    text = yaml.dump({"b": [1, 2], "a": {"x": "y"}})',
+      '    return yaml.dump({"resources": [{"name": doc["name"], "type": "T",',
+      '        "properties": {"labels": labels, "dumped": text, "keys": sorted(util.keys(context.properties))}}]})',
+    ].join('\n');
+    const result = await expand({
+      'config.yaml':
+        'imports:\n- path: data.yaml\n- path: helpers/util.py\nresources:\n- {name: a, type: y.py, properties: {labels: {app: web}}}\n',
+      'y.py': py,
+      'data.yaml': 'name: from-yaml\n',
+      'helpers/util.py': 'def keys(d):\n    return list(d.iterkeys())\n',
+    });
+    assert.deepEqual(result.config.resources, [
+      {
+        name: 'from-yaml',
+        type: 'T',
+        properties: { labels: { app: 'web' }, dumped: 'a: {x: y}\nb: [1, 2]\n', keys: ['labels'] },
+      },
+    ]);
+  });
+
+  it('expandConfiguration() keeps yaml.load safe whatever Loader a template names', async () => {
+    const error = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: u.py}\n',
+      'u.py':
+        'import yaml\ndef GenerateConfig(context):\n    yaml.load("!!python/object/apply:os.getcwd []", Loader=yaml.Loader)\n    return {"resources": []}\n',
+    });
+    assert.match(error.message, /u\.py:3: ConstructorError/);
+  });
+
+  it('expandConfiguration() reports Python 2-only syntax with file:line, saying the template is Python 2', async () => {
+    const error = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: old.py}\n',
+      'old.py': 'def GenerateConfig(context):\n    print "hello"\n    return {"resources": []}\n',
+    });
+    assert.match(error.message, /old\.py:2: SyntaxError: Missing parentheses in call to 'print'.*Python 2/);
+  });
+
   it('expandConfiguration() merges values/--properties over the top-level template properties', async () => {
     const result = await expand(
       {
