@@ -209,3 +209,31 @@ describe('dm expand with ../ imports (test/expand/parent-imports)', () => {
     assert.match(absolute.stderr, /must be a relative path, not an absolute one/);
   });
 });
+
+describe('dm expand --schema-validation', () => {
+  it('strict by default with a hint naming warn; warn by flag or config key prints each violation and expands', async () => {
+    const dir = fixture({
+      'config.yaml': 'resources:\n- {name: r, type: r.jinja, properties: {replicas: three}}\n',
+      'r.jinja': 'resources:\n- {name: x, type: T, properties: {replicas: {{ properties.replicas }}}}\n',
+      'r.jinja.schema': 'properties:\n  replicas: {type: int}\n',
+    });
+    const env = await isolatedEnv();
+    const config = join(dir, 'config.yaml');
+    const strict = await runDm(['expand', config], { env });
+    assert.equal(strict.code, 4, strict.stderr);
+    assert.match(strict.stderr, /properties\.replicas: must be integer/);
+    assert.match(strict.stderr, /--schema-validation warn/);
+    const warn = await runDm(['expand', config, '--schema-validation', 'warn', '-o', 'json'], { env });
+    assert.equal(warn.code, 0, warn.stderr);
+    assert.match(warn.stderr, /warning: r \([^)]*r\.jinja\): properties\.replicas: must be integer/);
+    assert.equal(JSON.parse(warn.stdout).config.resources[0].properties.replicas, 'three');
+    const bad = await runDm(['expand', config, '--schema-validation', 'loose'], { env });
+    assert.equal(bad.code, 2, bad.stderr);
+    mkdirSync(join(env.XDG_CONFIG_HOME!, 'dm'), { recursive: true });
+    writeFileSync(join(env.XDG_CONFIG_HOME!, 'dm', 'config.yaml'), 'schemaValidation: warn\n');
+    const configured = await runDm(['expand', config], { env });
+    assert.equal(configured.code, 0, configured.stderr);
+    const flagWins = await runDm(['expand', config, '--schema-validation', 'strict'], { env });
+    assert.equal(flagWins.code, 4, flagWins.stderr);
+  });
+});

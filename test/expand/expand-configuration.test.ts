@@ -389,6 +389,57 @@ properties:
     ]);
   });
 
+  it('reads Python type names in schemas as JSON Schema types', async () => {
+    const result = await expand({
+      'config.yaml':
+        'resources:\n- {name: a, type: p.jinja, properties: {n: 2, flag: true, l: [1], d: {}}}\n',
+      'p.jinja': T,
+      'p.jinja.schema':
+        'properties:\n  n: {type: int}\n  flag: {type: bool}\n  s: {type: str, default: x}\n  f: {type: float, default: 1.5}\n  l: {type: list}\n  d:\n    type: dict\n',
+    });
+    assert.deepEqual(result.config.resources[0]?.properties, {
+      n: 2,
+      flag: true,
+      l: [1],
+      d: {},
+      s: 'x',
+      f: 1.5,
+    });
+    const bad = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: p.jinja, properties: {n: two}}\n',
+      'p.jinja': T,
+      'p.jinja.schema': 'properties:\n  n: {type: int}\n',
+    });
+    assert.match(bad.message, /properties\.n: must be integer/);
+    assert.match(bad.hint ?? '', /--schema-validation warn/);
+  });
+
+  it('--schema-validation warn expands anyway and reports every violation; off reports none', async () => {
+    const files = {
+      'config.yaml': 'resources:\n- {name: a, type: w.jinja, properties: {replicas: three, env: [x]}}\n',
+      'w.jinja': T,
+      'w.jinja.schema':
+        'properties:\n  replicas: {type: int}\n  env: {type: object}\n  image: {type: string, default: nginx}\n',
+    };
+    const warned: string[] = [];
+    const result = await expand(files, {
+      schemaValidation: 'warn',
+      onWarning: (w) => warned.push(`${w.code} ${w.message}`),
+    });
+    assert.deepEqual(result.config.resources[0]?.properties, {
+      replicas: 'three',
+      env: ['x'],
+      image: 'nginx',
+    });
+    assert.equal(warned.length, 2);
+    assert.match(warned[0]!, /^SCHEMA_VIOLATION a \([^)]*w\.jinja\): properties\.replicas: must be integer/);
+    assert.match(warned[1]!, /properties\.env: must be object/);
+    const quiet: string[] = [];
+    const off = await expand(files, { schemaValidation: 'off', onWarning: (w) => quiet.push(w.message) });
+    assert.deepEqual(off.config.resources[0]?.properties, { replicas: 'three', env: ['x'], image: 'nginx' });
+    assert.deepEqual(quiet, []);
+  });
+
   it('applySchema() reports every error together with property paths', async () => {
     const error = await expandError({
       'config.yaml':

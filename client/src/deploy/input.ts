@@ -9,6 +9,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { formatYaml, formatYamlDocuments, parseYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
+import type { SchemaValidationMode } from '../expand/schema.js';
 import type { TemplateSource } from '../expand/types.js';
 import type { DeploymentInput, Primitive } from './model.js';
 
@@ -18,6 +19,8 @@ export interface LoadInputOptions {
   /** Properties: values files merged, then --properties (top-level template resources). */
   properties: Record<string, unknown>;
   importsDir?: string;
+  /** What schema violations do (--schema-validation). */
+  schemaValidation?: SchemaValidationMode;
   /** Where registry references are loaded from (the resolver chain); absent: references are refused. */
   templateSource?: TemplateSource;
   onWarning?: (message: string) => void;
@@ -152,6 +155,7 @@ async function renderedInput(
       deployment: options.deployment,
       properties: options.properties,
       ...(options.importsDir ? { importsDir: options.importsDir } : {}),
+      ...(options.schemaValidation ? { schemaValidation: options.schemaValidation } : {}),
       ...(options.templateSource ? { sources: [options.templateSource] } : {}),
       onWarning: (w: { message: string }) => options.onWarning?.(w.message),
     },
@@ -195,6 +199,7 @@ export async function loadDeploymentInput(arg: string, options: LoadInputOptions
       deployment: options.deployment,
       properties: options.properties,
       ...(options.importsDir ? { importsDir: options.importsDir } : {}),
+      ...(options.schemaValidation ? { schemaValidation: options.schemaValidation } : {}),
       ...(options.templateSource ? { sources: [options.templateSource] } : {}),
       onWarning: warn,
     });
@@ -239,7 +244,13 @@ export async function loadDeploymentInput(arg: string, options: LoadInputOptions
   const config = `resources:\n- name: ${JSON.stringify(name)}\n  type: ${JSON.stringify(arg)}\n`;
   const result = await expand.expandConfiguration(
     { content: config, path: join(process.cwd(), `${name}.yaml`) },
-    { deployment: name, properties: options.properties, sources: [options.templateSource], onWarning: warn },
+    {
+      deployment: name,
+      properties: options.properties,
+      sources: [options.templateSource],
+      onWarning: warn,
+      ...(options.schemaValidation ? { schemaValidation: options.schemaValidation } : {}),
+    },
   );
   return {
     inputConfig: { config, imports: [] },

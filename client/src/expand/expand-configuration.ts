@@ -16,7 +16,7 @@ import {
 } from './local-template-source.js';
 import { parseRenderedYaml } from './rendered-yaml.js';
 import { RenderSandbox, type SandboxOptions } from './sandbox/render-sandbox.js';
-import { applySchema, parseTemplateSchema } from './schema.js';
+import { applySchema, parseTemplateSchema, type SchemaValidationMode } from './schema.js';
 import type {
   ExpandedConfiguration,
   LayoutResource,
@@ -62,6 +62,8 @@ export interface ExpandOptions {
   references?: boolean;
   /** Receives warnings as they happen (they are also returned). */
   onWarning?: (warning: Warning) => void;
+  /** Properties that break a template's schema: fail (`strict`, default), warn, or ignore. */
+  schemaValidation?: SchemaValidationMode;
 }
 
 export interface ExpansionResult extends ExpandedConfiguration {
@@ -310,8 +312,15 @@ class Expander {
     written: Record<string, unknown>,
     frame: Frame,
   ): Promise<Expanded & { properties: Record<string, unknown> }> {
+    const violations: Warning[] = [];
     const properties = template.schema
-      ? applySchema(parseTemplateSchema(template.schema), written, `${resource.name} (${template.path})`)
+      ? applySchema(
+          parseTemplateSchema(template.schema),
+          written,
+          `${resource.name} (${template.path})`,
+          this.options.schemaValidation ?? 'strict',
+          (message) => violations.push({ code: 'SCHEMA_VIOLATION', message }),
+        )
       : structuredClone(written);
     const key = `${template.type}\u0000${stableKey(properties)}`;
     const label = `${resource.name} (${template.type})`;
@@ -396,7 +405,7 @@ class Expander {
       depth: frame.depth + 1,
       chain,
     });
-    return { ...expanded, properties };
+    return { ...expanded, warnings: [...violations, ...expanded.warnings], properties };
   }
 }
 

@@ -29,7 +29,15 @@ export {
   type SandboxOptions,
   type TemplateRequest,
 } from './sandbox/render-sandbox.js';
-export { applySchema, parseTemplateSchema, type TemplateSchema } from './schema.js';
+export {
+  applySchema,
+  checkTemplateSchema,
+  parseTemplateSchema,
+  pythonTypeNameWarnings,
+  SCHEMA_VALIDATION_MODES,
+  type SchemaValidationMode,
+  type TemplateSchema,
+} from './schema.js';
 export type {
   ExpandedConfiguration,
   LayoutResource,
