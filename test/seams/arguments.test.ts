@@ -46,7 +46,9 @@ describe('one meaning of the argument across commands', () => {
     assert.equal(expanded.code, 0, expanded.stderr);
     const dry = await h.dm([...common, 'deploy', 'redis:v1.0', '--name', 'cache', '--dry-run']);
     assert.equal(dry.code, 0, dry.stderr);
-    const planned = [...dry.stdout.matchAll(/^create\s+(\S+)\s+default\/\S+(?:\s+\(level \d+\))?$/gm)].map((m) => m[1]).sort();
+    const planned = [...dry.stdout.matchAll(/^create\s+(\S+)\s+default\/\S+(?:\s+\(level \d+\))?$/gm)]
+      .map((m) => m[1])
+      .sort();
     const kinds = expanded.data.config.resources.map((r) => r.type.split('/').pop()).sort();
     assert.deepEqual(planned, kinds);
     assert.equal(planned.length, 3);

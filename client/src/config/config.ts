@@ -7,6 +7,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseYaml } from '../document/yaml.js';
 import { DmError, fromSystemError } from '../error.js';
+import { SCHEMA_VALIDATION_MODES, type SchemaValidationMode } from '../expand/schema.js';
 
 export type OutputFormat = 'text' | 'yaml' | 'json';
 
@@ -47,6 +48,8 @@ export interface DmConfig {
   dirs: DmDirectories;
   /** The config file that was read (it need not exist). */
   configFile: string;
+  /** What properties that break a template's schema do (`schemaValidation`, default strict). */
+  schemaValidation: SchemaValidationMode;
 }
 
 /** Flags as the CLI parsed them; undefined means "not given". */
@@ -88,6 +91,7 @@ interface ConfigFile {
   kubeconfig?: string;
   context?: string;
   namespace?: string;
+  schemaValidation?: string;
 }
 
 export const CONFIG_FILE_KEYS = [
@@ -101,6 +105,7 @@ export const CONFIG_FILE_KEYS = [
   'kubeconfig',
   'context',
   'namespace',
+  'schemaValidation',
 ] as const;
 
 /** XDG base directories (https://specifications.freedesktop.org/basedir-spec/). */
@@ -246,5 +251,25 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
     },
     dirs,
     configFile,
+    schemaValidation:
+      file.schemaValidation === undefined
+        ? 'strict'
+        : parseSchemaValidation(file.schemaValidation, `${configFile}: schemaValidation`),
   };
+}
+
+/** `strict`, `warn` or `off` (the flag --schema-validation and the config key schemaValidation). */
+export function parseSchemaValidation(value: unknown, where: string): SchemaValidationMode {
+  const mode = SCHEMA_VALIDATION_MODES.find((m) => m === value);
+  if (mode) return mode;
+  throw new DmError(
+    'INVALID_SCHEMA_VALIDATION',
+    `${where}: '${String(value)}' is not one of ${SCHEMA_VALIDATION_MODES.join(', ')}`,
+    { category: 'usage' },
+  );
+}
+
+/** The flag --schema-validation when given, else the configured mode. */
+export function schemaValidationOf(flag: unknown, configured: SchemaValidationMode): SchemaValidationMode {
+  return flag === undefined ? configured : parseSchemaValidation(flag, '--schema-validation');
 }

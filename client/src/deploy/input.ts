@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { formatYaml, formatYamlDocuments, parseYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
+import type { SchemaValidationMode } from '../expand/schema.js';
 import type { TemplateSource } from '../expand/types.js';
 import { defaultInputName, type Input, loadInput } from '../input.js';
 import type { DeploymentInput, Primitive } from './model.js';
@@ -19,6 +20,8 @@ export interface LoadInputOptions {
   /** Properties: values files merged, then --properties (top-level template resources). */
   properties: Record<string, unknown>;
   importsDir?: string;
+  /** What schema violations do (--schema-validation). */
+  schemaValidation?: SchemaValidationMode;
   /** Where registry references are loaded from (the resolver chain); absent: references are refused. */
   templateSource?: TemplateSource;
   onWarning?: (message: string) => void;
@@ -153,6 +156,7 @@ async function renderedInput(
       deployment: options.deployment,
       properties: options.properties,
       ...(options.importsDir ? { importsDir: options.importsDir } : {}),
+      ...(options.schemaValidation ? { schemaValidation: options.schemaValidation } : {}),
       ...(options.templateSource ? { sources: [options.templateSource] } : {}),
       onWarning: (w: { message: string }) => options.onWarning?.(w.message),
     },
@@ -212,6 +216,7 @@ export async function loadDeploymentInput(
     deployment: options.deployment,
     properties: options.properties,
     ...(options.importsDir ? { importsDir: options.importsDir } : {}),
+    ...(options.schemaValidation ? { schemaValidation: options.schemaValidation } : {}),
     ...(options.templateSource ? { sources: [options.templateSource] } : {}),
     onWarning: warn,
   });

@@ -1,5 +1,5 @@
 /**
- * `dm template render` (spec/cli.md): the raw text one template renders to, with no expansion
+ * `dm template render` (docs/expansion.md): the raw text one template renders to, with no expansion
  * and no YAML parsing, so that anyone can compare dm with Jinja2 byte for byte. The context
  * file's top-level keys become the template's globals.
  */

@@ -1,5 +1,5 @@
 /**
- * Value references `$(ref.NAME.PATH)` (spec/expansion.md §6): found in the expanded
+ * Value references `$(ref.NAME.PATH)` (docs/expansion.md, "Value references"): found in the expanded
  * configuration's property values, checked against the resource names there, and turned into a
  * dependency graph that deploy uses to order resources (apply a resource after those it
  * references). Unknown names and cycles are errors.

@@ -81,11 +81,16 @@ export function registerDeployCommands(program: Command): void {
     .option('--wait', 'wait until workloads are ready (kubectl wait / rollout status)')
     .option('--timeout <seconds>', 'time limit for --wait and prunes', '300')
     .option('--imports-dir <dir>', 'another directory where types and imports are found')
+    .option(
+      '--schema-validation <mode>',
+      "properties that break a template's schema: strict (fail), warn (expand, print each), off",
+    )
     .addHelpText('after', DEPLOY_HELP)
     .action(
       action<unknown>(async (ctx, [arg], options) => {
         const { loadDeploymentInput } = await import('../../deploy/input.js');
         const { defaultInputName, loadInput } = await import('../../input.js');
+        const { schemaValidationOf } = await import('../../config/config.js');
         const { deployConfiguration, planDeployment, validateDeploymentName } = await import(
           '../../deploy/deploy.js'
         );
@@ -105,6 +110,7 @@ export function registerDeployCommands(program: Command): void {
           deployment: name,
           properties: await propertiesOf(ctx),
           ...(typeof options.importsDir === 'string' ? { importsDir: options.importsDir } : {}),
+          schemaValidation: schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation),
           templateSource,
           onWarning: (m) => ctx.streams.stderr(`warning: ${m}\n`),
         });

@@ -53,6 +53,10 @@ export function registerExpandCommands(program: Command): void {
     .option('--env <k=v>', 'extra env entry for templates (repeatable)', collect)
     .option('--imports-dir <dir>', 'another directory where types and imports are found')
     .option('--max-depth <n>', 'expansion depth bound', '32')
+    .option(
+      '--schema-validation <mode>',
+      "properties that break a template's schema: strict (fail), warn (expand, print each), off",
+    )
     .option('--timeout <seconds>', 'time limit per template', '10')
     .option('--memory <MB>', 'memory limit per rendering process', '512')
     .option('--python <path>', 'Python interpreter for Python templates', 'python3')
@@ -61,6 +65,7 @@ export function registerExpandCommands(program: Command): void {
       action(async (ctx, [config], options) => {
         const { expandConfiguration } = await import('../../expand/index.js');
         const { loadInput } = await import('../../input.js');
+        const { schemaValidationOf } = await import('../../config/config.js');
         const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
         const input = loadInput(config!, {
           cwd: ctx.cwd,
@@ -83,6 +88,7 @@ export function registerExpandCommands(program: Command): void {
           env: await envAssignments(options.env as string[] | undefined),
           properties: await propertiesOf(ctx),
           maxDepth: Number(options.maxDepth),
+          schemaValidation: schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation),
           sandbox: sandboxOptions(options),
           sources: [registry],
           onWarning: (w: { message: string }) => ctx.streams.stderr(`warning: ${w.message}\n`),
