@@ -127,6 +127,13 @@ async function start(
   }
   const { store, server, logger, githubHosts } = await openEverything(dbFile, env, {});
   const { service, app } = server;
+  // The last line of defence: background work handles its own failures (service.sync never
+  // rejects); anything that still escapes is logged, and the server keeps serving.
+  process.on('unhandledRejection', (reason) => {
+    logger.log('error', 'unhandled rejection', {
+      error: reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason),
+    });
+  });
   const indexed = await ensureIndexed(server, options.index ?? [], githubHosts);
   const defaultRegistry = options.defaultRegistry ?? indexed[0]?.name;
   service.catalog.defaultRegistry = defaultRegistry;

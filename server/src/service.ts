@@ -99,8 +99,8 @@ export interface ServiceDeps {
   defaultRegistry?: string | undefined;
   githubHosts?: readonly string[];
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
-  /** Called after each sync (metrics). */
-  onSync?: (registry: RegistryRow, outcome: SyncOutcome) => void;
+  /** Called after each sync (metrics), with the registry's name (its id when it was gone). */
+  onSync?: (registry: string, outcome: SyncOutcome) => void;
 }
 
 const NAME_RE = /^[a-z0-9][a-z0-9.-]*(?::\d+)?\/[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+$/i;
@@ -283,40 +283,72 @@ export class RegistryService {
     return token;
   }
 
-  /** Runs (or joins) a sync of a registry; serialised per registry. */
+  /**
+   * Runs (or joins) a sync of a registry; serialised per registry. Never rejects: whatever fails
+   * (the registry deleted meanwhile, a credential that cannot be decrypted, the source, the
+   * swap) ends as a `failed` outcome, in the sync status and in a log line, so a sync started in
+   * the background (`void service.sync(…)`) cannot take the process down.
+   */
   sync(
     id: number,
     trigger: SyncTrigger,
     hooks: { beforeSwap?: () => Promise<void> | void; midSwap?: () => void } = {},
   ): Promise<SyncOutcome> {
     return this.queue.run(id, async () => {
-      const row = this.store.db.select().from(registries).where(eq(registries.id, id)).get();
-      if (!row) throw new DmError('REGISTRY_NOT_FOUND', `no registry ${id}`, { category: 'not-found' });
-      const source = this.deps.sources({
-        registryId: row.id,
-        type: row.sourceType as SourceType,
-        location: row.source,
-        branch: row.branch,
-        path: row.path,
-        credential: this.credentialFor(row),
-      });
-      const outcome = await syncRegistry(this.store, id, source, {
-        trigger,
-        clock: this.clock,
-        onSwap: () => this.catalog.invalidate(),
-        ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
-        ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),
-      });
+      let name = String(id);
+      let outcome: SyncOutcome;
+      try {
+        outcome = await syncRegistry(
+          this.store,
+          id,
+          (row) => {
+            name = row.name;
+            return this.deps.sources({
+              registryId: row.id,
+              type: row.sourceType as SourceType,
+              location: row.source,
+              branch: row.branch,
+              path: row.path,
+              credential: this.credentialFor(row),
+            });
+          },
+          {
+            trigger,
+            clock: this.clock,
+            onSwap: () => this.catalog.invalidate(),
+            ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
+            ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),
+          },
+        );
+      } catch (error) {
+        // syncRegistry records its own failures; this is the database failing under it.
+        outcome = {
+          syncId: null,
+          registryId: id,
+          status: 'failed',
+          commit: null,
+          apiRequests: 0,
+          rateLimitRemaining: null,
+          error: {
+            code: error instanceof DmError ? error.code : 'SYNC_FAILED',
+            message: error instanceof Error ? error.message : String(error),
+          },
+        };
+      }
       this.log(outcome.status === 'failed' ? 'warn' : 'info', 'sync finished', {
-        registry: row.name,
+        registry: name,
         trigger,
         status: outcome.status,
         commit: outcome.commit,
         apiRequests: outcome.apiRequests,
         rateLimitRemaining: outcome.rateLimitRemaining,
-        ...(outcome.error ? { error: outcome.error.message } : {}),
+        ...(outcome.error ? { error: `${outcome.error.code}: ${outcome.error.message}` } : {}),
       });
-      this.deps.onSync?.(row, outcome);
+      try {
+        this.deps.onSync?.(name, outcome);
+      } catch (error) {
+        this.log('error', 'sync bookkeeping failed', { registry: name, error: String(error) });
+      }
       return outcome;
     });
   }

@@ -18,7 +18,8 @@ export const KEEP_SYNCS = 100;
 export type SyncTrigger = 'start' | 'schedule' | 'manual' | 'webhook' | 'cli';
 
 export interface SyncOutcome {
-  syncId: number;
+  /** The sync's row in the history; null when the registry was gone before the sync began. */
+  syncId: number | null;
   registryId: number;
   status: 'succeeded' | 'unchanged' | 'failed';
   commit: string | null;
@@ -66,16 +67,30 @@ export function recoverInterruptedSyncs(store: Store, now: number): number {
   return result.changes;
 }
 
+/**
+ * Runs one sync. It never rejects: every failure, including one building the source (a credential
+ * that cannot be decrypted) and a registry deleted before the sync began, is a `failed` outcome,
+ * recorded in the sync history when the registry still exists (docs/server.md, "Background work").
+ */
 export async function syncRegistry(
   store: Store,
   registryId: number,
-  source: Source,
+  source: Source | ((registry: typeof registries.$inferSelect) => Source),
   options: SyncOptions,
 ): Promise<SyncOutcome> {
   const now = options.clock ?? Date.now;
   const registry = store.db.select().from(registries).where(eq(registries.id, registryId)).get();
-  if (!registry)
-    throw new DmError('REGISTRY_NOT_FOUND', `no registry with id ${registryId}`, { category: 'not-found' });
+  if (!registry) {
+    return {
+      syncId: null,
+      registryId,
+      status: 'failed',
+      commit: null,
+      apiRequests: 0,
+      rateLimitRemaining: null,
+      error: { code: 'REGISTRY_NOT_FOUND', message: `no registry with id ${registryId} (deleted?)` },
+    };
+  }
   const started = now();
   const syncRow = store.db
     .insert(syncs)
@@ -104,7 +119,7 @@ export async function syncRegistry(
       .run(registryId, registryId);
   };
   try {
-    const opened = await source.open({
+    const opened = await (typeof source === 'function' ? source(registry) : source).open({
       etag: registry.etag,
       commit: registry.commit,
       meter,
@@ -156,12 +171,16 @@ export async function syncRegistry(
   } catch (error) {
     const code = error instanceof DmError ? error.code : 'SYNC_FAILED';
     const message = error instanceof Error ? error.message : String(error);
-    finish({ status: 'failed', error: `${code}: ${message}` });
-    store.db
-      .update(registries)
-      .set({ lastSyncAt: now(), lastSyncStatus: 'failed', lastSyncError: `${code}: ${message}` })
-      .where(eq(registries.id, registryId))
-      .run();
+    try {
+      finish({ status: 'failed', error: `${code}: ${message}` });
+      store.db
+        .update(registries)
+        .set({ lastSyncAt: now(), lastSyncStatus: 'failed', lastSyncError: `${code}: ${message}` })
+        .where(eq(registries.id, registryId))
+        .run();
+    } catch {
+      // The database refused the record (gone, or the registry with it): the outcome still says it.
+    }
     return {
       syncId: syncRow.id,
       registryId,
