@@ -8,7 +8,7 @@ import { desc, eq } from 'drizzle-orm';
 import { DmError } from '../../client/src/error.js';
 import { GitSource } from '../../client/src/source/git.js';
 import { GitHubSource } from '../../client/src/source/github.js';
-import type { Source } from '../../client/src/source/source.js';
+import { DEFAULT_SOURCE_LIMITS, type Source } from '../../client/src/source/source.js';
 import type { RequestAccess } from './api/access.js';
 import { TokenBook } from './api/access.js';
 import type { RegistryInfo } from './api/shapes.js';
@@ -63,6 +63,11 @@ export function defaultSourceFactory(options: DefaultSourceOptions): SourceFacto
         path: request.path,
         ...(options.githubApiUrl ? { baseUrl: options.githubApiUrl } : {}),
         token: request.credential ?? options.githubToken ?? null,
+        limits: {
+          maxFileBytes: DEFAULT_SOURCE_LIMITS.maxFileBytes,
+          maxTotalBytes: DEFAULT_SOURCE_LIMITS.maxTotalBytes,
+          maxEntries: DEFAULT_SOURCE_LIMITS.maxEntries,
+        },
         ...(options.fetch ? { fetch: options.fetch } : {}),
         ...(options.onWarning ? { onWarning: options.onWarning } : {}),
       });
@@ -99,6 +104,8 @@ export interface ServiceDeps {
   defaultRegistry?: string | undefined;
   githubHosts?: readonly string[];
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  /** Overall deadline of one sync, ms (default SYNC_DEADLINE_MS, 10 min). */
+  syncDeadlineMs?: number;
   /** Called after each sync (metrics), with the registry's name (its id when it was gone). */
   onSync?: (registry: string, outcome: SyncOutcome) => void;
 }
@@ -315,6 +322,7 @@ export class RegistryService {
           {
             trigger,
             clock: this.clock,
+            ...(this.deps.syncDeadlineMs ? { deadlineMs: this.deps.syncDeadlineMs } : {}),
             onSwap: () => this.catalog.invalidate(),
             ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
             ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),

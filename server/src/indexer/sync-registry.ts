@@ -6,7 +6,7 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { DmError } from '../../../client/src/error.js';
-import { createMeter, type Source } from '../../../client/src/source/source.js';
+import { checkSourceSize, createMeter, type Source } from '../../../client/src/source/source.js';
 import type { Store } from '../store/db.js';
 import { files, registries, syncs } from '../store/schema.js';
 import { swapIndex } from '../store/swap-index.js';
@@ -35,6 +35,8 @@ export interface SyncOptions {
   trigger: SyncTrigger;
   clock?: () => number;
   signal?: AbortSignal;
+  /** The sync fails with SYNC_TIMEOUT after this long, releasing the registry (default 10 min). */
+  deadlineMs?: number;
   /** Called after a new index is committed (caches drop what they hold for the registry). */
   onSwap?: (registryId: number) => void;
   /** Test hook: runs after the index is built, before the swap transaction. */
@@ -50,6 +52,31 @@ function knownContent(store: Store): KnownContent {
     sha256ForGitSha: (gitSha) => (byGit.get(gitSha) as string | undefined) ?? undefined,
     content: (sha) => (content.get(sha) as Buffer | undefined) ?? undefined,
   };
+}
+
+/** Default overall deadline of one sync. */
+export const SYNC_DEADLINE_MS = 10 * 60 * 1000;
+
+/**
+ * Races `work` with the sync's deadline: past it, the sync fails at once (its registry is released
+ * for the next sync) and the signal tells the source to stop what it still does.
+ */
+function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** Marks syncs a killed process left `running` as `interrupted` (their transaction never committed). */
@@ -99,6 +126,19 @@ export async function syncRegistry(
     .get();
   store.db.update(registries).set({ lastSyncStatus: 'running' }).where(eq(registries.id, registryId)).run();
   const meter = createMeter();
+  const deadlineMs = options.deadlineMs ?? SYNC_DEADLINE_MS;
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () =>
+      deadline.abort(
+        new DmError('SYNC_TIMEOUT', `the sync did not finish within ${Math.round(deadlineMs / 1000)} s`, {
+          category: 'unreachable',
+        }),
+      ),
+    deadlineMs,
+  );
+  timer.unref();
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
   const finish = (values: Partial<typeof syncs.$inferInsert>) => {
     store.db
       .update(syncs)
@@ -119,12 +159,16 @@ export async function syncRegistry(
       .run(registryId, registryId);
   };
   try {
-    const opened = await (typeof source === 'function' ? source(registry) : source).open({
-      etag: registry.etag,
-      commit: registry.commit,
-      meter,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
+    const opener = typeof source === 'function' ? source(registry) : source;
+    const opened = await withDeadline(
+      opener.open({
+        etag: registry.etag,
+        commit: registry.commit,
+        meter,
+        signal,
+      }),
+      signal,
+    );
     if (opened.status === 'unchanged') {
       finish({ status: 'unchanged', commit: opened.commit });
       store.db
@@ -141,8 +185,11 @@ export async function syncRegistry(
         rateLimitRemaining: meter.rateLimitRemaining,
       };
     }
-    const built = await buildIndex(opened, knownContent(store));
+    // The bound on what any source may hold, before its content is read (docs/server.md).
+    checkSourceSize(opened.entries, opener.description);
+    const built = await withDeadline(buildIndex(opened, knownContent(store)), signal);
     await options.beforeSwap?.();
+    if (signal.aborted) throw signal.reason;
     const swapped = swapIndex(store, built, {
       registryId,
       commit: opened.commit,
@@ -190,6 +237,8 @@ export async function syncRegistry(
       rateLimitRemaining: meter.rateLimitRemaining,
       error: { code, message },
     };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
