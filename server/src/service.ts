@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { desc, eq } from 'drizzle-orm';
 import { DmError } from '../../client/src/error.js';
-import { GitSource } from '../../client/src/source/git.js';
+import { checkGitArguments, GitSource } from '../../client/src/source/git.js';
 import { GitHubSource } from '../../client/src/source/github.js';
 import { DEFAULT_SOURCE_LIMITS, type Source } from '../../client/src/source/source.js';
 import type { RequestAccess } from './api/access.js';
@@ -164,7 +164,10 @@ export class RegistryService {
     if (typeof input.source !== 'string' || input.source === '') {
       throw new DmError('INVALID_REGISTRY', 'source is required', { category: 'invalid-input' });
     }
+    // Every source field is checked before it can reach git (options, branch names, '..').
+    checkGitArguments({ location: input.source, branch: input.branch ?? null, path: input.path ?? '' });
     const spec = parseSourceSpec(input.source, { githubHosts: this.deps.githubHosts ?? [] });
+    checkGitArguments({ branch: spec.branch, path: spec.path });
     const name = input.name ?? spec.defaultName;
     if (!NAME_RE.test(name)) {
       throw new DmError('INVALID_REGISTRY', `registry name '${name}' must look like <host>/<owner>/<repo>`, {

@@ -7,12 +7,12 @@
  * directory re-syncs as `unchanged`.
  */
 import { createHash } from 'node:crypto';
+import { DmError } from '../../../client/src/error.js';
 import {
   createDirectoryReader,
   readDirectoryTree,
 } from '../../../client/src/registry/read-directory-tree.js';
 import type { TreeEntry } from '../../../client/src/registry/types.js';
-import { DmError } from '../../../client/src/error.js';
 import {
   DEFAULT_SOURCE_LIMITS,
   gitBlobSha,
