@@ -110,6 +110,24 @@ export interface ServiceDeps {
   onSync?: (registry: string, outcome: SyncOutcome) => void;
 }
 
+/**
+ * A source URL without what may carry a credential: `user:pass@`, the query (`?access_token=…`)
+ * and the fragment. scp-like `git@host:path` keeps its user (a login name, not a secret).
+ */
+export function withoutCredentials(location: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) return location.replace(/[?#].*$/, '');
+  try {
+    const url = new URL(location);
+    url.username = '';
+    url.password = '';
+    url.search = '';
+    url.hash = '';
+    return url.toString();
+  } catch {
+    return location.replace(/\/\/[^@/]*@/, '//').replace(/[?#].*$/, '');
+  }
+}
+
 const NAME_RE = /^[a-z0-9][a-z0-9.-]*(?::\d+)?\/[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+$/i;
 
 export class RegistryService {
@@ -399,7 +417,7 @@ export class RegistryService {
       name: row.name,
       source: {
         type: row.sourceType,
-        location: row.sourceType === 'directory' ? row.source : row.source.replace(/\/\/[^@/]*@/, '//'),
+        location: row.sourceType === 'directory' ? row.source : withoutCredentials(row.source),
         branch: row.branch,
         path: row.path,
       },
