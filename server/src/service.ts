@@ -106,7 +106,10 @@ export interface ServiceDeps {
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
   /** Overall deadline of one sync, ms (default SYNC_DEADLINE_MS, 10 min). */
   syncDeadlineMs?: number;
-  /** Called after each sync (metrics), with the registry's name (its id when it was gone). */
+  /**
+   * Called after each sync (metrics), with the registry's name, or PRIVATE_LABEL for a private
+   * registry (and one gone before its sync): metrics are public and never name private registries.
+   */
   onSync?: (registry: string, outcome: SyncOutcome) => void;
 }
 
@@ -127,6 +130,9 @@ export function withoutCredentials(location: string): string {
     return location.replace(/\/\/[^@/]*@/, '//').replace(/[?#].*$/, '');
   }
 }
+
+/** The `registry` metrics label of every private registry. */
+export const PRIVATE_LABEL = '(private)';
 
 const NAME_RE = /^[a-z0-9][a-z0-9.-]*(?::\d+)?\/[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+$/i;
 
@@ -324,6 +330,7 @@ export class RegistryService {
   ): Promise<SyncOutcome> {
     return this.queue.run(id, async () => {
       let name = String(id);
+      let visibility = 'private';
       let outcome: SyncOutcome;
       try {
         outcome = await syncRegistry(
@@ -331,6 +338,7 @@ export class RegistryService {
           id,
           (row) => {
             name = row.name;
+            visibility = row.visibility;
             return this.deps.sources({
               registryId: row.id,
               type: row.sourceType as SourceType,
@@ -374,7 +382,7 @@ export class RegistryService {
         ...(outcome.error ? { error: `${outcome.error.code}: ${outcome.error.message}` } : {}),
       });
       try {
-        this.deps.onSync?.(name, outcome);
+        this.deps.onSync?.(visibility === 'public' ? name : PRIVATE_LABEL, outcome);
       } catch (error) {
         this.log('error', 'sync bookkeeping failed', { registry: name, error: String(error) });
       }

@@ -66,3 +66,26 @@ describe('hostile: leaks through headers and listings', () => {
     }
   });
 });
+
+describe('hostile: metrics', () => {
+  it('/metrics never names a private registry', async () => {
+    const s = testServer();
+    try {
+      for (const [name, visibility] of [
+        ['github.com/acme/open', 'public'],
+        ['git.secret.corp/acme/hidden', 'private'],
+      ] as const) {
+        const row = s.service.add({ source: FIXTURES, name, visibility });
+        assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
+      }
+      const res = await s.app.request('/metrics');
+      assert.equal(res.status, 200);
+      const text = await res.text();
+      assert.match(text, /dm_registry_syncs_total\{registry="github.com\/acme\/open"/);
+      assert.match(text, /dm_registry_syncs_total\{registry="\(private\)"/);
+      assert.doesNotMatch(text, /secret\.corp|hidden/);
+    } finally {
+      await s.close();
+    }
+  });
+});
