@@ -150,25 +150,36 @@ async function start(
       defaultRegistry: defaultRegistry ?? null,
     });
   });
+  // Draining (docs/server.md, "Stopping"): on SIGTERM every response says `Connection: close`, so
+  // keep-alive clients stop reusing their sockets; after the drain period the server stops
+  // accepting, closes the sockets left idle, waits for requests and syncs in flight, and exits.
   let stopping = false;
+  const drainMs = Number(env.DM_REGISTRY_DRAIN_MS ?? 1000);
+  (http as unknown as import('node:http').Server).prependListener('request', (_req, res) => {
+    if (stopping) res.setHeader('Connection', 'close');
+  });
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.log('info', 'shutting down', { signal });
-    http.close(async () => {
-      await service.stop();
-      logger.log('info', 'stopped');
-      logger.flush();
-      store.close();
-      process.exit(0);
-    });
-    // Idle keep-alive connections would hold close() open.
-    (http as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+    logger.log('info', 'shutting down', { signal, drainMs });
+    setTimeout(
+      () => {
+        http.close(async () => {
+          await service.stop();
+          logger.log('info', 'stopped');
+          logger.flush();
+          store.close();
+          process.exit(0);
+        });
+        (http as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      },
+      Number.isFinite(drainMs) && drainMs >= 0 ? drainMs : 1000,
+    );
     setTimeout(() => {
       logger.log('warn', 'forced exit after 10 s');
       logger.flush();
       process.exit(1);
-    }, 10_000).unref();
+    }, 10_000 + drainMs).unref();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
