@@ -326,7 +326,7 @@ export class RegistryService {
   sync(
     id: number,
     trigger: SyncTrigger,
-    hooks: { beforeSwap?: () => Promise<void> | void; midSwap?: () => void } = {},
+    hooks: { beforeSwap?: () => Promise<void> | void; midSwap?: () => void; afterSwap?: () => void } = {},
   ): Promise<SyncOutcome> {
     return this.queue.run(id, async () => {
       let name = String(id);
@@ -355,6 +355,7 @@ export class RegistryService {
             onSwap: () => this.catalog.invalidate(),
             ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
             ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),
+            ...(hooks.afterSwap ? { afterSwap: hooks.afterSwap } : {}),
           },
         );
       } catch (error) {

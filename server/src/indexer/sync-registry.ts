@@ -43,6 +43,8 @@ export interface SyncOptions {
   beforeSwap?: () => Promise<void> | void;
   /** Test hook: runs inside the swap transaction, halfway (to kill a process mid-swap). */
   midSwap?: () => void;
+  /** Test hook: runs right after the swap transaction commits (to kill a process there). */
+  afterSwap?: () => void;
 }
 
 function knownContent(store: Store): KnownContent {
@@ -190,19 +192,24 @@ export async function syncRegistry(
     const built = await withDeadline(buildIndex(opened, knownContent(store)), signal);
     await options.beforeSwap?.();
     if (signal.aborted) throw signal.reason;
+    // The outcome is recorded inside the swap transaction: a process killed right after the
+    // commit leaves the new index and `succeeded` together, never the new index and `interrupted`.
     const swapped = swapIndex(store, built, {
       registryId,
       commit: opened.commit,
       etag: opened.etag ?? null,
       now: now(),
       ...(options.midSwap ? { midSwap: options.midSwap } : {}),
+      record: () => {
+        finish({ status: 'succeeded', commit: opened.commit });
+        store.db
+          .update(registries)
+          .set({ lastSyncAt: now(), lastSyncStatus: 'succeeded', lastSyncError: null })
+          .where(eq(registries.id, registryId))
+          .run();
+      },
     });
-    finish({ status: 'succeeded', commit: opened.commit });
-    store.db
-      .update(registries)
-      .set({ lastSyncAt: now(), lastSyncStatus: 'succeeded', lastSyncError: null })
-      .where(eq(registries.id, registryId))
-      .run();
+    options.afterSwap?.();
     options.onSwap?.(registryId);
     return {
       syncId: syncRow.id,
