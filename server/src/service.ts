@@ -23,8 +23,9 @@ import { Catalog } from './resolve/catalog.js';
 import { DirectorySource } from './source/directory.js';
 import { parseSourceSpec, type SourceType } from './source/source-spec.js';
 import type { Store } from './store/db.js';
-import { credentials, findings, registries, syncs, tokens } from './store/schema.js';
+import { credentials, findings, registries, syncs } from './store/schema.js';
 import { decryptSecret, encryptSecret, hashToken, newToken } from './store/secrets.js';
+import { allTokens, deleteToken, insertToken } from './store/tokens.js';
 
 export type RegistryRow = typeof registries.$inferSelect;
 
@@ -149,7 +150,7 @@ export class RegistryService {
     this.store = deps.store;
     this.clock = deps.clock ?? Date.now;
     this.catalog = new Catalog(deps.store, { defaultRegistry: deps.defaultRegistry });
-    this.tokens = new TokenBook(deps.store, deps.adminTokens ?? []);
+    this.tokens = new TokenBook(deps.store, deps.adminTokens ?? [], this.clock);
     recoverInterruptedSyncs(deps.store, this.clock());
   }
 
@@ -295,7 +296,10 @@ export class RegistryService {
     return row.webhookSecret ? decryptSecret(this.deps.secretKey, row.webhookSecret) : null;
   }
 
-  createToken(options: { admin: true } | { admin: false; registry: string | null }): string {
+  /** Creates a token (printed once, stored hashed); `expiresAt` epoch ms or null for never. */
+  createToken(
+    options: ({ admin: true } | { admin: false; registry: string | null }) & { expiresAt?: number | null },
+  ): string {
     const token = newToken();
     let registryId: number | null = null;
     if (!options.admin && options.registry !== null) {
@@ -304,17 +308,48 @@ export class RegistryService {
         throw new DmError('REGISTRY_NOT_FOUND', `no registry ${options.registry}`, { category: 'not-found' });
       registryId = row.id;
     }
-    this.store.db
-      .insert(tokens)
-      .values({
-        hash: hashToken(token),
-        role: options.admin ? 'admin' : 'read',
-        registryId,
-        createdAt: this.clock(),
-      })
-      .run();
+    insertToken(this.store, {
+      hash: hashToken(token),
+      role: options.admin ? 'admin' : 'read',
+      registryId,
+      createdAt: this.clock(),
+      expiresAt: options.expiresAt ?? null,
+    });
     this.tokens.invalidate();
     return token;
+  }
+
+  /** The tokens (never their values): id, role, registry, created, expires, last used. */
+  listTokens(): {
+    id: number;
+    role: string;
+    registry: string | null;
+    createdAt: number;
+    expiresAt: number | null;
+    lastUsedAt: number | null;
+  }[] {
+    const names = new Map(this.all().map((r) => [r.id, r.name]));
+    return allTokens(this.store).map((t) => ({
+      id: t.id,
+      role: t.role,
+      registry: t.role === 'admin' ? null : t.registryId === null ? '*' : (names.get(t.registryId) ?? null),
+      createdAt: t.createdAt,
+      expiresAt: t.expiresAt,
+      lastUsedAt: t.lastUsedAt,
+    }));
+  }
+
+  /** Revokes a token given by its id or by the token itself; throws not found. */
+  revokeToken(idOrToken: string): void {
+    const done = /^\d+$/.test(idOrToken)
+      ? deleteToken(this.store, { id: Number(idOrToken) })
+      : deleteToken(this.store, { hash: hashToken(idOrToken) });
+    if (!done) {
+      throw new DmError('TOKEN_NOT_FOUND', 'no such token (give its id from `token list`, or the token)', {
+        category: 'not-found',
+      });
+    }
+    this.tokens.invalidate();
   }
 
   /**
@@ -393,6 +428,8 @@ export class RegistryService {
 
   /** Starts the scheduler: every 15 s, registries whose interval has passed are synced. */
   startScheduler(tickMs = 15_000): void {
+    // Tokens created or revoked elsewhere (the CLI, another replica) are seen within a second.
+    this.tokens.watch(1000, (error) => this.log('error', 'token refresh failed', { error: String(error) }));
     this.timer = setInterval(() => {
       if (this.stopping) return;
       const now = this.clock();
@@ -411,6 +448,7 @@ export class RegistryService {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     await this.queue.idle();
+    this.tokens.stop();
   }
 
   info(row: RegistryRow, withFindings: boolean): RegistryInfo {
