@@ -58,12 +58,27 @@ export function immutableContent(
   contentType: string,
   body: () => string | Uint8Array,
   visibility: string,
-): Response {
+): Response;
+export function immutableContent(
+  c: Context<AppEnv>,
+  etag: string,
+  contentType: string,
+  body: () => Promise<Uint8Array>,
+  visibility: string,
+): Response | Promise<Response>;
+export function immutableContent(
+  c: Context<AppEnv>,
+  etag: string,
+  contentType: string,
+  body: () => string | Uint8Array | Promise<Uint8Array>,
+  visibility: string,
+): Response | Promise<Response> {
   c.header('ETag', etag);
   setImmutableCaching(c, visibility);
   if (notModified(c, etag)) return c.body(null, 304);
   c.header('Content-Type', contentType);
   const content = body();
+  if (content instanceof Promise) return content.then((bytes) => c.body(new Uint8Array(bytes), 200));
   return c.body(typeof content === 'string' ? content : new Uint8Array(content), 200);
 }
 

@@ -13,7 +13,7 @@ import { TemplateSearch } from '../store/search.js';
 import type { RequestAccess } from './access.js';
 import { type AppEnv, accessOf, errorResponse, immutableContent, intParam } from './http.js';
 import type { RequestTracker } from './tracking.js';
-import { versionArchive } from './version-archive.js';
+import { archiveCache } from './version-archive.js';
 
 const MAX_BATCH = 1000;
 
@@ -317,14 +317,17 @@ function versionContent(
       c,
       etag,
       'application/gzip',
-      () => {
-        const files = db
-          .prepare(
-            'SELECT vf.path, f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256 WHERE vf.version_id = ?',
-          )
-          .all(row.id) as { path: string; content: Buffer }[];
-        return versionArchive(`${p.template}-${version}`, files);
-      },
+      () =>
+        archiveCache.get(
+          row.digest,
+          `${p.template}-${version}`,
+          () =>
+            db
+              .prepare(
+                'SELECT vf.path, f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256 WHERE vf.version_id = ?',
+              )
+              .all(row.id) as { path: string; content: Buffer }[],
+        ),
       registry.visibility,
     );
   }
