@@ -128,6 +128,13 @@ async function start(
   }
   const { store, server, logger, githubHosts } = await openEverything(dbFile, env, {});
   const { service, app } = server;
+  // The last line of defence: background work handles its own failures (service.sync never
+  // rejects); anything that still escapes is logged, and the server keeps serving.
+  process.on('unhandledRejection', (reason) => {
+    logger.log('error', 'unhandled rejection', {
+      error: reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason),
+    });
+  });
   const indexed = await ensureIndexed(server, options.index ?? [], githubHosts);
   const defaultRegistry = options.defaultRegistry ?? indexed[0]?.name;
   service.catalog.defaultRegistry = defaultRegistry;
@@ -156,25 +163,36 @@ async function start(
       fromSystemError(error, options.port !== undefined ? '--port' : 'DM_REGISTRY_PORT or --port') ?? error
     );
   }
+  // Draining (docs/server.md, "Stopping"): on SIGTERM every response says `Connection: close`, so
+  // keep-alive clients stop reusing their sockets; after the drain period the server stops
+  // accepting, closes the sockets left idle, waits for requests and syncs in flight, and exits.
   let stopping = false;
+  const drainMs = Number(env.DM_REGISTRY_DRAIN_MS ?? 1000);
+  (http as unknown as import('node:http').Server).prependListener('request', (_req, res) => {
+    if (stopping) res.setHeader('Connection', 'close');
+  });
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.log('info', 'shutting down', { signal });
-    http.close(async () => {
-      await service.stop();
-      logger.log('info', 'stopped');
-      logger.flush();
-      store.close();
-      process.exit(0);
-    });
-    // Idle keep-alive connections would hold close() open.
-    (http as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+    logger.log('info', 'shutting down', { signal, drainMs });
+    setTimeout(
+      () => {
+        http.close(async () => {
+          await service.stop();
+          logger.log('info', 'stopped');
+          logger.flush();
+          store.close();
+          process.exit(0);
+        });
+        (http as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      },
+      Number.isFinite(drainMs) && drainMs >= 0 ? drainMs : 1000,
+    );
     setTimeout(() => {
       logger.log('warn', 'forced exit after 10 s');
       logger.flush();
       process.exit(1);
-    }, 10_000).unref();
+    }, 10_000 + drainMs).unref();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
@@ -209,6 +227,36 @@ async function indexOnce(
       process.stdout.write(`${lines.join('\n')}\n`);
     }
     if (outcome.status === 'failed') process.exitCode = 1;
+  } finally {
+    store.close();
+  }
+}
+
+/** `30d`, `12h`, `90m`, `8w`, `45s` → milliseconds. */
+function parseDuration(text: string): number {
+  const m = /^(\d{1,6})([smhdw])$/.exec(text.trim());
+  if (!m || Number(m[1]) === 0) {
+    throw new DmError(
+      'USAGE',
+      `--expires '${text}' must be a positive number with s, m, h, d or w (e.g. 30d)`,
+      {
+        category: 'usage',
+      },
+    );
+  }
+  const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[m[2] as 's'];
+  return Number(m[1]) * unit;
+}
+
+/** Opens the database and service for a one-off command, runs `work`, closes. */
+async function withService(
+  o: CommonOptions,
+  env: NodeJS.ProcessEnv,
+  work: (service: Awaited<ReturnType<typeof openEverything>>['server']['service']) => void,
+): Promise<void> {
+  const { store, server } = await openEverything(databaseFile(o.db, env), env, { accessLog: false });
+  try {
+    work(server.service);
   } finally {
     store.close();
   }
@@ -279,24 +327,53 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .description('create an API token (printed once; stored hashed)')
     .option('--admin', 'a token for the write endpoints')
     .option('--read <registry>', 'a token that may read a private registry (host/owner/repo, or * for all)')
+    .option('--expires <duration>', 'refuse the token after this long: 90m, 12h, 30d, 8w')
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
     .addHelpText(
       'after',
-      '\nExamples:\n  dm-registry token create --admin\n  dm-registry token create --read github.com/acme/private --db file:./data/registry.db\n',
+      '\nExamples:\n  dm-registry token create --admin\n  dm-registry token create --read github.com/acme/private --expires 30d --db file:./data/registry.db\n',
     )
-    .action(async (o: CommonOptions & { admin?: boolean; read?: string }) => {
+    .action(async (o: CommonOptions & { admin?: boolean; read?: string; expires?: string }) => {
       if (!o.admin === !o.read) {
         throw new DmError('USAGE', 'give exactly one of --admin or --read <registry>', { category: 'usage' });
       }
-      const { store, server } = await openEverything(databaseFile(o.db, env), env, { accessLog: false });
-      try {
+      const expiresAt = o.expires === undefined ? null : Date.now() + parseDuration(o.expires);
+      await withService(o, env, (service) => {
         const created = o.admin
-          ? server.service.createToken({ admin: true })
-          : server.service.createToken({ admin: false, registry: o.read === '*' ? null : o.read! });
+          ? service.createToken({ admin: true, expiresAt })
+          : service.createToken({ admin: false, registry: o.read === '*' ? null : o.read!, expiresAt });
         process.stdout.write(`${created}\n`);
-      } finally {
-        store.close();
-      }
+      });
+    });
+  token
+    .command('list')
+    .description('list the tokens: id, role, registry, created, expires, last used (never the token)')
+    .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .addHelpText('after', '\nExample:\n  dm-registry token list')
+    .action(async (o: CommonOptions) => {
+      await withService(o, env, (service) => {
+        const iso = (t: number | null) => (t === null ? '-' : new Date(t).toISOString());
+        const lines = service
+          .listTokens()
+          .map(
+            (t) =>
+              `${t.id}\t${t.role}\t${t.registry ?? '-'}\tcreated ${iso(t.createdAt)}\texpires ${iso(t.expiresAt)}\tlast used ${iso(t.lastUsedAt)}`,
+          );
+        process.stdout.write(lines.length ? `${lines.join('\n')}\n` : 'no tokens\n');
+      });
+    });
+  token
+    .command('revoke <id-or-token>')
+    .description(
+      'revoke a token (by its id from `token list`, or the token itself); a running server stops accepting it within a second',
+    )
+    .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .addHelpText('after', '\nExample:\n  dm-registry token revoke 3')
+    .action(async (idOrToken: string, o: CommonOptions) => {
+      await withService(o, env, (service) => {
+        service.revokeToken(idOrToken);
+        process.stdout.write('revoked\n');
+      });
     });
   return program;
 }

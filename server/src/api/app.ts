@@ -55,13 +55,12 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     ...deps,
     log: (level, message, fields) => logger.log(level, message, fields),
     onSync: (registry, outcome) => {
-      metrics.syncs.inc({ registry: registry.name, status: outcome.status });
-      metrics.syncRequests.set({ registry: registry.name }, outcome.apiRequests);
+      metrics.syncs.inc({ registry, status: outcome.status });
+      metrics.syncRequests.set({ registry }, outcome.apiRequests);
       if (outcome.rateLimitRemaining !== null) {
-        metrics.rateLimitRemaining.set({ registry: registry.name }, outcome.rateLimitRemaining);
+        metrics.rateLimitRemaining.set({ registry }, outcome.rateLimitRemaining);
       }
-      if (outcome.versionCount !== undefined)
-        metrics.versions.set({ registry: registry.name }, outcome.versionCount);
+      if (outcome.versionCount !== undefined) metrics.versions.set({ registry }, outcome.versionCount);
     },
   });
   const tracker = new RequestTracker(service, metrics, logger, deps.accessLog ?? true);

@@ -13,7 +13,7 @@ import { TemplateSearch } from '../store/search.js';
 import type { RequestAccess } from './access.js';
 import { type AppEnv, accessOf, errorResponse, immutableContent, intParam } from './http.js';
 import type { RequestTracker } from './tracking.js';
-import { versionArchive } from './version-archive.js';
+import { archiveCache } from './version-archive.js';
 
 const MAX_BATCH = 1000;
 
@@ -291,30 +291,45 @@ function versionContent(
       : /\.(jinja|py|txt|md)$/.test(path)
         ? 'text/plain; charset=utf-8'
         : 'application/octet-stream';
-    return immutableContent(c, `"${meta.sha256}"`, type, () => fileRow(path)!.content);
+    return immutableContent(c, `"${meta.sha256}"`, type, () => fileRow(path)!.content, registry.visibility);
   }
   if (rest.length === 1 && rest[0] === 'schema') {
     if (!row.schemaFile) {
       throw new DmError('SCHEMA_NOT_FOUND', `${name}:${version} has no schema`, { category: 'not-found' });
     }
     const meta = fileRow(row.schemaFile)!;
-    return immutableContent(c, `"${meta.sha256}.json"`, 'application/json', () => {
-      const json = db.prepare('SELECT schema_json FROM versions WHERE id = ?').pluck().get(row.id) as
-        | string
-        | null;
-      return json ?? 'null';
-    });
+    return immutableContent(
+      c,
+      `"${meta.sha256}.json"`,
+      'application/json',
+      () => {
+        const json = db.prepare('SELECT schema_json FROM versions WHERE id = ?').pluck().get(row.id) as
+          | string
+          | null;
+        return json ?? 'null';
+      },
+      registry.visibility,
+    );
   }
   if (rest.length === 1 && rest[0] === 'archive.tar.gz') {
     const etag = `"${row.digest.replace(/^sha256:/, '')}"`;
-    return immutableContent(c, etag, 'application/gzip', () => {
-      const files = db
-        .prepare(
-          'SELECT vf.path, f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256 WHERE vf.version_id = ?',
-        )
-        .all(row.id) as { path: string; content: Buffer }[];
-      return versionArchive(`${p.template}-${version}`, files);
-    });
+    return immutableContent(
+      c,
+      etag,
+      'application/gzip',
+      () =>
+        archiveCache.get(
+          row.digest,
+          `${p.template}-${version}`,
+          () =>
+            db
+              .prepare(
+                'SELECT vf.path, f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256 WHERE vf.version_id = ?',
+              )
+              .all(row.id) as { path: string; content: Buffer }[],
+        ),
+      registry.visibility,
+    );
   }
   throw new DmError(
     'NOT_FOUND',
