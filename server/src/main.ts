@@ -84,8 +84,6 @@ async function ensureIndexed(
   githubHosts: readonly string[],
 ): Promise<{ id: number; name: string; local: boolean }[]> {
   const { parseSourceSpec } = await import('./source/source-spec.js');
-  const { registries } = await import('./store/schema.js');
-  const { eq } = await import('drizzle-orm');
   const out: { id: number; name: string; local: boolean }[] = [];
   for (const flag of flags) {
     const eqAt = flag.lastIndexOf('=');
@@ -97,18 +95,8 @@ async function ensureIndexed(
       (hasName ? flag.slice(eqAt + 1) : undefined) ??
       (local ? declaredName(spec.location) : undefined) ??
       spec.defaultName;
-    const existing = server.service.store.db.select().from(registries).where(eq(registries.name, name)).get();
-    if (existing) {
-      server.service.store.db
-        .update(registries)
-        .set({ sourceType: spec.type, source: spec.location, branch: spec.branch, path: spec.path })
-        .where(eq(registries.id, existing.id))
-        .run();
-      out.push({ id: existing.id, name, local });
-    } else {
-      const row = server.service.add({ source, name });
-      out.push({ id: row.id, name, local });
-    }
+    const row = server.service.addOrUpdate({ source, name });
+    out.push({ id: row.id, name: row.name, local });
   }
   return out;
 }

@@ -9,8 +9,6 @@
  * candidate set; `totalIsLowerBound` says when more matched.
  */
 import type Database from 'better-sqlite3';
-import { formatTemplateName } from '../../../client/src/reference/reference.js';
-import type { SearchHit, SearchResult } from '../api/shapes.js';
 import type { Store } from './db.js';
 
 export const CANDIDATES = 1000;
@@ -23,6 +21,28 @@ export interface SearchOptions {
   limit: number;
   /** Registry ids the caller may read (public ones plus the token's). */
   visible: number[];
+}
+
+/** One template found; the API adds what it shows besides (the reference). */
+export interface TemplateMatch {
+  registry: string;
+  collection: string;
+  name: string;
+  latestVersion: string | null;
+  title: string | null;
+  description: string | null;
+}
+
+/** One page of matches with the totals and facets over every match the caller may see. */
+export interface SearchPage {
+  query: string;
+  total: number;
+  /** True when more matches exist than the candidate bound; `total` is then a lower bound. */
+  totalIsLowerBound: boolean;
+  page: number;
+  limit: number;
+  matches: TemplateMatch[];
+  facets: { collection: Record<string, number>; registry: Record<string, number> };
 }
 
 interface Candidate {
@@ -88,7 +108,7 @@ export class TemplateSearch {
     return stmt;
   }
 
-  search(options: SearchOptions): SearchResult {
+  search(options: SearchOptions): SearchPage {
     const words = queryWords(options.q);
     const match = ftsQuery(words);
     const registryNames = new Map<number, string>();
@@ -167,17 +187,14 @@ export class TemplateSearch {
       'SELECT latest_version AS latestVersion, description FROM templates WHERE id = ?',
     );
     const start = (options.page - 1) * options.limit;
-    const hits: SearchHit[] = ranked.slice(start, start + options.limit).map((r) => {
-      const registryName = registryNames.get(r.registryId) ?? '';
+    const matches: TemplateMatch[] = ranked.slice(start, start + options.limit).map((r) => {
       const extra = page.get(r.id) as
         | { latestVersion: string | null; description: string | null }
         | undefined;
-      const [host = '', owner = '', repo = ''] = registryName.split('/');
       return {
-        registry: registryName,
+        registry: registryNames.get(r.registryId) ?? '',
         collection: r.collection,
         name: r.name,
-        reference: formatTemplateName({ host, owner, repo, collection: r.collection, template: r.name }),
         latestVersion: extra?.latestVersion ?? null,
         title: r.title || null,
         description: extra?.description || null,
@@ -189,7 +206,7 @@ export class TemplateSearch {
       totalIsLowerBound,
       page: options.page,
       limit: options.limit,
-      hits,
+      matches,
       facets: { collection, registry },
     };
   }

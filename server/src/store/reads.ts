@@ -1,0 +1,172 @@
+/**
+ * The read queries of the API and the pages (docs/server.md, "Read path"), one module: a
+ * template's row and versions, a version's files and schema, findings, a registry's templates,
+ * and the search. Handlers call these and never hold SQL. Statements are prepared once per store,
+ * and `readsOf(store)` hands every route module the same instance (one set of statements, one
+ * search with its caches).
+ */
+import type Database from 'better-sqlite3';
+import { compareVersions, tryParseVersion } from '../../../client/src/reference/version.js';
+import type { Store } from './db.js';
+import { TemplateSearch } from './search.js';
+
+export interface TemplateRow {
+  latestVersion: string | null;
+  title: string | null;
+  description: string | null;
+}
+
+export interface VersionRow {
+  id: number;
+  version: string;
+  kind: string;
+  digest: string;
+  dir: string;
+  templateFile: string;
+  schemaFile: string | null;
+  hasExample: boolean;
+}
+
+export interface FindingRow {
+  code: string;
+  severity: string;
+  path: string;
+  message: string;
+}
+
+export interface RegistryTemplateRow {
+  collection: string;
+  name: string;
+  latestVersion: string | null;
+  title: string | null;
+}
+
+export interface StoredFile {
+  path: string;
+  content: Buffer;
+}
+
+/** Largest file `inlineText` returns (example.yaml on the pages); bigger ones are linked only. */
+export const MAX_INLINE_BYTES = 64 * 1024;
+
+/** Version strings newest first in semver order; names that are not versions sort last. */
+export function newestFirst<T extends { version: string }>(rows: T[]): T[] {
+  return rows.sort((a, b) => {
+    const va = tryParseVersion(a.version);
+    const vb = tryParseVersion(b.version);
+    if (!va || !vb) return a.version < b.version ? 1 : -1;
+    return compareVersions(vb, va) || (a.version < b.version ? 1 : -1);
+  });
+}
+
+export class ReadQueries {
+  readonly search: TemplateSearch;
+  private readonly s: Record<
+    | 'template'
+    | 'versions'
+    | 'fileSha'
+    | 'fileContent'
+    | 'inline'
+    | 'schemaJson'
+    | 'versionContents'
+    | 'findings'
+    | 'templates',
+    Database.Statement
+  >;
+
+  constructor(store: Store) {
+    const db = store.sqlite;
+    this.search = new TemplateSearch(store);
+    this.s = {
+      template: db.prepare(
+        'SELECT latest_version AS latestVersion, title, description FROM templates WHERE registry_id = ? AND collection = ? AND name = ?',
+      ),
+      versions: db.prepare(
+        `SELECT v.id, v.version, v.kind, v.digest, v.dir, v.template_file AS templateFile,
+                v.schema_file AS schemaFile, v.has_example AS hasExample
+         FROM versions v JOIN templates t ON t.id = v.template_id
+         WHERE t.registry_id = ? AND t.collection = ? AND t.name = ?`,
+      ),
+      fileSha: db.prepare('SELECT sha256 FROM version_files WHERE version_id = ? AND path = ?'),
+      fileContent: db.prepare(
+        'SELECT f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256 WHERE vf.version_id = ? AND vf.path = ?',
+      ),
+      inline: db.prepare(
+        `SELECT f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256
+         WHERE vf.version_id = ? AND vf.path = ? AND vf.size <= ${MAX_INLINE_BYTES}`,
+      ),
+      schemaJson: db.prepare('SELECT schema_json FROM versions WHERE id = ?').pluck(),
+      versionContents: db.prepare(
+        'SELECT vf.path, f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256 WHERE vf.version_id = ?',
+      ),
+      findings: db.prepare(
+        `SELECT code, severity, path, message FROM findings
+         WHERE registry_id = ? AND (path = ? OR substr(path, 1, length(?) + 1) = ? || '/')
+         ORDER BY path, code`,
+      ),
+      templates: db.prepare(
+        `SELECT collection, name, latest_version AS latestVersion, title FROM templates
+         WHERE registry_id = ? ORDER BY collection, name`,
+      ),
+    };
+  }
+
+  template(registryId: number, collection: string, name: string): TemplateRow | undefined {
+    return this.s.template.get(registryId, collection, name) as TemplateRow | undefined;
+  }
+
+  /** The versions of a template, newest first. */
+  versions(registryId: number, collection: string, name: string): VersionRow[] {
+    const rows = this.s.versions.all(registryId, collection, name) as (Omit<VersionRow, 'hasExample'> & {
+      hasExample: number;
+    })[];
+    return newestFirst(rows.map((r) => ({ ...r, hasExample: r.hasExample === 1 })));
+  }
+
+  /** The sha256 of a file of a version, or undefined when the version has no such file. */
+  fileSha256(versionId: number, path: string): string | undefined {
+    return (this.s.fileSha.get(versionId, path) as { sha256: string } | undefined)?.sha256;
+  }
+
+  fileContent(versionId: number, path: string): Buffer | undefined {
+    return (this.s.fileContent.get(versionId, path) as { content: Buffer } | undefined)?.content;
+  }
+
+  /** A file of a version as UTF-8 text, when it exists and is at most MAX_INLINE_BYTES. */
+  inlineText(versionId: number, path: string): string | undefined {
+    const row = this.s.inline.get(versionId, path) as { content: Buffer } | undefined;
+    return row ? row.content.toString('utf8') : undefined;
+  }
+
+  /** The parsed schema of a version as stored JSON text ('null' without one). */
+  schemaJson(versionId: number): string {
+    return (this.s.schemaJson.get(versionId) as string | null | undefined) ?? 'null';
+  }
+
+  /** Every file of a version with its content. */
+  versionContents(versionId: number): StoredFile[] {
+    return this.s.versionContents.all(versionId) as StoredFile[];
+  }
+
+  /** Findings at or under a registry-relative directory. */
+  findingsUnder(registryId: number, dir: string): FindingRow[] {
+    return this.s.findings.all(registryId, dir, dir, dir) as FindingRow[];
+  }
+
+  /** A registry's templates by collection and name. */
+  templates(registryId: number): RegistryTemplateRow[] {
+    return this.s.templates.all(registryId) as RegistryTemplateRow[];
+  }
+}
+
+const instances = new WeakMap<Store, ReadQueries>();
+
+/** The one ReadQueries of a store, shared by the API and the pages. */
+export function readsOf(store: Store): ReadQueries {
+  let reads = instances.get(store);
+  if (!reads) {
+    reads = new ReadQueries(store);
+    instances.set(store, reads);
+  }
+  return reads;
+}
