@@ -18,19 +18,26 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** `file:./data/registry.db` → path; postgres is §6 (not yet). */
-function databaseFile(option: string | undefined, env: NodeJS.ProcessEnv): string {
+type DatabaseTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+
+/** `file:./data/registry.db` (or a path) → an SQLite file; `postgres://…` → PostgreSQL. */
+function databaseTarget(option: string | undefined, env: NodeJS.ProcessEnv): DatabaseTarget {
   const text = option ?? env.DM_REGISTRY_DB ?? 'file:./data/registry.db';
-  if (/^postgres(ql)?:\/\//.test(text)) {
+  if (/^postgres(ql)?:\/\//i.test(text)) return { kind: 'postgres', url: text };
+  return { kind: 'sqlite', file: resolve(text.replace(/^file:/, '')) };
+}
+
+/** The SQLite file of the commands that serve and index (PostgreSQL: `migrate` only, so far). */
+function databaseFile(option: string | undefined, env: NodeJS.ProcessEnv): string {
+  const target = databaseTarget(option, env);
+  if (target.kind === 'postgres') {
     throw new DmError(
       'UNSUPPORTED_DATABASE',
-      'PostgreSQL is not supported yet; use an SQLite file (file:./data/registry.db)',
-      {
-        category: 'usage',
-      },
+      'PostgreSQL is supported by `dm-registry migrate` only so far; start, index and token need an SQLite file (file:./data/registry.db)',
+      { category: 'usage' },
     );
   }
-  return resolve(text.replace(/^file:/, ''));
+  return target.file;
 }
 
 /** `name:` declared in a local registry's registry.yaml, as the client reads it. */
@@ -216,12 +223,19 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
   program
     .command('migrate')
     .description('apply the database migrations')
-    .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .option('--db <url>', 'database: file:<path> or postgres://user@host/db (env DM_REGISTRY_DB)')
     .action(async (o: CommonOptions) => {
+      const target = databaseTarget(o.db, env);
+      if (target.kind === 'postgres') {
+        const { openPostgresStore } = await import('./store/postgres.js');
+        const store = await openPostgresStore(target.url, { max: 1 });
+        await store.close();
+        process.stdout.write(`migrations applied to ${store.displayUrl}\n`);
+        return;
+      }
       const { openStore } = await import('./store/db.js');
-      const file = databaseFile(o.db, env);
-      openStore(file).close();
-      process.stdout.write(`migrations applied to ${file}\n`);
+      openStore(target.file).close();
+      process.stdout.write(`migrations applied to ${target.file}\n`);
     });
   const token = program.command('token').description('API tokens');
   token
