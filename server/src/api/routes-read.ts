@@ -7,8 +7,8 @@ import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
 import type { RegistryView } from '../resolve/catalog.js';
-import { type ReadQueries, readsOf } from '../store/reads.js';
-import { type AppEnv, accessOf, errorResponse, immutableContent, intParam } from './http.js';
+import { type ReadStore, readsOf } from '../store/reads.js';
+import { type AppEnv, accessOf, errorResponse, immutableContent, intParam, notModified } from './http.js';
 import { searchResult } from './shapes.js';
 import { parseTemplatePath, type TemplatePath } from './template-path.js';
 import type { RequestTracker } from './tracking.js';
@@ -32,7 +32,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     return c.json(service.info(row, true));
   });
 
-  app.get('/search', (c) => {
+  app.get('/search', async (c) => {
     const service = c.get('service');
     const access = accessOf(c);
     const visible = [...service.catalog.registries().values()]
@@ -46,7 +46,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     }
     return c.json(
       searchResult(
-        readsOf(service.store).search.search({
+        await readsOf(service.store).search({
           q,
           collection: c.req.query('collection'),
           registry: c.req.query('registry'),
@@ -130,7 +130,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     },
   );
 
-  app.get('/templates/*', (c) => {
+  app.get('/templates/*', async (c) => {
     const service = c.get('service');
     const access = accessOf(c);
     const raw = c.req.path.replace(/^.*?\/templates\//, '');
@@ -144,9 +144,20 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
   return app;
 }
 
-function templateInfo(c: Context<AppEnv>, reads: ReadQueries, registry: RegistryView, p: TemplatePath) {
-  const t = reads.template(registry.id, p.collection, p.template);
-  const rows = reads.versions(registry.id, p.collection, p.template);
+/** immutableContent with a body read from the store only when the client does not have it. */
+async function immutable(
+  c: Context<AppEnv>,
+  etag: string,
+  contentType: string,
+  load: () => Promise<string | Uint8Array>,
+): Promise<Response> {
+  const body = notModified(c, etag) ? '' : await load();
+  return immutableContent(c, etag, contentType, () => body);
+}
+
+async function templateInfo(c: Context<AppEnv>, reads: ReadStore, registry: RegistryView, p: TemplatePath) {
+  const t = await reads.template(registry.id, p.collection, p.template);
+  const rows = await reads.versions(registry.id, p.collection, p.template);
   return c.json({
     registry: registry.name,
     collection: p.collection,
@@ -167,8 +178,8 @@ function templateInfo(c: Context<AppEnv>, reads: ReadQueries, registry: Registry
   });
 }
 
-function versionContent(c: Context<AppEnv>, reads: ReadQueries, registry: RegistryView, p: TemplatePath) {
-  const rows = reads.versions(registry.id, p.collection, p.template);
+async function versionContent(c: Context<AppEnv>, reads: ReadStore, registry: RegistryView, p: TemplatePath) {
+  const rows = await reads.versions(registry.id, p.collection, p.template);
   const version = p.version ?? '';
   const row = rows.find((r) => r.version === version);
   const name = formatTemplateName(p);
@@ -185,7 +196,7 @@ function versionContent(c: Context<AppEnv>, reads: ReadQueries, registry: Regist
   const rest = p.rest;
   if (rest[0] === 'files' && rest.length > 1) {
     const path = rest.slice(1).join('/');
-    const sha256 = reads.fileSha256(row.id, path);
+    const sha256 = await reads.fileSha256(row.id, path);
     if (sha256 === undefined) {
       throw new DmError('FILE_NOT_FOUND', `${name}:${version} has no file ${path}`, {
         category: 'not-found',
@@ -197,19 +208,19 @@ function versionContent(c: Context<AppEnv>, reads: ReadQueries, registry: Regist
       : /\.(jinja|py|txt|md)$/.test(path)
         ? 'text/plain; charset=utf-8'
         : 'application/octet-stream';
-    return immutableContent(c, `"${sha256}"`, type, () => reads.fileContent(row.id, path)!);
+    return immutable(c, `"${sha256}"`, type, async () => (await reads.fileContent(row.id, path)) ?? '');
   }
   if (rest.length === 1 && rest[0] === 'schema') {
-    const sha256 = row.schemaFile ? reads.fileSha256(row.id, row.schemaFile) : undefined;
+    const sha256 = row.schemaFile ? await reads.fileSha256(row.id, row.schemaFile) : undefined;
     if (sha256 === undefined) {
       throw new DmError('SCHEMA_NOT_FOUND', `${name}:${version} has no schema`, { category: 'not-found' });
     }
-    return immutableContent(c, `"${sha256}.json"`, 'application/json', () => reads.schemaJson(row.id));
+    return immutable(c, `"${sha256}.json"`, 'application/json', () => reads.schemaJson(row.id));
   }
   if (rest.length === 1 && rest[0] === 'archive.tar.gz') {
     const etag = `"${row.digest.replace(/^sha256:/, '')}"`;
-    return immutableContent(c, etag, 'application/gzip', () =>
-      versionArchive(`${p.template}-${version}`, reads.versionContents(row.id)),
+    return immutable(c, etag, 'application/gzip', async () =>
+      versionArchive(`${p.template}-${version}`, await reads.versionContents(row.id)),
     );
   }
   throw new DmError(

@@ -196,7 +196,7 @@ export function pageRoutes(): Hono<AppEnv> {
     const hit = memo?.get();
     if (hit) return send(c, hit);
     const result = searchResult(
-      readsOf(service.store).search.search({
+      await readsOf(service.store).search({
         q,
         collection: params.collection,
         registry: params.registry,
@@ -244,11 +244,11 @@ export function pageRoutes(): Hono<AppEnv> {
         registry = service.catalog.locate(p, access).registry;
       } catch (error) {
         if (!isDmError(error)) throw error;
-        return errorPage(c, error, ...suggestionsFor(service, access, p, error));
+        return errorPage(c, error, ...(await suggestionsFor(service, access, p, error)));
       }
       const d = readsOf(service.store);
-      const versions = d.versions(registry.id, p.collection, p.template);
-      const row = d.template(registry.id, p.collection, p.template);
+      const versions = await d.versions(registry.id, p.collection, p.template);
+      const row = await d.template(registry.id, p.collection, p.template);
       const exact = p.version !== undefined;
       const shown = exact
         ? versions.find((v) => v.version === p.version)
@@ -303,9 +303,9 @@ export function pageRoutes(): Hono<AppEnv> {
           }
           properties={propertyRows(resolution.schema)}
           hasSchema={resolution.schema !== null}
-          example={shown.hasExample ? d.inlineText(shown.id, 'example.yaml') : undefined}
+          example={shown.hasExample ? await d.inlineText(shown.id, 'example.yaml') : undefined}
           files={resolution.files}
-          findings={d.findingsUnder(registry.id, dir)}
+          findings={await d.findingsUnder(registry.id, dir)}
         />,
         cache,
         etag,
@@ -348,7 +348,10 @@ export function pageRoutes(): Hono<AppEnv> {
       return html(
         c,
         200,
-        <RegistryPage info={service.info(row, true)} templates={readsOf(service.store).templates(row.id)} />,
+        <RegistryPage
+          info={service.info(row, true)}
+          templates={await readsOf(service.store).templates(row.id)}
+        />,
         `${scope(c, [row])}, ${LIVE}`,
       );
     }),
@@ -369,16 +372,16 @@ function versionLinks(registry: string, p: TemplatePath, versions: VersionRow[])
 }
 
 /** What to list on a not-found page: the registries, or the templates of the registry. */
-function suggestionsFor(
+async function suggestionsFor(
   service: RegistryService,
   access: RequestAccess,
   p: TemplatePath,
   error: DmError,
-): [Suggestion[], string] {
+): Promise<[Suggestion[], string]> {
   const name = `${p.host}/${p.owner}/${p.repo}`;
   const registry = service.catalog.registry(name);
   if (error.code === 'TEMPLATE_NOT_FOUND' && registry && access.canRead(registry)) {
-    const all = readsOf(service.store).templates(registry.id);
+    const all = await readsOf(service.store).templates(registry.id);
     const same = all.filter((t) => t.collection === p.collection);
     const list = (same.length > 0 ? same : all).map((t) => ({
       label: `${registry.name}/${t.collection ? `${t.collection}/` : ''}${t.name}`,

@@ -8,7 +8,7 @@
 import type Database from 'better-sqlite3';
 import { compareVersions, tryParseVersion } from '../../../client/src/reference/version.js';
 import type { Store } from './db.js';
-import { TemplateSearch } from './search.js';
+import { type SearchOptions, type SearchPage, TemplateSearch } from './search.js';
 
 export interface TemplateRow {
   latestVersion: string | null;
@@ -59,8 +59,32 @@ export function newestFirst<T extends { version: string }>(rows: T[]): T[] {
   });
 }
 
-export class ReadQueries {
-  readonly search: TemplateSearch;
+/**
+ * The read queries both dialects answer (SQLite: this module; PostgreSQL: reads-pg.ts), the same
+ * rows in the same order; a test runs one suite of them against both.
+ */
+export interface ReadStore {
+  template(registryId: number, collection: string, name: string): Promise<TemplateRow | undefined>;
+  /** The versions of a template, newest first. */
+  versions(registryId: number, collection: string, name: string): Promise<VersionRow[]>;
+  /** The sha256 of a file of a version, or undefined when the version has no such file. */
+  fileSha256(versionId: number, path: string): Promise<string | undefined>;
+  fileContent(versionId: number, path: string): Promise<Buffer | undefined>;
+  /** A file of a version as UTF-8 text, when it exists and is at most MAX_INLINE_BYTES. */
+  inlineText(versionId: number, path: string): Promise<string | undefined>;
+  /** The parsed schema of a version as stored JSON text ('null' without one). */
+  schemaJson(versionId: number): Promise<string>;
+  /** Every file of a version with its content, by path. */
+  versionContents(versionId: number): Promise<StoredFile[]>;
+  /** Findings at or under a registry-relative directory, by path and code. */
+  findingsUnder(registryId: number, dir: string): Promise<FindingRow[]>;
+  /** A registry's templates by collection and name. */
+  templates(registryId: number): Promise<RegistryTemplateRow[]>;
+  search(options: SearchOptions): Promise<SearchPage>;
+}
+
+export class ReadQueries implements ReadStore {
+  private readonly searcher: TemplateSearch;
   private readonly s: Record<
     | 'template'
     | 'versions'
@@ -76,7 +100,7 @@ export class ReadQueries {
 
   constructor(store: Store) {
     const db = store.sqlite;
-    this.search = new TemplateSearch(store);
+    this.searcher = new TemplateSearch(store);
     this.s = {
       template: db.prepare(
         'SELECT latest_version AS latestVersion, title, description FROM templates WHERE registry_id = ? AND collection = ? AND name = ?',
@@ -97,7 +121,7 @@ export class ReadQueries {
       ),
       schemaJson: db.prepare('SELECT schema_json FROM versions WHERE id = ?').pluck(),
       versionContents: db.prepare(
-        'SELECT vf.path, f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256 WHERE vf.version_id = ?',
+        'SELECT vf.path, f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256 WHERE vf.version_id = ? ORDER BY vf.path',
       ),
       findings: db.prepare(
         `SELECT code, severity, path, message FROM findings
@@ -111,58 +135,55 @@ export class ReadQueries {
     };
   }
 
-  template(registryId: number, collection: string, name: string): TemplateRow | undefined {
+  async template(registryId: number, collection: string, name: string): Promise<TemplateRow | undefined> {
     return this.s.template.get(registryId, collection, name) as TemplateRow | undefined;
   }
 
-  /** The versions of a template, newest first. */
-  versions(registryId: number, collection: string, name: string): VersionRow[] {
+  async versions(registryId: number, collection: string, name: string): Promise<VersionRow[]> {
     const rows = this.s.versions.all(registryId, collection, name) as (Omit<VersionRow, 'hasExample'> & {
       hasExample: number;
     })[];
     return newestFirst(rows.map((r) => ({ ...r, hasExample: r.hasExample === 1 })));
   }
 
-  /** The sha256 of a file of a version, or undefined when the version has no such file. */
-  fileSha256(versionId: number, path: string): string | undefined {
+  async fileSha256(versionId: number, path: string): Promise<string | undefined> {
     return (this.s.fileSha.get(versionId, path) as { sha256: string } | undefined)?.sha256;
   }
 
-  fileContent(versionId: number, path: string): Buffer | undefined {
+  async fileContent(versionId: number, path: string): Promise<Buffer | undefined> {
     return (this.s.fileContent.get(versionId, path) as { content: Buffer } | undefined)?.content;
   }
 
-  /** A file of a version as UTF-8 text, when it exists and is at most MAX_INLINE_BYTES. */
-  inlineText(versionId: number, path: string): string | undefined {
+  async inlineText(versionId: number, path: string): Promise<string | undefined> {
     const row = this.s.inline.get(versionId, path) as { content: Buffer } | undefined;
     return row ? row.content.toString('utf8') : undefined;
   }
 
-  /** The parsed schema of a version as stored JSON text ('null' without one). */
-  schemaJson(versionId: number): string {
+  async schemaJson(versionId: number): Promise<string> {
     return (this.s.schemaJson.get(versionId) as string | null | undefined) ?? 'null';
   }
 
-  /** Every file of a version with its content. */
-  versionContents(versionId: number): StoredFile[] {
+  async versionContents(versionId: number): Promise<StoredFile[]> {
     return this.s.versionContents.all(versionId) as StoredFile[];
   }
 
-  /** Findings at or under a registry-relative directory. */
-  findingsUnder(registryId: number, dir: string): FindingRow[] {
+  async findingsUnder(registryId: number, dir: string): Promise<FindingRow[]> {
     return this.s.findings.all(registryId, dir, dir, dir) as FindingRow[];
   }
 
-  /** A registry's templates by collection and name. */
-  templates(registryId: number): RegistryTemplateRow[] {
+  async templates(registryId: number): Promise<RegistryTemplateRow[]> {
     return this.s.templates.all(registryId) as RegistryTemplateRow[];
+  }
+
+  async search(options: SearchOptions): Promise<SearchPage> {
+    return this.searcher.search(options);
   }
 }
 
 const instances = new WeakMap<Store, ReadQueries>();
 
-/** The one ReadQueries of a store, shared by the API and the pages. */
-export function readsOf(store: Store): ReadQueries {
+/** The one ReadStore of a store, shared by the API and the pages. */
+export function readsOf(store: Store): ReadStore {
   let reads = instances.get(store);
   if (!reads) {
     reads = new ReadQueries(store);
