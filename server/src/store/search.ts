@@ -2,8 +2,9 @@
  * Template search (spec/server.md §2, §7) over the FTS5 table (migrations 0001/0002): every word
  * of the query must match, as a prefix, a word of the name, collection, schema title/description
  * or property names. The prefix index (`prefix='2 3'`) finds matches; the candidate set is
- * bounded (CANDIDATES, read from the FTS table alone, no join) and ranked here by where the words
- * match — exact name, then name words, title, collection (then the rest) — because
+ * bounded (CANDIDATES, read from the FTS table alone, no join) and ranked here — exact name, name
+ * prefix, then by where the words match (name words, title, collection, then the rest), then
+ * name, the order PostgreSQL's search has as far as FTS5 allows (reads-pg.ts) — because
  * bm25 over a large match set is what makes the tail slow (§7: 55 ms p99). Templates named
  * exactly like the query always come first, even beyond the bound. Facets and `total` count the
  * candidate set; `totalIsLowerBound` says when more matched.
@@ -85,13 +86,27 @@ function fieldScore(text: string, words: readonly string[], weight: number): num
   return score;
 }
 
-function rank(c: Candidate, words: readonly string[], q: string): number {
-  let score = c.name.toLowerCase() === q ? 1000 : 0;
-  score += fieldScore(c.name, words, 20);
+function rank(c: Candidate, words: readonly string[]): number {
+  let score = fieldScore(c.name, words, 20);
   score += fieldScore(c.title ?? '', words, 8);
   score += fieldScore(c.collection, words, 6);
   // Matches only in the description or property names keep the base score.
   return score;
+}
+
+/** Facet counts of the candidates by collection and registry name (both dialects). */
+export function countFacets(
+  rows: readonly { collection: string; registryId: number }[],
+  registryNames: ReadonlyMap<number, string>,
+): SearchPage['facets'] {
+  const collection: Record<string, number> = {};
+  const registry: Record<string, number> = {};
+  for (const r of rows) {
+    collection[r.collection] = (collection[r.collection] ?? 0) + 1;
+    const name = registryNames.get(r.registryId) ?? '';
+    registry[name] = (registry[name] ?? 0) + 1;
+  }
+  return { collection, registry };
 }
 
 export class TemplateSearch {
@@ -167,22 +182,22 @@ export class TemplateSearch {
         ) as Candidate[];
         for (const e of exact) if (!seen.has(e.id)) rows.push(e);
       }
-      for (const r of rows) r.score = rank(r, words, q);
+      // The order PostgreSQL's search has too (reads-pg.ts): exact name, name prefix, rank, name.
+      const tier = (c: Candidate) => {
+        const name = c.name.toLowerCase();
+        return name === q ? 2 : name.startsWith(q) ? 1 : 0;
+      };
+      for (const r of rows) r.score = rank(r, words);
       ranked = rows.sort(
         (a, b) =>
+          tier(b) - tier(a) ||
           b.score - a.score ||
-          a.name.length - b.name.length ||
-          (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+          (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+          (a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : 0),
       );
     }
 
-    const collection: Record<string, number> = {};
-    const registry: Record<string, number> = {};
-    for (const r of ranked) {
-      collection[r.collection] = (collection[r.collection] ?? 0) + 1;
-      const name = registryNames.get(r.registryId) ?? '';
-      registry[name] = (registry[name] ?? 0) + 1;
-    }
+    const facets = countFacets(ranked, registryNames);
     const page = this.statement(
       'SELECT latest_version AS latestVersion, description FROM templates WHERE id = ?',
     );
@@ -207,7 +222,7 @@ export class TemplateSearch {
       page: options.page,
       limit: options.limit,
       matches,
-      facets: { collection, registry },
+      facets,
     };
   }
 }
