@@ -120,6 +120,21 @@ if (postgresBinaries()) {
       assert.ok(versionsSeen > 20, `only ${versionsSeen} versions compared`);
     });
 
+    it('answers the sync history the same', async () => {
+      for (const r of registries) {
+        const rows = await sqlite.syncs(r.id);
+        assert.ok(rows.length > 0);
+        for (const x of [...rows].reverse()) {
+          await pgStore.pool.query(
+            `INSERT INTO syncs (id, registry_id, "trigger", status, started_at, finished_at, replica, api_requests, error)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+            [x.id, r.id, x.trigger, x.status, x.startedAt, x.finishedAt, x.replica, x.apiRequests, x.error],
+          );
+        }
+        assert.deepEqual(await postgres.syncs(r.id), rows);
+      }
+    });
+
     it('ranks the exactly named template first for every name (golden set), on both', async () => {
       const visible = registries.map((r) => r.id);
       const names = new Set<string>();

@@ -9,7 +9,7 @@ import { formatTemplateName } from '../../../client/src/reference/reference.js';
 import type { RegistryView } from '../resolve/catalog.js';
 import { type ReadStore, readsOf } from '../store/reads.js';
 import { type AppEnv, accessOf, errorResponse, immutableContent, intParam, notModified } from './http.js';
-import { searchResult } from './shapes.js';
+import { searchResult, syncHistory } from './shapes.js';
 import { parseTemplatePath, type TemplatePath } from './template-path.js';
 import type { RequestTracker } from './tracking.js';
 import { versionArchive } from './version-archive.js';
@@ -24,6 +24,30 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     const access = accessOf(c);
     const rows = service.all().filter((r) => access.canRead(r));
     return c.json({ registries: rows.map((r) => service.info(r, false)) });
+  });
+
+  // Admin tokens and read tokens for that registry; a registry the token may not read is not found.
+  app.get('/registries/:id{[^/]+}/syncs', async (c) => {
+    const service = c.get('service');
+    const access = accessOf(c);
+    if (c.req.header('authorization') === undefined) {
+      throw new DmError(
+        'UNAUTHORIZED',
+        'the sync history needs an admin token or a read token for the registry',
+        {
+          category: 'unauthorized',
+        },
+      );
+    }
+    const row = service.find(c.req.param('id'), access);
+    const readable = access.readable();
+    if (!access.admin && !readable.all && !readable.ids.includes(row.id)) {
+      throw new DmError('REGISTRY_NOT_FOUND', `no registry ${c.req.param('id')} on this server`, {
+        category: 'not-found',
+        details: { registry: c.req.param('id') },
+      });
+    }
+    return c.json(syncHistory(await readsOf(service.store).syncs(row.id)));
   });
 
   app.get('/registries/:id{.+}', (c) => {

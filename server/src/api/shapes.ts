@@ -4,6 +4,7 @@
  * its own types; the mappings from them to these shapes are here.
  */
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
+import type { SyncRow } from '../store/reads.js';
 import type { SearchPage } from '../store/search.js';
 
 export interface FileInfo {
@@ -95,5 +96,35 @@ export function searchResult(page: SearchPage): SearchResult {
         description: m.description,
       };
     }),
+  };
+}
+
+/** `GET /api/v1/registries/{id}/syncs`: the last 100 syncs, newest first. */
+export interface SyncHistory {
+  syncs: {
+    id: number;
+    trigger: string;
+    status: string;
+    startedAt: string;
+    finishedAt: string | null;
+    /** The process that ran it, `host:pid`. */
+    replica: string | null;
+    apiRequests: number;
+    error: string | null;
+  }[];
+}
+
+export function syncHistory(rows: readonly SyncRow[]): SyncHistory {
+  return {
+    syncs: rows.map((r) => ({
+      id: r.id,
+      trigger: r.trigger,
+      status: r.status,
+      startedAt: new Date(r.startedAt).toISOString(),
+      finishedAt: r.finishedAt === null ? null : new Date(r.finishedAt).toISOString(),
+      replica: r.replica,
+      apiRequests: r.apiRequests,
+      error: r.error,
+    })),
   };
 }

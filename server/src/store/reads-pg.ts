@@ -15,10 +15,11 @@ import type {
   ReadStore,
   RegistryTemplateRow,
   StoredFile,
+  SyncRow,
   TemplateRow,
   VersionRow,
 } from './reads.js';
-import { MAX_INLINE_BYTES, newestFirst } from './reads.js';
+import { MAX_INLINE_BYTES, newestFirst, SYNC_HISTORY } from './reads.js';
 import {
   CANDIDATES,
   countFacets,
@@ -126,6 +127,21 @@ export class PostgresReads implements ReadStore {
        WHERE registry_id = $1 ORDER BY collection COLLATE "C", name COLLATE "C"`,
       [registryId],
     );
+  }
+
+  async syncs(registryId: number): Promise<SyncRow[]> {
+    const rows = await this.rows<SyncRow & { startedAt: string; finishedAt: string | null }>(
+      `SELECT id, "trigger", status, started_at AS "startedAt", finished_at AS "finishedAt", replica,
+              api_requests AS "apiRequests", error
+       FROM syncs WHERE registry_id = $1 ORDER BY id DESC LIMIT ${SYNC_HISTORY}`,
+      [registryId],
+    );
+    // bigint columns arrive as text.
+    return rows.map((r) => ({
+      ...r,
+      startedAt: Number(r.startedAt),
+      finishedAt: r.finishedAt === null ? null : Number(r.finishedAt),
+    }));
   }
 
   async search(options: SearchOptions): Promise<SearchPage> {

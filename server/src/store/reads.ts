@@ -41,6 +41,21 @@ export interface RegistryTemplateRow {
   title: string | null;
 }
 
+/** One sync of a registry as the store keeps it (times in ms since the epoch). */
+export interface SyncRow {
+  id: number;
+  trigger: string;
+  status: string;
+  startedAt: number;
+  finishedAt: number | null;
+  replica: string | null;
+  apiRequests: number;
+  error: string | null;
+}
+
+/** How many syncs the history answers (the store keeps as many: KEEP_SYNCS). */
+export const SYNC_HISTORY = 100;
+
 export interface StoredFile {
   path: string;
   content: Buffer;
@@ -81,6 +96,8 @@ export interface ReadStore {
   /** A registry's templates by collection and name. */
   templates(registryId: number): Promise<RegistryTemplateRow[]>;
   search(options: SearchOptions): Promise<SearchPage>;
+  /** A registry's last SYNC_HISTORY syncs, newest first. */
+  syncs(registryId: number): Promise<SyncRow[]>;
 }
 
 export class ReadQueries implements ReadStore {
@@ -94,7 +111,8 @@ export class ReadQueries implements ReadStore {
     | 'schemaJson'
     | 'versionContents'
     | 'findings'
-    | 'templates',
+    | 'templates'
+    | 'syncs',
     Database.Statement
   >;
 
@@ -131,6 +149,11 @@ export class ReadQueries implements ReadStore {
       templates: db.prepare(
         `SELECT collection, name, latest_version AS latestVersion, title FROM templates
          WHERE registry_id = ? ORDER BY collection, name`,
+      ),
+      syncs: db.prepare(
+        `SELECT id, "trigger", status, started_at AS startedAt, finished_at AS finishedAt, replica,
+                api_requests AS apiRequests, error
+         FROM syncs WHERE registry_id = ? ORDER BY id DESC LIMIT ${SYNC_HISTORY}`,
       ),
     };
   }
@@ -177,6 +200,10 @@ export class ReadQueries implements ReadStore {
 
   async search(options: SearchOptions): Promise<SearchPage> {
     return this.searcher.search(options);
+  }
+
+  async syncs(registryId: number): Promise<SyncRow[]> {
+    return this.s.syncs.all(registryId) as SyncRow[];
   }
 }
 

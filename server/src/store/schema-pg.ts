@@ -68,6 +68,7 @@ export const syncs = pgTable(
     apiRequests: integer('api_requests').notNull().default(0),
     rateLimitRemaining: integer('rate_limit_remaining'),
     error: text('error'),
+    replica: text('replica'),
   },
   (t) => [index('syncs_registry_idx').on(t.registryId, t.id)],
 );
