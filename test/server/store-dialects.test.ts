@@ -7,16 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createMeter } from '../../client/src/source/source.js';
-import { buildIndex } from '../../server/src/indexer/build-index.js';
-import { DirectorySource } from '../../server/src/source/directory.js';
 import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres.js';
 import { type ReadStore, readsOf } from '../../server/src/store/reads.js';
 import { PostgresReads } from '../../server/src/store/reads-pg.js';
-import { swapIndexPg } from '../../server/src/store/swap-index-pg.js';
 import { pagesServer } from '../pages/fixture.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';
 import type { TestServer } from './helpers.js';
+import { indexDirectoryPg } from './pg-index.js';
 
 const withoutIds = <T extends { id?: number }>(rows: T[]) => rows.map(({ id: _, ...rest }) => rest);
 
@@ -54,23 +51,7 @@ if (postgresBinaries()) {
            VALUES ($1, $2, $3, $4, $5, 0)`,
           [r.id, r.name, r.sourceType, r.source, r.visibility],
         );
-        const opened = await new DirectorySource({ directory: r.source }).open({
-          etag: null,
-          commit: null,
-          meter: createMeter(),
-        });
-        assert.equal(opened.status, 'changed');
-        if (opened.status !== 'changed') return;
-        const built = await buildIndex(opened, {
-          sha256ForGitSha: () => undefined,
-          content: () => undefined,
-        });
-        const swapped = await swapIndexPg(pgStore, built, {
-          registryId: r.id,
-          commit: opened.commit,
-          etag: null,
-          now: 0,
-        });
+        const swapped = await indexDirectoryPg(pgStore, r.id, r.source);
         assert.equal(swapped.versionCount, r.versionCount, r.name);
         assert.equal(swapped.templateCount, r.templateCount, r.name);
       }

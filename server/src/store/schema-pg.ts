@@ -187,3 +187,18 @@ export const tokens = pgTable(
   },
   (t) => [index('tokens_registry_idx').on(t.registryId)],
 );
+
+/**
+ * Who is syncing a registry across the replicas (sync-lease.ts): one row per registry while a sync
+ * runs, held until `expires_at` (database clock, ms) and renewed by heartbeats; `pending` records
+ * triggers that arrived meanwhile, which the holder coalesces into one more sync. PostgreSQL only:
+ * on SQLite one process serves, and its sync queue serialises.
+ */
+export const syncLeases = pgTable('sync_leases', {
+  registryId: integer('registry_id')
+    .primaryKey()
+    .references(() => registries.id, { onDelete: 'cascade' }),
+  holder: text('holder').notNull(),
+  expiresAt: millis('expires_at').notNull(),
+  pending: boolean('pending').notNull().default(false),
+});
