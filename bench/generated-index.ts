@@ -75,3 +75,13 @@ export async function measure(run: () => unknown, iterations: number): Promise<{
   times.sort((a, b) => a - b);
   return { p50: percentile(times, 50), p99: percentile(times, 99) };
 }
+
+/** The search benches' queries: [label, query]. */
+export const SEARCH_QUERIES: readonly [string, string][] = [
+  ['one-word prefix (2 letters)', 're'],
+  ['one-word prefix (3 letters)', 'red'],
+  ['one word', 'redis'],
+  ['two words', 'redis cache'],
+  ['two-word prefixes', 'post back'],
+  ['rare word', 'zookeeper gateway autoscaler'],
+];

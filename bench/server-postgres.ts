@@ -16,17 +16,9 @@ import { PostgresReads } from '../server/src/store/reads-pg.js';
 import { swapIndex } from '../server/src/store/swap-index.js';
 import { swapIndexPg } from '../server/src/store/swap-index-pg.js';
 import { postgresBinaries, startPostgres } from '../test/support/postgres.js';
-import { generatedIndex, measure, percentile } from './generated-index.js';
+import { generatedIndex, measure, percentile, SEARCH_QUERIES } from './generated-index.js';
 
-const QUERIES: [string, string][] = [
-  ['one-word prefix (2 letters)', 're'],
-  ['one-word prefix (3 letters)', 'red'],
-  ['one word', 'redis'],
-  ['two words', 'redis cache'],
-  ['two-word prefixes', 'post back'],
-  ['rare word', 'zookeeper gateway autoscaler'],
-  ['exact name', 'redis-cache-7'],
-];
+const QUERIES: [string, string][] = [...SEARCH_QUERIES, ['exact name', 'redis-cache-7']];
 
 async function addRegistry(pg: PostgresStore, name: string): Promise<number> {
   const r = await pg.pool.query<{ id: number }>(

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { openStore } from '../server/src/store/db.js';
 import { ftsQuery, queryWords, TemplateSearch } from '../server/src/store/search.js';
 import { swapIndex } from '../server/src/store/swap-index.js';
-import { generatedIndex, measure } from './generated-index.js';
+import { generatedIndex, measure, SEARCH_QUERIES } from './generated-index.js';
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 100_000);
@@ -30,14 +30,7 @@ async function main(): Promise<void> {
       `SELECT t.id, t.collection, t.name, bm25(templates_fts, 10.0, 4.0, 5.0, 1.0, 2.0) AS rank
        FROM templates_fts f JOIN templates t ON t.id = f.rowid WHERE templates_fts MATCH ? ORDER BY rank LIMIT 20`,
     );
-    const queries: [string, string][] = [
-      ['one-word prefix (2 letters)', 're'],
-      ['one-word prefix (3 letters)', 'red'],
-      ['one word', 'redis'],
-      ['two words', 'redis cache'],
-      ['two-word prefixes', 'post back'],
-      ['rare word', 'zookeeper gateway autoscaler'],
-    ];
+    const queries = SEARCH_QUERIES;
     console.log(
       `search bench: ${count} templates (indexed in ${indexSeconds.toFixed(1)} s), 300 queries each, ms`,
     );
