@@ -19,19 +19,26 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** `file:./data/registry.db` → path; postgres is §6 (not yet). */
-function databaseFile(option: string | undefined, env: NodeJS.ProcessEnv): string {
+type DatabaseTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+
+/** `file:./data/registry.db` (or a path) → an SQLite file; `postgres://…` → PostgreSQL. */
+function databaseTarget(option: string | undefined, env: NodeJS.ProcessEnv): DatabaseTarget {
   const text = option ?? env.DM_REGISTRY_DB ?? 'file:./data/registry.db';
-  if (/^postgres(ql)?:\/\//.test(text)) {
+  if (/^postgres(ql)?:\/\//i.test(text)) return { kind: 'postgres', url: text };
+  return { kind: 'sqlite', file: resolve(text.replace(/^file:/, '')) };
+}
+
+/** The SQLite file of the commands that serve and index (PostgreSQL: `migrate` only, so far). */
+function databaseFile(option: string | undefined, env: NodeJS.ProcessEnv): string {
+  const target = databaseTarget(option, env);
+  if (target.kind === 'postgres') {
     throw new DmError(
       'UNSUPPORTED_DATABASE',
-      'PostgreSQL is not supported yet; use an SQLite file (file:./data/registry.db)',
-      {
-        category: 'usage',
-      },
+      'PostgreSQL is supported by `dm-registry migrate` only so far; start, index and token need an SQLite file (file:./data/registry.db)',
+      { category: 'usage' },
     );
   }
-  return resolve(text.replace(/^file:/, ''));
+  return target.file;
 }
 
 /** `name:` declared in a local registry's registry.yaml, as the client reads it. */
@@ -85,8 +92,6 @@ async function ensureIndexed(
   githubHosts: readonly string[],
 ): Promise<{ id: number; name: string; local: boolean }[]> {
   const { parseSourceSpec } = await import('./source/source-spec.js');
-  const { registries } = await import('./store/schema.js');
-  const { eq } = await import('drizzle-orm');
   const out: { id: number; name: string; local: boolean }[] = [];
   for (const flag of flags) {
     const eqAt = flag.lastIndexOf('=');
@@ -98,18 +103,8 @@ async function ensureIndexed(
       (hasName ? flag.slice(eqAt + 1) : undefined) ??
       (local ? declaredName(spec.location) : undefined) ??
       spec.defaultName;
-    const existing = server.service.store.db.select().from(registries).where(eq(registries.name, name)).get();
-    if (existing) {
-      server.service.store.db
-        .update(registries)
-        .set({ sourceType: spec.type, source: spec.location, branch: spec.branch, path: spec.path })
-        .where(eq(registries.id, existing.id))
-        .run();
-      out.push({ id: existing.id, name, local });
-    } else {
-      const row = server.service.add({ source, name });
-      out.push({ id: row.id, name, local });
-    }
+    const row = server.service.addOrUpdate({ source, name });
+    out.push({ id: row.id, name: row.name, local });
   }
   return out;
 }
@@ -307,13 +302,20 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
   program
     .command('migrate')
     .description('apply the database migrations')
-    .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .option('--db <url>', 'database: file:<path> or postgres://user@host/db (env DM_REGISTRY_DB)')
     .addHelpText('after', '\nExample:\n  dm-registry migrate --db file:./data/registry.db\n')
     .action(async (o: CommonOptions) => {
+      const target = databaseTarget(o.db, env);
+      if (target.kind === 'postgres') {
+        const { openPostgresStore } = await import('./store/postgres.js');
+        const store = await openPostgresStore(target.url, { max: 1 });
+        await store.close();
+        process.stdout.write(`migrations applied to ${store.displayUrl}\n`);
+        return;
+      }
       const { openStore } = await import('./store/db.js');
-      const file = databaseFile(o.db, env);
-      openStore(file).close();
-      process.stdout.write(`migrations applied to ${file}\n`);
+      openStore(target.file).close();
+      process.stdout.write(`migrations applied to ${target.file}\n`);
     });
   const token = program
     .command('token')

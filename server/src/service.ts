@@ -248,6 +248,35 @@ export class RegistryService {
     return row;
   }
 
+  /**
+   * Adds a registry, or points the registry of the same name at the source given (`dm-registry
+   * start --index`): the source is parsed and the name checked as `add` does, a changed source
+   * forgets its conditional-request ETag, and the caches are dropped.
+   */
+  addOrUpdate(input: AddRegistryInput): RegistryRow {
+    const spec = parseSourceSpec(input.source, { githubHosts: this.deps.githubHosts ?? [] });
+    const name = input.name ?? spec.defaultName;
+    const existing = this.store.db.select().from(registries).where(eq(registries.name, name)).get();
+    if (!existing) return this.add({ ...input, name });
+    const source = {
+      sourceType: spec.type,
+      source: spec.location,
+      branch: input.branch ?? spec.branch,
+      path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
+    };
+    const changed = (Object.keys(source) as (keyof typeof source)[]).some((k) => source[k] !== existing[k]);
+    if (!changed) return existing;
+    const row = this.store.db
+      .update(registries)
+      .set({ ...source, etag: null })
+      .where(eq(registries.id, existing.id))
+      .returning()
+      .get();
+    this.catalog.invalidate();
+    this.log('info', 'registry source changed', { registry: name, source: spec.type });
+    return row ?? existing;
+  }
+
   remove(id: number): void {
     const row = this.store.db.delete(registries).where(eq(registries.id, id)).returning().get();
     if (!row) throw new DmError('REGISTRY_NOT_FOUND', `no registry ${id}`, { category: 'not-found' });

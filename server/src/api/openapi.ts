@@ -145,6 +145,49 @@ export const OPENAPI = {
         responses: { 200: json({ type: 'object' }), 202: json({ type: 'object' }) },
       },
     },
+    '/api/v1/registries/{id}/syncs': {
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+      get: {
+        summary: 'The last 100 syncs, newest first (admin, or a read token for the registry)',
+        security: admin,
+        responses: {
+          200: json({
+            type: 'object',
+            required: ['syncs'],
+            properties: {
+              syncs: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: [
+                    'id',
+                    'trigger',
+                    'status',
+                    'startedAt',
+                    'finishedAt',
+                    'replica',
+                    'apiRequests',
+                    'error',
+                  ],
+                  properties: {
+                    id: { type: 'integer' },
+                    trigger: { type: 'string' },
+                    status: { type: 'string' },
+                    startedAt: { type: 'string', format: 'date-time' },
+                    finishedAt: { type: ['string', 'null'], format: 'date-time' },
+                    replica: { type: ['string', 'null'] },
+                    apiRequests: { type: 'integer' },
+                    error: { type: ['string', 'null'] },
+                  },
+                },
+              },
+            },
+          }),
+          401: error,
+          404: error,
+        },
+      },
+    },
     '/api/v1/credentials/{name}': {
       parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
       post: {

@@ -75,7 +75,9 @@ export class ArchiveCache {
   async get(
     digest: string,
     root: string,
-    files: () => readonly { path: string; content: Buffer }[],
+    files: () =>
+      | readonly { path: string; content: Buffer }[]
+      | Promise<readonly { path: string; content: Buffer }[]>,
   ): Promise<Buffer> {
     const key = `${digest}\0${root}`;
     const hit = this.built.get(key);
@@ -84,7 +86,7 @@ export class ArchiveCache {
     if (pending) return pending;
     const promise = (async () => {
       this.builds++;
-      const archive = await gzipAsync(tarOf(root, files()), { level: 9 });
+      const archive = await gzipAsync(tarOf(root, await files()), { level: 9 });
       this.built.set(key, archive);
       return archive;
     })().finally(() => this.building.delete(key));

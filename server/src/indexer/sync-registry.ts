@@ -8,6 +8,7 @@ import { eq, sql } from 'drizzle-orm';
 import { DmError } from '../../../client/src/error.js';
 import { checkSourceSize, createMeter, type Source } from '../../../client/src/source/source.js';
 import type { Store } from '../store/db.js';
+import { replicaName } from '../store/replica.js';
 import { files, registries, syncs } from '../store/schema.js';
 import { swapIndex } from '../store/swap-index.js';
 import { buildIndex, type KnownContent } from './build-index.js';
@@ -123,7 +124,13 @@ export async function syncRegistry(
   const started = now();
   const syncRow = store.db
     .insert(syncs)
-    .values({ registryId, trigger: options.trigger, status: 'running', startedAt: started })
+    .values({
+      registryId,
+      trigger: options.trigger,
+      status: 'running',
+      startedAt: started,
+      replica: replicaName(),
+    })
     .returning({ id: syncs.id })
     .get();
   store.db.update(registries).set({ lastSyncStatus: 'running' }).where(eq(registries.id, registryId)).run();

@@ -65,6 +65,8 @@ export const syncs = sqliteTable(
     apiRequests: integer('api_requests').notNull().default(0),
     rateLimitRemaining: integer('rate_limit_remaining'),
     error: text('error'),
+    /** The process that ran it (`host:pid`, store/replica.ts). */
+    replica: text('replica'),
   },
   (t) => [index('syncs_registry_idx').on(t.registryId, t.id)],
 );
