@@ -4,7 +4,9 @@
  * (DM_REGISTRY_DB, DM_REGISTRY_PORT, DM_ADMIN_TOKEN, DM_REGISTRY_SECRET_KEY, GITHUB_TOKEN,
  * GITHUB_API_URL), and passed down as options; the library below never reads process.env.
  */
+
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../../client/src/cli/package-version.js';
@@ -160,29 +162,52 @@ async function start(
   }
   // Draining (docs/server.md, "Stopping"): on SIGTERM every response says `Connection: close`, so
   // keep-alive clients stop reusing their sockets; after the drain period the server stops
-  // accepting, closes the sockets left idle, waits for requests and syncs in flight, and exits.
+  // accepting new connections and closes each socket only once it has been idle for the drain
+  // period (a connection accepted a moment ago still gets its request answered, with
+  // `Connection: close`), waits for requests and syncs in flight, and exits. Node's own
+  // `server.close()` would also close sockets whose first request has not been read yet, which
+  // resets those clients.
   let stopping = false;
-  const drainMs = Number(env.DM_REGISTRY_DRAIN_MS ?? 1000);
-  (http as unknown as import('node:http').Server).prependListener('request', (_req, res) => {
+  const drainMs = Number.isFinite(Number(env.DM_REGISTRY_DRAIN_MS ?? 1000))
+    ? Math.max(0, Number(env.DM_REGISTRY_DRAIN_MS ?? 1000))
+    : 1000;
+  const httpServer = http as unknown as import('node:http').Server;
+  const sockets = new Map<import('node:net').Socket, { busy: number; since: number }>();
+  httpServer.on('connection', (socket) => {
+    sockets.set(socket, { busy: 0, since: Date.now() });
+    socket.on('close', () => sockets.delete(socket));
+  });
+  httpServer.prependListener('request', (req, res) => {
     if (stopping) res.setHeader('Connection', 'close');
+    const state = sockets.get(req.socket);
+    if (!state) return;
+    state.busy++;
+    res.once('close', () => {
+      state.busy--;
+      state.since = Date.now();
+    });
   });
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.log('info', 'shutting down', { signal, drainMs });
-    setTimeout(
-      () => {
-        http.close(async () => {
-          await service.stop();
-          logger.log('info', 'stopped');
-          logger.flush();
-          store.close();
-          process.exit(0);
-        });
-        (http as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
-      },
-      Number.isFinite(drainMs) && drainMs >= 0 ? drainMs : 1000,
-    );
+    setTimeout(() => {
+      // Stop accepting (the net.Server's close, not the HTTP server's, which closes idle sockets).
+      net.Server.prototype.close.call(httpServer, async () => {
+        clearInterval(sweep);
+        await service.stop();
+        logger.log('info', 'stopped');
+        logger.flush();
+        store.close();
+        process.exit(0);
+      });
+      const sweep = setInterval(() => {
+        const now = Date.now();
+        for (const [socket, state] of sockets) {
+          if (state.busy === 0 && now - state.since >= drainMs) socket.destroy();
+        }
+      }, 50);
+    }, drainMs);
     setTimeout(() => {
       logger.log('warn', 'forced exit after 10 s');
       logger.flush();
