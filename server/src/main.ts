@@ -44,7 +44,11 @@ function declaredName(dir: string): string | undefined {
   }
 }
 
-async function openEverything(dbFile: string, env: NodeJS.ProcessEnv, extra: { accessLog?: boolean }) {
+async function openEverything(
+  dbFile: string,
+  env: NodeJS.ProcessEnv,
+  extra: { accessLog?: boolean; clusters?: string[] | undefined },
+) {
   const { openStore } = await import('./store/db.js');
   const { loadSecretKey } = await import('./store/secrets.js');
   const { createApp } = await import('./api/app.js');
@@ -59,6 +63,14 @@ async function openEverything(dbFile: string, env: NodeJS.ProcessEnv, extra: { a
     keyFile: join(dataDir, 'secret.key'),
   });
   const githubApiUrl = env.GITHUB_API_URL;
+  const manager = extra.clusters?.length
+    ? await import('./manager/deployment-manager.js').then(async ({ parseClusterFlags }) => ({
+        clusters: parseClusterFlags(extra.clusters!),
+        ...(await import('./manager/manager-tokens.js')).managerPaths(dbFile),
+        kubectlBinary: env.DM_KUBECTL,
+        env,
+      }))
+    : undefined;
   const githubHosts = githubApiUrl ? [new URL(githubApiUrl).hostname.replace(/^api\./, '')] : [];
   const server = createApp({
     store,
@@ -73,6 +85,7 @@ async function openEverything(dbFile: string, env: NodeJS.ProcessEnv, extra: { a
     githubHosts,
     logger,
     ...(extra.accessLog === undefined ? {} : { accessLog: extra.accessLog }),
+    manager,
   });
   return { store, server, logger, githubHosts };
 }
@@ -114,7 +127,7 @@ async function ensureIndexed(
 }
 
 async function start(
-  options: CommonOptions & { port?: string; index?: string[]; defaultRegistry?: string },
+  options: CommonOptions & { port?: string; index?: string[]; defaultRegistry?: string; cluster?: string[] },
   env: NodeJS.ProcessEnv,
 ) {
   const { serve } = await import('@hono/node-server');
@@ -125,7 +138,9 @@ async function start(
       category: 'usage',
     });
   }
-  const { store, server, logger, githubHosts } = await openEverything(dbFile, env, {});
+  const { store, server, logger, githubHosts } = await openEverything(dbFile, env, {
+    clusters: options.cluster,
+  });
   const { service, app } = server;
   const indexed = await ensureIndexed(server, options.index ?? [], githubHosts);
   const defaultRegistry = options.defaultRegistry ?? indexed[0]?.name;
@@ -214,6 +229,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       '--default-registry <host/owner/repo>',
       'registry for short references (default: the first --index)',
     )
+    .option('--cluster <name=kubeconfig>', 'a cluster for the Deployment Manager (repeatable)', collect)
     .addHelpText(
       'after',
       '\nExample:\n  dm-registry start --index registry-fixtures --index github.com/acme/templates@main',
@@ -241,21 +257,48 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .description('create an API token (printed once; stored hashed)')
     .option('--admin', 'a token for the write endpoints')
     .option('--read <registry>', 'a token that may read a private registry (host/owner/repo, or * for all)')
+    .option(
+      '--deploy <cluster/namespace>',
+      'a token that may change and read deployments there (repeatable)',
+      collect,
+    )
+    .option(
+      '--read-deployments <cluster/namespace>',
+      'a token that may read deployments there (repeatable)',
+      collect,
+    )
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
-    .action(async (o: CommonOptions & { admin?: boolean; read?: string }) => {
-      if (!o.admin === !o.read) {
-        throw new DmError('USAGE', 'give exactly one of --admin or --read <registry>', { category: 'usage' });
-      }
-      const { store, server } = await openEverything(databaseFile(o.db, env), env, { accessLog: false });
-      try {
-        const created = o.admin
-          ? server.service.createToken({ admin: true })
-          : server.service.createToken({ admin: false, registry: o.read === '*' ? null : o.read! });
-        process.stdout.write(`${created}\n`);
-      } finally {
-        store.close();
-      }
-    });
+    .action(
+      async (
+        o: CommonOptions & { admin?: boolean; read?: string; deploy?: string[]; readDeployments?: string[] },
+      ) => {
+        if (o.deploy || o.readDeployments) {
+          const { createManagerToken } = await import('./manager/manager-tokens.js');
+          if (o.admin || o.read || (o.deploy && o.readDeployments)) {
+            throw new DmError('USAGE', 'give --deploy or --read-deployments alone', { category: 'usage' });
+          }
+          const role = o.deploy ? 'deploy' : 'read';
+          process.stdout.write(
+            `${createManagerToken(databaseFile(o.db, env), role, o.deploy ?? o.readDeployments!)}\n`,
+          );
+          return;
+        }
+        if (!o.admin === !o.read) {
+          throw new DmError('USAGE', 'give exactly one of --admin or --read <registry>', {
+            category: 'usage',
+          });
+        }
+        const { store, server } = await openEverything(databaseFile(o.db, env), env, { accessLog: false });
+        try {
+          const created = o.admin
+            ? server.service.createToken({ admin: true })
+            : server.service.createToken({ admin: false, registry: o.read === '*' ? null : o.read! });
+          process.stdout.write(`${created}\n`);
+        } finally {
+          store.close();
+        }
+      },
+    );
   return program;
 }
 

@@ -61,13 +61,7 @@ export class TokenBook {
   /** The access of an `Authorization` header value; a present but unknown token is rejected. */
   accessFor(authorization: string | undefined): RequestAccess {
     if (!authorization) return ANONYMOUS;
-    const match = /^(?:Bearer|token)\s+(\S+)$/i.exec(authorization);
-    if (!match) {
-      throw new DmError('UNAUTHORIZED', 'the Authorization header must be "Bearer <token>"', {
-        category: 'unauthorized',
-      });
-    }
-    const hash = hashToken(match[1]!);
+    const hash = hashToken(bearerToken(authorization));
     if (this.adminHashes.has(hash)) return adminAccess();
     const grants = this.load().get(hash);
     if (!grants) throw new DmError('UNAUTHORIZED', 'the token is not valid', { category: 'unauthorized' });
@@ -80,6 +74,17 @@ export class TokenBook {
       readable: () => ({ all, ids: [...ids] }),
     };
   }
+}
+
+/** The token of an `Authorization: Bearer <token>` header; another form is rejected. */
+export function bearerToken(authorization: string): string {
+  const match = /^(?:Bearer|token)\s+(\S+)$/i.exec(authorization);
+  if (!match) {
+    throw new DmError('UNAUTHORIZED', 'the Authorization header must be "Bearer <token>"', {
+      category: 'unauthorized',
+    });
+  }
+  return match[1]!;
 }
 
 function adminAccess(): RequestAccess {
