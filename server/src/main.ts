@@ -165,6 +165,8 @@ async function start(
     logger.log('info', 'shutting down', { signal });
     http.close(async () => {
       await service.stop();
+      // Operations in flight finish (or, past the forced exit, are marked interrupted at the next start).
+      await server.manager?.idle();
       logger.log('info', 'stopped');
       logger.flush();
       store.close();

@@ -11,24 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { createManagerToken, managerPaths } from '../../server/src/manager/manager-tokens.js';
 import { type KubeStandin, startKubeStandin } from '../kube-standin/server.js';
 import { ADMIN_TOKEN, type TestServer, tempDir, testServer } from '../server/helpers.js';
-
-export const APP = `resources:
-- name: db
-  type: Service
-  properties:
-    spec: {ports: [{port: 5432}], selector: {app: db}}
-- name: settings
-  type: ConfigMap
-  properties:
-    data:
-      dbHost: $(ref.db.spec.clusterIP)
-- name: extra
-  type: ConfigMap
-  properties:
-    data: {a: b}
-`;
-
-export const APP_WITHOUT_EXTRA = APP.slice(0, APP.indexOf('- name: extra'));
+import { APP, APP_WITHOUT_EXTRA } from './fixtures.js';
 
 type Json = Record<string, unknown>;
 

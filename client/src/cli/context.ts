@@ -31,6 +31,7 @@ export type CommandHandler<T = unknown> = (
 export interface GlobalOptions {
   registry?: string;
   registryUrl?: string;
+  managerUrl?: string;
   registryDir?: string[];
   properties?: string[];
   values?: string[];
@@ -52,6 +53,7 @@ export function contextFromCommand(command: Command): CommandContext {
     flags: {
       registry: opts.registry,
       registryUrl: opts.registryUrl,
+      managerUrl: opts.managerUrl,
       output: opts.output,
       offline: opts.offline,
       verbose: opts.verbose,

@@ -43,6 +43,8 @@ export interface ManagerConfig {
   kubectlBinary?: string | undefined;
   /** Environment kubectl runs with. */
   env?: Record<string, string | undefined>;
+  /** Operations applied at once across deployments (default 4); the others wait, pending. */
+  maxConcurrentOperations?: number;
 }
 
 export interface ManagerDeps {
@@ -180,11 +182,15 @@ export class DeploymentManager {
   private readonly queues = new Map<string, Promise<void>>();
   /** Completion of operations this process runs. */
   private readonly running = new Map<string, Promise<void>>();
+  /** Slots for operations running at once (bounded kubectl processes and memory). */
+  private slots: number;
+  private readonly waitingForSlot: (() => void)[] = [];
 
   constructor(
     readonly config: ManagerConfig,
     private readonly deps: ManagerDeps,
   ) {
+    this.slots = Math.max(1, config.maxConcurrentOperations ?? 4);
     const database = openStateDatabase(config.stateFile);
     this.store = new DeploymentStore(database);
     this.operations = new OperationStore(database);
@@ -201,7 +207,12 @@ export class DeploymentManager {
     return Object.keys(this.config.clusters).sort();
   }
 
-  private kubectl(cluster: string, namespace: string | undefined): Kubectl {
+  /**
+   * kubectl for a deployment's cluster and namespace. Its discovery/OpenAPI cache is per
+   * deployment: kubectl processes of different deployments run at once, and sharing one cache
+   * directory made some fail to read the OpenAPI documents another was writing (bench/manager.ts).
+   */
+  private kubectl(cluster: string, namespace: string | undefined, deployment: string): Kubectl {
     const kubeconfig = this.config.clusters[cluster];
     if (!kubeconfig) {
       throw new DmError('UNKNOWN_CLUSTER', `no cluster '${cluster}' is configured on this server`, {
@@ -212,7 +223,7 @@ export class DeploymentManager {
     return new Kubectl({
       kubeconfig,
       namespace,
-      cacheDir: join(this.config.dataDir, 'kube-cache', cluster),
+      cacheDir: join(this.config.dataDir, 'kube-cache', cluster, deployment),
       ...(this.config.kubectlBinary ? { binary: this.config.kubectlBinary } : {}),
       ...(this.config.env ? { env: this.config.env } : {}),
     });
@@ -352,7 +363,7 @@ export class DeploymentManager {
       cluster = p.cluster;
       namespace = p.namespace;
     }
-    const kubectl = this.kubectl(cluster, namespace);
+    const kubectl = this.kubectl(cluster, namespace, req.name);
     if (namespace === undefined) {
       // Scope checks need the namespace before anything runs: the kubeconfig context's.
       if (!access.clusterWide(cluster)) {
@@ -370,7 +381,7 @@ export class DeploymentManager {
       cluster,
       namespace,
     });
-    this.enqueue(op, this.kubectl(cluster, namespace), input, req);
+    this.enqueue(op, this.kubectl(cluster, namespace, req.name), input, req);
     return op;
   }
 
@@ -390,7 +401,7 @@ export class DeploymentManager {
       cluster: p.cluster,
       namespace: p.namespace,
     });
-    this.enqueue(op, this.kubectl(p.cluster, p.namespace), undefined, undefined);
+    this.enqueue(op, this.kubectl(p.cluster, p.namespace, name), undefined, undefined);
     return op;
   }
 
@@ -401,7 +412,17 @@ export class DeploymentManager {
     req: DeploymentRequest | undefined,
   ): void {
     const previous = this.queues.get(op.deployment) ?? Promise.resolve();
-    const done = previous.then(() => this.run(op, kubectl, input, req));
+    const done = previous.then(async () => {
+      if (this.slots > 0) this.slots--;
+      else await new Promise<void>((resolve) => this.waitingForSlot.push(resolve));
+      try {
+        await this.run(op, kubectl, input, req);
+      } finally {
+        const next = this.waitingForSlot.shift();
+        if (next) next();
+        else this.slots++;
+      }
+    });
     this.queues.set(op.deployment, done);
     this.running.set(op.id, done);
     void done.finally(() => {
@@ -487,7 +508,10 @@ export class DeploymentManager {
     const objects = new Map<string, Record<string, unknown>>();
     if (!p || resources.length === 0) return { objects };
     try {
-      const kubectl = new Kubectl({ ...this.kubectl(p.cluster, p.namespace).options, timeoutMs: 15_000 });
+      const kubectl = new Kubectl({
+        ...this.kubectl(p.cluster, p.namespace, name).options,
+        timeoutMs: 15_000,
+      });
       const live = await getLive(kubectl, [...resources]);
       for (const r of resources) {
         const o = live.get(objectKey(r));
