@@ -54,7 +54,11 @@ function declaredName(dir: string): string | undefined {
   }
 }
 
-async function openEverything(dbFile: string, env: NodeJS.ProcessEnv, extra: { accessLog?: boolean }) {
+async function openEverything(
+  dbFile: string,
+  env: NodeJS.ProcessEnv,
+  extra: { accessLog?: boolean; clusters?: string[] | undefined },
+) {
   const { openStore } = await import('./store/db.js');
   const { loadSecretKey } = await import('./store/secrets.js');
   const { createApp } = await import('./api/app.js');
@@ -69,6 +73,14 @@ async function openEverything(dbFile: string, env: NodeJS.ProcessEnv, extra: { a
     keyFile: join(dataDir, 'secret.key'),
   });
   const githubApiUrl = env.GITHUB_API_URL;
+  const manager = extra.clusters?.length
+    ? await import('./manager/deployment-manager.js').then(async ({ parseClusterFlags }) => ({
+        clusters: parseClusterFlags(extra.clusters!),
+        ...(await import('./manager/manager-tokens.js')).managerPaths(dbFile),
+        kubectlBinary: env.DM_KUBECTL,
+        env,
+      }))
+    : undefined;
   const githubHosts = githubApiUrl ? [new URL(githubApiUrl).hostname.replace(/^api\./, '')] : [];
   const server = createApp({
     store,
@@ -83,6 +95,7 @@ async function openEverything(dbFile: string, env: NodeJS.ProcessEnv, extra: { a
     githubHosts,
     logger,
     ...(extra.accessLog === undefined ? {} : { accessLog: extra.accessLog }),
+    manager,
   });
   return { store, server, logger, githubHosts };
 }
@@ -112,7 +125,7 @@ async function ensureIndexed(
 }
 
 async function start(
-  options: CommonOptions & { port?: string; index?: string[]; defaultRegistry?: string },
+  options: CommonOptions & { port?: string; index?: string[]; defaultRegistry?: string; cluster?: string[] },
   env: NodeJS.ProcessEnv,
 ) {
   const { serve } = await import('@hono/node-server');
@@ -123,7 +136,9 @@ async function start(
       category: 'usage',
     });
   }
-  const { store, server, logger, githubHosts } = await openEverything(dbFile, env, {});
+  const { store, server, logger, githubHosts } = await openEverything(dbFile, env, {
+    clusters: options.cluster,
+  });
   const { service, app } = server;
   // The last line of defence: background work handles its own failures (service.sync never
   // rejects); anything that still escapes is logged, and the server keeps serving.
@@ -196,6 +211,8 @@ async function start(
       net.Server.prototype.close.call(httpServer, async () => {
         clearInterval(sweep);
         await service.stop();
+        // Operations in flight finish (or, past the forced exit, are marked interrupted at the next start).
+        await server.manager?.idle();
         logger.log('info', 'stopped');
         logger.flush();
         store.close();
@@ -309,6 +326,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       '--default-registry <host/owner/repo>',
       'registry for short references (default: the first --index)',
     )
+    .option('--cluster <name=kubeconfig>', 'a cluster for the Deployment Manager (repeatable)', collect)
     .addHelpText(
       'after',
       '\nExamples:\n  dm-registry start --index registry-fixtures\n  dm-registry start --port 9090 --index registry-fixtures --index github.com/acme/templates@main\n',
@@ -355,23 +373,56 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .option('--admin', 'a token for the write endpoints')
     .option('--read <registry>', 'a token that may read a private registry (host/owner/repo, or * for all)')
     .option('--expires <duration>', 'refuse the token after this long: 90m, 12h, 30d, 8w')
+    .option(
+      '--deploy <cluster/namespace>',
+      'a token that may change and read deployments there (repeatable)',
+      collect,
+    )
+    .option(
+      '--read-deployments <cluster/namespace>',
+      'a token that may read deployments there (repeatable)',
+      collect,
+    )
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
     .addHelpText(
       'after',
-      '\nExamples:\n  dm-registry token create --admin\n  dm-registry token create --read github.com/acme/private --expires 30d --db file:./data/registry.db\n',
+      '\nExamples:\n  dm-registry token create --admin\n  dm-registry token create --read github.com/acme/private --expires 30d --db file:./data/registry.db\n  dm-registry token create --deploy prod/web\n',
     )
-    .action(async (o: CommonOptions & { admin?: boolean; read?: string; expires?: string }) => {
-      if (!o.admin === !o.read) {
-        throw new DmError('USAGE', 'give exactly one of --admin or --read <registry>', { category: 'usage' });
-      }
-      const expiresAt = o.expires === undefined ? null : Date.now() + parseDuration(o.expires);
-      await withService(o, env, (service) => {
-        const created = o.admin
-          ? service.createToken({ admin: true, expiresAt })
-          : service.createToken({ admin: false, registry: o.read === '*' ? null : o.read!, expiresAt });
-        process.stdout.write(`${created}\n`);
-      });
-    });
+    .action(
+      async (
+        o: CommonOptions & {
+          admin?: boolean;
+          read?: string;
+          expires?: string;
+          deploy?: string[];
+          readDeployments?: string[];
+        },
+      ) => {
+        if (o.deploy || o.readDeployments) {
+          const { createManagerToken } = await import('./manager/manager-tokens.js');
+          if (o.admin || o.read || o.expires || (o.deploy && o.readDeployments)) {
+            throw new DmError('USAGE', 'give --deploy or --read-deployments alone', { category: 'usage' });
+          }
+          const role = o.deploy ? 'deploy' : 'read';
+          process.stdout.write(
+            `${createManagerToken(databaseFile(o.db, env), role, o.deploy ?? o.readDeployments!)}\n`,
+          );
+          return;
+        }
+        if (!o.admin === !o.read) {
+          throw new DmError('USAGE', 'give exactly one of --admin or --read <registry>', {
+            category: 'usage',
+          });
+        }
+        const expiresAt = o.expires === undefined ? null : Date.now() + parseDuration(o.expires);
+        await withService(o, env, (service) => {
+          const created = o.admin
+            ? service.createToken({ admin: true, expiresAt })
+            : service.createToken({ admin: false, registry: o.read === '*' ? null : o.read!, expiresAt });
+          process.stdout.write(`${created}\n`);
+        });
+      },
+    );
   token
     .command('list')
     .description('list the tokens: id, role, registry, created, expires, last used (never the token)')

@@ -32,6 +32,7 @@ export type CommandHandler<T = unknown> = (
 export interface GlobalOptions {
   registry?: string;
   registryUrl?: string;
+  managerUrl?: string;
   registryDir?: string[];
   properties?: string[];
   values?: string[];
@@ -66,6 +67,7 @@ export function contextFromCommand(command: Command, actionOptions: ActionOption
     flags: {
       registry: opts.registry,
       registryUrl: opts.registryUrl,
+      managerUrl: opts.managerUrl,
       output: opts.output,
       offline: opts.offline,
       verbose: opts.verbose,

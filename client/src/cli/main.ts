@@ -120,6 +120,7 @@ export function buildProgram(): Command {
     .version(packageVersion(), '--version', 'print the version')
     .option('--registry <owner/repo[/collection]>', 'default registry for short references (env DM_REGISTRY)')
     .option('--registry-url <url>', 'a registry server or mirror (env DM_REGISTRY_URL)')
+    .option('--manager-url <url>', 'a Deployment Manager service for deploy, deployments, manifests, types')
     .option(
       '--registry-dir <dir[=host/owner/repo]>',
       'a registry on disk to resolve from (repeatable)',

@@ -33,6 +33,10 @@ export interface DmConfig {
   githubToken: string | undefined;
   /** Token for the registry server (`DM_REGISTRY_TOKEN`), for private registries. */
   registryToken: string | undefined;
+  /** The Deployment Manager service (`--manager-url`, docs/manager.md); without it deployments are local. */
+  managerUrl: string | undefined;
+  /** Its token (`DM_MANAGER_TOKEN`, config `managerToken`). */
+  managerToken: string | undefined;
   /** GitHub API base URL for github.com references (a stand-in or proxy in tests). */
   githubApiUrl: string;
   /** Hosts other than github.com, by host name. */
@@ -56,6 +60,7 @@ export interface DmConfig {
 export interface ConfigFlags {
   registry?: string;
   registryUrl?: string;
+  managerUrl?: string;
   output?: string;
   offline?: boolean;
   verbose?: boolean;
@@ -82,6 +87,8 @@ export interface LoadConfigOptions {
 /** The file keys, as written in `$XDG_CONFIG_HOME/dm/config.yaml`. */
 interface ConfigFile {
   registry?: string;
+  managerUrl?: string;
+  managerToken?: string;
   registryUrl?: string;
   output?: string;
   offline?: boolean;
@@ -97,6 +104,8 @@ interface ConfigFile {
 export const CONFIG_FILE_KEYS = [
   'registry',
   'registryUrl',
+  'managerUrl',
+  'managerToken',
   'output',
   'offline',
   'githubApiUrl',
@@ -194,6 +203,11 @@ function parseConfigFile(text: string, path: string): ConfigFile {
       });
     }
   }
+  for (const key of ['managerUrl', 'managerToken'] as const) {
+    if (file[key] !== undefined && typeof file[key] !== 'string') {
+      throw new DmError('INVALID_CONFIG', `${path}: ${key} must be a string`, { category: 'invalid-input' });
+    }
+  }
   for (const [name, location] of Object.entries(file.sources ?? {})) {
     if (typeof location !== 'string' || location === '') {
       throw new DmError('INVALID_CONFIG', `${path}: sources.${name} must be a git URL or a path`, {
@@ -236,6 +250,8 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
     registryUrl: flags.registryUrl ?? env.DM_REGISTRY_URL ?? file.registryUrl,
     githubToken: env.GITHUB_TOKEN || undefined,
     registryToken: env.DM_REGISTRY_TOKEN || undefined,
+    managerUrl: flags.managerUrl ?? file.managerUrl,
+    managerToken: env.DM_MANAGER_TOKEN || file.managerToken,
     githubApiUrl: env.GITHUB_API_URL ?? file.githubApiUrl ?? 'https://api.github.com',
     hosts: file.registries ?? {},
     sources: file.sources ?? {},

@@ -102,13 +102,7 @@ export class TokenBook {
   /** The access of an `Authorization` header value; a present but unknown token is rejected. */
   accessFor(authorization: string | undefined): RequestAccess {
     if (!authorization) return ANONYMOUS;
-    const match = /^(?:Bearer|token)\s+(\S+)$/i.exec(authorization);
-    if (!match) {
-      throw new DmError('UNAUTHORIZED', 'the Authorization header must be "Bearer <token>"', {
-        category: 'unauthorized',
-      });
-    }
-    const hash = hashToken(match[1]!);
+    const hash = hashToken(bearerToken(authorization));
     if (this.adminHashes.has(hash)) return adminAccess();
     const now = this.clock();
     const grants = this.load()
@@ -129,6 +123,17 @@ export class TokenBook {
       readable: () => ({ all, ids: [...ids] }),
     };
   }
+}
+
+/** The token of an `Authorization: Bearer <token>` header; another form is rejected. */
+export function bearerToken(authorization: string): string {
+  const match = /^(?:Bearer|token)\s+(\S+)$/i.exec(authorization);
+  if (!match) {
+    throw new DmError('UNAUTHORIZED', 'the Authorization header must be "Bearer <token>"', {
+      category: 'unauthorized',
+    });
+  }
+  return match[1]!;
 }
 
 function adminAccess(): RequestAccess {

@@ -2,6 +2,8 @@
  * `GET /api/v1/openapi.json`: the API described in OpenAPI 3.1 (spec/server.md §2). Written by
  * hand next to shapes.ts; test/server checks that every route the app serves is described.
  */
+import { MANAGER_PATHS, MANAGER_SCHEMAS } from '../manager/openapi.js';
+
 const error = { $ref: '#/components/responses/Error' };
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
@@ -50,6 +52,7 @@ export const OPENAPI = {
       },
     },
     schemas: {
+      ...MANAGER_SCHEMAS,
       File: {
         type: 'object',
         required: ['path', 'size', 'sha256'],
@@ -269,5 +272,6 @@ export const OPENAPI = {
     },
     '/metrics': { get: { summary: 'Prometheus metrics', responses: { 200: { description: 'text/plain' } } } },
     '/api/v1/openapi.json': { get: { summary: 'This description', responses: { 200: json({}) } } },
+    ...MANAGER_PATHS,
   },
 } as const;

@@ -85,6 +85,7 @@ export function registerDeployCommands(program: Command): void {
       '--schema-validation <mode>',
       "properties that break a template's schema: strict (fail), warn (expand, print each), off",
     )
+    .option('--cluster <name>', 'with --manager-url: the server-side cluster of a new deployment')
     .addHelpText('after', DEPLOY_HELP)
     .action(
       action<unknown>(async (ctx, [arg], options) => {
@@ -98,6 +99,24 @@ export function registerDeployCommands(program: Command): void {
         const name =
           typeof options.name === 'string' ? options.name : defaultInputName(arg!, existsSync(arg!));
         validateDeploymentName(name);
+        if (ctx.config.managerUrl) {
+          const { remoteDeploy } = await import('./deploy-remote.js');
+          const d = await remoteDeploy(ctx, arg!, name, await propertiesOf(ctx), options);
+          if (d.status !== 'applied' && ctx.config.output === 'text') {
+            ctx.streams.stderr(
+              `${outcomeTable([...d.resources, ...d.pruned.map((p) => ({ ...p, name: `${p.name} (prune)` }))])}\n`,
+            );
+          }
+          await failIfNotApplied(d);
+          return {
+            data: d,
+            text: () =>
+              `deployment ${d.deployment}: manifest ${d.manifest} ${d.status}\n${outcomeTable([
+                ...d.resources,
+                ...d.pruned.map((p) => ({ ...p, name: `${p.name} (prune)` })),
+              ])}`,
+          };
+        }
         const loaded = loadInput(arg!, { cwd: ctx.cwd, deployment: name });
         const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
         const templateSource = await createRegistryTemplateSource({
@@ -186,6 +205,7 @@ export function registerDeployCommands(program: Command): void {
     .description('list deployments')
     .action(
       action(async (ctx) => {
+        if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteList(ctx);
         const store = await openStore(ctx);
         try {
           const d = store.listDeployments().map((x) => ({
@@ -212,6 +232,7 @@ export function registerDeployCommands(program: Command): void {
     .description('show a deployment: state, current manifest and its resources')
     .action(
       action(async (ctx, [name]) => {
+        if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteGet(ctx, name!);
         const store = await openStore(ctx);
         try {
           const { DmError } = await import('../../error.js');
@@ -252,7 +273,16 @@ export function registerDeployCommands(program: Command): void {
     .description('delete a deployment: remove its objects from the cluster (manifests stay in history)')
     .option('--timeout <seconds>', 'time limit for deletions', '300')
     .action(
-      action(async (ctx, [name], options) => {
+      action<unknown>(async (ctx, [name], options) => {
+        if (ctx.config.managerUrl) {
+          const d = await (await import('./deploy-remote.js')).remoteDelete(ctx, name!);
+          await failIfNotApplied(d);
+          return {
+            data: d,
+            text: () =>
+              `deployment ${d.deployment} deleted (manifest ${d.manifest})\n${outcomeTable(d.pruned)}`,
+          };
+        }
         const { deleteDeployment } = await import('../../deploy/deploy.js');
         const store = await openStore(ctx);
         try {
@@ -281,6 +311,8 @@ export function registerDeployCommands(program: Command): void {
     .description('list the manifests of a deployment, or show one (by name or sequence number)')
     .action(
       action<unknown>(async (ctx, [deployment, id]) => {
+        if (ctx.config.managerUrl)
+          return (await import('./deploy-remote.js')).remoteManifests(ctx, deployment!, id);
         const store = await openStore(ctx);
         try {
           const { DmError } = await import('../../error.js');
@@ -355,6 +387,7 @@ export function registerDeployCommands(program: Command): void {
     .description('list types used by active deployments')
     .action(
       action(async (ctx) => {
+        if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteTypes(ctx);
         const store = await openStore(ctx);
         try {
           const d = store.listTypes();
@@ -370,6 +403,7 @@ export function registerDeployCommands(program: Command): void {
     .description("list the instances of a type ('all' for every type)")
     .action(
       action(async (ctx, [type]) => {
+        if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteInstances(ctx, type!);
         const store = await openStore(ctx);
         try {
           const d = store.listInstances(type!).map((i) => ({
