@@ -47,7 +47,12 @@ after(async () => {
 
 function clock(start = Date.parse('2026-01-01T00:00:00Z')) {
   let t = start;
-  return { now: () => t, advance: (ms: number) => void (t += ms) };
+  return {
+    now: () => t,
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
 }
 
 async function rejectsWith(promise: Promise<unknown>, code: string): Promise<DmError> {
