@@ -7,80 +7,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BuiltIndex, IndexedTemplate } from '../server/src/indexer/build-index.js';
 import { openStore } from '../server/src/store/db.js';
 import { ftsQuery, queryWords, TemplateSearch } from '../server/src/store/search.js';
 import { swapIndex } from '../server/src/store/swap-index.js';
-
-const WORDS = (
-  'redis postgres mysql mongo kafka zookeeper nginx ingress cache queue worker cron job batch spark hadoop ' +
-  'elastic search logging metrics prometheus grafana alert network policy secret config map stateful service ' +
-  'web app api gateway proxy load balancer storage volume backup restore cluster node pool autoscaler'
-).split(' ');
-
-function rng(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (s * 1103515245 + 12345) & 0x7fffffff;
-    return s / 0x7fffffff;
-  };
-}
-
-function generated(count: number): BuiltIndex {
-  const random = rng(42);
-  const pick = () => WORDS[Math.floor(random() * WORDS.length)]!;
-  const templates: IndexedTemplate[] = [];
-  for (let i = 0; i < count; i++) {
-    const name = `${pick()}-${pick()}-${i}`;
-    const sha = i.toString(16).padStart(64, '0');
-    templates.push({
-      collection: `team${i % 40}`,
-      name,
-      latestVersion: 'v1',
-      title: `${pick()} ${pick()}`,
-      description: `A ${pick()} template with ${pick()} and ${pick()} support.`,
-      properties: [pick(), pick(), `${pick()}Size`],
-      versions: [
-        {
-          version: 'v1',
-          kind: 'jinja',
-          dir: `team${i % 40}/${name}/v1`,
-          templateFile: `${name}.jinja`,
-          schemaFile: null,
-          hasExample: false,
-          digest: `sha256:${sha}`,
-          schema: null,
-          files: [
-            {
-              path: `${name}.jinja`,
-              sha256: sha,
-              gitSha: sha.slice(0, 40),
-              size: 1,
-              content: Buffer.from('x'),
-            },
-          ],
-        },
-      ],
-    });
-  }
-  return { templates, findings: [], registryYaml: null };
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
-}
-
-function measure(run: () => void, iterations: number): { p50: number; p99: number } {
-  for (let i = 0; i < 20; i++) run();
-  const times: number[] = [];
-  for (let i = 0; i < iterations; i++) {
-    const t = performance.now();
-    run();
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99) };
-}
+import { generatedIndex, measure, SEARCH_QUERIES } from './generated-index.js';
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 100_000);
@@ -93,21 +23,14 @@ async function main(): Promise<void> {
       )
       .run();
     const started = performance.now();
-    swapIndex(store, generated(count), { registryId: 1, commit: 'c', etag: null, now: 0 });
+    swapIndex(store, generatedIndex(count), { registryId: 1, commit: 'c', etag: null, now: 0 });
     const indexSeconds = (performance.now() - started) / 1000;
     const search = new TemplateSearch(store);
     const naive = store.sqlite.prepare(
       `SELECT t.id, t.collection, t.name, bm25(templates_fts, 10.0, 4.0, 5.0, 1.0, 2.0) AS rank
        FROM templates_fts f JOIN templates t ON t.id = f.rowid WHERE templates_fts MATCH ? ORDER BY rank LIMIT 20`,
     );
-    const queries: [string, string][] = [
-      ['one-word prefix (2 letters)', 're'],
-      ['one-word prefix (3 letters)', 'red'],
-      ['one word', 'redis'],
-      ['two words', 'redis cache'],
-      ['two-word prefixes', 'post back'],
-      ['rare word', 'zookeeper gateway autoscaler'],
-    ];
+    const queries = SEARCH_QUERIES;
     console.log(
       `search bench: ${count} templates (indexed in ${indexSeconds.toFixed(1)} s), 300 queries each, ms`,
     );
@@ -117,11 +40,11 @@ async function main(): Promise<void> {
     let worst = 0;
     for (const [label, q] of queries) {
       let total = 0;
-      const ours = measure(() => {
+      const ours = await measure(() => {
         total = search.search({ q, page: 1, limit: 20, visible: [1] }).total;
       }, 300);
       const match = ftsQuery(queryWords(q))!;
-      const base = measure(() => naive.all(match), 60);
+      const base = await measure(() => naive.all(match), 60);
       worst = Math.max(worst, ours.p99);
       console.log(
         `${label.padEnd(32)} ${`${ours.p50.toFixed(2)} / ${ours.p99.toFixed(2)}`.padStart(20)}   ${`${base.p50.toFixed(2)} / ${base.p99.toFixed(2)}`.padStart(22)}   ${total}`,

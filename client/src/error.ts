@@ -104,3 +104,43 @@ const HTTP_STATUSES: Record<ErrorCategory, number> = {
 export function httpStatusFor(error: unknown): number {
   return isDmError(error) ? HTTP_STATUSES[error.category] : 500;
 }
+
+/**
+ * A Node system error (`EISDIR`, `EACCES`, `EADDRINUSE`, a DNS failure, …) as one plain sentence,
+ * or undefined when `error` is not one dm knows how to say. Edges use it before "internal error".
+ */
+export function fromSystemError(error: unknown, what?: string): DmError | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const e = error as NodeJS.ErrnoException & { hostname?: string; address?: string; port?: number };
+  const subject = what ?? e.path ?? e.hostname ?? e.address;
+  const make = (code: string, message: string, category: ErrorCategory, hint?: string) =>
+    new DmError(code, message, { category, cause: error, ...(hint ? { hint } : {}) });
+  switch (e.code) {
+    case 'EISDIR':
+      return make('IS_A_DIRECTORY', `${subject ?? 'the path'} is a directory, not a file`, 'usage');
+    case 'ENOTDIR':
+      return make('NOT_A_DIRECTORY', `${subject ?? 'a part of the path'} is not a directory`, 'usage');
+    case 'EACCES':
+    case 'EPERM':
+      return make('PERMISSION_DENIED', `permission denied: ${subject ?? 'a file'}`, 'error');
+    case 'ENOENT':
+      return make('FILE_NOT_FOUND', `${subject ?? 'a file'} does not exist`, 'not-found');
+    case 'EADDRINUSE':
+      return make('PORT_IN_USE', `port ${e.port ?? subject} is in use${what ? ` (${what})` : ''}`, 'usage');
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return make(
+        'UNREACHABLE',
+        `cannot reach ${e.hostname ?? subject ?? 'the host'} (DNS lookup failed)`,
+        'unreachable',
+      );
+    case 'ECONNREFUSED':
+      return make(
+        'UNREACHABLE',
+        `cannot reach ${subject ?? 'the server'}${e.port ? `:${e.port}` : ''} (connection refused)`,
+        'unreachable',
+      );
+    default:
+      return undefined;
+  }
+}

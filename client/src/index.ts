@@ -10,6 +10,8 @@ export * from './document/yaml.js';
 export * from './error.js';
 export * from './expand/index.js';
 export * from './fetch/content-cache.js';
+// The checksum log (docs/integrity.md), as a namespace: its names (leafHash, Checkpoint) are generic.
+export * as integrity from './integrity/index.js';
 export * from './layer/index.js';
 export * from './merge/index.js';
 export * from './reference/index.js';

@@ -4,11 +4,14 @@
  * (DM_REGISTRY_DB, DM_REGISTRY_PORT, DM_ADMIN_TOKEN, DM_REGISTRY_SECRET_KEY, GITHUB_TOKEN,
  * GITHUB_API_URL), and passed down as options; the library below never reads process.env.
  */
+
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { packageVersion } from '../../client/src/cli/package-version.js';
 import { parseYaml } from '../../client/src/document/yaml.js';
-import { DmError, exitCodeFor, isDmError } from '../../client/src/error.js';
+import { DmError, exitCodeFor, fromSystemError, isDmError } from '../../client/src/error.js';
 
 interface CommonOptions {
   db?: string;
@@ -18,19 +21,26 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** `file:./data/registry.db` → path; postgres is §6 (not yet). */
-function databaseFile(option: string | undefined, env: NodeJS.ProcessEnv): string {
+type DatabaseTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+
+/** `file:./data/registry.db` (or a path) → an SQLite file; `postgres://…` → PostgreSQL. */
+function databaseTarget(option: string | undefined, env: NodeJS.ProcessEnv): DatabaseTarget {
   const text = option ?? env.DM_REGISTRY_DB ?? 'file:./data/registry.db';
-  if (/^postgres(ql)?:\/\//.test(text)) {
+  if (/^postgres(ql)?:\/\//i.test(text)) return { kind: 'postgres', url: text };
+  return { kind: 'sqlite', file: resolve(text.replace(/^file:/, '')) };
+}
+
+/** The SQLite file of the commands that serve and index (PostgreSQL: `migrate` only, so far). */
+function databaseFile(option: string | undefined, env: NodeJS.ProcessEnv): string {
+  const target = databaseTarget(option, env);
+  if (target.kind === 'postgres') {
     throw new DmError(
       'UNSUPPORTED_DATABASE',
-      'PostgreSQL is not supported yet; use an SQLite file (file:./data/registry.db)',
-      {
-        category: 'usage',
-      },
+      'PostgreSQL is supported by `dm-registry migrate` only so far; start, index and token need an SQLite file (file:./data/registry.db)',
+      { category: 'usage' },
     );
   }
-  return resolve(text.replace(/^file:/, ''));
+  return target.file;
 }
 
 /** `name:` declared in a local registry's registry.yaml, as the client reads it. */
@@ -44,7 +54,11 @@ function declaredName(dir: string): string | undefined {
   }
 }
 
-async function openEverything(dbFile: string, env: NodeJS.ProcessEnv, extra: { accessLog?: boolean }) {
+async function openEverything(
+  dbFile: string,
+  env: NodeJS.ProcessEnv,
+  extra: { accessLog?: boolean; clusters?: string[] | undefined },
+) {
   const { openStore } = await import('./store/db.js');
   const { loadSecretKey } = await import('./store/secrets.js');
   const { createApp } = await import('./api/app.js');
@@ -59,6 +73,14 @@ async function openEverything(dbFile: string, env: NodeJS.ProcessEnv, extra: { a
     keyFile: join(dataDir, 'secret.key'),
   });
   const githubApiUrl = env.GITHUB_API_URL;
+  const manager = extra.clusters?.length
+    ? await import('./manager/deployment-manager.js').then(async ({ parseClusterFlags }) => ({
+        clusters: parseClusterFlags(extra.clusters!),
+        ...(await import('./manager/manager-tokens.js')).managerPaths(dbFile),
+        kubectlBinary: env.DM_KUBECTL,
+        env,
+      }))
+    : undefined;
   const githubHosts = githubApiUrl ? [new URL(githubApiUrl).hostname.replace(/^api\./, '')] : [];
   const server = createApp({
     store,
@@ -73,6 +95,7 @@ async function openEverything(dbFile: string, env: NodeJS.ProcessEnv, extra: { a
     githubHosts,
     logger,
     ...(extra.accessLog === undefined ? {} : { accessLog: extra.accessLog }),
+    manager,
   });
   return { store, server, logger, githubHosts };
 }
@@ -84,8 +107,6 @@ async function ensureIndexed(
   githubHosts: readonly string[],
 ): Promise<{ id: number; name: string; local: boolean }[]> {
   const { parseSourceSpec } = await import('./source/source-spec.js');
-  const { registries } = await import('./store/schema.js');
-  const { eq } = await import('drizzle-orm');
   const out: { id: number; name: string; local: boolean }[] = [];
   for (const flag of flags) {
     const eqAt = flag.lastIndexOf('=');
@@ -97,24 +118,14 @@ async function ensureIndexed(
       (hasName ? flag.slice(eqAt + 1) : undefined) ??
       (local ? declaredName(spec.location) : undefined) ??
       spec.defaultName;
-    const existing = server.service.store.db.select().from(registries).where(eq(registries.name, name)).get();
-    if (existing) {
-      server.service.store.db
-        .update(registries)
-        .set({ sourceType: spec.type, source: spec.location, branch: spec.branch, path: spec.path })
-        .where(eq(registries.id, existing.id))
-        .run();
-      out.push({ id: existing.id, name, local });
-    } else {
-      const row = server.service.add({ source, name });
-      out.push({ id: row.id, name, local });
-    }
+    const row = server.service.addOrUpdate({ source, name });
+    out.push({ id: row.id, name: row.name, local });
   }
   return out;
 }
 
 async function start(
-  options: CommonOptions & { port?: string; index?: string[]; defaultRegistry?: string },
+  options: CommonOptions & { port?: string; index?: string[]; defaultRegistry?: string; cluster?: string[] },
   env: NodeJS.ProcessEnv,
 ) {
   const { serve } = await import('@hono/node-server');
@@ -125,8 +136,17 @@ async function start(
       category: 'usage',
     });
   }
-  const { store, server, logger, githubHosts } = await openEverything(dbFile, env, {});
+  const { store, server, logger, githubHosts } = await openEverything(dbFile, env, {
+    clusters: options.cluster,
+  });
   const { service, app } = server;
+  // The last line of defence: background work handles its own failures (service.sync never
+  // rejects); anything that still escapes is logged, and the server keeps serving.
+  process.on('unhandledRejection', (reason) => {
+    logger.log('error', 'unhandled rejection', {
+      error: reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason),
+    });
+  });
   const indexed = await ensureIndexed(server, options.index ?? [], githubHosts);
   const defaultRegistry = options.defaultRegistry ?? indexed[0]?.name;
   service.catalog.defaultRegistry = defaultRegistry;
@@ -143,25 +163,73 @@ async function start(
       defaultRegistry: defaultRegistry ?? null,
     });
   });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      http.once('listening', resolve);
+      http.once('error', reject);
+    });
+  } catch (error) {
+    await service.stop();
+    store.close();
+    throw (
+      fromSystemError(error, options.port !== undefined ? '--port' : 'DM_REGISTRY_PORT or --port') ?? error
+    );
+  }
+  // Draining (docs/server.md, "Stopping"): on SIGTERM every response says `Connection: close`, so
+  // keep-alive clients stop reusing their sockets; after the drain period the server stops
+  // accepting new connections and closes each socket only once it has been idle for the drain
+  // period (a connection accepted a moment ago still gets its request answered, with
+  // `Connection: close`), waits for requests and syncs in flight, and exits. Node's own
+  // `server.close()` would also close sockets whose first request has not been read yet, which
+  // resets those clients.
   let stopping = false;
+  const drainMs = Number.isFinite(Number(env.DM_REGISTRY_DRAIN_MS ?? 1000))
+    ? Math.max(0, Number(env.DM_REGISTRY_DRAIN_MS ?? 1000))
+    : 1000;
+  const httpServer = http as unknown as import('node:http').Server;
+  const sockets = new Map<import('node:net').Socket, { busy: number; since: number }>();
+  httpServer.on('connection', (socket) => {
+    sockets.set(socket, { busy: 0, since: Date.now() });
+    socket.on('close', () => sockets.delete(socket));
+  });
+  httpServer.prependListener('request', (req, res) => {
+    if (stopping) res.setHeader('Connection', 'close');
+    const state = sockets.get(req.socket);
+    if (!state) return;
+    state.busy++;
+    res.once('close', () => {
+      state.busy--;
+      state.since = Date.now();
+    });
+  });
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.log('info', 'shutting down', { signal });
-    http.close(async () => {
-      await service.stop();
-      logger.log('info', 'stopped');
-      logger.flush();
-      store.close();
-      process.exit(0);
-    });
-    // Idle keep-alive connections would hold close() open.
-    (http as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+    logger.log('info', 'shutting down', { signal, drainMs });
+    setTimeout(() => {
+      // Stop accepting (the net.Server's close, not the HTTP server's, which closes idle sockets).
+      net.Server.prototype.close.call(httpServer, async () => {
+        clearInterval(sweep);
+        await service.stop();
+        // Operations in flight finish (or, past the forced exit, are marked interrupted at the next start).
+        await server.manager?.idle();
+        logger.log('info', 'stopped');
+        logger.flush();
+        store.close();
+        process.exit(0);
+      });
+      const sweep = setInterval(() => {
+        const now = Date.now();
+        for (const [socket, state] of sockets) {
+          if (state.busy === 0 && now - state.since >= drainMs) socket.destroy();
+        }
+      }, 50);
+    }, drainMs);
     setTimeout(() => {
       logger.log('warn', 'forced exit after 10 s');
       logger.flush();
       process.exit(1);
-    }, 10_000).unref();
+    }, 10_000 + drainMs).unref();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
@@ -201,9 +269,53 @@ async function indexOnce(
   }
 }
 
+/** `30d`, `12h`, `90m`, `8w`, `45s` → milliseconds. */
+function parseDuration(text: string): number {
+  const m = /^(\d{1,6})([smhdw])$/.exec(text.trim());
+  if (!m || Number(m[1]) === 0) {
+    throw new DmError(
+      'USAGE',
+      `--expires '${text}' must be a positive number with s, m, h, d or w (e.g. 30d)`,
+      {
+        category: 'usage',
+      },
+    );
+  }
+  const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[m[2] as 's'];
+  return Number(m[1]) * unit;
+}
+
+/** Opens the database and service for a one-off command, runs `work`, closes. */
+async function withService(
+  o: CommonOptions,
+  env: NodeJS.ProcessEnv,
+  work: (service: Awaited<ReturnType<typeof openEverything>>['server']['service']) => void,
+): Promise<void> {
+  const { store, server } = await openEverything(databaseFile(o.db, env), env, { accessLog: false });
+  try {
+    work(server.service);
+  } finally {
+    store.close();
+  }
+}
+
 export function buildProgram(env: NodeJS.ProcessEnv): Command {
   const program = new Command('dm-registry');
-  program.description('The dm template registry server.').exitOverride();
+  program
+    .description('The dm template registry server.')
+    .version(packageVersion(), '--version', 'print the version')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  dm-registry start --index registry-fixtures          # serve the sample registry on :8080',
+        '  dm-registry index github.com/acme/templates --json  # index once, print the findings',
+        '  dm-registry token create --admin',
+        '',
+      ].join('\n'),
+    )
+    .exitOverride();
   program
     .command('start')
     .description('migrate the database, index the given sources and serve the API')
@@ -214,9 +326,10 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       '--default-registry <host/owner/repo>',
       'registry for short references (default: the first --index)',
     )
+    .option('--cluster <name=kubeconfig>', 'a cluster for the Deployment Manager (repeatable)', collect)
     .addHelpText(
       'after',
-      '\nExample:\n  dm-registry start --index registry-fixtures --index github.com/acme/templates@main',
+      '\nExamples:\n  dm-registry start --index registry-fixtures\n  dm-registry start --port 9090 --index registry-fixtures --index github.com/acme/templates@main\n',
     )
     .action((o) => start(o, env));
   program
@@ -224,37 +337,121 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .description('index one source once and print the findings')
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
     .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dm-registry index registry-fixtures\n  dm-registry index github.com/acme/templates@main --db file:./data/registry.db --json\n',
+    )
     .action((source, o) => indexOnce(source, o, env));
   program
     .command('migrate')
     .description('apply the database migrations')
-    .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .option('--db <url>', 'database: file:<path> or postgres://user@host/db (env DM_REGISTRY_DB)')
+    .addHelpText('after', '\nExample:\n  dm-registry migrate --db file:./data/registry.db\n')
     .action(async (o: CommonOptions) => {
+      const target = databaseTarget(o.db, env);
+      if (target.kind === 'postgres') {
+        const { openPostgresStore } = await import('./store/postgres.js');
+        const store = await openPostgresStore(target.url, { max: 1 });
+        await store.close();
+        process.stdout.write(`migrations applied to ${store.displayUrl}\n`);
+        return;
+      }
       const { openStore } = await import('./store/db.js');
-      const file = databaseFile(o.db, env);
-      openStore(file).close();
-      process.stdout.write(`migrations applied to ${file}\n`);
+      openStore(target.file).close();
+      process.stdout.write(`migrations applied to ${target.file}\n`);
     });
-  const token = program.command('token').description('API tokens');
+  const token = program
+    .command('token')
+    .description('API tokens')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dm-registry token create --admin\n  dm-registry token create --read github.com/acme/private\n',
+    );
   token
     .command('create')
     .description('create an API token (printed once; stored hashed)')
     .option('--admin', 'a token for the write endpoints')
     .option('--read <registry>', 'a token that may read a private registry (host/owner/repo, or * for all)')
+    .option('--expires <duration>', 'refuse the token after this long: 90m, 12h, 30d, 8w')
+    .option(
+      '--deploy <cluster/namespace>',
+      'a token that may change and read deployments there (repeatable)',
+      collect,
+    )
+    .option(
+      '--read-deployments <cluster/namespace>',
+      'a token that may read deployments there (repeatable)',
+      collect,
+    )
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
-    .action(async (o: CommonOptions & { admin?: boolean; read?: string }) => {
-      if (!o.admin === !o.read) {
-        throw new DmError('USAGE', 'give exactly one of --admin or --read <registry>', { category: 'usage' });
-      }
-      const { store, server } = await openEverything(databaseFile(o.db, env), env, { accessLog: false });
-      try {
-        const created = o.admin
-          ? server.service.createToken({ admin: true })
-          : server.service.createToken({ admin: false, registry: o.read === '*' ? null : o.read! });
-        process.stdout.write(`${created}\n`);
-      } finally {
-        store.close();
-      }
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dm-registry token create --admin\n  dm-registry token create --read github.com/acme/private --expires 30d --db file:./data/registry.db\n  dm-registry token create --deploy prod/web\n',
+    )
+    .action(
+      async (
+        o: CommonOptions & {
+          admin?: boolean;
+          read?: string;
+          expires?: string;
+          deploy?: string[];
+          readDeployments?: string[];
+        },
+      ) => {
+        if (o.deploy || o.readDeployments) {
+          const { createManagerToken } = await import('./manager/manager-tokens.js');
+          if (o.admin || o.read || o.expires || (o.deploy && o.readDeployments)) {
+            throw new DmError('USAGE', 'give --deploy or --read-deployments alone', { category: 'usage' });
+          }
+          const role = o.deploy ? 'deploy' : 'read';
+          process.stdout.write(
+            `${createManagerToken(databaseFile(o.db, env), role, o.deploy ?? o.readDeployments!)}\n`,
+          );
+          return;
+        }
+        if (!o.admin === !o.read) {
+          throw new DmError('USAGE', 'give exactly one of --admin or --read <registry>', {
+            category: 'usage',
+          });
+        }
+        const expiresAt = o.expires === undefined ? null : Date.now() + parseDuration(o.expires);
+        await withService(o, env, (service) => {
+          const created = o.admin
+            ? service.createToken({ admin: true, expiresAt })
+            : service.createToken({ admin: false, registry: o.read === '*' ? null : o.read!, expiresAt });
+          process.stdout.write(`${created}\n`);
+        });
+      },
+    );
+  token
+    .command('list')
+    .description('list the tokens: id, role, registry, created, expires, last used (never the token)')
+    .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .addHelpText('after', '\nExample:\n  dm-registry token list')
+    .action(async (o: CommonOptions) => {
+      await withService(o, env, (service) => {
+        const iso = (t: number | null) => (t === null ? '-' : new Date(t).toISOString());
+        const lines = service
+          .listTokens()
+          .map(
+            (t) =>
+              `${t.id}\t${t.role}\t${t.registry ?? '-'}\tcreated ${iso(t.createdAt)}\texpires ${iso(t.expiresAt)}\tlast used ${iso(t.lastUsedAt)}`,
+          );
+        process.stdout.write(lines.length ? `${lines.join('\n')}\n` : 'no tokens\n');
+      });
+    });
+  token
+    .command('revoke <id-or-token>')
+    .description(
+      'revoke a token (by its id from `token list`, or the token itself); a running server stops accepting it within a second',
+    )
+    .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .addHelpText('after', '\nExample:\n  dm-registry token revoke 3')
+    .action(async (idOrToken: string, o: CommonOptions) => {
+      await withService(o, env, (service) => {
+        service.revokeToken(idOrToken);
+        process.stdout.write('revoked\n');
+      });
     });
   return program;
 }

@@ -6,9 +6,9 @@
 import { join } from 'node:path';
 import { desc, eq } from 'drizzle-orm';
 import { DmError } from '../../client/src/error.js';
-import { GitSource } from '../../client/src/source/git.js';
+import { checkGitArguments, GitSource } from '../../client/src/source/git.js';
 import { GitHubSource } from '../../client/src/source/github.js';
-import type { Source } from '../../client/src/source/source.js';
+import { DEFAULT_SOURCE_LIMITS, type Source } from '../../client/src/source/source.js';
 import type { RequestAccess } from './api/access.js';
 import { TokenBook } from './api/access.js';
 import type { RegistryInfo } from './api/shapes.js';
@@ -23,8 +23,9 @@ import { Catalog } from './resolve/catalog.js';
 import { DirectorySource } from './source/directory.js';
 import { parseSourceSpec, type SourceType } from './source/source-spec.js';
 import type { Store } from './store/db.js';
-import { credentials, findings, registries, syncs, tokens } from './store/schema.js';
+import { credentials, findings, registries, syncs } from './store/schema.js';
 import { decryptSecret, encryptSecret, hashToken, newToken } from './store/secrets.js';
+import { allTokens, deleteToken, insertToken } from './store/tokens.js';
 
 export type RegistryRow = typeof registries.$inferSelect;
 
@@ -63,6 +64,11 @@ export function defaultSourceFactory(options: DefaultSourceOptions): SourceFacto
         path: request.path,
         ...(options.githubApiUrl ? { baseUrl: options.githubApiUrl } : {}),
         token: request.credential ?? options.githubToken ?? null,
+        limits: {
+          maxFileBytes: DEFAULT_SOURCE_LIMITS.maxFileBytes,
+          maxTotalBytes: DEFAULT_SOURCE_LIMITS.maxTotalBytes,
+          maxEntries: DEFAULT_SOURCE_LIMITS.maxEntries,
+        },
         ...(options.fetch ? { fetch: options.fetch } : {}),
         ...(options.onWarning ? { onWarning: options.onWarning } : {}),
       });
@@ -99,9 +105,35 @@ export interface ServiceDeps {
   defaultRegistry?: string | undefined;
   githubHosts?: readonly string[];
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
-  /** Called after each sync (metrics). */
-  onSync?: (registry: RegistryRow, outcome: SyncOutcome) => void;
+  /** Overall deadline of one sync, ms (default SYNC_DEADLINE_MS, 10 min). */
+  syncDeadlineMs?: number;
+  /**
+   * Called after each sync (metrics), with the registry's name, or PRIVATE_LABEL for a private
+   * registry (and one gone before its sync): metrics are public and never name private registries.
+   */
+  onSync?: (registry: string, outcome: SyncOutcome) => void;
 }
+
+/**
+ * A source URL without what may carry a credential: `user:pass@`, the query (`?access_token=…`)
+ * and the fragment. scp-like `git@host:path` keeps its user (a login name, not a secret).
+ */
+export function withoutCredentials(location: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) return location.replace(/[?#].*$/, '');
+  try {
+    const url = new URL(location);
+    url.username = '';
+    url.password = '';
+    url.search = '';
+    url.hash = '';
+    return url.toString();
+  } catch {
+    return location.replace(/\/\/[^@/]*@/, '//').replace(/[?#].*$/, '');
+  }
+}
+
+/** The `registry` metrics label of every private registry. */
+export const PRIVATE_LABEL = '(private)';
 
 const NAME_RE = /^[a-z0-9][a-z0-9.-]*(?::\d+)?\/[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+$/i;
 
@@ -118,7 +150,7 @@ export class RegistryService {
     this.store = deps.store;
     this.clock = deps.clock ?? Date.now;
     this.catalog = new Catalog(deps.store, { defaultRegistry: deps.defaultRegistry });
-    this.tokens = new TokenBook(deps.store, deps.adminTokens ?? []);
+    this.tokens = new TokenBook(deps.store, deps.adminTokens ?? [], this.clock);
     recoverInterruptedSyncs(deps.store, this.clock());
   }
 
@@ -157,7 +189,10 @@ export class RegistryService {
     if (typeof input.source !== 'string' || input.source === '') {
       throw new DmError('INVALID_REGISTRY', 'source is required', { category: 'invalid-input' });
     }
+    // Every source field is checked before it can reach git (options, branch names, '..').
+    checkGitArguments({ location: input.source, branch: input.branch ?? null, path: input.path ?? '' });
     const spec = parseSourceSpec(input.source, { githubHosts: this.deps.githubHosts ?? [] });
+    checkGitArguments({ branch: spec.branch, path: spec.path });
     const name = input.name ?? spec.defaultName;
     if (!NAME_RE.test(name)) {
       throw new DmError('INVALID_REGISTRY', `registry name '${name}' must look like <host>/<owner>/<repo>`, {
@@ -213,6 +248,35 @@ export class RegistryService {
     return row;
   }
 
+  /**
+   * Adds a registry, or points the registry of the same name at the source given (`dm-registry
+   * start --index`): the source is parsed and the name checked as `add` does, a changed source
+   * forgets its conditional-request ETag, and the caches are dropped.
+   */
+  addOrUpdate(input: AddRegistryInput): RegistryRow {
+    const spec = parseSourceSpec(input.source, { githubHosts: this.deps.githubHosts ?? [] });
+    const name = input.name ?? spec.defaultName;
+    const existing = this.store.db.select().from(registries).where(eq(registries.name, name)).get();
+    if (!existing) return this.add({ ...input, name });
+    const source = {
+      sourceType: spec.type,
+      source: spec.location,
+      branch: input.branch ?? spec.branch,
+      path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
+    };
+    const changed = (Object.keys(source) as (keyof typeof source)[]).some((k) => source[k] !== existing[k]);
+    if (!changed) return existing;
+    const row = this.store.db
+      .update(registries)
+      .set({ ...source, etag: null })
+      .where(eq(registries.id, existing.id))
+      .returning()
+      .get();
+    this.catalog.invalidate();
+    this.log('info', 'registry source changed', { registry: name, source: spec.type });
+    return row ?? existing;
+  }
+
   remove(id: number): void {
     const row = this.store.db.delete(registries).where(eq(registries.id, id)).returning().get();
     if (!row) throw new DmError('REGISTRY_NOT_FOUND', `no registry ${id}`, { category: 'not-found' });
@@ -261,7 +325,10 @@ export class RegistryService {
     return row.webhookSecret ? decryptSecret(this.deps.secretKey, row.webhookSecret) : null;
   }
 
-  createToken(options: { admin: true } | { admin: false; registry: string | null }): string {
+  /** Creates a token (printed once, stored hashed); `expiresAt` epoch ms or null for never. */
+  createToken(
+    options: ({ admin: true } | { admin: false; registry: string | null }) & { expiresAt?: number | null },
+  ): string {
     const token = newToken();
     let registryId: number | null = null;
     if (!options.admin && options.registry !== null) {
@@ -270,59 +337,128 @@ export class RegistryService {
         throw new DmError('REGISTRY_NOT_FOUND', `no registry ${options.registry}`, { category: 'not-found' });
       registryId = row.id;
     }
-    this.store.db
-      .insert(tokens)
-      .values({
-        hash: hashToken(token),
-        role: options.admin ? 'admin' : 'read',
-        registryId,
-        createdAt: this.clock(),
-      })
-      .run();
+    insertToken(this.store, {
+      hash: hashToken(token),
+      role: options.admin ? 'admin' : 'read',
+      registryId,
+      createdAt: this.clock(),
+      expiresAt: options.expiresAt ?? null,
+    });
     this.tokens.invalidate();
     return token;
   }
 
-  /** Runs (or joins) a sync of a registry; serialised per registry. */
+  /** The tokens (never their values): id, role, registry, created, expires, last used. */
+  listTokens(): {
+    id: number;
+    role: string;
+    registry: string | null;
+    createdAt: number;
+    expiresAt: number | null;
+    lastUsedAt: number | null;
+  }[] {
+    const names = new Map(this.all().map((r) => [r.id, r.name]));
+    return allTokens(this.store).map((t) => ({
+      id: t.id,
+      role: t.role,
+      registry: t.role === 'admin' ? null : t.registryId === null ? '*' : (names.get(t.registryId) ?? null),
+      createdAt: t.createdAt,
+      expiresAt: t.expiresAt,
+      lastUsedAt: t.lastUsedAt,
+    }));
+  }
+
+  /** Revokes a token given by its id or by the token itself; throws not found. */
+  revokeToken(idOrToken: string): void {
+    const done = /^\d+$/.test(idOrToken)
+      ? deleteToken(this.store, { id: Number(idOrToken) })
+      : deleteToken(this.store, { hash: hashToken(idOrToken) });
+    if (!done) {
+      throw new DmError('TOKEN_NOT_FOUND', 'no such token (give its id from `token list`, or the token)', {
+        category: 'not-found',
+      });
+    }
+    this.tokens.invalidate();
+  }
+
+  /**
+   * Runs (or joins) a sync of a registry; serialised per registry. Never rejects: whatever fails
+   * (the registry deleted meanwhile, a credential that cannot be decrypted, the source, the
+   * swap) ends as a `failed` outcome, in the sync status and in a log line, so a sync started in
+   * the background (`void service.sync(…)`) cannot take the process down.
+   */
   sync(
     id: number,
     trigger: SyncTrigger,
-    hooks: { beforeSwap?: () => Promise<void> | void; midSwap?: () => void } = {},
+    hooks: { beforeSwap?: () => Promise<void> | void; midSwap?: () => void; afterSwap?: () => void } = {},
   ): Promise<SyncOutcome> {
     return this.queue.run(id, async () => {
-      const row = this.store.db.select().from(registries).where(eq(registries.id, id)).get();
-      if (!row) throw new DmError('REGISTRY_NOT_FOUND', `no registry ${id}`, { category: 'not-found' });
-      const source = this.deps.sources({
-        registryId: row.id,
-        type: row.sourceType as SourceType,
-        location: row.source,
-        branch: row.branch,
-        path: row.path,
-        credential: this.credentialFor(row),
-      });
-      const outcome = await syncRegistry(this.store, id, source, {
-        trigger,
-        clock: this.clock,
-        onSwap: () => this.catalog.invalidate(),
-        ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
-        ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),
-      });
+      let name = String(id);
+      let visibility = 'private';
+      let outcome: SyncOutcome;
+      try {
+        outcome = await syncRegistry(
+          this.store,
+          id,
+          (row) => {
+            name = row.name;
+            visibility = row.visibility;
+            return this.deps.sources({
+              registryId: row.id,
+              type: row.sourceType as SourceType,
+              location: row.source,
+              branch: row.branch,
+              path: row.path,
+              credential: this.credentialFor(row),
+            });
+          },
+          {
+            trigger,
+            clock: this.clock,
+            ...(this.deps.syncDeadlineMs ? { deadlineMs: this.deps.syncDeadlineMs } : {}),
+            onSwap: () => this.catalog.invalidate(),
+            ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
+            ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),
+            ...(hooks.afterSwap ? { afterSwap: hooks.afterSwap } : {}),
+          },
+        );
+      } catch (error) {
+        // syncRegistry records its own failures; this is the database failing under it.
+        outcome = {
+          syncId: null,
+          registryId: id,
+          status: 'failed',
+          commit: null,
+          apiRequests: 0,
+          rateLimitRemaining: null,
+          error: {
+            code: error instanceof DmError ? error.code : 'SYNC_FAILED',
+            message: error instanceof Error ? error.message : String(error),
+          },
+        };
+      }
       this.log(outcome.status === 'failed' ? 'warn' : 'info', 'sync finished', {
-        registry: row.name,
+        registry: name,
         trigger,
         status: outcome.status,
         commit: outcome.commit,
         apiRequests: outcome.apiRequests,
         rateLimitRemaining: outcome.rateLimitRemaining,
-        ...(outcome.error ? { error: outcome.error.message } : {}),
+        ...(outcome.error ? { error: `${outcome.error.code}: ${outcome.error.message}` } : {}),
       });
-      this.deps.onSync?.(row, outcome);
+      try {
+        this.deps.onSync?.(visibility === 'public' ? name : PRIVATE_LABEL, outcome);
+      } catch (error) {
+        this.log('error', 'sync bookkeeping failed', { registry: name, error: String(error) });
+      }
       return outcome;
     });
   }
 
   /** Starts the scheduler: every 15 s, registries whose interval has passed are synced. */
   startScheduler(tickMs = 15_000): void {
+    // Tokens created or revoked elsewhere (the CLI, another replica) are seen within a second.
+    this.tokens.watch(1000, (error) => this.log('error', 'token refresh failed', { error: String(error) }));
     this.timer = setInterval(() => {
       if (this.stopping) return;
       const now = this.clock();
@@ -341,6 +477,7 @@ export class RegistryService {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     await this.queue.idle();
+    this.tokens.stop();
   }
 
   info(row: RegistryRow, withFindings: boolean): RegistryInfo {
@@ -356,7 +493,7 @@ export class RegistryService {
       name: row.name,
       source: {
         type: row.sourceType,
-        location: row.sourceType === 'directory' ? row.source : row.source.replace(/\/\/[^@/]*@/, '//'),
+        location: row.sourceType === 'directory' ? row.source : withoutCredentials(row.source),
         branch: row.branch,
         path: row.path,
       },

@@ -94,6 +94,42 @@ deployExecutions:
     assert.match(r.error?.message ?? '', /conditional/);
   });
 
+  it('renderBlueprint() imports Secrets (decoded) and ConfigMaps, whole or by key', async () => {
+    const bp = `imports:
+  - {name: password, schema: {type: string}}
+  - {name: settings, schema: {type: object}}
+`;
+    const scope = {
+      secrets: { db: { password: Buffer.from('s3cret').toString('base64'), user: 'YWRtaW4=' } },
+      configMaps: { app: { mode: 'fast', level: '3' } },
+    };
+    const imports = (data: unknown[]) => ({ installation: { imports: { data } }, scope });
+    const ok = await render(
+      bp,
+      imports([
+        { name: 'password', secretRef: { name: 'db', key: 'password' } },
+        { name: 'settings', configMapRef: { name: 'app' } },
+      ]),
+    );
+    assert.equal(ok.error, undefined, ok.error?.message);
+    assert.deepEqual(ok.installations.inst?.imports, {
+      password: 's3cret',
+      settings: { mode: 'fast', level: '3' },
+    });
+    const missingKey = await render(
+      bp,
+      imports([
+        { name: 'password', secretRef: { name: 'db', key: 'nope' } },
+        { name: 'settings', configMapRef: { name: 'app' } },
+      ]),
+    );
+    assert.equal(missingKey.error?.phase, 'imports');
+    assert.match(missingKey.error?.message ?? '', /key 'nope' not found/);
+    const missingObject = await render(bp, imports([{ name: 'settings', configMapRef: { name: 'other' } }]));
+    assert.equal(missingObject.error?.phase, 'imports');
+    assert.match(missingObject.error?.message ?? '', /ConfigMap 'other' not found/);
+  });
+
   it('renderBlueprint() checks the target type and prefixes short target types', async () => {
     const bp = `imports:
   - {name: c, type: target, targetType: kubernetes-cluster}
@@ -129,6 +165,32 @@ deployExecutions:
     assert.match(r.error?.message ?? '', /blue/);
   });
 
+  it('renderBlueprint() resolves targetList indexes and deprecated target names, and refuses an index out of range', async () => {
+    const bp = (index: number) => `imports:
+  - {name: l, type: targetList, targetType: kubernetes-cluster}
+deployExecutions:
+  - name: d
+    type: Jinja
+    template: "deployItems: [{name: a, type: t/mock, target: {import: l, index: ${index}}}, {name: b, type: t/mock, target: {name: legacy}}]"
+`;
+    const inputs = {
+      installation: { imports: { targets: [{ name: 'l', targets: ['t0', 't1'] }] } },
+      scope: { targets: { t0: target('t0'), t1: target('t1') } },
+    };
+    const ok = await render(bp(1), inputs);
+    assert.equal(ok.error, undefined, ok.error?.message);
+    assert.deepEqual(
+      ok.installations.inst?.deployItems?.map((d) => d.target),
+      [
+        { name: 't1', namespace: 'ns' },
+        { name: 'legacy', namespace: 'ns' },
+      ],
+    );
+    const out = await render(bp(2), inputs);
+    assert.equal(out.error?.phase, 'deployItems');
+    assert.match(out.error?.message ?? '', /index 2 is out of range/);
+  });
+
   it('renderBlueprint() deep-merges export executions, drops undeclared exports, applies exportDataMappings', async () => {
     const r = await render(
       `exports:
@@ -151,16 +213,90 @@ exportExecutions:
       },
     );
     assert.equal(r.error, undefined, r.error?.message);
-    assert.deepEqual(r.installations.inst?.exports, {
-      cfg: { a: 1, b: 2, l: [3] },
-      n: 1,
-      doubled: 2,
-      text: 'n is 1',
-    });
+    // exports holds the declared exports only; the mappings' results go to the exported objects
+    assert.deepEqual(r.installations.inst?.exports, { cfg: { a: 1, b: 2, l: [3] }, n: 1 });
     assert.deepEqual(r.installations.inst?.exportedDataObjects, {
       'out-d': 2,
       'out-cfg': { a: 1, b: 2, l: [3] },
     });
+  });
+
+  it('renderBlueprint() keeps exportDataMappings out of exports: a mapped value goes to the exported data object only', async () => {
+    const r = await render(
+      `exports:
+  - {name: n, schema: {type: integer}}
+exportExecutions:
+  - {name: e, type: Jinja, template: "exports: {n: 1}"}
+`,
+      {
+        installation: {
+          exportDataMappings: { n: '{{ n + 1 }}', label: 'n={{ n }}' },
+          exports: {
+            data: [
+              { name: 'n', dataRef: 'out-n' },
+              { name: 'label', dataRef: 'out-label' },
+            ],
+          },
+        },
+      },
+    );
+    assert.equal(r.error, undefined, r.error?.message);
+    assert.deepEqual(r.installations.inst?.exports, { n: 1 });
+    assert.deepEqual(r.installations.inst?.exportedDataObjects, { 'out-n': 2, 'out-label': 'n=1' });
+  });
+
+  it('renderBlueprint() records no imports when an import execution returns errors', async () => {
+    const r = await render(
+      `imports:
+  - {name: x, schema: {type: integer}}
+importExecutions:
+  - {name: ok, type: Jinja, template: "bindings: {y: 2}"}
+  - {name: check, type: Jinja, template: "errors: ['x is {{ imports.x }}']"}
+`,
+      { installation: { importDataMappings: { x: 1 } } },
+    );
+    assert.equal(r.error?.phase, 'importExecutions');
+    assert.match(r.error?.message ?? '', /x is 1/);
+    assert.deepEqual(r.installations, { inst: {} });
+  });
+
+  it('renderBlueprint() records the imports as stored after the import executions', async () => {
+    const r = await render(
+      `imports:
+  - {name: x, schema: {type: integer}}
+importExecutions:
+  - {name: bind, type: Jinja, template: "bindings: {x: 2, y: '{{ imports.x }}'}"}
+subinstallations:
+  - name: sub
+    blueprint: {filesystem: {blueprint.yaml: "${HEAD.replace(/\n/g, '\\n')}"}}
+    imports: {data: [{name: bad, dataRef: nowhere}]}
+`,
+      { installation: { importDataMappings: { x: 1 } } },
+    );
+    assert.equal(r.error?.phase, 'subinstallations');
+    assert.deepEqual(r.installations.inst, { imports: { x: 2, y: '1' } });
+  });
+
+  it('renderBlueprint() exports Targets to the parent context and checks their type', async () => {
+    const bp = (type: string) => `exports:
+  - {name: cluster, targetType: kubernetes-cluster}
+exportExecutions:
+  - {name: e, type: Jinja, template: "exports: {cluster: {type: ${type}, config: {server: s}}}"}
+`;
+    const installation = { exports: { targets: [{ name: 'cluster', target: 'out-cluster' }] } };
+    const ok = await render(bp('landscaper.gardener.cloud/kubernetes-cluster'), { installation });
+    assert.equal(ok.error, undefined, ok.error?.message);
+    assert.deepEqual(ok.installations.inst?.exportedTargets, {
+      'out-cluster': {
+        apiVersion: 'landscaper.gardener.cloud/v1alpha1',
+        kind: 'Target',
+        metadata: { name: 'out-cluster', namespace: 'ns' },
+        spec: { type: 'landscaper.gardener.cloud/kubernetes-cluster', config: { server: 's' } },
+      },
+    });
+    const wrong = await render(bp('other/type'), { installation });
+    assert.equal(wrong.error?.phase, 'exports');
+    assert.equal(wrong.installations.inst?.exports, undefined);
   });
 
   it('renderBlueprint() fails an installation export the blueprint does not provide in phase exports', async () => {

@@ -1,5 +1,5 @@
 /**
- * Ordering (spec/blueprints.md §5): layers respect every edge of random DAGs; cycles are found.
+ * Ordering (docs/blueprints.md "Order"): layers respect every edge of random DAGs; cycles are found.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -12,7 +12,7 @@ function commandsOf(help: string): string[] {
 }
 
 describe('dm --help', () => {
-  it('lists every command of spec/cli.md', async () => {
+  it('lists every command dm documents', async () => {
     const r = await runDm(['--help']);
     assert.equal(r.code, 0);
     const commands = commandsOf(r.stdout);

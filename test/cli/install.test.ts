@@ -113,7 +113,7 @@ describe('dm resolve / install / update / outdated / pull against a registry dir
     assert.match(await readFile(join(dir, 'dm.lock'), 'utf8'), /version: v1\.0\.3/, install.stderr);
 
     const out = await runDm(['outdated', '--registry-dir', reg, '-o', 'json'], { env, cwd: dir });
-    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.code, 1, out.stderr); // something is outdated: exit 1, as npm outdated (issue 13)
     const redis = JSON.parse(out.stdout).find((e: { reference: string }) =>
       e.reference.endsWith('redis:v1.0'),
     );

@@ -1,4 +1,4 @@
-/** `dm lint` end to end: the real binary over the sample registries (spec/cli.md, spec/registry.md §1). */
+/** `dm lint` end to end: the real binary over the sample registries (docs/registry-layout.md). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ALL_FINDING_CODES, FINDING_CODES } from '../../client/src/registry/finding-codes.js';

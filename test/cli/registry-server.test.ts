@@ -90,6 +90,24 @@ describe('dm against a real dm-registry server (--registry-url)', () => {
     assert.ok(JSON.parse(v.stdout).versions.includes('v1.0.3'));
   });
 
+  it('dm search shows the description in DESCRIPTION; dm versions marks the latest and pre-releases', async () => {
+    const env = await isolatedEnv();
+    const json = await runDm(['search', 'redis', '--registry-url', server.url, '-o', 'json'], { env });
+    const hit = (JSON.parse(json.stdout).hits as { reference: string; description?: string }[]).find(
+      (h) => h.reference === `${NAME}/redis`,
+    );
+    assert.ok(hit?.description, 'the hit has a description');
+    const text = await runDm(['search', 'redis', '--registry-url', server.url], { env });
+    assert.equal(text.code, 0, text.stderr);
+    const row = text.stdout.split('\n').find((l) => l.startsWith(`${NAME}/redis `));
+    assert.ok(row?.includes(hit.description), row);
+    const v = await runDm(['versions', 'redis', '--registry-dir', 'registry-fixtures'], { env });
+    assert.equal(v.code, 0, v.stderr);
+    assert.match(v.stdout, /^ {2}v1\.1 {2}\(latest\)$/m);
+    assert.match(v.stdout, /^ {2}v2\.0\.0-rc\.1 {2}\(pre-release\)$/m);
+    assert.match(v.stdout, /^ {2}v1\.0\.3$/m);
+  });
+
   it('an unreachable server is exit 5 with one sentence', async () => {
     const env = await isolatedEnv();
     const r = await runDm(['resolve', `${NAME}/redis:v1`, '--registry-url', 'http://127.0.0.1:9'], { env });

@@ -1,6 +1,6 @@
 /**
  * Conformance: every case in ../shared/conformance/blueprints/ (format: conformance/README.md,
- * spec/blueprints.md §8) through runBlueprintRender with the case as the imports file (the code
+ * docs/blueprints.md) through runBlueprintRender with the case as the imports file (the code
  * path of `dm blueprint render`), and a few through the real CLI.
  */
 import assert from 'node:assert/strict';
@@ -69,7 +69,7 @@ function loadCases(): Case[] {
 const cases = loadCases();
 
 describe('conformance: blueprints', () => {
-  it('has the 16 cases of spec/blueprints.md §8', () => {
+  it('has the 16 cases docs/blueprints.md names', () => {
     assert.equal(cases.length, 16);
   });
 

@@ -1,7 +1,7 @@
 /**
- * Conformance: every case in ../shared/conformance/cloud-init/ (format: conformance/README.md,
- * spec/merging.md §11) through `mergeLoadedDocuments`, the function behind `dm merge`; the
- * merge-sources cases' original files also through the real CLI.
+ * Conformance: every case in ../shared/conformance/cloud-init/ (format: conformance/README.md;
+ * docs/merging.md, "How dm is checked against cloud-init") through `mergeLoadedDocuments`, the
+ * function behind `dm merge`; the merge-sources cases' original files also through the real CLI.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * Conformance with Deckhand (spec/layering.md §18): every case in ../shared/conformance/deckhand/
+ * Conformance with Deckhand (docs/layering.md): every case in ../shared/conformance/deckhand/
  * (format: ../shared/conformance/README.md) goes through the code path of `dm render` (YAML text →
  * parse → renderDocuments), in the given order, reversed and in seeded shuffles; a handful also go
  * through the real `dm` binary.
@@ -189,7 +189,7 @@ describe('deckhand conformance', () => {
   });
 
   // `deckhand_schema_valid` is informational, but it is Deckhand's own verdict: dm's pre-validation
-  // must agree, except where spec/layering.md §3 states a rule the recorded verdict does not show
+  // must agree, except where dm's pre-validation states a rule the recorded verdict does not show
   // (docs/layering.md, "Pre-validation").
   const VALIDATION_DIFFERENCES = new Set([
     'layering-negative__test_layering_documents_with_different_schemas_raises_exc__1',

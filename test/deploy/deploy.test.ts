@@ -1,5 +1,5 @@
 /**
- * `dm deploy` end to end (spec/deployments.md): the real dm CLI and the real kubectl against the
+ * `dm deploy` end to end (docs/deployments.md): the real dm CLI and the real kubectl against the
  * Kubernetes stand-in. Deploy, update with prune, delete, $(ref) ordering, CRD then CR, failure
  * part-way and convergence, dry-run, --wait, two concurrent deploys, DM's CLI forms.
  */
@@ -352,7 +352,7 @@ describe('dm deploy: CRDs, waiting, templates', () => {
     assert.equal(r1.code, 1);
     assert.match(r1.stderr, /not ready within 2s/);
     h.standin.setReady('Deployment', 'default', 'slow', true);
-    const r2 = await h.dm(['deploy', config, '--name', 'slow', '--wait', '--timeout', '20']);
+    const r2 = await h.dm(['deploy', config, '--name', 'slow', '--wait', '--timeout', '300']);
     assert.equal(r2.code, 0, r2.stderr);
   });
 

@@ -13,7 +13,8 @@ const root = new URL('../../../', import.meta.url).pathname;
 export const DM_BIN = join(root, 'bin', 'dm.js');
 
 export interface DmRun {
-  code: number;
+  /** Exit status; null when dm did not exit by itself (killed at the time limit, or not started). */
+  code: number | null;
   stdout: string;
   stderr: string;
 }
@@ -24,7 +25,7 @@ export interface DeployHarness {
   kubeconfig: string;
   dm(args: string[], options?: { timeoutMs?: number }): Promise<DmRun>;
   /** dm with -o json; parses stdout. */
-  dmJson<T = unknown>(args: string[]): Promise<{ code: number; data: T; stderr: string }>;
+  dmJson<T = unknown>(args: string[]): Promise<{ code: number | null; data: T; stderr: string }>;
   file(name: string, text: string): string;
   /** kubectl argument lists dm ran, in order (since the last reset). */
   kubectlCalls(): string[][];
@@ -66,9 +67,12 @@ process.exit(r.status ?? 1);
       execFile(
         process.execPath,
         [DM_BIN, '--kubeconfig', kubeconfig, ...args],
-        { cwd: join(dir, 'work'), env, timeout: o.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 },
+        { cwd: join(dir, 'work'), env, timeout: o.timeoutMs ?? 300_000, maxBuffer: 64 * 1024 * 1024 },
         (error, stdout, stderr) => {
-          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+          if (!error) return resolve({ code: 0, stdout, stderr });
+          if (typeof error.code === 'number') return resolve({ code: error.code, stdout, stderr });
+          const why = error.killed ? 'killed at the time limit' : error.message;
+          resolve({ code: null, stdout, stderr: `${stderr}\n[dm did not exit by itself: ${why}]` });
         },
       );
     });

@@ -1,10 +1,11 @@
 /** `dm expand` and `dm template render` end to end, through the real binary. */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
-import { isolatedEnv, runDm } from '../support/run-cli.js';
+import { isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
 
 function fixture(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'dm-expand-cli-'));
@@ -147,5 +148,92 @@ describe('dm template render', () => {
     });
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, 'resources:\n  - name: n1\n    type: T\n');
+  });
+});
+
+describe('dm expand with ../ imports (test/expand/parent-imports)', () => {
+  const copy = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dm-parent-imports-'));
+    cpSync(join(repoRoot, 'test/expand/parent-imports'), dir, { recursive: true });
+    return dir;
+  };
+  const elsewhere = mkdtempSync(join(tmpdir(), 'dm-cwd-'));
+
+  it('accepts ../ imports inside the project root (the current directory), keyed by the path as written', async () => {
+    const dir = copy();
+    const env = await isolatedEnv();
+    const run = await runDm(['expand', 'deployments/web/config.yaml', '-o', 'json'], { cwd: dir, env });
+    assert.equal(run.code, 0, run.stderr);
+    const out = JSON.parse(run.stdout) as {
+      config: { resources: { name: string; properties: Record<string, unknown> }[] };
+      layout: { resources: { name: string; type: string }[] };
+    };
+    assert.deepEqual(
+      out.config.resources.map((r) => r.name),
+      ['web-vm', 'net-net'],
+    );
+    assert.deepEqual(out.config.resources[0]?.properties.metadata, {
+      items: [{ key: 'startup-script', value: '#!/bin/sh\necho starting\n' }],
+    });
+    assert.equal(out.layout.resources[1]?.type, '../../common/jinja/net.jinja');
+  });
+
+  it('refuses them when nothing marks a project root above the configuration, and accepts them under a .git', async () => {
+    const dir = copy();
+    const env = await isolatedEnv();
+    const config = join(dir, 'deployments/web/config.yaml');
+    const refused = await runDm(['expand', config], { cwd: elsewhere, env });
+    assert.notEqual(refused.code, 0);
+    assert.match(
+      refused.stderr,
+      /import '\.\.\/\.\.\/common\/python\/container_vm\.py' leads outside the project root/,
+    );
+    const git = spawnSync('git', ['init', '-q', dir], { encoding: 'utf8' });
+    assert.equal(git.status, 0, git.stderr);
+    const accepted = await runDm(['expand', config, '-o', 'json'], { cwd: elsewhere, env });
+    assert.equal(accepted.code, 0, accepted.stderr);
+  });
+
+  it('refuses an import that climbs above the project root, and an absolute import', async () => {
+    const dir = copy();
+    const env = await isolatedEnv();
+    const climbing = await runDm(['expand', 'deployments/escape/config.yaml'], { cwd: dir, env });
+    assert.notEqual(climbing.code, 0);
+    assert.match(climbing.stderr, /import '\.\.\/\.\.\/\.\.\/outside\.py' leads outside the project root/);
+    writeFileSync(
+      join(dir, 'abs.yaml'),
+      `imports:\n- path: ${join(dir, 'common/startup.sh')}\nresources: []\n`,
+    );
+    const absolute = await runDm(['expand', 'abs.yaml'], { cwd: dir, env });
+    assert.notEqual(absolute.code, 0);
+    assert.match(absolute.stderr, /must be a relative path, not an absolute one/);
+  });
+});
+
+describe('dm expand --schema-validation', () => {
+  it('strict by default with a hint naming warn; warn by flag or config key prints each violation and expands', async () => {
+    const dir = fixture({
+      'config.yaml': 'resources:\n- {name: r, type: r.jinja, properties: {replicas: three}}\n',
+      'r.jinja': 'resources:\n- {name: x, type: T, properties: {replicas: {{ properties.replicas }}}}\n',
+      'r.jinja.schema': 'properties:\n  replicas: {type: int}\n',
+    });
+    const env = await isolatedEnv();
+    const config = join(dir, 'config.yaml');
+    const strict = await runDm(['expand', config], { env });
+    assert.equal(strict.code, 4, strict.stderr);
+    assert.match(strict.stderr, /properties\.replicas: must be integer/);
+    assert.match(strict.stderr, /--schema-validation warn/);
+    const warn = await runDm(['expand', config, '--schema-validation', 'warn', '-o', 'json'], { env });
+    assert.equal(warn.code, 0, warn.stderr);
+    assert.match(warn.stderr, /warning: r \([^)]*r\.jinja\): properties\.replicas: must be integer/);
+    assert.equal(JSON.parse(warn.stdout).config.resources[0].properties.replicas, 'three');
+    const bad = await runDm(['expand', config, '--schema-validation', 'loose'], { env });
+    assert.equal(bad.code, 2, bad.stderr);
+    mkdirSync(join(env.XDG_CONFIG_HOME!, 'dm'), { recursive: true });
+    writeFileSync(join(env.XDG_CONFIG_HOME!, 'dm', 'config.yaml'), 'schemaValidation: warn\n');
+    const configured = await runDm(['expand', config], { env });
+    assert.equal(configured.code, 0, configured.stderr);
+    const flagWins = await runDm(['expand', config, '--schema-validation', 'strict'], { env });
+    assert.equal(flagWins.code, 4, flagWins.stderr);
   });
 });

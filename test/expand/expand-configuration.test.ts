@@ -1,4 +1,7 @@
-/** DM expansion semantics, written from spec/expansion.md §1–§3, §5, §6 (real sandbox, real files). */
+/**
+ * DM expansion semantics (docs/expansion.md: configurations, schemas, value references), with the
+ * real sandbox and real files.
+ */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -253,6 +256,87 @@ describe('expandConfiguration()', () => {
     assert.deepEqual(result.config.resources, [{ name: 'x', type: 'T' }]);
   });
 
+  it('expandConfiguration() writes no resources key in the layout of a template that rendered none', async () => {
+    const result = await expand({
+      'config.yaml': 'resources:\n- {name: a, type: e.jinja, properties: {k: 1}}\n- {name: b, type: n.py}\n',
+      'e.jinja': 'resources: []\n',
+      'n.py': 'def GenerateConfig(context):\n    return {"resources": None}\n',
+    });
+    assert.deepEqual(result.layout.resources, [
+      { name: 'a', type: 'e.jinja', properties: { k: 1 } },
+      { name: 'b', type: 'n.py' },
+    ]);
+    assert.deepEqual(result.config.resources, []);
+  });
+
+  it("expandConfiguration() drops a template's final newline on every path, as Jinja2 and PyYAML did", async () => {
+    const block =
+      'resources:\n- name: {{ env.name }}-vm\n  type: VM\n  properties:\n    startup: |\n      echo one\n      echo two\n';
+    const result = await expand({
+      'config.yaml':
+        'resources:\n- {name: top, type: top.jinja}\n- {name: py, type: p.py}\n- {name: inc, type: inc.jinja}\n',
+      'top.jinja': 'resources:\n- {name: mid, type: mid.jinja}\n',
+      'mid.jinja': block,
+      'inc.jinja': "{% include 'part.jinja' %}\n",
+      'part.jinja': block,
+      'inc.jinja.schema': 'imports:\n- path: part.jinja\n',
+      'p.py':
+        'def GenerateConfig(context):\n    return "resources:\\n- name: x\\n  type: VM\\n  properties:\\n    startup: |\\n      echo py"\n',
+    });
+    const startups = result.config.resources.map((r) => [r.name, r.properties?.startup]);
+    assert.deepEqual(startups, [
+      ['mid-vm', 'echo one\necho two'],
+      ['x', 'echo py'],
+      ['inc-vm', 'echo one\necho two'],
+    ]);
+  });
+
+  it("expandConfiguration() gives Python templates DM's yaml module and Python 2 mapping methods", async () => {
+    const py = [
+      'import yaml',
+      'from helpers import util',
+      'def GenerateConfig(context):',
+      '    doc = yaml.load(context.imports["data.yaml"])',
+      '    labels = dict((k, v) for k, v in context.properties["labels"].iteritems())',
+      '    assert context.properties.has_key("labels") and context.env.has_key("name")',
+      '    assert not context.properties["labels"].has_key("nope")',
+      '    text = yaml.dump({"b": [1, 2], "a": {"x": "y"}})',
+      '    return yaml.dump({"resources": [{"name": doc["name"], "type": "T",',
+      '        "properties": {"labels": labels, "dumped": text, "keys": sorted(util.keys(context.properties))}}]})',
+    ].join('\n');
+    const result = await expand({
+      'config.yaml':
+        'imports:\n- path: data.yaml\n- path: helpers/util.py\nresources:\n- {name: a, type: y.py, properties: {labels: {app: web}}}\n',
+      'y.py': py,
+      'data.yaml': 'name: from-yaml\n',
+      'helpers/util.py': 'def keys(d):\n    return list(d.iterkeys())\n',
+    });
+    assert.deepEqual(result.config.resources, [
+      {
+        name: 'from-yaml',
+        type: 'T',
+        properties: { labels: { app: 'web' }, dumped: 'a: {x: y}\nb: [1, 2]\n', keys: ['labels'] },
+      },
+    ]);
+  });
+
+  it('expandConfiguration() keeps yaml.load safe whatever Loader a template names', async () => {
+    const error = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: u.py}\n',
+      'u.py':
+        'import yaml\ndef GenerateConfig(context):\n    yaml.load("!!python/object/apply:os.getcwd []", Loader=yaml.Loader)\n    return {"resources": []}\n',
+    });
+    assert.match(error.message, /u\.py:3: ConstructorError/);
+  });
+
+  it('expandConfiguration() reports Python 2-only syntax with file:line, saying the template is Python 2', async () => {
+    const error = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: old.py}\n',
+      'old.py': 'def GenerateConfig(context):\n    print "hello"\n    return {"resources": []}\n',
+    });
+    assert.match(error.message, /old\.py:2: SyntaxError: Missing parentheses in call to 'print'.*Python 2/);
+  });
+
   it('expandConfiguration() merges values/--properties over the top-level template properties', async () => {
     const result = await expand(
       {
@@ -293,7 +377,70 @@ properties:
       port: { number: 80, protocol: 'TCP' },
       labels: { tier: 'web' },
     });
-    assert.deepEqual(result.layout.resources[0]?.properties, { replicas: 2 });
+    // DM's layout carries the properties after schema defaults (its jinja_defaults case).
+    assert.deepEqual(result.layout.resources[0]?.properties, result.config.resources[0]?.properties);
+  });
+
+  it('the layout shows a property given only by a schema default, also without properties', async () => {
+    const result = await expand({
+      'config.yaml': 'resources:\n- {name: a, type: d.jinja}\n',
+      'd.jinja': T,
+      'd.jinja.schema': 'properties:\n  size: {type: integer, default: 10}\n',
+    });
+    assert.deepEqual(result.layout.resources, [
+      { name: 'a', type: 'd.jinja', properties: { size: 10 }, resources: [{ name: 'x', type: 'T' }] },
+    ]);
+  });
+
+  it('reads Python type names in schemas as JSON Schema types', async () => {
+    const result = await expand({
+      'config.yaml':
+        'resources:\n- {name: a, type: p.jinja, properties: {n: 2, flag: true, l: [1], d: {}}}\n',
+      'p.jinja': T,
+      'p.jinja.schema':
+        'properties:\n  n: {type: int}\n  flag: {type: bool}\n  s: {type: str, default: x}\n  f: {type: float, default: 1.5}\n  l: {type: list}\n  d:\n    type: dict\n',
+    });
+    assert.deepEqual(result.config.resources[0]?.properties, {
+      n: 2,
+      flag: true,
+      l: [1],
+      d: {},
+      s: 'x',
+      f: 1.5,
+    });
+    const bad = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: p.jinja, properties: {n: two}}\n',
+      'p.jinja': T,
+      'p.jinja.schema': 'properties:\n  n: {type: int}\n',
+    });
+    assert.match(bad.message, /properties\.n: must be integer/);
+    assert.match(bad.hint ?? '', /--schema-validation warn/);
+  });
+
+  it('--schema-validation warn expands anyway and reports every violation; off reports none', async () => {
+    const files = {
+      'config.yaml': 'resources:\n- {name: a, type: w.jinja, properties: {replicas: three, env: [x]}}\n',
+      'w.jinja': T,
+      'w.jinja.schema':
+        'properties:\n  replicas: {type: int}\n  env: {type: object}\n  image: {type: string, default: nginx}\n',
+    };
+    const warned: string[] = [];
+    const result = await expand(files, {
+      schemaValidation: 'warn',
+      onWarning: (w) => warned.push(`${w.code} ${w.message}`),
+    });
+    assert.deepEqual(result.config.resources[0]?.properties, {
+      replicas: 'three',
+      env: ['x'],
+      image: 'nginx',
+    });
+    assert.equal(warned.length, 2);
+    assert.match(warned[0]!, /^SCHEMA_VIOLATION a \([^)]*w\.jinja\): properties\.replicas: must be integer/);
+    assert.match(warned[1]!, /properties\.env: must be object/);
+    const quiet: string[] = [];
+    const off = await expand(files, { schemaValidation: 'off', onWarning: (w) => quiet.push(w.message) });
+    assert.deepEqual(off.config.resources[0]?.properties, { replicas: 'three', env: ['x'], image: 'nginx' });
+    assert.deepEqual(quiet, []);
   });
 
   it('applySchema() reports every error together with property paths', async () => {

@@ -1,5 +1,5 @@
 /**
- * The hostile-template corpus (spec/expansion.md §7): templates that try to escape or exhaust
+ * The hostile-template corpus (docs/expansion.md, "Isolation"): templates that try to escape or exhaust
  * the renderer. Each must fail with a DmError whose category is `blocked` or `limit`, and the
  * same sandbox must render a harmless template right after (the caller carries on).
  */

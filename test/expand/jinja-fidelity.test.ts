@@ -1,5 +1,5 @@
 /**
- * The differential fidelity suite (spec/expansion.md §4): every template of the corpus
+ * The differential fidelity suite (docs/expansion.md, "The fidelity suite"): every template of the corpus
  * (corpus/jinja-cases.yaml, plus the Jinja templates of registry-fixtures/) is rendered by dm and
  * by Python's Jinja2 (jinja2_reference.py), and the two must give the same bytes (and so the same
  * YAML). A difference is either fixed or an explicit rejection (`expect: reject`) with its case.
@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseYaml, parseYamlDocuments } from '../../client/src/document/yaml.js';
 import { applySchema, parseTemplateSchema } from '../../client/src/expand/index.js';
 import { renderJinja } from '../../client/src/expand/jinja/compat.js';
+import { findOracle } from '../support/python-oracle.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The repository root, from dist/test/expand or test/expand. */
@@ -29,21 +30,16 @@ interface Case {
   template: string;
   context: Record<string, unknown>;
   files: Record<string, string>;
-  expect?: 'error' | 'reject';
+  expect?: 'error' | 'reject' | 'syntax-error';
 }
 
 interface OracleResult {
   ok: boolean;
   text?: string;
   error?: string;
-}
-
-export function findOracle(): string | undefined {
-  for (const python of ['python3', '/usr/bin/python3']) {
-    const probe = spawnSync(python, ['-c', 'import jinja2, yaml'], { encoding: 'utf8' });
-    if (probe.status === 0) return python;
-  }
-  return undefined;
+  /** For syntax errors: the message and line, which dm must give alike. */
+  message?: string;
+  line?: number;
 }
 
 function loadCorpus(): Case[] {
@@ -146,7 +142,12 @@ function renderWithDm(c: Case): OracleResult {
   try {
     return { ok: true, text: renderJinja(c.template, c.context, { name: 'template.jinja', files: c.files }) };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    const line = (error as { lineno?: unknown }).lineno;
+    return {
+      ok: false,
+      error: error instanceof Error ? error.message : String(error),
+      ...(typeof line === 'number' ? { line } : {}),
+    };
   }
 }
 
@@ -187,6 +188,12 @@ describe('Jinja fidelity against Python Jinja2', () => {
           false,
           `dm rendered ${JSON.stringify(got.text)} where Jinja2 fails with ${want.error}`,
         );
+        return;
+      }
+      if (c.expect === 'syntax-error') {
+        assert.equal(want.ok, false, `Jinja2 was expected to fail but rendered ${JSON.stringify(want.text)}`);
+        assert.ok(want.message, `Jinja2 failed, but not with a syntax error: ${want.error}`);
+        assert.deepEqual({ message: got.error, line: got.line }, { message: want.message, line: want.line });
         return;
       }
       if (c.expect === 'reject') {

@@ -1,8 +1,8 @@
 /**
- * Property-based differential test (spec/expansion.md §4): random Jinja expressions over the
- * fidelity corpus' data, printed by dm and by Python's Jinja2, must agree — the same text, or
- * both failing. The seed is fixed, so a failure is reproducible; the oracle is the same as the
- * fidelity suite's, and its absence fails the test.
+ * Property-based differential test (docs/expansion.md, "The fidelity suite"): random Jinja
+ * expressions over the fidelity corpus' data, printed by dm and by Python's Jinja2, must agree —
+ * the same text, or both failing. The seed is fixed, so a failure is reproducible; the oracle is
+ * the same as the fidelity suite's, and its absence fails the test.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -12,6 +12,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { renderJinja } from '../../client/src/expand/jinja/compat.js';
+import { findOracle } from '../support/python-oracle.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = [join(here, '../../..'), join(here, '../..')].find((d) =>
@@ -162,13 +163,6 @@ const expression: fc.Arbitrary<string> = fc.letrec<{ expr: string }>((tie) => ({
       .map(([a, t]) => `(${a} is ${t})`),
   ),
 })).expr;
-
-function findOracle(): string | undefined {
-  for (const python of ['python3', '/usr/bin/python3']) {
-    if (spawnSync(python, ['-c', 'import jinja2, yaml']).status === 0) return python;
-  }
-  return undefined;
-}
 
 const names = ['v', 'w'];
 const statement: fc.Arbitrary<string> = fc.letrec<{ block: string; stmt: string }>((tie) => ({

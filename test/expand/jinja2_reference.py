@@ -3,10 +3,9 @@
 Reads a JSON list of cases on stdin, each {"name", "template", "context", "files"}, and writes a
 JSON list of results, each {"ok": true, "text": ...} or {"ok": false, "error": "Type: message"}.
 The environment is Deployment Manager's: Jinja2 defaults (autoescape off, trailing newline
-dropped, plain Undefined), templates by name from the files, plus dm's two extra filters
-(b64encode, b64decode), registered here so that both sides have them.
+dropped, plain Undefined), templates by name from the files, and no extra filters (DM's
+expander registered none).
 """
-import base64
 import json
 import sys
 
@@ -14,21 +13,14 @@ import jinja2
 import yaml  # noqa: F401  (the suite requires the same interpreter to have PyYAML)
 
 
-def b64encode(value):
-    return base64.b64encode(str(value).encode('utf-8')).decode('ascii')
-
-
-def b64decode(value):
-    return base64.b64decode(str(value).encode('ascii')).decode('utf-8')
-
-
 def render(case):
     env = jinja2.Environment(loader=jinja2.DictLoader(case.get('files') or {}))
-    env.filters['b64encode'] = b64encode
-    env.filters['b64decode'] = b64decode
     try:
         template = env.from_string(case['template'])
         return {'ok': True, 'text': template.render(**(case.get('context') or {}))}
+    except jinja2.TemplateSyntaxError as e:
+        return {'ok': False, 'error': '%s: %s' % (type(e).__name__, e.message), 'message': e.message,
+                'line': e.lineno}
     except Exception as e:  # every failure is a result to compare, not a crash
         return {'ok': False, 'error': '%s: %s' % (type(e).__name__, e)}
 

@@ -482,6 +482,10 @@ export async function startGitHubStandin(options: StandinOptions): Promise<Stand
       send(req, res, 500, { message: (error as Error).message });
     }
   });
+  // No idle timeout on kept-alive connections: a client whose event loop was busy past it (this
+  // stand-in usually runs inside the test process) sends its next request on a connection the
+  // stand-in is closing right then, and fetch fails with "other side closed". close() ends them.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

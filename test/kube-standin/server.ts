@@ -1,11 +1,15 @@
 /**
- * A STAND-IN Kubernetes API server for tests (spec/deployments.md §4): the real `kubectl` talks to it
- * over HTTP(S) on loopback. It is not Kubernetes; it imitates what kubectl 1.32 sees from a 1.32 API
- * server, strictly enough to catch real bugs: discovery (legacy and aggregated), OpenAPI v3 declaring
- * `fieldValidation`, server-side apply with field ownership, conflicts, force and dry-run, GET/LIST/
- * DELETE and watches with replay and 410, name validation, namespace existence and termination,
- * Status objects, resourceVersion/generation, readiness the test switches, TLS with a bearer token,
- * and a request log. Test code only: product code never imports it.
+ * A STAND-IN Kubernetes API server for tests (docs/deployments.md, "Testing against Kubernetes"): the
+ * real `kubectl` talks to it over HTTP(S) on loopback. It is not Kubernetes; it imitates what kubectl
+ * 1.32 sees from a 1.32 API server, strictly enough to catch real bugs: discovery (legacy and
+ * aggregated), OpenAPI v3 declaring `fieldValidation`, server-side apply with field ownership,
+ * conflicts, force and dry-run, GET/LIST/DELETE and watches with replay and 410, name validation,
+ * namespace existence and termination, Status objects, resourceVersion/generation, readiness the test
+ * switches, TLS with a bearer token, and a request log. Test code only: product code never imports it.
+ * What takes time in a cluster (CRD establishment, namespace finalization, rollouts) happens after a
+ * short delay or, for tests whose outcome must not depend on kubectl's speed, when the test says so
+ * (`crdEstablishDelayMs: null` / `establish`, `namespaceFinalizeMs: null` / `finalizeNamespace`,
+ * `setReady`), typically once `nextRequest` shows kubectl watching for it.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -50,9 +54,12 @@ export interface StandinOptions {
   openapi?: boolean;
   /** Minor version reported by /version (default '32'). */
   minor?: string;
-  /** Delay before a new CRD is Established and served (default 150 ms). */
-  crdEstablishDelayMs?: number;
-  /** Delay before a deleted namespace's contents and itself are gone; `null` keeps it Terminating. */
+  /** Delay before a new CRD is Established and served (default 150 ms); `null` waits for `establish`. */
+  crdEstablishDelayMs?: number | null;
+  /**
+   * Delay before a deleted namespace's contents and itself are gone (default 50 ms); `null` keeps it
+   * Terminating until `finalizeNamespace`.
+   */
   namespaceFinalizeMs?: number | null;
   /** Delay of the stand-in "controllers" that write workload status (default 30 ms). */
   controllerDelayMs?: number;
@@ -99,6 +106,16 @@ export interface KubeStandin {
   setReadyByDefault(ready: boolean): void;
   /** Forgets watch history up to now: watches from older resource versions get 410 Expired. */
   compact(): void;
+  /** Establishes a CRD now (its kinds are served from now on), as `crdEstablishDelayMs` would later. */
+  establish(crdName: string): void;
+  /** Removes a Terminating namespace and its contents now, as `namespaceFinalizeMs` would later. */
+  finalizeNamespace(name: string): void;
+  /**
+   * Resolves with the first request `match` accepts that arrives from this call on, once the stand-in
+   * has handled it (answered it, or for a watch, registered the watcher and sent the replay). Tests
+   * act on what kubectl did, not on how long it took: e.g. make a workload ready once kubectl watches.
+   */
+  nextRequest(match: (request: RequestRecord) => boolean): Promise<RequestRecord>;
   close(): Promise<void>;
 }
 
@@ -175,7 +192,7 @@ export async function startKubeStandin(options: StandinOptions = {}): Promise<Ku
   const aggregated = options.aggregatedDiscovery ?? true;
   const openapi = options.openapi ?? true;
   const minor = options.minor ?? '32';
-  const crdDelay = options.crdEstablishDelayMs ?? 150;
+  const crdDelay = options.crdEstablishDelayMs === undefined ? 150 : options.crdEstablishDelayMs;
   const nsFinalize = options.namespaceFinalizeMs === undefined ? 50 : options.namespaceFinalizeMs;
   const controllerDelay = options.controllerDelayMs ?? 30;
   let readyByDefault = options.readyByDefault ?? true;
@@ -187,6 +204,10 @@ export async function startKubeStandin(options: StandinOptions = {}): Promise<Ku
   const watchers = new Set<Watcher>();
   const timers = new Set<NodeJS.Timeout>();
   const log: RequestRecord[] = [];
+  const requestWaiters = new Set<{
+    match: (r: RequestRecord) => boolean;
+    resolve: (r: RequestRecord) => void;
+  }>();
   let rv = 1000;
   let compactedRv = 0;
   let seq = 0;
@@ -822,7 +843,8 @@ export async function startKubeStandin(options: StandinOptions = {}): Promise<Ku
     objects.set(storeKey(type.group, type.plural, ns, name), stored);
     emit(live ? 'MODIFIED' : 'ADDED', stored);
     if (type.readiness) later(controllerDelay, () => writeStatus(stored));
-    if (type.kind === 'CustomResourceDefinition' && !live) later(crdDelay, () => establish(name));
+    if (type.kind === 'CustomResourceDefinition' && !live && crdDelay !== null)
+      later(crdDelay, () => establish(name));
     return { status: live ? 200 : 201, body: external(stored) };
   }
 
@@ -1151,6 +1173,11 @@ export async function startKubeStandin(options: StandinOptions = {}): Promise<Ku
         );
       }
     }
+    for (const waiter of [...requestWaiters]) {
+      if (!waiter.match(record)) continue;
+      requestWaiters.delete(waiter);
+      waiter.resolve(record);
+    }
   }
 
   function route(
@@ -1357,6 +1384,10 @@ export async function startKubeStandin(options: StandinOptions = {}): Promise<Ku
   const server: Server = cert
     ? createHttpsServer({ cert: cert.cert, key: cert.key }, listener)
     : createHttpServer(listener);
+  // No idle timeout on kept-alive connections: with one, a request kubectl sends on a connection the
+  // moment the stand-in closes it for idleness is lost (client-go does not resend a PATCH), and on a
+  // busy machine that moment comes. Connections end when kubectl exits, or at close().
+  server.keepAliveTimeout = 0;
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -1425,6 +1456,20 @@ export async function startKubeStandin(options: StandinOptions = {}): Promise<Ku
     compact() {
       compactedRv = rv;
       events.length = 0;
+    },
+    establish(crdName) {
+      if (!objects.has(storeKey('apiextensions.k8s.io', 'customresourcedefinitions', '', crdName)))
+        throw new Error(`the stand-in has no CustomResourceDefinition ${crdName}`);
+      establish(crdName);
+    },
+    finalizeNamespace(name) {
+      const ns = namespaceExists(name);
+      if (!ns || !meta(ns.object).deletionTimestamp)
+        throw new Error(`the stand-in has no Terminating namespace ${name}`);
+      finalizeNamespace(name);
+    },
+    nextRequest(match) {
+      return new Promise((resolve) => requestWaiters.add({ match, resolve }));
     },
     async close() {
       for (const t of timers) clearTimeout(t);

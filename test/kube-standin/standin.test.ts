@@ -1,6 +1,7 @@
 /**
- * The stand-in API server, driven by the real kubectl (spec/deployments.md §4). kubectl is a
- * dispatcher that picks its build from the server's /version; the stand-in reports 1.32.
+ * The stand-in API server, driven by the real kubectl (docs/deployments.md, "Testing against
+ * Kubernetes"). kubectl is a dispatcher that picks its build from the server's /version; the
+ * stand-in reports 1.32.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,9 +9,15 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { kubectl, normalizeRequestLine, requestLinesFromKubectlLog } from './kubectl.js';
-import { MANIFEST, NAMESPACE_MANIFEST, SCENARIOS } from './scenarios.js';
-import { type KubeStandin, type StandinOptions, startKubeStandin } from './server.js';
+import {
+  assertFailed,
+  assertSucceeded,
+  kubectl,
+  normalizeRequestLine,
+  requestLinesFromKubectlLog,
+} from './kubectl.js';
+import { MANIFEST, NAMESPACE_MANIFEST, reactToWatch, SCENARIOS } from './scenarios.js';
+import { type KubeStandin, type RequestRecord, type StandinOptions, startKubeStandin } from './server.js';
 
 const fixtures = new URL('../../../test/kube-standin/fixtures/', import.meta.url).pathname;
 
@@ -20,6 +27,10 @@ interface Harness {
   kubeconfig: string;
   cacheDir: string;
   run: (args: string[], input?: string) => ReturnType<typeof kubectl>;
+  /** Runs kubectl and asserts it exited 0 (the message carries its stderr). */
+  ok: (args: string[], input?: string) => ReturnType<typeof kubectl>;
+  /** Runs kubectl and asserts it failed by itself (non-zero exit, not killed at the time limit). */
+  fails: (args: string[]) => ReturnType<typeof kubectl>;
   file: (name: string, text: string) => string;
   close: () => Promise<void>;
 }
@@ -29,12 +40,16 @@ async function harness(options: StandinOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'kube-standin-test-'));
   const kubeconfig = standin.writeKubeconfig(dir, { contexts: { other: 'other-ns' } });
   const cacheDir = join(dir, 'cache');
+  const run = (args: string[], input?: string) =>
+    kubectl(args, { kubeconfig, cacheDir, ...(input === undefined ? {} : { input }) });
   return {
     standin,
     dir,
     kubeconfig,
     cacheDir,
-    run: (args, input) => kubectl(args, { kubeconfig, cacheDir, ...(input === undefined ? {} : { input }) }),
+    run,
+    ok: async (args, input) => assertSucceeded(await run(args, input)),
+    fails: async (args) => assertFailed(await run(args)),
     file: (name, text) => {
       const path = join(dir, name);
       writeFileSync(path, text);
@@ -73,6 +88,10 @@ function call(
 
 const apply = ['apply', '--server-side', '--field-manager=dm'];
 
+/** Matches a watch request on a resource (`deployments`, …). */
+const watching = (plural: string) => (r: RequestRecord) =>
+  r.query.watch === 'true' && r.path.endsWith(`/${plural}`);
+
 describe('kube stand-in with the real kubectl', () => {
   let h: Harness;
   before(async () => {
@@ -83,8 +102,7 @@ describe('kube stand-in with the real kubectl', () => {
   });
 
   it('/version reports 1.32 and the kubectl dispatcher runs 1.32', async () => {
-    const r = await h.run(['version', '-o', 'json']);
-    assert.equal(r.code, 0, r.stderr);
+    const r = await h.ok(['version', '-o', 'json']);
     const v = JSON.parse(r.stdout);
     assert.equal(v.serverVersion.minor, '32');
     assert.match(v.clientVersion.gitVersion, /^v1\.32\./);
@@ -96,16 +114,16 @@ describe('kube stand-in with the real kubectl', () => {
     assert.equal(JSON.parse(r.body).reason, 'Unauthorized');
     const dir = mkdtempSync(join(tmpdir(), 'kube-standin-notoken-'));
     const kubeconfig = h.standin.writeKubeconfig(dir, { wrongToken: true });
-    const k = await kubectl(['get', 'configmaps'], { kubeconfig, cacheDir: join(dir, 'cache') });
-    assert.notEqual(k.code, 0);
+    const k = assertFailed(
+      await kubectl(['get', 'configmaps'], { kubeconfig, cacheDir: join(dir, 'cache') }),
+    );
     assert.match(k.stderr, /Unauthorized|must be logged in/);
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('server-side apply creates (201), updates (200) and bumps resourceVersion and generation', async () => {
     const f = h.file('m1.yaml', MANIFEST.replaceAll('name: a}', 'name: ssa-a}').replaceAll('web', 'ssa-web'));
-    const r1 = await h.run([...apply, '-f', f]);
-    assert.equal(r1.code, 0, r1.stderr);
+    await h.ok([...apply, '-f', f]);
     const patches = h.standin.log.filter((e) => e.method === 'PATCH');
     assert.deepEqual(
       patches.map((p) => [
@@ -125,8 +143,7 @@ describe('kube stand-in with the real kubectl', () => {
     assert.equal((dep1.metadata as { generation: number }).generation, 1);
     // Unchanged apply: 200, no new resourceVersion.
     h.standin.clearLog();
-    const r2 = await h.run([...apply, '-f', f]);
-    assert.equal(r2.code, 0, r2.stderr);
+    await h.ok([...apply, '-f', f]);
     assert.deepEqual(
       h.standin.log.filter((e) => e.method === 'PATCH').map((p) => p.status),
       [200, 200],
@@ -138,15 +155,17 @@ describe('kube stand-in with the real kubectl', () => {
     );
     // A spec change bumps generation; a label change does not.
     const changed = readFileSync(f, 'utf8').replace('image: nginx', 'image: nginx:2');
-    await h.run([...apply, '-f', h.file('m1b.yaml', changed)]);
+    await h.ok([...apply, '-f', h.file('m1b.yaml', changed)]);
     const dep2 = h.standin.get('apps/v1', 'Deployment', 'default', 'ssa-web')!;
     assert.equal((dep2.metadata as { generation: number }).generation, 2);
+    // (A label value like `y` would be a YAML 1.1 boolean to kubectl, and the apply would fail.)
     const labelled = changed.replace(
       'metadata: {name: ssa-web}',
-      'metadata: {name: ssa-web, labels: {x: y}}',
+      'metadata: {name: ssa-web, labels: {tier: front}}',
     );
-    await h.run([...apply, '-f', h.file('m1c.yaml', labelled)]);
+    await h.ok([...apply, '-f', h.file('m1c.yaml', labelled)]);
     const dep3 = h.standin.get('apps/v1', 'Deployment', 'default', 'ssa-web')!;
+    assert.deepEqual((dep3.metadata as { labels: unknown }).labels, { tier: 'front' });
     assert.equal((dep3.metadata as { generation: number }).generation, 2);
     assert.notEqual(
       (dep3.metadata as { resourceVersion: string }).resourceVersion,
@@ -159,33 +178,24 @@ describe('kube stand-in with the real kubectl', () => {
       'own1.yaml',
       'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: owned}\ndata: {a: "1", b: "2"}\n',
     );
-    assert.equal((await h.run([...apply, '-f', v1])).code, 0);
+    await h.ok([...apply, '-f', v1]);
     // Same value from another manager: shared ownership, no conflict.
     const same = h.file(
       'own2.yaml',
       'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: owned}\ndata: {a: "1"}\n',
     );
-    assert.equal((await h.run(['apply', '--server-side', '--field-manager=other', '-f', same])).code, 0);
+    await h.ok(['apply', '--server-side', '--field-manager=other', '-f', same]);
     // Changed value: 409 with a FieldManagerConflict cause.
     const changed = h.file(
       'own3.yaml',
       'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: owned}\ndata: {b: "3"}\n',
     );
     h.standin.clearLog();
-    const conflict = await h.run(['apply', '--server-side', '--field-manager=other', '-f', changed]);
-    assert.notEqual(conflict.code, 0);
+    const conflict = await h.fails(['apply', '--server-side', '--field-manager=other', '-f', changed]);
     assert.match(conflict.stderr, /conflict with "dm"/);
     const patch = h.standin.log.find((e) => e.method === 'PATCH')!;
     assert.equal(patch.status, 409);
-    const forced = await h.run([
-      'apply',
-      '--server-side',
-      '--field-manager=other',
-      '--force-conflicts',
-      '-f',
-      changed,
-    ]);
-    assert.equal(forced.code, 0, forced.stderr);
+    await h.ok(['apply', '--server-side', '--field-manager=other', '--force-conflicts', '-f', changed]);
     assert.equal(h.standin.log.at(-1)!.query.force, 'true');
     let cm = h.standin.get('v1', 'ConfigMap', 'default', 'owned')!;
     assert.deepEqual(cm.data, { a: '1', b: '3' });
@@ -195,12 +205,12 @@ describe('kube stand-in with the real kubectl', () => {
       'own4.yaml',
       'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: owned}\ndata: {c: "4"}\n',
     );
-    assert.equal((await h.run([...apply, '-f', none])).code, 0);
+    await h.ok([...apply, '-f', none]);
     cm = h.standin.get('v1', 'ConfigMap', 'default', 'owned')!;
     assert.deepEqual(cm.data, { b: '3', c: '4' });
     // other drops everything it owns: b goes, c (dm's) stays.
     const empty = h.file('own5.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: owned}\n');
-    assert.equal((await h.run(['apply', '--server-side', '--field-manager=other', '-f', empty])).code, 0);
+    await h.ok(['apply', '--server-side', '--field-manager=other', '-f', empty]);
     cm = h.standin.get('v1', 'ConfigMap', 'default', 'owned')!;
     assert.deepEqual(cm.data, { c: '4' });
     const managers = (cm.metadata as { managedFields: { manager: string }[] }).managedFields.map(
@@ -211,8 +221,7 @@ describe('kube stand-in with the real kubectl', () => {
 
   it('dry-run stores nothing', async () => {
     const f = h.file('dry.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dry}\ndata: {a: "1"}\n');
-    const r = await h.run([...apply, '--dry-run=server', '-f', f]);
-    assert.equal(r.code, 0, r.stderr);
+    const r = await h.ok([...apply, '--dry-run=server', '-f', f]);
     assert.match(r.stdout, /server dry run/);
     assert.equal(h.standin.log.at(-1)!.query.dryRun, 'All');
     assert.equal(h.standin.get('v1', 'ConfigMap', 'default', 'dry'), undefined);
@@ -230,7 +239,7 @@ describe('kube stand-in with the real kubectl', () => {
     );
     h.standin.clearLog();
     const r = await h.run([...apply, '-f', bad]);
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 1, r.stderr);
     assert.deepEqual(
       h.standin.log.filter((e) => e.method === 'PATCH').map((e) => e.status),
       [422, 422, 422, 201],
@@ -244,18 +253,15 @@ describe('kube stand-in with the real kubectl', () => {
     const h2 = await harness({ namespaceFinalizeMs: null });
     try {
       const f = h2.file('cm.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n');
-      const missing = await h2.run([...apply, '-n', 'nope', '-f', f]);
-      assert.notEqual(missing.code, 0);
+      const missing = await h2.fails([...apply, '-n', 'nope', '-f', f]);
       assert.match(missing.stderr, /namespaces "nope" not found/);
-      await h2.run([...apply, '-f', h2.file('ns.yaml', NAMESPACE_MANIFEST)]);
-      assert.equal((await h2.run([...apply, '-n', 'team', '-f', f])).code, 0);
-      await h2.run(['delete', 'namespace', 'team', '--wait=false']);
-      const terminating = await h2.run([...apply, '-n', 'team', '-f', f.replace('cm.yaml', 'cm.yaml')]);
+      await h2.ok([...apply, '-f', h2.file('ns.yaml', NAMESPACE_MANIFEST)]);
+      await h2.ok([...apply, '-n', 'team', '-f', f]);
+      await h2.ok(['delete', 'namespace', 'team', '--wait=false']);
       // The existing object is updated only if unchanged: a new one is refused.
+      await h2.ok([...apply, '-n', 'team', '-f', f]);
       const other = h2.file('cm2.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: yy}\n');
-      const refused = await h2.run([...apply, '-n', 'team', '-f', other]);
-      assert.equal(terminating.code, 0);
-      assert.notEqual(refused.code, 0);
+      const refused = await h2.fails([...apply, '-n', 'team', '-f', other]);
       assert.match(refused.stderr, /because it is being terminated/);
     } finally {
       await h2.close();
@@ -264,15 +270,13 @@ describe('kube stand-in with the real kubectl', () => {
 
   it('is strict: unknown kinds are not discovered, unknown fields are a 400 strict decoding error, protobuf a 415', async () => {
     const unknownKind = h.file('uk.yaml', 'apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n');
-    const r1 = await h.run([...apply, '-f', unknownKind]);
-    assert.notEqual(r1.code, 0);
+    const r1 = await h.fails([...apply, '-f', unknownKind]);
     assert.match(r1.stderr, /no matches for kind "Gadget"|could not find the requested resource/);
     const unknownField = h.file(
       'uf.yaml',
       'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: uf}\ndatta: {a: "1"}\n',
     );
-    const r2 = await h.run([...apply, '-f', unknownField]);
-    assert.notEqual(r2.code, 0);
+    const r2 = await h.fails([...apply, '-f', unknownField]);
     assert.match(r2.stderr, /strict decoding error: unknown field "datta"/);
     const r3 = await call(h.standin, 'POST', '/api/v1/namespaces/default/configmaps', {
       body: 'x',
@@ -287,8 +291,8 @@ describe('kube stand-in with the real kubectl', () => {
   });
 
   it('CRD then CR: the CR is refused until the CRD is Established, then served', async () => {
-    // A slow establishment so the early apply surely comes before it, even on a busy machine.
-    const h = await harness({ crdEstablishDelayMs: 3000 });
+    // The CRD stays unestablished until the test establishes it: no race with kubectl on a busy machine.
+    const h = await harness({ crdEstablishDelayMs: null });
     try {
       const crd = h.file(
         'crd.yaml',
@@ -310,18 +314,22 @@ spec:
         'cr.yaml',
         'apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 3}\n',
       );
-      assert.equal((await h.run([...apply, '-f', crd])).code, 0);
-      const early = await h.run([...apply, '-f', cr]);
-      assert.notEqual(early.code, 0);
-      const wait = await h.run([
+      await h.ok([...apply, '-f', crd]);
+      const early = await h.fails([...apply, '-f', cr]);
+      assert.match(early.stderr, /no matches for kind "Widget"/);
+      assert.equal(h.standin.get('example.com/v1', 'Widget', 'default', 'w1'), undefined);
+      // Established while kubectl waits for it (once it watches), as the API server's controller would.
+      const waiting = h.run([
         'wait',
         '--for=condition=Established',
         'crd/widgets.example.com',
-        '--timeout=10s',
+        '--timeout=300s',
       ]);
-      assert.equal(wait.code, 0, wait.stderr);
-      const late = await h.run([...apply, '-f', cr]);
-      assert.equal(late.code, 0, late.stderr);
+      void h.standin
+        .nextRequest(watching('customresourcedefinitions'))
+        .then(() => h.standin.establish('widgets.example.com'));
+      assertSucceeded(await waiting);
+      await h.ok([...apply, '-f', cr]);
       assert.equal(
         (h.standin.get('example.com/v1', 'Widget', 'default', 'w1')!.spec as { size: number }).size,
         3,
@@ -334,14 +342,15 @@ spec:
   it('readiness is switchable: rollout status times out, then succeeds once the test makes it ready', async () => {
     const f = h.file('slow.yaml', MANIFEST.split('---\n')[1]!.replaceAll('web', 'slow'));
     h.standin.setReady('Deployment', 'default', 'slow', false);
-    assert.equal((await h.run([...apply, '-f', f])).code, 0);
-    const timeout = await h.run(['rollout', 'status', 'deployment/slow', '--timeout=1s']);
-    assert.notEqual(timeout.code, 0);
+    await h.ok([...apply, '-f', f]);
+    const timeout = await h.fails(['rollout', 'status', 'deployment/slow', '--timeout=1s']);
     assert.match(timeout.stderr, /timed out/);
-    const waiting = h.run(['wait', '--for=condition=Available', 'deployment/slow', '--timeout=20s']);
-    setTimeout(() => h.standin.setReady('Deployment', 'default', 'slow', true), 500);
-    const done = await waiting;
-    assert.equal(done.code, 0, done.stderr);
+    // Ready once kubectl watches for it (so it must see the change, not an object that was ready already).
+    const waiting = h.run(['wait', '--for=condition=Available', 'deployment/slow', '--timeout=300s']);
+    void h.standin
+      .nextRequest(watching('deployments'))
+      .then(() => h.standin.setReady('Deployment', 'default', 'slow', true));
+    assertSucceeded(await waiting);
   });
 
   it('watch replays every event after the requested resourceVersion and answers 410 once compacted', async () => {
@@ -351,8 +360,8 @@ spec:
       'w.yaml',
       'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: watched}\ndata: {a: "1"}\n',
     );
-    await h.run([...apply, '-f', f]);
-    await h.run(['delete', '-f', f]);
+    await h.ok([...apply, '-f', f]);
+    await h.ok(['delete', '-f', f]);
     const replay = await call(
       h.standin,
       'GET',
@@ -375,13 +384,13 @@ spec:
   });
 
   it('--context and --namespace pass through kubeconfig contexts', async () => {
-    await h.run([
+    await h.ok([
       ...apply,
       '-f',
       h.file('ons.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata: {name: other-ns}\n'),
     ]);
     const f = h.file('ctx.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ctx}\n');
-    assert.equal((await h.run(['--context', 'other', ...apply, '-f', f])).code, 0);
+    await h.ok(['--context', 'other', ...apply, '-f', f]);
     assert.ok(h.standin.get('v1', 'ConfigMap', 'other-ns', 'ctx'));
     assert.equal(h.standin.get('v1', 'ConfigMap', 'default', 'ctx'), undefined);
   });
@@ -392,14 +401,14 @@ describe('kube stand-in against recorded kubectl traffic', () => {
     it(`sees the recorded request sequence: ${scenario.name}`, async () => {
       const text = readFileSync(join(fixtures, `${scenario.name}.txt`), 'utf8');
       const recorded = text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
-      const h = await harness();
+      const h = await harness(scenario.standin);
       try {
         const manifest = h.file('manifest.yaml', scenario.manifest ?? MANIFEST);
         const args = (a: string[]) => a.map((x) => (x === 'manifest.yaml' ? manifest : x));
-        for (const setup of scenario.setup) await h.run(args(setup));
+        for (const setup of scenario.setup) await h.ok(args(setup));
         h.standin.clearLog();
-        const r = await h.run([...args(scenario.args), '-v=6']);
-        assert.equal(r.code, 0, r.stderr);
+        reactToWatch(scenario, h.standin);
+        const r = await h.ok([...args(scenario.args), '-v=6']);
         // What kubectl says it sent, and what the stand-in received (minus the dispatcher's /version).
         assert.deepEqual(requestLinesFromKubectlLog(r.stderr), recorded);
         const seen = h.standin.log
@@ -415,8 +424,7 @@ describe('kube stand-in against recorded kubectl traffic', () => {
   it('serves legacy discovery when aggregated discovery is off (kubectl then reads each group version)', async () => {
     const h = await harness({ aggregatedDiscovery: false });
     try {
-      const r = await h.run([...apply, '-f', h.file('manifest.yaml', MANIFEST)]);
-      assert.equal(r.code, 0, r.stderr);
+      await h.ok([...apply, '-f', h.file('manifest.yaml', MANIFEST)]);
       const paths = h.standin.log.filter((e) => e.method === 'GET').map((e) => e.path);
       assert.ok(paths.includes('/api/v1'), paths.join(' '));
       assert.ok(paths.includes('/apis/apps/v1'), paths.join(' '));
@@ -428,8 +436,7 @@ describe('kube stand-in against recorded kubectl traffic', () => {
   it('without OpenAPI v3, kubectl default validation fails', async () => {
     const h = await harness({ openapi: false });
     try {
-      const r = await h.run([...apply, '-f', h.file('manifest.yaml', MANIFEST)]);
-      assert.notEqual(r.code, 0);
+      await h.fails([...apply, '-f', h.file('manifest.yaml', MANIFEST)]);
       assert.equal(h.standin.log.filter((e) => e.method === 'PATCH').length, 0);
     } finally {
       await h.close();

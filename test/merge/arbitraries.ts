@@ -1,6 +1,6 @@
 /**
  * fast-check generators for merge tests: nested documents in the engine's form (Maps), and merge
- * specifications in both forms, well-formed and not (spec/merging.md §2).
+ * specifications in both forms, well-formed and not (docs/merging.md, "Specifications").
  */
 import fc from 'fast-check';
 

@@ -27,8 +27,19 @@ describe('deliberate differences from cloud-init (docs/merging.md)', () => {
     assert.deepEqual([...(doc as Map<string, unknown>).values()], ['yes', 'on', '2001-12-14']);
   });
 
-  it('duplicate keys are an error (PyYAML keeps the last)', () => {
-    assert.throws(() => parseMergeDocuments('a: 1\na: 2\n', 'x.yaml'), DmError);
+  it('duplicate keys keep the last, as PyYAML does (no longer a difference: issue 16), with a warning', () => {
+    const stderr = process.stderr.write;
+    const warnings: string[] = [];
+    process.stderr.write = ((s: string) => warnings.push(String(s)) > 0) as typeof process.stderr.write;
+    try {
+      const [doc] = parseMergeDocuments('a: 1\na: 2\n', 'x.yaml');
+      assert.deepEqual([...(doc as Map<string, unknown>).entries()], [['a', 2]]);
+    } finally {
+      process.stderr.write = stderr;
+    }
+    assert.deepEqual(warnings, [
+      "warning: x.yaml:2: duplicated mapping key 'a': the last value wins (as PyYAML reads it)\n",
+    ]);
   });
 
   it('keys true and 1 are different keys (Python treats them as one)', () => {

@@ -1,4 +1,4 @@
-/** `dm merge` end to end (spec/cli.md): the real CLI on files in a temporary directory. */
+/** `dm merge` end to end (docs/merging.md): the real CLI on files in a temporary directory. */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

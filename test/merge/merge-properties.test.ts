@@ -1,4 +1,4 @@
-/** Property tests of the merge engine (spec/merging.md): identities, purity, and only DmErrors. */
+/** Property tests of the merge engine (docs/merging.md): identities, purity, and only DmErrors. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';

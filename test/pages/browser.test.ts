@@ -1,5 +1,5 @@
 /**
- * The web pages in a real browser (spec/server.md §4: "tested in a real browser"): Debian's
+ * The web pages in a real browser (docs/pages.md, "Tests"): Debian's
  * headless Chromium through playwright-core, with JavaScript DISABLED (the pages must work without
  * it), against the real app served over HTTP on a loopback port. Fails (never skips) when
  * /usr/bin/chromium is missing. Screenshots go to $DM_SCREENSHOT_DIR (default: the OS temp dir).

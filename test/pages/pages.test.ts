@@ -1,5 +1,5 @@
 /**
- * The web pages (spec/server.md §4) through the real app (`app.request()`) over a temporary
+ * The web pages (docs/pages.md) through the real app (`app.request()`) over a temporary
  * SQLite file: status codes, cache headers, escaping, no scripts, the API's access rules.
  */
 import assert from 'node:assert/strict';

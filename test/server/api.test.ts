@@ -1,5 +1,5 @@
 /**
- * The HTTP API (spec/server.md §2) over a real temporary SQLite file and the real app
+ * The HTTP API (docs/server.md, "HTTP API") over a real temporary SQLite file and the real app
  * (`app.request()`), with registry-fixtures indexed from disk.
  */
 import assert from 'node:assert/strict';

@@ -1,4 +1,8 @@
-/** Starts the real `dm-registry` (bin/dm-registry.js → dist/) on a free loopback port over a temporary SQLite file. */
+/**
+ * Starts the real `dm-registry` (bin/dm-registry.js → dist/) on a port the system picks (`--port 0`,
+ * read back from its `listening` log line: no window in which another process can take the port) over
+ * a temporary SQLite file.
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -6,13 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from './run-cli.js';
 
-export interface RunningRegistry {
-  url: string;
-  /** Every request the server logged, in order: `METHOD path`. */
-  requests(): string[];
-  stop(): Promise<void>;
-}
-
+/**
+ * A port free a moment ago, for a server that must come back on the same port after a restart
+ * (startRegistry itself binds port 0 and reads the port back, which has no such race).
+ */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -24,17 +25,29 @@ export async function freePort(): Promise<number> {
   });
 }
 
+export interface RunningRegistry {
+  url: string;
+  /** Every request the server logged, in order: `METHOD path`. */
+  requests(): string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * How long dm-registry may take to index and listen before the test gives up. A limit, not an
+ * expectation: it starts in about a second on an idle machine, but a loaded 2-core CI machine is slower.
+ */
+const START_LIMIT_MS = 180_000;
+
 export async function startRegistry(
   indexArgs: readonly string[],
   env: Record<string, string> = {},
 ): Promise<RunningRegistry> {
   const dir = await mkdtemp(join(tmpdir(), 'dm-registry-'));
-  const port = await freePort();
   const args = [
     join(repoRoot, 'bin', 'dm-registry.js'),
     'start',
     '--port',
-    String(port),
+    '0',
     '--db',
     join(dir, 'registry.db'),
   ];
@@ -48,7 +61,7 @@ export async function startRegistry(
   child.stderr?.on('data', (d) => {
     stderr += d;
   });
-  const ready = new Promise<void>((resolve, reject) => {
+  const ready = new Promise<number>((resolve, reject) => {
     let buffer = '';
     child.stdout?.on('data', (d: Buffer) => {
       buffer += d.toString();
@@ -57,8 +70,8 @@ export async function startRegistry(
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
         try {
-          const entry = JSON.parse(line) as { msg?: string; method?: string; path?: string };
-          if (entry.msg === 'listening') resolve();
+          const entry = JSON.parse(line) as { msg?: string; method?: string; path?: string; port?: number };
+          if (entry.msg === 'listening') resolve(Number(entry.port));
           if (entry.msg === 'request') log.push(`${entry.method} ${entry.path}`);
         } catch {
           // not a JSON log line
@@ -66,12 +79,20 @@ export async function startRegistry(
         nl = buffer.indexOf('\n');
       }
     });
-    child.on('exit', (code) =>
-      reject(new Error(`dm-registry exited with ${code} before listening: ${stderr}`)),
+    child.on('error', (error) => reject(new Error(`dm-registry could not be started: ${error.message}`)));
+    child.on('exit', (code, signal) =>
+      reject(new Error(`dm-registry exited with ${code ?? signal} before listening: ${stderr}`)),
     );
-    setTimeout(() => reject(new Error(`dm-registry did not start in 30 s: ${stderr}`)), 30_000).unref();
+    setTimeout(() => {
+      reject(new Error(`dm-registry did not listen within ${START_LIMIT_MS / 1000} s: ${stderr}`));
+      child.kill('SIGKILL');
+    }, START_LIMIT_MS).unref();
   });
-  await ready;
+  const port = await ready;
+  if (!Number.isInteger(port) || port <= 0) {
+    child.kill('SIGKILL');
+    throw new Error(`dm-registry logged no port when listening: ${stderr}`);
+  }
   return {
     url: `http://127.0.0.1:${port}`,
     requests: () => [...log],

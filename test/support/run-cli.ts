@@ -1,7 +1,7 @@
 /** Runs the real `dm` binary (bin/dm.js → dist/) in a subprocess, with its own XDG directories. */
 import { spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -48,7 +48,16 @@ export function runDm(args: readonly string[], options: RunOptions = {}): Promis
       stderr += d;
     });
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    // Killed by a signal: the shell's 128 + signal number, never a status a test could expect from dm.
+    child.on('close', (code, signal) =>
+      code !== null
+        ? resolve({ code, stdout, stderr })
+        : resolve({
+            code: 128 + (signal ? constants.signals[signal] : 0),
+            stdout,
+            stderr: `${stderr}\n[dm was killed by ${signal}]`,
+          }),
+    );
     child.stdin.end(options.input ?? '');
   });
 }

@@ -1,5 +1,5 @@
 /**
- * `dm blueprint apply` (spec/blueprints.md "How this fits dm"): the Kubernetes objects of the
+ * `dm blueprint apply` (docs/blueprints.md "apply"): the Kubernetes objects of the
  * rendered `landscaper.gardener.cloud/kubernetes-manifest` deploy items go through dm deploy's
  * apply path (client/src/deploy/), one run-order layer after the other. Each step deploys every
  * object of the layers so far under one deployment name, so an earlier layer is never pruned

@@ -1,5 +1,5 @@
 /**
- * Blueprint errors carry the phase in which they occur (spec/blueprints.md "How this fits dm"):
+ * Blueprint errors carry the phase in which they occur (docs/blueprints.md "Commands"):
  * the phase is the DmError's `code` and is repeated in `details.phase`.
  */
 import { DmError, type ErrorCategory } from '../error.js';

@@ -1,5 +1,5 @@
 /**
- * Landscaper-style blueprints (spec/blueprints.md): `dm blueprint render|apply`. The module's
+ * Landscaper-style blueprints (docs/blueprints.md): `dm blueprint render|apply`. The module's
  * public surface.
  */
 export {

@@ -1,5 +1,5 @@
 /**
- * What blueprint executions add to the expansion engine's Jinja (spec/blueprints.md §7): the
+ * What blueprint executions add to the expansion engine's Jinja (docs/blueprints.md "Templates"): the
  * filters `toyaml`, `fromyaml`, `nindent`, `sindent`, `b64enc`, `b64dec`, the globals
  * `getResource` and `getResourceKey`, and strict undefined (Go's `<no value>` check). Installed
  * only in the blueprint rendering process (sandbox-child.ts), never in dm's own process, so the

@@ -1,6 +1,6 @@
 /**
  * Inputs of `dm blueprint render|apply`: the blueprint directory (its filesystem) and the imports
- * file (spec/blueprints.md "How this fits dm": installation, scope, componentDescriptor,
+ * file (docs/blueprints.md "Commands": installation, scope, componentDescriptor,
  * blueprints, deployerExports).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';

@@ -1,9 +1,41 @@
 /**
- * blueprint.yaml and Installation specs as dm reads them (spec/blueprints.md §2, §3), with
- * Landscaper's defaulting and static validation (`ValidateBlueprint`).
+ * The typed inputs of a run: blueprint.yaml and Installation specs as dm reads them
+ * (docs/blueprints.md "Blueprints", "Installations"), with Landscaper's defaulting and static
+ * validation (`ValidateBlueprint`), and the imports file's shape.
  */
 import { parseYaml } from '../document/yaml.js';
 import { BlueprintError, type Phase } from './errors.js';
+import { DNS_LABEL } from './names.js';
+
+/** A blueprint filesystem: path (no leading `/`) → content. */
+export type Files = Record<string, string>;
+
+/** A blueprint and, optionally, the component descriptor it comes with. */
+export interface BlueprintSource {
+  files: Files;
+  componentDescriptor?: unknown;
+}
+
+type Obj = Record<string, unknown>;
+
+/** The imports file of `dm blueprint render` (= a conformance case's inputs, docs/blueprints.md). */
+export interface BlueprintInputs {
+  /** The Installation spec plus `name` and `namespace`. */
+  installation: Obj;
+  scope?: {
+    dataObjects?: Obj;
+    targets?: Obj;
+    secrets?: Record<string, Obj>;
+    configMaps?: Record<string, Obj>;
+  };
+  componentDescriptor?: unknown;
+  /** Blueprints behind `cd://` references. */
+  blueprints?: Record<string, BlueprintSource>;
+  /** `{<installation path>: {<deploy item>: exports}}`. */
+  deployerExports?: Record<string, Obj>;
+  /** dm's addition: the schemas behind `cd://…` schema references (jsonschema resources). */
+  jsonSchemas?: Obj;
+}
 
 export type ImportType = 'data' | 'target' | 'targetMap' | 'targetList';
 
@@ -227,4 +259,166 @@ export function allImports(defs: readonly ImportDefinition[]): ImportDefinition[
 /** A path inside a blueprint filesystem, without the leading `/`. */
 export function filePath(path: string): string {
   return path.replace(/^\/+/, '');
+}
+
+// ---------------------------------------------------------------- installations
+
+/** `{name, key?}` of a `secretRef`/`configMapRef` data import. */
+export interface ObjectKeyRef {
+  name: string;
+  key?: string;
+}
+
+/** A data import of an installation: exactly one source. */
+export interface DataImport {
+  name: string;
+  dataRef?: string;
+  secretRef?: ObjectKeyRef;
+  configMapRef?: ObjectKeyRef;
+}
+
+/** A target import of an installation: exactly one of the five forms. */
+export interface TargetImport {
+  name: string;
+  target?: string;
+  targets?: string[];
+  targetMap?: Record<string, string>;
+  targetMapRef?: string;
+  targetListRef?: string;
+}
+
+export interface DataExport {
+  name: string;
+  dataRef: string;
+}
+
+export interface TargetExport {
+  name: string;
+  target: string;
+}
+
+/**
+ * An Installation spec or an InstallationTemplate (docs/blueprints.md "Installations"), read
+ * once and not changed afterwards.
+ */
+export interface Installation {
+  name: string;
+  /** `spec.blueprint` as written (bound as `blueprintDef`; for templates: ref or filesystem). */
+  blueprint: unknown;
+  /** `spec.componentDescriptor` as written (bound as `componentDescriptorDef`). */
+  componentDescriptor: unknown;
+  imports: { data: DataImport[]; targets: TargetImport[] };
+  importDataMappings: Obj;
+  exports: { data: DataExport[]; targets: TargetExport[] };
+  exportDataMappings: Obj;
+}
+
+const TARGET_FORMS = ['target', 'targets', 'targetMap', 'targetMapRef', 'targetListRef'] as const;
+
+/**
+ * Reads an Installation spec (`template: false`, the root installation) or an
+ * InstallationTemplate (`template: true`, a subinstallation) with Landscaper's structural rules:
+ * import names required and unique over data and targets, exactly one source per data import,
+ * exactly one form per target import, targetMap keys are DNS labels, exports name their
+ * `dataRef`/`target`; templates may not use `secretRef`/`configMapRef`. Problems of a root
+ * installation are in phase `imports` (`exports` for its exports), those of a template in phase
+ * `subinstallations`. `where` names the installation in messages.
+ */
+export function parseInstallation(raw: Obj, name: string, where: string, template: boolean): Installation {
+  const importPhase: Phase = template ? 'subinstallations' : 'imports';
+  const exportPhase: Phase = template ? 'subinstallations' : 'exports';
+  const fail = (phase: Phase, message: string): never => {
+    throw new BlueprintError(phase, `${where}: ${message}`);
+  };
+  /** A reference to an object: a string (numbers and booleans as YAML wrote them). */
+  const ref = (v: unknown, what: string, phase: Phase): string => {
+    if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+    if (typeof v !== 'string' || v === '') return fail(phase, `${what} must be a non-empty string`);
+    return v;
+  };
+  const imports = isMapping(raw.imports) ? raw.imports : {};
+  const names = new Set<string>();
+  const importName = (entry: Obj, kind: string): string => {
+    if (typeof entry.name !== 'string' || entry.name === '')
+      return fail(importPhase, `a ${kind} import has no name`);
+    if (names.has(entry.name)) fail(importPhase, `duplicate installation import '${entry.name}'`);
+    names.add(entry.name);
+    return entry.name;
+  };
+  const data = entries(imports.data).map((d): DataImport => {
+    const n = importName(d, 'data');
+    const sources = ['dataRef', 'secretRef', 'configMapRef'].filter((k) => d[k] !== undefined);
+    if (template && sources.some((k) => k !== 'dataRef')) {
+      fail(
+        importPhase,
+        `data import '${n}': secretRef and configMapRef are not allowed in installation templates`,
+      );
+    }
+    if (template && d.dataRef === undefined) fail(importPhase, `data import '${n}' has no dataRef`);
+    if (sources.length !== 1) {
+      fail(importPhase, `data import '${n}' needs exactly one of dataRef, secretRef, configMapRef`);
+    }
+    if (d.dataRef !== undefined)
+      return { name: n, dataRef: ref(d.dataRef, `data import '${n}': dataRef`, importPhase) };
+    const kind = sources[0] as 'secretRef' | 'configMapRef';
+    const object = isMapping(d[kind]) ? (d[kind] as Obj) : {};
+    const out: ObjectKeyRef = { name: ref(object.name, `data import '${n}': ${kind}.name`, importPhase) };
+    if (object.key !== undefined) out.key = ref(object.key, `data import '${n}': ${kind}.key`, importPhase);
+    return { name: n, [kind]: out };
+  });
+  const targets = entries(imports.targets).map((t): TargetImport => {
+    const n = importName(t, 'target');
+    const forms = TARGET_FORMS.filter((k) => t[k] !== undefined);
+    if (forms.length !== 1) {
+      fail(importPhase, `target import '${n}' needs exactly one of ${TARGET_FORMS.join(', ')}`);
+    }
+    const what = `target import '${n}': ${forms[0]}`;
+    if (t.targets !== undefined) {
+      if (!Array.isArray(t.targets)) return fail(importPhase, `${what} must be a list`);
+      return { name: n, targets: t.targets.map((k, i) => ref(k, `${what}[${i}]`, importPhase)) };
+    }
+    if (t.targetMap !== undefined) {
+      if (!isMapping(t.targetMap)) return fail(importPhase, `${what} must be a mapping`);
+      const map: Record<string, string> = {};
+      for (const [k, v] of Object.entries(t.targetMap)) {
+        if (!DNS_LABEL.test(k)) fail(importPhase, `target import '${n}': invalid targetMap key '${k}'`);
+        map[k] = ref(v, `${what}.${k}`, importPhase);
+      }
+      return { name: n, targetMap: map };
+    }
+    const form = forms[0] as 'target' | 'targetMapRef' | 'targetListRef';
+    return { name: n, [form]: ref(t[form], what, importPhase) };
+  });
+  const exports = isMapping(raw.exports) ? raw.exports : {};
+  const exported = <K extends 'dataRef' | 'target'>(list: unknown, key: K, kind: string) => {
+    const seen = new Set<string>();
+    return entries(list).map((e) => {
+      if (typeof e.name !== 'string' || e.name === '')
+        return fail(exportPhase, `a ${kind} export has no name`);
+      if (seen.has(e.name)) fail(exportPhase, `duplicate ${kind} export '${e.name}'`);
+      seen.add(e.name);
+      if (e[key] === undefined || e[key] === '')
+        fail(exportPhase, `${kind} export '${e.name}' has no ${key}`);
+      return { name: e.name, [key]: ref(e[key], `${kind} export '${e.name}': ${key}`, exportPhase) } as {
+        name: string;
+      } & Record<K, string>;
+    });
+  };
+  return {
+    name,
+    blueprint: raw.blueprint,
+    componentDescriptor: raw.componentDescriptor,
+    imports: { data, targets },
+    importDataMappings: isMapping(raw.importDataMappings) ? raw.importDataMappings : {},
+    exports: {
+      data: exported(exports.data, 'dataRef', 'data'),
+      targets: exported(exports.targets, 'target', 'target'),
+    },
+    exportDataMappings: isMapping(raw.exportDataMappings) ? raw.exportDataMappings : {},
+  };
+}
+
+/** The mappings of a list (other entries are ignored, as Landscaper's decoder drops them). */
+function entries(v: unknown): Obj[] {
+  return Array.isArray(v) ? v.filter(isMapping) : [];
 }

@@ -1,5 +1,5 @@
 /**
- * Object names of Landscaper's contexts (spec/blueprints.md §1): `GenerateDataObjectName`.
+ * Object names of Landscaper's contexts (docs/blueprints.md "Contexts and object names"): `GenerateDataObjectName`.
  */
 import { createHash } from 'node:crypto';
 

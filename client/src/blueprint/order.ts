@@ -1,5 +1,5 @@
 /**
- * Ordering (spec/blueprints.md §5): deploy items by `dependsOn`, subinstallations by the data
+ * Ordering (docs/blueprints.md "Order"): deploy items by `dependsOn`, subinstallations by the data
  * and targets they import from each other. Both give layers: every node comes after all the
  * nodes it depends on; the order inside a layer is the input order.
  */

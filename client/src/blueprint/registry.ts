@@ -1,5 +1,5 @@
 /**
- * Blueprints by registry reference (spec/blueprints.md "How this fits dm"): a registry version
+ * Blueprints by registry reference (docs/blueprints.md "Commands"): a registry version
  * directory holding `blueprint.yaml` (kind `blueprint`), resolved through the resolver chain
  * and fetched through the content cache (verified by digest), as the registry template source
  * does for templates.

@@ -81,6 +81,7 @@ export class BlueprintSandbox implements TemplateRenderer {
       readTrees: [here, join(srcDir, 'expand'), dirname(nunjucksDir)],
       readFiles: [
         join(srcDir, 'document', 'yaml.js'),
+        join(srcDir, 'python', 'values.js'),
         join(srcDir, 'error.js'),
         join(resolve(here, '../../../..'), 'package.json'),
       ],

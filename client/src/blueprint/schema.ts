@@ -1,5 +1,5 @@
 /**
- * JSON schemas of blueprints (spec/blueprints.md §2.3): `local://`, `blueprint://` and `cd://`
+ * JSON schemas of blueprints (docs/blueprints.md "Blueprints"): `local://`, `blueprint://` and `cd://`
  * references are replaced by the schema they name before compilation; everything else is left
  * to the validator (ajv, as client/src/expand/schema.ts uses it; drafts 4/6/7 as gojsonschema
  * detects them).

@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { type DmConfig, loadConfig } from '../config/config.js';
 import { type PropertyMap, parsePropertyAssignments } from '../config/properties.js';
+import type { DmError } from '../error.js';
 import { type Printable, printResult, processStreams, type Streams } from './format.js';
 
 export interface CommandContext {
@@ -31,6 +32,7 @@ export type CommandHandler<T = unknown> = (
 export interface GlobalOptions {
   registry?: string;
   registryUrl?: string;
+  managerUrl?: string;
   registryDir?: string[];
   properties?: string[];
   values?: string[];
@@ -45,13 +47,27 @@ export interface GlobalOptions {
   color?: boolean;
 }
 
-export function contextFromCommand(command: Command): CommandContext {
+export interface ActionOptions {
+  /** `dm config` itself: a broken config file is a warning (defaults apply), never a failure. */
+  tolerateBrokenConfig?: boolean;
+}
+
+export function contextFromCommand(command: Command, actionOptions: ActionOptions = {}): CommandContext {
   const opts = command.optsWithGlobals() as GlobalOptions;
   const env = process.env;
   const config = loadConfig({
+    ...(actionOptions.tolerateBrokenConfig
+      ? {
+          onBrokenFile: (error: DmError) =>
+            processStreams.stderr(
+              `warning: ${error.message}; using the defaults (dm config set|unset repairs it)\n`,
+            ),
+        }
+      : {}),
     flags: {
       registry: opts.registry,
       registryUrl: opts.registryUrl,
+      managerUrl: opts.managerUrl,
       output: opts.output,
       offline: opts.offline,
       verbose: opts.verbose,
@@ -77,17 +93,29 @@ export function contextFromCommand(command: Command): CommandContext {
 }
 
 /** Wraps a handler as a commander action: builds the context, runs, prints the result. */
-export function action<T>(handler: CommandHandler<T>): (...args: unknown[]) => Promise<void> {
+export function action<T>(
+  handler: CommandHandler<T>,
+  actionOptions: ActionOptions = {},
+): (...args: unknown[]) => Promise<void> {
   return async (...args: unknown[]) => {
     const command = args[args.length - 1] as Command;
     const options = command.opts();
     const positional = command.processedArgs.flatMap((a: unknown) =>
       a === undefined ? [] : Array.isArray(a) ? (a as string[]) : [String(a)],
     );
-    const ctx = contextFromCommand(command);
+    const ctx = contextFromCommand(command, actionOptions);
     const result = await handler(ctx, positional, options);
     if (result) printResult(result, ctx.config.output, ctx.streams);
   };
+}
+
+/**
+ * The properties the command's configuration expands with: `-f` values files, then `--properties`
+ * (the one precedence, client/src/merge/values.ts commandProperties).
+ */
+export async function propertiesOf(ctx: CommandContext): Promise<Record<string, unknown>> {
+  const { commandProperties } = await import('../merge/values.js');
+  return commandProperties(ctx.valuesFiles, ctx.properties, { cwd: ctx.cwd });
 }
 
 /** Collects a repeatable flag's values into an array. */

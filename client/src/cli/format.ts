@@ -5,7 +5,7 @@
 
 import type { OutputFormat } from '../config/config.js';
 import { formatYaml } from '../document/yaml.js';
-import { DmError, isDmError } from '../error.js';
+import { DmError, fromSystemError, isDmError } from '../error.js';
 
 export interface Printable<T = unknown> {
   /** The machine-readable result, printed as is with `-o json` / `-o yaml`. */
@@ -56,9 +56,10 @@ export function printError(
 ): void {
   const dmError = isDmError(error)
     ? error
-    : new DmError('INTERNAL', `internal error: ${error instanceof Error ? error.message : String(error)}`, {
+    : (fromSystemError(error) ??
+      new DmError('INTERNAL', `internal error: ${error instanceof Error ? error.message : String(error)}`, {
         cause: error,
-      });
+      }));
   if (options.output === 'json') {
     streams.stdout(`${JSON.stringify(dmError.toJSON(), null, 2)}\n`);
   }
@@ -87,4 +88,9 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
 /** A result with its text form; typed so that `text` sees the data's type. */
 export function printable<T>(data: T, text?: (data: T) => string): Printable<T> {
   return text ? { data, text } : { data };
+}
+
+/** A count in English: `1 template`, `2 templates`, `1 named collection` (plural: word + "s" unless given). */
+export function count(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`;
 }

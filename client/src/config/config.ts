@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseYaml } from '../document/yaml.js';
-import { DmError } from '../error.js';
+import { DmError, fromSystemError } from '../error.js';
+import { SCHEMA_VALIDATION_MODES, type SchemaValidationMode } from '../expand/schema.js';
 
 export type OutputFormat = 'text' | 'yaml' | 'json';
 
@@ -32,6 +33,10 @@ export interface DmConfig {
   githubToken: string | undefined;
   /** Token for the registry server (`DM_REGISTRY_TOKEN`), for private registries. */
   registryToken: string | undefined;
+  /** The Deployment Manager service (`--manager-url`, docs/manager.md); without it deployments are local. */
+  managerUrl: string | undefined;
+  /** Its token (`DM_MANAGER_TOKEN`, config `managerToken`). */
+  managerToken: string | undefined;
   /** GitHub API base URL for github.com references (a stand-in or proxy in tests). */
   githubApiUrl: string;
   /** Hosts other than github.com, by host name. */
@@ -47,12 +52,15 @@ export interface DmConfig {
   dirs: DmDirectories;
   /** The config file that was read (it need not exist). */
   configFile: string;
+  /** What properties that break a template's schema do (`schemaValidation`, default strict). */
+  schemaValidation: SchemaValidationMode;
 }
 
 /** Flags as the CLI parsed them; undefined means "not given". */
 export interface ConfigFlags {
   registry?: string;
   registryUrl?: string;
+  managerUrl?: string;
   output?: string;
   offline?: boolean;
   verbose?: boolean;
@@ -69,11 +77,18 @@ export interface LoadConfigOptions {
   env?: Record<string, string | undefined>;
   /** Reads the config file; returns undefined when it does not exist. Defaults to the file system. */
   readFile?: (path: string) => string | undefined;
+  /**
+   * For `dm config` itself: a config file that cannot be used is reported to this callback and
+   * ignored (defaults apply), so that a broken file never blocks the command that repairs it.
+   */
+  onBrokenFile?: (error: DmError) => void;
 }
 
 /** The file keys, as written in `$XDG_CONFIG_HOME/dm/config.yaml`. */
 interface ConfigFile {
   registry?: string;
+  managerUrl?: string;
+  managerToken?: string;
   registryUrl?: string;
   output?: string;
   offline?: boolean;
@@ -83,11 +98,14 @@ interface ConfigFile {
   kubeconfig?: string;
   context?: string;
   namespace?: string;
+  schemaValidation?: string;
 }
 
 export const CONFIG_FILE_KEYS = [
   'registry',
   'registryUrl',
+  'managerUrl',
+  'managerToken',
   'output',
   'offline',
   'githubApiUrl',
@@ -96,6 +114,7 @@ export const CONFIG_FILE_KEYS = [
   'kubeconfig',
   'context',
   'namespace',
+  'schemaValidation',
 ] as const;
 
 /** XDG base directories (https://specifications.freedesktop.org/basedir-spec/). */
@@ -113,7 +132,10 @@ function readFileIfExists(path: string): string | undefined {
     return readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new DmError('CONFIG_UNREADABLE', `cannot read config file ${path}: ${(error as Error).message}`);
+    const sentence = fromSystemError(error, path)?.message ?? (error as Error).message;
+    throw new DmError('CONFIG_UNREADABLE', `cannot read config file ${path}: ${sentence}`, {
+      category: 'invalid-input',
+    });
   }
 }
 
@@ -128,29 +150,62 @@ function parseOutput(value: string, where: string): OutputFormat {
   );
 }
 
-function parseConfigFile(text: string, path: string): ConfigFile {
-  const data = parseYaml(text, { source: path });
+function invalidConfig(path: string, message: string, hint?: string): DmError {
+  return new DmError('INVALID_CONFIG', `${path}: ${message}`, {
+    category: 'invalid-input',
+    ...(hint ? { hint } : {}),
+  });
+}
+
+/** Whether `value` is an absolute http(s) URL. */
+export function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.host !== '';
+  } catch {
+    return false;
+  }
+}
+
+const isMapping = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Checks every key of a parsed config file; the first problem is an error naming file and key. */
+export function validateConfigFile(data: unknown, path: string): ConfigFile {
   if (data === null || data === undefined) return {};
-  if (typeof data !== 'object' || Array.isArray(data)) {
-    throw new DmError('INVALID_CONFIG', `${path}: the config file must be a mapping`, {
-      category: 'invalid-input',
-    });
-  }
+  if (!isMapping(data)) throw invalidConfig(path, 'the config file must be a mapping');
   const known = new Set<string>(CONFIG_FILE_KEYS);
-  for (const key of Object.keys(data)) {
-    if (!known.has(key)) {
-      throw new DmError('INVALID_CONFIG', `${path}: unknown key '${key}'`, {
-        category: 'invalid-input',
-        hint: `known keys: ${CONFIG_FILE_KEYS.join(', ')}`,
-      });
+  for (const [key, value] of Object.entries(data)) {
+    if (!known.has(key))
+      throw invalidConfig(path, `unknown key '${key}'`, `known keys: ${CONFIG_FILE_KEYS.join(', ')}`);
+    if (key === 'offline') {
+      if (typeof value !== 'boolean')
+        throw invalidConfig(path, `offline must be true or false, not '${String(value)}'`);
+    } else if (key === 'registries' || key === 'sources') {
+      if (!isMapping(value)) throw invalidConfig(path, `${key} must be a mapping`);
+    } else if (typeof value !== 'string' || value === '') {
+      throw invalidConfig(path, `${key} must be a non-empty string`);
     }
+    if ((key === 'registryUrl' || key === 'githubApiUrl') && !isHttpUrl(value as string)) {
+      throw invalidConfig(path, `${key} '${String(value)}' is not an http(s) URL`);
+    }
+    if (key === 'output') parseOutput(value as string, path);
   }
-  const file = data as ConfigFile;
+  return data as ConfigFile;
+}
+
+function parseConfigFile(text: string, path: string): ConfigFile {
+  const file = validateConfigFile(parseYaml(text, { source: path }), path);
   for (const [host, entry] of Object.entries(file.registries ?? {})) {
     if (!entry || typeof entry.apiUrl !== 'string') {
       throw new DmError('INVALID_CONFIG', `${path}: registries.${host}.apiUrl must be a URL string`, {
         category: 'invalid-input',
       });
+    }
+  }
+  for (const key of ['managerUrl', 'managerToken'] as const) {
+    if (file[key] !== undefined && typeof file[key] !== 'string') {
+      throw new DmError('INVALID_CONFIG', `${path}: ${key} must be a string`, { category: 'invalid-input' });
     }
   }
   for (const [name, location] of Object.entries(file.sources ?? {})) {
@@ -168,8 +223,22 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
   const env = options.env ?? {};
   const dirs = dmDirectories(env);
   const configFile = flags.config ?? env.DM_CONFIG ?? join(dirs.config, 'config.yaml');
-  const text = (options.readFile ?? readFileIfExists)(configFile);
-  const file = text === undefined ? {} : parseConfigFile(text, configFile);
+  let file: ConfigFile = {};
+  try {
+    const text = (options.readFile ?? readFileIfExists)(configFile);
+    if (text === undefined && (flags.config ?? env.DM_CONFIG) !== undefined) {
+      // A config file named explicitly must exist (a typo would silently mean defaults).
+      throw new DmError(
+        'CONFIG_NOT_FOUND',
+        `config file ${configFile} does not exist (named by ${flags.config !== undefined ? '--config' : 'DM_CONFIG'})`,
+        { category: 'not-found' },
+      );
+    }
+    file = text === undefined ? {} : parseConfigFile(text, configFile);
+  } catch (error) {
+    if (!(options.onBrokenFile && error instanceof DmError)) throw error;
+    options.onBrokenFile(error);
+  }
   const output =
     flags.output !== undefined
       ? parseOutput(flags.output, '--output')
@@ -181,6 +250,8 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
     registryUrl: flags.registryUrl ?? env.DM_REGISTRY_URL ?? file.registryUrl,
     githubToken: env.GITHUB_TOKEN || undefined,
     registryToken: env.DM_REGISTRY_TOKEN || undefined,
+    managerUrl: flags.managerUrl ?? file.managerUrl,
+    managerToken: env.DM_MANAGER_TOKEN || file.managerToken,
     githubApiUrl: env.GITHUB_API_URL ?? file.githubApiUrl ?? 'https://api.github.com',
     hosts: file.registries ?? {},
     sources: file.sources ?? {},
@@ -196,5 +267,25 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
     },
     dirs,
     configFile,
+    schemaValidation:
+      file.schemaValidation === undefined
+        ? 'strict'
+        : parseSchemaValidation(file.schemaValidation, `${configFile}: schemaValidation`),
   };
+}
+
+/** `strict`, `warn` or `off` (the flag --schema-validation and the config key schemaValidation). */
+export function parseSchemaValidation(value: unknown, where: string): SchemaValidationMode {
+  const mode = SCHEMA_VALIDATION_MODES.find((m) => m === value);
+  if (mode) return mode;
+  throw new DmError(
+    'INVALID_SCHEMA_VALIDATION',
+    `${where}: '${String(value)}' is not one of ${SCHEMA_VALIDATION_MODES.join(', ')}`,
+    { category: 'usage' },
+  );
+}
+
+/** The flag --schema-validation when given, else the configured mode. */
+export function schemaValidationOf(flag: unknown, configured: SchemaValidationMode): SchemaValidationMode {
+  return flag === undefined ? configured : parseSchemaValidation(flag, '--schema-validation');
 }

@@ -206,7 +206,7 @@ export async function applyObjects(
       const body = substituteReferences(
         o.body,
         (ref) => {
-          const value = valueAt(live.get(ref.name), ref.path);
+          const value = valueAt(live.get(ref.name), ref);
           if (value === undefined) missing.push(ref.text);
           else resolvedValues.push({ resource: o.name, reference: ref.text, value });
           return value ?? ref.text;

@@ -45,6 +45,8 @@ export interface DryRunChange {
   kind: string;
   namespace: string;
   objectName: string;
+  /** Apply level: the `$(ref)` order, level 0 first (prunes go in reverse order). */
+  level?: number;
   changes?: string[];
   message?: string;
 }
@@ -54,6 +56,8 @@ export interface DryRunResult {
   dryRun: true;
   /** Whether the cluster was asked (server-side dry run) or the plan is against the last manifest. */
   server: boolean;
+  /** Why no cluster was contacted, when `server` is false. */
+  offlineReason?: string;
   create: DryRunChange[];
   update: DryRunChange[];
   unchanged: DryRunChange[];
@@ -97,7 +101,10 @@ export interface ClusterTarget {
 export async function readTarget(kubectl: Kubectl): Promise<ClusterTarget> {
   const r = await kubectl.run(['config', 'view', '--minify', '-o', 'json']);
   if (r.code !== 0) {
-    throw new DmError('KUBECONFIG_INVALID', `kubectl cannot use the kubeconfig: ${r.stderr.trim()}`, {
+    const why = /current-context must exist/.test(r.stderr)
+      ? 'no Kubernetes context is selected (the kubeconfig is missing or has no current-context)'
+      : `kubectl cannot use the kubeconfig: ${r.stderr.trim()}`;
+    throw new DmError('KUBECONFIG_INVALID', why, {
       category: 'unreachable',
       hint: 'pass --kubeconfig and --context, or set KUBECONFIG',
     });
@@ -169,14 +176,25 @@ interface Prepared {
   previous: InventoryEntry[];
   prunes: InventoryEntry[];
   manifestName: string;
+  /** Why no cluster was asked (a dry run without one), else undefined. */
+  offlineReason: string | undefined;
 }
 
 async function prepare(options: DeployOptions, requireCluster: boolean): Promise<Prepared> {
   const { name, input, store, kubectl } = options;
   validateDeploymentName(name);
   const planned = planLevels(input.config.resources);
-  const target = await readTarget(kubectl);
-  const served = await servedKinds(kubectl);
+  // A dry run plans without a cluster when there is no usable kubeconfig (docs/deployments.md).
+  let offlineReason: string | undefined;
+  const target = await readTarget(kubectl).catch((error: unknown) => {
+    if (requireCluster || !(error instanceof DmError) || error.code !== 'KUBECONFIG_INVALID') throw error;
+    offlineReason = 'no usable kubeconfig context';
+    return { context: undefined, namespace: kubectl.options.namespace ?? 'default', server: undefined };
+  });
+  const served = offlineReason === undefined ? await servedKinds(kubectl) : undefined;
+  if (served === undefined && offlineReason === undefined) {
+    offlineReason = `cannot reach the cluster${target.server ? ` at ${target.server}` : ''}`;
+  }
   if (served === undefined && requireCluster) {
     throw new DmError(
       'CLUSTER_UNREACHABLE',
@@ -200,7 +218,7 @@ async function prepare(options: DeployOptions, requireCluster: boolean): Promise
   const previous = store.getDeployment(name) ? store.inventory(name) : [];
   const keys = new Set(objects.map(objectKey));
   const prunes = previous.filter((p) => !keys.has(objectKey(p)));
-  return { objects, target, served, previous, prunes, manifestName };
+  return { objects, target, served, previous, prunes, manifestName, offlineReason };
 }
 
 /** Creates or updates a deployment (or, with an empty configuration and `delete`, empties it). */
@@ -367,6 +385,7 @@ export async function planDeployment(options: DeployOptions): Promise<DryRunResu
     deployment: name,
     dryRun: true,
     server: p.served !== undefined,
+    ...(p.served === undefined && p.offlineReason ? { offlineReason: p.offlineReason } : {}),
     create: [],
     update: [],
     unchanged: [],
@@ -378,6 +397,7 @@ export async function planDeployment(options: DeployOptions): Promise<DryRunResu
     kind: o.kind,
     namespace: o.namespace,
     objectName: o.objectName,
+    ...('level' in o && typeof o.level === 'number' ? { level: o.level } : {}),
   });
   if (p.served === undefined) {
     const last = store.getDeployment(name)?.currentManifest;
@@ -410,7 +430,7 @@ export async function planDeployment(options: DeployOptions): Promise<DryRunResu
       o.body,
       (ref) => {
         const target = byName.get(ref.name)!;
-        const v = valueAt(live.get(objectKey(target)), ref.path);
+        const v = valueAt(live.get(objectKey(target)), ref);
         if (v === undefined) unresolved = true;
         return v ?? ref.text;
       },

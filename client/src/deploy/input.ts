@@ -5,11 +5,13 @@
  * as a configuration, otherwise documents whose `data` is a Kubernetes object are deployed), or a
  * registry reference (a one-resource configuration, expanded through the registry's template source).
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { formatYaml, formatYamlDocuments, parseYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
+import type { SchemaValidationMode } from '../expand/schema.js';
 import type { TemplateSource } from '../expand/types.js';
+import { defaultInputName, type Input, loadInput } from '../input.js';
 import type { DeploymentInput, Primitive } from './model.js';
 
 export interface LoadInputOptions {
@@ -18,6 +20,8 @@ export interface LoadInputOptions {
   /** Properties: values files merged, then --properties (top-level template resources). */
   properties: Record<string, unknown>;
   importsDir?: string;
+  /** What schema violations do (--schema-validation). */
+  schemaValidation?: SchemaValidationMode;
   /** Where registry references are loaded from (the resolver chain); absent: references are refused. */
   templateSource?: TemplateSource;
   onWarning?: (message: string) => void;
@@ -152,6 +156,7 @@ async function renderedInput(
       deployment: options.deployment,
       properties: options.properties,
       ...(options.importsDir ? { importsDir: options.importsDir } : {}),
+      ...(options.schemaValidation ? { schemaValidation: options.schemaValidation } : {}),
       ...(options.templateSource ? { sources: [options.templateSource] } : {}),
       onWarning: (w: { message: string }) => options.onWarning?.(w.message),
     },
@@ -170,61 +175,32 @@ async function renderedInput(
   };
 }
 
-/** Reads and expands what `dm deploy` was given. */
-export async function loadDeploymentInput(arg: string, options: LoadInputOptions): Promise<DeploymentInput> {
+/** Reads and expands what `dm deploy` was given (an argument, or what loadInput made of it). */
+export async function loadDeploymentInput(
+  given: string | Input,
+  options: LoadInputOptions,
+): Promise<DeploymentInput> {
+  const input = typeof given === 'string' ? loadInput(given, { deployment: options.deployment }) : given;
+  const arg = input.arg;
   const expand = await import('../expand/index.js');
   const warn = (w: { message: string }) => options.onWarning?.(w.message);
-  if (existsSync(arg) && statSync(arg).isDirectory()) {
-    // A directory of layered documents (spec/layering.md): rendered, then deployed.
+  if (input.kind === 'directory') {
+    // A directory of layered documents (docs/layering.md): rendered, then deployed.
     const { renderFiles } = await import('../layer/index.js');
     const rendered = await renderFiles([arg]);
     return renderedInput(rendered, join(arg, '(rendered)'), options, expand);
   }
-  if (existsSync(arg)) {
-    const text = readFileSync(arg, 'utf8');
-    if (!/\.(jinja|py)$/.test(arg)) {
-      const docs = parseYamlDocuments(text, { source: arg }).filter((d) => d !== null && d !== undefined);
-      if (docs.length > 0 && docs.every(isKubeObject)) return objectInput(text, arg, docs as Json[]);
-      if (docs.length > 0 && docs.some(isLayeredDocument)) {
-        const { renderDocuments } = await import('../layer/index.js');
-        const rendered = renderDocuments(docs, { sources: docs.map(() => arg) });
-        return renderedInput(rendered, arg, options, expand, text);
-      }
+  if (input.kind === 'file') {
+    const text = input.text!;
+    const docs = parseYamlDocuments(text, { source: arg }).filter((d) => d !== null && d !== undefined);
+    if (docs.length > 0 && docs.every(isKubeObject)) return objectInput(text, arg, docs as Json[]);
+    if (docs.length > 0 && docs.some(isLayeredDocument)) {
+      const { renderDocuments } = await import('../layer/index.js');
+      const rendered = renderDocuments(docs, { sources: docs.map(() => arg) });
+      return renderedInput(rendered, arg, options, expand, text);
     }
-    const result = await expand.expandFile(arg, {
-      deployment: options.deployment,
-      properties: options.properties,
-      ...(options.importsDir ? { importsDir: options.importsDir } : {}),
-      ...(options.templateSource ? { sources: [options.templateSource] } : {}),
-      onWarning: warn,
-    });
-    const imports = /\.(jinja|py)$/.test(arg)
-      ? [{ name: basename(arg), path: basename(arg), content: text }]
-      : collectImports(
-          text,
-          arg,
-          layoutTypes(result.layout.resources),
-          (c, s) => expand.parseConfiguration(c, s).imports,
-        );
-    return {
-      inputConfig: { config: text, imports },
-      config: {
-        resources: result.config.resources.map((r) => ({
-          name: r.name,
-          type: r.type,
-          ...(r.properties ? { properties: r.properties } : {}),
-        })),
-      },
-      layout: result.layout,
-      references: [],
-    };
   }
-  if (!/[:/]/.test(arg)) {
-    throw new DmError('FILE_NOT_FOUND', `'${arg}' is neither a file nor a template reference`, {
-      category: 'not-found',
-    });
-  }
-  if (!options.templateSource) {
+  if (input.kind === 'reference' && !options.templateSource) {
     throw new DmError(
       'REFERENCE_NOT_SUPPORTED',
       `'${arg}' is a registry reference; deploying references needs the registry template source`,
@@ -234,15 +210,29 @@ export async function loadDeploymentInput(arg: string, options: LoadInputOptions
       },
     );
   }
-  // DM's form: `dm --registry o/r/c --properties p=v deploy redis:v1` — a one-resource configuration.
-  const name = options.deployment;
-  const config = `resources:\n- name: ${JSON.stringify(name)}\n  type: ${JSON.stringify(arg)}\n`;
-  const result = await expand.expandConfiguration(
-    { content: config, path: join(process.cwd(), `${name}.yaml`) },
-    { deployment: name, properties: options.properties, sources: [options.templateSource], onWarning: warn },
-  );
+  // A configuration, a template file, or DM's form `dm --registry o/r/c deploy redis:v1`: the
+  // one-resource configuration loadInput built.
+  const result = await expand.expandConfiguration(input.configuration!, {
+    deployment: options.deployment,
+    properties: options.properties,
+    ...(options.importsDir ? { importsDir: options.importsDir } : {}),
+    ...(options.schemaValidation ? { schemaValidation: options.schemaValidation } : {}),
+    ...(options.templateSource ? { sources: [options.templateSource] } : {}),
+    onWarning: warn,
+  });
+  const imports =
+    input.kind === 'template'
+      ? [{ name: basename(arg), path: basename(arg), content: input.text! }]
+      : input.kind === 'file'
+        ? collectImports(
+            input.text!,
+            arg,
+            layoutTypes(result.layout.resources),
+            (c, s) => expand.parseConfiguration(c, s).imports,
+          )
+        : [];
   return {
-    inputConfig: { config, imports: [] },
+    inputConfig: { config: input.kind === 'reference' ? input.configuration!.content : input.text!, imports },
     config: {
       resources: result.config.resources.map((r) => ({
         name: r.name,
@@ -251,18 +241,11 @@ export async function loadDeploymentInput(arg: string, options: LoadInputOptions
       })),
     },
     layout: result.layout,
-    references: [{ reference: arg, resolved: arg }],
+    references: input.kind === 'reference' ? [{ reference: arg, resolved: arg }] : [],
   };
 }
 
 /** The default deployment name for an argument: a file's base name, a reference's template name. */
 export function defaultDeploymentName(arg: string): string {
-  const base = existsSync(arg)
-    ? basename(arg).replace(/\.[^.]*$/, '')
-    : (arg.split('/').pop() ?? arg).split(/[:@]/)[0]!;
-  return base
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 53);
+  return defaultInputName(arg, existsSync(arg));
 }

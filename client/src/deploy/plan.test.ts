@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { isDmError } from '../error.js';
+import { referencePath } from '../expand/value-references.js';
 import type { Primitive } from './model.js';
-import { findReferences, planLevels, substituteReferences } from './plan.js';
+import { findReferences, planLevels, substituteReferences, valueAt } from './plan.js';
 
 const levels = (rs: Primitive[]) =>
   Object.fromEntries(planLevels(rs).map((p) => [p.primitive.name, p.level]));
@@ -64,7 +65,8 @@ describe('planLevels()', () => {
 describe('substituteReferences()', () => {
   const names = new Set(['svc', 'svc.v2']);
   it('keeps the type of a whole-string reference and interpolates inside strings', () => {
-    const lookup = (r: { path: string[] }) => (r.path.join('.') === 'spec.ports.0.port' ? 5432 : '10.0.0.1');
+    const lookup = (r: { path: string }) =>
+      referencePath(r).join('.') === 'spec.ports.0.port' ? 5432 : '10.0.0.1';
     assert.deepEqual(
       substituteReferences(
         { port: '$(ref.svc.spec.ports[0].port)', url: 'pg://$(ref.svc.spec.clusterIP):5432' },
@@ -79,6 +81,14 @@ describe('substituteReferences()', () => {
   it('takes the longest resource name when names contain dots', () => {
     const [ref] = findReferences('$(ref.svc.v2.spec.clusterIP)', names, 'x');
     assert.equal(ref!.name, 'svc.v2');
-    assert.deepEqual(ref!.path, ['spec', 'clusterIP']);
+    assert.deepEqual(referencePath(ref!), ['spec', 'clusterIP']);
+  });
+
+  it('$(ref.NAME) with no path is the whole live object, as expansion accepts it', () => {
+    const [ref] = findReferences('$(ref.svc)', names, 'x');
+    assert.deepEqual([ref!.name, ref!.path, referencePath(ref!)], ['svc', '', []]);
+    const live = { spec: { clusterIP: '10.0.0.1' } };
+    assert.deepEqual(valueAt(live, ref!), live);
+    assert.equal(valueAt(live, { path: 'spec.clusterIP' }), '10.0.0.1');
   });
 });

@@ -6,65 +6,19 @@
  * name not in the configuration, is an error.
  */
 import { DmError } from '../error.js';
+import { findReferencesIn, referencePath, type ValueReference } from '../expand/value-references.js';
 import type { Primitive } from './model.js';
 import { parsePrimitiveType } from './objects.js';
 
-export interface ValueReference {
-  /** The whole `$(ref.NAME.PATH)` text. */
-  text: string;
-  name: string;
-  /** Path segments into the live object (`spec.ports[0].port` → spec, ports, 0, port). */
-  path: string[];
-}
+export type { ValueReference };
 
-const REF = /\$\(ref\.([^)]+)\)/g;
-
-/** Every `$(ref.…)` in a value, resolved against the configuration's resource names. */
+/** Every `$(ref…)` in a value, resolved against the configuration's resource names (the one parser). */
 export function findReferences(
   value: unknown,
   names: ReadonlySet<string>,
   resource: string,
 ): ValueReference[] {
-  const out: ValueReference[] = [];
-  const walk = (v: unknown) => {
-    if (typeof v === 'string') {
-      for (const m of v.matchAll(REF)) out.push(parseReference(m[0], m[1]!, names, resource));
-    } else if (Array.isArray(v)) v.forEach(walk);
-    else if (v !== null && typeof v === 'object') Object.values(v).forEach(walk);
-  };
-  walk(value);
-  return out;
-}
-
-function parseReference(
-  text: string,
-  inner: string,
-  names: ReadonlySet<string>,
-  resource: string,
-): ValueReference {
-  let best: string | undefined;
-  for (const n of names) {
-    if (inner.startsWith(`${n}.`) && (best === undefined || n.length > best.length)) best = n;
-  }
-  if (best === undefined) {
-    const guess = inner.split('.')[0];
-    throw new DmError(
-      'UNKNOWN_REFERENCE',
-      `resource '${resource}': ${text} refers to '${guess}', which is not a resource of this configuration`,
-      { category: 'validation', details: { resource, reference: text } },
-    );
-  }
-  const path = inner
-    .slice(best.length + 1)
-    .replace(/\[(\d+)\]/g, '.$1')
-    .split('.')
-    .filter((p) => p !== '');
-  if (path.length === 0) {
-    throw new DmError('INVALID_REFERENCE', `resource '${resource}': ${text} has no path after the name`, {
-      category: 'validation',
-    });
-  }
-  return { text, name: best, path };
+  return findReferencesIn(value, names, resource);
 }
 
 export interface PlannedResource {
@@ -118,10 +72,10 @@ export function planLevels(resources: Primitive[]): PlannedResource[] {
   return resources.map((r) => ({ primitive: r, level: levelOf(r.name), references: refs.get(r.name)! }));
 }
 
-/** Value at a path of a live object; undefined when absent. */
-export function valueAt(object: unknown, path: readonly string[]): unknown {
+/** Value at a reference's path in a live object (the whole object for `$(ref.NAME)`); undefined when absent. */
+export function valueAt(object: unknown, ref: Pick<ValueReference, 'path'>): unknown {
   let node = object;
-  for (const part of path) {
+  for (const part of referencePath(ref)) {
     if (Array.isArray(node)) node = node[Number(part)];
     else if (node !== null && typeof node === 'object') node = (node as Record<string, unknown>)[part];
     else return undefined;

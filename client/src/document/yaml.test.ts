@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { DmError } from '../error.js';
-import { formatYaml, parseYaml, parseYamlDocuments } from './yaml.js';
+import { duplicatedKeys, formatYaml, parseYaml, parseYamlDocuments } from './yaml.js';
 
 describe('parseYaml()', () => {
   it('reads the YAML 1.2 core schema by default: y, n, yes, on stay strings', () => {
@@ -73,6 +73,86 @@ describe('parseYaml()', () => {
         }
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+const BOMB = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+for (const l of 'bcdefgh')
+  BOMB.push(
+    `${l}: &${l} [${Array(10)
+      .fill(`*${String.fromCharCode(l.charCodeAt(0) - 1)}`)
+      .join(', ')}]`,
+  );
+const BOMB_TEXT = `${BOMB.join('\n')}\n`;
+
+describe('parseYaml() limits', () => {
+  it('parseYaml() refuses an alias bomb at once, naming the source', () => {
+    for (const parse of [parseYaml, parseYamlDocuments]) {
+      assert.throws(
+        () => parse(BOMB_TEXT, { source: 'bomb.yaml' }),
+        (e: unknown) =>
+          e instanceof DmError && e.code === 'YAML_TOO_BIG' && /^bomb\.yaml: limit/.test(e.message),
+      );
+    }
+    assert.throws(
+      () => parseYamlDocuments(BOMB_TEXT, { source: 'bomb.yaml', mappings: 'maps' }),
+      (e: unknown) => e instanceof DmError && e.code === 'YAML_TOO_BIG',
+    );
+  });
+  it('parseYaml() accepts aliases within the node budget', () => {
+    assert.deepEqual(parseYaml('a: &a [1, 2]\nb: *a\n', { maxNodes: 10 }), { a: [1, 2], b: [1, 2] });
+  });
+});
+
+describe('duplicated mapping keys (as PyYAML reads them)', () => {
+  it('parseYaml() keeps the last value of a duplicated key and warns with file:line and the key', () => {
+    const warnings: string[] = [];
+    const doc = parseYaml('a: 1\nb:\n  c: 1\n  c: 2\na: 3\n', {
+      source: 'schema.yaml',
+      onWarning: (m) => warnings.push(m),
+    });
+    assert.deepEqual(doc, { a: 3, b: { c: 2 } });
+    assert.deepEqual(warnings, [
+      "schema.yaml:4: duplicated mapping key 'c': the last value wins (as PyYAML reads it)",
+      "schema.yaml:5: duplicated mapping key 'a': the last value wins (as PyYAML reads it)",
+    ]);
+  });
+  it('parseYamlDocuments() with Map mappings keeps the last value too', () => {
+    const warnings: string[] = [];
+    const [doc] = parseYamlDocuments('k: 1\nk: 2\n', {
+      mappings: 'maps',
+      onWarning: (m) => warnings.push(m),
+    });
+    assert.deepEqual(doc, new Map([['k', 2]]));
+    assert.equal(warnings.length, 1);
+  });
+  it('no warning without a duplicated key', () => {
+    const warnings: string[] = [];
+    parseYaml('a: 1\nb: {a: 2}\nc: [{a: 1}, {a: 2}]\n', { onWarning: (m) => warnings.push(m) });
+    assert.deepEqual(warnings, []);
+  });
+  it('duplicatedKeys() finds exactly the repetitions, at their lines (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('a', 'b', 'c', 'd'), { maxLength: 12 }),
+        fc.boolean(),
+        (keys, nested) => {
+          const indent = nested ? '  ' : '';
+          const text = `${nested ? 'outer:\n' : ''}${keys.map((k, i) => `${indent}${k}: ${i}\n`).join('')}`;
+          const expected: { key: string; line: number }[] = [];
+          keys.forEach((k, i) => {
+            if (keys.indexOf(k) < i) expected.push({ key: k, line: i + 1 + (nested ? 1 : 0) });
+          });
+          assert.deepEqual(duplicatedKeys(text), expected);
+          if (keys.length > 0) {
+            const doc = parseYaml(text, { onWarning: () => {} }) as Record<string, unknown>;
+            const map = (nested ? doc.outer : doc) as Record<string, number>;
+            for (const k of new Set(keys)) assert.equal(map[k], keys.lastIndexOf(k));
+          }
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });

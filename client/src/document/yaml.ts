@@ -1,17 +1,26 @@
 /**
- * YAML in and out, in one place. YAML 1.2 core schema (so `y`, `n`, `on` stay strings, as
- * shared/conformance/README.md requires), bounded depth and alias expansion (untrusted input),
- * and errors as DmError naming the file and line.
+ * YAML in and out, in one place: every YAML dm reads (configurations, values files, merge and render
+ * inputs, template contexts, lock and config files, schemas) goes through parseYaml or
+ * parseYamlDocuments. YAML 1.2 core schema (so `y`, `n`, `on` stay strings, as
+ * shared/conformance/README.md requires), bounded bytes, depth and alias expansion (untrusted
+ * input: an alias bomb fails at once), a duplicated mapping key read as PyYAML reads it (the last
+ * value wins, with a warning naming file:line and the key; docs/expansion.md), and errors as DmError
+ * naming the file and line.
  */
 import {
   boolCoreTag,
   CORE_SCHEMA,
   defineScalarTag,
   dump,
+  EVENT_ID,
+  type Event,
+  getScalarValue,
   type load,
   loadAll,
   mergeTag,
   NOT_RESOLVED,
+  parseEvents,
+  realMapTag,
   Schema,
   YAMLException,
 } from 'js-yaml';
@@ -29,9 +38,45 @@ export interface ParseYamlOptions {
   dialect?: 'core' | 'pyyaml';
   /** Largest input accepted, in bytes. Default 16 MiB. */
   maxBytes?: number;
+  /** Most nodes a document may expand to, aliases counted each time reached. Default 1,000,000. */
+  maxNodes?: number;
+  /** `objects` (default): mappings as plain objects. `maps`: as `Map`s (any key, order kept). */
+  mappings?: 'objects' | 'maps';
+  /** Receives warnings (a duplicated key); default: `warning: …` on stderr. */
+  onWarning?: (message: string) => void;
 }
 
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MAX_NODES = 1_000_000;
+
+function defaultWarning(message: string): void {
+  process.stderr.write(`warning: ${message}\n`);
+}
+
+/**
+ * A bound on how big parsed YAML becomes once aliases are expanded (the "billion laughs" alias
+ * bomb): the parser shares aliased nodes, but printing, copying, merging or walking the result would
+ * multiply them. Counting with aliases counted each time they are reached, and stopping at the
+ * budget, keeps the check itself cheap.
+ */
+export function checkNodeBudget(value: unknown, source: string, maxNodes = DEFAULT_MAX_NODES): void {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    count++;
+    if (count > maxNodes) {
+      throw new DmError(
+        'YAML_TOO_BIG',
+        `${source}: limit: the document expands to more than ${maxNodes} nodes (aliases expanded); an alias bomb?`,
+        { category: 'limit', details: { source, maxNodes } },
+      );
+    }
+    if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+    else if (v instanceof Map) for (const x of v.values()) stack.push(x);
+    else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) stack.push(x);
+  }
+}
 
 const PYYAML_TRUE = new Set(['yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON']);
 const PYYAML_FALSE = new Set(['no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF']);
@@ -47,13 +92,84 @@ const PYYAML_SCHEMA = new Schema([
   pyyamlBoolTag,
   mergeTag,
 ]);
+const MAP_SCHEMA = CORE_SCHEMA.withTags(realMapTag);
+const PYYAML_MAP_SCHEMA = PYYAML_SCHEMA.withTags(realMapTag);
 
-function loadOptions(options: ParseYamlOptions): Parameters<typeof load>[1] {
+function loadOptions(options: ParseYamlOptions, lastKeyWins = false): Parameters<typeof load>[1] {
+  const maps = options.mappings === 'maps';
+  const schema =
+    options.dialect === 'pyyaml' ? (maps ? PYYAML_MAP_SCHEMA : PYYAML_SCHEMA) : maps ? MAP_SCHEMA : undefined;
   return {
     filename: options.source,
     maxDepth: MAX_DEPTH,
-    ...(options.dialect === 'pyyaml' ? { schema: PYYAML_SCHEMA } : {}),
+    ...(schema ? { schema } : {}),
+    ...(lastKeyWins ? { json: true } : {}),
   } as Parameters<typeof load>[1];
+}
+
+/** 1-based line of each offset, by binary search over the line starts. */
+function lineOf(text: string): (offset: number) => number {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return (offset) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((starts[mid] ?? 0) <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  };
+}
+
+/** Every repeated scalar key of every mapping, with the line of the repetition. */
+export function duplicatedKeys(text: string): { key: string; line: number }[] {
+  const events: Event[] = parseEvents(text, { maxDepth: MAX_DEPTH });
+  const line = lineOf(text);
+  const out: { key: string; line: number }[] = [];
+  // One frame per open collection: for a mapping, its keys so far and whether a key comes next.
+  const frames: { keys?: Set<string>; keyNext: boolean }[] = [];
+  const node = (e: Event) => {
+    const top = frames[frames.length - 1];
+    if (!top?.keys) return;
+    if (top.keyNext && e.type === EVENT_ID.SCALAR) {
+      const key = getScalarValue(text, e);
+      if (key !== '<<' && top.keys.has(key)) out.push({ key, line: line(e.valueStart) });
+      top.keys.add(key);
+    }
+    top.keyNext = !top.keyNext;
+  };
+  for (const e of events) {
+    if (e.type === EVENT_ID.DOCUMENT) frames.push({ keyNext: false });
+    else if (e.type === EVENT_ID.POP) frames.pop();
+    else {
+      node(e);
+      if (e.type === EVENT_ID.MAPPING) frames.push({ keys: new Set(), keyNext: true });
+      else if (e.type === EVENT_ID.SEQUENCE) frames.push({ keyNext: false });
+    }
+  }
+  return out;
+}
+
+/**
+ * loadAll as PyYAML reads: a duplicated mapping key is not an error, the last value wins, and
+ * each repetition is reported. The strict parse runs first, so the scan costs nothing unless a
+ * key is repeated.
+ */
+function loadAllLikePyYaml(text: string, options: ParseYamlOptions): unknown[] {
+  try {
+    return loadAll(text, loadOptions(options));
+  } catch (error) {
+    if (!(error instanceof YAMLException) || !error.reason.startsWith('duplicated mapping key')) throw error;
+  }
+  const docs = loadAll(text, loadOptions(options, true));
+  const warn = options.onWarning ?? defaultWarning;
+  const where = options.source ?? 'input';
+  for (const d of duplicatedKeys(text)) {
+    warn(`${where}:${d.line}: duplicated mapping key '${d.key}': the last value wins (as PyYAML reads it)`);
+  }
+  return docs;
 }
 const MAX_DEPTH = 1000;
 
@@ -93,7 +209,7 @@ function yamlError(error: unknown, options: ParseYamlOptions): DmError {
 export function parseYaml(text: string, options: ParseYamlOptions = {}): unknown {
   checkSize(text, options);
   try {
-    const docs = loadAll(text, loadOptions(options));
+    const docs = loadAllLikePyYaml(text, options);
     if (docs.length > 1) {
       throw new DmError(
         'INVALID_YAML',
@@ -101,7 +217,9 @@ export function parseYaml(text: string, options: ParseYamlOptions = {}): unknown
         { category: 'invalid-input' },
       );
     }
-    return docs.length === 0 ? null : docs[0];
+    if (docs.length === 0) return null;
+    checkNodeBudget(docs[0], options.source ?? 'input', options.maxNodes);
+    return docs[0];
   } catch (error) {
     if (error instanceof DmError) throw error;
     throw yamlError(error, options);
@@ -111,11 +229,14 @@ export function parseYaml(text: string, options: ParseYamlOptions = {}): unknown
 /** Parses a multi-document YAML stream. Empty documents are kept as `null`. */
 export function parseYamlDocuments(text: string, options: ParseYamlOptions = {}): unknown[] {
   checkSize(text, options);
+  let docs: unknown[];
   try {
-    return loadAll(text, loadOptions(options));
+    docs = loadAllLikePyYaml(text, options);
   } catch (error) {
     throw yamlError(error, options);
   }
+  for (const d of docs) checkNodeBudget(d, options.source ?? 'input', options.maxNodes);
+  return docs;
 }
 
 /** Block-style YAML with keys in insertion order; `undefined` values are dropped. */

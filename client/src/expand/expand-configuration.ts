@@ -1,5 +1,5 @@
 /**
- * Expansion (spec/expansion.md §1–§3): a configuration becomes a flat list of primitive
+ * Expansion (docs/expansion.md, "Configurations and expansion"): a configuration becomes a flat list of primitive
  * resources plus a layout, recursively, as Deployment Manager expanded it. Templates render in
  * the RenderSandbox (one per run: one Jinja process, one Python process); where templates come
  * from is a TemplateSource chain (local files first, registry references from injected sources).
@@ -7,15 +7,17 @@
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseYaml } from '../document/yaml.js';
-import { DmError } from '../error.js';
+import { DmError, fromSystemError } from '../error.js';
+import { isTemplateReferenceType, oneResourceConfiguration } from '../input.js';
 import {
   chainTemplateSources,
   type ImportEntry,
   LocalTemplateSource,
   templateKindOf,
 } from './local-template-source.js';
+import { parseRenderedYaml } from './rendered-yaml.js';
 import { RenderSandbox, type SandboxOptions } from './sandbox/render-sandbox.js';
-import { applySchema, parseTemplateSchema } from './schema.js';
+import { applySchema, parseTemplateSchema, type SchemaValidationMode } from './schema.js';
 import type {
   ExpandedConfiguration,
   LayoutResource,
@@ -61,6 +63,8 @@ export interface ExpandOptions {
   references?: boolean;
   /** Receives warnings as they happen (they are also returned). */
   onWarning?: (warning: Warning) => void;
+  /** Properties that break a template's schema: fail (`strict`, default), warn, or ignore. */
+  schemaValidation?: SchemaValidationMode;
 }
 
 export interface ExpansionResult extends ExpandedConfiguration {
@@ -72,11 +76,9 @@ export interface ExpansionResult extends ExpandedConfiguration {
 export const DEFAULT_MAX_DEPTH = 32;
 export const DEFAULT_MAX_TEMPLATES = 100_000;
 
-const TEMPLATE_REF = /^[a-z][a-z0-9+.-]*:\/\/|:=?v\d/i;
-
 /** Whether a type could be a template: a template file name, a registry reference, or a URL. */
 export function looksLikeTemplate(type: string): boolean {
-  return templateKindOf(type) !== undefined || TEMPLATE_REF.test(type);
+  return templateKindOf(type) !== undefined || isTemplateReferenceType(type);
 }
 
 function isMapping(value: unknown): value is Record<string, unknown> {
@@ -294,9 +296,12 @@ class Expander {
     let written = isMapping(resource.properties) ? resource.properties : {};
     if (overrides) written = deepMerge(written, overrides);
     const entry: LayoutResource = { name: resource.name, type: resource.type };
-    if (resource.properties !== undefined || overrides) entry.properties = written;
     const inner = await this.expandTemplate(resource, template, written, frame);
-    entry.resources = inner.layout;
+    // As DM's layout: the properties the template saw (schema defaults applied), and no
+    // `resources` key when the template rendered none.
+    if (resource.properties !== undefined || overrides || template.schema)
+      entry.properties = inner.properties;
+    if (inner.layout.length > 0) entry.resources = inner.layout;
     return { layout: [entry], primitives: inner.primitives, warnings: inner.warnings };
   }
 
@@ -305,9 +310,16 @@ class Expander {
     template: LoadedTemplate,
     written: Record<string, unknown>,
     frame: Frame,
-  ): Promise<Expanded> {
+  ): Promise<Expanded & { properties: Record<string, unknown> }> {
+    const violations: Warning[] = [];
     const properties = template.schema
-      ? applySchema(parseTemplateSchema(template.schema), written, `${resource.name} (${template.path})`)
+      ? applySchema(
+          parseTemplateSchema(template.schema),
+          written,
+          `${resource.name} (${template.path})`,
+          this.options.schemaValidation ?? 'strict',
+          (message) => violations.push({ code: 'SCHEMA_VIOLATION', message }),
+        )
       : structuredClone(written);
     const key = `${template.type}\u0000${stableKey(properties)}`;
     const label = `${resource.name} (${template.type})`;
@@ -358,7 +370,9 @@ class Expander {
     if (template.kind === 'python') {
       const result = await this.sandbox.renderPython(request);
       output =
-        'text' in result ? parseYaml(result.text, { source: outputSource, dialect: 'pyyaml' }) : result.data;
+        'text' in result
+          ? parseRenderedYaml(result.text, { source: outputSource, dialect: 'pyyaml' })
+          : result.data;
     } else {
       output = await this.sandbox.renderJinjaData(request, { source: outputSource, maxNodes: this.maxNodes });
     }
@@ -383,13 +397,14 @@ class Expander {
         },
       );
     }
-    return this.expandList(list, {
+    const expanded = await this.expandList(list, {
       template,
       where: `template '${template.type}'`,
       file: template.path,
       depth: frame.depth + 1,
       chain,
     });
+    return { ...expanded, warnings: [...violations, ...expanded.warnings], properties };
   }
 }
 
@@ -442,18 +457,21 @@ export async function expandFile(path: string, options: ExpandOptions = {}): Pro
   try {
     content = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new DmError(
-      'FILE_NOT_FOUND',
-      `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-      {
-        category: 'not-found',
-      },
+    throw (
+      fromSystemError(error, path) ??
+      new DmError(
+        'FILE_NOT_FOUND',
+        `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+        {
+          category: 'not-found',
+        },
+      )
     );
   }
   if (templateKindOf(path) === 'python' || path.endsWith('.jinja')) {
     const type = basename(path);
     const name = options.deployment ?? type.replace(/\.[^.]*$/, '');
-    const synthetic = `resources:\n- name: ${JSON.stringify(name)}\n  type: ${JSON.stringify(type)}\n`;
+    const synthetic = oneResourceConfiguration(name, type);
     return expandConfiguration(
       { content: synthetic, path },
       {

@@ -1,5 +1,5 @@
 /**
- * The expansion engine (spec/expansion.md): configurations → {config, layout}, Jinja templates
+ * The expansion engine (docs/expansion.md): configurations → {config, layout}, Jinja templates
  * with Jinja2's semantics, Python templates, schemas, value references, and the sandbox they
  * render in. This is the module's whole public surface.
  */
@@ -29,7 +29,15 @@ export {
   type SandboxOptions,
   type TemplateRequest,
 } from './sandbox/render-sandbox.js';
-export { applySchema, parseTemplateSchema, type TemplateSchema } from './schema.js';
+export {
+  applySchema,
+  checkTemplateSchema,
+  parseTemplateSchema,
+  pythonTypeNameWarnings,
+  SCHEMA_VALIDATION_MODES,
+  type SchemaValidationMode,
+  type TemplateSchema,
+} from './schema.js';
 export type {
   ExpandedConfiguration,
   LayoutResource,

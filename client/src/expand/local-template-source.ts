@@ -1,11 +1,11 @@
 /**
- * The local TemplateSource (spec/expansion.md §1): templates from the configuration's `imports`,
+ * The local TemplateSource (docs/expansion.md, "Configurations and expansion"): templates from the configuration's `imports`,
  * plus the automatic imports DM's client made — a type naming a file present next to the
  * configuration or in `--imports-dir`, that file's `<file>.schema`, and the schema's own
  * `imports`, recursively. Files never come from outside those directories.
  */
-import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, normalize, relative, resolve, sep } from 'node:path';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { DmError } from '../error.js';
 import { parseTemplateSchema } from './schema.js';
 import type { LoadedTemplate, TemplateFile, TemplateKind, TemplateSource } from './types.js';
@@ -24,6 +24,27 @@ export interface LocalTemplateSourceOptions {
   imports?: readonly ImportEntry[];
   /** Largest file read, in bytes (default 4 MiB). */
   maxFileBytes?: number;
+  /**
+   * Relative imports may climb with `../` up to this directory (default: findProjectRoot of
+   * baseDir). Never above it, and never absolute.
+   */
+  projectRoot?: string;
+}
+
+/**
+ * The project root of a configuration on the user's disk: walking up from its directory, the
+ * first directory that has a `.git` or a `dm.lock`, or is the current directory. Without one,
+ * the configuration's own directory (no `../` imports then).
+ */
+export function findProjectRoot(baseDir: string, cwd: string = process.cwd()): string {
+  const start = resolve(baseDir);
+  const here = resolve(cwd);
+  for (let dir = start; ; ) {
+    if (dir === here || existsSync(join(dir, '.git')) || existsSync(join(dir, 'dm.lock'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return start;
+    dir = parent;
+  }
 }
 
 /** The kind of template a file name denotes, or undefined when it is not a template file. */
@@ -44,9 +65,11 @@ export class LocalTemplateSource implements TemplateSource {
   private readonly loaded = new Map<string, LoadedTemplate>();
   private readonly mine = new WeakSet<LoadedTemplate>();
   private readonly maxFileBytes: number;
+  private readonly projectRoot: string;
 
   constructor(options: LocalTemplateSourceOptions) {
     this.roots = [resolve(options.baseDir), ...(options.importsDir ? [resolve(options.importsDir)] : [])];
+    this.projectRoot = resolve(options.projectRoot ?? findProjectRoot(options.baseDir));
     this.maxFileBytes = options.maxFileBytes ?? 4 * 1024 * 1024;
     for (const entry of options.imports ?? []) {
       const file = this.readRelative(entry.path, this.roots);
@@ -68,26 +91,35 @@ export class LocalTemplateSource implements TemplateSource {
     path: string,
     roots: readonly string[],
   ): { path: string; content: string } | undefined {
-    if (isAbsolute(path) || normalize(path).split(/[\\/]/).includes('..')) {
-      throw new DmError(
-        'IMPORT_OUTSIDE',
-        `import '${path}' must be a relative path inside the configuration's directory`,
-        {
-          category: 'invalid-input',
-        },
-      );
+    if (isAbsolute(path)) {
+      throw new DmError('IMPORT_OUTSIDE', `import '${path}' must be a relative path, not an absolute one`, {
+        category: 'invalid-input',
+      });
     }
+    // `../` may climb up to the project root (DM's public samples import shared files so).
+    const climbs = normalize(path).split(/[\\/]/).includes('..');
     for (const root of roots) {
       const full = resolve(root, path);
-      if (!inside(root, full)) continue;
+      const fence = climbs ? this.projectRoot : root;
+      if (!inside(fence, full)) {
+        if (!climbs) continue;
+        throw new DmError(
+          'IMPORT_OUTSIDE',
+          `import '${path}' leads outside the project root ${this.projectRoot} (the nearest directory above the configuration with a .git or a dm.lock, or the current directory)`,
+          { category: 'invalid-input', details: { import: path, projectRoot: this.projectRoot } },
+        );
+      }
       let size: number;
       try {
         const st = statSync(full);
         if (!st.isFile()) continue;
         size = st.size;
-        // A symbolic link must not lead outside the directory either.
-        if (!inside(realpathSync(root), realpathSync(full))) {
-          throw new DmError('IMPORT_OUTSIDE', `'${path}' links to a file outside ${root}`, {
+        // A symbolic link must not lead outside the project root either.
+        if (
+          !inside(realpathSync(this.projectRoot), realpathSync(full)) &&
+          !inside(realpathSync(root), realpathSync(full))
+        ) {
+          throw new DmError('IMPORT_OUTSIDE', `'${path}' links to a file outside ${fence}`, {
             category: 'blocked',
           });
         }

@@ -1,12 +1,12 @@
 /**
- * `dm template render` (spec/cli.md): the raw text one template renders to, with no expansion
+ * `dm template render` (docs/expansion.md): the raw text one template renders to, with no expansion
  * and no YAML parsing, so that anyone can compare dm with Jinja2 byte for byte. The context
  * file's top-level keys become the template's globals.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { formatYaml, parseYaml } from '../document/yaml.js';
-import { DmError } from '../error.js';
+import { DmError, fromSystemError } from '../error.js';
 import { templateKindOf } from './local-template-source.js';
 import { RenderSandbox, type SandboxOptions } from './sandbox/render-sandbox.js';
 
@@ -69,12 +69,15 @@ export async function renderTemplateFile(
   try {
     source = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new DmError(
-      'FILE_NOT_FOUND',
-      `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-      {
-        category: 'not-found',
-      },
+    throw (
+      fromSystemError(error, path) ??
+      new DmError(
+        'FILE_NOT_FOUND',
+        `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+        {
+          category: 'not-found',
+        },
+      )
     );
   }
   let context: Record<string, unknown> = {};
@@ -83,12 +86,15 @@ export async function renderTemplateFile(
     try {
       text = readFileSync(options.contextFile, 'utf8');
     } catch (error) {
-      throw new DmError(
-        'FILE_NOT_FOUND',
-        `cannot read ${options.contextFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-        {
-          category: 'not-found',
-        },
+      throw (
+        fromSystemError(error, options.contextFile) ??
+        new DmError(
+          'FILE_NOT_FOUND',
+          `cannot read ${options.contextFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+          {
+            category: 'not-found',
+          },
+        )
       );
     }
     const doc = parseYaml(text, { source: options.contextFile });

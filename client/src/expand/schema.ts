@@ -1,5 +1,5 @@
 /**
- * Template schemas (spec/expansion.md §5): `<template>.schema` in YAML, JSON Schema in the
+ * Template schemas (docs/expansion.md, "Schemas"): `<template>.schema` in YAML, JSON Schema in the
  * draft-04 style DM used. Properties are validated with ajv before rendering; `default`s are
  * filled in (nested ones and those behind `$ref` too); every error is reported at once with its
  * property path. A schema that is itself invalid is reported as such.
@@ -47,6 +47,44 @@ export interface TemplateSchema {
 
 const NOT_KEYWORDS = new Set(['info', 'imports', 'outputs']);
 
+/**
+ * Python type names that DM-era schemas used for JSON Schema types (`type: int`); DM validated
+ * schemas only on request, so such schemas worked. Read as the JSON Schema name; `dm lint` warns.
+ */
+const PYTHON_TYPE_NAMES: Record<string, string> = {
+  int: 'integer',
+  bool: 'boolean',
+  str: 'string',
+  float: 'number',
+  dict: 'object',
+  list: 'array',
+};
+
+function jsonTypeName(value: unknown): unknown {
+  if (typeof value === 'string')
+    return Object.hasOwn(PYTHON_TYPE_NAMES, value) ? PYTHON_TYPE_NAMES[value] : value;
+  if (Array.isArray(value)) return value.map(jsonTypeName);
+  return value;
+}
+
+/** `file:line: …` for each Python type name in a schema (text scan: the parsed YAML has no lines). */
+export function pythonTypeNameWarnings(file: TemplateFile): string[] {
+  const out: string[] = [];
+  const names = Object.keys(PYTHON_TYPE_NAMES).join('|');
+  const pattern = new RegExp(
+    `(?:^|[\\s{,])type\\s*:\\s*(?:\\[[^\\]]*\\b|['"]?)(${names})['"]?\\s*(?:[,}\\]#]|$)`,
+  );
+  file.content.split('\n').forEach((line, i) => {
+    const m = pattern.exec(line);
+    if (m) {
+      out.push(
+        `${file.path}:${i + 1}: type '${m[1]}' is a Python type name, read as JSON Schema '${PYTHON_TYPE_NAMES[m[1]!]}'`,
+      );
+    }
+  });
+  return out;
+}
+
 /** Rewrites draft-04 idioms into what ajv's default draft understands. */
 function fromDraft04(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(fromDraft04);
@@ -56,6 +94,10 @@ function fromDraft04(node: unknown): unknown {
   for (const [key, value] of Object.entries(src)) {
     if (key === '$schema') continue;
     if (key === 'id' && typeof value === 'string') continue;
+    if (key === 'type') {
+      out[key] = jsonTypeName(value);
+      continue;
+    }
     if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'boolean') {
       const bound = key === 'exclusiveMinimum' ? 'minimum' : 'maximum';
       if (value && typeof src[bound] === 'number') out[key] = src[bound];
@@ -172,17 +214,34 @@ function describe(error: ErrorObject, properties: unknown): string {
 }
 
 /**
+ * How property violations are treated: `strict` (default) fails the expansion; `warn` expands
+ * anyway and reports every violation (as DM's expander did without VALIDATE_SCHEMA); `off`
+ * only fills in defaults.
+ */
+export type SchemaValidationMode = 'strict' | 'warn' | 'off';
+export const SCHEMA_VALIDATION_MODES: readonly SchemaValidationMode[] = ['strict', 'warn', 'off'];
+
+/** Checks that a schema parses and compiles (for `dm lint`); returns Python type name warnings. */
+export function checkTemplateSchema(file: TemplateFile): string[] {
+  compiledValidator(parseTemplateSchema(file));
+  return pythonTypeNameWarnings(file);
+}
+
+/**
  * Validates `properties` against the schema, filling in defaults in place (on a copy), and
- * returns the completed properties. `subject` names the resource in messages.
+ * returns the completed properties. `subject` names the resource in messages. In `warn` mode a
+ * violation is passed to `onViolation` instead of failing; in `off` mode it is ignored.
  */
 export function applySchema(
   schema: TemplateSchema,
   properties: Record<string, unknown>,
   subject: string,
+  mode: SchemaValidationMode = 'strict',
+  onViolation?: (message: string) => void,
 ): Record<string, unknown> {
   const validate = compiledValidator(schema);
   const copy = structuredClone(properties);
-  if (validate(copy)) return copy;
+  if (validate(copy) || mode === 'off') return copy;
   const errors = validate.errors ?? [];
   const seen = new Set<string>();
   const messages: string[] = [];
@@ -194,11 +253,19 @@ export function applySchema(
       messages.push(m);
     }
   }
+  if (mode === 'warn') {
+    for (const m of messages) onViolation?.(`${subject}: ${m} (schema ${schema.file.path})`);
+    return copy;
+  }
   throw new DmError(
     'SCHEMA_VALIDATION_FAILED',
     messages.length === 1
       ? `${subject}: ${messages[0]} (schema ${schema.file.path})`
       : `${subject}: ${messages.length} properties do not match the schema ${schema.file.path}: ${messages.join('; ')}`,
-    { category: 'validation', details: { resource: subject, schema: schema.file.path, errors: messages } },
+    {
+      category: 'validation',
+      details: { resource: subject, schema: schema.file.path, errors: messages },
+      hint: 'to expand anyway and print each violation as a warning, as Deployment Manager did, use --schema-validation warn (config key schemaValidation)',
+    },
   );
 }

@@ -1,4 +1,4 @@
-/** The expansion engine's vocabulary (spec/expansion.md §1–§3). */
+/** The expansion engine's vocabulary (docs/expansion.md, "Configurations and expansion"). */
 
 /** A resource as written in a configuration or a template's output. */
 export interface Resource {

@@ -1,5 +1,5 @@
 /**
- * Value references `$(ref.NAME.PATH)` (spec/expansion.md §6): found in the expanded
+ * Value references `$(ref.NAME.PATH)` (docs/expansion.md, "Value references"): found in the expanded
  * configuration's property values, checked against the resource names there, and turned into a
  * dependency graph that deploy uses to order resources (apply a resource after those it
  * references). Unknown names and cycles are errors.
@@ -12,7 +12,7 @@ export interface ValueReference {
   from: string;
   /** The referenced resource name. */
   name: string;
-  /** Dotted path into the referenced resource's live object; '' for the whole object. */
+  /** Dotted path into the referenced resource's live object as written; '' for the whole object (segments: referencePath). */
   path: string;
   /** Where the reference sits in the holder, e.g. `properties.spec.host`. */
   at: string;
@@ -40,43 +40,70 @@ function walk(value: unknown, at: string, visit: (text: string, at: string) => v
 }
 
 /**
- * Every `$(ref.NAME.PATH)` in the resources. NAME may itself contain dots: the longest prefix
- * that is a resource name wins. A reference to no known name is an error naming it.
+ * The one `$(ref…)` parser (expansion and deploy both use it): every reference in one string, held
+ * by resource `from` at `at`. NAME may itself contain dots: the longest dotted prefix that is a
+ * resource name wins; the rest is the path ('' for the whole object). A reference to no known name
+ * is an error naming it.
  */
-export function findValueReferences(resources: readonly Resource[]): ValueReference[] {
-  const names = new Set(resources.map((r) => r.name));
+export function parseValueReferences(
+  text: string,
+  names: ReadonlySet<string>,
+  from: string,
+  at = '',
+): ValueReference[] {
   const out: ValueReference[] = [];
-  for (const resource of resources) {
-    const { name: _n, type: _t, ...rest } = resource;
-    walk(rest, '', (text, at) => {
-      for (const match of text.matchAll(REF)) {
-        const body = match[1] ?? '';
-        const parts = body.split('.');
-        let found: number | undefined;
-        for (let i = parts.length; i >= 1; i--) {
-          if (names.has(parts.slice(0, i).join('.'))) {
-            found = i;
-            break;
-          }
-        }
-        if (found === undefined) {
-          throw new DmError(
-            'UNKNOWN_REFERENCE',
-            `resource '${resource.name}' ${at}: ${match[0]} references '${parts[0] ?? ''}', which is not a resource of this configuration`,
-            { category: 'validation', details: { resource: resource.name, at, reference: match[0] } },
-          );
-        }
-        out.push({
-          from: resource.name,
-          name: parts.slice(0, found).join('.'),
-          path: parts.slice(found).join('.'),
-          at,
-          text: match[0],
-        });
+  for (const match of text.matchAll(REF)) {
+    const body = match[1] ?? '';
+    const parts = body.split('.');
+    let found: number | undefined;
+    for (let i = parts.length; i >= 1; i--) {
+      if (names.has(parts.slice(0, i).join('.'))) {
+        found = i;
+        break;
       }
+    }
+    if (found === undefined) {
+      throw new DmError(
+        'UNKNOWN_REFERENCE',
+        `resource '${from}'${at ? ` ${at}` : ''}: ${match[0]} references '${parts[0] ?? ''}', which is not a resource of this configuration`,
+        { category: 'validation', details: { resource: from, at, reference: match[0] } },
+      );
+    }
+    out.push({
+      from,
+      name: parts.slice(0, found).join('.'),
+      path: parts.slice(found).join('.'),
+      at,
+      text: match[0],
     });
   }
   return out;
+}
+
+/** Every `$(ref…)` in a value (strings, lists and mappings, walked), held by resource `from`. */
+export function findReferencesIn(value: unknown, names: ReadonlySet<string>, from: string): ValueReference[] {
+  const out: ValueReference[] = [];
+  walk(value, '', (text, at) => {
+    for (const r of parseValueReferences(text, names, from, at)) out.push(r);
+  });
+  return out;
+}
+
+/** A reference's path as segments into the live object: `spec.ports[0].port` → spec, ports, 0, port. */
+export function referencePath(ref: Pick<ValueReference, 'path'>): string[] {
+  return ref.path
+    .replace(/\[(\d+)\]/g, '.$1')
+    .split('.')
+    .filter((p) => p !== '');
+}
+
+/** Every `$(ref.NAME.PATH)` in the resources' fields (name and type aside). */
+export function findValueReferences(resources: readonly Resource[]): ValueReference[] {
+  const names = new Set(resources.map((r) => r.name));
+  return resources.flatMap((resource) => {
+    const { name: _n, type: _t, ...rest } = resource;
+    return findReferencesIn(rest, names, resource.name);
+  });
 }
 
 /** The dependency graph of the references, in topological order; a cycle is an error naming it. */

@@ -2,9 +2,9 @@
  * The Python behaviour pattern substitution depends on (spec/layering.md §12.1, quirk Q7): `str()`
  * of the inserted value, `re.sub` template escapes, and Python regex syntax mapped onto JavaScript.
  * Functions return a reason string instead of throwing. Float and string `repr()` are the
- * expansion engine's (client/src/expand/jinja/python-values.ts), fuzzed against Python's.
+ * leaf module's (client/src/python/values.ts, shared with the expansion engine), fuzzed against Python's.
  */
-import { pyFloatRepr, pyStrRepr } from '../expand/jinja/python-values.js';
+import { pyFloatRepr, pyStrRepr } from '../python/values.js';
 import { isMapping, MAX_DEPTH } from './data.js';
 
 /**

@@ -49,4 +49,4 @@ export {
   strMerger,
 } from './mergers.js';
 export { type MergeKey, type MergeMap, toMergeValue, toPlainValue } from './value.js';
-export { type MergeValuesOptions, mergeValues, mergeValuesFiles } from './values.js';
+export { commandProperties, type MergeValuesOptions, mergeValues, mergeValuesFiles } from './values.js';

@@ -1,18 +1,17 @@
 /**
- * YAML in and out for merging. The same YAML 1.2 core schema and limits as document/yaml.ts,
- * but mappings load as `Map`s so that key order (integer-like keys included), non-string keys
- * and a key `__proto__` survive exactly as cloud-init's Python dicts keep them
+ * YAML in and out for merging, read by document/yaml.ts (the same schema and limits), but mappings
+ * load as `Map`s so that key order (integer-like keys included), non-string keys and a key
+ * `__proto__` survive exactly as cloud-init's Python dicts keep them
  * (spec/merging.md §4 "Key order").
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { CORE_SCHEMA, DUMP_SCHEMA, dump, loadAll, realMapTag, YAMLException } from 'js-yaml';
+import { DUMP_SCHEMA, dump, realMapTag } from 'js-yaml';
+import { parseYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
-import { MAX_DEPTH, pythonTypeName } from './value.js';
+import { pythonTypeName } from './value.js';
 
-const LOAD_SCHEMA = CORE_SCHEMA.withTags(realMapTag);
 const DUMP_MAP_SCHEMA = DUMP_SCHEMA.withTags(realMapTag);
-const MAX_BYTES = 16 * 1024 * 1024;
 
 export interface LoadedDocument {
   document: unknown;
@@ -66,30 +65,7 @@ function checkDocument(value: unknown, source: string): void {
  * loader does.
  */
 export function parseMergeDocuments(text: string, source: string): unknown[] {
-  if (text.length > MAX_BYTES) {
-    throw new DmError(
-      'YAML_TOO_LARGE',
-      `${source} is ${text.length} bytes, more than the ${MAX_BYTES} allowed`,
-      {
-        category: 'limit',
-      },
-    );
-  }
-  let documents: unknown[];
-  try {
-    documents = loadAll(text, { schema: LOAD_SCHEMA, filename: source, maxDepth: MAX_DEPTH });
-  } catch (error) {
-    if (error instanceof YAMLException) {
-      const mark = error.mark;
-      throw invalid(
-        source,
-        error.reason,
-        mark ? mark.line + 1 : undefined,
-        mark ? mark.column + 1 : undefined,
-      );
-    }
-    throw invalid(source, error instanceof Error ? error.message : String(error));
-  }
+  const documents = parseYamlDocuments(text, { source, mappings: 'maps' });
   if (documents.length === 0) return [null];
   for (const d of documents) checkDocument(d, source);
   return documents;

@@ -98,6 +98,16 @@ export const FINDING_CODES = {
     meaning:
       "a version's example.yaml does not expand with no extra properties (the message says why); found by dm lint, which expands every example, not by the tree scan",
   },
+  SCHEMA_INVALID: {
+    severity: 'error',
+    meaning:
+      "a version's <template>.schema is not a valid schema (the message says why); found by dm lint, which reads every schema, not by the tree scan",
+  },
+  SCHEMA_PYTHON_TYPE: {
+    severity: 'warning',
+    meaning:
+      'a schema names a type the Python way (`int`, `bool`, `str`, `float`, `dict`, `list`); it is read as the JSON Schema name; the message names file:line',
+  },
 } as const satisfies Record<string, FindingCodeInfo>;
 
 export type FindingCode = keyof typeof FINDING_CODES;
@@ -106,7 +116,11 @@ export type FindingCode = keyof typeof FINDING_CODES;
 export const ALL_FINDING_CODES = Object.keys(FINDING_CODES) as FindingCode[];
 
 /** Codes that need more than the tree (dm lint expands each example.yaml); the pure scan never gives them. */
-export const EXPANSION_FINDING_CODES: readonly FindingCode[] = ['EXAMPLE_FAILED'];
+export const EXPANSION_FINDING_CODES: readonly FindingCode[] = [
+  'EXAMPLE_FAILED',
+  'SCHEMA_INVALID',
+  'SCHEMA_PYTHON_TYPE',
+];
 
 /** The codes the pure tree scan can give. */
 export const SCAN_FINDING_CODES = ALL_FINDING_CODES.filter((c) => !EXPANSION_FINDING_CODES.includes(c));

@@ -37,14 +37,21 @@ export async function lintRegistryDirectory(dir: string, options: LintOptions = 
   const tree = await readDirectoryTree(dir);
   const scan = scanRegistryTree(tree.entries, { registryYaml: tree.registryYaml });
   const findings = [...scan.findings];
+  const { checkSchemas } = await import('./check-schemas.js');
+  const schemas = await checkSchemas(dir, scan);
+  findings.push(...schemas.findings);
   if (options.cacheRoot && options.examples !== false) {
     const { checkExamples } = await import('./check-examples.js');
     const [host, owner, repo] = (scan.registryName ?? '').split('/');
     findings.push(
-      ...(await checkExamples(dir, scan, {
-        cacheRoot: options.cacheRoot,
-        registry: host && owner && repo ? { host, owner, repo } : undefined,
-      })),
+      ...(await checkExamples(
+        dir,
+        { ...scan, versions: scan.versions.filter((v) => !schemas.invalid.has(v.dir)) },
+        {
+          cacheRoot: options.cacheRoot,
+          registry: host && owner && repo ? { host, owner, repo } : undefined,
+        },
+      )),
     );
   }
   const errors = findings.filter((f) => f.severity === 'error').length;

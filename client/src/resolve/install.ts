@@ -11,9 +11,14 @@ import type { DmConfig } from '../config/config.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import { ContentCache } from '../fetch/content-cache.js';
-import { type DefaultRegistry, parseReference, type RegistryReference } from '../reference/reference.js';
-import { buildResolverChain } from './build-chain.js';
-import { CacheResolver } from './cache-resolver.js';
+import {
+  type DefaultRegistry,
+  formatReference,
+  formatTemplateName,
+  parseReference,
+  type RegistryReference,
+} from '../reference/reference.js';
+import { buildResolverChain, type ResolverSetup } from './build-chain.js';
 import { referencesInDocument, referencesInText, urlsInDocument } from './discover-references.js';
 import {
   emptyLockFile,
@@ -26,9 +31,8 @@ import {
   resolvedFromLock,
 } from './lock-file.js';
 import { LockResolver } from './lock-resolver.js';
-import { fetchThroughChain, type Resolution, type Resolver, resolveThroughChain } from './resolver.js';
+import { fetchThroughChain, type Resolver, resolveThroughChain } from './resolver.js';
 import type { ResolvedVersion } from './types.js';
-import { resolveUrl, UrlContentResolver } from './url-resolver.js';
 
 export interface InstallOptions {
   config: DmConfig;
@@ -65,23 +69,64 @@ export interface InstallResult {
   lockChanged: boolean;
 }
 
-/** Ends the chain offline: everything not yet answered is missing, said precisely. */
-class OfflineEnd implements Resolver {
-  readonly name = 'offline';
-  async resolve(refs: readonly RegistryReference[]): Promise<Resolution[]> {
-    const { formatReference } = await import('../reference/reference.js');
-    return refs.map(
-      (ref) =>
-        new DmError(
-          'OFFLINE_MISSING',
-          `${formatReference(ref)} is not in dm.lock or the cache, and --offline forbids fetching it`,
-          {
-            category: 'unreachable',
-            hint: 'run dm install once with network access',
-          },
-        ),
-    );
+/**
+ * The lock file as it was: absent → empty. A damaged one (empty, not YAML, binary, an unknown
+ * lockfileVersion, a digest that does not match its files) is rebuilt by `dm install`, saying so;
+ * `--frozen-lockfile` refuses it.
+ */
+function readPreviousLock(text: string | undefined, path: string, options: InstallOptions): LockFile {
+  if (text === undefined) return emptyLockFile();
+  try {
+    return parseLockFile(text, path);
+  } catch (error) {
+    if (!(error instanceof DmError)) throw error;
+    if (options.frozenLockfile) {
+      throw new DmError('INVALID_LOCKFILE', `${error.message}; --frozen-lockfile forbids rebuilding it`, {
+        category: 'validation',
+        hint: 'run dm install without --frozen-lockfile to rebuild dm.lock, and commit it',
+      });
+    }
+    options.warn?.(`${path} is damaged (${error.message}); rebuilding it`);
+    return emptyLockFile();
   }
+}
+
+/**
+ * The lock keys `dm update <text>` names: the reference as written, its canonical form, or its
+ * template (every locked version of it). A malformed reference is a usage error; one that names
+ * nothing in dm.lock is NOT_IN_LOCK (exit 3).
+ */
+function lockKeysFor(text: string, lock: LockFile, defaultRegistry: DefaultRegistry | undefined): string[] {
+  let canonical: string | undefined;
+  let template: string | undefined;
+  try {
+    const ref = parseReference(text, { defaultRegistry, allowMissingVersion: true });
+    if (ref.kind === 'registry') {
+      template = formatTemplateName(ref);
+      canonical = ref.version ? formatReference(ref) : undefined;
+    } else canonical = ref.url;
+  } catch (error) {
+    if (!(error instanceof DmError)) throw error;
+    throw new DmError(error.code, error.message, {
+      category: 'usage',
+      ...(error.hint ? { hint: error.hint } : {}),
+    });
+  }
+  const keys = Object.entries(lock.references)
+    .filter(
+      ([key, entry]) =>
+        key === text ||
+        key === canonical ||
+        (canonical === undefined && (entry.template === text || entry.template === template)),
+    )
+    .map(([key]) => key);
+  if (keys.length === 0) {
+    throw new DmError('NOT_IN_LOCK', `${text} is not in dm.lock, so there is nothing to update`, {
+      category: 'not-found',
+      hint: 'dm install adds references; dm update floats the ones dm.lock has',
+    });
+  }
+  return keys;
 }
 
 async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -96,11 +141,12 @@ async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Prom
 }
 
 async function readConfiguration(path: string): Promise<{ doc: unknown; text: string }> {
+  const { loadInput } = await import('../input.js');
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = loadInput(path, { accept: ['file'], what: 'the configuration' }).text!;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+    if (error instanceof DmError && error.code === 'FILE_NOT_FOUND') {
       throw new DmError('CONFIG_NOT_FOUND', `configuration ${path} does not exist`, {
         category: 'not-found',
       });
@@ -112,6 +158,7 @@ async function readConfiguration(path: string): Promise<{ doc: unknown; text: st
 
 interface ExpansionDiscovery {
   text: string;
+  resolveUrl: ResolverSetup['resolveUrl'];
   properties: Record<string, unknown>;
   resolved: Map<string, ResolvedVersion>;
   chain: readonly Resolver[];
@@ -141,6 +188,7 @@ async function referencesByExpansion(path: string, d: ExpansionDiscovery): Promi
   for (const [k, r] of d.resolved) pinned.references[k] = lockEntryFor(r);
   const source = new RegistryTemplateSource({
     chain: [new LockResolver(pinned), ...d.chain],
+    resolveUrl: d.resolveUrl,
     cacheRoot: d.cache.root,
     defaultRegistry: d.defaultRegistry,
     offline: d.config.offline,
@@ -168,12 +216,16 @@ export async function install(configPath: string, options: InstallOptions): Prom
     if (error.code === 'ENOENT') return undefined;
     throw error;
   });
-  const previous = previousText === undefined ? emptyLockFile() : parseLockFile(previousText, lockPath);
+  const previous = readPreviousLock(previousText, lockPath, options);
   const cache = new ContentCache({ root: options.config.dirs.cache, warn: options.warn });
   const offline = options.config.offline;
-  const cacheResolver = new CacheResolver(cache, { offline });
 
-  const updating = options.update;
+  const setup = await buildResolverChain({
+    config: options.config,
+    registryDirs: options.registryDirs,
+    cache: options.update === undefined,
+  });
+  const updating = options.update?.map((u) => lockKeysFor(u, previous, setup.defaultRegistry));
   const lockForResolution: LockFile =
     updating === undefined
       ? previous
@@ -181,21 +233,13 @@ export async function install(configPath: string, options: InstallOptions): Prom
           lockfileVersion: previous.lockfileVersion,
           references: Object.fromEntries(
             Object.entries(previous.references).filter(
-              ([key, entry]) =>
-                updating.length > 0 &&
-                !updating.some((u) => key === u || entry.template === u || key.startsWith(`${u}:`)),
+              ([key]) => updating.length > 0 && !updating.some((keys) => keys.includes(key)),
             ),
           ),
         };
   const lockResolver = new LockResolver(lockForResolution, { frozen: options.frozenLockfile });
-  const setup = await buildResolverChain({
-    config: options.config,
-    registryDirs: options.registryDirs,
-    first: updating === undefined ? [lockResolver, cacheResolver] : [lockResolver],
-  });
-  const chain: Resolver[] = offline
-    ? [...setup.chain, new OfflineEnd()]
-    : [...setup.chain, new UrlContentResolver()];
+  setup.chain.unshift(lockResolver);
+  const chain = setup.chain;
 
   // Discover and resolve, transitively, to a fixed point.
   const { doc, text: configText } = await readConfiguration(path);
@@ -235,7 +279,7 @@ export async function install(configPath: string, options: InstallOptions): Prom
         category: 'unreachable',
       });
     } else {
-      const { resolved: r, contents } = await resolveUrl(url);
+      const { resolved: r, contents } = await setup.resolveUrl(url);
       for (const data of contents.values()) fetched.add((await cache.write(data)).slice('sha256:'.length));
       resolved.set(url, r);
     }
@@ -249,7 +293,9 @@ export async function install(configPath: string, options: InstallOptions): Prom
       const refs = todo.map((t) => parseReference(t) as RegistryReference);
       const { resolved: answers, answeredBy } = await resolveThroughChain(chain, refs);
       answers.forEach((answer, i) => {
-        if (answeredBy[i] !== lockResolver.name && answeredBy[i] !== cacheResolver.name) fresh.push(answer);
+        const by = answeredBy[i]!;
+        if (by !== lockResolver.name && by !== setup.cache?.name && !setup.unremembered.has(by))
+          fresh.push(answer);
       });
       answers.forEach((answer, i) => {
         resolved.set(todo[i]!, { ...answer, reference: todo[i]! });
@@ -290,6 +336,7 @@ export async function install(configPath: string, options: InstallOptions): Prom
   if (options.expand !== false && missing.size === 0) {
     const found = await referencesByExpansion(path, {
       text: configText,
+      resolveUrl: setup.resolveUrl,
       properties: options.properties ?? {},
       resolved,
       chain,
@@ -321,7 +368,9 @@ export async function install(configPath: string, options: InstallOptions): Prom
           : old.digest !== r.digest || old.version !== r.version
             ? 'updated'
             : 'unchanged',
-        ...(old && old.version !== r.version ? { previousVersion: old.version } : {}),
+        ...(old && (old.version !== r.version || old.digest !== r.digest)
+          ? { previousVersion: old.version }
+          : {}),
       };
     });
   const removed = Object.keys(previous.references)
@@ -379,7 +428,7 @@ export async function install(configPath: string, options: InstallOptions): Prom
   options.onProgress?.(jobs.length, jobs.length);
   const filesFetched = fetched.size;
   // Remember what sources answered (not what the lock or the cache already knew): one small write each.
-  if (!offline && fresh.length > 0) await cacheResolver.remember(fresh);
+  if (!offline && fresh.length > 0) await setup.cache?.remember(fresh);
   if (lockChanged) await writeFileAtomic(lockPath, nextText);
   return { lockFile: lockPath, references, removed, filesFetched, filesCached, lockChanged };
 }

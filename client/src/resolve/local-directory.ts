@@ -35,12 +35,30 @@ export async function declaredRegistryName(dir: string): Promise<string | undefi
   return parseRegistryYaml(text).name; // a broken registry.yaml is lint's to report; here it means "no name"
 }
 
+/**
+ * The name an unnamed registry directory gets when it is the only one and no default registry is
+ * set: a reserved host (`.invalid` never resolves), so short references work against it.
+ */
+export function localRegistryName(dir: string): string {
+  const repo =
+    basename(dir)
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'registry';
+  return `local.invalid/dir/${repo}`;
+}
+
 export async function nameRegistryDirectory(
   flag: string,
   defaultRegistry: string | undefined,
+  options: { only?: boolean } = {},
 ): Promise<RegistryDirectory> {
   const { dir, name } = parseRegistryDirFlag(flag);
-  const chosen = name ?? (await declaredRegistryName(dir)) ?? defaultRegistry;
+  const chosen =
+    name ??
+    (await declaredRegistryName(dir)) ??
+    defaultRegistry ??
+    (options.only ? localRegistryName(dir) : undefined);
   if (!chosen) {
     throw new DmError(
       'UNNAMED_REGISTRY_DIR',

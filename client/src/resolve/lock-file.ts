@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import writeFileAtomic from 'write-file-atomic';
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
+import { versionDigest } from '../registry/digest.js';
 import type { TemplateKind } from '../registry/types.js';
 import type { ResolvedVersion } from './types.js';
 
@@ -218,6 +219,14 @@ export function parseLockFile(text: string, source = LOCKFILE_NAME): LockFile {
         throw bad(source, `${at}.files["${path}"].size`, 'must be a size in bytes');
       }
       files[path] = { sha256: file.sha256, size: file.size };
+    }
+    const listed = Object.entries(files).map(([path, f]) => ({ path, sha256: f.sha256 }));
+    if (versionDigest(listed) !== e.digest) {
+      throw bad(
+        source,
+        `${at}.digest`,
+        'does not match the files listed under it (the lock was edited or damaged)',
+      );
     }
     references[key] = {
       template: e.template as string,

@@ -9,14 +9,16 @@ import { DmError } from '../error.js';
 import type { LoadedTemplate, TemplateFile, TemplateSource } from '../expand/types.js';
 import { ContentCache } from '../fetch/content-cache.js';
 import { type DefaultRegistry, parseReference } from '../reference/reference.js';
+import type { ResolverSetup } from './build-chain.js';
 import { fetchFile } from './install.js';
 import type { Resolver } from './resolver.js';
 import { resolveThroughChain } from './resolver.js';
 import type { ResolvedVersion } from './types.js';
-import { resolveUrl } from './url-resolver.js';
 
 export interface RegistryTemplateSourceOptions {
   chain: readonly Resolver[];
+  /** Plain URL references (the chain setup's, offline-aware); absent: URLs are not fetched. */
+  resolveUrl?: ResolverSetup['resolveUrl'];
   cacheRoot: string;
   defaultRegistry?: DefaultRegistry | undefined;
   offline?: boolean;
@@ -68,12 +70,12 @@ export class RegistryTemplateSource implements TemplateSource {
     let resolved: ResolvedVersion;
     let contents: Map<string, Buffer>;
     if (ref.kind === 'url') {
-      if (this.options.offline) {
-        throw new DmError('OFFLINE_MISSING', `${ref.url} is a URL, and --offline forbids fetching it`, {
+      if (!this.options.resolveUrl) {
+        throw new DmError('OFFLINE_MISSING', `${ref.url} is a URL, and this check does not fetch URLs`, {
           category: 'unreachable',
         });
       }
-      ({ resolved, contents } = await resolveUrl(ref.url));
+      ({ resolved, contents } = await this.options.resolveUrl(ref.url));
     } else {
       const { resolved: answers } = await resolveThroughChain(this.options.chain, [ref]);
       resolved = answers[0]!;
@@ -165,6 +167,7 @@ export async function createRegistryTemplateSource(
   });
   return new RegistryTemplateSource({
     chain: setup.chain,
+    resolveUrl: setup.resolveUrl,
     cacheRoot: options.config.dirs.cache,
     defaultRegistry: setup.defaultRegistry,
     offline: options.config.offline,

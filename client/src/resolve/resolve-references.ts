@@ -58,14 +58,9 @@ export async function resolveReferences(
       out.push({ ...r, pinned: pinnedReference(r) });
       continue;
     }
-    // A plain URL: its template, schema and schema imports, pinned by digest (no version).
-    if (options.config.offline) {
-      throw new DmError('OFFLINE', `${ref.url} is a URL, and --offline forbids fetching it`, {
-        category: 'usage',
-      });
-    }
-    const { resolveUrl } = await import('./url-resolver.js');
-    const { resolved: r } = await resolveUrl(ref.url);
+    // A plain URL: its template, schema and schema imports, pinned by digest (no version);
+    // offline, OFFLINE_MISSING as for any reference the chain cannot answer.
+    const { resolved: r } = await setup.resolveUrl(ref.url);
     out.push({ ...r, pinned: `${r.template}@${r.digest}` });
   }
   return out;

@@ -1,6 +1,6 @@
 /**
- * The resolver chain (spec/registry.md §5-6; pnpm's shape): lock file → cache → registry server →
- * GitHub → git/local source → plain URLs. Each resolver answers a batch of references with, per
+ * The resolver contract (pnpm's shape). The chain itself — its one order — is built in
+ * build-chain.ts and documented in docs/client.md "The resolver chain". Each resolver answers a batch of references with, per
  * reference, a resolution, an error it owns (e.g. VERSION_NOT_FOUND from the registry that holds
  * the template), or `null` for "not mine". Only the chain's end throws for references nobody took.
  */

@@ -25,6 +25,50 @@ export interface GitSourceOptions {
   maxBlobBytes?: number;
 }
 
+/**
+ * Whether `name` is a branch name git accepts (`git check-ref-format --branch` rules) that cannot
+ * be read as an option: not empty, not `-…`, not `HEAD` or `@`, no component starting with `.` or
+ * ending with `.lock`, no `..`, `@{`, `//`, control characters, space, `~^:?*[\`, no leading or
+ * trailing `/`, no trailing `.`; at most 255 bytes.
+ */
+export function isValidBranchName(name: string): boolean {
+  if (name === '' || name.startsWith('-') || name === 'HEAD' || name === '@') return false;
+  if (Buffer.byteLength(name) > 255) return false;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+  if (/[\x00-\x20\x7f~^:?*[\\]|\.\.|@\{|\/\/|^\/|\/$|\.$/.test(name)) return false;
+  return name.split('/').every((part) => !part.startsWith('.') && !part.endsWith('.lock'));
+}
+
+/**
+ * Refuses source fields git could read as options (`--upload-pack=…`) or that are not what they
+ * claim: the location and path must not start with `-`, the path must not contain `..`, the branch
+ * must be a valid branch name. `field` names the field in the message.
+ */
+export function checkGitArguments(fields: {
+  location?: string;
+  branch?: string | null;
+  path?: string;
+}): void {
+  const bad = (field: string, value: string, why: string) =>
+    new DmError('INVALID_SOURCE', `${field} '${value.slice(0, 200)}' ${why}`, {
+      category: 'invalid-input',
+      details: { field },
+    });
+  if (fields.location !== undefined && /^\s*-/.test(fields.location)) {
+    throw bad('source', fields.location, 'must not start with "-"');
+  }
+  if (fields.branch !== undefined && fields.branch !== null && !isValidBranchName(fields.branch)) {
+    throw bad('branch', fields.branch, 'is not a valid git branch name (git check-ref-format --branch)');
+  }
+  if (fields.path !== undefined) {
+    if (/^\s*-/.test(fields.path)) throw bad('path', fields.path, 'must not start with "-"');
+    if (fields.path.split('/').includes('..')) throw bad('path', fields.path, "must not contain '..'");
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+    if (/[\x00-\x1f\x7f]/.test(fields.path))
+      throw bad('path', fields.path, 'must not contain control characters');
+  }
+}
+
 export function isRemoteGitLocation(location: string): boolean {
   return /^(https?|ssh|git|file):\/\//.test(location) || /^[\w.-]+@[\w.-]+:/.test(location);
 }
@@ -94,6 +138,11 @@ export class GitSource implements Source {
   private readonly remote: boolean;
 
   constructor(private readonly options: GitSourceOptions) {
+    checkGitArguments({
+      location: options.location,
+      branch: options.branch ?? null,
+      path: options.path ?? '',
+    });
     this.remote = isRemoteGitLocation(options.location);
     this.description = `git ${options.location.replace(/\/\/[^@/]*@/, '//***@')}${options.branch ? `@${options.branch}` : ''}${
       options.path ? `/${options.path}` : ''
@@ -112,7 +161,7 @@ export class GitSource implements Source {
       const gitDir = this.options.cacheDir!;
       if (!existsSync(`${gitDir}/HEAD`)) {
         mkdirSync(gitDir, { recursive: true });
-        await git(['init', '--bare', '--quiet', gitDir]);
+        await git(['init', '--bare', '--quiet', '--', gitDir]);
       }
       await git([
         '--git-dir',
@@ -121,6 +170,7 @@ export class GitSource implements Source {
         '--quiet',
         '--depth=1',
         '--no-tags',
+        '--',
         this.options.location,
         ref,
       ]);
@@ -137,7 +187,9 @@ export class GitSource implements Source {
     const gitDir = (await git(['-C', this.options.location, 'rev-parse', '--absolute-git-dir']))
       .toString()
       .trim();
-    const commit = (await git(['--git-dir', gitDir, 'rev-parse', '--verify', `${ref}^{commit}`]))
+    const commit = (
+      await git(['--git-dir', gitDir, 'rev-parse', '--verify', '--end-of-options', `${ref}^{commit}`])
+    )
       .toString()
       .trim();
     return { gitDir, commit };
@@ -156,6 +208,7 @@ export class GitSource implements Source {
       '-l',
       '-z',
       '--full-tree',
+      '--end-of-options',
       commit,
     ]);
     const all: TreeEntry[] = [];

@@ -8,7 +8,47 @@
  * (by git blob id), so a re-sync reads only what changed.
  */
 import { createHash } from 'node:crypto';
+import { DmError } from '../error.js';
 import type { TreeEntry } from '../registry/types.js';
+
+/** What one snapshot of a source may hold; the server's bound on every source kind. */
+export interface SourceLimits {
+  /** Largest single file, bytes. */
+  maxFileBytes: number;
+  /** Largest sum of the files under the registry root, bytes. */
+  maxTotalBytes: number;
+  /** Most tree entries. */
+  maxEntries: number;
+}
+
+export const DEFAULT_SOURCE_LIMITS: SourceLimits = {
+  maxFileBytes: 32 * 1024 * 1024,
+  maxTotalBytes: 256 * 1024 * 1024,
+  maxEntries: 500_000,
+};
+
+/**
+ * Checks a snapshot's tree against the limits before anything is read (git and GitHub trees carry
+ * blob sizes); throws SOURCE_TOO_LARGE naming the first excess.
+ */
+export function checkSourceSize(
+  entries: readonly TreeEntry[],
+  description: string,
+  limits: SourceLimits = DEFAULT_SOURCE_LIMITS,
+): void {
+  const fail = (what: string) =>
+    new DmError('SOURCE_TOO_LARGE', `${description}: ${what}`, { category: 'limit' });
+  if (entries.length > limits.maxEntries) throw fail(`more than ${limits.maxEntries} entries`);
+  let total = 0;
+  for (const e of entries) {
+    if (e.type !== 'blob' || e.size === undefined) continue;
+    if (e.size > limits.maxFileBytes) {
+      throw fail(`'${e.path}' is ${e.size} bytes, more than ${limits.maxFileBytes}`);
+    }
+    total += e.size;
+    if (total > limits.maxTotalBytes) throw fail(`files sum to more than ${limits.maxTotalBytes} bytes`);
+  }
+}
 
 /** Counts what a sync costs: API requests made and the rate-limit budget left afterwards. */
 export interface SyncMeter {

@@ -5,15 +5,20 @@
  * A symbolic link is never followed: like git, it is a file whose content is its target, so
  * digests agree with the git tree and the client. Special files are skipped; sizes and entry
  * counts are bounded. Nothing is written to disk.
+ *
+ * Every bound rejects promptly: the archive is decompressed here, as a stream, counting the bytes
+ * it inflates to (a few KiB of gzip can inflate to GiBs), and any error of the decompressor or the
+ * parser settles the read at once (the parser's own "aborted" errors end no stream).
  */
 import { posix } from 'node:path';
+import { createGunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { DmError } from '../error.js';
 
 export interface TarballLimits {
   /** Largest archive accepted (compressed), bytes. Default 512 MiB. */
   maxArchiveBytes?: number;
-  /** Largest sum of file sizes, bytes. Default 1 GiB. */
+  /** Largest sum of file sizes, bytes; the decompressed archive may exceed it by its headers only. Default 1 GiB. */
   maxTotalBytes?: number;
   /** Largest single file, bytes. Default 32 MiB. */
   maxFileBytes?: number;
@@ -76,8 +81,13 @@ export async function readTarball(
   let total = 0;
   let count = 0;
   let failure: unknown;
+  // Headers and padding: at most 1.5 KiB per entry (header, long-name header, padding) besides content.
+  const maxInflated = maxTotal + Math.min(maxEntries, 100_000) * 1536 + 1024 * 1024;
+  const tooLarge = (what: string) =>
+    new DmError('ARCHIVE_TOO_LARGE', `${source}: ${what}`, { category: 'limit', details: { source } });
 
-  await new Promise<void>((resolve, reject) => {
+  await new Promise<void>((resolve) => {
+    let settled = false;
     const parser = new Parser({
       strict: true,
       onReadEntry: (entry: ReadEntry) => {
@@ -87,11 +97,7 @@ export async function readTarball(
         }
         try {
           count++;
-          if (count > maxEntries) {
-            throw new DmError('ARCHIVE_TOO_LARGE', `${source}: more than ${maxEntries} entries`, {
-              category: 'limit',
-            });
-          }
+          if (count > maxEntries) throw tooLarge(`more than ${maxEntries} entries`);
           const raw = String(entry.path);
           let path = checkArchivePath(raw, source);
           if (entry.type === 'Link') throw unsafe(raw, 'is a hard link', source);
@@ -119,40 +125,69 @@ export async function readTarball(
             return;
           }
           const size = entry.size ?? 0;
-          if (size > maxFile) {
-            throw new DmError(
-              'ARCHIVE_TOO_LARGE',
-              `${source}: '${path}' is ${size} bytes, more than ${maxFile}`,
-              {
-                category: 'limit',
-              },
-            );
-          }
+          if (size > maxFile) throw tooLarge(`'${path}' is ${size} bytes, more than ${maxFile}`);
           total += size;
-          if (total > maxTotal) {
-            throw new DmError('ARCHIVE_TOO_LARGE', `${source}: files sum to more than ${maxTotal} bytes`, {
-              category: 'limit',
-            });
-          }
+          if (total > maxTotal) throw tooLarge(`files sum to more than ${maxTotal} bytes`);
           const chunks: Buffer[] = [];
           entry.on('data', (chunk: Buffer) => chunks.push(chunk));
           entry.on('end', () => files.set(path, Buffer.concat(chunks)));
         } catch (error) {
-          failure = error;
+          fail(error);
           entry.resume();
         }
       },
     });
-    parser.on('error', (error: unknown) => {
+    const gzipped = archive.length >= 2 && archive[0] === 0x1f && archive[1] === 0x8b;
+    const gunzip = gzipped ? createGunzip() : undefined;
+    function fail(error: unknown): void {
       failure ??= error;
-    });
-    parser.on('close', () => resolve());
-    parser.on('end', () => resolve());
-    try {
-      parser.end(archive);
-    } catch (error) {
-      reject(error);
+      finish();
     }
+    function finish(): void {
+      if (settled) return;
+      settled = true;
+      if (failure) {
+        gunzip?.destroy();
+        parser.abort(new Error('stopped'));
+      }
+      resolve();
+    }
+    parser.on('error', fail);
+    parser.on('abort', fail);
+    parser.on('close', finish);
+    parser.on('end', finish);
+    if (!gunzip) {
+      try {
+        parser.end(archive);
+      } catch (error) {
+        fail(error);
+      }
+      return;
+    }
+    let inflated = 0;
+    gunzip.on('data', (chunk: Buffer) => {
+      if (failure) return;
+      inflated += chunk.length;
+      if (inflated > maxInflated) {
+        fail(tooLarge(`decompresses to more than ${maxInflated} bytes`));
+        return;
+      }
+      try {
+        parser.write(chunk);
+      } catch (error) {
+        fail(error);
+      }
+    });
+    gunzip.on('error', fail);
+    gunzip.on('end', () => {
+      if (failure) return;
+      try {
+        parser.end();
+      } catch (error) {
+        fail(error);
+      }
+    });
+    gunzip.end(archive);
   });
   if (failure) {
     if (failure instanceof DmError) throw failure;

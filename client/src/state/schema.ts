@@ -103,3 +103,48 @@ export const typeInstances = sqliteTable(
   },
   (t) => [index('type_instances_type').on(t.type), index('type_instances_deployment').on(t.deployment)],
 );
+
+/**
+ * Operations of the Deployment Manager service (docs/manager.md): one per create, update or delete
+ * asked over HTTP, run one at a time per deployment. The row is the audit record too: who asked,
+ * when, what, and which manifest it made.
+ */
+export const operations = sqliteTable(
+  'operations',
+  {
+    /** `op-<uuid>`. */
+    id: text('id').primaryKey(),
+    deployment: text('deployment').notNull(),
+    /** 'create' | 'update' | 'delete'. */
+    action: text('action').notNull(),
+    /** 'pending' | 'running' | 'done' | 'failed' | 'interrupted'. */
+    status: text('status').notNull(),
+    /** Who asked: the token's description (`admin`, `token:<id>`, …). */
+    actor: text('actor').notNull(),
+    /** The configured cluster's name and the namespace the deployment targets. */
+    cluster: text('cluster').notNull(),
+    namespace: text('namespace').notNull(),
+    /** manifests.name this operation created (known once it runs). */
+    manifest: text('manifest'),
+    /** The deployment's current manifest when the operation started (restored if it is interrupted). */
+    previousManifest: text('previous_manifest'),
+    /** JSON: [{resource, message}] once finished. */
+    errors: text('errors').notNull().default('[]'),
+    error: text('error'),
+    createdAt: integer('created_at').notNull(),
+    startedAt: integer('started_at'),
+    finishedAt: integer('finished_at'),
+  },
+  (t) => [index('operations_deployment').on(t.deployment, t.createdAt)],
+);
+
+/** Tokens of the Deployment Manager service, stored as sha256 hashes, scoped to clusters/namespaces. */
+export const managerTokens = sqliteTable('manager_tokens', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  hash: text('hash').notNull().unique(),
+  /** 'deploy' (change and read) | 'read' (read only). */
+  role: text('role').notNull(),
+  /** JSON: ["cluster/namespace" | "cluster/*" | "*"], where the token applies. */
+  scopes: text('scopes').notNull(),
+  createdAt: integer('created_at').notNull(),
+});

@@ -1,16 +1,22 @@
 /**
- * Who a request is (spec/server.md §2, §5): no token (public registries only), a read token (its
- * registry, or all), an admin token (everything, and the writes). Tokens are looked up by their
- * sha256 in memory; the table is reloaded when a token is created.
+ * Who a request is (docs/server.md, "Tokens"): no token (public registries only), a read token
+ * (its registry, or all), an admin token (everything, and the writes). Tokens are looked up by
+ * their sha256 in memory, never with a query per request. `watch()` polls a fingerprint of the
+ * table once a second (one cheap query, whatever the traffic), so a token created or revoked by
+ * the CLI or another replica is seen within a second; expiry is checked in memory per request;
+ * last use is collected in memory and written with the same tick.
  */
 import { DmError } from '../../../client/src/error.js';
 import type { Access, RegistryView } from '../resolve/catalog.js';
 import type { Store } from '../store/db.js';
 import { hashToken } from '../store/secrets.js';
+import { allTokens, recordTokensUsed, tokensFingerprint } from '../store/tokens.js';
 
 interface TokenGrant {
+  id: number;
   role: 'admin' | 'read';
   registryId: number | null;
+  expiresAt: number | null;
 }
 
 export interface RequestAccess extends Access {
@@ -27,11 +33,15 @@ const ANONYMOUS: RequestAccess = {
 
 export class TokenBook {
   private grants: Map<string, TokenGrant[]> | undefined;
+  private fingerprint: string | undefined;
   private readonly adminHashes: Set<string>;
+  private readonly used = new Map<number, number>();
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: Store,
     adminTokens: readonly string[] = [],
+    private readonly clock: () => number = Date.now,
   ) {
     this.adminHashes = new Set(adminTokens.filter((t) => t.length > 0).map(hashToken));
   }
@@ -40,17 +50,48 @@ export class TokenBook {
     this.grants = undefined;
   }
 
+  /** Polls the table's fingerprint every `intervalMs` and writes last-use times; unref'd. */
+  watch(intervalMs = 1000, onError?: (error: unknown) => void): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      try {
+        this.tick();
+      } catch (error) {
+        onError?.(error);
+      }
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops watching and writes the last-use times collected so far. */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    try {
+      this.tick();
+    } catch {
+      // The database is going away with the server.
+    }
+  }
+
+  /** One watch step: reload when the table changed; record last uses. */
+  tick(): void {
+    const now = tokensFingerprint(this.store);
+    if (now !== this.fingerprint) this.grants = undefined;
+    if (this.used.size) {
+      const used = new Map(this.used);
+      this.used.clear();
+      recordTokensUsed(this.store, used);
+    }
+  }
+
   private load(): Map<string, TokenGrant[]> {
     if (!this.grants) {
       const map = new Map<string, TokenGrant[]>();
-      const rows = this.store.sqlite
-        .prepare('SELECT hash, role, registry_id AS registryId FROM tokens')
-        .all() as ({
-        hash: string;
-      } & TokenGrant)[];
-      for (const row of rows) {
+      this.fingerprint = tokensFingerprint(this.store);
+      for (const row of allTokens(this.store)) {
         const list = map.get(row.hash) ?? [];
-        list.push({ role: row.role, registryId: row.registryId });
+        list.push({ id: row.id, role: row.role, registryId: row.registryId, expiresAt: row.expiresAt });
         map.set(row.hash, list);
       }
       this.grants = map;
@@ -61,16 +102,18 @@ export class TokenBook {
   /** The access of an `Authorization` header value; a present but unknown token is rejected. */
   accessFor(authorization: string | undefined): RequestAccess {
     if (!authorization) return ANONYMOUS;
-    const match = /^(?:Bearer|token)\s+(\S+)$/i.exec(authorization);
-    if (!match) {
-      throw new DmError('UNAUTHORIZED', 'the Authorization header must be "Bearer <token>"', {
+    const hash = hashToken(bearerToken(authorization));
+    if (this.adminHashes.has(hash)) return adminAccess();
+    const now = this.clock();
+    const grants = this.load()
+      .get(hash)
+      ?.filter((g) => g.expiresAt === null || g.expiresAt > now);
+    if (!grants?.length) {
+      throw new DmError('UNAUTHORIZED', 'the token is not valid (unknown, revoked or expired)', {
         category: 'unauthorized',
       });
     }
-    const hash = hashToken(match[1]!);
-    if (this.adminHashes.has(hash)) return adminAccess();
-    const grants = this.load().get(hash);
-    if (!grants) throw new DmError('UNAUTHORIZED', 'the token is not valid', { category: 'unauthorized' });
+    for (const g of grants) this.used.set(g.id, now);
     if (grants.some((g) => g.role === 'admin')) return adminAccess();
     const all = grants.some((g) => g.registryId === null);
     const ids = new Set(grants.flatMap((g) => (g.registryId === null ? [] : [g.registryId])));
@@ -80,6 +123,17 @@ export class TokenBook {
       readable: () => ({ all, ids: [...ids] }),
     };
   }
+}
+
+/** The token of an `Authorization: Bearer <token>` header; another form is rejected. */
+export function bearerToken(authorization: string): string {
+  const match = /^(?:Bearer|token)\s+(\S+)$/i.exec(authorization);
+  if (!match) {
+    throw new DmError('UNAUTHORIZED', 'the Authorization header must be "Bearer <token>"', {
+      category: 'unauthorized',
+    });
+  }
+  return match[1]!;
 }
 
 function adminAccess(): RequestAccess {

@@ -7,6 +7,8 @@
 import { type Context, Hono } from 'hono';
 import { DmError, isDmError } from '../../../client/src/error.js';
 import { createLogger, type Logger } from '../log.js';
+import type { DeploymentManager } from '../manager/deployment-manager.js';
+import { type ManagerConfig, mountManager } from '../manager/mount.js';
 import { pageRoutes } from '../pages/routes.js';
 import { RegistryService, type ServiceDeps } from '../service.js';
 import { migrationsApplied } from '../store/db.js';
@@ -25,6 +27,8 @@ export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync'> {
   maxBodyBytes?: number;
   /** Largest webhook body, bytes (default 25 MiB, GitHub's own limit). */
   maxWebhookBytes?: number;
+  /** The Deployment Manager (docs/manager.md): mounted when clusters are configured. */
+  manager?: ManagerConfig | undefined;
 }
 
 export interface RegistryApp {
@@ -32,6 +36,7 @@ export interface RegistryApp {
   service: RegistryService;
   metrics: ServerMetrics;
   logger: Logger;
+  manager?: DeploymentManager | undefined;
 }
 
 function isDatabaseDown(error: unknown): boolean {
@@ -55,13 +60,12 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     ...deps,
     log: (level, message, fields) => logger.log(level, message, fields),
     onSync: (registry, outcome) => {
-      metrics.syncs.inc({ registry: registry.name, status: outcome.status });
-      metrics.syncRequests.set({ registry: registry.name }, outcome.apiRequests);
+      metrics.syncs.inc({ registry, status: outcome.status });
+      metrics.syncRequests.set({ registry }, outcome.apiRequests);
       if (outcome.rateLimitRemaining !== null) {
-        metrics.rateLimitRemaining.set({ registry: registry.name }, outcome.rateLimitRemaining);
+        metrics.rateLimitRemaining.set({ registry }, outcome.rateLimitRemaining);
       }
-      if (outcome.versionCount !== undefined)
-        metrics.versions.set({ registry: registry.name }, outcome.versionCount);
+      if (outcome.versionCount !== undefined) metrics.versions.set({ registry }, outcome.versionCount);
     },
   });
   const tracker = new RequestTracker(service, metrics, logger, deps.accessLog ?? true);
@@ -158,6 +162,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       maxWebhookBytes: deps.maxWebhookBytes ?? 25 * 1024 * 1024,
     }),
   );
+  const manager = mountManager(app, deps.manager, service, logger, tracked);
   app.route('/', pageRoutes());
-  return { app, service, metrics, logger };
+  return { app, service, metrics, logger, manager };
 }

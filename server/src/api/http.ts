@@ -23,10 +23,25 @@ export function errorResponse(c: Context<AppEnv>, error: DmError): Response {
     const retry = Number(error.details?.retryAfter ?? 60);
     c.header('Retry-After', String(Number.isFinite(retry) && retry > 0 ? Math.ceil(retry) : 60));
   }
+  if (status === (401 as number)) c.header('WWW-Authenticate', 'Bearer realm="dm-registry"');
   return c.json(error.toJSON(), status);
 }
 
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/**
+ * Cache-Control for immutable content of a registry: public content may be kept by any cache;
+ * a private registry's only by the caller's own (`private`), and `Vary: Authorization` keeps a
+ * cache from answering one caller with another's copy (docs/server.md, "Caching").
+ */
+export function setImmutableCaching(c: Context<AppEnv>, visibility: string): void {
+  if (visibility === 'public') {
+    c.header('Cache-Control', IMMUTABLE);
+  } else {
+    c.header('Cache-Control', 'private, max-age=31536000, immutable');
+    c.header('Vary', 'Authorization');
+  }
+}
 
 /** Whether `If-None-Match` matches the strong ETag `etag` (quoted). */
 export function notModified(c: Context<AppEnv>, etag: string): boolean {
@@ -36,18 +51,34 @@ export function notModified(c: Context<AppEnv>, etag: string): boolean {
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
-/** Answers 304 or the content, with strong ETag and immutable caching. */
+/** Answers 304 or the content, with strong ETag and immutable caching for the registry's visibility. */
 export function immutableContent(
   c: Context<AppEnv>,
   etag: string,
   contentType: string,
   body: () => string | Uint8Array,
-): Response {
+  visibility: string,
+): Response;
+export function immutableContent(
+  c: Context<AppEnv>,
+  etag: string,
+  contentType: string,
+  body: () => Promise<Uint8Array>,
+  visibility: string,
+): Response | Promise<Response>;
+export function immutableContent(
+  c: Context<AppEnv>,
+  etag: string,
+  contentType: string,
+  body: () => string | Uint8Array | Promise<Uint8Array>,
+  visibility: string,
+): Response | Promise<Response> {
   c.header('ETag', etag);
-  c.header('Cache-Control', IMMUTABLE);
+  setImmutableCaching(c, visibility);
   if (notModified(c, etag)) return c.body(null, 304);
   c.header('Content-Type', contentType);
   const content = body();
+  if (content instanceof Promise) return content.then((bytes) => c.body(new Uint8Array(bytes), 200));
   return c.body(typeof content === 'string' ? content : new Uint8Array(content), 200);
 }
 

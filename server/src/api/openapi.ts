@@ -2,6 +2,8 @@
  * `GET /api/v1/openapi.json`: the API described in OpenAPI 3.1 (spec/server.md §2). Written by
  * hand next to shapes.ts; test/server checks that every route the app serves is described.
  */
+import { MANAGER_PATHS, MANAGER_SCHEMAS } from '../manager/openapi.js';
+
 const error = { $ref: '#/components/responses/Error' };
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
@@ -50,6 +52,7 @@ export const OPENAPI = {
       },
     },
     schemas: {
+      ...MANAGER_SCHEMAS,
       File: {
         type: 'object',
         required: ['path', 'size', 'sha256'],
@@ -145,6 +148,49 @@ export const OPENAPI = {
         responses: { 200: json({ type: 'object' }), 202: json({ type: 'object' }) },
       },
     },
+    '/api/v1/registries/{id}/syncs': {
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+      get: {
+        summary: 'The last 100 syncs, newest first (admin, or a read token for the registry)',
+        security: admin,
+        responses: {
+          200: json({
+            type: 'object',
+            required: ['syncs'],
+            properties: {
+              syncs: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: [
+                    'id',
+                    'trigger',
+                    'status',
+                    'startedAt',
+                    'finishedAt',
+                    'replica',
+                    'apiRequests',
+                    'error',
+                  ],
+                  properties: {
+                    id: { type: 'integer' },
+                    trigger: { type: 'string' },
+                    status: { type: 'string' },
+                    startedAt: { type: 'string', format: 'date-time' },
+                    finishedAt: { type: ['string', 'null'], format: 'date-time' },
+                    replica: { type: ['string', 'null'] },
+                    apiRequests: { type: 'integer' },
+                    error: { type: ['string', 'null'] },
+                  },
+                },
+              },
+            },
+          }),
+          401: error,
+          404: error,
+        },
+      },
+    },
     '/api/v1/credentials/{name}': {
       parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
       post: {
@@ -226,5 +272,6 @@ export const OPENAPI = {
     },
     '/metrics': { get: { summary: 'Prometheus metrics', responses: { 200: { description: 'text/plain' } } } },
     '/api/v1/openapi.json': { get: { summary: 'This description', responses: { 200: json({}) } } },
+    ...MANAGER_PATHS,
   },
 } as const;

@@ -6,87 +6,18 @@ import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
-import { compareVersions, tryParseVersion } from '../../../client/src/reference/version.js';
 import type { RegistryView } from '../resolve/catalog.js';
-import type { RegistryService } from '../service.js';
-import { TemplateSearch } from '../store/search.js';
-import type { RequestAccess } from './access.js';
-import { type AppEnv, accessOf, errorResponse, immutableContent, intParam } from './http.js';
+import { type ReadStore, readsOf } from '../store/reads.js';
+import { type AppEnv, accessOf, errorResponse, immutableContent, intParam, notModified } from './http.js';
+import { searchResult, syncHistory } from './shapes.js';
+import { parseTemplatePath, type TemplatePath } from './template-path.js';
 import type { RequestTracker } from './tracking.js';
-import { versionArchive } from './version-archive.js';
+import { archiveCache } from './version-archive.js';
 
 const MAX_BATCH = 1000;
 
-interface TemplatePath {
-  host: string;
-  owner: string;
-  repo: string;
-  collection: string;
-  template: string;
-  /** After `versions/`: the version and what of it. */
-  version?: string;
-  rest?: string[];
-}
-
-function parseTemplatePath(raw: string): TemplatePath {
-  const segments = raw
-    .split('/')
-    .filter((s) => s !== '')
-    .map((s) => {
-      try {
-        return decodeURIComponent(s);
-      } catch {
-        return s;
-      }
-    });
-  const at = segments[4] === 'versions' && segments.length >= 6 ? 4 : segments[5] === 'versions' ? 5 : -1;
-  const head = at === -1 ? segments : segments.slice(0, at);
-  if (head.length !== 4 && head.length !== 5) {
-    throw new DmError('NOT_FOUND', `no such template path: ${raw}`, { category: 'not-found' });
-  }
-  const [host, owner, repo] = head as [string, string, string];
-  const collection = head.length === 5 ? head[3]! : '';
-  const template = head.at(-1)!;
-  const out: TemplatePath = { host: host.toLowerCase(), owner, repo, collection, template };
-  if (at !== -1) {
-    out.version = segments[at + 1]!;
-    out.rest = segments.slice(at + 2);
-  }
-  return out;
-}
-
-function versionRows(service: RegistryService, registryId: number, collection: string, template: string) {
-  return service.store.sqlite
-    .prepare(
-      `SELECT v.id, v.version, v.kind, v.digest, v.template_file AS templateFile, v.schema_file AS schemaFile,
-              v.has_example AS hasExample, v.dir
-       FROM versions v JOIN templates t ON t.id = v.template_id
-       WHERE t.registry_id = ? AND t.collection = ? AND t.name = ?`,
-    )
-    .all(registryId, collection, template) as {
-    id: number;
-    version: string;
-    kind: string;
-    digest: string;
-    templateFile: string;
-    schemaFile: string | null;
-    hasExample: number;
-    dir: string;
-  }[];
-}
-
-function sortVersionsDescending<T extends { version: string }>(rows: T[]): T[] {
-  return rows.sort((a, b) => {
-    const va = tryParseVersion(a.version);
-    const vb = tryParseVersion(b.version);
-    if (!va || !vb) return a.version < b.version ? 1 : -1;
-    return compareVersions(vb, va) || (a.version < b.version ? 1 : -1);
-  });
-}
-
 export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const searches = new WeakMap<RegistryService, TemplateSearch>();
 
   app.get('/registries', (c) => {
     const service = c.get('service');
@@ -95,20 +26,39 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     return c.json({ registries: rows.map((r) => service.info(r, false)) });
   });
 
+  // Admin tokens and read tokens for that registry; a registry the token may not read is not found.
+  app.get('/registries/:id{[^/]+}/syncs', async (c) => {
+    const service = c.get('service');
+    const access = accessOf(c);
+    if (c.req.header('authorization') === undefined) {
+      throw new DmError(
+        'UNAUTHORIZED',
+        'the sync history needs an admin token or a read token for the registry',
+        {
+          category: 'unauthorized',
+        },
+      );
+    }
+    const row = service.find(c.req.param('id'), access);
+    const readable = access.readable();
+    if (!access.admin && !readable.all && !readable.ids.includes(row.id)) {
+      throw new DmError('REGISTRY_NOT_FOUND', `no registry ${c.req.param('id')} on this server`, {
+        category: 'not-found',
+        details: { registry: c.req.param('id') },
+      });
+    }
+    return c.json(syncHistory(await readsOf(service.store).syncs(row.id)));
+  });
+
   app.get('/registries/:id{.+}', (c) => {
     const service = c.get('service');
     const row = service.find(c.req.param('id'), accessOf(c));
     return c.json(service.info(row, true));
   });
 
-  app.get('/search', (c) => {
+  app.get('/search', async (c) => {
     const service = c.get('service');
     const access = accessOf(c);
-    let search = searches.get(service);
-    if (!search) {
-      search = new TemplateSearch(service.store);
-      searches.set(service, search);
-    }
     const visible = [...service.catalog.registries().values()]
       .filter((r) => access.canRead(r))
       .map((r) => r.id);
@@ -119,14 +69,16 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
       });
     }
     return c.json(
-      search.search({
-        q,
-        collection: c.req.query('collection'),
-        registry: c.req.query('registry'),
-        page: intParam(c, 'page', 1, 1, 1000),
-        limit: intParam(c, 'limit', 20, 1, 100),
-        visible,
-      }),
+      searchResult(
+        await readsOf(service.store).search({
+          q,
+          collection: c.req.query('collection'),
+          registry: c.req.query('registry'),
+          page: intParam(c, 'page', 1, 1, 1000),
+          limit: intParam(c, 'limit', 20, 1, 100),
+          visible,
+        }),
+      ),
     );
   });
 
@@ -202,28 +154,35 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     },
   );
 
-  app.get('/templates/*', (c) => {
+  app.get('/templates/*', async (c) => {
     const service = c.get('service');
     const access = accessOf(c);
     const raw = c.req.path.replace(/^.*?\/templates\//, '');
     const p = parseTemplatePath(raw);
     const { registry } = service.catalog.locate(p, access);
-    if (p.version === undefined) return templateInfo(c, service, registry, p);
-    return versionContent(c, service, registry, p, access);
+    const reads = readsOf(service.store);
+    if (p.version === undefined) return templateInfo(c, reads, registry, p);
+    return versionContent(c, reads, registry, p);
   });
 
   return app;
 }
 
-function templateInfo(c: Context<AppEnv>, service: RegistryService, registry: RegistryView, p: TemplatePath) {
-  const t = service.store.sqlite
-    .prepare(
-      'SELECT latest_version AS latestVersion, title, description FROM templates WHERE registry_id = ? AND collection = ? AND name = ?',
-    )
-    .get(registry.id, p.collection, p.template) as
-    | { latestVersion: string | null; title: string | null; description: string | null }
-    | undefined;
-  const rows = sortVersionsDescending(versionRows(service, registry.id, p.collection, p.template));
+/** immutableContent with a body read from the store only when the client does not have it. */
+async function immutable(
+  c: Context<AppEnv>,
+  etag: string,
+  contentType: string,
+  visibility: string,
+  load: () => Promise<string | Uint8Array>,
+): Promise<Response> {
+  const body = notModified(c, etag) ? '' : await load();
+  return immutableContent(c, etag, contentType, () => body, visibility);
+}
+
+async function templateInfo(c: Context<AppEnv>, reads: ReadStore, registry: RegistryView, p: TemplatePath) {
+  const t = await reads.template(registry.id, p.collection, p.template);
+  const rows = await reads.versions(registry.id, p.collection, p.template);
   return c.json({
     registry: registry.name,
     collection: p.collection,
@@ -239,21 +198,14 @@ function templateInfo(c: Context<AppEnv>, service: RegistryService, registry: Re
       digest: r.digest,
       templateFile: r.templateFile,
       schemaFile: r.schemaFile,
-      hasExample: r.hasExample === 1,
+      hasExample: r.hasExample,
     })),
   });
 }
 
-function versionContent(
-  c: Context<AppEnv>,
-  service: RegistryService,
-  registry: RegistryView,
-  p: TemplatePath,
-  access: RequestAccess,
-) {
-  void access;
-  const rows = versionRows(service, registry.id, p.collection, p.template);
-  const version = p.version!.replace(/^=/, '');
+async function versionContent(c: Context<AppEnv>, reads: ReadStore, registry: RegistryView, p: TemplatePath) {
+  const rows = await reads.versions(registry.id, p.collection, p.template);
+  const version = p.version ?? '';
   const row = rows.find((r) => r.version === version);
   const name = formatTemplateName(p);
   if (!row) {
@@ -262,25 +214,15 @@ function versionContent(
       `${name} has no version directory ${version}; content is served for exact versions only`,
       {
         category: 'not-found',
-        details: { available: sortVersionsDescending(rows).map((r) => r.version) },
+        details: { available: rows.map((r) => r.version) },
       },
     );
   }
-  const rest = p.rest ?? [];
-  const db = service.store.sqlite;
-  const fileRow = (path: string) =>
-    db
-      .prepare(
-        'SELECT vf.sha256, vf.size, f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256 WHERE vf.version_id = ? AND vf.path = ?',
-      )
-      .get(row.id, path) as { sha256: string; size: number; content: Buffer } | undefined;
-
+  const rest = p.rest;
   if (rest[0] === 'files' && rest.length > 1) {
     const path = rest.slice(1).join('/');
-    const meta = db
-      .prepare('SELECT sha256 FROM version_files WHERE version_id = ? AND path = ?')
-      .get(row.id, path) as { sha256: string } | undefined;
-    if (!meta) {
+    const sha256 = await reads.fileSha256(row.id, path);
+    if (sha256 === undefined) {
       throw new DmError('FILE_NOT_FOUND', `${name}:${version} has no file ${path}`, {
         category: 'not-found',
         details: { path },
@@ -291,30 +233,28 @@ function versionContent(
       : /\.(jinja|py|txt|md)$/.test(path)
         ? 'text/plain; charset=utf-8'
         : 'application/octet-stream';
-    return immutableContent(c, `"${meta.sha256}"`, type, () => fileRow(path)!.content);
+    return immutable(
+      c,
+      `"${sha256}"`,
+      type,
+      registry.visibility,
+      async () => (await reads.fileContent(row.id, path)) ?? '',
+    );
   }
   if (rest.length === 1 && rest[0] === 'schema') {
-    if (!row.schemaFile) {
+    const sha256 = row.schemaFile ? await reads.fileSha256(row.id, row.schemaFile) : undefined;
+    if (sha256 === undefined) {
       throw new DmError('SCHEMA_NOT_FOUND', `${name}:${version} has no schema`, { category: 'not-found' });
     }
-    const meta = fileRow(row.schemaFile)!;
-    return immutableContent(c, `"${meta.sha256}.json"`, 'application/json', () => {
-      const json = db.prepare('SELECT schema_json FROM versions WHERE id = ?').pluck().get(row.id) as
-        | string
-        | null;
-      return json ?? 'null';
-    });
+    return immutable(c, `"${sha256}.json"`, 'application/json', registry.visibility, () =>
+      reads.schemaJson(row.id),
+    );
   }
   if (rest.length === 1 && rest[0] === 'archive.tar.gz') {
     const etag = `"${row.digest.replace(/^sha256:/, '')}"`;
-    return immutableContent(c, etag, 'application/gzip', () => {
-      const files = db
-        .prepare(
-          'SELECT vf.path, f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256 WHERE vf.version_id = ?',
-        )
-        .all(row.id) as { path: string; content: Buffer }[];
-      return versionArchive(`${p.template}-${version}`, files);
-    });
+    return immutable(c, etag, 'application/gzip', registry.visibility, () =>
+      archiveCache.get(row.digest, `${p.template}-${version}`, () => reads.versionContents(row.id)),
+    );
   }
   throw new DmError(
     'NOT_FOUND',

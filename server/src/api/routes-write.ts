@@ -6,6 +6,7 @@
 import { verify } from '@octokit/webhooks-methods';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { LRUCache } from 'lru-cache';
 import { DmError } from '../../../client/src/error.js';
 import type { AddRegistryInput } from '../service.js';
 import { requireAdmin } from './access.js';
@@ -91,6 +92,8 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
     return c.body(null, 204);
   });
 
+  // Delivery ids seen recently (X-GitHub-Delivery): a replayed delivery syncs nothing.
+  const deliveries = new LRUCache<string, true>({ max: 10_000 });
   app.post(
     '/webhooks/github',
     bodyLimit({ maxSize: options.maxWebhookBytes, onError: tooLarge(options.maxWebhookBytes) }),
@@ -98,8 +101,33 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
       const service = c.get('service');
       const event = c.req.header('x-github-event') ?? '';
       const signature = c.req.header('x-hub-signature-256') ?? '';
+      const delivery = c.req.header('x-github-delivery') ?? '';
       const text = await c.req.text();
-      let payload: { ref?: string; repository?: { full_name?: string; default_branch?: string } };
+      // The signature is checked on the raw bytes, against every GitHub registry with a webhook
+      // secret, before anything of the body is parsed.
+      const verified = [];
+      if (signature) {
+        for (const r of service.all()) {
+          if (r.sourceType !== 'github' || !r.webhookSecret) continue;
+          let secret: string | null = null;
+          try {
+            secret = service.webhookSecretOf(r);
+          } catch {
+            continue; // unreadable after a key change: this registry cannot verify anything
+          }
+          if (secret && (await verify(secret, text, signature).catch(() => false))) verified.push(r);
+        }
+      }
+      if (verified.length === 0) {
+        throw new DmError(
+          'INVALID_SIGNATURE',
+          'the webhook signature does not verify for any registry of this server',
+          {
+            category: 'unauthorized',
+          },
+        );
+      }
+      let payload: unknown;
       try {
         payload = JSON.parse(text);
       } catch {
@@ -107,33 +135,44 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
           category: 'invalid-input',
         });
       }
-      const fullName = payload.repository?.full_name?.toLowerCase();
-      const candidates = service
-        .all()
-        .filter(
-          (r) => r.sourceType === 'github' && fullName && r.source.toLowerCase().endsWith(`/${fullName}`),
+      const repository = (payload as { repository?: unknown } | null)?.repository as
+        | { full_name?: unknown; default_branch?: unknown }
+        | undefined;
+      const ref = (payload as { ref?: unknown } | null)?.ref;
+      if (
+        !payload ||
+        typeof payload !== 'object' ||
+        !repository ||
+        typeof repository !== 'object' ||
+        typeof repository.full_name !== 'string' ||
+        (repository.default_branch !== undefined && typeof repository.default_branch !== 'string') ||
+        (ref !== undefined && typeof ref !== 'string')
+      ) {
+        throw new DmError(
+          'INVALID_JSON',
+          'the webhook body must be an object with repository.full_name (a string)',
+          { category: 'invalid-input' },
         );
-      const verified = [];
-      for (const r of candidates) {
-        const secret = service.webhookSecretOf(r);
-        if (secret && signature && (await verify(secret, text, signature).catch(() => false)))
-          verified.push(r);
       }
-      if (verified.length === 0) {
+      const fullName = repository.full_name.toLowerCase();
+      const matching = verified.filter((r) => r.source.toLowerCase().endsWith(`/${fullName}`));
+      if (matching.length === 0) {
         throw new DmError(
           'INVALID_SIGNATURE',
           'the webhook signature does not verify for any registry of this repository',
-          {
-            category: 'unauthorized',
-          },
+          { category: 'unauthorized' },
         );
       }
       if (event === 'ping') return c.json({ ok: true });
       if (event !== 'push') return c.json({ ignored: `event ${event}` });
+      if (delivery) {
+        if (deliveries.has(delivery)) return c.json({ duplicate: delivery, syncing: [] });
+        deliveries.set(delivery, true);
+      }
       const synced: string[] = [];
-      for (const r of verified) {
-        const branch = r.branch ?? payload.repository?.default_branch;
-        if (branch && payload.ref === `refs/heads/${branch}`) {
+      for (const r of matching) {
+        const branch = r.branch ?? (repository.default_branch as string | undefined);
+        if (branch && ref === `refs/heads/${branch}`) {
           void service.sync(r.id, 'webhook');
           synced.push(r.name);
         }

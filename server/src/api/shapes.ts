@@ -1,7 +1,12 @@
 /**
  * The JSON shapes of the registry API (spec/server.md §2), one module: handlers build them, the
- * OpenAPI description documents them, clients (`--registry-url`) can import them.
+ * OpenAPI description documents them, clients (`--registry-url`) can import them. The store keeps
+ * its own types; the mappings from them to these shapes are here.
  */
+import { formatTemplateName } from '../../../client/src/reference/reference.js';
+import type { SyncRow } from '../store/reads.js';
+import type { SearchPage } from '../store/search.js';
+
 export interface FileInfo {
   path: string;
   size: number;
@@ -72,4 +77,54 @@ export interface SearchResult {
   limit: number;
   hits: SearchHit[];
   facets: { collection: Record<string, number>; registry: Record<string, number> };
+}
+
+/** The store's search page as the API (and the pages) show it: each hit with its reference. */
+export function searchResult(page: SearchPage): SearchResult {
+  const { matches, ...rest } = page;
+  return {
+    ...rest,
+    hits: matches.map((m) => {
+      const [host = '', owner = '', repo = ''] = m.registry.split('/');
+      return {
+        registry: m.registry,
+        collection: m.collection,
+        name: m.name,
+        reference: formatTemplateName({ host, owner, repo, collection: m.collection, template: m.name }),
+        latestVersion: m.latestVersion,
+        title: m.title,
+        description: m.description,
+      };
+    }),
+  };
+}
+
+/** `GET /api/v1/registries/{id}/syncs`: the last 100 syncs, newest first. */
+export interface SyncHistory {
+  syncs: {
+    id: number;
+    trigger: string;
+    status: string;
+    startedAt: string;
+    finishedAt: string | null;
+    /** The process that ran it, `host:pid`. */
+    replica: string | null;
+    apiRequests: number;
+    error: string | null;
+  }[];
+}
+
+export function syncHistory(rows: readonly SyncRow[]): SyncHistory {
+  return {
+    syncs: rows.map((r) => ({
+      id: r.id,
+      trigger: r.trigger,
+      status: r.status,
+      startedAt: new Date(r.startedAt).toISOString(),
+      finishedAt: r.finishedAt === null ? null : new Date(r.finishedAt).toISOString(),
+      replica: r.replica,
+      apiRequests: r.apiRequests,
+      error: r.error,
+    })),
+  };
 }

@@ -6,8 +6,9 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { DmError } from '../../../client/src/error.js';
-import { createMeter, type Source } from '../../../client/src/source/source.js';
+import { checkSourceSize, createMeter, type Source } from '../../../client/src/source/source.js';
 import type { Store } from '../store/db.js';
+import { replicaName } from '../store/replica.js';
 import { files, registries, syncs } from '../store/schema.js';
 import { swapIndex } from '../store/swap-index.js';
 import { buildIndex, type KnownContent } from './build-index.js';
@@ -18,7 +19,8 @@ export const KEEP_SYNCS = 100;
 export type SyncTrigger = 'start' | 'schedule' | 'manual' | 'webhook' | 'cli';
 
 export interface SyncOutcome {
-  syncId: number;
+  /** The sync's row in the history; null when the registry was gone before the sync began. */
+  syncId: number | null;
   registryId: number;
   status: 'succeeded' | 'unchanged' | 'failed';
   commit: string | null;
@@ -34,12 +36,16 @@ export interface SyncOptions {
   trigger: SyncTrigger;
   clock?: () => number;
   signal?: AbortSignal;
+  /** The sync fails with SYNC_TIMEOUT after this long, releasing the registry (default 10 min). */
+  deadlineMs?: number;
   /** Called after a new index is committed (caches drop what they hold for the registry). */
   onSwap?: (registryId: number) => void;
   /** Test hook: runs after the index is built, before the swap transaction. */
   beforeSwap?: () => Promise<void> | void;
   /** Test hook: runs inside the swap transaction, halfway (to kill a process mid-swap). */
   midSwap?: () => void;
+  /** Test hook: runs right after the swap transaction commits (to kill a process there). */
+  afterSwap?: () => void;
 }
 
 function knownContent(store: Store): KnownContent {
@@ -49,6 +55,31 @@ function knownContent(store: Store): KnownContent {
     sha256ForGitSha: (gitSha) => (byGit.get(gitSha) as string | undefined) ?? undefined,
     content: (sha) => (content.get(sha) as Buffer | undefined) ?? undefined,
   };
+}
+
+/** Default overall deadline of one sync. */
+export const SYNC_DEADLINE_MS = 10 * 60 * 1000;
+
+/**
+ * Races `work` with the sync's deadline: past it, the sync fails at once (its registry is released
+ * for the next sync) and the signal tells the source to stop what it still does.
+ */
+function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** Marks syncs a killed process left `running` as `interrupted` (their transaction never committed). */
@@ -66,24 +97,57 @@ export function recoverInterruptedSyncs(store: Store, now: number): number {
   return result.changes;
 }
 
+/**
+ * Runs one sync. It never rejects: every failure, including one building the source (a credential
+ * that cannot be decrypted) and a registry deleted before the sync began, is a `failed` outcome,
+ * recorded in the sync history when the registry still exists (docs/server.md, "Background work").
+ */
 export async function syncRegistry(
   store: Store,
   registryId: number,
-  source: Source,
+  source: Source | ((registry: typeof registries.$inferSelect) => Source),
   options: SyncOptions,
 ): Promise<SyncOutcome> {
   const now = options.clock ?? Date.now;
   const registry = store.db.select().from(registries).where(eq(registries.id, registryId)).get();
-  if (!registry)
-    throw new DmError('REGISTRY_NOT_FOUND', `no registry with id ${registryId}`, { category: 'not-found' });
+  if (!registry) {
+    return {
+      syncId: null,
+      registryId,
+      status: 'failed',
+      commit: null,
+      apiRequests: 0,
+      rateLimitRemaining: null,
+      error: { code: 'REGISTRY_NOT_FOUND', message: `no registry with id ${registryId} (deleted?)` },
+    };
+  }
   const started = now();
   const syncRow = store.db
     .insert(syncs)
-    .values({ registryId, trigger: options.trigger, status: 'running', startedAt: started })
+    .values({
+      registryId,
+      trigger: options.trigger,
+      status: 'running',
+      startedAt: started,
+      replica: replicaName(),
+    })
     .returning({ id: syncs.id })
     .get();
   store.db.update(registries).set({ lastSyncStatus: 'running' }).where(eq(registries.id, registryId)).run();
   const meter = createMeter();
+  const deadlineMs = options.deadlineMs ?? SYNC_DEADLINE_MS;
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () =>
+      deadline.abort(
+        new DmError('SYNC_TIMEOUT', `the sync did not finish within ${Math.round(deadlineMs / 1000)} s`, {
+          category: 'unreachable',
+        }),
+      ),
+    deadlineMs,
+  );
+  timer.unref();
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
   const finish = (values: Partial<typeof syncs.$inferInsert>) => {
     store.db
       .update(syncs)
@@ -104,12 +168,16 @@ export async function syncRegistry(
       .run(registryId, registryId);
   };
   try {
-    const opened = await source.open({
-      etag: registry.etag,
-      commit: registry.commit,
-      meter,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
+    const opener = typeof source === 'function' ? source(registry) : source;
+    const opened = await withDeadline(
+      opener.open({
+        etag: registry.etag,
+        commit: registry.commit,
+        meter,
+        signal,
+      }),
+      signal,
+    );
     if (opened.status === 'unchanged') {
       finish({ status: 'unchanged', commit: opened.commit });
       store.db
@@ -126,21 +194,29 @@ export async function syncRegistry(
         rateLimitRemaining: meter.rateLimitRemaining,
       };
     }
-    const built = await buildIndex(opened, knownContent(store));
+    // The bound on what any source may hold, before its content is read (docs/server.md).
+    checkSourceSize(opened.entries, opener.description);
+    const built = await withDeadline(buildIndex(opened, knownContent(store)), signal);
     await options.beforeSwap?.();
+    if (signal.aborted) throw signal.reason;
+    // The outcome is recorded inside the swap transaction: a process killed right after the
+    // commit leaves the new index and `succeeded` together, never the new index and `interrupted`.
     const swapped = swapIndex(store, built, {
       registryId,
       commit: opened.commit,
       etag: opened.etag ?? null,
       now: now(),
       ...(options.midSwap ? { midSwap: options.midSwap } : {}),
+      record: () => {
+        finish({ status: 'succeeded', commit: opened.commit });
+        store.db
+          .update(registries)
+          .set({ lastSyncAt: now(), lastSyncStatus: 'succeeded', lastSyncError: null })
+          .where(eq(registries.id, registryId))
+          .run();
+      },
     });
-    finish({ status: 'succeeded', commit: opened.commit });
-    store.db
-      .update(registries)
-      .set({ lastSyncAt: now(), lastSyncStatus: 'succeeded', lastSyncError: null })
-      .where(eq(registries.id, registryId))
-      .run();
+    options.afterSwap?.();
     options.onSwap?.(registryId);
     return {
       syncId: syncRow.id,
@@ -156,12 +232,16 @@ export async function syncRegistry(
   } catch (error) {
     const code = error instanceof DmError ? error.code : 'SYNC_FAILED';
     const message = error instanceof Error ? error.message : String(error);
-    finish({ status: 'failed', error: `${code}: ${message}` });
-    store.db
-      .update(registries)
-      .set({ lastSyncAt: now(), lastSyncStatus: 'failed', lastSyncError: `${code}: ${message}` })
-      .where(eq(registries.id, registryId))
-      .run();
+    try {
+      finish({ status: 'failed', error: `${code}: ${message}` });
+      store.db
+        .update(registries)
+        .set({ lastSyncAt: now(), lastSyncStatus: 'failed', lastSyncError: `${code}: ${message}` })
+        .where(eq(registries.id, registryId))
+        .run();
+    } catch {
+      // The database refused the record (gone, or the registry with it): the outcome still says it.
+    }
     return {
       syncId: syncRow.id,
       registryId,
@@ -171,6 +251,8 @@ export async function syncRegistry(
       rateLimitRemaining: meter.rateLimitRemaining,
       error: { code, message },
     };
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * The web pages (spec/server.md §4), server-rendered with hono/jsx, no client-side JavaScript:
- * `/` and `/search` (the API's TemplateSearch), `/templates/…[/versions/{v}]`, `/registries[/{id}]`.
+ * `/` and `/search` (the API's search, store/reads.ts), `/templates/…[/versions/{v}]`, `/registries[/{id}]`.
  * Access is the API's (`Authorization: Bearer <token>`; anonymous callers see public registries),
  * and not-found pages list what does exist. Exact-version pages are immutable like the API's
  * content (strong ETag, a year); the others are short-lived.
@@ -10,10 +10,11 @@ import { type Context, Hono } from 'hono';
 import { DmError, httpStatusFor, isDmError } from '../../../client/src/error.js';
 import type { RequestAccess } from '../api/access.js';
 import { type AppEnv, accessOf, IMMUTABLE, intParam, notModified } from '../api/http.js';
+import { searchResult } from '../api/shapes.js';
+import { parseTemplatePath, type TemplatePath } from '../api/template-path.js';
 import type { RegistryView } from '../resolve/catalog.js';
 import type { RegistryService } from '../service.js';
-import { TemplateSearch } from '../store/search.js';
-import { PageData, type VersionRow } from './data.js';
+import { readsOf, type VersionRow } from '../store/reads.js';
 import { CONTENT_SECURITY_POLICY } from './layout.js';
 import { propertyRows } from './properties.js';
 import {
@@ -132,68 +133,9 @@ function scope(c: PageContext, registries: readonly RegistryView[] = []): string
   return personal ? 'private' : 'public';
 }
 
-interface TemplatePath {
-  host: string;
-  owner: string;
-  repo: string;
-  collection: string;
-  template: string;
-  version?: string;
-}
-
-/** `{host}/{owner}/{repo}/[{collection}/]{template}[/versions/{version}]`, as the API reads it. */
-function parseTemplatePath(raw: string): TemplatePath {
-  const parts = raw
-    .split('/')
-    .filter((s) => s !== '')
-    .map((s) => {
-      try {
-        return decodeURIComponent(s);
-      } catch {
-        return s;
-      }
-    });
-  const at =
-    parts[4] === 'versions' && parts.length === 6
-      ? 4
-      : parts[5] === 'versions' && parts.length === 7
-        ? 5
-        : -1;
-  const head = at === -1 ? parts : parts.slice(0, at);
-  if (head.length !== 4 && head.length !== 5) {
-    throw new DmError(
-      'NOT_FOUND',
-      `no template page at /templates/${raw}; expected host/owner/repo/[collection/]template`,
-      {
-        category: 'not-found',
-      },
-    );
-  }
-  const [host = '', owner = '', repo = ''] = head;
-  const out: TemplatePath = {
-    host: host.toLowerCase(),
-    owner,
-    repo,
-    collection: head.length === 5 ? (head[3] ?? '') : '',
-    template: head.at(-1) ?? '',
-  };
-  if (at !== -1) out.version = (parts[at + 1] ?? '').replace(/^=/, '');
-  return out;
-}
-
 export function pageRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const searches = new WeakMap<RegistryService, TemplateSearch>();
-  const data = new WeakMap<RegistryService, PageData>();
   const memoOf = memoizer();
-  const dataOf = (service: RegistryService) => {
-    let d = data.get(service);
-    if (!d) {
-      d = new PageData(service.store);
-      data.set(service, d);
-    }
-    return d;
-  };
 
   /** Renders DmErrors as pages with their status; anything else goes to the app's onError. */
   const page =
@@ -234,11 +176,6 @@ export function pageRoutes(): Hono<AppEnv> {
   const searchPage = page(async (c) => {
     const service = c.get('service');
     const access = accessOf(c);
-    let search = searches.get(service);
-    if (!search) {
-      search = new TemplateSearch(service.store);
-      searches.set(service, search);
-    }
     const visible = [...service.catalog.registries().values()].filter((r) => access.canRead(r));
     const q = (c.req.query('q') ?? '').trim();
     if (q.length > 256) {
@@ -258,14 +195,16 @@ export function pageRoutes(): Hono<AppEnv> {
     );
     const hit = memo?.get();
     if (hit) return send(c, hit);
-    const result = search.search({
-      q,
-      collection: params.collection,
-      registry: params.registry,
-      page: params.page ?? 1,
-      limit: PAGE_SIZE,
-      visible: visible.map((r) => r.id),
-    });
+    const result = searchResult(
+      await readsOf(service.store).search({
+        q,
+        collection: params.collection,
+        registry: params.registry,
+        page: params.page ?? 1,
+        limit: PAGE_SIZE,
+        visible: visible.map((r) => r.id),
+      }),
+    );
     return html(
       c,
       200,
@@ -283,7 +222,17 @@ export function pageRoutes(): Hono<AppEnv> {
     page(async (c) => {
       const service = c.get('service');
       const access = accessOf(c);
-      const p = parseTemplatePath(c.req.path.replace(/^.*?\/templates\//, ''));
+      const raw = c.req.path.replace(/^.*?\/templates\//, '');
+      const p = parseTemplatePath(raw);
+      if (p.rest.length > 0) {
+        throw new DmError(
+          'NOT_FOUND',
+          `no page at /templates/${raw}; a version's files are served by the API`,
+          {
+            category: 'not-found',
+          },
+        );
+      }
       const memo = memoOf(
         c,
         `t\0${p.host}/${p.owner}/${p.repo}\0${p.collection}\0${p.template}\0${p.version ?? '\u0001'}`,
@@ -295,11 +244,11 @@ export function pageRoutes(): Hono<AppEnv> {
         registry = service.catalog.locate(p, access).registry;
       } catch (error) {
         if (!isDmError(error)) throw error;
-        return errorPage(c, error, ...suggestionsFor(service, access, p, error));
+        return errorPage(c, error, ...(await suggestionsFor(service, access, p, error)));
       }
-      const d = dataOf(service);
-      const versions = d.versions(registry.id, p.collection, p.template);
-      const row = d.template(registry.id, p.collection, p.template);
+      const d = readsOf(service.store);
+      const versions = await d.versions(registry.id, p.collection, p.template);
+      const row = await d.template(registry.id, p.collection, p.template);
       const exact = p.version !== undefined;
       const shown = exact
         ? versions.find((v) => v.version === p.version)
@@ -354,9 +303,9 @@ export function pageRoutes(): Hono<AppEnv> {
           }
           properties={propertyRows(resolution.schema)}
           hasSchema={resolution.schema !== null}
-          example={shown.hasExample ? d.fileText(shown.id, 'example.yaml') : undefined}
+          example={shown.hasExample ? await d.inlineText(shown.id, 'example.yaml') : undefined}
           files={resolution.files}
-          findings={d.findingsUnder(registry.id, dir)}
+          findings={await d.findingsUnder(registry.id, dir)}
         />,
         cache,
         etag,
@@ -399,7 +348,10 @@ export function pageRoutes(): Hono<AppEnv> {
       return html(
         c,
         200,
-        <RegistryPage info={service.info(row, true)} templates={dataOf(service).templates(row.id)} />,
+        <RegistryPage
+          info={service.info(row, true)}
+          templates={await readsOf(service.store).templates(row.id)}
+        />,
         `${scope(c, [row])}, ${LIVE}`,
       );
     }),
@@ -420,18 +372,16 @@ function versionLinks(registry: string, p: TemplatePath, versions: VersionRow[])
 }
 
 /** What to list on a not-found page: the registries, or the templates of the registry. */
-function suggestionsFor(
+async function suggestionsFor(
   service: RegistryService,
   access: RequestAccess,
   p: TemplatePath,
   error: DmError,
-): [Suggestion[], string] {
+): Promise<[Suggestion[], string]> {
   const name = `${p.host}/${p.owner}/${p.repo}`;
   const registry = service.catalog.registry(name);
   if (error.code === 'TEMPLATE_NOT_FOUND' && registry && access.canRead(registry)) {
-    const all = service.store.sqlite
-      .prepare('SELECT collection, name FROM templates WHERE registry_id = ? ORDER BY collection, name')
-      .all(registry.id) as { collection: string; name: string }[];
+    const all = await readsOf(service.store).templates(registry.id);
     const same = all.filter((t) => t.collection === p.collection);
     const list = (same.length > 0 ? same : all).map((t) => ({
       label: `${registry.name}/${t.collection ? `${t.collection}/` : ''}${t.name}`,

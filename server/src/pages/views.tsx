@@ -7,7 +7,7 @@ import type { Child } from 'hono/jsx';
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
 import { tryParseVersion } from '../../../client/src/reference/version.js';
 import type { FileInfo, RegistryInfo, SearchResult } from '../api/shapes.js';
-import type { FindingRow, RegistryTemplateRow, VersionRow } from './data.js';
+import type { FindingRow, RegistryTemplateRow, VersionRow } from '../store/reads.js';
 import { Layout } from './layout.js';
 import type { PropertyRow } from './properties.js';
 
@@ -79,33 +79,51 @@ function shortHash(text: string | null, length = 12): string {
   return text.replace(/^sha256:/, '').slice(0, length);
 }
 
+/**
+ * The one table markup of the pages: column headers (`scope="col"`), an optional caption, and a
+ * row per item as `row` renders it.
+ */
+function Table<T>(props: {
+  id?: string;
+  caption?: string;
+  columns: readonly string[];
+  items: readonly T[];
+  row: (item: T) => Child;
+}) {
+  return (
+    <table id={props.id}>
+      {props.caption !== undefined && <caption class="muted">{props.caption}</caption>}
+      <thead>
+        <tr>
+          {props.columns.map((c) => (
+            <th scope="col">{c}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{props.items.map((item) => props.row(item))}</tbody>
+    </table>
+  );
+}
+
 function Findings(props: { findings: FindingRow[]; empty: string }) {
   if (props.findings.length === 0) return <p class="muted">{props.empty}</p>;
   return (
-    <table>
-      <thead>
+    <Table
+      columns={['Severity', 'Code', 'Path', 'Message']}
+      items={props.findings}
+      row={(f) => (
         <tr>
-          <th scope="col">Severity</th>
-          <th scope="col">Code</th>
-          <th scope="col">Path</th>
-          <th scope="col">Message</th>
+          <td class={f.severity === 'error' ? 'error' : 'warning'}>{f.severity}</td>
+          <td>
+            <code>{f.code}</code>
+          </td>
+          <td>
+            <code>{f.path}</code>
+          </td>
+          <td>{f.message}</td>
         </tr>
-      </thead>
-      <tbody>
-        {props.findings.map((f) => (
-          <tr>
-            <td class={f.severity === 'error' ? 'error' : 'warning'}>{f.severity}</td>
-            <td>
-              <code>{f.code}</code>
-            </td>
-            <td>
-              <code>{f.path}</code>
-            </td>
-            <td>{f.message}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      )}
+    />
   );
 }
 
@@ -285,36 +303,28 @@ export function TemplatePage(p: TemplatePageProps) {
       ) : (
         <section aria-labelledby="h-versions">
           <h2 id="h-versions">Versions</h2>
-          <table>
-            <thead>
+          <Table
+            columns={['Version', 'Kind', 'Digest', 'Note']}
+            items={p.versions}
+            row={(v) => (
               <tr>
-                <th scope="col">Version</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Digest</th>
-                <th scope="col">Note</th>
+                <td>
+                  <a href={templateUrl(p.registry, p.collection, p.name, v.version)}>{v.version}</a>
+                </td>
+                <td>{v.kind}</td>
+                <td>
+                  <code title={v.digest}>{shortHash(v.digest)}</code>
+                </td>
+                <td>
+                  {v.version === p.latestVersion
+                    ? 'latest'
+                    : (tryParseVersion(v.version)?.prerelease.length ?? 0) > 0
+                      ? 'pre-release'
+                      : ''}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {p.versions.map((v) => (
-                <tr>
-                  <td>
-                    <a href={templateUrl(p.registry, p.collection, p.name, v.version)}>{v.version}</a>
-                  </td>
-                  <td>{v.kind}</td>
-                  <td>
-                    <code title={v.digest}>{shortHash(v.digest)}</code>
-                  </td>
-                  <td>
-                    {v.version === p.latestVersion
-                      ? 'latest'
-                      : (tryParseVersion(v.version)?.prerelease.length ?? 0) > 0
-                        ? 'pre-release'
-                        : ''}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            )}
+          />
         </section>
       )}
 
@@ -325,31 +335,23 @@ export function TemplatePage(p: TemplatePageProps) {
             {p.hasSchema ? 'The schema declares no properties.' : 'This version has no schema.'}
           </p>
         ) : (
-          <table id="properties">
-            <caption class="muted">{`Schema properties of ${p.name} ${p.version.version}`}</caption>
-            <thead>
+          <Table
+            id="properties"
+            caption={`Schema properties of ${p.name} ${p.version.version}`}
+            columns={['Name', 'Type', 'Default', 'Required', 'Description']}
+            items={p.properties}
+            row={(row) => (
               <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Default</th>
-                <th scope="col">Required</th>
-                <th scope="col">Description</th>
+                <th scope="row">
+                  <code>{row.name}</code>
+                </th>
+                <td>{row.type}</td>
+                <td>{row.default === null ? <span class="muted">—</span> : <code>{row.default}</code>}</td>
+                <td>{row.required ? 'yes' : 'no'}</td>
+                <td>{row.description}</td>
               </tr>
-            </thead>
-            <tbody>
-              {p.properties.map((row) => (
-                <tr>
-                  <th scope="row">
-                    <code>{row.name}</code>
-                  </th>
-                  <td>{row.type}</td>
-                  <td>{row.default === null ? <span class="muted">—</span> : <code>{row.default}</code>}</td>
-                  <td>{row.required ? 'yes' : 'no'}</td>
-                  <td>{row.description}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            )}
+          />
         )}
       </section>
 
@@ -366,28 +368,21 @@ export function TemplatePage(p: TemplatePageProps) {
 
       <section aria-labelledby="h-files">
         <h2 id="h-files">Files</h2>
-        <table>
-          <thead>
+        <Table
+          columns={['Path', 'Size (bytes)', 'sha256']}
+          items={p.files}
+          row={(f) => (
             <tr>
-              <th scope="col">Path</th>
-              <th scope="col">Size (bytes)</th>
-              <th scope="col">sha256</th>
+              <td>
+                <a href={fileUrl(p.registry, p.collection, p.name, p.version.version, f.path)}>{f.path}</a>
+              </td>
+              <td class="num">{f.size}</td>
+              <td>
+                <code title={f.sha256}>{shortHash(f.sha256)}</code>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {p.files.map((f) => (
-              <tr>
-                <td>
-                  <a href={fileUrl(p.registry, p.collection, p.name, p.version.version, f.path)}>{f.path}</a>
-                </td>
-                <td class="num">{f.size}</td>
-                <td>
-                  <code title={f.sha256}>{shortHash(f.sha256)}</code>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
         <p class="muted">
           Version digest <code>{p.version.digest}</code>
           {p.exact ? '' : ` · registry commit ${shortHash(p.commit)}`} ·{' '}
@@ -440,47 +435,45 @@ export function RegistriesPage(props: { registries: RegistryInfo[] }) {
       {props.registries.length === 0 ? (
         <p>No registry is visible here.</p>
       ) : (
-        <table id="registries">
-          <thead>
+        <Table
+          id="registries"
+          columns={[
+            'Registry',
+            'Source',
+            'Commit',
+            'Last sync',
+            'Outcome',
+            'API requests',
+            'Rate limit left',
+            'Templates',
+            'Versions',
+            'Findings',
+          ]}
+          items={props.registries}
+          row={(r) => (
             <tr>
-              <th scope="col">Registry</th>
-              <th scope="col">Source</th>
-              <th scope="col">Commit</th>
-              <th scope="col">Last sync</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">API requests</th>
-              <th scope="col">Rate limit left</th>
-              <th scope="col">Templates</th>
-              <th scope="col">Versions</th>
-              <th scope="col">Findings</th>
+              <th scope="row">
+                <a href={registryUrl(r.name)}>{r.name}</a>
+                {r.visibility === 'private' && <span class="badge">private</span>}
+              </th>
+              <td>{r.source.type}</td>
+              <td>
+                <code title={r.commit ?? undefined}>{shortHash(r.commit)}</code>
+              </td>
+              <td>
+                <Time iso={r.sync.lastSyncAt} />
+              </td>
+              <td>
+                <SyncOutcome info={r} />
+              </td>
+              <td class="num">{orDash(r.sync.apiRequests)}</td>
+              <td class="num">{orDash(r.sync.rateLimitRemaining)}</td>
+              <td class="num">{r.counts.templates}</td>
+              <td class="num">{r.counts.versions}</td>
+              <td class="num">{r.counts.findings}</td>
             </tr>
-          </thead>
-          <tbody>
-            {props.registries.map((r) => (
-              <tr>
-                <th scope="row">
-                  <a href={registryUrl(r.name)}>{r.name}</a>
-                  {r.visibility === 'private' && <span class="badge">private</span>}
-                </th>
-                <td>{r.source.type}</td>
-                <td>
-                  <code title={r.commit ?? undefined}>{shortHash(r.commit)}</code>
-                </td>
-                <td>
-                  <Time iso={r.sync.lastSyncAt} />
-                </td>
-                <td>
-                  <SyncOutcome info={r} />
-                </td>
-                <td class="num">{orDash(r.sync.apiRequests)}</td>
-                <td class="num">{orDash(r.sync.rateLimitRemaining)}</td>
-                <td class="num">{r.counts.templates}</td>
-                <td class="num">{r.counts.versions}</td>
-                <td class="num">{r.counts.findings}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
     </Layout>
   );
@@ -539,28 +532,20 @@ export function RegistryPage(props: { info: RegistryInfo; templates: RegistryTem
         {props.templates.length === 0 ? (
           <p class="muted">No templates indexed.</p>
         ) : (
-          <table>
-            <thead>
+          <Table
+            columns={['Template', 'Collection', 'Latest', 'Title']}
+            items={props.templates}
+            row={(t) => (
               <tr>
-                <th scope="col">Template</th>
-                <th scope="col">Collection</th>
-                <th scope="col">Latest</th>
-                <th scope="col">Title</th>
+                <td>
+                  <a href={templateUrl(r.name, t.collection, t.name)}>{t.name}</a>
+                </td>
+                <td>{collectionLabel(t.collection)}</td>
+                <td>{orDash(t.latestVersion)}</td>
+                <td>{t.title ?? ''}</td>
               </tr>
-            </thead>
-            <tbody>
-              {props.templates.map((t) => (
-                <tr>
-                  <td>
-                    <a href={templateUrl(r.name, t.collection, t.name)}>{t.name}</a>
-                  </td>
-                  <td>{collectionLabel(t.collection)}</td>
-                  <td>{orDash(t.latestVersion)}</td>
-                  <td>{t.title ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            )}
+          />
         )}
       </section>
     </Layout>

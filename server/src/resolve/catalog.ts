@@ -5,6 +5,7 @@
  * sync swaps an index in or a registry is added or removed (`invalidate()`). A per-request SQL
  * lookup alone would cap resolve at about a third of bare Hono's throughput (§7).
  */
+import { LRUCache } from 'lru-cache';
 import { DmError, httpStatusFor } from '../../../client/src/error.js';
 import { pickLatest, pickVersion } from '../../../client/src/reference/pick-version.js';
 import {
@@ -39,14 +40,19 @@ export interface CachedAnswer {
   body: string;
   /** The registry the answer is about (private ones are served only to readers). */
   registry: RegistryView | undefined;
-  error?: DmError;
 }
 
-const MAX_CACHED_ANSWERS = 100_000;
+/** Default byte bound of the answer cache (keys and bodies, counted as UTF-16). */
+export const DEFAULT_ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** Bookkeeping per cached answer besides its key and body (entry, node, object), bytes. */
+const ENTRY_OVERHEAD = 200;
 
 export interface CatalogOptions {
   /** Registry for short references (`redis:v1`), `host/owner/repo[/collection]`. */
   defaultRegistry?: string | undefined;
+  /** Largest size of the resolve answer cache, bytes (default 32 MiB). */
+  maxCacheBytes?: number | undefined;
 }
 
 function sortedDescending(names: readonly string[]): string[] {
@@ -62,7 +68,7 @@ function sortedDescending(names: readonly string[]): string[] {
 export class Catalog {
   private registriesByName: Map<string, RegistryView> | undefined;
   private readonly templatesByRegistry = new Map<number, Map<string, TemplateView>>();
-  private readonly answers = new Map<string, CachedAnswer>();
+  private readonly answers: LRUCache<string, CachedAnswer>;
   private readonly resolutions = new Map<number, Omit<Resolution, 'reference'>>();
   private readonly statements;
 
@@ -70,6 +76,10 @@ export class Catalog {
     store: Store,
     private readonly options: CatalogOptions = {},
   ) {
+    this.answers = new LRUCache<string, CachedAnswer>({
+      maxSize: options.maxCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
+      sizeCalculation: (answer, key) => 2 * (key.length + answer.body.length) + ENTRY_OVERHEAD,
+    });
     const s = store.sqlite;
     this.statements = {
       registries: s.prepare('SELECT id, name, visibility, "commit" FROM registries'),
@@ -258,15 +268,17 @@ export class Catalog {
 
   /**
    * The answer to `GET /resolve?ref=text` as ready JSON, from the cache when it is there and the
-   * caller may see it. Answers about private registries are cached but served only to readers;
-   * "not found" for a registry the caller may not see is never cached.
+   * caller may see it. The cache is a byte-bounded LRU (docs/server.md, "Resolve cache"): it holds
+   * answers about registries that exist, served from it only to callers who may read the registry.
+   * Answers that name no readable registry (an invalid reference, a registry that does not exist or
+   * that the caller may not see) are never cached: they are cheap to compute, a flood of distinct
+   * ones cannot grow memory, and a hidden private registry answers exactly as a missing one does.
    */
   resolveAnswer(text: string, access: Access): CachedAnswer {
     const hit = this.answers.get(text);
     if (hit && (hit.registry?.visibility !== 'private' || access.canRead(hit.registry!))) return hit;
     let touched: RegistryView | undefined;
     let answer: CachedAnswer;
-    let cacheable = true;
     try {
       const resolution = this.resolve(text, access, (r) => {
         touched = r;
@@ -274,18 +286,15 @@ export class Catalog {
       answer = { status: 200, body: JSON.stringify(resolution), registry: touched };
     } catch (error) {
       if (!(error instanceof DmError)) throw error;
-      answer = {
-        status: httpStatusFor(error),
-        body: JSON.stringify(error.toJSON()),
-        registry: touched,
-        error,
-      };
-      if (error.code === 'REGISTRY_NOT_FOUND' && touched) cacheable = false;
+      answer = { status: httpStatusFor(error), body: JSON.stringify(error.toJSON()), registry: touched };
+      if (!touched || error.code === 'REGISTRY_NOT_FOUND') return answer;
     }
-    if (cacheable) {
-      if (this.answers.size >= MAX_CACHED_ANSWERS) this.answers.clear();
-      this.answers.set(text, answer);
-    }
+    this.answers.set(text, answer);
     return answer;
+  }
+
+  /** Bytes the answer cache holds (as counted against its bound). */
+  get cachedBytes(): number {
+    return this.answers.calculatedSize;
   }
 }

@@ -7,12 +7,14 @@
  * directory re-syncs as `unchanged`.
  */
 import { createHash } from 'node:crypto';
+import { DmError } from '../../../client/src/error.js';
 import {
   createDirectoryReader,
   readDirectoryTree,
 } from '../../../client/src/registry/read-directory-tree.js';
 import type { TreeEntry } from '../../../client/src/registry/types.js';
 import {
+  DEFAULT_SOURCE_LIMITS,
   gitBlobSha,
   type OpenOptions,
   type OpenResult,
@@ -38,12 +40,30 @@ export class DirectorySource implements Source {
     const files = new Map<string, Buffer>();
     const entries: TreeEntry[] = [];
     const hash = createHash('sha256');
+    const limits = DEFAULT_SOURCE_LIMITS;
+    let total = 0;
     for (const e of [...tree.entries].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
       if (e.type !== 'blob') {
         entries.push(e);
         continue;
       }
+      // Sizes bounded as the files are read (a directory has no tree with sizes beforehand).
+      if (e.size !== undefined && e.size > limits.maxFileBytes) {
+        throw new DmError(
+          'SOURCE_TOO_LARGE',
+          `${this.description}: '${e.path}' is ${e.size} bytes, more than ${limits.maxFileBytes}`,
+          { category: 'limit' },
+        );
+      }
       const content = Buffer.from(await reader(e.path));
+      total += content.length;
+      if (content.length > limits.maxFileBytes || total > limits.maxTotalBytes) {
+        throw new DmError(
+          'SOURCE_TOO_LARGE',
+          `${this.description}: more than ${limits.maxTotalBytes} bytes in all, or a file over ${limits.maxFileBytes}`,
+          { category: 'limit' },
+        );
+      }
       const gitSha = gitBlobSha(content);
       files.set(e.path, content);
       entries.push({ path: e.path, type: 'blob', size: content.length, gitSha });

@@ -1,6 +1,6 @@
 /**
  * Opening the embedded database (spec/server.md §1-§2): better-sqlite3 with WAL, foreign keys and
- * a busy timeout, drizzle over it, and the migrations of `migrations/` applied at open.
+ * a busy timeout, drizzle over it, and the migrations of `migrations/sqlite/` applied at open.
  * PostgreSQL (§6) will get its own opener returning the same `Store` shape.
  */
 import { readFileSync } from 'node:fs';
@@ -26,13 +26,13 @@ export interface Store {
 export interface OpenStoreOptions {
   /** Apply pending migrations (default true). */
   migrate?: boolean;
-  /** Where `migrations/` is; default: found upwards from this module. */
+  /** Where the migrations are; default: `migrations/sqlite/`, found upwards from this module. */
   migrationsFolder?: string;
 }
 
-/** The `migrations/` folder of the package, found upwards from this module (src or dist). */
+/** The `migrations/sqlite/` folder of the package, found upwards from this module (src or dist). */
 export function findMigrationsFolder(): string {
-  return findPackageMigrations(import.meta.url, 'migrations');
+  return findPackageMigrations(import.meta.url, 'migrations', 'sqlite');
 }
 
 /** Opens (creating if needed) a SQLite database file and applies the migrations. */

@@ -65,6 +65,8 @@ export const syncs = sqliteTable(
     apiRequests: integer('api_requests').notNull().default(0),
     rateLimitRemaining: integer('rate_limit_remaining'),
     error: text('error'),
+    /** The process that ran it (`host:pid`, store/replica.ts). */
+    replica: text('replica'),
   },
   (t) => [index('syncs_registry_idx').on(t.registryId, t.id)],
 );
@@ -181,6 +183,10 @@ export const tokens = sqliteTable(
     /** For read tokens: the registry they may read (null: every registry). */
     registryId: integer('registry_id').references(() => registries.id, { onDelete: 'cascade' }),
     createdAt: integer('created_at').notNull(),
+    /** Epoch ms after which the token is refused; null: never. */
+    expiresAt: integer('expires_at'),
+    /** Epoch ms of the last request made with it (recorded about once a second). */
+    lastUsedAt: integer('last_used_at'),
   },
   (t) => [index('tokens_registry_idx').on(t.registryId)],
 );

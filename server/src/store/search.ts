@@ -2,15 +2,14 @@
  * Template search (spec/server.md §2, §7) over the FTS5 table (migrations 0001/0002): every word
  * of the query must match, as a prefix, a word of the name, collection, schema title/description
  * or property names. The prefix index (`prefix='2 3'`) finds matches; the candidate set is
- * bounded (CANDIDATES, read from the FTS table alone, no join) and ranked here by where the words
- * match — exact name, then name words, title, collection (then the rest) — because
+ * bounded (CANDIDATES, read from the FTS table alone, no join) and ranked here — exact name, name
+ * prefix, then by where the words match (name words, title, collection, then the rest), then
+ * name, the order PostgreSQL's search has as far as FTS5 allows (reads-pg.ts) — because
  * bm25 over a large match set is what makes the tail slow (§7: 55 ms p99). Templates named
  * exactly like the query always come first, even beyond the bound. Facets and `total` count the
  * candidate set; `totalIsLowerBound` says when more matched.
  */
 import type Database from 'better-sqlite3';
-import { formatTemplateName } from '../../../client/src/reference/reference.js';
-import type { SearchHit, SearchResult } from '../api/shapes.js';
 import type { Store } from './db.js';
 
 export const CANDIDATES = 1000;
@@ -23,6 +22,28 @@ export interface SearchOptions {
   limit: number;
   /** Registry ids the caller may read (public ones plus the token's). */
   visible: number[];
+}
+
+/** One template found; the API adds what it shows besides (the reference). */
+export interface TemplateMatch {
+  registry: string;
+  collection: string;
+  name: string;
+  latestVersion: string | null;
+  title: string | null;
+  description: string | null;
+}
+
+/** One page of matches with the totals and facets over every match the caller may see. */
+export interface SearchPage {
+  query: string;
+  total: number;
+  /** True when more matches exist than the candidate bound; `total` is then a lower bound. */
+  totalIsLowerBound: boolean;
+  page: number;
+  limit: number;
+  matches: TemplateMatch[];
+  facets: { collection: Record<string, number>; registry: Record<string, number> };
 }
 
 interface Candidate {
@@ -65,13 +86,27 @@ function fieldScore(text: string, words: readonly string[], weight: number): num
   return score;
 }
 
-function rank(c: Candidate, words: readonly string[], q: string): number {
-  let score = c.name.toLowerCase() === q ? 1000 : 0;
-  score += fieldScore(c.name, words, 20);
+function rank(c: Candidate, words: readonly string[]): number {
+  let score = fieldScore(c.name, words, 20);
   score += fieldScore(c.title ?? '', words, 8);
   score += fieldScore(c.collection, words, 6);
   // Matches only in the description or property names keep the base score.
   return score;
+}
+
+/** Facet counts of the candidates by collection and registry name (both dialects). */
+export function countFacets(
+  rows: readonly { collection: string; registryId: number }[],
+  registryNames: ReadonlyMap<number, string>,
+): SearchPage['facets'] {
+  const collection: Record<string, number> = {};
+  const registry: Record<string, number> = {};
+  for (const r of rows) {
+    collection[r.collection] = (collection[r.collection] ?? 0) + 1;
+    const name = registryNames.get(r.registryId) ?? '';
+    registry[name] = (registry[name] ?? 0) + 1;
+  }
+  return { collection, registry };
 }
 
 export class TemplateSearch {
@@ -88,7 +123,7 @@ export class TemplateSearch {
     return stmt;
   }
 
-  search(options: SearchOptions): SearchResult {
+  search(options: SearchOptions): SearchPage {
     const words = queryWords(options.q);
     const match = ftsQuery(words);
     const registryNames = new Map<number, string>();
@@ -147,37 +182,34 @@ export class TemplateSearch {
         ) as Candidate[];
         for (const e of exact) if (!seen.has(e.id)) rows.push(e);
       }
-      for (const r of rows) r.score = rank(r, words, q);
+      // The order PostgreSQL's search has too (reads-pg.ts): exact name, name prefix, rank, name.
+      const tier = (c: Candidate) => {
+        const name = c.name.toLowerCase();
+        return name === q ? 2 : name.startsWith(q) ? 1 : 0;
+      };
+      for (const r of rows) r.score = rank(r, words);
       ranked = rows.sort(
         (a, b) =>
+          tier(b) - tier(a) ||
           b.score - a.score ||
-          a.name.length - b.name.length ||
-          (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+          (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+          (a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : 0),
       );
     }
 
-    const collection: Record<string, number> = {};
-    const registry: Record<string, number> = {};
-    for (const r of ranked) {
-      collection[r.collection] = (collection[r.collection] ?? 0) + 1;
-      const name = registryNames.get(r.registryId) ?? '';
-      registry[name] = (registry[name] ?? 0) + 1;
-    }
+    const facets = countFacets(ranked, registryNames);
     const page = this.statement(
       'SELECT latest_version AS latestVersion, description FROM templates WHERE id = ?',
     );
     const start = (options.page - 1) * options.limit;
-    const hits: SearchHit[] = ranked.slice(start, start + options.limit).map((r) => {
-      const registryName = registryNames.get(r.registryId) ?? '';
+    const matches: TemplateMatch[] = ranked.slice(start, start + options.limit).map((r) => {
       const extra = page.get(r.id) as
         | { latestVersion: string | null; description: string | null }
         | undefined;
-      const [host = '', owner = '', repo = ''] = registryName.split('/');
       return {
-        registry: registryName,
+        registry: registryNames.get(r.registryId) ?? '',
         collection: r.collection,
         name: r.name,
-        reference: formatTemplateName({ host, owner, repo, collection: r.collection, template: r.name }),
         latestVersion: extra?.latestVersion ?? null,
         title: r.title || null,
         description: extra?.description || null,
@@ -189,8 +221,8 @@ export class TemplateSearch {
       totalIsLowerBound,
       page: options.page,
       limit: options.limit,
-      hits,
-      facets: { collection, registry },
+      matches,
+      facets,
     };
   }
 }

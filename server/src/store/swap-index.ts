@@ -19,6 +19,8 @@ export interface SwapMeta {
   now: number;
   /** Test hook: runs inside the transaction, after the old index is deleted and half the new one written. */
   midSwap?: () => void;
+  /** Runs last inside the transaction: the caller records the sync's outcome with the swap. */
+  record?: (result: SwapResult) => void;
 }
 
 export interface SwapResult {
@@ -127,12 +129,14 @@ export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): Swap
          AND NOT EXISTS (SELECT 1 FROM registries r WHERE r.registry_yaml_sha256 = files.sha256)`,
     ).run();
 
-    return {
+    const result: SwapResult = {
       templateCount: built.templates.length,
       versionCount,
       findingCount: built.findings.length,
       generation: row?.generation ?? 0,
     };
+    meta.record?.(result);
+    return result;
   });
   return swap();
 }

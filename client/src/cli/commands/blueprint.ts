@@ -37,7 +37,6 @@ Examples:
 type Obj = Record<string, unknown>;
 
 async function renderFromArgs(ctx: CommandContext, arg: string, options: Record<string, unknown>) {
-  const { existsSync, statSync } = await import('node:fs');
   const { readBlueprintDir, readImportsFile, runBlueprintRender } = await import('../../blueprint/index.js');
   const { DmError } = await import('../../error.js');
   if (typeof options.imports !== 'string') {
@@ -57,18 +56,16 @@ async function renderFromArgs(ctx: CommandContext, arg: string, options: Record<
     }
     return loader;
   };
+  const { loadInput } = await import('../../input.js');
+  const input = loadInput(arg, { cwd: ctx.cwd, accept: ['directory', 'reference'], what: 'the blueprint' });
   let files: Record<string, string>;
   let source = arg;
-  if (existsSync(arg) && statSync(arg).isDirectory()) {
+  if (input.kind === 'directory') {
     files = readBlueprintDir(arg);
-  } else if (/[:/]/.test(arg) && !existsSync(arg) && !/^(\.{0,2}\/|~)/.test(arg)) {
+  } else {
     const loaded = await (await registry()).load(arg);
     files = loaded.files;
     source = loaded.resolved;
-  } else {
-    throw new DmError('NOT_FOUND', `'${arg}' is not a blueprint directory (nor a registry reference)`, {
-      category: 'not-found',
-    });
   }
   const result = await runBlueprintRender(files, inputs, {
     resolveBlueprintRef: async (ref) => {

@@ -1,51 +1,91 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { CONFIG_FILE_KEYS } from '../../config/config.js';
+import { CONFIG_FILE_KEYS, validateConfigFile } from '../../config/config.js';
 import { formatYaml, parseYaml } from '../../document/yaml.js';
 import { DmError } from '../../error.js';
 import { action } from '../context.js';
+import { nearest } from '../nearest.js';
 import { packageVersion } from '../package-version.js';
 
 export function registerConfigCommands(program: Command): void {
   const config = program.command('config').description('view and set configuration');
   config
     .command('view')
-    .addHelpText('after', '\nExamples:\n  dm config view\n  dm config view -o json\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dm config view\n  dm config view -o json\n  dm --config ./ci-config.yaml config view\n',
+    )
     .description('print the effective configuration (flags > environment > config file > defaults)')
     .action(
-      action(async (ctx) => {
-        const { githubToken, ...rest } = ctx.config;
-        return { data: { ...rest, githubToken: githubToken ? '(set)' : undefined } };
-      }),
+      action(
+        async (ctx) => {
+          const { githubToken, ...rest } = ctx.config;
+          return { data: { ...rest, githubToken: githubToken ? '(set)' : undefined } };
+        },
+        { tolerateBrokenConfig: true },
+      ),
+    );
+  config
+    .command('get <key>')
+    .description('print the value of a key in the config file (nothing when it is not set)')
+    .addHelpText('after', '\nExamples:\n  dm config get registry\n  dm config get sources -o json\n')
+    .action(
+      action(
+        async (ctx, [key]) => {
+          checkKey(key!);
+          const value = readConfigFile(ctx.config.configFile)[key!];
+          return {
+            data: value ?? null,
+            text: (v: unknown) => (v === null ? '' : typeof v === 'string' ? v : formatYaml(v)),
+          };
+        },
+        { tolerateBrokenConfig: true },
+      ),
     );
   config
     .command('set <key> <value>')
     .description(`set a key in the config file (${CONFIG_FILE_KEYS.join(', ')})`)
-    .addHelpText('after', '\nExample:\n  dm config set registry my-org/templates\n')
+    .addHelpText(
+      'after',
+      "\nExamples:\n  dm config set registry my-org/templates\n  dm config set output json\n  dm config set sources '{git.example.com/team/templates: /srv/templates}'\n",
+    )
     .action(
-      action(async (ctx, [key, value]) => {
-        if (!(CONFIG_FILE_KEYS as readonly string[]).includes(key!)) {
-          throw new DmError('INVALID_CONFIG_KEY', `unknown config key '${key}'`, {
-            category: 'usage',
-            hint: `known keys: ${CONFIG_FILE_KEYS.join(', ')}`,
-          });
-        }
-        const path = ctx.config.configFile;
-        let current: Record<string, unknown> = {};
-        try {
-          current =
-            (parseYaml(readFileSync(path, 'utf8'), { source: path }) as Record<string, unknown>) ?? {};
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-        }
-        current[key!] = value === 'true' ? true : value === 'false' ? false : value;
-        mkdirSync(dirname(path), { recursive: true });
-        const tmp = `${path}.${process.pid}.tmp`;
-        writeFileSync(tmp, formatYaml(current));
-        renameSync(tmp, path);
-        return { data: { file: path, [key!]: current[key!] }, text: () => `set ${key} in ${path}` };
-      }),
+      action(
+        async (ctx, [key, raw]) => {
+          checkKey(key!);
+          const path = ctx.config.configFile;
+          const value = configValue(key!, raw!);
+          // Validated before anything is written: a bad value never reaches the file.
+          validateConfigFile({ [key!]: value }, 'dm config set');
+          const current = readConfigFile(path);
+          current[key!] = value;
+          writeConfigFile(path, current);
+          return { data: { file: path, [key!]: value }, text: () => `set ${key} in ${path}` };
+        },
+        { tolerateBrokenConfig: true },
+      ),
+    );
+  config
+    .command('unset <key>')
+    .description('remove a key from the config file')
+    .addHelpText('after', '\nExample:\n  dm config unset registryUrl\n')
+    .action(
+      action(
+        async (ctx, [key]) => {
+          checkKey(key!);
+          const path = ctx.config.configFile;
+          const current = readConfigFile(path);
+          const had = key! in current;
+          delete current[key!];
+          if (had) writeConfigFile(path, current);
+          return {
+            data: { file: path, unset: key, changed: had },
+            text: () => (had ? `removed ${key} from ${path}` : `${key} is not set in ${path}`),
+          };
+        },
+        { tolerateBrokenConfig: true },
+      ),
     );
   program
     .command('version')
@@ -56,19 +96,13 @@ export function registerConfigCommands(program: Command): void {
     .command('completion <shell>')
     .addHelpText(
       'after',
-      '\nExamples:\n  source <(dm completion bash)\n  dm completion fish > ~/.config/fish/completions/dm.fish\n',
+      '\nExamples:\n  source <(dm completion bash)                  # in ~/.bashrc\n  dm completion zsh > ~/.zfunc/_dm                # a directory on $fpath\n  dm completion fish > ~/.config/fish/completions/dm.fish\n\nCompletes commands, flags, flag values (-o json|yaml|text), deployment names, else file names.\n',
     )
     .description('print a shell completion script (bash, zsh, fish)')
     .action(
       action(async (_ctx, [shell]) => {
-        const names = program.commands.map((c) => c.name());
-        const words = names.join(' ');
-        const scripts: Record<string, string> = {
-          bash: `complete -W "${words}" dm`,
-          zsh: `#compdef dm\n_arguments '1: :(${words})'`,
-          fish: names.map((n) => `complete -c dm -n __fish_use_subcommand -a ${n}`).join('\n'),
-        };
-        const script = scripts[shell ?? ''];
+        const { completionScript } = await import('../completion.js');
+        const script = completionScript(shell ?? '');
         if (script === undefined) {
           throw new DmError('INVALID_SHELL', `shell '${shell}' is not one of bash, zsh, fish`, {
             category: 'usage',
@@ -77,4 +111,50 @@ export function registerConfigCommands(program: Command): void {
         return { data: script, text: (d: string) => d };
       }),
     );
+}
+
+function checkKey(key: string): void {
+  if (!(CONFIG_FILE_KEYS as readonly string[]).includes(key)) {
+    const closest = nearest(key, CONFIG_FILE_KEYS);
+    throw new DmError('INVALID_CONFIG_KEY', `unknown config key '${key}'`, {
+      category: 'usage',
+      hint: closest
+        ? `did you mean '${closest}'? Known keys: ${CONFIG_FILE_KEYS.join(', ')}`
+        : `known keys: ${CONFIG_FILE_KEYS.join(', ')}`,
+    });
+  }
+}
+
+/** A value as typed on the command line: booleans for `offline`, YAML mappings for the mapping keys. */
+function configValue(key: string, raw: string): unknown {
+  if (key === 'offline') return raw === 'true' ? true : raw === 'false' ? false : raw;
+  if (key === 'registries' || key === 'sources') return parseYaml(raw, { source: `dm config set ${key}` });
+  return raw;
+}
+
+/** The config file as a mapping ({} when missing); invalid YAML is an error naming the file. */
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw error;
+  }
+  const data = parseYaml(text, { source: path });
+  if (data === null || data === undefined) return {};
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    throw new DmError('INVALID_CONFIG', `${path}: the config file must be a mapping`, {
+      category: 'invalid-input',
+      hint: `fix or remove ${path}`,
+    });
+  }
+  return data as Record<string, unknown>;
+}
+
+function writeConfigFile(path: string, data: Record<string, unknown>): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, formatYaml(data));
+  renameSync(tmp, path);
 }

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
-import { action } from '../context.js';
+import { action, propertiesOf } from '../context.js';
 
 const DEPLOY_HELP = `
 Expands a configuration (or one template file, a stream of Kubernetes objects or rendered layered
@@ -81,32 +81,55 @@ export function registerDeployCommands(program: Command): void {
     .option('--wait', 'wait until workloads are ready (kubectl wait / rollout status)')
     .option('--timeout <seconds>', 'time limit for --wait and prunes', '300')
     .option('--imports-dir <dir>', 'another directory where types and imports are found')
+    .option(
+      '--schema-validation <mode>',
+      "properties that break a template's schema: strict (fail), warn (expand, print each), off",
+    )
+    .option('--cluster <name>', 'with --manager-url: the server-side cluster of a new deployment')
     .addHelpText('after', DEPLOY_HELP)
     .action(
       action<unknown>(async (ctx, [arg], options) => {
-        const { defaultDeploymentName, loadDeploymentInput } = await import('../../deploy/input.js');
+        const { loadDeploymentInput } = await import('../../deploy/input.js');
+        const { defaultInputName, loadInput } = await import('../../input.js');
+        const { schemaValidationOf } = await import('../../config/config.js');
         const { deployConfiguration, planDeployment, validateDeploymentName } = await import(
           '../../deploy/deploy.js'
         );
-        const name = typeof options.name === 'string' ? options.name : defaultDeploymentName(arg!);
-        validateDeploymentName(name);
-        let values: Record<string, unknown> = {};
-        if (ctx.valuesFiles.length > 0) {
-          const { mergeValuesFiles } = await import('../../merge/index.js');
-          values = mergeValuesFiles(ctx.valuesFiles);
-        }
-        const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
         const { existsSync } = await import('node:fs');
+        const name =
+          typeof options.name === 'string' ? options.name : defaultInputName(arg!, existsSync(arg!));
+        validateDeploymentName(name);
+        if (ctx.config.managerUrl) {
+          const { remoteDeploy } = await import('./deploy-remote.js');
+          const d = await remoteDeploy(ctx, arg!, name, await propertiesOf(ctx), options);
+          if (d.status !== 'applied' && ctx.config.output === 'text') {
+            ctx.streams.stderr(
+              `${outcomeTable([...d.resources, ...d.pruned.map((p) => ({ ...p, name: `${p.name} (prune)` }))])}\n`,
+            );
+          }
+          await failIfNotApplied(d);
+          return {
+            data: d,
+            text: () =>
+              `deployment ${d.deployment}: manifest ${d.manifest} ${d.status}\n${outcomeTable([
+                ...d.resources,
+                ...d.pruned.map((p) => ({ ...p, name: `${p.name} (prune)` })),
+              ])}`,
+          };
+        }
+        const loaded = loadInput(arg!, { cwd: ctx.cwd, deployment: name });
+        const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
         const templateSource = await createRegistryTemplateSource({
           config: ctx.config,
           registryDirs: ctx.registryDirs,
-          configPath: existsSync(arg!) ? arg : undefined,
+          configPath: loaded.path,
           warn: (m) => ctx.streams.stderr(`warning: ${m}\n`),
         });
-        const input = await loadDeploymentInput(arg!, {
+        const input = await loadDeploymentInput(loaded, {
           deployment: name,
-          properties: { ...values, ...ctx.properties },
+          properties: await propertiesOf(ctx),
           ...(typeof options.importsDir === 'string' ? { importsDir: options.importsDir } : {}),
+          schemaValidation: schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation),
           templateSource,
           onWarning: (m) => ctx.streams.stderr(`warning: ${m}\n`),
         });
@@ -127,10 +150,15 @@ export function registerDeployCommands(program: Command): void {
               data: d,
               text: () =>
                 [
-                  `dry run of deployment ${d.deployment} (${d.server ? 'server-side, against live objects' : 'offline, against the last manifest'})`,
-                  ...d.create.map(
-                    (c) => `create    ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}`,
-                  ),
+                  d.server
+                    ? `dry run of deployment ${d.deployment} (server-side, against live objects)`
+                    : `dry run of deployment ${d.deployment} (offline, against the last manifest): no cluster was contacted (${d.offlineReason ?? 'none reachable'})`,
+                  ...[...d.create]
+                    .sort((a, b) => (a.level ?? 0) - (b.level ?? 0))
+                    .map(
+                      (c) =>
+                        `create    ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}${c.level === undefined ? '' : `  (level ${c.level})`}`,
+                    ),
                   ...d.update.flatMap((c) => [
                     `update    ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}`,
                     ...(c.changes ?? []).map((x) => `            ${x}`),
@@ -177,6 +205,7 @@ export function registerDeployCommands(program: Command): void {
     .description('list deployments')
     .action(
       action(async (ctx) => {
+        if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteList(ctx);
         const store = await openStore(ctx);
         try {
           const d = store.listDeployments().map((x) => ({
@@ -203,6 +232,7 @@ export function registerDeployCommands(program: Command): void {
     .description('show a deployment: state, current manifest and its resources')
     .action(
       action(async (ctx, [name]) => {
+        if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteGet(ctx, name!);
         const store = await openStore(ctx);
         try {
           const { DmError } = await import('../../error.js');
@@ -243,7 +273,16 @@ export function registerDeployCommands(program: Command): void {
     .description('delete a deployment: remove its objects from the cluster (manifests stay in history)')
     .option('--timeout <seconds>', 'time limit for deletions', '300')
     .action(
-      action(async (ctx, [name], options) => {
+      action<unknown>(async (ctx, [name], options) => {
+        if (ctx.config.managerUrl) {
+          const d = await (await import('./deploy-remote.js')).remoteDelete(ctx, name!);
+          await failIfNotApplied(d);
+          return {
+            data: d,
+            text: () =>
+              `deployment ${d.deployment} deleted (manifest ${d.manifest})\n${outcomeTable(d.pruned)}`,
+          };
+        }
         const { deleteDeployment } = await import('../../deploy/deploy.js');
         const store = await openStore(ctx);
         try {
@@ -272,12 +311,18 @@ export function registerDeployCommands(program: Command): void {
     .description('list the manifests of a deployment, or show one (by name or sequence number)')
     .action(
       action<unknown>(async (ctx, [deployment, id]) => {
+        if (ctx.config.managerUrl)
+          return (await import('./deploy-remote.js')).remoteManifests(ctx, deployment!, id);
         const store = await openStore(ctx);
         try {
           const { DmError } = await import('../../error.js');
           const all = store.listManifests(deployment!);
           if (all.length === 0) {
-            throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${deployment}' has no manifests`, {
+            const exists = store.getDeployment(deployment!) !== undefined;
+            const message = exists
+              ? `deployment '${deployment}' has no manifests`
+              : `deployment '${deployment}' does not exist`;
+            throw new DmError('DEPLOYMENT_NOT_FOUND', message, {
               category: 'not-found',
             });
           }
@@ -342,6 +387,7 @@ export function registerDeployCommands(program: Command): void {
     .description('list types used by active deployments')
     .action(
       action(async (ctx) => {
+        if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteTypes(ctx);
         const store = await openStore(ctx);
         try {
           const d = store.listTypes();
@@ -357,6 +403,7 @@ export function registerDeployCommands(program: Command): void {
     .description("list the instances of a type ('all' for every type)")
     .action(
       action(async (ctx, [type]) => {
+        if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteInstances(ctx, type!);
         const store = await openStore(ctx);
         try {
           const d = store.listInstances(type!).map((i) => ({
@@ -369,7 +416,11 @@ export function registerDeployCommands(program: Command): void {
           return {
             data: d,
             text: () =>
-              d.map((r) => `${r.name}  ${r.type}  ${r.deployment}  ${r.manifest}  ${r.path}`).join('\n'),
+              d.length === 0
+                ? type === 'all'
+                  ? 'no type instances: nothing is deployed'
+                  : `no instances of type '${type}'`
+                : d.map((r) => `${r.name}  ${r.type}  ${r.deployment}  ${r.manifest}  ${r.path}`).join('\n'),
           };
         } finally {
           store.database.close();

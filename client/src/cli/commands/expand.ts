@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, collect, contextFromCommand } from '../context.js';
+import { action, collect, contextFromCommand, propertiesOf } from '../context.js';
 import { printResult } from '../format.js';
 
 const EXPAND_HELP = `
@@ -53,64 +53,46 @@ export function registerExpandCommands(program: Command): void {
     .option('--env <k=v>', 'extra env entry for templates (repeatable)', collect)
     .option('--imports-dir <dir>', 'another directory where types and imports are found')
     .option('--max-depth <n>', 'expansion depth bound', '32')
+    .option(
+      '--schema-validation <mode>',
+      "properties that break a template's schema: strict (fail), warn (expand, print each), off",
+    )
     .option('--timeout <seconds>', 'time limit per template', '10')
     .option('--memory <MB>', 'memory limit per rendering process', '512')
     .option('--python <path>', 'Python interpreter for Python templates', 'python3')
     .addHelpText('after', EXPAND_HELP)
     .action(
       action(async (ctx, [config], options) => {
-        const { expandConfiguration, expandFile } = await import('../../expand/index.js');
-        const { existsSync } = await import('node:fs');
-        const { join } = await import('node:path');
-        const { DmError } = await import('../../error.js');
+        const { expandConfiguration } = await import('../../expand/index.js');
+        const { loadInput } = await import('../../input.js');
+        const { schemaValidationOf } = await import('../../config/config.js');
         const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
-        const isFile = existsSync(config!);
+        const input = loadInput(config!, {
+          cwd: ctx.cwd,
+          accept: ['file', 'template', 'reference'],
+          ...(options.deployment ? { deployment: String(options.deployment) } : {}),
+        });
         // Registry references and URLs in types (and as the argument) resolve through the
         // resolver chain: dm.lock beside the configuration first, then --registry-dir and servers.
         const registry = await createRegistryTemplateSource({
           config: ctx.config,
           registryDirs: ctx.registryDirs,
-          configPath: isFile ? config : undefined,
+          configPath: input.path,
           warn: (m) => ctx.streams.stderr(`warning: ${m}\n`),
         });
-        let values: Record<string, unknown> = {};
-        if (ctx.valuesFiles.length) {
-          const { mergeValuesFiles } = await import('../../merge/index.js');
-          values = mergeValuesFiles(ctx.valuesFiles);
-        }
-        const expandOptions = {
+        const result = await expandConfiguration(input.configuration!, {
+          ...(input.deployment ? { deployment: input.deployment } : {}),
           ...(options.deployment ? { deployment: String(options.deployment) } : {}),
           ...(options.project ? { project: String(options.project) } : {}),
           ...(options.importsDir ? { importsDir: String(options.importsDir) } : {}),
           env: await envAssignments(options.env as string[] | undefined),
-          properties: mergeDeep(values, ctx.properties),
+          properties: await propertiesOf(ctx),
           maxDepth: Number(options.maxDepth),
+          schemaValidation: schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation),
           sandbox: sandboxOptions(options),
           sources: [registry],
           onWarning: (w: { message: string }) => ctx.streams.stderr(`warning: ${w.message}\n`),
-        };
-        let result: Awaited<ReturnType<typeof expandFile>>;
-        if (isFile) result = await expandFile(config!, expandOptions);
-        else if (/[:/]/.test(config!)) {
-          // DM's form `dm expand redis:v1`: a one-resource configuration of that reference.
-          const name = String(
-            options.deployment ??
-              config!
-                .replace(/[:?#].*$/, '')
-                .split('/')
-                .pop() ??
-              'deployment',
-          );
-          const content = `resources:\n- name: ${JSON.stringify(name)}\n  type: ${JSON.stringify(config)}\n`;
-          result = await expandConfiguration(
-            { content, path: join(ctx.cwd, `${name}.yaml`) },
-            { ...expandOptions, deployment: name },
-          );
-        } else {
-          throw new DmError('FILE_NOT_FOUND', `'${config}' is neither a file nor a template reference`, {
-            category: 'not-found',
-          });
-        }
+        });
         return { data: { config: result.config, layout: result.layout } };
       }),
     );
@@ -149,20 +131,4 @@ export function registerExpandCommands(program: Command): void {
       })();
       if (result) printResult(result, ctx.config.output, ctx.streams);
     });
-}
-
-function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    const cur = out[k];
-    const bothMaps =
-      cur !== null &&
-      typeof cur === 'object' &&
-      !Array.isArray(cur) &&
-      v !== null &&
-      typeof v === 'object' &&
-      !Array.isArray(v);
-    out[k] = bothMaps ? mergeDeep(cur as Record<string, unknown>, v as Record<string, unknown>) : v;
-  }
-  return out;
 }

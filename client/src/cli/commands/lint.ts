@@ -26,7 +26,7 @@ export function registerLintCommand(program: Command): void {
       action(async (ctx, [dir], opts) => {
         const { lintRegistryDirectory } = await import('../../registry/lint-registry.js');
         const { DmError } = await import('../../error.js');
-        const { formatTable, printResult } = await import('../format.js');
+        const { count, formatTable, printResult } = await import('../format.js');
         const report = await lintRegistryDirectory(dir!, {
           examples: opts.examples !== false,
           cacheRoot: ctx.config.dirs.cache,
@@ -44,16 +44,21 @@ export function registerLintCommand(program: Command): void {
             out += `note: '${nested}' holds its own registry.yaml: a separate registry, not linted here (dm lint ${r.registry.replace(/\/+$/, '')}/${nested})\n`;
           }
           out +=
-            `${r.registry}: ${summary.errors} error${summary.errors === 1 ? '' : 's'}, ` +
-            `${summary.warnings} warning${summary.warnings === 1 ? '' : 's'} ` +
-            `(${summary.templates} templates, ${summary.versions} versions served, ${summary.collections} named collections)\n`;
+            `${r.registry}: ${count(summary.errors, 'error')}, ${count(summary.warnings, 'warning')} ` +
+            `(${count(summary.templates, 'template')}, ${count(summary.versions, 'version')} served, ${count(summary.collections, 'named collection')})\n`;
           return out;
         };
+        if (report.summary.templates === 0 && report.findings.length === 0) {
+          throw new DmError('NO_TEMPLATES', `${dir}: no templates found: is this a registry root?`, {
+            category: 'invalid-input',
+            hint: 'a registry root holds <template>/<version>/ or <collection>/<template>/<version>/ directories (docs/registry-layout.md)',
+          });
+        }
         if (report.summary.errors === 0) return { data: report, text };
         if (ctx.config.output !== 'json') printResult({ data: report, text }, ctx.config.output, ctx.streams);
         throw new DmError(
           'LINT_FAILED',
-          `registry '${dir}' has ${report.summary.errors} lint error${report.summary.errors === 1 ? '' : 's'}`,
+          `registry '${dir}' has ${count(report.summary.errors, 'lint error')}`,
           {
             category: 'validation',
             details: {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, type CommandContext } from '../context.js';
+import { action, type CommandContext, propertiesOf } from '../context.js';
 import { formatTable, printable } from '../format.js';
 
 const DEFAULT_CONFIG = 'config.yaml';
@@ -17,13 +17,6 @@ function progress(ctx: CommandContext, label: string): ((done: number, total: nu
     ctx.streams.stderr(`\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
     if (done === total) ctx.streams.stderr('\n');
   };
-}
-
-/** Values files merged (later files win), then --properties: what the configuration expands with. */
-async function propertiesOf(ctx: CommandContext): Promise<Record<string, unknown>> {
-  if (ctx.valuesFiles.length === 0) return ctx.properties;
-  const { mergeValuesFiles } = await import('../../merge/index.js');
-  return { ...mergeValuesFiles(ctx.valuesFiles, { cwd: ctx.cwd }), ...ctx.properties };
 }
 
 function warn(ctx: CommandContext): (message: string) => void {
@@ -109,7 +102,11 @@ export function registerPackageCommands(program: Command): void {
           if (changed.length === 0) return 'everything is at the newest allowed version';
           return formatTable(
             ['REFERENCE', 'FROM', 'TO'],
-            changed.map((x) => [x.reference, x.previousVersion ?? '(new)', x.version]),
+            changed.map((x) => [
+              x.reference,
+              x.previousVersion ?? '(new)',
+              x.previousVersion === x.version ? `${x.version} (content changed)` : x.version,
+            ]),
           );
         });
       }),
@@ -129,6 +126,8 @@ export function registerPackageCommands(program: Command): void {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
         });
+        // As npm outdated: exit 1 when something is outdated (after printing the list).
+        if (result.length > 0) process.exitCode = 1;
         return printable(result, (list) =>
           list.length === 0
             ? 'all locked references are current'

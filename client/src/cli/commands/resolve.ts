@@ -26,7 +26,7 @@ export function registerResolveCommands(program: Command): void {
             ? `no templates match '${r.query}'`
             : `${formatTable(
                 ['REFERENCE', 'LATEST', 'DESCRIPTION'],
-                r.hits.map((h) => [h.reference, h.latestVersion ?? '', h.title ?? h.description ?? '']),
+                r.hits.map((h) => [h.reference, h.latestVersion ?? '', h.description ?? h.title ?? '']),
               )}${r.total} matches`,
         );
       }),
@@ -40,7 +40,21 @@ export function registerResolveCommands(program: Command): void {
       action(async (ctx, [text]) => {
         const { listVersions } = await import('../../resolve/resolve-references.js');
         const result = await listVersions(text!, { config: ctx.config, registryDirs: ctx.registryDirs });
-        return printable(result, (d) => `${d.template}\n${d.versions.map((v) => `  ${v}`).join('\n')}`);
+        const { isPrerelease, parseVersion } = await import('../../reference/version.js');
+        const pre = (v: string) => {
+          try {
+            return isPrerelease(parseVersion(v));
+          } catch {
+            return false;
+          }
+        };
+        // Newest first: the latest is the first that is not a pre-release.
+        const latest = result.versions.find((v) => !pre(v));
+        const mark = (v: string) => (v === latest ? '  (latest)' : pre(v) ? '  (pre-release)' : '');
+        return printable(
+          result,
+          (d) => `${d.template}\n${d.versions.map((v) => `  ${v}${mark(v)}`).join('\n')}`,
+        );
       }),
     );
 

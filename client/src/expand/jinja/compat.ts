@@ -1,5 +1,5 @@
 /**
- * The Jinja2 compatibility layer over nunjucks 3.2.4 (pinned; spec/expansion.md §4). Everything
+ * The Jinja2 compatibility layer over nunjucks 3.2.4 (pinned; docs/expansion.md, "Jinja"). Everything
  * that makes nunjucks behave like Python's Jinja2 lives here, through nunjucks' public pieces
  * (Environment, parser, compiler, nodes, runtime), without touching nunjucks' shared prototypes:
  *
@@ -15,8 +15,52 @@
  *   no prototype or host object reachable), Python printing, Jinja2 filters, tests, globals.
  * - a template's final newline is dropped (`keep_trailing_newline=False`), autoescape is off.
  */
-import { createRequire } from 'node:module';
-import { FILTERS, FILTERS_INTERNAL, FILTERS_INTERNAL_IN, makeGlobals, TESTS } from './filters.js';
+
+import {
+  isDict,
+  makeFloat,
+  num,
+  PyError,
+  PyFloat,
+  PyTuple,
+  pyAdd,
+  pyCompare,
+  pyDiv,
+  pyEquals,
+  pyFloorDiv,
+  pyIn,
+  pyMod,
+  pyMul,
+  pyNeg,
+  pyPow,
+  pyStr,
+  pySub,
+  pyTruthy,
+} from '../../python/values.js';
+import { FILTERS, isNamespace, makeGlobals, TESTS } from './filters.js';
+import {
+  baseRuntime,
+  type CompilerOverrides,
+  defineNode,
+  lastTokenLine,
+  makeMacroBase,
+  type NjCompiler,
+  type NjEnvironment,
+  type NjFrame,
+  type NjNode,
+  type NjParser,
+  type NjTemplate,
+  type NjToken,
+  newCompiler,
+  newEnvironment,
+  newParser,
+  nodeClass,
+  SafeString,
+  type TokenName,
+  templateFromCode,
+  token,
+  transform,
+} from './nunjucks-internals.js';
 import {
   BlockedError,
   isBlockedName,
@@ -25,103 +69,6 @@ import {
   lookupMember,
   PySlice,
 } from './python-methods.js';
-import {
-  isDict,
-  num,
-  PyError,
-  PyFloat,
-  PyTuple,
-  percentFormat,
-  pyAdd,
-  pyCompare,
-  pyDiv,
-  pyFloorDiv,
-  pyMod,
-  pyMul,
-  pyNeg,
-  pyPow,
-  pyStr,
-  pySub,
-  pyTruthy,
-} from './python-values.js';
-
-FILTERS_INTERNAL.percent = percentFormat;
-FILTERS_INTERNAL.add = pyAdd;
-
-const require = createRequire(import.meta.url);
-
-// nunjucks' internals have no type declarations; these are the few shapes used here.
-interface NjNode {
-  typename: string;
-  lineno: number;
-  colno: number;
-  children: NjNode[];
-  [field: string]: unknown;
-}
-type NjNodeClass = new (lineno: number, colno: number, ...fields: unknown[]) => NjNode;
-interface NjFrame {
-  push(isolateWrites?: boolean): NjFrame;
-  set(name: string, value: unknown, resolveUp?: boolean): void;
-  lookup(name: string): unknown;
-  variables: Record<string, unknown>;
-  parent: NjFrame | null;
-}
-interface NjCompiler {
-  codebuf: string[];
-  _emit(code: string): void;
-  _emitLine(code: string): void;
-  _tmpid(): string;
-  compile(node: NjNode, frame: NjFrame): void;
-  _compileExpression(node: NjNode, frame: NjFrame): void;
-  _compileAggregate(node: NjNode, frame: NjFrame, start: string, end: string): void;
-  fail(message: string, lineno?: number, colno?: number): never;
-  getCode(): string;
-  [method: string]: unknown;
-}
-interface NjToken {
-  type: string;
-  value: string;
-  lineno: number;
-  colno: number;
-}
-interface NjParser {
-  tokens: { index: number; lineno: number; colno: number };
-  peeked: NjToken | false | null;
-  extensions: unknown[];
-  peekToken(): NjToken;
-  nextToken(): NjToken;
-  skip(type: string): boolean;
-  parseExpression(): NjNode;
-  fail(message: string, lineno?: number, colno?: number): never;
-  parseAsRoot(): NjNode;
-  [method: string]: unknown;
-}
-interface NjModule {
-  Environment: new (loaders?: unknown, opts?: Record<string, unknown>) => NjEnvironment;
-  Template: new (src: unknown, env: NjEnvironment, path: string, eagerCompile?: boolean) => NjTemplate;
-  compiler: { Compiler: new (name: string, throwOnUndefined: boolean) => NjCompiler };
-  parser: { Parser: new (tokens: unknown) => NjParser };
-  lexer: { lex(src: string, opts?: unknown): unknown; [token: string]: unknown };
-  nodes: Record<string, NjNodeClass> & { Node: { extend(name: string, props: unknown): NjNodeClass } };
-  runtime: Record<string, unknown> & { SafeString: new (s: string) => object };
-  transformer: { transform(ast: NjNode, asyncFilters: unknown[], name: string): NjNode };
-}
-interface NjTemplate {
-  render(ctx: Record<string, unknown>): string;
-}
-interface NjEnvironment {
-  opts: Record<string, unknown>;
-  globals: Record<string, unknown>;
-  filters: Record<string, unknown>;
-  tests: Record<string, unknown>;
-  [method: string]: unknown;
-}
-
-const nunjucks = require('nunjucks') as NjModule;
-const transformer = require('nunjucks/src/transformer') as NjModule['transformer'];
-const { nodes, lexer } = nunjucks;
-const N = nodes as unknown as Record<string, NjNodeClass>;
-const token = (name: string) => lexer[name] as string;
 
 /** A compile error in a template, with its line: becomes a DmError at the module's edge. */
 export class JinjaCompileError extends Error {
@@ -134,12 +81,42 @@ export class JinjaCompileError extends Error {
   }
 }
 
-const DmTruthy = nodes.Node.extend('DmTruthy', { fields: ['target'] });
-const DmSlice = nodes.Node.extend('DmSlice', { fields: ['start', 'stop', 'step'] });
-const DmLoopFilter = nodes.Node.extend('DmLoopFilter', { fields: ['arr', 'cond', 'name'] });
-const DmIterationScope = nodes.Node.extend('DmIterationScope', { fields: ['body'] });
-const DmWith = nodes.Node.extend('DmWith', { fields: ['targets', 'values', 'body'] });
-const EXTRA_TYPES = [DmTruthy, DmSlice, DmLoopFilter, DmIterationScope, DmWith];
+const DmTruthy = defineNode('DmTruthy', ['target']);
+const DmSlice = defineNode('DmSlice', ['start', 'stop', 'step']);
+const DmLoopFilter = defineNode('DmLoopFilter', ['arr', 'cond', 'name']);
+const DmIterationScope = defineNode('DmIterationScope', ['body']);
+const DmWith = defineNode('DmWith', ['targets', 'values', 'body']);
+const DmMacroExtras = defineNode('DmMacroExtras', ['usesVarargs', 'usesKwargs', 'macroName']);
+const EXTRA_TYPES = [DmTruthy, DmSlice, DmLoopFilter, DmIterationScope, DmWith, DmMacroExtras];
+
+/** Every node below `node` (fields and children), depth first. */
+function* walk(node: unknown, depth = 0): Generator<NjNode> {
+  if (depth > 500 || !node || typeof node !== 'object') return;
+  const n = node as NjNode;
+  if (typeof n.typename === 'string') yield n;
+  for (const [key, value] of Object.entries(n)) {
+    if (key === 'typename' || key === 'lineno' || key === 'colno') continue;
+    if (Array.isArray(value)) for (const v of value) yield* walk(v, depth + 1);
+    else if (value && typeof value === 'object' && typeof (value as NjNode).typename === 'string')
+      yield* walk(value, depth + 1);
+  }
+}
+
+/** Names `x` read as `loop.x` anywhere in `node`. */
+function loopAttributes(node: NjNode): Set<string> {
+  const out = new Set<string>();
+  for (const n of walk(node)) {
+    const target = n.target as NjNode | undefined;
+    const val = n.val as NjNode | undefined;
+    if (n.typename === 'LookupVal' && target?.typename === 'Symbol' && target.value === 'loop') {
+      if (val?.typename === 'Literal') out.add(String(val.value));
+    }
+  }
+  return out;
+}
+
+/** A number literal with an exponent, which nunjucks' lexer splits into a number and a name. */
+const EXPONENT = /^(\d+(?:\.\d+)?)[eE]([+-]?\d*)$/;
 
 function truthy(node: NjNode): NjNode {
   return new DmTruthy(node.lineno, node.colno, node);
@@ -147,212 +124,316 @@ function truthy(node: NjNode): NjNode {
 
 // ---------------------------------------------------------------- parser adjustments
 
-function makeParser(src: string): NjParser {
-  const parser = new nunjucks.parser.Parser(lexer.lex(src, {}));
-  parser.extensions = [];
-  const proto = Object.getPrototypeOf(parser) as Record<string, (...a: unknown[]) => unknown>;
-  const parsePrimary = proto.parsePrimary!;
-  parser.parsePrimary = function (this: NjParser, ...args: unknown[]) {
-    const tok = this.peekToken();
-    const node = parsePrimary.apply(this, args) as NjNode;
-    if (tok && tok.type === token('TOKEN_FLOAT') && node.typename === 'Literal') {
-      const value = node.value as number;
-      if (Number.isInteger(value)) node.value = new PyFloat(value);
-    }
+/**
+ * `1e20`, `2.5e-3`, `1E+6`: nunjucks' lexer reads `1e20` as a name and `2.5e-3` as `2.5`, `e`,
+ * `-`, `3`. Reassembled here from adjacent tokens into a float literal, as Python reads it.
+ */
+function parseExponent(parser: NjParser, tok: NjToken): NjNode | null {
+  // The lexer has read up to the end of the peeked token: what follows it is at `index`.
+  const rest = () => parser.tokens.str.slice(parser.tokens.index, parser.tokens.index + 2);
+  let text: string;
+  if (tok.type === token('TOKEN_SYMBOL') && EXPONENT.test(tok.value)) {
+    parser.nextToken();
+    text = tok.value;
+  } else if (tok.type === token('TOKEN_INT') || tok.type === token('TOKEN_FLOAT')) {
+    if (!/^[eE]/.test(rest())) return null;
+    parser.nextToken();
+    text = tok.value + parser.nextToken(true).value;
+    if (!EXPONENT.test(text)) parser.fail(`invalid number literal '${text}'`, tok.lineno, tok.colno);
+  } else return null;
+  if (/[eE]$/.test(text)) {
+    // `1e-5`: the sign and the digits follow as their own tokens.
+    if (!/^[+-]\d/.test(rest())) parser.fail(`invalid number literal '${text}'`, tok.lineno, tok.colno);
+    text += parser.nextToken(true).value + parser.nextToken(true).value;
+  }
+  const value = Number(text);
+  if (!Number.isFinite(value)) parser.fail(`invalid number literal '${text}'`, tok.lineno, tok.colno);
+  return new (nodeClass('Literal'))(tok.lineno, tok.colno, makeFloat(value));
+}
 
-    return node;
-  };
-  // `{% with a = x, b = y %}…{% endwith %}` (a Jinja2 built-in nunjucks lacks): a new scope.
-  const parseStatement = proto.parseStatement!;
-  parser.parseStatement = function (this: NjParser) {
-    const tok = this.peekToken();
-    if (!tok || tok.type !== token('TOKEN_SYMBOL') || tok.value !== 'with') return parseStatement.apply(this);
-    const p = this as unknown as NjParser & {
-      parsePrimary(): NjNode;
-      advanceAfterBlockEnd(name?: string): void;
-      parseUntilBlocks(...names: string[]): NjNode;
-      skipValue(type: string, value: string): boolean;
-    };
-    this.nextToken();
-    const targets: NjNode[] = [];
-    const values: NjNode[] = [];
-    while (this.peekToken().type !== token('TOKEN_BLOCK_END')) {
-      const target = p.parsePrimary();
-      if (target.typename !== 'Symbol') this.fail('with: expected a name', target.lineno, target.colno);
-      if (!p.skipValue(token('TOKEN_OPERATOR'), '=')) this.fail('with: expected =', tok.lineno, tok.colno);
-      targets.push(target);
-      values.push(this.parseExpression());
-      if (!this.skip(token('TOKEN_COMMA'))) break;
-    }
-    p.advanceAfterBlockEnd('with');
-    const body = p.parseUntilBlocks('endwith');
-    p.advanceAfterBlockEnd();
-    return new DmWith(tok.lineno, tok.colno, targets, values, body);
-  };
-  // Tests as Jinja2 parses them: `is name`, `is name(args)`, or `is name arg` (one argument
-  // without parentheses, as in `x is divisibleby 3`).
-  const parseCompare = proto.parseCompare!;
-  const self = (p: NjParser) =>
-    p as unknown as NjParser & {
-      skipSymbol(s: string): boolean;
-      parsePrimary(): NjNode;
-      parseSignature(): NjNode;
-    };
-  parser.parseIs = function (this: NjParser) {
-    let node = parseCompare.apply(this) as NjNode;
-    const p = self(this);
-    if (p.skipSymbol('is')) {
-      const not = p.skipSymbol('not');
-      const nameTok = this.nextToken();
-      if (
-        !nameTok ||
-        ![token('TOKEN_SYMBOL'), token('TOKEN_NONE'), token('TOKEN_BOOLEAN')].includes(nameTok.type)
-      ) {
-        this.fail('expected a test name after "is"', nameTok?.lineno, nameTok?.colno);
+/** Jinja2's words for the tags a block is waiting for: `'endfor' or 'else'`. */
+function jinjaTagList(names: readonly string[]): string {
+  return names
+    .filter((n) => n !== 'elseif')
+    .map((n) => `'${n}'`)
+    .join(' or ');
+}
+
+function innermostBlock(names: readonly string[]): string {
+  return (names.find((n) => n.startsWith('end')) ?? names[0] ?? '').replace(/^end/, '');
+}
+
+/** A syntax error already worded as Jinja2 words it. */
+class JinjaSyntaxError extends Error {
+  constructor(
+    message: string,
+    readonly lineno: number,
+  ) {
+    super(message);
+  }
+}
+
+function makeParser(src: string): NjParser {
+  // The tags each open block waits for, innermost last (for Jinja2's end-of-template errors).
+  const open: string[][] = [];
+  return newParser(src, {
+    parseUntilBlocks(base, ...names) {
+      const tags = names as string[];
+      open.push(tags);
+      let body: unknown;
+      try {
+        body = base(...tags);
+      } catch (error) {
+        const e = error as { message?: string; lineno?: number };
+        const unknown = /unknown block tag: (\S+)/.exec(String(e.message ?? ''));
+        if (error instanceof JinjaSyntaxError || !unknown) throw error;
+        const tag = unknown[1]!;
+        const line = typeof e.lineno === 'number' ? e.lineno : lastTokenLine(src);
+        const nesting = open.some((o) => o.includes(tag))
+          ? ' You probably made a nesting mistake. Jinja is expecting this tag, but currently looking for'
+          : ' Jinja was looking for the following tags:';
+        throw new JinjaSyntaxError(
+          `Encountered unknown tag '${tag}'.${nesting} ${jinjaTagList(tags)}. The innermost block that needs to be closed is '${innermostBlock(tags)}'.`,
+          line,
+        );
+      } finally {
+        open.pop();
       }
-      const name = nameTok.type === token('TOKEN_NONE') ? 'none' : nameTok.value;
-      let test: NjNode = new N.Symbol!(nameTok.lineno, nameTok.colno, name);
-      const next = this.peekToken();
-      const argStarts = [
-        'TOKEN_INT',
-        'TOKEN_FLOAT',
-        'TOKEN_STRING',
-        'TOKEN_BOOLEAN',
-        'TOKEN_NONE',
-        'TOKEN_LEFT_BRACKET',
-        'TOKEN_LEFT_CURLY',
-      ];
-      const keyword = ['and', 'or', 'else', 'if', 'not', 'in', 'is'];
-      if (next && next.type === token('TOKEN_LEFT_PAREN')) {
-        test = new N.FunCall!(test.lineno, test.colno, test, p.parseSignature());
-      } else if (
-        next &&
-        (argStarts.some((t) => next.type === token(t)) ||
-          (next.type === token('TOKEN_SYMBOL') && !keyword.includes(next.value)))
-      ) {
-        const arg = p.parsePrimary();
-        test = new N.FunCall!(test.lineno, test.colno, test, new N.NodeList!(arg.lineno, arg.colno, [arg]));
+      if (!this.peekToken()) {
+        throw new JinjaSyntaxError(
+          `Unexpected end of template. Jinja was looking for the following tags: ${jinjaTagList(tags)}. The innermost block that needs to be closed is '${innermostBlock(tags)}'.`,
+          lastTokenLine(src),
+        );
       }
-      node = new N.Is!(node.lineno, node.colno, node, test);
-      if (not) node = new N.Not!(node.lineno, node.colno, node);
-    }
-    return node;
-  };
-  // Literals `( )`, `[ ]`, `{ }` as Jinja2 parses them: trailing commas, `(a,)` tuples, and
-  // `x[a:b:c]` slices (a DmSlice node inside the subscript).
-  parser.parseAggregate = function (this: NjParser) {
-    const tok = this.peekToken();
-    const kinds: Record<string, [string, string]> = {
-      [token('TOKEN_LEFT_PAREN')]: ['Group', token('TOKEN_RIGHT_PAREN')],
-      [token('TOKEN_LEFT_BRACKET')]: ['Array', token('TOKEN_RIGHT_BRACKET')],
-      [token('TOKEN_LEFT_CURLY')]: ['Dict', token('TOKEN_RIGHT_CURLY')],
-    };
-    const kind = tok ? kinds[tok.type] : undefined;
-    if (!kind) return null;
-    this.nextToken();
-    const [type, close] = kind;
-    const children: NjNode[] = [];
-    let trailingComma = false;
-    const p = self(this);
-    for (;;) {
-      if (this.skip(close)) break;
-      if (children.length > 0) {
-        if (!this.skip(token('TOKEN_COMMA')))
-          this.fail('parseAggregate: expected comma after expression', tok.lineno, tok.colno);
-        trailingComma = true;
-        if (this.skip(close)) break;
+      return body;
+    },
+    parsePrimary(base, ...args) {
+      const tok = this.peekToken();
+      const exponent = tok && parseExponent(this, tok);
+      if (exponent) return exponent;
+      const node = base(...args) as NjNode;
+      if (tok && tok.type === token('TOKEN_FLOAT') && node.typename === 'Literal') {
+        const value = node.value as number;
+        if (Number.isInteger(value)) node.value = new PyFloat(value);
       }
-      trailingComma = false;
-      if (type === 'Dict') {
-        const key = p.parsePrimary();
-        if (!this.skip(token('TOKEN_COLON')))
-          this.fail('parseAggregate: expected colon after dict key', tok.lineno, tok.colno);
-        const value = this.parseExpression();
-        children.push(new N.Pair!(key.lineno, key.colno, key, value));
-      } else if (type === 'Array') {
-        const parts: (NjNode | null)[] = [null, null, null];
-        let isSlice = false;
-        let index = 0;
-        if (this.peekToken().type !== token('TOKEN_COLON')) parts[0] = this.parseExpression();
-        while (this.skip(token('TOKEN_COLON'))) {
-          isSlice = true;
-          index++;
-          if (index > 2) this.fail('parseSlice: too many slice components', tok.lineno, tok.colno);
-          const next = this.peekToken().type;
-          if (next !== token('TOKEN_COLON') && next !== close && next !== token('TOKEN_COMMA')) {
-            parts[index] = this.parseExpression();
-          }
+
+      return node;
+    },
+    // `{% set a, b = 1, 2 %}` (tuple value) and `{% set ns.x = … %}` as Jinja2 parses them.
+    parseSet() {
+      const tag = this.peekToken();
+      if (!this.skipSymbol('set')) this.fail('parseSet: expected set', tag.lineno, tag.colno);
+      const node = new (nodeClass('Set'))(tag.lineno, tag.colno, []);
+      const targets = node.targets as NjNode[];
+      for (;;) {
+        targets.push(this.parsePrimary());
+        if (!this.skip(token('TOKEN_COMMA'))) break;
+      }
+      if (!this.skipValue(token('TOKEN_OPERATOR'), '=')) {
+        if (!this.skip(token('TOKEN_BLOCK_END'))) {
+          this.fail("expected '=' or the end of the set tag", tag.lineno, tag.colno);
         }
-        if (isSlice) {
-          const lit = (v: unknown) => new N.Literal!(tok.lineno, tok.colno, v);
-          children.push(
-            new DmSlice(
-              tok.lineno,
-              tok.colno,
-              parts[0] ?? lit(null),
-              parts[1] ?? lit(null),
-              parts[2] ?? lit(null),
-            ),
+        node.body = new (nodeClass('Capture'))(tag.lineno, tag.colno, this.parseUntilBlocks('endset'));
+        node.value = null;
+        this.advanceAfterBlockEnd();
+        return node;
+      }
+      const first = this.parseExpression();
+      if (this.skip(token('TOKEN_COMMA'))) {
+        const items = [first];
+        while (this.peekToken().type !== token('TOKEN_BLOCK_END')) {
+          items.push(this.parseExpression());
+          if (!this.skip(token('TOKEN_COMMA'))) break;
+        }
+        const tuple = new (nodeClass('Group'))(first.lineno, first.colno, items);
+        tuple.isTuple = true;
+        node.value = tuple;
+      } else node.value = first;
+      this.advanceAfterBlockEnd(tag.value);
+      return node;
+    },
+    // `{% with a = x, b = y %}…{% endwith %}` (a Jinja2 built-in nunjucks lexes as a name): a new scope.
+    parseStatement(base) {
+      const tok = this.peekToken();
+      if (!tok || tok.type !== token('TOKEN_SYMBOL') || tok.value !== 'with') return base();
+      this.nextToken();
+      const targets: NjNode[] = [];
+      const values: NjNode[] = [];
+      while (this.peekToken().type !== token('TOKEN_BLOCK_END')) {
+        const target = this.parsePrimary();
+        if (target.typename !== 'Symbol') this.fail('with: expected a name', target.lineno, target.colno);
+        if (!this.skipValue(token('TOKEN_OPERATOR'), '='))
+          this.fail('with: expected =', tok.lineno, tok.colno);
+        targets.push(target);
+        values.push(this.parseExpression());
+        if (!this.skip(token('TOKEN_COMMA'))) break;
+      }
+      this.advanceAfterBlockEnd('with');
+      const body = this.parseUntilBlocks('endwith');
+      this.advanceAfterBlockEnd();
+      return new DmWith(tok.lineno, tok.colno, targets, values, body);
+    },
+    // Tests as Jinja2 parses them: `is name`, `is name(args)`, or `is name arg` (one argument
+    // without parentheses, as in `x is divisibleby 3`).
+    parseIs() {
+      let node = (this as NjParser & { parseCompare(): NjNode }).parseCompare();
+      if (this.skipSymbol('is')) {
+        const not = this.skipSymbol('not');
+        const nameTok = this.nextToken();
+        if (
+          !nameTok ||
+          ![token('TOKEN_SYMBOL'), token('TOKEN_NONE'), token('TOKEN_BOOLEAN')].includes(nameTok.type)
+        ) {
+          this.fail('expected a test name after "is"', nameTok?.lineno, nameTok?.colno);
+        }
+        const name = nameTok.type === token('TOKEN_NONE') ? 'none' : nameTok.value;
+        let test: NjNode = new (nodeClass('Symbol'))(nameTok.lineno, nameTok.colno, name);
+        const next = this.peekToken();
+        const argStarts: TokenName[] = [
+          'TOKEN_INT',
+          'TOKEN_FLOAT',
+          'TOKEN_STRING',
+          'TOKEN_BOOLEAN',
+          'TOKEN_NONE',
+          'TOKEN_LEFT_BRACKET',
+          'TOKEN_LEFT_CURLY',
+        ];
+        const keyword = ['and', 'or', 'else', 'if', 'not', 'in', 'is'];
+        if (next && next.type === token('TOKEN_LEFT_PAREN')) {
+          test = new (nodeClass('FunCall'))(test.lineno, test.colno, test, this.parseSignature());
+        } else if (
+          next &&
+          (argStarts.some((t) => next.type === token(t)) ||
+            (next.type === token('TOKEN_SYMBOL') && !keyword.includes(next.value)))
+        ) {
+          const arg = this.parsePrimary();
+          test = new (nodeClass('FunCall'))(
+            test.lineno,
+            test.colno,
+            test,
+            new (nodeClass('NodeList'))(arg.lineno, arg.colno, [arg]),
           );
-        } else children.push(parts[0]!);
-      } else children.push(this.parseExpression());
-    }
-    const node = new N[type]!(tok.lineno, tok.colno, children);
-    if (type === 'Group' && trailingComma) node.isTuple = true;
-    return node;
-  };
-  return parser;
+        }
+        node = new (nodeClass('Is'))(node.lineno, node.colno, node, test);
+        if (not) node = new (nodeClass('Not'))(node.lineno, node.colno, node);
+      }
+      return node;
+    },
+    // Literals `( )`, `[ ]`, `{ }` as Jinja2 parses them: trailing commas, `(a,)` tuples, and
+    // `x[a:b:c]` slices (a DmSlice node inside the subscript).
+    parseAggregate() {
+      const tok = this.peekToken();
+      const kinds: Record<string, [string, string]> = {
+        [token('TOKEN_LEFT_PAREN')]: ['Group', token('TOKEN_RIGHT_PAREN')],
+        [token('TOKEN_LEFT_BRACKET')]: ['Array', token('TOKEN_RIGHT_BRACKET')],
+        [token('TOKEN_LEFT_CURLY')]: ['Dict', token('TOKEN_RIGHT_CURLY')],
+      };
+      const kind = tok ? kinds[tok.type] : undefined;
+      if (!kind) return null;
+      this.nextToken();
+      const [type, close] = kind;
+      const children: NjNode[] = [];
+      let trailingComma = false;
+      for (;;) {
+        if (this.skip(close)) break;
+        if (children.length > 0) {
+          if (!this.skip(token('TOKEN_COMMA')))
+            this.fail('parseAggregate: expected comma after expression', tok.lineno, tok.colno);
+          trailingComma = true;
+          if (this.skip(close)) break;
+        }
+        trailingComma = false;
+        if (type === 'Dict') {
+          const key = this.parsePrimary();
+          if (!this.skip(token('TOKEN_COLON')))
+            this.fail('parseAggregate: expected colon after dict key', tok.lineno, tok.colno);
+          const value = this.parseExpression();
+          children.push(new (nodeClass('Pair'))(key.lineno, key.colno, key, value));
+        } else if (type === 'Array') {
+          const parts: (NjNode | null)[] = [null, null, null];
+          let isSlice = false;
+          let index = 0;
+          if (this.peekToken().type !== token('TOKEN_COLON')) parts[0] = this.parseExpression();
+          while (this.skip(token('TOKEN_COLON'))) {
+            isSlice = true;
+            index++;
+            if (index > 2) this.fail('parseSlice: too many slice components', tok.lineno, tok.colno);
+            const next = this.peekToken().type;
+            if (next !== token('TOKEN_COLON') && next !== close && next !== token('TOKEN_COMMA')) {
+              parts[index] = this.parseExpression();
+            }
+          }
+          if (isSlice) {
+            const lit = (v: unknown) => new (nodeClass('Literal'))(tok.lineno, tok.colno, v);
+            children.push(
+              new DmSlice(
+                tok.lineno,
+                tok.colno,
+                parts[0] ?? lit(null),
+                parts[1] ?? lit(null),
+                parts[2] ?? lit(null),
+              ),
+            );
+          } else children.push(parts[0]!);
+        } else children.push(this.parseExpression());
+      }
+      const node = new (nodeClass(type as 'Group' | 'Array' | 'Dict'))(tok.lineno, tok.colno, children);
+      if (type === 'Group' && trailingComma) node.isTuple = true;
+      return node;
+    },
+  });
 }
 
 // ---------------------------------------------------------------- code generation adjustments
 
+/** Emits `open` arg, arg, … `close`, each argument an expression. */
+function emitCall(c: NjCompiler, open: string, args: unknown[], frame: NjFrame, close: string): void {
+  c._emit(open);
+  args.forEach((arg, i) => {
+    if (i > 0) c._emit(', ');
+    c._compileExpression(arg as NjNode, frame);
+  });
+  c._emit(close);
+}
+
 function makeCompiler(name: string): NjCompiler {
-  const c = new nunjucks.compiler.Compiler(name, false);
-  const proto = Object.getPrototypeOf(c) as Record<string, (...a: unknown[]) => unknown>;
   let loopDepth = 0;
   const at = (node: NjNode) => `lineno = ${node.lineno}, colno = ${node.colno}, `;
   const bin = (fn: string) =>
-    function (this: NjCompiler, node: NjNode, frame: NjFrame) {
+    function (this: NjCompiler, _base: unknown, node: NjNode, frame: NjFrame) {
       this._emit(`(${at(node)}runtime.${fn}(`);
       this.compile(node.left as NjNode, frame);
       this._emit(', ');
       this.compile(node.right as NjNode, frame);
       this._emit('))');
     };
-  const overrides: Record<string, unknown> = {
-    assertType(this: NjCompiler, node: NjNode, ...types: unknown[]) {
+  const overrides: CompilerOverrides = {
+    assertType(base, node: NjNode, ...types: unknown[]) {
       if (EXTRA_TYPES.some((t) => node instanceof t)) return;
-      proto.assertType!.call(this, node, ...types);
+      base(node, ...types);
     },
-    compileLookupVal(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileLookupVal(_base, node: NjNode, frame: NjFrame) {
       this._emit(`(${at(node)}runtime.memberLookup((`);
       this._compileExpression(node.target as NjNode, frame);
       this._emit('),');
       this._compileExpression(node.val as NjNode, frame);
       this._emit('))');
     },
-    compileSymbol(this: NjCompiler, node: NjNode, frame: NjFrame) {
-      // nunjucks' lexer reads `1e3` as a name, which would print as empty: refuse it.
+    compileSymbol(base, node: NjNode, frame: NjFrame) {
+      // A name starting with a digit is a malformed number literal (`1e`, `1x`).
       if (/^\d/.test(String(node.value))) {
-        this.fail(
-          `number literals with an exponent ('${String(node.value)}') are not supported`,
-          node.lineno,
-          node.colno,
-        );
+        this.fail(`invalid number literal '${String(node.value)}'`, node.lineno, node.colno);
       }
-      proto.compileSymbol!.call(this, node, frame);
+      base(node, frame);
     },
-    compileFunCall(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileFunCall(base, node: NjNode, frame: NjFrame) {
       const callee = node.name as NjNode;
       if (callee.typename !== 'LookupVal') {
-        proto.compileFunCall!.call(this, node, frame);
+        base(node, frame);
         return;
       }
       // `x.name(...)`: resolve the callee as a method first (lookupCallee).
-      const name = String((proto._getNodeName as (n: NjNode) => string).call(this, callee)).replace(
-        /"/g,
-        '\\"',
-      );
+      const name = String(this._getNodeName(callee)).replace(/"/g, '\\"');
       this._emit(`(lineno = ${node.lineno}, colno = ${node.colno}, runtime.callWrap(runtime.calleeLookup((`);
       this._compileExpression(callee.target as NjNode, frame);
       this._emit('),');
@@ -361,28 +442,22 @@ function makeCompiler(name: string): NjCompiler {
       this._compileAggregate(node.args as NjNode, frame, '[', ']');
       this._emit('))');
     },
-    compileDmTruthy(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileDmTruthy(_base, node: NjNode, frame: NjFrame) {
       this._emit('runtime.truthy(');
       this.compile(node.target as NjNode, frame);
       this._emit(')');
     },
-    compileDmSlice(this: NjCompiler, node: NjNode, frame: NjFrame) {
-      this._emit('runtime.slice(');
-      this._compileExpression(node.start as NjNode, frame);
-      this._emit(',');
-      this._compileExpression(node.stop as NjNode, frame);
-      this._emit(',');
-      this._compileExpression(node.step as NjNode, frame);
-      this._emit(')');
+    compileDmSlice(_base, node: NjNode, frame: NjFrame) {
+      emitCall(this, 'runtime.slice(', [node.start, node.stop, node.step], frame, ')');
     },
-    compileArray(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileArray(_base, node: NjNode, frame: NjFrame) {
       if (node.children.length === 1 && node.children[0] instanceof DmSlice) {
         this.compile(node.children[0], frame);
         return;
       }
       this._compileAggregate(node, frame, '[', ']');
     },
-    compileGroup(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileGroup(_base, node: NjNode, frame: NjFrame) {
       if (node.children.length === 1 && !node.isTuple) {
         this._compileAggregate(node, frame, '(', ')');
         return;
@@ -391,7 +466,7 @@ function makeCompiler(name: string): NjCompiler {
       this._compileAggregate(node, frame, '[', ']');
       this._emit(')');
     },
-    compileDict(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileDict(_base, node: NjNode, frame: NjFrame) {
       for (const pair of node.children) {
         const key = pair.key as NjNode;
         if (isBlockedName(key.value)) {
@@ -400,15 +475,15 @@ function makeCompiler(name: string): NjCompiler {
       }
       this._compileAggregate(node, frame, '{', '}');
     },
-    compileLiteral(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileLiteral(base, node: NjNode, frame: NjFrame) {
       if (node.value instanceof PyFloat) this._emit(`runtime.float(${node.value.value})`);
-      else proto.compileLiteral!.call(this, node, frame);
+      else base(node, frame);
     },
-    compileIf(this: NjCompiler, node: NjNode, frame: NjFrame, async: unknown) {
+    compileIf(base, node: NjNode, frame: NjFrame, async: unknown) {
       node.cond = truthy(node.cond as NjNode);
-      proto.compileIf!.call(this, node, frame, async);
+      base(node, frame, async);
     },
-    compileInlineIf(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileInlineIf(base, node: NjNode, frame: NjFrame) {
       node.cond = truthy(node.cond as NjNode);
       if (node.else_ === null) {
         this._emit('(');
@@ -418,21 +493,21 @@ function makeCompiler(name: string): NjCompiler {
         this._emit(':undefined)');
         return;
       }
-      proto.compileInlineIf!.call(this, node, frame);
+      base(node, frame);
     },
-    compileNot(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileNot(_base, node: NjNode, frame: NjFrame) {
       this._emit('!runtime.truthy(');
       this.compile(node.target as NjNode, frame);
       this._emit(')');
     },
-    compileOr(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileOr(_base, node: NjNode, frame: NjFrame) {
       this._emit('runtime.or(');
       this.compile(node.left as NjNode, frame);
       this._emit(', function() { return ');
       this.compile(node.right as NjNode, frame);
       this._emit('; })');
     },
-    compileAnd(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileAnd(_base, node: NjNode, frame: NjFrame) {
       this._emit('runtime.and(');
       this.compile(node.left as NjNode, frame);
       this._emit(', function() { return ');
@@ -448,17 +523,17 @@ function makeCompiler(name: string): NjCompiler {
     compilePow: bin('pow'),
     compileConcat: bin('concat'),
     compileIn: bin('inOperator'),
-    compileNeg(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileNeg(_base, node: NjNode, frame: NjFrame) {
       this._emit('runtime.neg(');
       this.compile(node.target as NjNode, frame);
       this._emit(')');
     },
-    compilePos(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compilePos(_base, node: NjNode, frame: NjFrame) {
       this._emit('runtime.pos(');
       this.compile(node.target as NjNode, frame);
       this._emit(')');
     },
-    compileCompare(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileCompare(_base, node: NjNode, frame: NjFrame) {
       const ops = node.ops as NjNode[];
       this._emit('runtime.compare(');
       this.compile(node.expr as NjNode, frame);
@@ -468,27 +543,27 @@ function makeCompiler(name: string): NjCompiler {
       }
       this._emit(')');
     },
-    compileFilter(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileFilter(base, node: NjNode, frame: NjFrame) {
       const filterName = (node.name as NjNode).value as string;
       if (!Object.hasOwn(FILTERS, filterName)) {
         this.fail(`filter '${filterName}' is not supported`, node.lineno, node.colno);
       }
-      proto.compileFilter!.call(this, node, frame);
+      base(node, frame);
     },
-    compileIs(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileIs(base, node: NjNode, frame: NjFrame) {
       const right = node.right as NjNode;
       let testName = String((right.name as NjNode | undefined)?.value ?? right.value);
       // `is none`/`is true`/`is false` arrive as literals.
       if (right.typename === 'Literal') {
         testName = right.value === null ? 'none' : String(right.value);
-        node.right = new N.Symbol!(right.lineno, right.colno, testName);
+        node.right = new (nodeClass('Symbol'))(right.lineno, right.colno, testName);
       }
       if (!Object.hasOwn(TESTS, testName)) {
         this.fail(`test '${testName}' is not supported`, node.lineno, node.colno);
       }
-      proto.compileIs!.call(this, node, frame);
+      base(node, frame);
     },
-    compileFor(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileFor(base, node: NjNode, frame: NjFrame) {
       const arr = node.arr as NjNode;
       // `{% for x in xs if cond %}` parses as an inline if without else: it is a loop filter.
       if (arr.typename === 'InlineIf' && arr.else_ === null) {
@@ -500,12 +575,12 @@ function makeCompiler(name: string): NjCompiler {
       node.body = new DmIterationScope(body.lineno, body.colno, body);
       loopDepth++;
       try {
-        proto.compileFor!.call(this, node, frame);
+        base(node, frame);
       } finally {
         loopDepth--;
       }
     },
-    compileDmWith(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileDmWith(_base, node: NjNode, frame: NjFrame) {
       // Values are evaluated in the enclosing scope, then bound in a new one.
       const targets = node.targets as NjNode[];
       const ids = (node.values as NjNode[]).map((value) => {
@@ -530,12 +605,12 @@ function makeCompiler(name: string): NjCompiler {
       }
       this._emitLine('frame = frame.pop();');
     },
-    compileDmIterationScope(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileDmIterationScope(_base, node: NjNode, frame: NjFrame) {
       this._emitLine('frame = frame.push();');
       this.compile(node.body as NjNode, frame.push());
       this._emitLine('frame = frame.pop();');
     },
-    compileDmLoopFilter(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileDmLoopFilter(_base, node: NjNode, frame: NjFrame) {
       const v = this._tmpid();
       const inner = frame.push();
       const target = node.name as NjNode;
@@ -553,19 +628,81 @@ function makeCompiler(name: string): NjCompiler {
       this._compileExpression(node.cond as NjNode, inner);
       this._emit('); })');
     },
-    compileMacro(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileMacro(base, node: NjNode, frame: NjFrame) {
+      // Jinja2's `varargs` and `kwargs`: bound at the start of the body (runtime.macroExtras).
+      let usesVarargs = false;
+      let usesKwargs = false;
+      for (const n of walk(node.body)) {
+        if (n.typename === 'Symbol' && n.value === 'varargs') usesVarargs = true;
+        if (n.typename === 'Symbol' && n.value === 'kwargs') usesKwargs = true;
+      }
+      const body = node.body as NjNode;
+      const macroName = String((node.name as NjNode | undefined)?.value ?? 'caller');
+      body.children.unshift(new DmMacroExtras(node.lineno, node.colno, usesVarargs, usesKwargs, macroName));
       const saved = loopDepth;
       loopDepth = 0;
       try {
-        proto.compileMacro!.call(this, node, frame);
+        base(node, frame);
       } finally {
         loopDepth = saved;
       }
     },
-    compileSet(this: NjCompiler, node: NjNode, frame: NjFrame) {
+    compileDmMacroExtras(_base, node: NjNode) {
+      this._emitLine(
+        `runtime.macroExtras(frame, ${node.usesVarargs}, ${node.usesKwargs}, ${JSON.stringify(node.macroName)});`,
+      );
+    },
+    _emitLoopBindings(base, node: NjNode, arr: unknown, i: unknown, len: unknown) {
+      base(node, arr, i, len);
+      // Jinja2's loop attributes nunjucks lacks, emitted only when the body reads them.
+      const used = loopAttributes(node.body as NjNode);
+      if (used.has('previtem'))
+        this._emitLine(`frame.set("loop.previtem", ${i} > 0 ? ${arr}[${i} - 1] : undefined);`);
+      if (used.has('nextitem'))
+        this._emitLine(`frame.set("loop.nextitem", ${i} < ${len} - 1 ? ${arr}[${i} + 1] : undefined);`);
+      if (used.has('depth')) this._emitLine('frame.set("loop.depth", 1);');
+      if (used.has('depth0')) this._emitLine('frame.set("loop.depth0", 0);');
+      if (used.has('cycle') || used.has('changed')) {
+        const st = `${String(i)}_st`;
+        this._emitLine(`var ${st}; if (${i} === 0) ${st} = runtime.loopState(); ${st}.index0 = ${i};`);
+        this._emitLine(`frame.set("loop.cycle", ${st}.cycle); frame.set("loop.changed", ${st}.changed);`);
+      }
+    },
+    compileSet(_base, node: NjNode, frame: NjFrame) {
+      const targets = node.targets as NjNode[];
+      // `{% set ns.x = … %}`: assigns an attribute of a namespace() object.
+      if (targets.length === 1 && targets[0]!.typename === 'LookupVal' && node.value) {
+        const target = targets[0]!;
+        emitCall(
+          this,
+          `(${at(node)}runtime.setAttribute(`,
+          [target.target, target.val, node.value],
+          frame,
+          '));',
+        );
+        this._emitLine('');
+        return;
+      }
+      for (const target of targets) {
+        if (target.typename !== 'Symbol')
+          this.fail('cannot assign to this target in set', target.lineno, target.colno);
+      }
+      // `{% set a, b = … %}`: the value is unpacked.
+      if (targets.length > 1 && node.value) {
+        const values = this._tmpid();
+        this._emit(`var ${values} = (${at(node)}runtime.unpack(`);
+        this._compileExpression(node.value as NjNode, frame);
+        this._emitLine(`, ${targets.length}));`);
+        targets.forEach((target, i) => {
+          const single = new (nodeClass('Set'))(node.lineno, node.colno, [target]);
+          single.value = new (nodeClass('Symbol'))(node.lineno, node.colno, `${values}[${i}]`);
+          single.rawValue = `${values}[${i}]`;
+          (this as unknown as { compileSet(n: NjNode, f: NjFrame): void }).compileSet(single, frame);
+        });
+        return;
+      }
       // As nunjucks' compileSet, except that inside a loop the variable is the loop's own
       // (Jinja2 scoping) instead of updating a variable of the enclosing scope.
-      const targets = node.targets as NjNode[];
       const ids = targets.map((target) => {
         const name = target.value as string;
         if (isBlockedName(name)) this.fail(`cannot set '${name}'`, node.lineno, node.colno);
@@ -577,7 +714,8 @@ function makeCompiler(name: string): NjCompiler {
         return id;
       });
       this._emit(`${ids.join(' = ')} = `);
-      if (node.value) this._compileExpression(node.value as NjNode, frame);
+      if (typeof node.rawValue === 'string') this._emit(node.rawValue);
+      else if (node.value) this._compileExpression(node.value as NjNode, frame);
       else this.compile(node.body as NjNode, frame);
       this._emitLine(';');
       targets.forEach((target, i) => {
@@ -590,14 +728,26 @@ function makeCompiler(name: string): NjCompiler {
       });
     },
   };
-  Object.assign(c, overrides);
-  return c;
+  return newCompiler(name, overrides);
 }
 
-/** Jinja2 drops one trailing newline of a template and normalises line endings. */
+/**
+ * Jinja2 drops one trailing newline of a template and normalises line endings. `{%+` and `+%}`
+ * (turn off lstrip_blocks/trim_blocks for one tag) mean plain `{%`/`%}` under Jinja2's defaults,
+ * which have both off; nunjucks' lexer does not know them.
+ */
 export function prepareSource(src: string): string {
-  const normal = src.replace(/\r\n?/g, '\n');
+  const normal = src.replace(/\r\n?/g, '\n').replace(/\{%\+/g, '{%').replace(/\+%\}/g, '%}');
   return normal.endsWith('\n') ? normal.slice(0, -1) : normal;
+}
+
+/** Recursive loops: not supported; refused with the line rather than rendered differently. */
+function rejectRecursiveLoops(src: string): void {
+  const m = /\{%[-+]?\s*for\b(?:[^%]|%(?!\}))*?\brecursive\s*[-+]?%\}/.exec(src);
+  if (m) {
+    const line = src.slice(0, m.index).split('\n').length;
+    throw new JinjaCompileError("recursive for loops ('{% for … recursive %}') are not supported", line);
+  }
 }
 
 type RootFn = (env: unknown, context: unknown, frame: unknown, runtime: unknown, cb: unknown) => void;
@@ -606,13 +756,20 @@ type RootFn = (env: unknown, context: unknown, frame: unknown, runtime: unknown,
 export function compileTemplate(src: string, name: string): Record<string, RootFn> {
   let code: string;
   try {
-    const parser = makeParser(prepareSource(src));
-    const ast = transformer.transform(parser.parseAsRoot(), [], name);
+    const prepared = prepareSource(src);
+    rejectRecursiveLoops(prepared);
+    const parser = makeParser(prepared);
+    const ast = transform(parser.parseAsRoot(), name);
     const compiler = makeCompiler(name);
     compiler.compile(ast, undefined as unknown as NjFrame);
     code = compiler.getCode();
   } catch (error) {
+    if (error instanceof JinjaSyntaxError) throw new JinjaCompileError(error.message, error.lineno);
     const e = error as { lineno?: number; message?: string };
+    const tag = /^(?:\(unknown path\)\s*(?:\[Line \d+, Column \d+\])?\s*)?unknown block tag: (\S+)$/.exec(
+      e.message ?? '',
+    );
+    if (tag) throw new JinjaCompileError(`Encountered unknown tag '${tag[1]}'.`, e.lineno);
     const message = (e.message ?? String(error)).replace(
       /^\(unknown path\)\s*(\[Line \d+, Column \d+\])?\s*/,
       '',
@@ -628,9 +785,9 @@ export function compileTemplate(src: string, name: string): Record<string, RootF
 
 // ---------------------------------------------------------------- runtime
 
-const base = nunjucks.runtime;
-const SafeString = base.SafeString;
 const GLOBALS = makeGlobals();
+/** `varargs`/`kwargs` of the macro calls in progress (innermost last). */
+const MACRO_EXTRAS: { varargs: unknown[]; kwargs: Record<string, unknown>; named: number }[] = [];
 
 function plainText(value: unknown): unknown {
   return value instanceof SafeString ? String(value) : value;
@@ -666,7 +823,7 @@ function compareChain(first: unknown, ...rest: unknown[]): boolean {
 }
 
 export const RUNTIME: Record<string, unknown> = {
-  ...base,
+  ...baseRuntime,
   contextOrFrameLookup: lookupName,
   memberLookup: (obj: unknown, key: unknown) => lookupMember(plainText(obj), key),
   calleeLookup: (obj: unknown, key: unknown) => lookupCallee(plainText(obj), key),
@@ -676,7 +833,7 @@ export const RUNTIME: Record<string, unknown> = {
     value === undefined || value === null ? value : iterate(plainText(value)),
   isArray: (value: unknown) => Array.isArray(value),
   keys: (value: unknown) => (isDict(value) ? Object.keys(value) : []),
-  inOperator: (a: unknown, b: unknown) => FILTERS_INTERNAL_IN(plainText(a), plainText(b)),
+  inOperator: (a: unknown, b: unknown) => pyIn(plainText(a), plainText(b)),
   callWrap: (fn: unknown, name: string, context: unknown, args: unknown[]) => {
     if (typeof fn !== 'function') {
       throw new PyError(
@@ -686,13 +843,72 @@ export const RUNTIME: Record<string, unknown> = {
     }
     return (fn as (...a: unknown[]) => unknown).apply(context, args);
   },
-  makeMacro: (argNames: unknown, kwargNames: unknown, func: (...a: unknown[]) => unknown) => {
-    const macro = (base.makeMacro as (...a: unknown[]) => (...a: unknown[]) => unknown)(
-      argNames,
-      kwargNames,
-      func,
-    );
-    return (...args: unknown[]) => plainText(macro(...args));
+  makeMacro: (argNames: string[], kwargNames: string[], func: (...a: unknown[]) => unknown) => {
+    const macro = makeMacroBase(argNames, kwargNames, func);
+    const named = argNames.length + kwargNames.length;
+    const known = new Set([...argNames, ...kwargNames, 'caller']);
+    return (...args: unknown[]) => {
+      const last = args[args.length - 1] as Record<string, unknown> | undefined;
+      const kw = last && typeof last === 'object' && Object.hasOwn(last, '__keywords') ? last : undefined;
+      const positional = kw ? args.slice(0, -1) : args;
+      const extraKw: Record<string, unknown> = {};
+      if (kw)
+        for (const [k, v] of Object.entries(kw)) if (k !== '__keywords' && !known.has(k)) extraKw[k] = v;
+      MACRO_EXTRAS.push({ varargs: positional.slice(named), kwargs: extraKw, named });
+      try {
+        return plainText(macro(...positional.slice(0, named), ...(kw ? [kw] : [])));
+      } finally {
+        MACRO_EXTRAS.pop();
+      }
+    };
+  },
+  macroExtras: (frame: NjFrame, usesVarargs: boolean, usesKwargs: boolean, name: string) => {
+    const extras = MACRO_EXTRAS[MACRO_EXTRAS.length - 1] ?? { varargs: [], kwargs: {}, named: 0 };
+    if (!usesVarargs && extras.varargs.length > 0) {
+      throw new PyError('TypeError', `macro '${name}' takes not more than ${extras.named} argument(s)`);
+    }
+    const unknownKw = Object.keys(extras.kwargs);
+    if (!usesKwargs && unknownKw.length > 0) {
+      throw new PyError('TypeError', `macro '${name}' takes no keyword argument '${unknownKw[0]}'`);
+    }
+    if (usesVarargs) frame.set('varargs', PyTuple.of2(extras.varargs));
+    if (usesKwargs) frame.set('kwargs', extras.kwargs);
+  },
+  loopState: () => {
+    const st = {
+      index0: 0,
+      last: undefined as unknown,
+      cycle: (...items: unknown[]) => {
+        if (items.length === 0) throw new PyError('TypeError', 'no items for cycling given');
+        return items[st.index0 % items.length];
+      },
+      changed: (...values: unknown[]) => {
+        const now = PyTuple.of2(values);
+        if (st.last !== undefined && pyEquals(st.last, now)) return false;
+        st.last = now;
+        return true;
+      },
+    };
+    return st;
+  },
+  setAttribute: (target: unknown, key: unknown, value: unknown) => {
+    if (!isNamespace(target))
+      throw new PyError('TemplateRuntimeError', 'cannot assign attribute on non-namespace object');
+    const name = String(key);
+    if (isBlockedName(name)) throw new BlockedError(name);
+    target[name] = value;
+  },
+  unpack: (value: unknown, n: number) => {
+    const items = iterate(plainText(value));
+    if (items.length !== n) {
+      throw new PyError(
+        'ValueError',
+        items.length > n
+          ? `too many values to unpack (expected ${n})`
+          : `not enough values to unpack (expected ${n}, got ${items.length})`,
+      );
+    }
+    return items;
   },
   truthy: (v: unknown) => pyTruthy(plainText(v)),
   or: (a: unknown, b: () => unknown) => (pyTruthy(plainText(a)) ? a : b()),
@@ -742,7 +958,7 @@ function cachedCompile(src: string, name: string): Record<string, RootFn> {
 
 /** A nunjucks Environment configured as Jinja2's defaults, with templates from `files`. */
 function makeEnvironment(files: TemplateFiles): NjEnvironment {
-  const env = new nunjucks.Environment([], { autoescape: false, throwOnUndefined: false, dev: true });
+  const env = newEnvironment({ autoescape: false, throwOnUndefined: false, dev: true });
   const filters: Record<string, unknown> = Object.create(null);
   Object.assign(filters, FILTERS);
   const tests: Record<string, unknown> = Object.create(null);
@@ -772,12 +988,12 @@ function makeEnvironment(files: TemplateFiles): NjEnvironment {
         const src = getFile(files, key);
         if (src === undefined) {
           if (ignoreMissing) {
-            template = new nunjucks.Template({ type: 'code', obj: cachedCompile('', key) }, env, key, true);
+            template = templateFromCode(cachedCompile('', key), env, key);
           } else {
             throw new PyError('TemplateNotFound', `template '${key}' is not among the imports`);
           }
         } else {
-          template = new nunjucks.Template({ type: 'code', obj: cachedCompile(src, key) }, env, key, true);
+          template = templateFromCode(cachedCompile(src, key), env, key);
         }
         templates.set(key, template);
       }
@@ -814,7 +1030,7 @@ function templateFor(env: NjEnvironment, props: Record<string, RootFn>, name: st
   let template = byProps.get(props);
   if (!template) {
     if (byProps.size > 256) byProps.clear();
-    template = new nunjucks.Template({ type: 'code', obj: props }, env, name, true);
+    template = templateFromCode(props, env, name);
     byProps.set(props, template);
   }
   return template;

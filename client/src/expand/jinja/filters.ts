@@ -1,10 +1,11 @@
 /**
  * Jinja2's built-in filters, tests and globals, re-implemented over the Python value model
- * (python-values.ts) so that they give Jinja2's results, not nunjucks'. Only what is listed here
+ * (client/src/python/values.ts) so that they give Jinja2's results, not nunjucks'. Only what is listed here
  * exists: a template using another filter or test is rejected when it is compiled.
  */
-import { bindArgs, iterate, lookupMember, pyReplace, pySplitLines, splitArgs } from './python-methods.js';
+
 import {
+  checkHashable,
   isDict,
   isFloat,
   makeFloat,
@@ -14,14 +15,18 @@ import {
   PyFloat,
   PyIter,
   PyTuple,
+  percentFormat,
+  pyAdd,
   pyEquals,
+  pyIn,
   pyJsonDumps,
   pyRepr,
   pySortKey,
   pyStr,
   pyTruthy,
   typeName,
-} from './python-values.js';
+} from '../../python/values.js';
+import { bindArgs, iterate, lookupMember, pyReplace, pySplitLines, splitArgs } from './python-methods.js';
 
 type Fn = (...args: unknown[]) => unknown;
 
@@ -135,10 +140,6 @@ function htmlSafeJson(value: unknown, indentArg: unknown): string {
     .replace(/>/g, '\\u003e')
     .replace(/&/g, '\\u0026')
     .replace(/'/g, '\\u0027');
-}
-
-function base64(text: string): string {
-  return Buffer.from(text, 'utf8').toString('base64');
 }
 
 function sortItems(
@@ -263,8 +264,8 @@ export const FILTERS: Record<string, Fn> = {
   format: (v, ...a) => {
     const { positional, kwargs } = splitArgs(a);
     const fmt = toText(v);
-    if (Object.keys(kwargs).length) return FILTERS_INTERNAL.percent(fmt, kwargs);
-    return FILTERS_INTERNAL.percent(fmt, PyTuple.of2(positional));
+    if (Object.keys(kwargs).length) return percentFormat(fmt, kwargs);
+    return percentFormat(fmt, PyTuple.of2(positional));
   },
   indent: (v, ...a) => indent(v, a),
   int: (v, ...a) => {
@@ -385,7 +386,7 @@ export const FILTERS: Record<string, Fn> = {
     const [attribute, start] = bindArgs('sum', a, ['attribute', 'start'], [null, 0]);
     const get = attrGetter(attribute);
     let total: unknown = start;
-    for (const x of iterate(v)) total = FILTERS_INTERNAL.add(total, get(x));
+    for (const x of iterate(v)) total = pyAdd(total, get(x));
     return total;
   },
   title: (v) => toText(v).replace(/([^\s\-([{<]+)/g, (w) => w[0]!.toUpperCase() + w.slice(1).toLowerCase()),
@@ -441,18 +442,6 @@ export const FILTERS: Record<string, Fn> = {
     return encodeURIComponent(toText(v)).replace(/%2F/g, '/');
   },
   wordcount: (v) => (toText(v).match(/\w+/g) ?? []).length,
-  // dm extensions (not Jinja2 built-ins); the Jinja2 reference script registers the same ones.
-  b64encode: (v) => base64(toText(v)),
-  b64decode: (v) => Buffer.from(toText(v), 'base64').toString('utf8'),
-};
-
-/** Hooks filled in by the compatibility module (avoids an import cycle). */
-export const FILTERS_INTERNAL: {
-  percent: (format: string, args: unknown) => string;
-  add: (a: unknown, b: unknown) => unknown;
-} = {
-  percent: () => '',
-  add: () => undefined,
 };
 
 const isInt = (v: unknown) => typeof v === 'number' && Number.isInteger(v);
@@ -473,7 +462,7 @@ export const TESTS: Record<string, (v: unknown, ...args: unknown[]) => boolean> 
   ge: (v, o) => num(v) >= num(o),
   gt: (v, o) => num(v) > num(o),
   greaterthan: (v, o) => num(v) > num(o),
-  in: (v, seq) => FILTERS_INTERNAL_IN(v, seq),
+  in: (v, seq) => pyIn(v, seq),
   integer: (v) => isInt(v),
   // Jinja2's Undefined has __len__, __getitem__ and __iter__: it is an (empty) sequence.
   iterable: (v) => v === undefined || typeof v === 'string' || Array.isArray(v) || isDict(v),
@@ -495,34 +484,6 @@ export const TESTS: Record<string, (v: unknown, ...args: unknown[]) => boolean> 
   undefined: (v) => v === undefined,
   upper: (v) => typeof v === 'string' && v === v.toUpperCase(),
 };
-
-function checkHashable(value: unknown): void {
-  if (isDict(value) || (Array.isArray(value) && !(value instanceof PyTuple))) {
-    throw new PyError('TypeError', `unhashable type: '${typeName(value)}'`);
-  }
-}
-
-export function FILTERS_INTERNAL_IN(needle: unknown, haystack: unknown): boolean {
-  if (typeof haystack === 'string') {
-    if (typeof needle !== 'string') {
-      throw new PyError(
-        'TypeError',
-        `'in <string>' requires string as left operand, not ${typeName(needle)}`,
-      );
-    }
-    return haystack.includes(needle);
-  }
-  if (Array.isArray(haystack)) return haystack.some((x) => pyEquals(x, needle));
-  if (isDict(haystack)) {
-    checkHashable(needle);
-    return typeof needle === 'string'
-      ? Object.hasOwn(haystack, needle)
-      : Object.hasOwn(haystack, pyStr(needle));
-  }
-  // Jinja2's Undefined iterates as empty.
-  if (haystack === undefined) return false;
-  throw new PyError('TypeError', `argument of type '${typeName(haystack)}' is not iterable`);
-}
 
 /** Jinja2's `range()`: integers only. */
 function range(...args: unknown[]): number[] {
@@ -554,11 +515,22 @@ function makeDict(...args: unknown[]): PyDict {
   return Object.assign(out, kwargs);
 }
 
+const NAMESPACES = new WeakSet<object>();
+
+/** Whether `value` came from `namespace()` (the only object `{% set ns.x = … %}` may assign to). */
+export function isNamespace(value: unknown): value is PyDict {
+  return typeof value === 'object' && value !== null && NAMESPACES.has(value);
+}
+
 export function makeGlobals(): PyDict {
   return {
     range,
     dict: makeDict,
-    namespace: makeDict,
+    namespace: (...args: unknown[]) => {
+      const ns = makeDict(...args);
+      NAMESPACES.add(ns);
+      return ns;
+    },
     lipsum: () => {
       throw new PyError('TemplateRuntimeError', 'lipsum() is random text; dm does not support it');
     },

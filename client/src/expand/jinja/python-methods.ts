@@ -17,7 +17,7 @@ import {
   pyStr,
   pyTruthy,
   typeName,
-} from './python-values.js';
+} from '../../python/values.js';
 
 /** `x[a:b:c]` */
 export class PySlice {
@@ -595,7 +595,7 @@ function bindMethod(self: unknown, method: Method): (...args: unknown[]) => unkn
 
 /**
  * `obj.name(...)`: a dict's method even when the dict has a data key of that name (the data
- * wins for plain attribute access, spec §4, but a call means the method, as in Jinja2).
+ * wins for plain attribute access, docs/expansion.md, but a call means the method, as in Jinja2).
  */
 export function lookupCallee(obj: unknown, key: unknown): unknown {
   if (isDict(obj) && typeof key === 'string' && Object.hasOwn(DICT_METHODS, key) && Object.hasOwn(obj, key)) {

@@ -1,5 +1,5 @@
 /**
- * The Python side of the Python template engine (spec/expansion.md §3, §7), run as
+ * The Python side of the Python template engine (docs/expansion.md, "Python templates" and "Isolation"), run as
  * `python3 -I -c <this source>`: one process per expansion run, one JSON request per line on
  * stdin, one JSON answer per line on stdout.
  *
@@ -118,6 +118,65 @@ class _ImportsFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 sys.meta_path.insert(0, _ImportsFinder())
 
+class _Py2Dict(dict):
+    """A dict that also answers Python 2's mapping methods (DM ran templates with Python 2.7)."""
+    __slots__ = ()
+    def iteritems(self):
+        return iter(self.items())
+    def iterkeys(self):
+        return iter(self.keys())
+    def itervalues(self):
+        return iter(self.values())
+    def has_key(self, key):
+        return key in self
+    def viewitems(self):
+        return self.items()
+    def viewkeys(self):
+        return self.keys()
+    def viewvalues(self):
+        return self.values()
+
+def _make_yaml_module():
+    """'yaml' as DM's templates knew it (PyYAML 3): load() without a Loader is allowed; here
+    every load is a safe load, whatever Loader is named, so templates cannot construct objects."""
+    try:
+        import yaml as real
+    except ImportError:
+        return None
+    m = types.ModuleType('yaml')
+    m.__dict__.update({k: v for k, v in real.__dict__.items() if not k.startswith('__')})
+    safe = getattr(real, 'CSafeLoader', real.SafeLoader)
+    for name in ('Loader', 'FullLoader', 'UnsafeLoader', 'CLoader', 'CFullLoader', 'CUnsafeLoader', 'BaseLoader'):
+        if hasattr(real, name) and name != 'BaseLoader':
+            setattr(m, name, safe)
+    def load(stream, Loader=None):
+        return real.load(stream, Loader=safe)
+    def load_all(stream, Loader=None):
+        return real.load_all(stream, Loader=safe)
+    def dump(data, stream=None, Dumper=None, **kwds):
+        kwds.setdefault('default_flow_style', None)
+        return real.dump(data, stream, Dumper=Dumper or real.Dumper, **kwds)
+    def dump_all(documents, stream=None, Dumper=None, **kwds):
+        kwds.setdefault('default_flow_style', None)
+        return real.dump_all(documents, stream, Dumper=Dumper or real.Dumper, **kwds)
+    def safe_dump(data, stream=None, **kwds):
+        kwds.setdefault('default_flow_style', None)
+        return real.safe_dump(data, stream, **kwds)
+    m.load = m.full_load = m.unsafe_load = m.safe_load = load
+    m.load_all = m.full_load_all = m.unsafe_load_all = m.safe_load_all = load_all
+    m.dump, m.dump_all, m.safe_dump = dump, dump_all, safe_dump
+    for dumper in (real.Dumper, real.SafeDumper):
+        real.add_representer(_Py2Dict, real.representer.SafeRepresenter.represent_dict, Dumper=dumper)
+    return m
+
+_yaml = _make_yaml_module()
+if _yaml is not None:
+    sys.modules['yaml'] = _yaml
+
+# Python 2-only syntax: SyntaxError messages that mean the template was written for Python 2.
+_PY2_SYNTAX = ("Missing parentheses in call to 'print'", "Missing parentheses in call to 'exec'",
+               'multiple exception types must be parenthesized', 'leading zeros in decimal integer literals')
+
 class _Context(object):
     def __init__(self, properties, env, imports):
         self.properties = properties
@@ -183,7 +242,8 @@ def _render(req):
             fn = module.__dict__.get('GenerateConfig') or module.__dict__.get('generate_config')
             if fn is None:
                 raise NameError('%s defines neither GenerateConfig(context) nor generate_config(context)' % name)
-            result = fn(_Context(ctx.get('properties') or {}, ctx.get('env') or {}, ctx.get('imports') or {}))
+            result = fn(_Context(ctx.get('properties') or _Py2Dict(), ctx.get('env') or _Py2Dict(),
+                                 _Py2Dict(ctx.get('imports') or {})))
         finally:
             _state['active'] = False
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -209,6 +269,11 @@ def _render(req):
             kind, msg = 'limit', 'recursion limit exceeded'
         else:
             msg = '%s: %s' % (type(error).__name__, error)
+            if isinstance(error, SyntaxError):
+                msg = 'SyntaxError: %s' % error.msg
+                if any(p in (error.msg or '') for p in _PY2_SYNTAX):
+                    msg += (' (this is Python 2 syntax: the template was written for Python 2.7, as Deployment'
+                            ' Manager ran it; dm runs Python templates with Python 3)')
         return {'ok': False, 'kind': kind, 'message': msg, 'file': f or name, 'line': line}
     if isinstance(result, str):
         return {'ok': True, 'text': result}
@@ -245,7 +310,7 @@ _out.flush()
 for raw in _in:
     if not raw.strip():
         continue
-    req = json.loads(raw)
+    req = json.loads(raw, object_hook=_Py2Dict)
     try:
         answer = _render(req)
     except MemoryError:

@@ -2,9 +2,9 @@
  * Entry of the Jinja rendering process (render-sandbox.ts): started with Node's permission
  * model, it renders one request at a time and answers over the IPC channel.
  */
-import { parseYaml } from '../../document/yaml.js';
 import type { DmError } from '../../error.js';
 import { JinjaRenderError, renderJinja } from '../jinja/compat.js';
+import { parseRenderedYaml } from '../rendered-yaml.js';
 import { checkNodeBudget } from '../yaml-budget.js';
 
 interface Request {
@@ -39,7 +39,7 @@ process.on('message', (raw: unknown) => {
     });
     if (request.parse) {
       try {
-        const data = parseYaml(text, { source: request.parse.source, dialect: 'pyyaml' });
+        const data = parseRenderedYaml(text, { source: request.parse.source, dialect: 'pyyaml' });
         checkNodeBudget(data, request.parse.source, request.parse.maxNodes);
         answer({ id: request.id, ok: true, data });
       } catch (error) {

@@ -1,5 +1,5 @@
 /**
- * Where untrusted templates run (spec/expansion.md §7): outside the main process, with a time
+ * Where untrusted templates run (docs/expansion.md, "Isolation"): outside the main process, with a time
  * limit per template and a memory limit per process.
  *
  * - Jinja: a Node child process started with the permission model (`--experimental-permission`,
@@ -278,6 +278,7 @@ class JinjaWorker extends Worker {
       readTrees: [resolve(here, '..'), dirname(nunjucksDir)],
       readFiles: [
         join(srcDir, 'document', 'yaml.js'),
+        join(srcDir, 'python', 'values.js'),
         join(srcDir, 'error.js'),
         join(resolve(here, '../../../../..'), 'package.json'),
       ],

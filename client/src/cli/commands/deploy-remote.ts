@@ -1,0 +1,208 @@
+/**
+ * `dm deploy`, `dm deployments`, `dm manifests` and `dm types` with `--manager-url` (docs/manager.md):
+ * the same results as the local commands, from the Deployment Manager service. `dm deploy` sends
+ * the configuration with its imports, follows the operation to its end (progress on a terminal),
+ * and prints and exits as the local command does.
+ */
+
+import type { ResourceView as ResourceJson } from '../../../../server/src/manager/shapes.js';
+import { DmError } from '../../error.js';
+import type { CommandContext } from '../context.js';
+import type { Printable } from '../format.js';
+
+type Row = { name: string; outcome: string; message?: string };
+
+async function client(ctx: CommandContext) {
+  const { ManagerClient } = await import('../../deploy/manager-client.js');
+  return new ManagerClient({ url: ctx.config.managerUrl!, token: ctx.config.managerToken });
+}
+
+const enc = encodeURIComponent;
+
+function progressLine(op: {
+  status: string;
+  progress: { action: string; level: number; total: number; done: number }[];
+}): string {
+  const levels = op.progress.map(
+    (p) => `${p.action === 'prune' ? 'prune ' : ''}L${p.level} ${p.done}/${p.total}`,
+  );
+  return `${op.status}${levels.length ? `: ${levels.join(', ')}` : ''}`;
+}
+
+/** Runs an operation to its end and reports it as `deployConfiguration` does. */
+async function runOperation(
+  ctx: CommandContext,
+  start: (c: Awaited<ReturnType<typeof client>>) => Promise<{ id: string }>,
+) {
+  const c = await client(ctx);
+  const accepted = await start(c);
+  const op = await c.follow(accepted.id, (o) => {
+    if (ctx.interactive && ctx.config.output === 'text' && !ctx.config.quiet) {
+      ctx.streams.stderr(`\r\x1b[K${progressLine(o)}`);
+    }
+  });
+  if (ctx.interactive && ctx.config.output === 'text' && !ctx.config.quiet) ctx.streams.stderr('\r\x1b[K');
+  if (!op.manifest) {
+    throw new DmError('DEPLOY_FAILED', `deployment '${op.deployment}': ${op.error ?? op.status}`, {
+      category: op.status === 'interrupted' ? 'error' : 'error',
+    });
+  }
+  const m = await c.request<{ resources: ResourceJson[] }>(
+    'GET',
+    `/api/v1/deployments/${enc(op.deployment)}/manifests/${enc(op.manifest)}`,
+  );
+  const row = (r: ResourceJson): Row => ({
+    name: r.name,
+    outcome: r.outcome,
+    ...(r.message ? { message: r.message } : {}),
+  });
+  return {
+    deployment: op.deployment,
+    manifest: op.manifest,
+    action: op.action,
+    status: op.status === 'done' ? ('applied' as const) : ('failed' as const),
+    resources: m.resources.filter((r) => r.action === 'apply').map(row),
+    pruned: m.resources.filter((r) => r.action === 'prune').map(row),
+    operation: op.id,
+  };
+}
+
+export async function remoteDeploy(
+  ctx: CommandContext,
+  arg: string,
+  name: string,
+  properties: Record<string, unknown>,
+  options: Record<string, unknown>,
+) {
+  if (options.dryRun) {
+    throw new DmError('NOT_SUPPORTED', '--dry-run is not available with --manager-url yet', {
+      category: 'usage',
+    });
+  }
+  const { configurationPayload } = await import('../../deploy/manager-client.js');
+  const configuration = await configurationPayload(arg, name);
+  const timeout = Number(options.timeout ?? 300);
+  const body = {
+    configuration,
+    ...(Object.keys(properties).length ? { properties } : {}),
+    ...(options.wait ? { waitForReady: true } : {}),
+    ...(Number.isInteger(timeout) && timeout > 0 && timeout <= 3600 ? { timeoutSeconds: timeout } : {}),
+  };
+  return runOperation(ctx, async (c) => {
+    try {
+      await c.request('GET', `/api/v1/deployments/${enc(name)}`);
+    } catch (error) {
+      if (!(error instanceof DmError) || error.category !== 'not-found') throw error;
+      const cluster = typeof options.cluster === 'string' ? options.cluster : ctx.config.kube.context;
+      if (!cluster) {
+        throw new DmError(
+          'CLUSTER_REQUIRED',
+          `deployment '${name}' is new: name its cluster with --cluster`,
+          {
+            category: 'usage',
+          },
+        );
+      }
+      return c.request<{ id: string }>('POST', '/api/v1/deployments', {
+        name,
+        cluster,
+        ...(ctx.config.kube.namespace ? { namespace: ctx.config.kube.namespace } : {}),
+        ...body,
+      });
+    }
+    return c.request<{ id: string }>('PUT', `/api/v1/deployments/${enc(name)}`, body);
+  });
+}
+
+export async function remoteDelete(ctx: CommandContext, name: string) {
+  return runOperation(ctx, (c) => c.request<{ id: string }>('DELETE', `/api/v1/deployments/${enc(name)}`));
+}
+
+export async function remoteList(ctx: CommandContext): Promise<Printable> {
+  const list = await (await client(ctx)).request<
+    { name: string; state: string; latestManifest: string | null; updatedAt: string }[]
+  >('GET', '/api/v1/deployments');
+  const d = list.map((x) => ({
+    name: x.name,
+    state: x.state,
+    manifest: x.latestManifest,
+    updated: x.updatedAt,
+  }));
+  return {
+    data: d,
+    text: () =>
+      d.length === 0
+        ? 'no deployments'
+        : d.map((r) => `${r.name}  ${r.state}  ${r.manifest ?? ''}`).join('\n'),
+  };
+}
+
+export async function remoteGet(ctx: CommandContext, name: string): Promise<Printable> {
+  const d = await (await client(ctx)).request<{
+    name: string;
+    state: string;
+    latestManifest: string | null;
+    lastGoodManifest: string | null;
+    manifests: string[];
+    resources: ResourceJson[];
+  }>('GET', `/api/v1/deployments/${enc(name)}`);
+  return {
+    data: {
+      name: d.name,
+      state: d.state,
+      manifest: d.latestManifest,
+      lastGoodManifest: d.lastGoodManifest,
+      manifests: d.manifests,
+      resources: d.resources.map((r) => ({
+        name: r.name,
+        action: r.action,
+        kind: r.kind,
+        namespace: r.namespace,
+        objectName: r.objectName,
+        level: r.level,
+        outcome: r.outcome,
+        ...(r.message ? { message: r.message } : {}),
+      })),
+    },
+  };
+}
+
+export async function remoteManifests(
+  ctx: CommandContext,
+  deployment: string,
+  id: string | undefined,
+): Promise<Printable> {
+  const c = await client(ctx);
+  if (id === undefined) {
+    const all = await c.request<{ name: string; action: string; status: string; createdAt: string }[]>(
+      'GET',
+      `/api/v1/deployments/${enc(deployment)}/manifests`,
+    );
+    const d = all.map((m) => ({ name: m.name, action: m.action, status: m.status, created: m.createdAt }));
+    return {
+      data: d,
+      text: () => d.map((r) => `${r.name}  ${r.action}  ${r.status}  ${r.created}`).join('\n'),
+    };
+  }
+  const m = await c.request<Record<string, unknown>>(
+    'GET',
+    `/api/v1/deployments/${enc(deployment)}/manifests/${enc(id)}`,
+  );
+  const { createdAt, finishedAt, ...rest } = m;
+  return { data: { ...rest, created: createdAt, ...(finishedAt ? { finished: finishedAt } : {}) } };
+}
+
+export async function remoteTypes(ctx: CommandContext): Promise<Printable> {
+  const d = await (await client(ctx)).request<{ type: string; instances: number }[]>('GET', '/api/v1/types');
+  return { data: d, text: () => d.map((r) => `${r.type}  ${r.instances}`).join('\n') || 'no types' };
+}
+
+export async function remoteInstances(ctx: CommandContext, type: string): Promise<Printable> {
+  const d = await (await client(ctx)).request<
+    { name: string; type: string; deployment: string; manifest: string; path: string }[]
+  >('GET', `/api/v1/types/${enc(type)}/instances`);
+  return {
+    data: d,
+    text: () => d.map((r) => `${r.name}  ${r.type}  ${r.deployment}  ${r.manifest}  ${r.path}`).join('\n'),
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * The client of the Deployment Manager service (docs/manager.md): what `dm --manager-url` uses
+ * instead of the local deployments database. It sends a configuration with its imports embedded
+ * (DM's shape), follows the operation to its end, and reads deployments, manifests and types.
+ * Errors come back as the server's `{error: {code, message}}` and become DmErrors with the category
+ * of their HTTP status, so the CLI exits as it does locally.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { OperationView } from '../../../server/src/manager/shapes.js';
+import { DmError, type ErrorCategory } from '../error.js';
+
+export interface ManagerClientOptions {
+  url: string;
+  token?: string | undefined;
+  fetch?: typeof fetch;
+}
+
+const CATEGORY: Record<number, ErrorCategory> = {
+  400: 'invalid-input',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not-found',
+  409: 'conflict',
+  422: 'validation',
+  429: 'rate-limited',
+  503: 'unreachable',
+};
+
+/** An operation as the service answers it. */
+export type OperationJson = OperationView;
+
+export class ManagerClient {
+  private readonly base: string;
+
+  constructor(private readonly options: ManagerClientOptions) {
+    this.base = options.url.replace(/\/+$/, '');
+  }
+
+  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let res: Response;
+    try {
+      res = await (this.options.fetch ?? fetch)(`${this.base}${path}`, {
+        method,
+        headers: {
+          accept: 'application/json',
+          ...(this.options.token ? { authorization: `Bearer ${this.options.token}` } : {}),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(10 * 60_000),
+      });
+    } catch (error) {
+      throw new DmError(
+        'MANAGER_UNREACHABLE',
+        `cannot reach the Deployment Manager at ${this.base}: ${(error as Error).message}`,
+        {
+          category: 'unreachable',
+        },
+      );
+    }
+    const text = await res.text();
+    let data: unknown;
+    try {
+      data = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      throw new DmError(
+        'MANAGER_BAD_ANSWER',
+        `${method} ${path}: the Deployment Manager answered ${res.status} with no JSON`,
+        {
+          category: 'unreachable',
+        },
+      );
+    }
+    if (!res.ok) {
+      const e = (data as { error?: { code?: string; message?: string; hint?: string } } | undefined)?.error;
+      throw new DmError(
+        e?.code ?? 'MANAGER_ERROR',
+        e?.message ?? `${method} ${path} answered ${res.status}`,
+        {
+          category: CATEGORY[res.status] ?? 'error',
+          ...(e?.hint ? { hint: e.hint } : {}),
+        },
+      );
+    }
+    return data as T;
+  }
+
+  /** Polls an operation until it has finished; `onProgress` sees every answer. */
+  async follow(id: string, onProgress?: (op: OperationJson) => void): Promise<OperationJson> {
+    for (let delay = 100; ; delay = Math.min(delay * 2, 1000)) {
+      const op = await this.request<OperationJson>('GET', `/api/v1/operations/${encodeURIComponent(id)}`);
+      onProgress?.(op);
+      if (op.status !== 'pending' && op.status !== 'running') return op;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
+const TEMPLATE_FILE = /\.(jinja|py)$/;
+
+function safeRelative(name: string, where: string): string {
+  if (name.startsWith('/') || name.split(/[\\/]/).includes('..')) {
+    throw new DmError(
+      'IMPORT_OUTSIDE',
+      `${where}: import '${name}' is outside the configuration's directory`,
+      {
+        category: 'invalid-input',
+        hint: 'the Deployment Manager takes imports relative to the configuration',
+      },
+    );
+  }
+  return name;
+}
+
+/**
+ * What `dm deploy ARG` sends to the service: the configuration text and its imports (DM's
+ * shape). A template file becomes a one-resource configuration importing it; a registry reference
+ * a one-resource configuration naming it (the server resolves it); a configuration brings the files
+ * its `imports:` list and its top-level types name, with their schemas.
+ */
+export async function configurationPayload(
+  arg: string,
+  deployment: string,
+): Promise<{ content: string; imports: { name: string; content: string }[] }> {
+  const one = (type: string) =>
+    `resources:\n- name: ${JSON.stringify(deployment)}\n  type: ${JSON.stringify(type)}\n`;
+  if (!existsSync(arg)) {
+    if (!/[:/]/.test(arg)) {
+      throw new DmError('FILE_NOT_FOUND', `'${arg}' is neither a file nor a template reference`, {
+        category: 'not-found',
+      });
+    }
+    return { content: one(arg), imports: [] };
+  }
+  if (statSync(arg).isDirectory()) {
+    throw new DmError(
+      'NOT_SUPPORTED',
+      `${arg} is a directory; with --manager-url deploy a configuration file`,
+      {
+        category: 'usage',
+        hint: 'dm render the directory into one file first',
+      },
+    );
+  }
+  const dir = dirname(arg);
+  const imports = new Map<string, string>();
+  const add = (name: string) => {
+    const file = join(dir, name);
+    if (!imports.has(name) && existsSync(file) && statSync(file).isFile())
+      imports.set(name, readFileSync(file, 'utf8'));
+  };
+  const addTemplate = (name: string) => {
+    add(safeRelative(name, arg));
+    add(`${name}.schema`);
+  };
+  if (TEMPLATE_FILE.test(arg)) {
+    addTemplate(basename(arg));
+    return {
+      content: one(basename(arg)),
+      imports: [...imports].map(([name, content]) => ({ name, content })),
+    };
+  }
+  const text = readFileSync(arg, 'utf8');
+  try {
+    const { parseConfiguration } = await import('../expand/index.js');
+    const parsed = parseConfiguration(text, arg) as unknown as {
+      imports: { path: string; name: string }[];
+      resources?: { type?: unknown }[];
+    };
+    for (const i of parsed.imports) {
+      if (TEMPLATE_FILE.test(i.path)) addTemplate(i.path);
+      else add(safeRelative(i.path, arg));
+    }
+    for (const r of parsed.resources ?? []) {
+      if (typeof r.type === 'string' && TEMPLATE_FILE.test(r.type) && !r.type.includes(':'))
+        addTemplate(r.type);
+    }
+  } catch (error) {
+    // Not a configuration (Kubernetes objects, layered documents): sent as it is, without imports.
+    if (error instanceof DmError && error.code === 'IMPORT_OUTSIDE') throw error;
+  }
+  return { content: text, imports: [...imports].map(([name, content]) => ({ name, content })) };
+}

@@ -1,0 +1,182 @@
+/**
+ * What a command's argument is — decided once, for expand, deploy, install and blueprint
+ * (docs/client.md "What an argument is"): an existing directory, a template file (`.jinja`,
+ * `.py`), another file (a configuration, or documents), or a registry reference / URL. A bare
+ * template and a reference become the one-resource configuration DM built for them.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { DmError } from './error.js';
+
+export type InputKind = 'directory' | 'template' | 'file' | 'reference';
+
+export interface Input {
+  kind: InputKind;
+  /** The argument as given. */
+  arg: string;
+  /** The file or directory (files and directories only). */
+  path?: string;
+  /** The file's text (templates and files). */
+  text?: string;
+  /**
+   * What to expand: the file itself; for a template or a reference, the one-resource
+   * configuration naming it. Absent for a directory.
+   */
+  configuration?: { content: string; path: string };
+  /** `env.deployment` the expansion uses when the command names none (templates and references). */
+  deployment?: string;
+  /** The default deployment name: a file's base name, a reference's template name (DNS-label form). */
+  name: string;
+}
+
+export interface LoadInputOptions {
+  /** Where the one-resource configuration of a reference is said to live (default: process.cwd()). */
+  cwd?: string;
+  /** Name of the one resource built for a template or a reference (default: its own name). */
+  deployment?: string;
+  /** The kinds the command takes (default: all); another kind is an error saying what it takes. */
+  accept?: readonly InputKind[];
+  /** What the command calls its argument in messages (default 'argument'). */
+  what?: string;
+}
+
+const TEMPLATE_FILE = /\.(jinja|py)$/;
+const FILE_NAME = /\.(ya?ml|json|jinja|py)$/i;
+
+/**
+ * Whether an argument that is not on disk names a registry reference or URL (`redis:v1`,
+ * `github.com/o/r/t:v1`, `https://…`) rather than a missing file (`./x`, `configs/app.yaml`).
+ */
+export function looksLikeReference(arg: string): boolean {
+  if (/^(\.{0,2}\/|~)/.test(arg)) return false;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(arg)) return true;
+  if (!/[:/]/.test(arg)) return false;
+  return arg.includes(':') || !FILE_NAME.test(arg);
+}
+
+const TEMPLATE_TYPE = /^[a-z][a-z0-9+.-]*:\/\/|:=?v\d/i;
+
+/**
+ * Whether a resource *type* names a template by reference or URL (expansion asks this of every
+ * type). Stricter than looksLikeReference: `compute.v1:instances` and other primitive types with a
+ * colon stay primitives unless the part after the colon is a version.
+ */
+export function isTemplateReferenceType(type: string): boolean {
+  return TEMPLATE_TYPE.test(type);
+}
+
+/** The one-resource configuration DM builds for `dm expand|deploy <template or reference>`. */
+export function oneResourceConfiguration(name: string, type: string): string {
+  return `resources:\n- name: ${JSON.stringify(name)}\n  type: ${JSON.stringify(type)}\n`;
+}
+
+/** The default deployment name for an argument: a file's base name, a reference's template name. */
+export function defaultInputName(arg: string, isPath: boolean): string {
+  const base = isPath
+    ? basename(arg).replace(/\.[^.]*$/, '')
+    : (
+        arg
+          .replace(/[?#].*$/, '')
+          .split('/')
+          .pop() ?? arg
+      ).split(/[:@]/)[0]!;
+  return base
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 53);
+}
+
+function kindOnDisk(arg: string): 'directory' | 'file' | undefined {
+  try {
+    return statSync(arg).isDirectory() ? 'directory' : 'file';
+  } catch {
+    return undefined;
+  }
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new DmError(
+      'FILE_NOT_FOUND',
+      `cannot read ${path}: ${code === 'EACCES' ? 'permission denied' : (code ?? String(error))}`,
+      { category: code === 'ENOENT' ? 'not-found' : 'error' },
+    );
+  }
+}
+
+const DESCRIBE: Record<InputKind, string> = {
+  directory: 'a directory',
+  template: 'a template file',
+  file: 'a file',
+  reference: 'a registry reference',
+};
+
+/** Reads what the argument names (see the module comment). */
+export function loadInput(arg: string, options: LoadInputOptions = {}): Input {
+  const onDisk = kindOnDisk(arg);
+  let input: Input;
+  if (onDisk === 'directory') {
+    input = { kind: 'directory', arg, path: arg, name: defaultInputName(arg, true) };
+  } else if (onDisk === 'file') {
+    const text = readText(arg);
+    if (TEMPLATE_FILE.test(arg)) {
+      const type = basename(arg);
+      const resource = options.deployment ?? type.replace(/\.[^.]*$/, '');
+      input = {
+        kind: 'template',
+        arg,
+        path: arg,
+        text,
+        configuration: { content: oneResourceConfiguration(resource, type), path: arg },
+        deployment: resource,
+        name: defaultInputName(arg, true),
+      };
+    } else {
+      input = {
+        kind: 'file',
+        arg,
+        path: arg,
+        text,
+        configuration: { content: text, path: arg },
+        name: defaultInputName(arg, true),
+      };
+    }
+  } else if (looksLikeReference(arg)) {
+    const name = defaultInputName(arg, false);
+    const resource =
+      options.deployment ??
+      (arg
+        .replace(/[:?#].*$/, '')
+        .split('/')
+        .pop() ||
+        'deployment');
+    input = {
+      kind: 'reference',
+      arg,
+      configuration: {
+        content: oneResourceConfiguration(resource, arg),
+        path: join(resolve(options.cwd ?? process.cwd()), `${resource}.yaml`),
+      },
+      deployment: resource,
+      name,
+    };
+  } else {
+    throw new DmError('FILE_NOT_FOUND', `'${arg}' is neither a file nor a template reference`, {
+      category: 'not-found',
+    });
+  }
+  if (options.accept && !options.accept.includes(input.kind)) {
+    throw new DmError(
+      'INVALID_ARGUMENT',
+      `${options.what ?? 'the argument'} '${arg}' is ${DESCRIBE[input.kind]}; this command takes ${options.accept
+        .map((k) => DESCRIBE[k])
+        .join(' or ')}`,
+      { category: 'usage' },
+    );
+  }
+  return input;
+}

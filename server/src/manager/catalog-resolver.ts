@@ -1,0 +1,57 @@
+/**
+ * Registry references in configurations sent to the Deployment Manager service are resolved from
+ * the registries this server serves (docs/manager.md): a Resolver (the client's resolver-chain
+ * seam) over a narrow view of the server's catalog, so expansion on the server uses the same
+ * RegistryTemplateSource as `dm deploy`.
+ */
+import { DmError } from '../../../client/src/error.js';
+import { formatReference, type RegistryReference } from '../../../client/src/reference/reference.js';
+import type { Resolution, Resolver } from '../../../client/src/resolve/resolver.js';
+import type { ResolvedFile, ResolvedVersion } from '../../../client/src/resolve/types.js';
+import type { Resolution as ServerResolution } from '../api/shapes.js';
+
+/** What the manager needs of the server's catalog: resolve a reference, read a file's bytes. */
+export interface CatalogView {
+  /** Resolves as `GET /api/v1/resolve` does for this caller; throws DmError when it cannot. */
+  resolve(reference: string): ServerResolution;
+  /** The stored bytes of a file by sha256 (hex), or undefined. */
+  fileContent(sha256: string): Buffer | undefined;
+}
+
+export class CatalogResolver implements Resolver {
+  readonly name = 'this registry server';
+
+  constructor(private readonly catalog: CatalogView) {}
+
+  async resolve(refs: readonly RegistryReference[]): Promise<Resolution[]> {
+    return refs.map((ref) => {
+      try {
+        const r = this.catalog.resolve(formatReference(ref));
+        const template = r.resolved.slice(0, r.resolved.lastIndexOf(':='));
+        const resolved: ResolvedVersion = {
+          reference: r.reference,
+          template,
+          version: r.version,
+          commit: r.commit,
+          kind: r.kind,
+          templateFile: r.templateFile,
+          schemaFile: r.schemaFile ?? undefined,
+          files: r.files.map((f) => ({
+            path: f.path,
+            sha256: f.sha256.replace(/^sha256:/, ''),
+            size: f.size,
+          })),
+          digest: r.digest,
+        };
+        return resolved;
+      } catch (error) {
+        if (error instanceof DmError) return error;
+        throw error;
+      }
+    });
+  }
+
+  async fetchFile(_resolved: ResolvedVersion, file: ResolvedFile): Promise<Buffer | null> {
+    return this.catalog.fileContent(file.sha256.replace(/^sha256:/, '')) ?? null;
+  }
+}

@@ -1,0 +1,539 @@
+/**
+ * The Deployment Manager service (docs/manager.md): deployments, manifests and types over HTTP,
+ * with the library `dm deploy` uses — `loadDeploymentInput` to expand a configuration sent with its
+ * imports, `deployConfiguration` / `deleteDeployment` to apply it with kubectl against a cluster
+ * configured on the server, and the same deployments database. Changes are operations: accepted at
+ * once (pending), run one at a time per deployment in the order they came (a queue, not 409), and
+ * recorded as they go, so a server killed mid-apply restarts with the operation interrupted and the
+ * deployment's previous manifest current (OperationStore.recoverInterrupted).
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { getLive } from '../../../client/src/deploy/apply.js';
+import {
+  deleteDeployment,
+  deployConfiguration,
+  readTarget,
+  servedKinds,
+  validateDeploymentName,
+} from '../../../client/src/deploy/deploy.js';
+import { loadDeploymentInput } from '../../../client/src/deploy/input.js';
+import { Kubectl } from '../../../client/src/deploy/kubectl.js';
+import type { DeploymentInput } from '../../../client/src/deploy/model.js';
+import { objectKey, toObjects } from '../../../client/src/deploy/objects.js';
+import { DmError } from '../../../client/src/error.js';
+import { parseDefaultRegistry } from '../../../client/src/reference/reference.js';
+import { RegistryTemplateSource } from '../../../client/src/resolve/registry-template-source.js';
+import { openStateDatabase } from '../../../client/src/state/database.js';
+import { DeploymentStore } from '../../../client/src/state/deployments-store.js';
+import { type OperationRow, OperationStore } from '../../../client/src/state/operations-store.js';
+import { CatalogResolver, type CatalogView } from './catalog-resolver.js';
+import type { ManagerAccess } from './manager-access.js';
+
+export interface ManagerConfig {
+  /** Configured clusters: name → kubeconfig file (`--cluster NAME=KUBECONFIG`). */
+  clusters: Record<string, string>;
+  /** The manager's SQLite file (beside the server's database). */
+  stateFile: string;
+  /** Where the manager keeps caches (templates, kubectl discovery). */
+  dataDir: string;
+  /** kubectl executable (DM_KUBECTL; default `kubectl`). */
+  kubectlBinary?: string | undefined;
+  /** Environment kubectl runs with. */
+  env?: Record<string, string | undefined>;
+  /** Operations applied at once across deployments (default 4); the others wait, pending. */
+  maxConcurrentOperations?: number;
+}
+
+export interface ManagerDeps {
+  /** Resolves registry references for a caller (the server's catalog). */
+  catalog: (access: ManagerAccess) => CatalogView;
+  defaultRegistry: () => string | undefined;
+  log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+}
+
+export interface ConfigurationBody {
+  content: string;
+  imports: { name: string; content: string }[];
+}
+
+/** `POST /api/v1/deployments` (and PUT): DM's shape plus dm's optional properties and readiness wait. */
+export interface DeploymentRequest {
+  name: string;
+  cluster: string;
+  namespace?: string | undefined;
+  configuration: ConfigurationBody;
+  properties?: Record<string, unknown> | undefined;
+  waitForReady?: boolean | undefined;
+  timeoutSeconds?: number | undefined;
+}
+
+const MAX_IMPORTS = 500;
+const IMPORT_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*(\/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$/;
+const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function invalid(message: string): DmError {
+  return new DmError('INVALID_REQUEST', message, { category: 'invalid-input' });
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Checks a configuration body: `{content, imports: [{name, content}]}`, names safe as relative paths. */
+export function parseConfiguration(value: unknown): ConfigurationBody {
+  if (!isObject(value) || typeof value.content !== 'string') {
+    throw invalid('configuration must be an object with content (the configuration text) and imports');
+  }
+  const imports = value.imports ?? [];
+  if (!Array.isArray(imports) || imports.length > MAX_IMPORTS) {
+    throw invalid(`configuration.imports must be a list of at most ${MAX_IMPORTS} {name, content}`);
+  }
+  const seen = new Set<string>();
+  const out = imports.map((i, n) => {
+    if (!isObject(i) || typeof i.name !== 'string' || typeof i.content !== 'string') {
+      throw invalid(`configuration.imports[${n}] must be {name, content} with strings`);
+    }
+    if (i.name.length > 200 || !IMPORT_NAME.test(i.name) || i.name.split('/').includes('..')) {
+      throw invalid(
+        `configuration.imports[${n}].name '${i.name.slice(0, 200)}' must be a relative file name`,
+      );
+    }
+    if (seen.has(i.name) || i.name === 'config.yaml') {
+      throw invalid(`configuration.imports[${n}].name '${i.name}' is given twice (or is config.yaml)`);
+    }
+    seen.add(i.name);
+    return { name: i.name, content: i.content };
+  });
+  return { content: value.content, imports: out };
+}
+
+/** Checks a create/update body; `name` from the path wins for PUT. */
+export function parseDeploymentRequest(body: Record<string, unknown>, pathName?: string): DeploymentRequest {
+  const name = pathName ?? body.name;
+  if (typeof name !== 'string') throw invalid('name is required (the deployment name)');
+  if (pathName !== undefined && body.name !== undefined && body.name !== pathName) {
+    throw invalid(`name '${String(body.name)}' in the body differs from '${pathName}' in the path`);
+  }
+  validateDeploymentName(name);
+  if (typeof body.cluster !== 'string' && pathName === undefined) {
+    throw invalid('cluster is required (a cluster configured on the server)');
+  }
+  if (
+    body.namespace !== undefined &&
+    (typeof body.namespace !== 'string' || !CLUSTER_NAME.test(body.namespace))
+  ) {
+    throw invalid('namespace must be a DNS label');
+  }
+  if (body.properties !== undefined && !isObject(body.properties))
+    throw invalid('properties must be an object');
+  if (body.waitForReady !== undefined && typeof body.waitForReady !== 'boolean') {
+    throw invalid('waitForReady must be true or false');
+  }
+  const timeout = body.timeoutSeconds;
+  if (
+    timeout !== undefined &&
+    (!Number.isInteger(timeout) || (timeout as number) < 1 || (timeout as number) > 3600)
+  ) {
+    throw invalid('timeoutSeconds must be a whole number from 1 to 3600');
+  }
+  return {
+    name,
+    cluster: typeof body.cluster === 'string' ? body.cluster : '',
+    namespace: body.namespace as string | undefined,
+    configuration: parseConfiguration(body.configuration),
+    properties: body.properties as Record<string, unknown> | undefined,
+    waitForReady: body.waitForReady as boolean | undefined,
+    timeoutSeconds: timeout as number | undefined,
+  };
+}
+
+/** Parses `--cluster NAME=KUBECONFIG` flags; the files must exist. */
+export function parseClusterFlags(flags: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const flag of flags) {
+    const at = flag.indexOf('=');
+    const name = flag.slice(0, at);
+    const file = flag.slice(at + 1);
+    if (at <= 0 || !CLUSTER_NAME.test(name) || file === '') {
+      throw new DmError('INVALID_CLUSTER', `--cluster '${flag}' must be NAME=KUBECONFIG (NAME a DNS label)`, {
+        category: 'usage',
+      });
+    }
+    if (!existsSync(file)) {
+      throw new DmError('INVALID_CLUSTER', `--cluster ${name}: kubeconfig ${file} does not exist`, {
+        category: 'usage',
+      });
+    }
+    if (out[name]) {
+      throw new DmError('INVALID_CLUSTER', `--cluster ${name} is given twice`, { category: 'usage' });
+    }
+    out[name] = file;
+  }
+  return out;
+}
+
+export class DeploymentManager {
+  readonly store: DeploymentStore;
+  readonly operations: OperationStore;
+  /** The tail of each deployment's queue of operations. */
+  private readonly queues = new Map<string, Promise<void>>();
+  /** Completion of operations this process runs. */
+  private readonly running = new Map<string, Promise<void>>();
+  /** Slots for operations running at once (bounded kubectl processes and memory). */
+  private slots: number;
+  private readonly waitingForSlot: (() => void)[] = [];
+
+  constructor(
+    readonly config: ManagerConfig,
+    private readonly deps: ManagerDeps,
+  ) {
+    this.slots = Math.max(1, config.maxConcurrentOperations ?? 4);
+    const database = openStateDatabase(config.stateFile);
+    this.store = new DeploymentStore(database);
+    this.operations = new OperationStore(database);
+    for (const op of this.operations.recoverInterrupted()) {
+      deps.log('warn', 'operation interrupted by a restart', {
+        operation: op.id,
+        deployment: op.deployment,
+        status: op.status,
+      });
+    }
+  }
+
+  clusterNames(): string[] {
+    return Object.keys(this.config.clusters).sort();
+  }
+
+  /**
+   * kubectl for a deployment's cluster and namespace. Its discovery/OpenAPI cache is per
+   * deployment: kubectl processes of different deployments run at once, and sharing one cache
+   * directory made some fail to read the OpenAPI documents another was writing (bench/manager.ts).
+   */
+  private kubectl(cluster: string, namespace: string | undefined, deployment: string): Kubectl {
+    const kubeconfig = this.config.clusters[cluster];
+    if (!kubeconfig) {
+      throw new DmError('UNKNOWN_CLUSTER', `no cluster '${cluster}' is configured on this server`, {
+        category: 'invalid-input',
+        details: { clusters: this.clusterNames() },
+      });
+    }
+    return new Kubectl({
+      kubeconfig,
+      namespace,
+      cacheDir: join(this.config.dataDir, 'kube-cache', cluster, deployment),
+      ...(this.config.kubectlBinary ? { binary: this.config.kubectlBinary } : {}),
+      ...(this.config.env ? { env: this.config.env } : {}),
+    });
+  }
+
+  /** Where a deployment lives (from its newest operation); undefined if it never existed here. */
+  placement(name: string): { cluster: string; namespace: string } | undefined {
+    const op = this.operations.latestFor(name);
+    return op ? { cluster: op.cluster, namespace: op.namespace } : undefined;
+  }
+
+  /** Whether a deployment exists or a create of it is queued or running. */
+  private exists(name: string): boolean {
+    if (this.store.getDeployment(name)) return true;
+    const op = this.operations.latestFor(name);
+    return op !== undefined && (op.status === 'pending' || op.status === 'running') && op.action !== 'delete';
+  }
+
+  /** A deployment's placement, if `access` may read it; otherwise not found. */
+  visible(name: string, access: ManagerAccess): { cluster: string; namespace: string } {
+    const p = this.placement(name);
+    if (!p || !access.canRead(p.cluster, p.namespace)) {
+      throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
+        category: 'not-found',
+      });
+    }
+    return p;
+  }
+
+  private requireDeploy(access: ManagerAccess, cluster: string, namespace: string): void {
+    if (!access.canDeploy(cluster, namespace)) {
+      throw new DmError('FORBIDDEN', `this token may not change deployments in ${cluster}/${namespace}`, {
+        category: 'forbidden',
+      });
+    }
+  }
+
+  /**
+   * Expands a configuration sent with its imports exactly as `dm deploy` expands a file: the
+   * files are laid out in a private temporary directory and read by `loadDeploymentInput`;
+   * registry references resolve from this server's registries.
+   */
+  async expand(
+    name: string,
+    configuration: ConfigurationBody,
+    properties: Record<string, unknown>,
+    access: ManagerAccess,
+  ): Promise<DeploymentInput> {
+    const dir = await mkdtemp(join(tmpdir(), 'dm-manager-'));
+    try {
+      const file = join(dir, 'config.yaml');
+      await writeFile(file, configuration.content);
+      for (const i of configuration.imports) {
+        const path = join(dir, i.name);
+        await mkdir(dirname(path), { recursive: true });
+        await writeFile(path, i.content);
+      }
+      const defaultRegistry = this.deps.defaultRegistry();
+      const templateSource = new RegistryTemplateSource({
+        chain: [new CatalogResolver(this.deps.catalog(access))],
+        cacheRoot: join(this.config.dataDir, 'template-cache'),
+        defaultRegistry: defaultRegistry ? parseDefaultRegistry(defaultRegistry) : undefined,
+      });
+      const input = await loadDeploymentInput(file, { deployment: name, properties, templateSource });
+      input.references = [...templateSource.resolved.values()].map((r) => ({
+        reference: r.reference,
+        resolved: r.version ? `${r.template}:=${r.version}` : r.template,
+        commit: r.commit,
+        digest: r.digest,
+      }));
+      return input;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** A token limited to namespaces may not place objects elsewhere, nor cluster-scoped ones. */
+  private async checkObjectScope(
+    input: DeploymentInput,
+    kubectl: Kubectl,
+    cluster: string,
+    namespace: string,
+    access: ManagerAccess,
+  ): Promise<void> {
+    if (access.clusterWide(cluster)) return;
+    const objects = toObjects(input.config.resources, {
+      served: await servedKinds(kubectl),
+      defaultNamespace: namespace,
+      labels: {},
+      annotations: {},
+    });
+    const outside = objects.find((o) => o.namespace !== namespace);
+    if (outside) {
+      throw new DmError(
+        'FORBIDDEN',
+        `resource ${outside.name} (${outside.kind}) is ${outside.namespace ? `in namespace ${outside.namespace}` : 'cluster-scoped'}; this token may change only ${cluster}/${namespace}`,
+        { category: 'forbidden' },
+      );
+    }
+  }
+
+  /** Creates (POST) or updates (PUT) a deployment: expands now, applies as a queued operation. */
+  async submit(
+    req: DeploymentRequest,
+    action: 'create' | 'update',
+    access: ManagerAccess,
+  ): Promise<OperationRow> {
+    let cluster = req.cluster;
+    let namespace = req.namespace;
+    if (action === 'create') {
+      if (this.exists(req.name)) {
+        const p = this.placement(req.name);
+        if (p && !access.canRead(p.cluster, p.namespace))
+          this.requireDeploy(access, cluster, namespace ?? '');
+        throw new DmError(
+          'DEPLOYMENT_EXISTS',
+          `deployment '${req.name}' already exists; update it with PUT`,
+          {
+            category: 'conflict',
+          },
+        );
+      }
+    } else {
+      if (!this.exists(req.name)) {
+        throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${req.name}' does not exist`, {
+          category: 'not-found',
+        });
+      }
+      const p = this.visible(req.name, access);
+      if ((cluster && cluster !== p.cluster) || (namespace && namespace !== p.namespace)) {
+        throw new DmError(
+          'DEPLOYMENT_TARGET_CHANGED',
+          `deployment '${req.name}' lives in ${p.cluster}/${p.namespace}; delete it to move it`,
+          { category: 'conflict' },
+        );
+      }
+      cluster = p.cluster;
+      namespace = p.namespace;
+    }
+    const kubectl = this.kubectl(cluster, namespace, req.name);
+    if (namespace === undefined) {
+      // Scope checks need the namespace before anything runs: the kubeconfig context's.
+      if (!access.clusterWide(cluster)) {
+        throw invalid('namespace is required with a token limited to namespaces');
+      }
+      namespace = (await readTarget(kubectl)).namespace;
+    }
+    this.requireDeploy(access, cluster, namespace);
+    const input = await this.expand(req.name, req.configuration, req.properties ?? {}, access);
+    await this.checkObjectScope(input, kubectl, cluster, namespace, access);
+    const op = this.operations.create({
+      deployment: req.name,
+      action,
+      actor: access.actor,
+      cluster,
+      namespace,
+    });
+    this.enqueue(op, this.kubectl(cluster, namespace, req.name), input, req);
+    return op;
+  }
+
+  /** Deletes a deployment (an update to an empty manifest, then the deployment goes) as an operation. */
+  remove(name: string, access: ManagerAccess): OperationRow {
+    if (!this.exists(name)) {
+      throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
+        category: 'not-found',
+      });
+    }
+    const p = this.visible(name, access);
+    this.requireDeploy(access, p.cluster, p.namespace);
+    const op = this.operations.create({
+      deployment: name,
+      action: 'delete',
+      actor: access.actor,
+      cluster: p.cluster,
+      namespace: p.namespace,
+    });
+    this.enqueue(op, this.kubectl(p.cluster, p.namespace, name), undefined, undefined);
+    return op;
+  }
+
+  private enqueue(
+    op: OperationRow,
+    kubectl: Kubectl,
+    input: DeploymentInput | undefined,
+    req: DeploymentRequest | undefined,
+  ): void {
+    const previous = this.queues.get(op.deployment) ?? Promise.resolve();
+    const done = previous.then(async () => {
+      if (this.slots > 0) this.slots--;
+      else await new Promise<void>((resolve) => this.waitingForSlot.push(resolve));
+      try {
+        await this.run(op, kubectl, input, req);
+      } finally {
+        const next = this.waitingForSlot.shift();
+        if (next) next();
+        else this.slots++;
+      }
+    });
+    this.queues.set(op.deployment, done);
+    this.running.set(op.id, done);
+    void done.finally(() => {
+      this.running.delete(op.id);
+      if (this.queues.get(op.deployment) === done) this.queues.delete(op.deployment);
+    });
+  }
+
+  /** Runs one operation; never throws (a background task must not take the server down). */
+  private async run(
+    op: OperationRow,
+    kubectl: Kubectl,
+    input: DeploymentInput | undefined,
+    req: DeploymentRequest | undefined,
+  ): Promise<void> {
+    try {
+      const previous = this.store.getDeployment(op.deployment)?.currentManifest ?? null;
+      this.operations.start(op.id, this.store.nextManifestName(op.deployment).name, previous);
+      const common = {
+        name: op.deployment,
+        store: this.store,
+        kubectl,
+        ...(req?.timeoutSeconds ? { timeoutSeconds: req.timeoutSeconds } : {}),
+      };
+      const result = input
+        ? await deployConfiguration({ ...common, input, ...(req?.waitForReady ? { wait: true } : {}) })
+        : op.action === 'delete' && !this.store.getDeployment(op.deployment)
+          ? undefined
+          : await deleteDeployment(common);
+      const failures = result
+        ? [...result.resources, ...result.pruned]
+            .filter((r) => r.outcome === 'failed' || r.outcome === 'prune-failed')
+            .map((r) => ({ resource: r.name, message: r.message ?? r.outcome }))
+        : [];
+      const ok = result ? result.status === 'applied' : false;
+      this.operations.finish(
+        op.id,
+        ok ? 'done' : 'failed',
+        failures,
+        ok
+          ? undefined
+          : result
+            ? `${failures.length} resource(s) failed`
+            : `deployment '${op.deployment}' does not exist`,
+      );
+      this.deps.log(ok ? 'info' : 'warn', 'operation finished', {
+        operation: op.id,
+        deployment: op.deployment,
+        action: op.action,
+        actor: op.actor,
+        status: ok ? 'done' : 'failed',
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      try {
+        this.operations.finish(op.id, 'failed', [], message);
+      } catch (inner) {
+        this.deps.log('error', 'cannot record an operation', { operation: op.id, error: String(inner) });
+      }
+      this.deps.log('warn', 'operation failed', {
+        operation: op.id,
+        deployment: op.deployment,
+        error: message,
+      });
+    }
+  }
+
+  /**
+   * The live objects of some of a deployment's resources (by resource name), read with one
+   * `kubectl get`; an unreachable cluster gives an error instead (the page says so).
+   */
+  async liveObjects(
+    name: string,
+    resources: readonly {
+      name: string;
+      apiVersion: string;
+      kind: string;
+      namespace: string;
+      objectName: string;
+    }[],
+  ): Promise<{ objects: Map<string, Record<string, unknown>>; error?: string }> {
+    const p = this.placement(name);
+    const objects = new Map<string, Record<string, unknown>>();
+    if (!p || resources.length === 0) return { objects };
+    try {
+      const kubectl = new Kubectl({
+        ...this.kubectl(p.cluster, p.namespace, name).options,
+        timeoutMs: 15_000,
+      });
+      const live = await getLive(kubectl, [...resources]);
+      for (const r of resources) {
+        const o = live.get(objectKey(r));
+        if (o) objects.set(r.name, o);
+      }
+      return { objects };
+    } catch (error) {
+      return { objects, error: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /** Resolves when the operation has finished (at once if it is not running here). */
+  async waitFor(id: string): Promise<void> {
+    await this.running.get(id);
+  }
+
+  /** Waits for every operation in flight (tests, shutdown). */
+  async idle(): Promise<void> {
+    await Promise.all([...this.running.values()]);
+  }
+
+  close(): void {
+    this.store.database.close();
+  }
+}

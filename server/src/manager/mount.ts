@@ -1,0 +1,48 @@
+/**
+ * Mounting the Deployment Manager on the registry server's app (docs/manager.md): with clusters
+ * configured, the manager's routes over its own SQLite file; without, its paths answer
+ * MANAGER_NOT_CONFIGURED. Registry references resolve from this server's catalog: an admin
+ * token sees every registry, other tokens the public ones.
+ */
+import type { Context, Hono } from 'hono';
+import type { AppEnv } from '../api/http.js';
+import type { Logger } from '../log.js';
+import type { RegistryService } from '../service.js';
+import type { CatalogView } from './catalog-resolver.js';
+import { DeploymentManager, type ManagerConfig } from './deployment-manager.js';
+import type { ManagerAccess } from './manager-access.js';
+import { MANAGER_ROUTE_PATTERNS, managerNotConfigured, managerRoutes } from './routes.js';
+
+export type { ManagerConfig } from './deployment-manager.js';
+
+function catalogView(service: RegistryService, access: ManagerAccess): CatalogView {
+  const registryAccess = {
+    canRead: (r: { visibility: string }) => access.admin || r.visibility !== 'private',
+  };
+  const file = service.store.sqlite.prepare('SELECT content FROM files WHERE sha256 = ?');
+  return {
+    resolve: (reference) => service.catalog.resolve(reference, registryAccess),
+    fileContent: (sha256) => (file.get(sha256) as { content: Buffer } | undefined)?.content,
+  };
+}
+
+export function mountManager(
+  app: Hono<AppEnv>,
+  config: ManagerConfig | undefined,
+  service: RegistryService,
+  logger: Logger,
+  tracked: (c: Context<AppEnv>, next: () => Promise<void>) => Promise<void>,
+): DeploymentManager | undefined {
+  for (const path of MANAGER_ROUTE_PATTERNS) app.use(path, tracked);
+  if (!config) {
+    app.route('/', managerNotConfigured());
+    return undefined;
+  }
+  const manager = new DeploymentManager(config, {
+    catalog: (access) => catalogView(service, access),
+    defaultRegistry: () => service.catalog.defaultRegistry,
+    log: (level, message, fields) => logger.log(level, message, fields),
+  });
+  app.route('/', managerRoutes(manager));
+  return manager;
+}

@@ -1,0 +1,227 @@
+/**
+ * The Deployment Manager API (docs/manager.md, DM's manager API): deployments, manifests, expand,
+ * types and operations under `/api/v1`. Creates, updates and deletes answer 202 with an operation
+ * (`?wait=true` answers when it has finished); reads need a token that may read the deployment.
+ */
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { DmError } from '../../../client/src/error.js';
+import { type AppEnv, jsonBody } from '../api/http.js';
+import { type DeploymentManager, parseConfiguration, parseDeploymentRequest } from './deployment-manager.js';
+import { type ManagerAccess, managerAccessFor } from './manager-access.js';
+import { deploymentPage } from './page.js';
+import {
+  deploymentSummary,
+  deploymentView,
+  manifestSummary,
+  manifestView,
+  type OperationView,
+  operationView,
+} from './shapes.js';
+
+/** Largest configuration body (the configuration and its imports), bytes. */
+export const MAX_CONFIGURATION_BYTES = 8 * 1024 * 1024;
+
+/** The paths this module serves (the app tracks them like its own). */
+export const MANAGER_ROUTE_PATTERNS = [
+  '/api/v1/deployments',
+  '/api/v1/deployments/*',
+  '/api/v1/expand',
+  '/api/v1/types',
+  '/api/v1/types/*',
+  '/api/v1/operations/*',
+  '/deployments/*',
+];
+
+export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const limit = bodyLimit({
+    maxSize: MAX_CONFIGURATION_BYTES,
+    onError: () => {
+      throw new DmError(
+        'BODY_TOO_LARGE',
+        `the request body is larger than ${MAX_CONFIGURATION_BYTES} bytes`,
+        {
+          category: 'limit',
+        },
+      );
+    },
+  });
+  const accessOf = (c: {
+    req: { header(name: string): string | undefined };
+    get(k: 'service'): AppEnv['Variables']['service'];
+  }): ManagerAccess =>
+    managerAccessFor(c.req.header('authorization'), {
+      tokens: c.get('service').tokens,
+      operations: manager.operations,
+    });
+  const wantsWait = (q: string | undefined) => q === 'true' || q === '1';
+  const answer = async (op: { id: string }, wait: boolean): Promise<[OperationView, 200 | 202]> => {
+    if (wait) await manager.waitFor(op.id);
+    const view = operationView(manager.operations.get(op.id)!, manager.store);
+    return [view, wait ? 200 : 202];
+  };
+
+  app.get('/api/v1/deployments', (c) => {
+    const access = accessOf(c);
+    const where = manager.operations.placements();
+    const list = manager.store.listDeployments().flatMap((d) => {
+      const p = where.get(d.name);
+      return p && access.canRead(p.cluster, p.namespace) ? [deploymentSummary(d, p)] : [];
+    });
+    return c.json(list);
+  });
+
+  app.post('/api/v1/deployments', limit, async (c) => {
+    const access = accessOf(c);
+    const req = parseDeploymentRequest(await jsonBody(c));
+    const op = await manager.submit(req, 'create', access);
+    const [view, status] = await answer(op, wantsWait(c.req.query('wait')));
+    c.header('Location', `/api/v1/operations/${op.id}`);
+    return c.json(view, status);
+  });
+
+  app.get('/api/v1/deployments/:name', (c) => {
+    const access = accessOf(c);
+    const name = c.req.param('name');
+    const p = manager.visible(name, access);
+    const d = manager.store.getDeployment(name);
+    if (!d) {
+      throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
+        category: 'not-found',
+      });
+    }
+    return c.json(deploymentView(d, p, manager.store));
+  });
+
+  app.put('/api/v1/deployments/:name', limit, async (c) => {
+    const access = accessOf(c);
+    const req = parseDeploymentRequest(await jsonBody(c), c.req.param('name'));
+    const op = await manager.submit(req, 'update', access);
+    const [view, status] = await answer(op, wantsWait(c.req.query('wait')));
+    c.header('Location', `/api/v1/operations/${op.id}`);
+    return c.json(view, status);
+  });
+
+  app.delete('/api/v1/deployments/:name', async (c) => {
+    const access = accessOf(c);
+    const op = manager.remove(c.req.param('name'), access);
+    const [view, status] = await answer(op, wantsWait(c.req.query('wait')));
+    c.header('Location', `/api/v1/operations/${op.id}`);
+    return c.json(view, status);
+  });
+
+  app.get('/api/v1/deployments/:name/manifests', (c) => {
+    const access = accessOf(c);
+    const name = c.req.param('name');
+    manager.visible(name, access);
+    return c.json(manager.store.listManifests(name).map(manifestSummary));
+  });
+
+  app.get('/api/v1/deployments/:name/manifests/:manifest', (c) => {
+    const access = accessOf(c);
+    const name = c.req.param('name');
+    const id = c.req.param('manifest');
+    const p = manager.visible(name, access);
+    const all = manager.store.listManifests(name);
+    const m = all.find((x) => x.name === id || String(x.seq) === id);
+    if (!m) {
+      throw new DmError('MANIFEST_NOT_FOUND', `deployment '${name}' has no manifest '${id}'`, {
+        category: 'not-found',
+        details: { manifests: all.map((x) => x.name) },
+      });
+    }
+    return c.json(manifestView(m, p.cluster, manager.store));
+  });
+
+  app.get('/api/v1/deployments/:name/operations', (c) => {
+    const access = accessOf(c);
+    const name = c.req.param('name');
+    manager.visible(name, access);
+    return c.json(manager.operations.listFor(name).map((op) => operationView(op, manager.store)));
+  });
+
+  app.get('/api/v1/operations/:id', (c) => {
+    const access = accessOf(c);
+    const op = manager.operations.get(c.req.param('id'));
+    if (!op || !access.canRead(op.cluster, op.namespace)) {
+      throw new DmError('OPERATION_NOT_FOUND', `no operation '${c.req.param('id')}'`, {
+        category: 'not-found',
+      });
+    }
+    return c.json(operationView(op, manager.store));
+  });
+
+  app.post('/api/v1/expand', limit, async (c) => {
+    const access = accessOf(c);
+    const body = await jsonBody(c);
+    const name = typeof body.name === 'string' ? body.name : 'expand';
+    const properties = body.properties;
+    if (
+      properties !== undefined &&
+      (properties === null || typeof properties !== 'object' || Array.isArray(properties))
+    ) {
+      throw new DmError('INVALID_REQUEST', 'properties must be an object', { category: 'invalid-input' });
+    }
+    const input = await manager.expand(
+      name,
+      parseConfiguration(body.configuration),
+      (properties ?? {}) as Record<string, unknown>,
+      access,
+    );
+    return c.json({ config: input.config, layout: input.layout, references: input.references });
+  });
+
+  /** Instances visible to the caller (of deployments it may read). */
+  const visibleInstances = (access: ManagerAccess, type: string) => {
+    const where = manager.operations.placements();
+    return manager.store.listInstances(type).filter((i) => {
+      const p = where.get(i.deployment);
+      return p !== undefined && access.canRead(p.cluster, p.namespace);
+    });
+  };
+
+  app.get('/api/v1/types', (c) => {
+    const access = accessOf(c);
+    const counts = new Map<string, number>();
+    for (const i of visibleInstances(access, 'all')) counts.set(i.type, (counts.get(i.type) ?? 0) + 1);
+    return c.json(
+      [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([type, instances]) => ({ type, instances })),
+    );
+  });
+
+  app.get('/api/v1/types/:type/instances', (c) => {
+    const access = accessOf(c);
+    return c.json(
+      visibleInstances(access, c.req.param('type')).map((i) => ({
+        name: i.name,
+        type: i.type,
+        deployment: i.deployment,
+        manifest: i.manifest,
+        path: i.path,
+      })),
+    );
+  });
+
+  app.get('/deployments/:name', async (c) => {
+    const access = accessOf(c);
+    return c.html(await deploymentPage(manager, c.req.param('name'), access));
+  });
+
+  return app;
+}
+
+/** On a server without clusters the manager's paths say so (rather than "no endpoint"). */
+export function managerNotConfigured(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const refuse = () => {
+    throw new DmError(
+      'MANAGER_NOT_CONFIGURED',
+      'this server hosts no deployments; start it with --cluster NAME=KUBECONFIG',
+      { category: 'not-found' },
+    );
+  };
+  for (const path of MANAGER_ROUTE_PATTERNS) app.all(path, refuse);
+  app.all('/api/v1/operations', refuse);
+  return app;
+}

@@ -1,0 +1,209 @@
+/**
+ * The JSON shapes of the Deployment Manager API (docs/manager.md), one module: the routes build
+ * them from the deployments database, the OpenAPI description documents them, and `dm
+ * --manager-url` reads them. They follow DM's model: a deployment (name, state, latest manifest),
+ * a manifest (inputConfig, expandedConfig, layout), a type instance (name, type, deployment,
+ * manifest, path), plus dm's operations.
+ */
+import type {
+  DeploymentRow,
+  DeploymentStore,
+  ManifestResourceRow,
+  ManifestRow,
+} from '../../../client/src/state/deployments-store.js';
+import type { OperationRow } from '../../../client/src/state/operations-store.js';
+
+export interface DeploymentSummary {
+  name: string;
+  state: string;
+  latestManifest: string | null;
+  cluster: string;
+  namespace: string;
+  updatedAt: string;
+}
+
+export interface ResourceView {
+  name: string;
+  action: string;
+  type: string;
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  objectName: string;
+  level: number;
+  outcome: string;
+  message?: string;
+}
+
+export interface DeploymentView extends DeploymentSummary {
+  lastGoodManifest: string | null;
+  createdAt: string;
+  manifests: string[];
+  resources: ResourceView[];
+}
+
+export interface ManifestSummary {
+  name: string;
+  deployment: string;
+  action: string;
+  status: string;
+  createdAt: string;
+}
+
+export interface ManifestView extends ManifestSummary {
+  error?: string;
+  finishedAt?: string;
+  target: Record<string, unknown>;
+  inputConfig: unknown;
+  expandedConfig: unknown;
+  layout: unknown;
+  references: unknown;
+  resolvedValues: unknown;
+  resources: ResourceView[];
+}
+
+export interface LevelProgress {
+  action: 'apply' | 'prune';
+  level: number;
+  total: number;
+  done: number;
+  failed: number;
+  pending: number;
+}
+
+export interface OperationView {
+  id: string;
+  deployment: string;
+  action: string;
+  status: string;
+  actor: string;
+  cluster: string;
+  namespace: string;
+  manifest: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  progress: LevelProgress[];
+  errors: { resource: string; message: string }[];
+  error?: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function resourceView(r: ManifestResourceRow): ResourceView {
+  return {
+    name: r.name,
+    action: r.action,
+    type: r.type,
+    apiVersion: r.apiVersion,
+    kind: r.kind,
+    namespace: r.namespace,
+    objectName: r.objectName,
+    level: r.level,
+    outcome: r.outcome,
+    ...(r.message ? { message: r.message } : {}),
+  };
+}
+
+export function deploymentSummary(
+  d: DeploymentRow,
+  where: { cluster: string; namespace: string },
+): DeploymentSummary {
+  return {
+    name: d.name,
+    state: d.state,
+    latestManifest: d.currentManifest,
+    cluster: where.cluster,
+    namespace: where.namespace,
+    updatedAt: iso(d.updatedAt),
+  };
+}
+
+export function deploymentView(
+  d: DeploymentRow,
+  where: { cluster: string; namespace: string },
+  store: DeploymentStore,
+): DeploymentView {
+  return {
+    ...deploymentSummary(d, where),
+    lastGoodManifest: d.lastGoodManifest,
+    createdAt: iso(d.createdAt),
+    manifests: store.listManifests(d.name).map((m) => m.name),
+    resources: d.currentManifest ? store.manifestResources(d.currentManifest).map(resourceView) : [],
+  };
+}
+
+export function manifestSummary(m: ManifestRow): ManifestSummary {
+  return {
+    name: m.name,
+    deployment: m.deployment,
+    action: m.action,
+    status: m.status,
+    createdAt: iso(m.createdAt),
+  };
+}
+
+/** A manifest in full; the server's kubeconfig path is replaced by the cluster's name. */
+export function manifestView(m: ManifestRow, cluster: string, store: DeploymentStore): ManifestView {
+  const { kubeconfig: _path, ...target } = JSON.parse(m.target) as Record<string, unknown>;
+  return {
+    ...manifestSummary(m),
+    ...(m.error ? { error: m.error } : {}),
+    ...(m.finishedAt ? { finishedAt: iso(m.finishedAt) } : {}),
+    target: { cluster, ...target },
+    inputConfig: JSON.parse(m.inputConfig),
+    expandedConfig: JSON.parse(m.expandedConfig),
+    layout: JSON.parse(m.layout),
+    references: JSON.parse(m.references),
+    resolvedValues: JSON.parse(m.resolvedValues),
+    resources: store.manifestResources(m.name).map(resourceView),
+  };
+}
+
+const DONE = new Set(['applied', 'pruned']);
+const FAILED = new Set(['failed', 'prune-failed', 'not-attempted']);
+
+/** Progress per dependency level, from the manifest's resource rows as they are recorded. */
+export function progressOf(resources: readonly ManifestResourceRow[]): LevelProgress[] {
+  const levels = new Map<string, LevelProgress>();
+  for (const r of resources) {
+    const action = r.action as 'apply' | 'prune';
+    const key = `${action}:${r.level}`;
+    const p = levels.get(key) ?? { action, level: r.level, total: 0, done: 0, failed: 0, pending: 0 };
+    p.total++;
+    if (DONE.has(r.outcome)) p.done++;
+    else if (FAILED.has(r.outcome)) p.failed++;
+    else p.pending++;
+    levels.set(key, p);
+  }
+  // Applies in level order, then prunes in reverse level order: the order they run.
+  return [...levels.values()].sort((a, b) =>
+    a.action !== b.action
+      ? a.action === 'apply'
+        ? -1
+        : 1
+      : a.action === 'apply'
+        ? a.level - b.level
+        : b.level - a.level,
+  );
+}
+
+export function operationView(op: OperationRow, store: DeploymentStore): OperationView {
+  const manifest = op.manifest && store.getManifest(op.manifest) ? op.manifest : null;
+  return {
+    id: op.id,
+    deployment: op.deployment,
+    action: op.action,
+    status: op.status,
+    actor: op.actor,
+    cluster: op.cluster,
+    namespace: op.namespace,
+    manifest,
+    createdAt: iso(op.createdAt),
+    startedAt: op.startedAt ? iso(op.startedAt) : null,
+    finishedAt: op.finishedAt ? iso(op.finishedAt) : null,
+    progress: manifest ? progressOf(store.manifestResources(manifest)) : [],
+    errors: JSON.parse(op.errors) as { resource: string; message: string }[],
+    ...(op.error ? { error: op.error } : {}),
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * The read queries of the API and the pages (docs/server.md, "Read path"), one module: a
+ * template's row and versions, a version's files and schema, findings, a registry's templates,
+ * and the search. Handlers call these and never hold SQL. Statements are prepared once per store,
+ * and `readsOf(store)` hands every route module the same instance (one set of statements, one
+ * search with its caches).
+ */
+import type Database from 'better-sqlite3';
+import { compareVersions, tryParseVersion } from '../../../client/src/reference/version.js';
+import type { Store } from './db.js';
+import { type SearchOptions, type SearchPage, TemplateSearch } from './search.js';
+
+export interface TemplateRow {
+  latestVersion: string | null;
+  title: string | null;
+  description: string | null;
+}
+
+export interface VersionRow {
+  id: number;
+  version: string;
+  kind: string;
+  digest: string;
+  dir: string;
+  templateFile: string;
+  schemaFile: string | null;
+  hasExample: boolean;
+}
+
+export interface FindingRow {
+  code: string;
+  severity: string;
+  path: string;
+  message: string;
+}
+
+export interface RegistryTemplateRow {
+  collection: string;
+  name: string;
+  latestVersion: string | null;
+  title: string | null;
+}
+
+/** One sync of a registry as the store keeps it (times in ms since the epoch). */
+export interface SyncRow {
+  id: number;
+  trigger: string;
+  status: string;
+  startedAt: number;
+  finishedAt: number | null;
+  replica: string | null;
+  apiRequests: number;
+  error: string | null;
+}
+
+/** How many syncs the history answers (the store keeps as many: KEEP_SYNCS). */
+export const SYNC_HISTORY = 100;
+
+export interface StoredFile {
+  path: string;
+  content: Buffer;
+}
+
+/** Largest file `inlineText` returns (example.yaml on the pages); bigger ones are linked only. */
+export const MAX_INLINE_BYTES = 64 * 1024;
+
+/** Version strings newest first in semver order; names that are not versions sort last. */
+export function newestFirst<T extends { version: string }>(rows: T[]): T[] {
+  return rows.sort((a, b) => {
+    const va = tryParseVersion(a.version);
+    const vb = tryParseVersion(b.version);
+    if (!va || !vb) return a.version < b.version ? 1 : -1;
+    return compareVersions(vb, va) || (a.version < b.version ? 1 : -1);
+  });
+}
+
+/**
+ * The read queries both dialects answer (SQLite: this module; PostgreSQL: reads-pg.ts), the same
+ * rows in the same order; a test runs one suite of them against both.
+ */
+export interface ReadStore {
+  template(registryId: number, collection: string, name: string): Promise<TemplateRow | undefined>;
+  /** The versions of a template, newest first. */
+  versions(registryId: number, collection: string, name: string): Promise<VersionRow[]>;
+  /** The sha256 of a file of a version, or undefined when the version has no such file. */
+  fileSha256(versionId: number, path: string): Promise<string | undefined>;
+  fileContent(versionId: number, path: string): Promise<Buffer | undefined>;
+  /** A file of a version as UTF-8 text, when it exists and is at most MAX_INLINE_BYTES. */
+  inlineText(versionId: number, path: string): Promise<string | undefined>;
+  /** The parsed schema of a version as stored JSON text ('null' without one). */
+  schemaJson(versionId: number): Promise<string>;
+  /** Every file of a version with its content, by path. */
+  versionContents(versionId: number): Promise<StoredFile[]>;
+  /** Findings at or under a registry-relative directory, by path and code. */
+  findingsUnder(registryId: number, dir: string): Promise<FindingRow[]>;
+  /** A registry's templates by collection and name. */
+  templates(registryId: number): Promise<RegistryTemplateRow[]>;
+  search(options: SearchOptions): Promise<SearchPage>;
+  /** A registry's last SYNC_HISTORY syncs, newest first. */
+  syncs(registryId: number): Promise<SyncRow[]>;
+}
+
+export class ReadQueries implements ReadStore {
+  private readonly searcher: TemplateSearch;
+  private readonly s: Record<
+    | 'template'
+    | 'versions'
+    | 'fileSha'
+    | 'fileContent'
+    | 'inline'
+    | 'schemaJson'
+    | 'versionContents'
+    | 'findings'
+    | 'templates'
+    | 'syncs',
+    Database.Statement
+  >;
+
+  constructor(store: Store) {
+    const db = store.sqlite;
+    this.searcher = new TemplateSearch(store);
+    this.s = {
+      template: db.prepare(
+        'SELECT latest_version AS latestVersion, title, description FROM templates WHERE registry_id = ? AND collection = ? AND name = ?',
+      ),
+      versions: db.prepare(
+        `SELECT v.id, v.version, v.kind, v.digest, v.dir, v.template_file AS templateFile,
+                v.schema_file AS schemaFile, v.has_example AS hasExample
+         FROM versions v JOIN templates t ON t.id = v.template_id
+         WHERE t.registry_id = ? AND t.collection = ? AND t.name = ?`,
+      ),
+      fileSha: db.prepare('SELECT sha256 FROM version_files WHERE version_id = ? AND path = ?'),
+      fileContent: db.prepare(
+        'SELECT f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256 WHERE vf.version_id = ? AND vf.path = ?',
+      ),
+      inline: db.prepare(
+        `SELECT f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256
+         WHERE vf.version_id = ? AND vf.path = ? AND vf.size <= ${MAX_INLINE_BYTES}`,
+      ),
+      schemaJson: db.prepare('SELECT schema_json FROM versions WHERE id = ?').pluck(),
+      versionContents: db.prepare(
+        'SELECT vf.path, f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256 WHERE vf.version_id = ? ORDER BY vf.path',
+      ),
+      findings: db.prepare(
+        `SELECT code, severity, path, message FROM findings
+         WHERE registry_id = ? AND (path = ? OR substr(path, 1, length(?) + 1) = ? || '/')
+         ORDER BY path, code`,
+      ),
+      templates: db.prepare(
+        `SELECT collection, name, latest_version AS latestVersion, title FROM templates
+         WHERE registry_id = ? ORDER BY collection, name`,
+      ),
+      syncs: db.prepare(
+        `SELECT id, "trigger", status, started_at AS startedAt, finished_at AS finishedAt, replica,
+                api_requests AS apiRequests, error
+         FROM syncs WHERE registry_id = ? ORDER BY id DESC LIMIT ${SYNC_HISTORY}`,
+      ),
+    };
+  }
+
+  async template(registryId: number, collection: string, name: string): Promise<TemplateRow | undefined> {
+    return this.s.template.get(registryId, collection, name) as TemplateRow | undefined;
+  }
+
+  async versions(registryId: number, collection: string, name: string): Promise<VersionRow[]> {
+    const rows = this.s.versions.all(registryId, collection, name) as (Omit<VersionRow, 'hasExample'> & {
+      hasExample: number;
+    })[];
+    return newestFirst(rows.map((r) => ({ ...r, hasExample: r.hasExample === 1 })));
+  }
+
+  async fileSha256(versionId: number, path: string): Promise<string | undefined> {
+    return (this.s.fileSha.get(versionId, path) as { sha256: string } | undefined)?.sha256;
+  }
+
+  async fileContent(versionId: number, path: string): Promise<Buffer | undefined> {
+    return (this.s.fileContent.get(versionId, path) as { content: Buffer } | undefined)?.content;
+  }
+
+  async inlineText(versionId: number, path: string): Promise<string | undefined> {
+    const row = this.s.inline.get(versionId, path) as { content: Buffer } | undefined;
+    return row ? row.content.toString('utf8') : undefined;
+  }
+
+  async schemaJson(versionId: number): Promise<string> {
+    return (this.s.schemaJson.get(versionId) as string | null | undefined) ?? 'null';
+  }
+
+  async versionContents(versionId: number): Promise<StoredFile[]> {
+    return this.s.versionContents.all(versionId) as StoredFile[];
+  }
+
+  async findingsUnder(registryId: number, dir: string): Promise<FindingRow[]> {
+    return this.s.findings.all(registryId, dir, dir, dir) as FindingRow[];
+  }
+
+  async templates(registryId: number): Promise<RegistryTemplateRow[]> {
+    return this.s.templates.all(registryId) as RegistryTemplateRow[];
+  }
+
+  async search(options: SearchOptions): Promise<SearchPage> {
+    return this.searcher.search(options);
+  }
+
+  async syncs(registryId: number): Promise<SyncRow[]> {
+    return this.s.syncs.all(registryId) as SyncRow[];
+  }
+}
+
+const instances = new WeakMap<Store, ReadQueries>();
+
+/** The one ReadStore of a store, shared by the API and the pages. */
+export function readsOf(store: Store): ReadStore {
+  let reads = instances.get(store);
+  if (!reads) {
+    reads = new ReadQueries(store);
+    instances.set(store, reads);
+  }
+  return reads;
+}

@@ -1,0 +1,178 @@
+/**
+ * Errors in plain language with the right exit code: config validation before writing, a broken
+ * config file that never blocks `dm config`, an explicit --config that must exist, numeric and URL
+ * flags, "did you mean" for flags, system errors (a directory, a busy port) as sentences.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { nearest } from '../../client/src/cli/nearest.js';
+import { type CliResult, isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
+
+function runRegistry(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot, 'bin', 'dm-registry.js'), ...args], {
+      env: { ...process.env, ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+  });
+}
+
+describe('dm config', () => {
+  it('dm config set validates before writing; get and unset; a broken file never blocks dm config', async () => {
+    const env = await isolatedEnv();
+    const file = join(env.XDG_CONFIG_HOME!, 'dm', 'config.yaml');
+    for (const [key, value, pattern] of [
+      ['output', 'xml', /output format 'xml' is not one of text, yaml, json/],
+      ['offline', 'maybe', /offline must be true or false/],
+      ['registryUrl', 'not-a-url', /registryUrl 'not-a-url' is not an http\(s\) URL/],
+      ['sources', '[a, b]', /sources must be a mapping/],
+      ['colour', 'red', /unknown config key 'colour'/],
+    ] as const) {
+      const r = await runDm(['config', 'set', key, value], { env });
+      assert.notEqual(r.code, 0, `${key} ${value}`);
+      assert.match(r.stderr, pattern);
+      assert.equal(existsSync(file), false, `nothing written for ${key} ${value}`);
+    }
+    const set = await runDm(['config', 'set', 'output', 'yaml'], { env });
+    assert.equal(set.code, 0, set.stderr);
+    const get = await runDm(['config', 'get', 'output'], { env });
+    assert.equal(get.code, 0, get.stderr);
+    assert.match(get.stdout, /yaml/);
+
+    // A file broken by hand: other commands fail naming it, dm config still works and repairs it.
+    await writeFile(file, 'output: xml\nregistry: a/b\n');
+    const other = await runDm(['deployments', 'list'], { env });
+    assert.equal(other.code, 2, other.stderr);
+    assert.match(other.stderr, /config\.yaml: output format 'xml'/);
+    const view = await runDm(['config', 'view'], { env });
+    assert.equal(view.code, 0, view.stderr);
+    assert.match(view.stderr, /warning: .*config\.yaml.*output format 'xml'/);
+    const unset = await runDm(['config', 'unset', 'output'], { env });
+    assert.equal(unset.code, 0, unset.stderr);
+    assert.equal(await readFile(file, 'utf8'), 'registry: a/b\n');
+    const fixed = await runDm(['deployments', 'list'], { env });
+    assert.equal(fixed.code, 0, fixed.stderr);
+    const unsetAgain = await runDm(['config', 'unset', 'output'], { env });
+    assert.equal(unsetAgain.code, 0, unsetAgain.stderr);
+    assert.match(unsetAgain.stdout, /not set/);
+  });
+
+  it('dm --config FILE: a config file named explicitly must exist (exit 3); a directory is a sentence', async () => {
+    const env = await isolatedEnv();
+    const r = await runDm(['--config', 'nosuch.yaml', 'deployments', 'list'], { env });
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stderr, /config file nosuch\.yaml does not exist \(named by --config\)/);
+    const d = await runDm(['--config', tmpdir(), 'deployments', 'list'], { env });
+    assert.equal(d.code, 1, d.stderr);
+    assert.match(d.stderr, /is a directory/);
+    assert.doesNotMatch(d.stderr, /EISDIR/);
+  });
+});
+
+describe('flags', () => {
+  it('numeric flags and --registry-url are validated (usage error, exit 2)', async () => {
+    const env = await isolatedEnv();
+    for (const [args, pattern] of [
+      [['search', 'redis', '--limit', 'abc'], /--limit 'abc' is not a whole number greater than 0/],
+      [['search', 'redis', '--limit', '0'], /--limit '0'/],
+      [['expand', 'x.yaml', '--timeout', 'abc'], /--timeout 'abc' is not a number greater than 0/],
+      [
+        ['search', 'redis', '--registry-url', 'not-a-url'],
+        /--registry-url 'not-a-url' is not an http\(s\) URL/,
+      ],
+    ] as const) {
+      const r = await runDm(args, { env });
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, pattern);
+    }
+  });
+
+  it('an unknown flag gets "did you mean" with the nearest known one', async () => {
+    const r = await runDm(['install', '--frozen']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /unknown option '--frozen'\n\(Did you mean --frozen-lockfile\?\)/);
+    const g = await runDm(['expand', 'x', '--propertes', 'a=1']);
+    assert.match(g.stderr, /Did you mean --properties\?/);
+  });
+
+  it('nearest() suggests within a few edits or by prefix, and nothing when far', () => {
+    assert.equal(nearest('--frozen', ['--frozen-lockfile', '--force']), '--frozen-lockfile');
+    assert.equal(nearest('maxMemroy', ['maxMemory', 'image']), 'maxMemory');
+    assert.equal(nearest('registy', ['registry', 'registryUrl']), 'registry');
+    assert.equal(nearest('zzzz', ['registry', 'output']), undefined);
+  });
+});
+
+describe('system errors as sentences', () => {
+  it('dm template render DIR says it is a directory (exit 2)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dm-dir-'));
+    await mkdir(join(dir, 't.jinja'));
+    const r = await runDm(['template', 'render', 't.jinja'], { cwd: dir });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^error: t\.jinja is a directory, not a file\n/);
+  });
+
+  it('dm-registry start on a busy port says so, naming --port, without a stack', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      const dir = await mkdtemp(join(tmpdir(), 'dm-busy-'));
+      const r = await runRegistry(['start', '--port', String(port), '--db', `file:${join(dir, 'r.db')}`], {});
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, new RegExp(`port ${port} is in use \\(--port\\)`));
+      assert.doesNotMatch(r.stderr, /\n\s+at /);
+    } finally {
+      busy.close();
+    }
+  });
+
+  it('dm-registry --version prints the version', async () => {
+    const r = await runRegistry(['--version'], {});
+    assert.equal(r.code, 0, r.stderr);
+    const pkg = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+    assert.equal(r.stdout.trim(), pkg.version);
+  });
+});
+
+describe('messages for empty results', () => {
+  it('dm lint on a directory without templates: "no templates found: is this a registry root?" (exit 1)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dm-empty-'));
+    const r = await runDm(['lint', dir]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /no templates found: is this a registry root\?/);
+    const ok = await runDm(['lint', 'registry-fixtures']);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(
+      ok.stdout,
+      /0 errors, 0 warnings \(\d+ templates, \d+ versions served, \d+ named collections\)/,
+    );
+  });
+
+  it('dm manifests nosuch says the deployment does not exist (exit 3); dm types instances nosuch says there are none', async () => {
+    const env = await isolatedEnv();
+    const m = await runDm(['manifests', 'nosuch'], { env });
+    assert.equal(m.code, 3, m.stderr);
+    assert.match(m.stderr, /deployment 'nosuch' does not exist/);
+    const t = await runDm(['types', 'instances', 'nosuch'], { env });
+    assert.equal(t.code, 0, t.stderr);
+    assert.equal(t.stdout, "no instances of type 'nosuch'\n");
+    const j = await runDm(['types', 'instances', 'nosuch', '-o', 'json'], { env });
+    assert.deepEqual(JSON.parse(j.stdout), []);
+  });
+});

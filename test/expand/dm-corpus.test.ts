@@ -1,0 +1,63 @@
+/**
+ * Realistic DM configurations (test/expand/dm-corpus/) expanded by dm and by a small Python
+ * reference (dm_reference.py: Jinja2, PyYAML and DM's expansion rules), compared as parsed
+ * data: {config, layout} must be the same. The reference needs python3 with jinja2 and yaml.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { expandConfiguration, RenderSandbox } from '../../client/src/expand/index.js';
+import { findOracle } from '../support/python-oracle.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = [join(here, '../../..'), join(here, '../..')].find((d) =>
+  existsSync(join(d, 'test/expand/dm_reference.py')),
+)!;
+const corpus = join(repoRoot, 'test/expand/dm-corpus');
+const NOW = '2026-01-02T03:04:05.000Z';
+
+function configurations(dir: string, depth = 0): string[] {
+  if (depth > 5) return [];
+  const out: string[] = [];
+  for (const entry of readdirSync(dir)) {
+    const full = join(dir, entry);
+    if (statSync(full).isDirectory()) out.push(...configurations(full, depth + 1));
+    else if (entry === 'config.yaml') out.push(full);
+  }
+  return out.sort();
+}
+
+const sandbox = new RenderSandbox({ timeoutMs: 10_000 });
+after(() => sandbox.close());
+
+describe('realistic DM configurations: dm and the Python reference agree', () => {
+  const python = findOracle();
+  const configs = configurations(corpus);
+
+  it('the corpus has configurations and the reference has its Python', () => {
+    assert.ok(python, 'no python3 with jinja2 and yaml: the reference cannot run');
+    assert.ok(configs.length >= 2, `only ${configs.length} configurations`);
+  });
+
+  for (const config of configs) {
+    const name = relative(corpus, config);
+    it(`expands ${name} as the reference does`, async () => {
+      const deployment = relative(corpus, dirname(config)).replace(/\//g, '-');
+      const ref = spawnSync(
+        python!,
+        [join(repoRoot, 'test/expand/dm_reference.py'), config, deployment, 'my-project', NOW],
+        { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      );
+      assert.equal(ref.status, 0, ref.stderr);
+      const expected = JSON.parse(ref.stdout) as unknown;
+      const result = await expandConfiguration(
+        { content: readFileSync(config, 'utf8'), path: config },
+        { sandbox, deployment, project: 'my-project', now: () => new Date(NOW) },
+      );
+      assert.deepEqual({ config: result.config, layout: result.layout }, expected);
+    });
+  }
+});

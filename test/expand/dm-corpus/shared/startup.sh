@@ -1,0 +1,3 @@
+#!/bin/sh
+apt-get update
+apt-get install -y nginx

@@ -1,0 +1,152 @@
+"""A small reference expander: Deployment Manager's expansion rules with Jinja2 and PyYAML.
+
+Usage: dm_reference.py CONFIG DEPLOYMENT PROJECT CURRENT_TIME  → {config, layout} as JSON.
+Written for dm's tests (test/expand/dm-corpus.test.ts) after DM's expandybird: imports by name
+(the path as written unless named), types that name a file next to the configuration imported
+automatically with their `.schema`, schema defaults filled in before rendering, Jinja2 with its
+defaults (final newline dropped, autoescape off), Python templates' GenerateConfig(context) with
+DM's yaml (load without a Loader) and Python 2 mapping methods, and DM's layout (properties after
+defaults; `resources` only when the template rendered some).
+"""
+import copy
+import json
+import os
+import sys
+import types
+
+import jinja2
+import yaml
+
+
+class Py2Dict(dict):
+    def iteritems(self):
+        return iter(self.items())
+
+    def iterkeys(self):
+        return iter(self.keys())
+
+    def itervalues(self):
+        return iter(self.values())
+
+    def has_key(self, key):
+        return key in self
+
+
+def py2(value):
+    if isinstance(value, dict):
+        return Py2Dict((k, py2(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return [py2(v) for v in value]
+    return value
+
+
+def dm_yaml():
+    m = types.ModuleType('yaml')
+    m.__dict__.update({k: v for k, v in yaml.__dict__.items() if not k.startswith('__')})
+    m.load = lambda stream, Loader=None: yaml.safe_load(stream)
+    m.dump = lambda data, stream=None, **kw: yaml.dump(data, stream, default_flow_style=None, **kw)
+    yaml.add_representer(Py2Dict, yaml.representer.SafeRepresenter.represent_dict)
+    return m
+
+
+def apply_defaults(schema, props):
+    out = copy.deepcopy(props)
+    for key, sub in (schema.get('properties') or {}).items():
+        if key not in out and 'default' in sub:
+            out[key] = copy.deepcopy(sub['default'])
+        if isinstance(out.get(key), dict) and sub.get('properties'):
+            out[key] = apply_defaults(sub, out[key])
+    return out
+
+
+class Expander(object):
+    def __init__(self, config_path, env):
+        self.dir = os.path.dirname(os.path.abspath(config_path))
+        with open(config_path) as f:
+            self.config = yaml.safe_load(f) or {}
+        self.files = {}
+        for entry in self.config.get('imports') or []:
+            path = entry if isinstance(entry, str) else entry['path']
+            name = path if isinstance(entry, str) else entry.get('name', path)
+            with open(os.path.join(self.dir, path)) as f:
+                self.files[name] = f.read()
+        self.env = env
+
+    def file(self, name):
+        if name not in self.files:
+            full = os.path.join(self.dir, name)
+            if os.path.isfile(full):
+                with open(full) as f:
+                    self.files[name] = f.read()
+        return self.files.get(name)
+
+    def is_template(self, type_):
+        return type_.endswith(('.jinja', '.py', '.yaml')) and self.file(type_) is not None
+
+    def render(self, resource, props):
+        type_ = resource['type']
+        env = dict(self.env, name=resource['name'], type=type_)
+        source = self.files[type_]
+        if type_.endswith('.py'):
+            sys.modules['yaml'] = dm_yaml()
+            finder_files = self.files
+
+            class Finder(object):
+                def find_module(self, fullname, path=None):
+                    return None
+
+            for name, text in finder_files.items():
+                if name.endswith('.py') and name != type_:
+                    mod_name = name[:-3].replace('/', '.')
+                    parts = mod_name.split('.')
+                    for i in range(1, len(parts)):
+                        pkg = '.'.join(parts[:i])
+                        if pkg not in sys.modules:
+                            sys.modules[pkg] = types.ModuleType(pkg)
+                            sys.modules[pkg].__path__ = []
+                    mod = types.ModuleType(mod_name)
+                    exec(compile(text, name, 'exec'), mod.__dict__)
+                    sys.modules[mod_name] = mod
+                    if len(parts) > 1:
+                        setattr(sys.modules['.'.join(parts[:-1])], parts[-1], mod)
+            module = types.ModuleType('template')
+            exec(compile(source, type_, 'exec'), module.__dict__)
+            context = types.SimpleNamespace(properties=py2(props), env=py2(env), imports=py2(self.files))
+            result = module.GenerateConfig(context)
+            return yaml.safe_load(result) if isinstance(result, str) else json.loads(json.dumps(result))
+        jenv = jinja2.Environment(loader=jinja2.DictLoader(self.files))
+        text = jenv.from_string(source).render(properties=props, env=env, imports=self.files)
+        return yaml.safe_load(text)
+
+    def expand_list(self, resources):
+        config, layout = [], []
+        for resource in resources or []:
+            if not self.is_template(resource['type']):
+                config.append(resource)
+                layout.append({'name': resource['name'], 'type': resource['type']})
+                continue
+            props = resource.get('properties') or {}
+            schema_text = self.file(resource['type'] + '.schema')
+            if schema_text is not None:
+                props = apply_defaults(yaml.safe_load(schema_text) or {}, props)
+            output = self.render(resource, props)
+            sub_config, sub_layout = self.expand_list(output.get('resources'))
+            entry = {'name': resource['name'], 'type': resource['type']}
+            if 'properties' in resource or schema_text is not None:
+                entry['properties'] = props
+            if sub_layout:
+                entry['resources'] = sub_layout
+            config.extend(sub_config)
+            layout.append(entry)
+        return config, layout
+
+
+def main():
+    config_path, deployment, project, current_time = sys.argv[1:5]
+    expander = Expander(config_path, {'deployment': deployment, 'project': project, 'current_time': current_time})
+    config, layout = expander.expand_list(expander.config.get('resources'))
+    print(json.dumps({'config': {'resources': config}, 'layout': {'resources': layout}}))
+
+
+if __name__ == '__main__':
+    main()

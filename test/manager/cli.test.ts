@@ -1,0 +1,213 @@
+/**
+ * The Deployment Manager through real processes (docs/manager.md): `dm-registry start --cluster`,
+ * `dm-registry token create --deploy`, `dm --manager-url` for deploy (create, update with prune),
+ * deployments, manifests, types and delete, with the real kubectl against the stand-in; and a
+ * server killed with SIGKILL in the middle of an apply, restarted: the operation is interrupted,
+ * the previous manifest current, and the deployment applies again.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type KubeStandin, startKubeStandin } from '../kube-standin/server.js';
+import { tempDir } from '../server/helpers.js';
+import { freePort } from '../support/registry-server.js';
+import { APP, APP_WITHOUT_EXTRA } from './fixtures.js';
+
+const root = new URL('../../../', import.meta.url).pathname;
+const REGISTRY_BIN = join(root, 'bin', 'dm-registry.js');
+const DM_BIN = join(root, 'bin', 'dm.js');
+
+type Json = Record<string, unknown>;
+
+describe('dm --manager-url and dm-registry --cluster (real processes)', () => {
+  let standin: KubeStandin;
+  let dir: string;
+  let db: string;
+  let kubeconfig: string;
+  let port: number;
+  let server: ChildProcess | undefined;
+  let token: string;
+  const url = () => `http://127.0.0.1:${port}`;
+
+  const startServer = async () => {
+    const child = spawn(
+      process.execPath,
+      [REGISTRY_BIN, 'start', '--port', String(port), '--db', db, '--cluster', `prod=${kubeconfig}`],
+      {
+        env: { ...process.env, DM_ADMIN_TOKEN: 'admin-token' },
+      },
+    );
+    let stderr = '';
+    child.stderr?.on('data', (d) => {
+      stderr += d;
+    });
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('"msg":"listening"')) resolve();
+      });
+      child.on('exit', (code) => reject(new Error(`dm-registry exited ${code}: ${stderr}`)));
+    });
+    server = child;
+  };
+  const stopServer = async (signal: NodeJS.Signals) => {
+    const child = server!;
+    server = undefined;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.on('exit', () => resolve());
+      child.kill(signal);
+    });
+  };
+  // Asynchronous: the stand-in answers kubectl from this process's event loop.
+  const run = (args: string[], env: Record<string, string | undefined>) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, args, { cwd: dir, env });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => {
+        stdout += d;
+      });
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
+  const dm = (args: string[]) =>
+    run([DM_BIN, '--manager-url', url(), ...args], {
+      PATH: process.env.PATH,
+      HOME: dir,
+      XDG_CONFIG_HOME: join(dir, 'cfg'),
+      DM_MANAGER_TOKEN: token,
+      NO_COLOR: '1',
+    });
+  const api = async (
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Json }> => {
+    const res = await fetch(`${url()}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+
+  before(async () => {
+    standin = await startKubeStandin();
+    dir = tempDir('dm-manager-cli-');
+    db = join(dir, 'data', 'registry.db');
+    kubeconfig = standin.writeKubeconfig(dir, { namespace: 'default' });
+    port = await freePort();
+    const created = spawnSync(
+      process.execPath,
+      [REGISTRY_BIN, 'token', 'create', '--deploy', 'prod/default', '--db', db],
+      {
+        encoding: 'utf8',
+      },
+    );
+    assert.equal(created.status, 0, created.stderr);
+    token = created.stdout.trim();
+    assert.match(token, /^\S{20,}$/);
+    await startServer();
+  });
+  after(async () => {
+    if (server) await stopServer('SIGTERM');
+    await standin.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('dm deploy creates and updates with prune through the service, with the local output and exit codes', async () => {
+    writeFileSync(join(dir, 'app.yaml'), APP);
+    const first = await dm(['deploy', 'app.yaml', '--name', 'app', '--cluster', 'prod', '-n', 'default']);
+    assert.equal(first.status, 0, first.stderr);
+    assert.match(first.stdout, /^deployment app: manifest app-1 applied\n/);
+    assert.match(first.stdout, /settings\s+applied/);
+    assert.ok(standin.get('v1', 'ConfigMap', 'default', 'extra'));
+    writeFileSync(join(dir, 'app.yaml'), APP_WITHOUT_EXTRA);
+    const second = await dm(['deploy', 'app.yaml', '--name', 'app']);
+    assert.equal(second.status, 0, second.stderr);
+    assert.match(second.stdout, /extra \(prune\)\s+pruned/);
+    assert.equal(standin.get('v1', 'ConfigMap', 'default', 'extra'), undefined);
+
+    const list = await dm(['-o', 'json', 'deployments', 'list']);
+    assert.equal(list.status, 0, list.stderr);
+    assert.deepEqual(
+      (JSON.parse(list.stdout) as Json[]).map((d) => [d.name, d.state, d.manifest]),
+      [['app', 'deployed', 'app-2']],
+    );
+    const manifests = await dm(['-o', 'json', 'manifests', 'app']);
+    assert.deepEqual(
+      (JSON.parse(manifests.stdout) as Json[]).map((m) => m.action),
+      ['create', 'update'],
+    );
+    const instances = await dm(['types', 'instances', 'all']);
+    assert.equal(instances.status, 0, instances.stderr);
+    assert.match(instances.stdout, /^db {2}Service {2}app {2}app-2 {2}\$\.resources\[0\]$/m);
+    const missing = await dm(['deployments', 'get', 'nope']);
+    assert.equal(missing.status, 3, 'not found exits 3 as locally');
+    const noToken = await run([DM_BIN, '--manager-url', url(), 'deployments', 'list'], {
+      PATH: process.env.PATH,
+      HOME: dir,
+    });
+    assert.equal(noToken.status, 1);
+    assert.match(noToken.stderr, /need a token/);
+  });
+
+  it('a server killed mid-apply restarts with the operation interrupted, the previous manifest current, and re-applies', async () => {
+    standin.setReadyByDefault(false);
+    const withWorkload = `${APP_WITHOUT_EXTRA}- name: web
+  type: apps/v1/Deployment
+  properties:
+    spec:
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: c, image: nginx}]}
+`;
+    const accepted = await api('PUT', '/api/v1/deployments/app', {
+      configuration: { content: withWorkload, imports: [] },
+      waitForReady: true,
+      timeoutSeconds: 600,
+    });
+    assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+    // Wait until the workload is applied and the operation is waiting for it to become ready.
+    for (;;) {
+      const op = await api('GET', `/api/v1/operations/${accepted.body.id}`);
+      if (op.body.status === 'running' && standin.get('apps/v1', 'Deployment', 'default', 'web')) break;
+      assert.ok(['pending', 'running'].includes(String(op.body.status)), JSON.stringify(op.body));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await stopServer('SIGKILL');
+    await startServer();
+    const op = await api('GET', `/api/v1/operations/${accepted.body.id}`);
+    assert.equal(op.body.status, 'interrupted', JSON.stringify(op.body));
+    assert.ok(op.body.finishedAt);
+    const d = await api('GET', '/api/v1/deployments/app');
+    assert.equal(d.body.latestManifest, 'app-2', 'the previous manifest is current again');
+    assert.equal(d.body.state, 'failed');
+    const m3 = await api('GET', '/api/v1/deployments/app/manifests/app-3');
+    assert.equal(m3.body.status, 'failed');
+    assert.match(String(m3.body.error), /interrupted/);
+
+    standin.setReadyByDefault(true);
+    standin.setReady('Deployment', 'default', 'web', true);
+    writeFileSync(join(dir, 'app.yaml'), withWorkload);
+    const again = await dm(['deploy', 'app.yaml', '--name', 'app', '--wait', '--timeout', '120']);
+    assert.equal(again.status, 0, again.stderr);
+    assert.match(again.stdout, /manifest app-4 applied/);
+  });
+
+  it('dm deployments delete removes every object through the service', async () => {
+    const r = await dm(['deployments', 'delete', 'app']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^deployment app deleted \(manifest app-5\)/);
+    assert.equal(standin.get('v1', 'Service', 'default', 'db'), undefined);
+    assert.equal(standin.get('apps/v1', 'Deployment', 'default', 'web'), undefined);
+    assert.equal((await dm(['deployments', 'get', 'app'])).status, 3);
+  });
+});

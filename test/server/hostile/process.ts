@@ -1,0 +1,71 @@
+/**
+ * A real `dm-registry start` process for the hostile tests: its own temporary database, the port
+ * it chose, its log, and a way to stop it (SIGTERM, then its exit code).
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '../helpers.js';
+
+export const BIN = join(process.cwd(), 'bin', 'dm-registry.js');
+export const ADMIN = 'hostile-admin-token';
+
+export interface RegistryProcess {
+  child: ChildProcessWithoutNullStreams;
+  dir: string;
+  url: string;
+  /** Everything the process wrote so far (stdout and stderr). */
+  log(): string;
+  /** The exit code (or signal) once the process has exited, else undefined. */
+  exited(): number | string | undefined;
+  /** SIGTERM, then waits for the exit; returns the code. */
+  stop(): Promise<number | string>;
+  /** Kills it if still running and removes its directory. */
+  dispose(): void;
+}
+
+export async function startRegistry(
+  args: readonly string[],
+  options: { nodeArgs?: readonly string[]; env?: Record<string, string>; dir?: string } = {},
+): Promise<RegistryProcess> {
+  const dir = options.dir ?? tempDir('dm-hostile-');
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), BIN, 'start', '--port', '0', '--db', `file:${join(dir, 'r.db')}`, ...args],
+    { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, DM_ADMIN_TOKEN: ADMIN, ...options.env } },
+  );
+  let log = '';
+  let exit: number | string | undefined;
+  const exitPromise = new Promise<number | string>((resolve) =>
+    child.on('exit', (code, signal) => {
+      exit = code ?? signal ?? 'unknown';
+      resolve(exit);
+    }),
+  );
+  child.stderr.on('data', (c: Buffer) => {
+    log += c.toString();
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.on('data', (c: Buffer) => {
+      log += c.toString();
+      const m = /"msg":"listening","port":(\d+)/.exec(log);
+      if (m) resolve(Number(m[1]));
+    });
+    void exitPromise.then((code) => reject(new Error(`dm-registry exited ${code}: ${log}`)));
+  });
+  return {
+    child,
+    dir,
+    url: `http://127.0.0.1:${port}`,
+    log: () => log,
+    exited: () => exit,
+    async stop() {
+      if (exit === undefined) child.kill('SIGTERM');
+      return exitPromise;
+    },
+    dispose() {
+      if (exit === undefined) child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

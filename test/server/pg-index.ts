@@ -1,0 +1,27 @@
+/**
+ * Indexes a directory into a registry of a PostgreSQL store the way a sync does (open the source,
+ * build the index, swap it in), for the tests that need PostgreSQL holding a real index.
+ */
+import assert from 'node:assert/strict';
+import { createMeter } from '../../client/src/source/source.js';
+import { buildIndex } from '../../server/src/indexer/build-index.js';
+import { DirectorySource } from '../../server/src/source/directory.js';
+import type { PostgresStore } from '../../server/src/store/postgres.js';
+import type { SwapResult } from '../../server/src/store/swap-index.js';
+import { swapIndexPg } from '../../server/src/store/swap-index-pg.js';
+
+export async function indexDirectoryPg(
+  store: PostgresStore,
+  registryId: number,
+  directory: string,
+): Promise<SwapResult> {
+  const opened = await new DirectorySource({ directory }).open({
+    etag: null,
+    commit: null,
+    meter: createMeter(),
+  });
+  assert.equal(opened.status, 'changed');
+  if (opened.status !== 'changed') throw new Error('unreachable');
+  const built = await buildIndex(opened, { sha256ForGitSha: () => undefined, content: () => undefined });
+  return swapIndexPg(store, built, { registryId, commit: opened.commit, etag: null, now: 0 });
+}

@@ -1,0 +1,182 @@
+/**
+ * The PostgreSQL store (docs/server.md, "Store") on a private cluster (test/support/postgres.ts):
+ * `dm-registry migrate --db postgres://…` applies migrations/postgres/ once, replicas migrating
+ * together apply them once, the two dialects' schemas have the same tables and columns, and the
+ * generated search vector indexes identifiers both whole and split. Registered where PostgreSQL
+ * is installed (always in CI).
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { openStore } from '../../server/src/store/db.js';
+import { findPostgresMigrations, openPostgresStore } from '../../server/src/store/postgres.js';
+import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';
+import { tempDir } from './helpers.js';
+
+const BIN = join(process.cwd(), 'bin', 'dm-registry.js');
+
+function journalLength(): number {
+  const journal = JSON.parse(
+    readFileSync(join(findPostgresMigrations(), 'meta', '_journal.json'), 'utf8'),
+  ) as {
+    entries: unknown[];
+  };
+  return journal.entries.length;
+}
+
+async function query<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+if (postgresBinaries()) {
+  describe('PostgreSQL store', () => {
+    let cluster: PostgresCluster;
+    before(async () => {
+      cluster = await startPostgres();
+    });
+    after(() => cluster.stop());
+
+    it('dm-registry migrate --db postgres://… applies the migrations once and says where', async () => {
+      const url = await cluster.createDatabase('cli_migrate');
+      const withPassword = url.replace('postgres@', 'postgres:not-shown@');
+      for (let i = 0; i < 2; i++) {
+        const run = spawnSync(process.execPath, [BIN, 'migrate', '--db', withPassword], { encoding: 'utf8' });
+        assert.equal(run.status, 0, run.stderr);
+        assert.match(run.stdout, /^migrations applied to postgres:\/\/postgres@localhost/);
+        assert.ok(!run.stdout.includes('not-shown'));
+      }
+      const applied = await query<{ n: string }>(
+        url,
+        'SELECT count(*) AS n FROM drizzle.__drizzle_migrations',
+      );
+      assert.equal(Number(applied[0]?.n), journalLength());
+      const ext = await query<{ extname: string }>(
+        url,
+        "SELECT extname FROM pg_extension WHERE extname = 'pg_trgm'",
+      );
+      assert.equal(ext.length, 1);
+    });
+
+    it('replicas opening a fresh database together apply each migration once', async () => {
+      const url = await cluster.createDatabase('concurrent_migrate');
+      const stores = await Promise.all([1, 2, 3, 4].map(() => openPostgresStore(url, { max: 2 })));
+      await Promise.all(stores.map((s) => s.close()));
+      const applied = await query<{ hash: string }>(url, 'SELECT hash FROM drizzle.__drizzle_migrations');
+      assert.equal(applied.length, journalLength());
+      assert.equal(new Set(applied.map((r) => r.hash)).size, applied.length);
+    });
+
+    it('an unreachable database is a clear error without the password', async () => {
+      const run = spawnSync(
+        process.execPath,
+        [BIN, 'migrate', '--db', `postgres://postgres:hidden@localhost:1/nothing?host=${cluster.dir}/none`],
+        { encoding: 'utf8' },
+      );
+      assert.equal(run.status, 5, run.stderr);
+      assert.match(
+        run.stderr,
+        /^dm-registry: cannot reach the database postgres:\/\/postgres@localhost:1\/nothing/,
+      );
+      assert.ok(!run.stderr.includes('hidden'));
+      assert.ok(!/\n\s+at /.test(run.stderr));
+    });
+
+    it('serving from PostgreSQL is refused with a clear usage error, for now', async () => {
+      const url = cluster.url();
+      const run = spawnSync(process.execPath, [BIN, 'start', '--port', '0', '--db', url], {
+        encoding: 'utf8',
+      });
+      assert.equal(run.status, 2, run.stderr);
+      assert.match(run.stderr, /PostgreSQL is supported by `dm-registry migrate` only so far/);
+    });
+
+    it('has the same tables and columns as the SQLite schema (besides each one’s search)', async () => {
+      const url = await cluster.createDatabase('parity');
+      const store = await openPostgresStore(url, { max: 1 });
+      await store.close();
+      const pgColumns = await query<{ t: string; c: string }>(
+        url,
+        "SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = 'public'",
+      );
+      const dir = tempDir();
+      try {
+        const sqlite = openStore(join(dir, 'r.db'));
+        const tables = sqlite.sqlite
+          .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'templates_fts%' AND name NOT LIKE '\\_\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite%'",
+          )
+          .pluck()
+          .all() as string[];
+        const sqliteColumns = tables.flatMap((t) =>
+          (sqlite.sqlite.prepare(`PRAGMA table_info(${t})`).all() as { name: string }[]).map(
+            (c) => `${t}.${c.name}`,
+          ),
+        );
+        sqlite.close();
+        // PostgreSQL's own: its search columns and the replicas' sync leases.
+        const pgOnly = new Set(['templates.properties', 'templates.search']);
+        assert.deepEqual(
+          pgColumns
+            .map((r) => `${r.t}.${r.c}`)
+            .filter((c) => !pgOnly.has(c) && !c.startsWith('sync_leases.'))
+            .sort(),
+          sqliteColumns.sort(),
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('the search vector weighs the name A, title B, properties and collection C, identifiers whole and split', async () => {
+      const url = await cluster.createDatabase('vector');
+      const store = await openPostgresStore(url, { max: 1 });
+      try {
+        const r = await store.pool.query<{ id: number }>(
+          "INSERT INTO registries (name, source_type, source, created_at) VALUES ('github.com/a/b', 'directory', '/x', 0) RETURNING id",
+        );
+        await store.pool.query(
+          `INSERT INTO templates (registry_id, collection, name, title, description, properties)
+           VALUES ($1, 'data-stores', 'redis-cluster', 'Sharded cache', 'In memory.', 'max_memory replicas')`,
+          [r.rows[0]?.id],
+        );
+        const hit = async (q: string) =>
+          (
+            await store.pool.query<{ w: string }>(
+              `SELECT ts_rank(search, to_tsquery('simple', $1))::text AS w FROM templates WHERE search @@ to_tsquery('simple', $1)`,
+              [q],
+            )
+          ).rows.length;
+        for (const q of [
+          'redis',
+          'cluster',
+          "'redis-cluster'",
+          'sharded',
+          'memory',
+          'max',
+          'max_memory',
+          'stores',
+          'data',
+        ])
+          assert.equal(await hit(q), 1, q);
+        assert.equal(await hit('postgres'), 0);
+        const weights = await store.pool.query<{ a: number; c: number }>(
+          `SELECT ts_rank(search, to_tsquery('simple', 'redis')) AS a, ts_rank(search, to_tsquery('simple', 'replicas')) AS c FROM templates`,
+        );
+        assert.ok((weights.rows[0]?.a ?? 0) > (weights.rows[0]?.c ?? 1));
+      } finally {
+        await store.close();
+      }
+    });
+  });
+} else {
+  process.stdout.write('# PostgreSQL is not installed here: the PostgreSQL store tests are not run\n');
+}
