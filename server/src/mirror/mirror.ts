@@ -106,13 +106,21 @@ export class Mirror {
     } catch (error) {
       if (error instanceof DmError && (error.category === 'upstream' || error.code === 'CONTENT_MISMATCH')) {
         if (first.status === 200) return this.stale(first, checkedAt);
-        return { status: httpStatusFor(error), body: JSON.stringify(error.toJSON()), cacheStatus: cacheStatus({ fwd: 'miss', detail: 'upstream-unreachable' }) };
+        return {
+          status: httpStatusFor(error),
+          body: JSON.stringify(error.toJSON()),
+          cacheStatus: cacheStatus({ fwd: 'miss', detail: 'upstream-unreachable' }),
+        };
       }
       throw error;
     }
     this.checked.set(key, this.now());
     if (result.kind === 'not-found') {
-      if (first.status === 200) return { ...first, cacheStatus: cacheStatus({ hit: true, fwd: 'stale', detail: 'removed-upstream' }) };
+      if (first.status === 200)
+        return {
+          ...first,
+          cacheStatus: cacheStatus({ hit: true, fwd: 'stale', detail: 'removed-upstream' }),
+        };
       return {
         status: result.status,
         body: JSON.stringify({ error: result.error }),
@@ -121,9 +129,13 @@ export class Mirror {
     }
     if (result.kind === 'stored') this.options.onStored(result.resolution.registry);
     const after = local();
-    if (result.kind === 'stored') return { ...after, cacheStatus: cacheStatus({ fwd: 'miss', stored: true }) };
+    if (result.kind === 'stored')
+      return { ...after, cacheStatus: cacheStatus({ fwd: 'miss', stored: true }) };
     if (result.kind === 'mismatch') {
-      return { ...after, cacheStatus: cacheStatus({ hit: true, fwd: 'stale', detail: 'upstream-digest-differs' }) };
+      return {
+        ...after,
+        cacheStatus: cacheStatus({ hit: true, fwd: 'stale', detail: 'upstream-digest-differs' }),
+      };
     }
     return { ...after, cacheStatus: `${cacheStatus({ hit: true, fwd: 'stale' })}; fwd-status=200` };
   }
@@ -162,10 +174,14 @@ export class Mirror {
           : state?.state === 'rate-limited'
             ? `rate-limiting this mirror until ${state.until}`
             : 'unavailable';
-    const error = new DmError('UPSTREAM_UNAVAILABLE', `the upstream registry ${upstream?.url ?? ''} is ${why}`, {
-      category: 'upstream',
-      details: { upstream: upstream?.url, local: first.status },
-    });
+    const error = new DmError(
+      'UPSTREAM_UNAVAILABLE',
+      `the upstream registry ${upstream?.url ?? ''} is ${why}`,
+      {
+        category: 'upstream',
+        details: { upstream: upstream?.url, local: first.status },
+      },
+    );
     return {
       status: httpStatusFor(error),
       body: JSON.stringify(error.toJSON()),

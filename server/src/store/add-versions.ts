@@ -60,10 +60,17 @@ function newer(a: string, b: string | null): boolean {
   return compareVersions(va, vb) > 0;
 }
 
-function schemaInfo(schemaJson: string | null): { title: string | null; description: string | null; properties: string[] } {
+function schemaInfo(schemaJson: string | null): {
+  title: string | null;
+  description: string | null;
+  properties: string[];
+} {
   if (!schemaJson) return { title: null, description: null, properties: [] };
   try {
-    const s = JSON.parse(schemaJson) as { info?: { title?: unknown; description?: unknown }; properties?: unknown };
+    const s = JSON.parse(schemaJson) as {
+      info?: { title?: unknown; description?: unknown };
+      properties?: unknown;
+    };
     return {
       title: typeof s?.info?.title === 'string' ? s.info.title : null,
       description: typeof s?.info?.description === 'string' ? s.info.description : null,
@@ -109,9 +116,9 @@ export function addVersions(
   const db = store.sqlite;
   const now = options.now ?? Date.now();
   const run = db.transaction((): AddVersionsResult => {
-    let reg = db.prepare('SELECT id, source_type AS sourceType FROM registries WHERE name = ?').get(registry.name) as
-      | { id: number; sourceType: string }
-      | undefined;
+    let reg = db
+      .prepare('SELECT id, source_type AS sourceType FROM registries WHERE name = ?')
+      .get(registry.name) as { id: number; sourceType: string } | undefined;
     if (!reg) {
       const id = Number(
         db
@@ -119,7 +126,8 @@ export function addVersions(
             `INSERT INTO registries (name, source_type, source, path, visibility, "commit", last_sync_status, created_at)
              VALUES (?, ?, ?, '', ?, ?, 'succeeded', ?)`,
           )
-          .run(registry.name, registry.sourceType, registry.source, registry.visibility, registry.commit, now).lastInsertRowid,
+          .run(registry.name, registry.sourceType, registry.source, registry.visibility, registry.commit, now)
+          .lastInsertRowid,
       );
       reg = { id, sourceType: registry.sourceType };
     }
@@ -155,7 +163,9 @@ export function addVersions(
     const insertTemplate = db.prepare(
       `INSERT INTO templates (registry_id, collection, name, latest_version, title, description) VALUES (?, ?, ?, ?, ?, ?)`,
     );
-    const updateTemplate = db.prepare('UPDATE templates SET latest_version = ?, title = ?, description = ? WHERE id = ?');
+    const updateTemplate = db.prepare(
+      'UPDATE templates SET latest_version = ?, title = ?, description = ? WHERE id = ?',
+    );
     const deleteFts = db.prepare('DELETE FROM templates_fts WHERE rowid = ?');
     const insertFts = db.prepare(
       'INSERT INTO templates_fts (rowid, name, collection, title, description, properties, registry_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -164,30 +174,55 @@ export function addVersions(
       `INSERT INTO versions (template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const insertVersionFile = db.prepare('INSERT INTO version_files (version_id, path, sha256, size) VALUES (?, ?, ?, ?)');
+    const insertVersionFile = db.prepare(
+      'INSERT INTO version_files (version_id, path, sha256, size) VALUES (?, ?, ?, ?)',
+    );
     for (const v of todo) {
       for (const f of v.files) {
         if (hasFile.get(f.sha256) !== undefined) continue;
         const bytes = content(f.sha256);
         if (!bytes) {
-          throw new DmError('CONTENT_MISSING', `the content of ${v.template}:${v.version} file ${f.path} (${f.sha256}) is not available`, {
-            category: 'invalid-input',
-          });
+          throw new DmError(
+            'CONTENT_MISSING',
+            `the content of ${v.template}:${v.version} file ${f.path} (${f.sha256}) is not available`,
+            {
+              category: 'invalid-input',
+            },
+          );
         }
         insertFile.run(f.sha256, gitBlobSha(bytes), f.size, bytes);
       }
       const info = schemaInfo(v.schemaJson);
-      let t = findTemplate.get(registryId, v.collection, v.template) as { id: number; latestVersion: string | null } | undefined;
+      let t = findTemplate.get(registryId, v.collection, v.template) as
+        | { id: number; latestVersion: string | null }
+        | undefined;
       if (!t) {
         const id = Number(
-          insertTemplate.run(registryId, v.collection, v.template, v.version, info.title, info.description).lastInsertRowid,
+          insertTemplate.run(registryId, v.collection, v.template, v.version, info.title, info.description)
+            .lastInsertRowid,
         );
-        insertFts.run(id, v.template, v.collection, info.title ?? '', info.description ?? '', info.properties.join(' '), registryId);
+        insertFts.run(
+          id,
+          v.template,
+          v.collection,
+          info.title ?? '',
+          info.description ?? '',
+          info.properties.join(' '),
+          registryId,
+        );
         t = { id, latestVersion: v.version };
       } else if (newer(v.version, t.latestVersion)) {
         updateTemplate.run(v.version, info.title, info.description, t.id);
         deleteFts.run(t.id);
-        insertFts.run(t.id, v.template, v.collection, info.title ?? '', info.description ?? '', info.properties.join(' '), registryId);
+        insertFts.run(
+          t.id,
+          v.template,
+          v.collection,
+          info.title ?? '',
+          info.description ?? '',
+          info.properties.join(' '),
+          registryId,
+        );
       }
       const versionId = Number(
         insertVersion.run(
