@@ -19,6 +19,7 @@ export type ErrorCategory =
   | 'unauthorized' // exit 1, HTTP 401
   | 'forbidden' // exit 1, HTTP 403
   | 'rate-limited' // exit 5, HTTP 429
+  | 'upstream' // a mirror's upstream registry failed or is known down: exit 5, HTTP 502
   | 'limit' // a resource limit was hit (time, memory, size): exit 1, HTTP 422
   | 'blocked' // untrusted code tried something forbidden: exit 1, HTTP 422
   | 'error'; // anything else: exit 1, HTTP 500
@@ -72,6 +73,7 @@ const EXIT_CODES: Record<ErrorCategory, number> = {
   unauthorized: 1,
   forbidden: 1,
   'rate-limited': 5,
+  upstream: 5,
   limit: 1,
   blocked: 1,
   error: 1,
@@ -92,6 +94,7 @@ const HTTP_STATUSES: Record<ErrorCategory, number> = {
   unauthorized: 401,
   forbidden: 403,
   'rate-limited': 429,
+  upstream: 502,
   limit: 422,
   blocked: 422,
   error: 500,

@@ -12,6 +12,8 @@ import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../../client/src/cli/package-version.js';
 import { parseYaml } from '../../client/src/document/yaml.js';
 import { DmError, exitCodeFor, fromSystemError, isDmError } from '../../client/src/error.js';
+import type { CreateAppDeps } from './api/app.js';
+import { Upstream } from './mirror/upstream.js';
 
 interface CommonOptions {
   db?: string;
@@ -57,7 +59,11 @@ function declaredName(dir: string): string | undefined {
 async function openEverything(
   dbFile: string,
   env: NodeJS.ProcessEnv,
-  extra: { accessLog?: boolean; clusters?: string[] | undefined },
+  extra: {
+    accessLog?: boolean;
+    clusters?: string[] | undefined;
+    upstreams?: Pick<CreateAppDeps, 'upstreams' | 'upstreamTtlMs' | 'upstreamNegativeTtlMs'>;
+  },
 ) {
   const { openStore } = await import('./store/db.js');
   const { loadSecretKey } = await import('./store/secrets.js');
@@ -96,6 +102,7 @@ async function openEverything(
     logger,
     ...(extra.accessLog === undefined ? {} : { accessLog: extra.accessLog }),
     manager,
+    ...extra.upstreams,
   });
   return { store, server, logger, githubHosts };
 }
@@ -124,11 +131,87 @@ async function ensureIndexed(
   return out;
 }
 
+/** `--upstream URL` (repeatable) with `--upstream-token-env NAME` paired by position (docs/mirroring.md). */
+function upstreamsOf(
+  options: {
+    upstream?: string[];
+    upstreamTokenEnv?: string[];
+    upstreamTtl?: string;
+    upstreamNegativeTtl?: string;
+  },
+  env: NodeJS.ProcessEnv,
+): Pick<CreateAppDeps, 'upstreams' | 'upstreamTtlMs' | 'upstreamNegativeTtlMs'> | undefined {
+  const urls = options.upstream ?? [];
+  const tokenEnvs = options.upstreamTokenEnv ?? [];
+  if (urls.length === 0) {
+    if (tokenEnvs.length > 0 || options.upstreamTtl || options.upstreamNegativeTtl) {
+      throw new DmError(
+        'USAGE',
+        '--upstream-token-env, --upstream-ttl and --upstream-negative-ttl need --upstream',
+        {
+          category: 'usage',
+        },
+      );
+    }
+    return undefined;
+  }
+  if (tokenEnvs.length > urls.length) {
+    throw new DmError(
+      'USAGE',
+      `${tokenEnvs.length} --upstream-token-env for ${urls.length} --upstream: they pair by position`,
+      {
+        category: 'usage',
+      },
+    );
+  }
+  const seconds = (flag: string, text: string | undefined, fallback: number) => {
+    if (text === undefined) return fallback * 1000;
+    const n = Number(text);
+    if (!Number.isFinite(n) || n < 0 || text.trim() === '') {
+      throw new DmError('USAGE', `${flag} must be a number of seconds, not '${text}'`, { category: 'usage' });
+    }
+    return n * 1000;
+  };
+  return {
+    upstreams: urls.map((url, i) => {
+      const name = tokenEnvs[i];
+      if (name !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+        throw new DmError(
+          'USAGE',
+          `--upstream-token-env takes an environment variable's name, not '${name}'`,
+          {
+            category: 'usage',
+          },
+        );
+      }
+      const token = name === undefined ? undefined : env[name];
+      if (name !== undefined && !token) {
+        throw new DmError('USAGE', `--upstream-token-env ${name}: the environment variable is not set`, {
+          category: 'usage',
+        });
+      }
+      return { url: Upstream.normaliseUrl(url), token };
+    }),
+    upstreamTtlMs: seconds('--upstream-ttl', options.upstreamTtl, 300),
+    upstreamNegativeTtlMs: seconds('--upstream-negative-ttl', options.upstreamNegativeTtl, 60),
+  };
+}
+
 async function start(
-  options: CommonOptions & { port?: string; index?: string[]; defaultRegistry?: string; cluster?: string[] },
+  options: CommonOptions & {
+    port?: string;
+    index?: string[];
+    defaultRegistry?: string;
+    cluster?: string[];
+    upstream?: string[];
+    upstreamTokenEnv?: string[];
+    upstreamTtl?: string;
+    upstreamNegativeTtl?: string;
+  },
   env: NodeJS.ProcessEnv,
 ) {
   const { serve } = await import('@hono/node-server');
+  const upstreams = upstreamsOf(options, env);
   const dbFile = databaseFile(options.db, env);
   const port = Number(options.port ?? env.DM_REGISTRY_PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -138,6 +221,7 @@ async function start(
   }
   const { store, server, logger, githubHosts } = await openEverything(dbFile, env, {
     clusters: options.cluster,
+    upstreams,
   });
   const { service, app } = server;
   // The last line of defence: background work handles its own failures (service.sync never
@@ -327,9 +411,23 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       'registry for short references (default: the first --index)',
     )
     .option('--cluster <name=kubeconfig>', 'a cluster for the Deployment Manager (repeatable)', collect)
+    .option('--upstream <url>', 'a registry server to pull through, tried in order (repeatable)', collect)
+    .option(
+      '--upstream-token-env <name>',
+      "the variable holding the n-th upstream's token (repeatable)",
+      collect,
+    )
+    .option(
+      '--upstream-ttl <seconds>',
+      'how long what a floating reference resolves to is trusted (default 300)',
+    )
+    .option(
+      '--upstream-negative-ttl <seconds>',
+      "how long an upstream's not-found is remembered (default 60)",
+    )
     .addHelpText(
       'after',
-      '\nExamples:\n  dm-registry start --index registry-fixtures\n  dm-registry start --port 9090 --index registry-fixtures --index github.com/acme/templates@main\n',
+      '\nExamples:\n  dm-registry start --index registry-fixtures\n  dm-registry start --upstream https://registry.example --upstream-token-env UPSTREAM_TOKEN\n  dm-registry start --port 9090 --index registry-fixtures --index github.com/acme/templates@main\n',
     )
     .action((o) => start(o, env));
   program
@@ -359,6 +457,89 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       const { openStore } = await import('./store/db.js');
       openStore(target.file).close();
       process.stdout.write(`migrations applied to ${target.file}\n`);
+    });
+  const bundle = program
+    .command('bundle')
+    .description('air-gap bundles: templates carried on a file (docs/mirroring.md)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dm-registry bundle keygen --out bundle.key\n  dm-registry bundle export --out site.tgz --registry github.com/acme/templates --sign-key bundle.key\n  dm-registry bundle import site.tgz --verify-key bundle.key.pub\n',
+    );
+  bundle
+    .command('keygen')
+    .description('make an Ed25519 key pair for signing bundles: FILE (0600) and FILE.pub')
+    .requiredOption('--out <file>', 'where to write the private key (never overwritten)')
+    .addHelpText('after', '\nExample:\n  dm-registry bundle keygen --out bundle.key\n')
+    .action(async (o: { out: string }) => {
+      const { generateBundleKey } = await import('./mirror/bundle-format.js');
+      const keys = await generateBundleKey(o.out);
+      process.stdout.write(`private key ${keys.privateKey}\npublic key ${keys.publicKey}\n`);
+    });
+  bundle
+    .command('export')
+    .description('write the selected versions, and every template they reference, into one .tar.gz')
+    .requiredOption('--out <file>', 'the bundle to write')
+    .option('--registry <name>', 'carry this registry whole (repeatable; default: every registry)', collect)
+    .option('--lock <file>', 'carry the versions this dm.lock pins (repeatable)', collect)
+    .option('--since <bundle>', 'carry only what this earlier bundle lacks (a delta)')
+    .option('--sign-key <file>', 'sign the manifest with this key (dm-registry bundle keygen)')
+    .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  dm-registry bundle export --out site.tgz --lock dm.lock --sign-key bundle.key\n',
+    )
+    .action(
+      async (
+        o: CommonOptions & {
+          out: string;
+          registry?: string[];
+          lock?: string[];
+          since?: string;
+          signKey?: string;
+        },
+      ) => {
+        const { exportBundle } = await import('./mirror/bundle.js');
+        const { openStore } = await import('./store/db.js');
+        const store = openStore(databaseFile(o.db, env));
+        try {
+          const r = await exportBundle(store, {
+            out: o.out,
+            ...(o.registry ? { registries: o.registry } : {}),
+            ...(o.lock ? { locks: o.lock } : {}),
+            ...(o.since ? { since: o.since } : {}),
+            ...(o.signKey ? { signKey: o.signKey } : {}),
+          });
+          for (const ref of r.unresolved)
+            process.stderr.write(`warning: ${ref} is not on this server; not carried\n`);
+          process.stdout.write(
+            `${r.file}: ${r.versions} versions, ${r.blobs} files, ${r.bytes} bytes, digest ${r.digest}\n`,
+          );
+        } finally {
+          store.close();
+        }
+      },
+    );
+  bundle
+    .command('import <file>')
+    .description('verify a bundle completely, then add its versions in one transaction')
+    .option('--verify-key <file>', 'refuse the bundle unless this public key verifies its signature')
+    .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  dm-registry bundle import site.tgz --verify-key bundle.key.pub --db file:./data/registry.db\n',
+    )
+    .action(async (file: string, o: CommonOptions & { verifyKey?: string }) => {
+      const { importBundle } = await import('./mirror/bundle.js');
+      const { openStore } = await import('./store/db.js');
+      const store = openStore(databaseFile(o.db, env));
+      try {
+        const r = await importBundle(store, file, o.verifyKey ? { verifyKey: o.verifyKey } : {});
+        process.stdout.write(
+          `${file}: ${r.added} versions added, ${r.unchanged} already present, ${r.registries} registries${r.signed ? ', signature verified' : ''}\n`,
+        );
+      } finally {
+        store.close();
+      }
     });
   const token = program
     .command('token')

@@ -138,6 +138,8 @@ export const PRIVATE_LABEL = '(private)';
 const NAME_RE = /^[a-z0-9][a-z0-9.-]*(?::\d+)?\/[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+$/i;
 
 export class RegistryService {
+  /** Pull-through from upstream registries (docs/mirroring.md), when `--upstream` is given. */
+  mirror: import('./mirror/mirror.js').Mirror | undefined;
   readonly store: Store;
   readonly catalog: Catalog;
   readonly tokens: TokenBook;

@@ -41,6 +41,7 @@ const START_LIMIT_MS = 180_000;
 export async function startRegistry(
   indexArgs: readonly string[],
   env: Record<string, string> = {},
+  extraArgs: readonly string[] = [],
 ): Promise<RunningRegistry> {
   const dir = await mkdtemp(join(tmpdir(), 'dm-registry-'));
   const args = [
@@ -52,6 +53,7 @@ export async function startRegistry(
     join(dir, 'registry.db'),
   ];
   for (const a of indexArgs) args.push('--index', a);
+  args.push(...extraArgs);
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: repoRoot,
     env: { ...process.env, ...env },

@@ -4,11 +4,15 @@
  * category, in one place (`onError`); every request gets an id (X-Request-Id), a JSON log line and
  * metrics; responses never carry stack traces or secrets.
  */
+
 import { type Context, Hono } from 'hono';
 import { DmError, isDmError } from '../../../client/src/error.js';
 import { createLogger, type Logger } from '../log.js';
 import type { DeploymentManager } from '../manager/deployment-manager.js';
 import { type ManagerConfig, mountManager } from '../manager/mount.js';
+import { Mirror } from '../mirror/mirror.js';
+import { storeTarget } from '../mirror/store-target.js';
+import { Upstream } from '../mirror/upstream.js';
 import { pageRoutes } from '../pages/routes.js';
 import { RegistryService, type ServiceDeps } from '../service.js';
 import { migrationsApplied } from '../store/db.js';
@@ -29,6 +33,12 @@ export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync'> {
   maxWebhookBytes?: number;
   /** The Deployment Manager (docs/manager.md): mounted when clusters are configured. */
   manager?: ManagerConfig | undefined;
+  /** Upstream registry servers to pull through, in order (docs/mirroring.md). */
+  upstreams?: readonly { url: string; token?: string | undefined }[];
+  /** How long a floating reference's answer is trusted before the upstream is asked again, ms. */
+  upstreamTtlMs?: number;
+  /** How long an upstream's not-found answer is remembered, ms. */
+  upstreamNegativeTtlMs?: number;
 }
 
 export interface RegistryApp {
@@ -68,6 +78,18 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       if (outcome.versionCount !== undefined) metrics.versions.set({ registry }, outcome.versionCount);
     },
   });
+  if (deps.upstreams && deps.upstreams.length > 0) {
+    const target = storeTarget(service.store, logger, () => service.catalog.invalidate());
+    service.mirror = new Mirror({
+      upstreams: deps.upstreams.map((u) => new Upstream({ url: u.url, token: u.token })),
+      target,
+      ownRegistry: (name) => target.ownRegistry(name),
+      defaultRegistry: () => service.catalog.defaultRegistry,
+      onStored: () => undefined,
+      ...(deps.upstreamTtlMs === undefined ? {} : { ttlMs: deps.upstreamTtlMs }),
+      ...(deps.upstreamNegativeTtlMs === undefined ? {} : { negativeTtlMs: deps.upstreamNegativeTtlMs }),
+    });
+  }
   const tracker = new RequestTracker(service, metrics, logger, deps.accessLog ?? true);
   const app = new Hono<AppEnv>();
   const tracked = async (c: Context<AppEnv>, next: () => Promise<void>) => {

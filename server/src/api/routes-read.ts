@@ -6,6 +6,7 @@ import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
+import { batchCacheStatus } from '../mirror/mirror.js';
 import type { RegistryView } from '../resolve/catalog.js';
 import { type ReadStore, readsOf } from '../store/reads.js';
 import { type AppEnv, accessOf, errorResponse, immutableContent, intParam, notModified } from './http.js';
@@ -93,7 +94,35 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
           category: 'invalid-input',
         });
       }
-      const answer = c.get('service').catalog.resolveAnswer(ref, accessOf(c));
+      const service = c.get('service');
+      const access = accessOf(c);
+      const mirror = service.mirror;
+      if (mirror?.involves(ref)) {
+        // A mirror's references may go upstream (docs/mirroring.md): answered asynchronously.
+        return mirror
+          .resolve(ref, () => service.catalog.resolveAnswer(ref, access))
+          .then(
+            (m) => {
+              const headers: Record<string, string> = {
+                'content-type': 'application/json',
+                'x-request-id': requestId,
+                'cache-status': m.cacheStatus,
+              };
+              if (m.age !== undefined) headers.age = String(m.age);
+              const answer = new Response(m.body, { status: m.status, headers });
+              tracker.end(c, answer.status);
+              return answer;
+            },
+            (error: unknown) => {
+              if (!(error instanceof DmError)) throw error;
+              c.header('X-Request-Id', requestId);
+              const answer = errorResponse(c, error);
+              tracker.end(c, answer.status);
+              return answer;
+            },
+          );
+      }
+      const answer = service.catalog.resolveAnswer(ref, access);
       // A plain header object (not c.body with two headers, which builds a Headers instance).
       res = new Response(answer.body, {
         status: answer.status,
@@ -144,8 +173,18 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
       }
       const catalog = c.get('service').catalog;
       const access = accessOf(c);
-      const parts = (refs as string[]).map((ref) => {
-        const answer = catalog.resolveAnswer(ref, access);
+      const mirror = c.get('service').mirror;
+      const list = refs as string[];
+      const mirrored =
+        mirror && list.some((r) => mirror.involves(r))
+          ? await mirror.resolveMany(list, (ref) => catalog.resolveAnswer(ref, access))
+          : undefined;
+      if (mirrored) {
+        const status = batchCacheStatus(mirrored);
+        if (status) c.header('Cache-Status', status);
+      }
+      const parts = list.map((ref, i) => {
+        const answer = mirrored?.[i] ?? catalog.resolveAnswer(ref, access);
         const key = answer.status === 200 ? 'resolution' : 'error';
         const value = answer.status === 200 ? answer.body : JSON.stringify(JSON.parse(answer.body).error);
         return `{"ref":${JSON.stringify(ref)},"${key}":${value}}`;

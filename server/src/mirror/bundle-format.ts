@@ -1,0 +1,430 @@
+/**
+ * Air-gap bundles (docs/mirroring.md): one `.tar.gz` holding `manifest.json`, optionally
+ * `manifest.sig` (Ed25519 over the manifest's bytes), and `blobs/<sha256>` for every file content
+ * the bundle carries, each stored once. The manifest lists every version (canonical reference,
+ * files with sha256 and size, version digest, source registry and commit, first-seen time), the
+ * registries they belong to, search data, the blobs, and the bundle's own digest (sha256 over the
+ * manifest without its `digest` field). A delta bundle (`since`) carries only what its base lacks:
+ * versions may then name blobs the base carried.
+ *
+ * Reading is verification: nothing is returned until every blob's name, size and sha256, every
+ * version digest, the manifest digest and (when a key is given) the signature have been checked.
+ * Sizes are bounded while streaming (the manifest, each blob, the total).
+ */
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  sign,
+  verify,
+} from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip, createGzip } from 'node:zlib';
+import { Header, Parser, type ReadEntry } from 'tar';
+import { DmError } from '../../../client/src/error.js';
+import { versionDigest } from '../../../client/src/registry/digest.js';
+
+export const BUNDLE_FORMAT = 'dm-bundle/v1';
+
+export interface BundleFile {
+  path: string;
+  sha256: string;
+  size: number;
+}
+
+export interface BundleVersion {
+  /** The exact pin: `github.com/o/r/redis:=v1.0.3`. */
+  reference: string;
+  registry: string;
+  collection: string;
+  template: string;
+  version: string;
+  kind: string;
+  dir: string;
+  templateFile: string;
+  schemaFile: string | null;
+  hasExample: boolean;
+  digest: string;
+  /** The commit of the source registry the version was indexed from. */
+  commit: string | null;
+  /** When the exporting server first saw this version (ISO 8601). */
+  firstSeen: string | null;
+  schemaJson: string | null;
+  files: BundleFile[];
+}
+
+export interface BundleRegistry {
+  name: string;
+  visibility: 'public' | 'private';
+  /** Where the exporting server indexed it from (never with credentials). */
+  source: string;
+  commit: string | null;
+}
+
+export interface BundleTemplate {
+  registry: string;
+  collection: string;
+  name: string;
+  latestVersion: string | null;
+  title: string | null;
+  description: string | null;
+}
+
+export interface BundleManifest {
+  format: typeof BUNDLE_FORMAT;
+  createdAt: string;
+  /** The digest of the bundle this one is a delta of, or null for a full bundle. */
+  since: string | null;
+  registries: BundleRegistry[];
+  templates: BundleTemplate[];
+  versions: BundleVersion[];
+  blobs: { sha256: string; size: number }[];
+  /** sha256 over this manifest's JSON without `digest`. */
+  digest: string;
+}
+
+export interface BundleLimits {
+  /** Largest manifest, bytes (default 256 MiB). */
+  maxManifestBytes?: number;
+  /** Largest blob, bytes (default 64 MiB). */
+  maxBlobBytes?: number;
+  /** Largest sum of blob sizes, bytes (default 2 GiB). */
+  maxTotalBytes?: number;
+}
+
+function bundleError(file: string, message: string, code = 'INVALID_BUNDLE'): DmError {
+  return new DmError(code, `${file}: ${message}`, { category: 'invalid-input', details: { file } });
+}
+
+export function manifestDigest(manifest: Omit<BundleManifest, 'digest'> & { digest?: string }): string {
+  const { digest: _ignored, ...rest } = manifest;
+  return `sha256:${createHash('sha256').update(JSON.stringify(rest)).digest('hex')}`;
+}
+
+// ---- keys -------------------------------------------------------------------------------------
+
+/** Writes an Ed25519 key pair: `<file>` (PKCS#8 PEM, mode 0600) and `<file>.pub` (SPKI PEM). */
+export async function generateBundleKey(file: string): Promise<{ privateKey: string; publicKey: string }> {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const priv = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const pub = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  await writeFile(file, priv, { mode: 0o600, flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EEXIST') {
+      throw new DmError('FILE_EXISTS', `${file} already exists; keygen never overwrites a key`, {
+        category: 'conflict',
+      });
+    }
+    throw error;
+  });
+  await writeFile(`${file}.pub`, pub, { mode: 0o644 });
+  return { privateKey: file, publicKey: `${file}.pub` };
+}
+
+async function readKey(file: string, kind: 'private' | 'public'): Promise<KeyObject> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new DmError(
+      'FILE_NOT_FOUND',
+      `${file}: ${code === 'ENOENT' ? 'no such key file' : `cannot read (${code})`}`,
+      {
+        category: code === 'ENOENT' ? 'not-found' : 'invalid-input',
+      },
+    );
+  }
+  try {
+    const key = kind === 'private' ? createPrivateKey(text) : createPublicKey(text);
+    if (key.asymmetricKeyType !== 'ed25519') throw new Error('not ed25519');
+    return key;
+  } catch {
+    throw new DmError(
+      'INVALID_KEY',
+      `${file} is not an Ed25519 ${kind} key in PEM form (make one with dm-registry bundle keygen)`,
+      {
+        category: 'invalid-input',
+      },
+    );
+  }
+}
+
+export const readSigningKey = (file: string) => readKey(file, 'private');
+export const readVerifyKey = (file: string) => readKey(file, 'public');
+
+// ---- writing ----------------------------------------------------------------------------------
+
+function tarHeader(path: string, size: number): Buffer {
+  const block = Buffer.alloc(512);
+  new Header({ path, mode: 0o644, size, mtime: new Date(0), type: 'File', uid: 0, gid: 0 }).encode(block, 0);
+  return block;
+}
+
+function padding(size: number): Buffer {
+  return Buffer.alloc((512 - (size % 512)) % 512);
+}
+
+/**
+ * Writes a bundle atomically (a temporary file renamed into place). `readBlob` supplies the
+ * content of every blob the manifest lists. Returns the manifest as written and the file's size.
+ */
+export async function writeBundle(
+  out: string,
+  content: Omit<BundleManifest, 'digest' | 'format'>,
+  readBlob: (sha256: string) => Buffer | Promise<Buffer>,
+  options: { signingKey?: KeyObject } = {},
+): Promise<{ manifest: BundleManifest; bytes: number }> {
+  const unsigned = { format: BUNDLE_FORMAT, ...content } as Omit<BundleManifest, 'digest'>;
+  const manifest: BundleManifest = { ...unsigned, digest: manifestDigest(unsigned) };
+  const manifestBytes = Buffer.from(JSON.stringify(manifest));
+  const tmp = `${out}.tmp-${process.pid}`;
+  async function* entries(): AsyncGenerator<Buffer> {
+    yield tarHeader('manifest.json', manifestBytes.length);
+    yield manifestBytes;
+    yield padding(manifestBytes.length);
+    if (options.signingKey) {
+      const signature = Buffer.from(`${sign(null, manifestBytes, options.signingKey).toString('base64')}\n`);
+      yield tarHeader('manifest.sig', signature.length);
+      yield signature;
+      yield padding(signature.length);
+    }
+    for (const blob of manifest.blobs) {
+      const bytes = await readBlob(blob.sha256);
+      if (bytes.length !== blob.size) {
+        throw new DmError(
+          'STORE_INCONSISTENT',
+          `blob ${blob.sha256} has ${bytes.length} bytes, the store says ${blob.size}`,
+        );
+      }
+      yield tarHeader(`blobs/${blob.sha256}`, bytes.length);
+      yield bytes;
+      yield padding(bytes.length);
+    }
+    yield Buffer.alloc(1024);
+  }
+  try {
+    await pipeline(
+      Readable.from(entries()),
+      createGzip({ level: 6 }),
+      createWriteStream(tmp, { mode: 0o644 }),
+    );
+    await rename(tmp, out);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw error;
+  }
+  const { size } = await stat(out);
+  return { manifest, bytes: size };
+}
+
+// ---- reading ----------------------------------------------------------------------------------
+
+export interface VerifiedBundle {
+  manifest: BundleManifest;
+  /** Blob contents the bundle carries, verified. */
+  blobs: Map<string, Buffer>;
+  /** Blobs its versions name that it does not carry (a delta): the importer must already have them. */
+  external: string[];
+  signed: boolean;
+  /** Bytes of content read. */
+  contentBytes: number;
+}
+
+const SHA = /^[0-9a-f]{64}$/;
+
+function checkManifestShape(value: unknown, file: string): BundleManifest {
+  const m = value as Partial<BundleManifest> | null;
+  if (!m || typeof m !== 'object' || m.format !== BUNDLE_FORMAT) {
+    throw bundleError(file, `manifest.json is not a ${BUNDLE_FORMAT} manifest`);
+  }
+  if (
+    !Array.isArray(m.versions) ||
+    !Array.isArray(m.blobs) ||
+    !Array.isArray(m.registries) ||
+    !Array.isArray(m.templates)
+  ) {
+    throw bundleError(file, 'manifest.json lacks versions, blobs, registries or templates');
+  }
+  for (const b of m.blobs) {
+    if (!b || !SHA.test(String(b.sha256)) || !Number.isSafeInteger(b.size) || b.size < 0) {
+      throw bundleError(file, `manifest.json lists a malformed blob ${JSON.stringify(b).slice(0, 100)}`);
+    }
+  }
+  for (const v of m.versions) {
+    if (!v || typeof v.reference !== 'string' || !Array.isArray(v.files) || typeof v.digest !== 'string') {
+      throw bundleError(file, `manifest.json lists a malformed version ${JSON.stringify(v).slice(0, 100)}`);
+    }
+  }
+  return m as BundleManifest;
+}
+
+/** Reads and verifies a bundle completely; throws `INVALID_BUNDLE`/`BUNDLE_SIGNATURE` naming the problem. */
+export async function readBundle(
+  file: string,
+  options: BundleLimits & { verifyKey?: KeyObject } = {},
+): Promise<VerifiedBundle> {
+  const maxManifest = options.maxManifestBytes ?? 256 * 1024 * 1024;
+  const maxBlob = options.maxBlobBytes ?? 64 * 1024 * 1024;
+  const maxTotal = options.maxTotalBytes ?? 2 * 1024 * 1024 * 1024;
+  let manifestBytes: Buffer | undefined;
+  let signature: Buffer | undefined;
+  const blobs = new Map<string, Buffer>();
+  let total = 0;
+  let failure: unknown;
+  const fail = (message: string) => {
+    failure ??= bundleError(file, message);
+  };
+
+  const parser = new Parser({
+    strict: true,
+    onReadEntry: (entry: ReadEntry) => {
+      const path = String(entry.path);
+      const size = entry.size ?? 0;
+      if (failure) {
+        entry.resume();
+        return;
+      }
+      if (entry.type !== 'File' && entry.type !== 'OldFile') {
+        fail(`unexpected ${entry.type} entry ${path}`);
+        entry.resume();
+        return;
+      }
+      let limit: number;
+      let onDone: (content: Buffer) => void;
+      if (path === 'manifest.json') {
+        if (manifestBytes) fail('manifest.json appears twice');
+        limit = maxManifest;
+        onDone = (c) => {
+          manifestBytes = c;
+        };
+      } else if (path === 'manifest.sig') {
+        limit = 4096;
+        onDone = (c) => {
+          signature = c;
+        };
+      } else if (path.startsWith('blobs/') && SHA.test(path.slice(6))) {
+        const sha = path.slice(6);
+        if (blobs.has(sha)) fail(`blob ${sha} appears twice`);
+        limit = maxBlob;
+        total += size;
+        if (total > maxTotal) fail(`its content is larger than ${maxTotal} bytes (--max-bytes)`);
+        onDone = (c) => {
+          const actual = createHash('sha256').update(c).digest('hex');
+          if (actual !== sha) fail(`blob ${sha} has sha256 ${actual}: its content was altered`);
+          else blobs.set(sha, c);
+        };
+      } else {
+        fail(`unexpected entry ${path}`);
+        entry.resume();
+        return;
+      }
+      if (size > limit) {
+        fail(`${path} is ${size} bytes, more than ${limit}`);
+        entry.resume();
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let got = 0;
+      entry.on('data', (chunk: Buffer) => {
+        got += chunk.length;
+        if (got <= limit) chunks.push(chunk);
+      });
+      entry.on('end', () => {
+        if (got !== size) fail(`${path} is truncated`);
+        else onDone(Buffer.concat(chunks, got));
+      });
+    },
+  });
+  parser.on('warn', (code: string, message: string) => {
+    if (code === 'TAR_ENTRY_INVALID' || code === 'TAR_BAD_ARCHIVE' || code === 'TAR_ENTRY_ERROR')
+      fail(`not a valid archive (${message})`);
+  });
+  try {
+    await pipeline(createReadStream(file), createGunzip(), parser);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT')
+      throw new DmError('FILE_NOT_FOUND', `${file}: no such bundle`, { category: 'not-found' });
+    if (code === 'EISDIR')
+      throw new DmError('INVALID_BUNDLE', `${file} is a directory, not a bundle`, {
+        category: 'invalid-input',
+      });
+    failure ??= bundleError(
+      file,
+      `the archive is truncated or corrupt (${code ?? (error as Error).message})`,
+    );
+  }
+  if (failure) throw failure;
+  if (!manifestBytes) throw bundleError(file, 'there is no manifest.json');
+
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(manifestBytes.toString('utf8'));
+  } catch {
+    throw bundleError(file, 'manifest.json is not valid JSON');
+  }
+  const manifest = checkManifestShape(parsed, file);
+  if (manifestDigest(manifest) !== manifest.digest) {
+    throw bundleError(
+      file,
+      `manifest.json was altered: its digest is ${manifestDigest(manifest)}, it says ${manifest.digest}`,
+    );
+  }
+  if (options.verifyKey) {
+    if (!signature)
+      throw bundleError(file, 'it is not signed, and --verify-key asks for a signature', 'BUNDLE_SIGNATURE');
+    const ok = verify(
+      null,
+      manifestBytes,
+      options.verifyKey,
+      Buffer.from(signature.toString('utf8').trim(), 'base64'),
+    );
+    if (!ok) throw bundleError(file, 'its signature does not verify with the given key', 'BUNDLE_SIGNATURE');
+  }
+
+  const listed = new Map(manifest.blobs.map((b) => [b.sha256, b.size]));
+  for (const [sha, size] of listed) {
+    const content = blobs.get(sha);
+    if (!content) throw bundleError(file, `blob ${sha} is listed but missing`);
+    if (content.length !== size)
+      throw bundleError(file, `blob ${sha} has ${content.length} bytes, the manifest says ${size}`);
+  }
+  for (const sha of blobs.keys()) {
+    if (!listed.has(sha)) throw bundleError(file, `blob ${sha} is not listed in the manifest`);
+  }
+  const external = new Set<string>();
+  for (const v of manifest.versions) {
+    for (const f of v.files) {
+      if (!SHA.test(f.sha256))
+        throw bundleError(file, `${v.reference}: file ${f.path} has a malformed sha256`);
+      const size = listed.get(f.sha256);
+      if (size === undefined) {
+        if (manifest.since === null)
+          throw bundleError(file, `${v.reference}: file ${f.path} has no blob in the bundle`);
+        external.add(f.sha256);
+      } else if (size !== f.size) {
+        throw bundleError(file, `${v.reference}: file ${f.path} is ${f.size} bytes, its blob ${size}`);
+      }
+    }
+    let digest: string;
+    try {
+      digest = versionDigest(v.files);
+    } catch (error) {
+      throw bundleError(file, `${v.reference}: ${(error as Error).message}`);
+    }
+    if (digest !== v.digest)
+      throw bundleError(file, `${v.reference}: version digest is ${digest}, the manifest says ${v.digest}`);
+  }
+  return {
+    manifest,
+    blobs,
+    external: [...external].sort(),
+    signed: signature !== undefined,
+    contentBytes: total,
+  };
+}

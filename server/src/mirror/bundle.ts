@@ -1,0 +1,259 @@
+/**
+ * `dm-registry bundle export|import` (docs/mirroring.md): what a bundle carries is chosen through
+ * the catalog (registries, dm.lock pins, and every template their files reference, transitively,
+ * by the same patch float a client would use), written with bundle-format.ts, and imported with
+ * addVersions in one transaction after everything was verified.
+ */
+import { DmError } from '../../../client/src/error.js';
+import { referencesInText } from '../../../client/src/resolve/discover-references.js';
+import { readLockFile } from '../../../client/src/resolve/lock-file.js';
+import type { Resolution } from '../api/shapes.js';
+import { Catalog } from '../resolve/catalog.js';
+import { addVersions, missingContent } from '../store/add-versions.js';
+import type { Store } from '../store/db.js';
+import {
+  type BundleManifest,
+  type BundleRegistry,
+  type BundleVersion,
+  readBundle,
+  readSigningKey,
+  readVerifyKey,
+  writeBundle,
+} from './bundle-format.js';
+
+export interface ExportOptions {
+  out: string;
+  /** Registries to carry whole (default: every registry, when no lock file is given either). */
+  registries?: readonly string[];
+  /** dm.lock files whose pinned versions to carry. */
+  locks?: readonly string[];
+  /** An earlier bundle: carry only what it lacks. */
+  since?: string;
+  signKey?: string;
+  now?: () => Date;
+}
+
+export interface ExportResult {
+  file: string;
+  bytes: number;
+  versions: number;
+  blobs: number;
+  digest: string;
+  /** References found in templates that this server cannot resolve (not carried). */
+  unresolved: string[];
+}
+
+const everyone = { canRead: () => true };
+
+function templateRef(r: { registry: string; collection: string; template: string; version: string }): string {
+  return `${[r.registry, r.collection, r.template].filter(Boolean).join('/')}:=${r.version}`;
+}
+
+export async function exportBundle(store: Store, options: ExportOptions): Promise<ExportResult> {
+  const db = store.sqlite;
+  const catalog = new Catalog(store);
+  const known = new Map(
+    (
+      db.prepare('SELECT name, visibility, source, "commit" FROM registries').all() as {
+        name: string;
+        visibility: string;
+        source: string;
+        commit: string | null;
+      }[]
+    ).map((r) => [r.name.toLowerCase(), r]),
+  );
+  const seeds: string[] = [];
+  const registries = options.registries ?? [];
+  for (const name of registries) {
+    if (!known.has(name.toLowerCase())) {
+      throw new DmError('REGISTRY_NOT_FOUND', `no registry ${name} in this database`, {
+        category: 'not-found',
+      });
+    }
+  }
+  const whole =
+    registries.length > 0 ? registries : (options.locks ?? []).length > 0 ? [] : [...known.keys()];
+  for (const name of whole) {
+    const rows = db
+      .prepare(
+        `SELECT r.name AS registry, t.collection, t.name AS template, v.version FROM versions v
+         JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id WHERE lower(r.name) = lower(?)`,
+      )
+      .all(name) as { registry: string; collection: string; template: string; version: string }[];
+    for (const row of rows) seeds.push(templateRef(row));
+  }
+  for (const file of options.locks ?? []) {
+    const lock = await readLockFile(file);
+    if (!lock) throw new DmError('FILE_NOT_FOUND', `${file}: no such lock file`, { category: 'not-found' });
+    for (const entry of Object.values(lock.references)) seeds.push(`${entry.template}:=${entry.version}`);
+  }
+
+  const hosts = [...new Set([...known.keys()].map((n) => n.split('/')[0]!))];
+  const content = db.prepare('SELECT content FROM files WHERE sha256 = ?').pluck();
+  const chosen = new Map<string, Resolution>();
+  const unresolved = new Set<string>();
+  const queue = [...seeds];
+  while (queue.length > 0) {
+    const ref = queue.pop()!;
+    let r: Resolution;
+    try {
+      r = catalog.resolve(ref, everyone);
+    } catch (error) {
+      if (error instanceof DmError && error.category === 'not-found') {
+        unresolved.add(ref);
+        continue;
+      }
+      throw error;
+    }
+    if (chosen.has(r.resolved)) continue;
+    chosen.set(r.resolved, r);
+    for (const f of r.files) {
+      if (!/\.(jinja|py|ya?ml|schema|json)$/.test(f.path)) continue;
+      const text = (content.get(f.sha256) as Buffer).toString('utf8');
+      for (const found of referencesInText(text, hosts)) queue.push(found);
+    }
+  }
+
+  let base: BundleManifest | undefined;
+  if (options.since) base = (await readBundle(options.since)).manifest;
+  const baseVersions = new Set(base?.versions.map((v) => `${v.reference} ${v.digest}`) ?? []);
+  const baseBlobs = new Set(base?.blobs.map((b) => b.sha256) ?? []);
+
+  const versions: BundleVersion[] = [];
+  const blobs = new Map<string, number>();
+  const registryNames = new Set<string>();
+  const versionRow = db.prepare(
+    `SELECT v.dir, v.has_example AS hasExample, v.schema_json AS schemaJson FROM versions v
+     JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
+     WHERE r.name = ? AND t.collection = ? AND t.name = ? AND v.version = ?`,
+  );
+  for (const r of [...chosen.values()].sort((a, b) => (a.resolved < b.resolved ? -1 : 1))) {
+    if (baseVersions.has(`${r.resolved} ${r.digest}`)) continue;
+    const row = versionRow.get(r.registry, r.collection, r.template, r.version) as {
+      dir: string;
+      hasExample: number;
+      schemaJson: string | null;
+    };
+    versions.push({
+      reference: r.resolved,
+      registry: r.registry,
+      collection: r.collection,
+      template: r.template,
+      version: r.version,
+      kind: r.kind,
+      dir: row.dir,
+      templateFile: r.templateFile,
+      schemaFile: r.schemaFile,
+      hasExample: row.hasExample === 1,
+      digest: r.digest,
+      commit: r.commit || null,
+      firstSeen: null,
+      schemaJson: row.schemaJson,
+      files: r.files.map((f) => ({ path: f.path, sha256: f.sha256, size: f.size })),
+    });
+    registryNames.add(r.registry);
+    for (const f of r.files) if (!baseBlobs.has(f.sha256)) blobs.set(f.sha256, f.size);
+  }
+  const bundleRegistries: BundleRegistry[] = [...registryNames].sort().map((name) => {
+    const k = known.get(name.toLowerCase())!;
+    return {
+      name,
+      visibility: k.visibility === 'private' ? 'private' : 'public',
+      // Where it came from, never a local path or credentials: the name references use.
+      source: name,
+      commit: k.commit,
+    };
+  });
+  const templates = db
+    .prepare(
+      `SELECT r.name AS registry, t.collection, t.name, t.latest_version AS latestVersion, t.title, t.description
+       FROM templates t JOIN registries r ON r.id = t.registry_id ORDER BY r.name, t.collection, t.name`,
+    )
+    .all() as BundleManifest['templates'];
+  const carried = new Set(versions.map((v) => `${v.registry}\0${v.collection}\0${v.template}`));
+  const signingKey = options.signKey ? await readSigningKey(options.signKey) : undefined;
+  const { manifest, bytes } = await writeBundle(
+    options.out,
+    {
+      createdAt: (options.now?.() ?? new Date()).toISOString(),
+      since: base?.digest ?? null,
+      registries: bundleRegistries,
+      templates: templates.filter((t) => carried.has(`${t.registry}\0${t.collection}\0${t.name}`)),
+      versions,
+      blobs: [...blobs].sort(([a], [b]) => (a < b ? -1 : 1)).map(([sha256, size]) => ({ sha256, size })),
+    },
+    (sha) => content.get(sha) as Buffer,
+    signingKey ? { signingKey } : {},
+  );
+  return {
+    file: options.out,
+    bytes,
+    versions: versions.length,
+    blobs: blobs.size,
+    digest: manifest.digest,
+    unresolved: [...unresolved].sort(),
+  };
+}
+
+export interface ImportResult {
+  added: number;
+  unchanged: number;
+  registries: number;
+  contentBytes: number;
+  signed: boolean;
+}
+
+/** Verifies the whole bundle, then imports it in one transaction (nothing is written on any error). */
+export async function importBundle(
+  store: Store,
+  file: string,
+  options: { verifyKey?: string; now?: number } = {},
+): Promise<ImportResult> {
+  const verifyKey = options.verifyKey ? await readVerifyKey(options.verifyKey) : undefined;
+  const bundle = await readBundle(file, verifyKey ? { verifyKey } : {});
+  const { manifest } = bundle;
+  const missing = missingContent(store, bundle.external);
+  if (missing.length > 0) {
+    throw new DmError(
+      'BUNDLE_BASE_MISSING',
+      `${file} is a delta of bundle ${manifest.since}, whose content this database lacks (${missing.length} files, e.g. ${missing[0]}); import that bundle first`,
+      { category: 'invalid-input' },
+    );
+  }
+  const byRegistry = new Map<string, BundleVersion[]>();
+  for (const v of manifest.versions) {
+    const list = byRegistry.get(v.registry) ?? [];
+    list.push(v);
+    byRegistry.set(v.registry, list);
+  }
+  const registries = new Map(manifest.registries.map((r) => [r.name, r]));
+  let added = 0;
+  let unchanged = 0;
+  store.sqlite.transaction(() => {
+    for (const [name, list] of byRegistry) {
+      const r = registries.get(name);
+      const result = addVersions(
+        store,
+        {
+          name,
+          sourceType: 'bundle',
+          source: `bundle:${manifest.digest}`,
+          visibility: r?.visibility ?? 'private',
+          commit: r?.commit ?? null,
+        },
+        list,
+        (sha) => bundle.blobs.get(sha),
+        options.now === undefined ? {} : { now: options.now },
+      );
+      added += result.added;
+      unchanged += result.unchanged;
+    }
+  })();
+  return {
+    added,
+    unchanged,
+    registries: byRegistry.size,
+    contentBytes: bundle.contentBytes,
+    signed: bundle.signed,
+  };
+}

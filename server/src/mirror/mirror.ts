@@ -1,0 +1,203 @@
+/**
+ * The mirror in front of the resolve endpoints (docs/mirroring.md): decides, per reference, whether
+ * the local answer stands (content already stored, a floating reference checked within the upstream
+ * TTL, or an upstream known down) or the upstreams are asked (pull-through), and says which in a
+ * `Cache-Status` header. References of registries this server indexes itself never go upstream.
+ */
+import { LRUCache } from 'lru-cache';
+import { DmError, httpStatusFor } from '../../../client/src/error.js';
+import { parseReference } from '../../../client/src/reference/reference.js';
+import { cacheStatus, type MirrorTarget, type PullResult, PullThrough } from './pull-through.js';
+import type { Upstream } from './upstream.js';
+
+/** A resolve answer as the catalog gives it: status and ready JSON. */
+export interface LocalAnswer {
+  status: number;
+  body: string;
+}
+
+export interface MirroredAnswer extends LocalAnswer {
+  cacheStatus: string;
+  /** Seconds since the mirror last heard from the upstream about this reference (stale answers). */
+  age?: number;
+}
+
+export interface MirrorOptions {
+  upstreams: readonly Upstream[];
+  target: MirrorTarget;
+  /** Whether this server indexes the registry itself (its references never go upstream). */
+  ownRegistry(name: string): boolean;
+  /** Registry for short references, as the catalog has it. */
+  defaultRegistry?: () => string | undefined;
+  /** How long what a floating reference resolves to is trusted before asking again, ms (default 300 s). */
+  ttlMs?: number;
+  negativeTtlMs?: number;
+  now?: () => number;
+  /** Drops cached answers after content was stored. */
+  onStored(registry: string): void;
+}
+
+const BATCH_CONCURRENCY = 8;
+
+export class Mirror {
+  readonly pullThrough: PullThrough;
+  private readonly checked: LRUCache<string, number>;
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: MirrorOptions) {
+    this.pullThrough = new PullThrough({
+      upstreams: options.upstreams,
+      target: options.target,
+      ...(options.negativeTtlMs === undefined ? {} : { negativeTtlMs: options.negativeTtlMs }),
+    });
+    this.ttlMs = options.ttlMs ?? 300_000;
+    this.now = options.now ?? Date.now;
+    this.checked = new LRUCache({ maxSize: 16 * 1024 * 1024, sizeCalculation: (_v, k) => k.length * 2 + 32 });
+  }
+
+  get upstreams(): readonly Upstream[] {
+    return this.options.upstreams;
+  }
+
+  /** The registry a reference names, or undefined when it does not parse (the catalog answers that). */
+  private registryOf(ref: string): { name: string; exact: boolean } | undefined {
+    try {
+      const parsed = parseReference(ref, {
+        defaultRegistry: this.options.defaultRegistry?.(),
+        allowMissingVersion: true,
+      });
+      if (parsed.kind !== 'registry') return undefined;
+      return { name: `${parsed.host}/${parsed.owner}/${parsed.repo}`, exact: parsed.version?.exact === true };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Whether `ref` could involve an upstream at all. */
+  involves(ref: string): boolean {
+    const registry = this.registryOf(ref);
+    return registry !== undefined && !this.options.ownRegistry(registry.name);
+  }
+
+  /**
+   * Answers one reference: `local()` is the catalog's answer (called again after a store).
+   * Never throws for upstream trouble: a stored answer is served stale, otherwise the answer is
+   * `UPSTREAM_UNAVAILABLE` (502) naming the upstream.
+   */
+  async resolve(ref: string, local: () => LocalAnswer): Promise<MirroredAnswer> {
+    const registry = this.registryOf(ref);
+    const first = local();
+    if (!registry || this.options.ownRegistry(registry.name)) return { ...first, cacheStatus: '' };
+    const key = ref;
+    const checkedAt = this.checked.get(key);
+    if (first.status === 200) {
+      if (registry.exact || (checkedAt !== undefined && this.now() - checkedAt < this.ttlMs)) {
+        return { ...first, cacheStatus: cacheStatus({ hit: true }) };
+      }
+      if (this.pullThrough.allOpen()) return this.stale(first, checkedAt);
+    } else if (this.pullThrough.allOpen()) {
+      // Known down and nothing stored: fail at once, naming the upstream.
+      return this.unavailable(first);
+    }
+    let result: PullResult;
+    try {
+      result = await this.pullThrough.pull(ref);
+    } catch (error) {
+      if (error instanceof DmError && (error.category === 'upstream' || error.code === 'CONTENT_MISMATCH')) {
+        if (first.status === 200) return this.stale(first, checkedAt);
+        return {
+          status: httpStatusFor(error),
+          body: JSON.stringify(error.toJSON()),
+          cacheStatus: cacheStatus({ fwd: 'miss', detail: 'upstream-unreachable' }),
+        };
+      }
+      throw error;
+    }
+    this.checked.set(key, this.now());
+    if (result.kind === 'not-found') {
+      if (first.status === 200)
+        return {
+          ...first,
+          cacheStatus: cacheStatus({ hit: true, fwd: 'stale', detail: 'removed-upstream' }),
+        };
+      return {
+        status: result.status,
+        body: JSON.stringify({ error: result.error }),
+        cacheStatus: cacheStatus({ fwd: 'miss' }),
+      };
+    }
+    if (result.kind === 'stored') this.options.onStored(result.resolution.registry);
+    const after = local();
+    if (result.kind === 'stored')
+      return { ...after, cacheStatus: cacheStatus({ fwd: 'miss', stored: true }) };
+    if (result.kind === 'mismatch') {
+      return {
+        ...after,
+        cacheStatus: cacheStatus({ hit: true, fwd: 'stale', detail: 'upstream-digest-differs' }),
+      };
+    }
+    return { ...after, cacheStatus: `${cacheStatus({ hit: true, fwd: 'stale' })}; fwd-status=200` };
+  }
+
+  /** Answers many references, pulling at most a few at a time. */
+  async resolveMany(refs: readonly string[], local: (ref: string) => LocalAnswer): Promise<MirroredAnswer[]> {
+    const out: MirroredAnswer[] = new Array(refs.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < refs.length) {
+        const i = next++;
+        const ref = refs[i]!;
+        out[i] = await this.resolve(ref, () => local(ref));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, refs.length) }, worker));
+    return out;
+  }
+
+  private stale(answer: LocalAnswer, checkedAt: number | undefined): MirroredAnswer {
+    return {
+      ...answer,
+      cacheStatus: cacheStatus({ hit: true, fwd: 'stale', detail: 'upstream-unreachable' }),
+      ...(checkedAt === undefined ? {} : { age: Math.max(0, Math.floor((this.now() - checkedAt) / 1000)) }),
+    };
+  }
+
+  private unavailable(first: LocalAnswer): MirroredAnswer {
+    const upstream = this.options.upstreams.find((u) => u.isOpen()) ?? this.options.upstreams[0];
+    const state = upstream?.state();
+    const why =
+      state?.state === 'unreachable'
+        ? `unreachable since ${state.since} (${state.detail})`
+        : state?.state === 'unauthorized'
+          ? `refusing this mirror's credentials since ${state.since}`
+          : state?.state === 'rate-limited'
+            ? `rate-limiting this mirror until ${state.until}`
+            : 'unavailable';
+    const error = new DmError(
+      'UPSTREAM_UNAVAILABLE',
+      `the upstream registry ${upstream?.url ?? ''} is ${why}`,
+      {
+        category: 'upstream',
+        details: { upstream: upstream?.url, local: first.status },
+      },
+    );
+    return {
+      status: httpStatusFor(error),
+      body: JSON.stringify(error.toJSON()),
+      cacheStatus: cacheStatus({ fwd: 'miss', detail: 'upstream-unreachable' }),
+    };
+  }
+}
+
+/** Summarises the Cache-Status of a batch: the most telling of its answers. */
+export function batchCacheStatus(answers: readonly MirroredAnswer[]): string {
+  const statuses = answers.map((a) => a.cacheStatus).filter(Boolean);
+  return (
+    statuses.find((s) => s.includes('upstream-unreachable')) ??
+    statuses.find((s) => s.includes('stored')) ??
+    statuses.find((s) => s.includes('fwd=')) ??
+    statuses[0] ??
+    ''
+  );
+}

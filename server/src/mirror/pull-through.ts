@@ -1,0 +1,243 @@
+/**
+ * Pull-through (docs/mirroring.md): a reference the mirror cannot answer, or a floating reference
+ * whose version list is older than the upstream TTL, is resolved through the upstreams in order;
+ * the version it names is fetched once (resolve + archive: two requests), verified against the
+ * upstream's own file list and digest, and stored, after which it is served like indexed content.
+ *
+ * - Concurrent first requests for one reference share one upstream exchange (single flight).
+ * - An upstream 404 is remembered for the negative TTL, so a probe for a missing name costs the
+ *   upstream nothing for that long.
+ * - A version the mirror already stored with another digest is never replaced: the exchange
+ *   reports a mismatch and the mirror keeps serving the bytes it has.
+ * - An open breaker (a known-down upstream) answers at once; no caller waits on a dead upstream.
+ */
+import { LRUCache } from 'lru-cache';
+import { DmError } from '../../../client/src/error.js';
+import { readTarball } from '../../../client/src/source/tarball.js';
+import type { Resolution } from '../api/shapes.js';
+import type { Upstream } from './upstream.js';
+import { type VerifiedFile, verifyVersionContent } from './verify-version.js';
+
+/** What the mirror stores and reads back; the store implements it (server/src/store/mirror.ts). */
+export interface MirrorTarget {
+  /** The digest stored for this exact version, or undefined. */
+  storedDigest(resolution: Resolution): Promise<string | undefined>;
+  /** Stores a verified version in one transaction (creating its registry and template as needed). */
+  store(version: PulledVersion): Promise<void>;
+  /** The upstream now answers another digest for a version the mirror stored (never applied). */
+  reportMismatch(mismatch: { resolution: Resolution; storedDigest: string; upstream: string }): void;
+}
+
+export interface PulledVersion {
+  resolution: Resolution;
+  files: VerifiedFile[];
+  upstream: string;
+  /** The upstream serves this registry only to token holders: private on the mirror too. */
+  private: boolean;
+}
+
+export type PullResult =
+  | { kind: 'stored' | 'present' | 'mismatch'; resolution: Resolution; upstream: string }
+  | { kind: 'not-found'; status: number; error: { code: string; message: string; details?: unknown } };
+
+export interface PullThroughOptions {
+  upstreams: readonly Upstream[];
+  target: MirrorTarget;
+  /** How long an upstream's not-found answer is remembered, ms (default 60 s). */
+  negativeTtlMs?: number;
+  /** Largest archive accepted from an upstream, bytes (default 64 MiB). */
+  maxArchiveBytes?: number;
+}
+
+const RESOLUTION_LIMIT = 8 * 1024 * 1024;
+
+function isString(v: unknown): v is string {
+  return typeof v === 'string' && v.length > 0 && v.length <= 4096;
+}
+
+/** An upstream is a registry server, not a trusted one: its resolution is checked before use. */
+function checkResolution(value: unknown, upstream: string): Resolution {
+  const r = value as Partial<Resolution> | null;
+  const ok =
+    r !== null &&
+    typeof r === 'object' &&
+    isString(r.resolved) &&
+    isString(r.registry) &&
+    typeof r.collection === 'string' &&
+    isString(r.template) &&
+    isString(r.version) &&
+    isString(r.digest) &&
+    /^sha256:[0-9a-f]{64}$/.test(r.digest) &&
+    Array.isArray(r.files) &&
+    r.files.length <= 100_000 &&
+    r.files.every(
+      (f) =>
+        f !== null &&
+        typeof f === 'object' &&
+        isString(f.path) &&
+        typeof f.size === 'number' &&
+        Number.isSafeInteger(f.size) &&
+        f.size >= 0 &&
+        /^[0-9a-f]{64}$/.test(String(f.sha256)),
+    ) &&
+    /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(r.template) &&
+    /^[A-Za-z0-9._-]*$/.test(r.collection) &&
+    /^=?v?[0-9A-Za-z.+-]+$/.test(r.version) &&
+    r.registry.split('/').every((s) => /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(s));
+  if (!ok) {
+    throw new DmError('UPSTREAM_INVALID_ANSWER', `${upstream} answered a resolution dm cannot use`, {
+      category: 'upstream',
+      details: { upstream },
+    });
+  }
+  return r as Resolution;
+}
+
+/** The archive URL path of an exact version on a registry server. */
+export function archivePath(r: Pick<Resolution, 'registry' | 'collection' | 'template' | 'version'>): string {
+  const parts = [...r.registry.split('/'), ...(r.collection ? [r.collection] : []), r.template];
+  return `/api/v1/templates/${parts.map(encodeURIComponent).join('/')}/versions/${encodeURIComponent(r.version)}/archive.tar.gz`;
+}
+
+export class PullThrough {
+  private readonly flights = new Map<string, Promise<PullResult>>();
+  private readonly negative: LRUCache<string, Extract<PullResult, { kind: 'not-found' }>>;
+  private readonly maxArchiveBytes: number;
+  /** Upstream requests made for pulls (for metrics and tests). */
+  requests = 0;
+
+  constructor(private readonly options: PullThroughOptions) {
+    this.negative = new LRUCache({
+      maxSize: 8 * 1024 * 1024,
+      sizeCalculation: (value, key) => key.length * 2 + value.error.message.length * 2 + 64,
+      ttl: options.negativeTtlMs ?? 60_000,
+    });
+    this.maxArchiveBytes = options.maxArchiveBytes ?? 64 * 1024 * 1024;
+  }
+
+  get upstreams(): readonly Upstream[] {
+    return this.options.upstreams;
+  }
+
+  /** Whether every upstream is known down right now (an unseen reference fails at once). */
+  allOpen(): boolean {
+    return this.options.upstreams.every((u) => u.isOpen());
+  }
+
+  /** Resolves `ref` through the upstreams and stores what it names; one exchange per reference at a time. */
+  pull(ref: string): Promise<PullResult> {
+    const remembered = this.negative.get(ref);
+    if (remembered) return Promise.resolve(remembered);
+    const running = this.flights.get(ref);
+    if (running) return running;
+    const flight = this.exchange(ref).finally(() => this.flights.delete(ref));
+    this.flights.set(ref, flight);
+    return flight;
+  }
+
+  private async exchange(ref: string): Promise<PullResult> {
+    let notFound: Extract<PullResult, { kind: 'not-found' }> | undefined;
+    let failure: DmError | undefined;
+    for (const upstream of this.options.upstreams) {
+      try {
+        const result = await this.exchangeWith(upstream, ref);
+        if (result.kind !== 'not-found') return result;
+        notFound ??= result;
+      } catch (error) {
+        if (error instanceof DmError && error.category === 'upstream') {
+          failure ??= error;
+          continue;
+        }
+        throw error;
+      }
+    }
+    if (notFound && !failure) {
+      this.negative.set(ref, notFound);
+      return notFound;
+    }
+    if (failure) throw failure;
+    throw new DmError('UPSTREAM_UNAVAILABLE', 'no upstream registry is configured', { category: 'upstream' });
+  }
+
+  private async exchangeWith(upstream: Upstream, ref: string): Promise<PullResult> {
+    this.requests += 1;
+    const answer = await upstream.getJson<unknown>({
+      path: `/api/v1/resolve?ref=${encodeURIComponent(ref)}`,
+      maxBodyBytes: RESOLUTION_LIMIT,
+    });
+    if (answer.status === 404 || answer.status === 400) {
+      const body = answer.json as
+        | { error?: { code?: unknown; message?: unknown; details?: unknown } }
+        | undefined;
+      const code = typeof body?.error?.code === 'string' ? body.error.code.slice(0, 64) : 'NOT_FOUND';
+      const message =
+        typeof body?.error?.message === 'string'
+          ? body.error.message.slice(0, 1000)
+          : `${ref} was not found upstream`;
+      return {
+        kind: 'not-found',
+        status: answer.status,
+        error: { code, message, details: body?.error?.details },
+      };
+    }
+    if (answer.status !== 200) {
+      throw new DmError(
+        'UPSTREAM_INVALID_ANSWER',
+        `${upstream.url} answered HTTP ${answer.status} to a resolve`,
+        {
+          category: 'upstream',
+          details: { upstream: upstream.url },
+        },
+      );
+    }
+    const resolution = checkResolution(answer.json, upstream.url);
+    const target = this.options.target;
+    const stored = await target.storedDigest(resolution);
+    if (stored === resolution.digest) return { kind: 'present', resolution, upstream: upstream.url };
+    if (stored !== undefined) {
+      target.reportMismatch({ resolution, storedDigest: stored, upstream: upstream.url });
+      return { kind: 'mismatch', resolution, upstream: upstream.url };
+    }
+    this.requests += 1;
+    const archive = await upstream.get({ path: archivePath(resolution), maxBodyBytes: this.maxArchiveBytes });
+    if (archive.status !== 200) {
+      throw new DmError(
+        'UPSTREAM_INVALID_ANSWER',
+        `${upstream.url} answered HTTP ${archive.status} for the archive of ${resolution.resolved}`,
+        { category: 'upstream', details: { upstream: upstream.url } },
+      );
+    }
+    const declared = resolution.files.reduce((n, f) => n + f.size, 0);
+    const contents = await readTarball(archive.body, {
+      stripFirst: true,
+      source: `${upstream.url} (${resolution.resolved})`,
+      maxArchiveBytes: this.maxArchiveBytes,
+      maxTotalBytes: Math.min(declared + 1, 1024 * 1024 * 1024),
+      maxEntries: resolution.files.length + 1,
+    });
+    const files = verifyVersionContent(resolution, contents.files, upstream.url);
+    const cacheControl = archive.headers.get('cache-control') ?? '';
+    await target.store({
+      resolution,
+      files,
+      upstream: upstream.url,
+      private: /(^|[\s,])private([\s,]|$)/.test(cacheControl),
+    });
+    return { kind: 'stored', resolution, upstream: upstream.url };
+  }
+}
+
+/** The `Cache-Status` value (RFC 9211) of an answer that involved an upstream, or could have. */
+export function cacheStatus(parts: {
+  hit?: boolean;
+  fwd?: 'miss' | 'stale' | 'uri-miss';
+  stored?: boolean;
+  detail?: string;
+}): string {
+  const items = ['dm-registry'];
+  if (parts.hit) items.push('hit');
+  if (parts.fwd) items.push(`fwd=${parts.fwd}`);
+  if (parts.stored) items.push('stored');
+  if (parts.detail) items.push(`detail=${parts.detail}`);
+  return items.join('; ');
+}

@@ -1,0 +1,255 @@
+/**
+ * Adding versions to a registry without re-indexing it (docs/mirroring.md): what a mirror pulls
+ * through and what a bundle import brings. One transaction: the registry row (created when the
+ * server has not seen the registry), template rows with their search rows, versions, content
+ * (stored once by sha256) and counts; readers see all of it or none of it. A version that exists
+ * with another digest is never overwritten: the whole call is refused with the conflicts named.
+ */
+import { DmError } from '../../../client/src/error.js';
+import { compareVersions, tryParseVersion } from '../../../client/src/reference/version.js';
+import { gitBlobSha } from '../../../client/src/source/source.js';
+import type { Store } from './db.js';
+
+export interface AddedFile {
+  path: string;
+  sha256: string;
+  size: number;
+}
+
+export interface AddedVersion {
+  collection: string;
+  template: string;
+  version: string;
+  kind: string;
+  dir: string;
+  templateFile: string;
+  schemaFile: string | null;
+  hasExample: boolean;
+  digest: string;
+  schemaJson: string | null;
+  files: AddedFile[];
+}
+
+export interface AddedRegistry {
+  name: string;
+  /** 'upstream' (pulled through a mirror) or 'bundle' (imported). */
+  sourceType: 'upstream' | 'bundle';
+  source: string;
+  visibility: 'public' | 'private';
+  commit: string | null;
+}
+
+export interface AddVersionsResult {
+  registryId: number;
+  added: number;
+  /** Versions already stored with the same digest. */
+  unchanged: number;
+}
+
+export interface VersionConflict {
+  reference: string;
+  stored: string;
+  incoming: string;
+}
+
+function newer(a: string, b: string | null): boolean {
+  if (b === null) return true;
+  const va = tryParseVersion(a);
+  const vb = tryParseVersion(b);
+  if (!va || !vb) return a > b;
+  return compareVersions(va, vb) > 0;
+}
+
+function schemaInfo(schemaJson: string | null): {
+  title: string | null;
+  description: string | null;
+  properties: string[];
+} {
+  if (!schemaJson) return { title: null, description: null, properties: [] };
+  try {
+    const s = JSON.parse(schemaJson) as {
+      info?: { title?: unknown; description?: unknown };
+      properties?: unknown;
+    };
+    return {
+      title: typeof s?.info?.title === 'string' ? s.info.title : null,
+      description: typeof s?.info?.description === 'string' ? s.info.description : null,
+      properties: s?.properties && typeof s.properties === 'object' ? Object.keys(s.properties) : [],
+    };
+  } catch {
+    return { title: null, description: null, properties: [] };
+  }
+}
+
+/** The stored digest of one exact version, or undefined. */
+export function storedVersionDigest(
+  store: Store,
+  key: { registry: string; collection: string; template: string; version: string },
+): string | undefined {
+  const row = store.sqlite
+    .prepare(
+      `SELECT v.digest FROM versions v JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
+       WHERE r.name = ? AND t.collection = ? AND t.name = ? AND v.version = ?`,
+    )
+    .get(key.registry, key.collection, key.template, key.version) as { digest: string } | undefined;
+  return row?.digest;
+}
+
+/** The content hashes (of `wanted`) the store does not hold. */
+export function missingContent(store: Store, wanted: readonly string[]): string[] {
+  const has = store.sqlite.prepare('SELECT 1 FROM files WHERE sha256 = ?').pluck();
+  return wanted.filter((sha) => has.get(sha) === undefined);
+}
+
+/**
+ * Adds `versions` to the registry named `registry.name` (created if absent) in one transaction.
+ * `content` supplies bytes for content the store does not hold yet. Throws `VERSION_CONFLICT`
+ * (nothing written) when any version exists with another digest.
+ */
+export function addVersions(
+  store: Store,
+  registry: AddedRegistry,
+  versions: readonly AddedVersion[],
+  content: (sha256: string) => Buffer | undefined,
+  options: { now?: number } = {},
+): AddVersionsResult {
+  const db = store.sqlite;
+  const now = options.now ?? Date.now();
+  const run = db.transaction((): AddVersionsResult => {
+    let reg = db
+      .prepare('SELECT id, source_type AS sourceType FROM registries WHERE name = ?')
+      .get(registry.name) as { id: number; sourceType: string } | undefined;
+    if (!reg) {
+      const id = Number(
+        db
+          .prepare(
+            `INSERT INTO registries (name, source_type, source, path, visibility, "commit", last_sync_status, created_at)
+             VALUES (?, ?, ?, '', ?, ?, 'succeeded', ?)`,
+          )
+          .run(registry.name, registry.sourceType, registry.source, registry.visibility, registry.commit, now)
+          .lastInsertRowid,
+      );
+      reg = { id, sourceType: registry.sourceType };
+    }
+    const registryId = reg.id;
+    const findTemplate = db.prepare(
+      'SELECT id, latest_version AS latestVersion FROM templates WHERE registry_id = ? AND collection = ? AND name = ?',
+    );
+    const findVersion = db.prepare('SELECT digest FROM versions WHERE template_id = ? AND version = ?');
+    const conflicts: VersionConflict[] = [];
+    let unchanged = 0;
+    const todo: AddedVersion[] = [];
+    for (const v of versions) {
+      const t = findTemplate.get(registryId, v.collection, v.template) as { id: number } | undefined;
+      const existing = t ? (findVersion.get(t.id, v.version) as { digest: string } | undefined) : undefined;
+      if (existing && existing.digest !== v.digest) {
+        const name = [registry.name, v.collection, v.template].filter(Boolean).join('/');
+        conflicts.push({ reference: `${name}:=${v.version}`, stored: existing.digest, incoming: v.digest });
+      } else if (existing) unchanged++;
+      else todo.push(v);
+    }
+    if (conflicts.length > 0) {
+      const first = conflicts[0]!;
+      throw new DmError(
+        'VERSION_CONFLICT',
+        `${first.reference} is stored with digest ${first.stored} and would become ${first.incoming}; published versions never change, so nothing was written${conflicts.length > 1 ? ` (${conflicts.length} versions conflict)` : ''}`,
+        { category: 'conflict', details: { conflicts } },
+      );
+    }
+    const insertFile = db.prepare(
+      'INSERT INTO files (sha256, git_sha, size, content) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+    );
+    const hasFile = db.prepare('SELECT 1 FROM files WHERE sha256 = ?').pluck();
+    const insertTemplate = db.prepare(
+      `INSERT INTO templates (registry_id, collection, name, latest_version, title, description) VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    const updateTemplate = db.prepare(
+      'UPDATE templates SET latest_version = ?, title = ?, description = ? WHERE id = ?',
+    );
+    const deleteFts = db.prepare('DELETE FROM templates_fts WHERE rowid = ?');
+    const insertFts = db.prepare(
+      'INSERT INTO templates_fts (rowid, name, collection, title, description, properties, registry_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    const insertVersion = db.prepare(
+      `INSERT INTO versions (template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const insertVersionFile = db.prepare(
+      'INSERT INTO version_files (version_id, path, sha256, size) VALUES (?, ?, ?, ?)',
+    );
+    for (const v of todo) {
+      for (const f of v.files) {
+        if (hasFile.get(f.sha256) !== undefined) continue;
+        const bytes = content(f.sha256);
+        if (!bytes) {
+          throw new DmError(
+            'CONTENT_MISSING',
+            `the content of ${v.template}:${v.version} file ${f.path} (${f.sha256}) is not available`,
+            {
+              category: 'invalid-input',
+            },
+          );
+        }
+        insertFile.run(f.sha256, gitBlobSha(bytes), f.size, bytes);
+      }
+      const info = schemaInfo(v.schemaJson);
+      let t = findTemplate.get(registryId, v.collection, v.template) as
+        | { id: number; latestVersion: string | null }
+        | undefined;
+      if (!t) {
+        const id = Number(
+          insertTemplate.run(registryId, v.collection, v.template, v.version, info.title, info.description)
+            .lastInsertRowid,
+        );
+        insertFts.run(
+          id,
+          v.template,
+          v.collection,
+          info.title ?? '',
+          info.description ?? '',
+          info.properties.join(' '),
+          registryId,
+        );
+        t = { id, latestVersion: v.version };
+      } else if (newer(v.version, t.latestVersion)) {
+        updateTemplate.run(v.version, info.title, info.description, t.id);
+        deleteFts.run(t.id);
+        insertFts.run(
+          t.id,
+          v.template,
+          v.collection,
+          info.title ?? '',
+          info.description ?? '',
+          info.properties.join(' '),
+          registryId,
+        );
+      }
+      const versionId = Number(
+        insertVersion.run(
+          t.id,
+          registryId,
+          v.version,
+          v.kind,
+          v.dir,
+          v.templateFile,
+          v.schemaFile,
+          v.hasExample ? 1 : 0,
+          v.digest,
+          v.schemaJson,
+        ).lastInsertRowid,
+      );
+      for (const f of v.files) insertVersionFile.run(versionId, f.path, f.sha256, f.size);
+    }
+    if (todo.length > 0) {
+      db.prepare(
+        `UPDATE registries SET generation = generation + 1, last_sync_at = ?,
+           "commit" = coalesce(?, "commit"),
+           template_count = (SELECT count(*) FROM templates WHERE registry_id = ?),
+           version_count = (SELECT count(*) FROM versions WHERE registry_id = ?)
+         WHERE id = ?`,
+      ).run(now, registry.commit, registryId, registryId, registryId);
+    }
+    return { registryId, added: todo.length, unchanged };
+  });
+  return run();
+}

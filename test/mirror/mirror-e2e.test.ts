@@ -1,0 +1,153 @@
+/**
+ * Mirroring with real processes (docs/mirroring.md): an origin dm-registry indexing
+ * registry-fixtures, a mirror dm-registry started with `--upstream`, and the fault-injecting proxy
+ * between them. The mirror pulls through with two upstream requests, serves what it stored like
+ * indexed content (same digests and bytes as the origin), keeps serving it while the upstream
+ * refuses or answers 503/401/429, fails fast for what it never saw, and `dm install` through it
+ * writes the same dm.lock as through the origin.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
+import { type RunningRegistry, startRegistry } from '../support/registry-server.js';
+import { isolatedEnv, runDm } from '../support/run-cli.js';
+
+const REDIS = 'github.com/dm-samples/templates/redis:v1.0';
+let origin: RunningRegistry;
+let proxy: FaultProxy;
+let mirror: RunningRegistry;
+const dir = mkdtempSync(join(tmpdir(), 'dm-mirror-e2e-'));
+
+before(async () => {
+  origin = await startRegistry(['registry-fixtures']);
+  proxy = await startFaultProxy(origin.url);
+  mirror = await startRegistry([], {}, ['--upstream', proxy.url, '--upstream-ttl', '300']);
+});
+
+after(async () => {
+  await mirror?.stop();
+  await proxy?.close();
+  await origin?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function resolve(server: RunningRegistry, ref: string) {
+  const res = await fetch(`${server.url}/api/v1/resolve?ref=${encodeURIComponent(ref)}`);
+  return {
+    status: res.status,
+    cacheStatus: res.headers.get('cache-status'),
+    body: (await res.json()) as Record<string, unknown>,
+  };
+}
+
+describe('a dm-registry mirroring another', () => {
+  it('pulls an unseen version through with two upstream requests and answers as the origin does', async () => {
+    proxy.reset();
+    const pulled = await resolve(mirror, REDIS);
+    assert.equal(pulled.status, 200, JSON.stringify(pulled.body));
+    assert.equal(pulled.cacheStatus, 'dm-registry; fwd=miss; stored');
+    assert.equal(proxy.count('/api/v1/resolve'), 1);
+    assert.equal(proxy.count('/api/v1/templates/'), 1);
+    assert.equal(proxy.forwarded.length, 2, proxy.forwarded.join('\n'));
+    const direct = await resolve(origin, REDIS);
+    for (const key of [
+      'resolved',
+      'registry',
+      'version',
+      'digest',
+      'files',
+      'kind',
+      'schema',
+      'templateFile',
+    ]) {
+      assert.deepEqual(pulled.body[key], direct.body[key], key);
+    }
+  });
+
+  it('serves the stored version from its own store: resolve, files and archive', async () => {
+    proxy.reset();
+    const again = await resolve(mirror, REDIS);
+    assert.equal(again.status, 200);
+    assert.equal(again.cacheStatus, 'dm-registry; hit');
+    const files = again.body.files as { path: string; sha256: string }[];
+    const version = String(again.body.version);
+    for (const f of files) {
+      const path = `/api/v1/templates/github.com/dm-samples/templates/redis/versions/${version}/files/${f.path}`;
+      const [m, o] = await Promise.all([fetch(`${mirror.url}${path}`), fetch(`${origin.url}${path}`)]);
+      assert.equal(m.status, 200, f.path);
+      assert.ok(Buffer.from(await m.arrayBuffer()).equals(Buffer.from(await o.arrayBuffer())), f.path);
+    }
+    const archive = await fetch(
+      `${mirror.url}/api/v1/templates/github.com/dm-samples/templates/redis/versions/${version}/archive.tar.gz`,
+    );
+    assert.equal(archive.status, 200);
+    assert.equal(proxy.forwarded.length, 0, `no upstream request: ${proxy.forwarded.join(', ')}`);
+  });
+
+  for (const mode of [
+    { mode: 'refuse' },
+    { mode: 'status', status: 503 },
+    { mode: 'status', status: 401 },
+    { mode: 'status', status: 429, retryAfter: '1' },
+  ] as const) {
+    it(`keeps serving what it stored while the upstream ${mode.mode === 'refuse' ? 'refuses connections' : `answers ${mode.status}`}`, async () => {
+      proxy.set(mode);
+      try {
+        for (const ref of [REDIS, `github.com/dm-samples/templates/redis:=${'v1.0.3'}`]) {
+          const r = await resolve(mirror, ref);
+          assert.equal(r.status, 200, `${ref}: ${JSON.stringify(r.body)}`);
+          assert.match(String(r.cacheStatus), /^dm-registry; hit/);
+        }
+      } finally {
+        proxy.set({ mode: 'pass' });
+      }
+    });
+  }
+
+  it('fails fast with UPSTREAM_UNAVAILABLE, naming the upstream, for what it never saw while the upstream is down', async () => {
+    proxy.set({ mode: 'refuse' });
+    try {
+      const first = await resolve(mirror, 'github.com/dm-samples/templates/hpa:v1');
+      assert.equal(first.status, 502, JSON.stringify(first.body));
+      const error = first.body.error as { code: string; message: string };
+      assert.equal(error.code, 'UPSTREAM_UNAVAILABLE');
+      assert.ok(error.message.includes(proxy.url), error.message);
+      const seen = proxy.seen.length;
+      const second = await resolve(mirror, 'github.com/dm-samples/templates/secret:v1');
+      assert.equal(second.status, 502);
+      assert.equal(proxy.seen.length, seen, 'the open breaker sent nothing upstream');
+      // Cached content is still served meanwhile.
+      assert.equal((await resolve(mirror, REDIS)).status, 200);
+    } finally {
+      proxy.set({ mode: 'pass' });
+    }
+  });
+
+  it('dm install through the mirror writes the same dm.lock as through the origin', async () => {
+    const config =
+      'resources:\n- name: cache\n  type: github.com/dm-samples/templates/redis:v1.0\n- name: web\n  type: github.com/dm-samples/templates/web-app:v1.1\n';
+    const locks: string[] = [];
+    for (const server of [origin, mirror]) {
+      const work = mkdtempSync(join(dir, 'work-'));
+      writeFileSync(join(work, 'config.yaml'), config);
+      // The mirror's breaker may still be open from the previous test: wait for its backoff.
+      let r = await runDm(['install', 'config.yaml', '--registry-url', server.url], {
+        cwd: work,
+        env: await isolatedEnv(),
+      });
+      for (let i = 0; r.code !== 0 && i < 30 && /UPSTREAM_UNAVAILABLE|upstream/.test(r.stderr); i++) {
+        await new Promise((done) => setTimeout(done, 1000));
+        r = await runDm(['install', 'config.yaml', '--registry-url', server.url], {
+          cwd: work,
+          env: await isolatedEnv(),
+        });
+      }
+      assert.equal(r.code, 0, r.stderr);
+      locks.push(readFileSync(join(work, 'dm.lock'), 'utf8'));
+    }
+    assert.equal(locks[1], locks[0]);
+  });
+});
