@@ -5,7 +5,7 @@
  * when it cannot be opened. Migrations folders (drizzle-kit's output) are found upwards from the
  * calling module, so the same code works from src/ and from dist/.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -25,6 +25,9 @@ export function openSqliteFile(file: string, options: OpenSqliteOptions): Databa
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   let sqlite: Database.Database;
   try {
+    // A new database is readable by its owner only (it holds token hashes and encrypted
+    // credentials); SQLite gives its -wal and -shm files the database file's mode.
+    if (file !== ':memory:' && !existsSync(file)) closeSync(openSync(file, 'wx', 0o600));
     sqlite = new Database(file);
   } catch (error) {
     throw new DmError(

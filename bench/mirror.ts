@@ -1,0 +1,148 @@
+/**
+ * Mirroring as users meet it (docs/mirroring.md), with real processes: an origin dm-registry
+ * (registry-fixtures), the fault-injecting proxy, and a mirror started with `--upstream`.
+ *   1. Resolve throughput of mirrored content with the upstream up vs down (50 connections,
+ *      alternating rounds): cached content must not pay for the outage (target ratio ≥ 0.95).
+ *   2. Latency of requests for unseen versions while the breaker is open (target p99 ≤ 50 ms), next to
+ *      a hit's latency measured the same way.
+ *   3. Pull-through of every exact version of registry-fixtures (up to 50): upstream requests per
+ *      version (target ≤ 2) and wall time.
+ *   4. Bundle export and import of registry-fixtures: seconds, bytes, content verified per second.
+ * Usage: node dist/bench/mirror.js [seconds per load run, default 3] [rounds, default 2]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { startFaultProxy } from '../test/support/fault-proxy.js';
+import { startRegistry } from '../test/support/registry-server.js';
+import { repoRoot } from '../test/support/run-cli.js';
+import { percentile } from './generated-index.js';
+
+const REGISTRY = 'github.com/dm-samples/templates';
+
+async function rps(
+  url: string,
+  seconds: number,
+  paths: string[],
+): Promise<{ rps: number; p99: number; bad: number }> {
+  const r = await autocannon({
+    url,
+    connections: 50,
+    duration: seconds,
+    requests: paths.map((path) => ({ method: 'GET', path })),
+  });
+  return { rps: r.requests.average, p99: r.latency.p99, bad: r.errors + r.non2xx };
+}
+
+async function exactPins(origin: string): Promise<string[]> {
+  const search = (await (await fetch(`${origin}/api/v1/search?q=&limit=100`)).json()) as {
+    hits: { registry: string; collection: string; name: string }[];
+  };
+  const pins: string[] = [];
+  for (const hit of search.hits) {
+    const path = [hit.registry, hit.collection, hit.name].filter(Boolean).join('/');
+    const t = (await (await fetch(`${origin}/api/v1/templates/${path}`)).json()) as {
+      versions?: { version: string }[];
+    };
+    for (const v of t.versions ?? []) pins.push(`${path}:=${v.version}`);
+  }
+  return pins;
+}
+
+async function main(): Promise<void> {
+  const seconds = Number(process.argv[2] ?? 3);
+  const rounds = Number(process.argv[3] ?? 2);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-mirror-'));
+  const origin = await startRegistry(['registry-fixtures']);
+  const proxy = await startFaultProxy(origin.url);
+  const mirror = await startRegistry([], {}, ['--upstream', proxy.url]);
+  try {
+    // 3. Pull-through of unseen versions.
+    const pins = (await exactPins(origin.url)).slice(0, 50);
+    proxy.reset();
+    const started = performance.now();
+    for (const pin of pins) {
+      const res = await fetch(`${mirror.url}/api/v1/resolve?ref=${encodeURIComponent(pin)}`);
+      if (res.status !== 200) throw new Error(`${pin}: ${res.status} ${await res.text()}`);
+    }
+    const pullMs = performance.now() - started;
+    const perVersion = proxy.forwarded.length / pins.length;
+
+    // 1. Throughput with the upstream up vs down, on content the mirror holds.
+    const paths = pins.slice(0, 6).map((p) => `/api/v1/resolve?ref=${encodeURIComponent(p)}`);
+    await rps(mirror.url, 1, paths); // warm-up
+    const up: number[] = [];
+    const down: number[] = [];
+    let bad = 0;
+    for (let i = 0; i < rounds; i++) {
+      proxy.set({ mode: 'pass' });
+      const a = await rps(mirror.url, seconds, paths);
+      proxy.set({ mode: 'refuse' });
+      const b = await rps(mirror.url, seconds, paths);
+      up.push(a.rps);
+      down.push(b.rps);
+      bad += a.bad + b.bad;
+    }
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+
+    // 2. Unseen versions while the breaker is open (the first request opens it).
+    proxy.set({ mode: 'refuse' });
+    await fetch(`${mirror.url}/api/v1/resolve?ref=${encodeURIComponent(`${REGISTRY}/nosuch-0:v1`)}`);
+    const unseen: number[] = [];
+    const hits: number[] = [];
+    for (let i = 1; i <= 300; i++) {
+      let t = performance.now();
+      const miss = await fetch(
+        `${mirror.url}/api/v1/resolve?ref=${encodeURIComponent(`${REGISTRY}/nosuch-${i}:v1`)}`,
+      );
+      await miss.arrayBuffer();
+      unseen.push(performance.now() - t);
+      if (miss.status !== 502) throw new Error(`unseen version answered ${miss.status}`);
+      t = performance.now();
+      await (await fetch(`${mirror.url}${paths[0]}`)).arrayBuffer();
+      hits.push(performance.now() - t);
+    }
+    unseen.sort((x, y) => x - y);
+    hits.sort((x, y) => x - y);
+    proxy.set({ mode: 'pass' });
+
+    // 4. Bundles of registry-fixtures between two databases, through the CLI.
+    const bin = join(repoRoot, 'bin', 'dm-registry.js');
+    const run = (args: string[]) => {
+      const t = performance.now();
+      const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`dm-registry ${args.join(' ')}: ${r.stderr}`);
+      return { ms: performance.now() - t, out: r.stdout };
+    };
+    run(['index', join(repoRoot, 'registry-fixtures'), '--db', join(dir, 'a.db')]);
+    const exp = run(['bundle', 'export', '--out', join(dir, 'b.tgz'), '--db', join(dir, 'a.db')]);
+    const imp = run(['bundle', 'import', join(dir, 'b.tgz'), '--db', join(dir, 'b.db')]);
+    const bytes = Number(/, (\d+) bytes,/.exec(exp.out)?.[1] ?? 0);
+    const baseline = run(['--version']);
+
+    console.log(
+      `mirror bench: origin and mirror are real dm-registry processes; the proxy between them injects faults`,
+    );
+    console.log(
+      `pull-through: ${pins.length} unseen exact versions in ${pullMs.toFixed(0)} ms (${(pullMs / pins.length).toFixed(1)} ms each), ${perVersion.toFixed(2)} upstream requests per version (target ≤ 2)`,
+    );
+    console.log(
+      `resolve of mirrored content, 50 connections, ${rounds}×${seconds} s: upstream up ${median(up).toFixed(0)} req/s, down ${median(down).toFixed(0)} req/s, ratio ${(median(down) / median(up)).toFixed(2)} (target ≥ 0.95); errors ${bad}`,
+    );
+    console.log(
+      `unseen version while the breaker is open: p50 ${percentile(unseen, 50).toFixed(2)} ms, p99 ${percentile(unseen, 99).toFixed(2)} ms (target ≤ 50 ms); a stored version the same way: p50 ${percentile(hits, 50).toFixed(2)} ms, p99 ${percentile(hits, 99).toFixed(2)} ms`,
+    );
+    console.log(
+      `bundle of registry-fixtures: ${bytes} bytes; export ${exp.ms.toFixed(0)} ms, import (verify + write) ${imp.ms.toFixed(0)} ms; the CLI's own start-up (dm-registry --version) ${baseline.ms.toFixed(0)} ms`,
+    );
+  } finally {
+    await mirror.stop();
+    await proxy.close();
+    await origin.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
