@@ -75,7 +75,8 @@ function mayBeNeeded(entry: TreeEntry): boolean {
   return false;
 }
 
-function schemaInfo(schema: unknown): {
+/** Title, description and property names of a parsed schema, for the template row and search. */
+export function schemaInfo(schema: unknown): {
   title: string | null;
   description: string | null;
   properties: string[];

@@ -28,34 +28,19 @@ import { createGunzip, createGzip } from 'node:zlib';
 import { Header, Parser, type ReadEntry } from 'tar';
 import { DmError } from '../../../client/src/error.js';
 import { versionDigest } from '../../../client/src/registry/digest.js';
+import type { AddedVersion } from '../store/add-versions.js';
 
 export const BUNDLE_FORMAT = 'dm-bundle/v1';
 
-export interface BundleFile {
-  path: string;
-  sha256: string;
-  size: number;
-}
-
-export interface BundleVersion {
+/** A version as added to a store (add-versions.ts), with where it came from. */
+export interface BundleVersion extends AddedVersion {
   /** The exact pin: `github.com/o/r/redis:=v1.0.3`. */
   reference: string;
   registry: string;
-  collection: string;
-  template: string;
-  version: string;
-  kind: string;
-  dir: string;
-  templateFile: string;
-  schemaFile: string | null;
-  hasExample: boolean;
-  digest: string;
   /** The commit of the source registry the version was indexed from. */
   commit: string | null;
   /** When the exporting server first saw this version (ISO 8601). */
   firstSeen: string | null;
-  schemaJson: string | null;
-  files: BundleFile[];
 }
 
 export interface BundleRegistry {

@@ -8,7 +8,9 @@
 import { DmError } from '../../../client/src/error.js';
 import { compareVersions, tryParseVersion } from '../../../client/src/reference/version.js';
 import { gitBlobSha } from '../../../client/src/source/source.js';
+import { schemaInfo } from '../indexer/build-index.js';
 import type { Store } from './db.js';
+import { prepareIndexWrites } from './index-writes.js';
 
 export interface AddedFile {
   path: string;
@@ -60,24 +62,12 @@ function newer(a: string, b: string | null): boolean {
   return compareVersions(va, vb) > 0;
 }
 
-function schemaInfo(schemaJson: string | null): {
-  title: string | null;
-  description: string | null;
-  properties: string[];
-} {
-  if (!schemaJson) return { title: null, description: null, properties: [] };
+function schemaInfoOf(schemaJson: string | null): ReturnType<typeof schemaInfo> {
+  if (!schemaJson) return schemaInfo(null);
   try {
-    const s = JSON.parse(schemaJson) as {
-      info?: { title?: unknown; description?: unknown };
-      properties?: unknown;
-    };
-    return {
-      title: typeof s?.info?.title === 'string' ? s.info.title : null,
-      description: typeof s?.info?.description === 'string' ? s.info.description : null,
-      properties: s?.properties && typeof s.properties === 'object' ? Object.keys(s.properties) : [],
-    };
+    return schemaInfo(JSON.parse(schemaJson));
   } catch {
-    return { title: null, description: null, properties: [] };
+    return schemaInfo(null);
   }
 }
 
@@ -156,27 +146,13 @@ export function addVersions(
         { category: 'conflict', details: { conflicts } },
       );
     }
-    const insertFile = db.prepare(
-      'INSERT INTO files (sha256, git_sha, size, content) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
-    );
+    const { insertFile, insertTemplate, insertFts, insertVersion, insertVersionFile } =
+      prepareIndexWrites(db);
     const hasFile = db.prepare('SELECT 1 FROM files WHERE sha256 = ?').pluck();
-    const insertTemplate = db.prepare(
-      `INSERT INTO templates (registry_id, collection, name, latest_version, title, description) VALUES (?, ?, ?, ?, ?, ?)`,
-    );
     const updateTemplate = db.prepare(
       'UPDATE templates SET latest_version = ?, title = ?, description = ? WHERE id = ?',
     );
     const deleteFts = db.prepare('DELETE FROM templates_fts WHERE rowid = ?');
-    const insertFts = db.prepare(
-      'INSERT INTO templates_fts (rowid, name, collection, title, description, properties, registry_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    );
-    const insertVersion = db.prepare(
-      `INSERT INTO versions (template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    const insertVersionFile = db.prepare(
-      'INSERT INTO version_files (version_id, path, sha256, size) VALUES (?, ?, ?, ?)',
-    );
     for (const v of todo) {
       for (const f of v.files) {
         if (hasFile.get(f.sha256) !== undefined) continue;
@@ -192,7 +168,7 @@ export function addVersions(
         }
         insertFile.run(f.sha256, gitBlobSha(bytes), f.size, bytes);
       }
-      const info = schemaInfo(v.schemaJson);
+      const info = schemaInfoOf(v.schemaJson);
       let t = findTemplate.get(registryId, v.collection, v.template) as
         | { id: number; latestVersion: string | null }
         | undefined;

@@ -11,6 +11,7 @@
 import type { Finding } from '../../../client/src/registry/types.js';
 import type { BuiltIndex } from '../indexer/build-index.js';
 import type { Store } from './db.js';
+import { prepareIndexWrites } from './index-writes.js';
 
 export interface SwapMeta {
   registryId: number;
@@ -32,23 +33,7 @@ export interface SwapResult {
 
 export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): SwapResult {
   const db = store.sqlite;
-  const insertFile = db.prepare(
-    'INSERT INTO files (sha256, git_sha, size, content) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
-  );
-  const insertTemplate = db.prepare(
-    `INSERT INTO templates (registry_id, collection, name, latest_version, title, description)
-     VALUES (?, ?, ?, ?, ?, ?)`,
-  );
-  const insertFts = db.prepare(
-    'INSERT INTO templates_fts (rowid, name, collection, title, description, properties, registry_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
-  const insertVersion = db.prepare(
-    `INSERT INTO versions (template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const insertVersionFile = db.prepare(
-    'INSERT INTO version_files (version_id, path, sha256, size) VALUES (?, ?, ?, ?)',
-  );
+  const { insertFile, insertTemplate, insertFts, insertVersion, insertVersionFile } = prepareIndexWrites(db);
   const insertFinding = db.prepare(
     'INSERT INTO findings (registry_id, code, severity, path, message) VALUES (?, ?, ?, ?, ?)',
   );
