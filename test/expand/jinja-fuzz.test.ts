@@ -165,6 +165,9 @@ const expression: fc.Arbitrary<string> = fc.letrec<{ expr: string }>((tie) => ({
 })).expr;
 
 const names = ['v', 'w'];
+/** A tree for recursive loops: `n` a number, `c` the children. */
+const TREE =
+  "[{'n': 1, 'c': [{'n': 2, 'c': [{'n': 3, 'c': []}]}, {'n': 5, 'c': []}]}, {'n': 4, 'c': [{'n': 7, 'c': []}]}]";
 const statement: fc.Arbitrary<string> = fc.letrec<{ block: string; stmt: string }>((tie) => ({
   block: fc.array(tie('stmt'), { maxLength: 4 }).map((parts) => parts.join('')),
   stmt: fc.oneof(
@@ -198,6 +201,24 @@ const statement: fc.Arbitrary<string> = fc.letrec<{ block: string; stmt: string 
     fc
       .tuple(fc.constantFrom(...names), expression, tie('block'))
       .map(([n, e, body]) => `{% for i in [1, 2] %}{% set ${n} = ${e} %}${body}{% endfor %}{{ ${n} }}`),
+    // Recursive loops over a small tree (a random filter, body and loop attributes at every level).
+    fc
+      .tuple(
+        fc.constantFrom('', ' if t.n is odd', ' if t.c', ' if t.n > 1'),
+        fc.constantFrom(
+          'loop.depth',
+          'loop.depth0',
+          'loop.index',
+          'loop.revindex',
+          'loop.first',
+          'loop.length',
+        ),
+        tie('block'),
+      )
+      .map(
+        ([filter, attr, body]) =>
+          `{% for t in ${TREE}${filter} recursive %}({{ t.n }}:{{ ${attr} }}${body}{{ loop(t.c) }}){% endfor %}`,
+      ),
   ),
 })).block;
 

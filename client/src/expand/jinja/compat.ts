@@ -86,8 +86,10 @@ const DmSlice = defineNode('DmSlice', ['start', 'stop', 'step']);
 const DmLoopFilter = defineNode('DmLoopFilter', ['arr', 'cond', 'name']);
 const DmIterationScope = defineNode('DmIterationScope', ['body']);
 const DmWith = defineNode('DmWith', ['targets', 'values', 'body']);
+/** A JavaScript identifier of the generated code used as an expression (a recursive loop's items). */
+const DmRaw = defineNode('DmRaw', ['code']);
 const DmMacroExtras = defineNode('DmMacroExtras', ['usesVarargs', 'usesKwargs', 'macroName']);
-const EXTRA_TYPES = [DmTruthy, DmSlice, DmLoopFilter, DmIterationScope, DmWith, DmMacroExtras];
+const EXTRA_TYPES = [DmTruthy, DmSlice, DmLoopFilter, DmIterationScope, DmWith, DmMacroExtras, DmRaw];
 
 /** Every node below `node` (fields and children), depth first. */
 function* walk(node: unknown, depth = 0): Generator<NjNode> {
@@ -176,7 +178,21 @@ class JinjaSyntaxError extends Error {
 function makeParser(src: string): NjParser {
   // The tags each open block waits for, innermost last (for Jinja2's end-of-template errors).
   const open: string[][] = [];
+  // Whether each `for` tag being parsed ends with `recursive`, outermost first.
+  const recursiveFor: boolean[] = [];
   return newParser(src, {
+    // `{% for x in xs [if cond] recursive %}`: the keyword ends the for tag (nunjucks knows none).
+    advanceAfterBlockEnd(base, ...args) {
+      if (args[0] === 'for') recursiveFor.push(this.skipSymbol('recursive'));
+      return base(...args);
+    },
+    parseFor(base) {
+      const mark = recursiveFor.length;
+      const node = base() as NjNode;
+      if (recursiveFor[mark]) node.recursive = true;
+      recursiveFor.length = mark;
+      return node;
+    },
     parseUntilBlocks(base, ...names) {
       const tags = names as string[];
       open.push(tags);
@@ -398,6 +414,8 @@ function emitCall(c: NjCompiler, open: string, args: unknown[], frame: NjFrame, 
 
 function makeCompiler(name: string): NjCompiler {
   let loopDepth = 0;
+  // The innermost loop being compiled, when it is recursive: what `loop(items)` calls.
+  const loops: ({ fn: string; depth: string } | null)[] = [];
   const at = (node: NjNode) => `lineno = ${node.lineno}, colno = ${node.colno}, `;
   const bin = (fn: string) =>
     function (this: NjCompiler, _base: unknown, node: NjNode, frame: NjFrame) {
@@ -428,6 +446,17 @@ function makeCompiler(name: string): NjCompiler {
     },
     compileFunCall(base, node: NjNode, frame: NjFrame) {
       const callee = node.name as NjNode;
+      const recursive = loops[loops.length - 1];
+      if (callee.typename === 'Symbol' && callee.value === 'loop' && recursive) {
+        // `loop(items)` in a recursive loop's body: the loop again, one level deeper.
+        const args = (node.args as NjNode).children;
+        if (args.length !== 1 || args[0]!.typename === 'KeywordArgs')
+          this.fail('loop() takes exactly one argument, the items to loop over', node.lineno, node.colno);
+        this._emit(`(${at(node)}${recursive.fn}(`);
+        this._compileExpression(args[0]!, frame);
+        this._emit(`, ${recursive.depth} + 1))`);
+        return;
+      }
       if (callee.typename !== 'LookupVal') {
         base(node, frame);
         return;
@@ -564,6 +593,33 @@ function makeCompiler(name: string): NjCompiler {
       base(node, frame);
     },
     compileFor(base, node: NjNode, frame: NjFrame) {
+      if (node.recursive) {
+        // `{% for x in xs recursive %}`: the loop is a function of its items and depth, called
+        // here with `xs` at depth 1 and by `loop(children)` in its body one level deeper.
+        node.recursive = false;
+        const [outer, fn, items, depth] = [this._tmpid(), this._tmpid(), this._tmpid(), this._tmpid()];
+        const iterable = node.arr as NjNode;
+        const raw = new DmRaw(iterable.lineno, iterable.colno, items);
+        // `xs if cond`: the filter applies at every level, to the items given.
+        const filtered = iterable.typename === 'InlineIf' && iterable.else_ === null;
+        node.arr = filtered
+          ? new DmLoopFilter(iterable.lineno, iterable.colno, raw, iterable.cond, node.name)
+          : raw;
+        node.dmRecursive = { fn, depth };
+        this._emitLine(`var ${outer} = frame;`);
+        this._emitLine(`var ${fn} = function(${items}, ${depth}) {`);
+        this._emitLine(`var frame = ${outer};`);
+        const buffer = this._pushBuffer();
+        this._emitLine('');
+        (this as unknown as { compileFor(n: NjNode, f: NjFrame): void }).compileFor(node, frame);
+        this._emitLine(`return new runtime.SafeString(${buffer});`);
+        this._popBuffer();
+        this._emitLine('};');
+        this._emit(`${this.buffer} += runtime.suppressValue(${fn}(`);
+        this._compileExpression(filtered ? (iterable.body as NjNode) : iterable, frame);
+        this._emitLine(', 1), false);');
+        return;
+      }
       const arr = node.arr as NjNode;
       // `{% for x in xs if cond %}` parses as an inline if without else: it is a loop filter.
       if (arr.typename === 'InlineIf' && arr.else_ === null) {
@@ -574,11 +630,16 @@ function makeCompiler(name: string): NjCompiler {
       const body = node.body as NjNode;
       node.body = new DmIterationScope(body.lineno, body.colno, body);
       loopDepth++;
+      loops.push((node.dmRecursive as { fn: string; depth: string } | undefined) ?? null);
       try {
         base(node, frame);
       } finally {
         loopDepth--;
+        loops.pop();
       }
+    },
+    compileDmRaw(_base, node: NjNode) {
+      this._emit(String(node.code));
     },
     compileDmWith(_base, node: NjNode, frame: NjFrame) {
       // Values are evaluated in the enclosing scope, then bound in a new one.
@@ -641,10 +702,12 @@ function makeCompiler(name: string): NjCompiler {
       body.children.unshift(new DmMacroExtras(node.lineno, node.colno, usesVarargs, usesKwargs, macroName));
       const saved = loopDepth;
       loopDepth = 0;
+      loops.push(null);
       try {
         base(node, frame);
       } finally {
         loopDepth = saved;
+        loops.pop();
       }
     },
     compileDmMacroExtras(_base, node: NjNode) {
@@ -660,8 +723,10 @@ function makeCompiler(name: string): NjCompiler {
         this._emitLine(`frame.set("loop.previtem", ${i} > 0 ? ${arr}[${i} - 1] : undefined);`);
       if (used.has('nextitem'))
         this._emitLine(`frame.set("loop.nextitem", ${i} < ${len} - 1 ? ${arr}[${i} + 1] : undefined);`);
-      if (used.has('depth')) this._emitLine('frame.set("loop.depth", 1);');
-      if (used.has('depth0')) this._emitLine('frame.set("loop.depth0", 0);');
+      const recursive = node.dmRecursive as { depth: string } | undefined;
+      if (used.has('depth')) this._emitLine(`frame.set("loop.depth", ${recursive ? recursive.depth : 1});`);
+      if (used.has('depth0'))
+        this._emitLine(`frame.set("loop.depth0", ${recursive ? `${recursive.depth} - 1` : 0});`);
       if (used.has('cycle') || used.has('changed')) {
         const st = `${String(i)}_st`;
         this._emitLine(`var ${st}; if (${i} === 0) ${st} = runtime.loopState(); ${st}.index0 = ${i};`);
@@ -741,15 +806,6 @@ export function prepareSource(src: string): string {
   return normal.endsWith('\n') ? normal.slice(0, -1) : normal;
 }
 
-/** Recursive loops: not supported; refused with the line rather than rendered differently. */
-function rejectRecursiveLoops(src: string): void {
-  const m = /\{%[-+]?\s*for\b(?:[^%]|%(?!\}))*?\brecursive\s*[-+]?%\}/.exec(src);
-  if (m) {
-    const line = src.slice(0, m.index).split('\n').length;
-    throw new JinjaCompileError("recursive for loops ('{% for … recursive %}') are not supported", line);
-  }
-}
-
 type RootFn = (env: unknown, context: unknown, frame: unknown, runtime: unknown, cb: unknown) => void;
 
 /** Compiles a template to the functions nunjucks' Template runs, bound to the Jinja2 runtime. */
@@ -757,7 +813,6 @@ export function compileTemplate(src: string, name: string): Record<string, RootF
   let code: string;
   try {
     const prepared = prepareSource(src);
-    rejectRecursiveLoops(prepared);
     const parser = makeParser(prepared);
     const ast = transform(parser.parseAsRoot(), name);
     const compiler = makeCompiler(name);

@@ -36,6 +36,11 @@ export interface NjToken {
   colno: number;
 }
 export interface NjCompiler {
+  /** The name of the variable the current output is appended to. */
+  buffer: string;
+  /** Starts appending output to a new variable (declared at once), whose name it returns. */
+  _pushBuffer(): string;
+  _popBuffer(): void;
   _emitLines(...lines: string[]): void;
   codebuf: string[];
   _emit(code: string): void;
@@ -101,6 +106,7 @@ export const PARSER_OVERRIDABLE = [
   'parsePostfix',
   'parseNodes',
   'parseUntilBlocks',
+  'advanceAfterBlockEnd',
 ] as const;
 /** Other parser methods it calls. */
 const PARSER_USED = [
@@ -155,6 +161,8 @@ export const COMPILER_OVERRIDABLE = [
   '_emitLoopBindings',
 ] as const;
 const COMPILER_USED = [
+  '_pushBuffer',
+  '_popBuffer',
   '_emitLines',
   '_emit',
   '_emitLine',
