@@ -2,6 +2,7 @@
  * The Deployment Manager through real processes (docs/manager.md): `dm-registry start --cluster`,
  * `dm-registry token create --deploy`, `dm --manager-url` for deploy (create, update with prune),
  * deployments, manifests, types and delete, with the real kubectl against the stand-in; and a
+ * dry run through the service (the local dry run's plan, nothing applied); a
  * server killed with SIGKILL in the middle of an apply, restarted: the operation is interrupted,
  * the previous manifest current, and the deployment applies again.
  */
@@ -156,6 +157,70 @@ describe('dm --manager-url and dm-registry --cluster (real processes)', () => {
     });
     assert.equal(noToken.status, 1);
     assert.match(noToken.stderr, /need a token/);
+  });
+
+  it('dm deploy --dry-run through the service plans as the local dry run does and applies nothing', async () => {
+    writeFileSync(join(dir, 'app.yaml'), APP);
+    const update = await dm(['deploy', 'app.yaml', '--name', 'app', '--dry-run']);
+    assert.equal(update.status, 0, update.stderr);
+    assert.match(update.stdout, /^dry run of deployment app \(server-side, against live objects\)\n/);
+    assert.match(update.stdout, /^create {4}ConfigMap default\/extra/m);
+    assert.match(update.stdout, /^unchanged ConfigMap default\/settings$/m);
+    assert.equal(standin.get('v1', 'ConfigMap', 'default', 'extra'), undefined, 'nothing was applied');
+    const manifests = await api('GET', '/api/v1/deployments/app/manifests');
+    assert.equal((manifests.body as unknown as Json[]).length, 2, 'no manifest was recorded');
+    const ops = await api('GET', '/api/v1/deployments/app/operations');
+    assert.equal((ops.body as unknown as Json[]).length, 2, 'no operation was recorded');
+
+    // A new deployment: the service's plan is the local command's plan, field for field.
+    const remote = await dm([
+      '-o',
+      'json',
+      'deploy',
+      'app.yaml',
+      '--name',
+      'fresh',
+      '--cluster',
+      'prod',
+      '-n',
+      'default',
+      '--dry-run',
+    ]);
+    assert.equal(remote.status, 0, remote.stderr);
+    const local = await run(
+      [
+        DM_BIN,
+        '-o',
+        'json',
+        '--kubeconfig',
+        kubeconfig,
+        '-n',
+        'default',
+        'deploy',
+        'app.yaml',
+        '--name',
+        'fresh',
+        '--dry-run',
+      ],
+      {
+        PATH: process.env.PATH,
+        HOME: dir,
+        XDG_CONFIG_HOME: join(dir, 'cfg'),
+        XDG_STATE_HOME: join(dir, 'local-state'),
+      },
+    );
+    assert.equal(local.status, 0, local.stderr);
+    assert.deepEqual(JSON.parse(remote.stdout), JSON.parse(local.stdout));
+    const plan = JSON.parse(remote.stdout) as Record<'create' | 'update' | 'unchanged', unknown[]>;
+    assert.equal(plan.create.length + plan.update.length + plan.unchanged.length, 3, remote.stdout);
+    assert.equal((await dm(['deployments', 'get', 'fresh'])).status, 3, 'the dry run created nothing');
+    const refused = await api('POST', '/api/v1/deployments?dryRun=true', {
+      name: 'elsewhere',
+      cluster: 'prod',
+      namespace: 'other',
+      configuration: { content: APP, imports: [] },
+    });
+    assert.equal(refused.status, 403, 'a dry run is checked as a change is');
   });
 
   it('a server killed mid-apply restarts with the operation interrupted, the previous manifest current, and re-applies', async () => {

@@ -13,8 +13,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { getLive } from '../../../client/src/deploy/apply.js';
 import {
+  type DryRunResult,
   deleteDeployment,
   deployConfiguration,
+  planDeployment,
   readTarget,
   servedKinds,
   validateDeploymentName,
@@ -331,6 +333,43 @@ export class DeploymentManager {
     action: 'create' | 'update',
     access: ManagerAccess,
   ): Promise<OperationRow> {
+    const { cluster, namespace, input } = await this.prepareChange(req, action, access);
+    const op = this.operations.create({
+      deployment: req.name,
+      action,
+      actor: access.actor,
+      cluster,
+      namespace,
+    });
+    this.enqueue(op, this.kubectl(cluster, namespace, req.name), input, req);
+    return op;
+  }
+
+  /**
+   * What a create or update would do, as `dm deploy --dry-run` says it (`planDeployment`, the same
+   * library call): checked exactly as a change is (access, expansion, object scope), nothing applied,
+   * no operation recorded.
+   */
+  async plan(
+    req: DeploymentRequest,
+    action: 'create' | 'update',
+    access: ManagerAccess,
+  ): Promise<DryRunResult> {
+    const { cluster, namespace, input } = await this.prepareChange(req, action, access);
+    return planDeployment({
+      name: req.name,
+      input,
+      store: this.store,
+      kubectl: this.kubectl(cluster, namespace, req.name),
+    });
+  }
+
+  /** The checks a change passes before it is queued (or planned), and the expanded input. */
+  private async prepareChange(
+    req: DeploymentRequest,
+    action: 'create' | 'update',
+    access: ManagerAccess,
+  ): Promise<{ cluster: string; namespace: string; input: DeploymentInput }> {
     let cluster = req.cluster;
     let namespace = req.namespace;
     if (action === 'create') {
@@ -374,15 +413,7 @@ export class DeploymentManager {
     this.requireDeploy(access, cluster, namespace);
     const input = await this.expand(req.name, req.configuration, req.properties ?? {}, access);
     await this.checkObjectScope(input, kubectl, cluster, namespace, access);
-    const op = this.operations.create({
-      deployment: req.name,
-      action,
-      actor: access.actor,
-      cluster,
-      namespace,
-    });
-    this.enqueue(op, this.kubectl(cluster, namespace, req.name), input, req);
-    return op;
+    return { cluster, namespace, input };
   }
 
   /** Deletes a deployment (an update to an empty manifest, then the deployment goes) as an operation. */

@@ -17,15 +17,27 @@ const wait = {
   schema: { type: 'string', enum: ['true', 'false', '1', '0'] },
   description: 'answer 200 when the operation has finished instead of 202 at once',
 };
+const dryRun = {
+  name: 'dryRun',
+  in: 'query',
+  required: false,
+  schema: { type: 'string', enum: ['true', 'false', '1', '0'] },
+  description:
+    'answer 200 with what the change would do (dm deploy --dry-run: creates, updates, prunes), applying nothing',
+};
+/** The answers of a change: `errors` are the same for create, update and delete. */
+const changeErrors = { 400: error, 401: error, 403: error, 404: error, 409: error, 422: error };
 const accepted = {
-  200: { description: 'The finished operation (?wait=true)', ...json(ref('Operation')) },
+  200: {
+    description: 'The finished operation (?wait=true), or the plan (?dryRun=true)',
+    ...json({ oneOf: [ref('Operation'), ref('DryRun')] }),
+  },
   202: { description: 'The operation, accepted', ...json(ref('Operation')) },
-  400: error,
-  401: error,
-  403: error,
-  404: error,
-  409: error,
-  422: error,
+  ...changeErrors,
+};
+const acceptedDelete = {
+  ...accepted,
+  200: { description: 'The finished operation (?wait=true)', ...json(ref('Operation')) },
 };
 
 const resource = {
@@ -57,7 +69,38 @@ const configuration = {
   },
 };
 
+const dryRunChange = {
+  type: 'object',
+  required: ['name', 'kind', 'namespace', 'objectName'],
+  properties: {
+    name: str,
+    kind: str,
+    namespace: str,
+    objectName: str,
+    level: { type: 'integer' },
+    changes: { type: 'array', items: str },
+    message: str,
+  },
+};
+const changes = { type: 'array', items: dryRunChange };
+
 export const MANAGER_SCHEMAS = {
+  DryRun: {
+    type: 'object',
+    required: ['deployment', 'dryRun', 'server', 'create', 'update', 'unchanged', 'prune', 'failed'],
+    additionalProperties: false,
+    properties: {
+      deployment: str,
+      dryRun: { const: true },
+      server: { type: 'boolean' },
+      offlineReason: str,
+      create: changes,
+      update: changes,
+      unchanged: changes,
+      prune: changes,
+      failed: changes,
+    },
+  },
   DeploymentRequest: {
     type: 'object',
     required: ['name', 'cluster', 'configuration'],
@@ -213,7 +256,7 @@ export const MANAGER_PATHS = {
     post: {
       summary: 'Create a deployment (an operation)',
       security: bearer,
-      parameters: [wait],
+      parameters: [wait, dryRun],
       requestBody: { required: true, ...json(ref('DeploymentRequest')) },
       responses: accepted,
     },
@@ -232,7 +275,7 @@ export const MANAGER_PATHS = {
     put: {
       summary: 'Update a deployment (an operation)',
       security: bearer,
-      parameters: [wait],
+      parameters: [wait, dryRun],
       requestBody: { required: true, ...json(ref('DeploymentRequest')) },
       responses: accepted,
     },
@@ -240,7 +283,7 @@ export const MANAGER_PATHS = {
       summary: 'Delete a deployment: empty it, then remove it (an operation)',
       security: bearer,
       parameters: [wait],
-      responses: accepted,
+      responses: acceptedDelete,
     },
   },
   '/api/v1/deployments/{name}/manifests': {

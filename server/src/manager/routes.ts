@@ -56,6 +56,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
       operations: manager.operations,
     });
   const wantsWait = (q: string | undefined) => q === 'true' || q === '1';
+  const wantsDryRun = wantsWait;
   const answer = async (op: { id: string }, wait: boolean): Promise<[OperationView, 200 | 202]> => {
     if (wait) await manager.waitFor(op.id);
     const view = operationView(manager.operations.get(op.id)!, manager.store);
@@ -75,6 +76,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   app.post('/api/v1/deployments', limit, async (c) => {
     const access = accessOf(c);
     const req = parseDeploymentRequest(await jsonBody(c));
+    if (wantsDryRun(c.req.query('dryRun'))) return c.json(await manager.plan(req, 'create', access));
     const op = await manager.submit(req, 'create', access);
     const [view, status] = await answer(op, wantsWait(c.req.query('wait')));
     c.header('Location', `/api/v1/operations/${op.id}`);
@@ -97,6 +99,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   app.put('/api/v1/deployments/:name', limit, async (c) => {
     const access = accessOf(c);
     const req = parseDeploymentRequest(await jsonBody(c), c.req.param('name'));
+    if (wantsDryRun(c.req.query('dryRun'))) return c.json(await manager.plan(req, 'update', access));
     const op = await manager.submit(req, 'update', access);
     const [view, status] = await answer(op, wantsWait(c.req.query('wait')));
     c.header('Location', `/api/v1/operations/${op.id}`);

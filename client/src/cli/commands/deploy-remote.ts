@@ -6,6 +6,7 @@
  */
 
 import type { ResourceView as ResourceJson } from '../../../../server/src/manager/shapes.js';
+import type { DryRunResult } from '../../deploy/deploy.js';
 import { DmError } from '../../error.js';
 import type { CommandContext } from '../context.js';
 import type { Printable } from '../format.js';
@@ -67,18 +68,19 @@ async function runOperation(
   };
 }
 
+/**
+ * `dm deploy` through the service: a create (POST) for a new deployment, else an update (PUT),
+ * followed to its end; with `--dry-run` the same request with `?dryRun=true` answers the plan.
+ */
 export async function remoteDeploy(
   ctx: CommandContext,
   arg: string,
   name: string,
   properties: Record<string, unknown>,
   options: Record<string, unknown>,
-) {
-  if (options.dryRun) {
-    throw new DmError('NOT_SUPPORTED', '--dry-run is not available with --manager-url yet', {
-      category: 'usage',
-    });
-  }
+): Promise<
+  (DryRunResult & { dryRun: true }) | (Awaited<ReturnType<typeof runOperation>> & { dryRun?: undefined })
+> {
   const { configurationPayload } = await import('../../deploy/manager-client.js');
   const configuration = await configurationPayload(arg, name);
   const timeout = Number(options.timeout ?? 300);
@@ -88,7 +90,8 @@ export async function remoteDeploy(
     ...(options.wait ? { waitForReady: true } : {}),
     ...(Number.isInteger(timeout) && timeout > 0 && timeout <= 3600 ? { timeoutSeconds: timeout } : {}),
   };
-  return runOperation(ctx, async (c) => {
+  const query = options.dryRun ? '?dryRun=true' : '';
+  const send = async <T>(c: Awaited<ReturnType<typeof client>>): Promise<T> => {
     try {
       await c.request('GET', `/api/v1/deployments/${enc(name)}`);
     } catch (error) {
@@ -103,15 +106,17 @@ export async function remoteDeploy(
           },
         );
       }
-      return c.request<{ id: string }>('POST', '/api/v1/deployments', {
+      return c.request<T>('POST', `/api/v1/deployments${query}`, {
         name,
         cluster,
         ...(ctx.config.kube.namespace ? { namespace: ctx.config.kube.namespace } : {}),
         ...body,
       });
     }
-    return c.request<{ id: string }>('PUT', `/api/v1/deployments/${enc(name)}`, body);
-  });
+    return c.request<T>('PUT', `/api/v1/deployments/${enc(name)}${query}`, body);
+  };
+  if (options.dryRun) return send<DryRunResult & { dryRun: true }>(await client(ctx));
+  return runOperation(ctx, (c) => send<{ id: string }>(c));
 }
 
 export async function remoteDelete(ctx: CommandContext, name: string) {

@@ -20,15 +20,6 @@ Examples:
   dm --registry my-org/my-repo/my-collection --properties prop1=value1 deploy redis:v1
 `;
 
-type Row = { name: string; outcome: string; message?: string };
-
-function outcomeTable(rows: Row[]): string {
-  const width = Math.max(4, ...rows.map((r) => r.name.length));
-  return rows
-    .map((r) => `${r.name.padEnd(width)}  ${r.outcome}${r.message ? `  ${r.message.split('\n')[0]}` : ''}`)
-    .join('\n');
-}
-
 async function openStore(ctx: CommandContext) {
   const { openStateDatabase, stateDatabaseFile } = await import('../../state/database.js');
   const { DeploymentStore } = await import('../../state/deployments-store.js');
@@ -49,27 +40,6 @@ async function kubectlFor(ctx: CommandContext) {
 function timeoutOf(options: Record<string, unknown>): number {
   const n = Number(options.timeout ?? 300);
   return Number.isFinite(n) && n > 0 ? n : 300;
-}
-
-async function failIfNotApplied(result: {
-  status: string;
-  deployment: string;
-  manifest: string;
-  resources: Row[];
-  pruned: Row[];
-}): Promise<void> {
-  if (result.status === 'applied') return;
-  const { DmError } = await import('../../error.js');
-  const failed = [...result.resources, ...result.pruned].filter((r) => /failed/.test(r.outcome));
-  const first = failed[0];
-  throw new DmError(
-    'DEPLOY_FAILED',
-    `deployment '${result.deployment}' failed (manifest ${result.manifest}): ${failed.length} resource${failed.length === 1 ? '' : 's'} failed${first ? `, first ${first.name}: ${(first.message ?? '').split('\n')[0]}` : ''}`,
-    {
-      hint: `see dm manifests ${result.deployment} ${result.manifest}; fix and run the same command again`,
-      details: { manifest: result.manifest, resources: result.resources, pruned: result.pruned },
-    },
-  );
 }
 
 export function registerDeployCommands(program: Command): void {
@@ -99,23 +69,11 @@ export function registerDeployCommands(program: Command): void {
         const name =
           typeof options.name === 'string' ? options.name : defaultInputName(arg!, existsSync(arg!));
         validateDeploymentName(name);
+        const { reportDeploy, reportDryRun } = await import('./deploy-output.js');
         if (ctx.config.managerUrl) {
           const { remoteDeploy } = await import('./deploy-remote.js');
           const d = await remoteDeploy(ctx, arg!, name, await propertiesOf(ctx), options);
-          if (d.status !== 'applied' && ctx.config.output === 'text') {
-            ctx.streams.stderr(
-              `${outcomeTable([...d.resources, ...d.pruned.map((p) => ({ ...p, name: `${p.name} (prune)` }))])}\n`,
-            );
-          }
-          await failIfNotApplied(d);
-          return {
-            data: d,
-            text: () =>
-              `deployment ${d.deployment}: manifest ${d.manifest} ${d.status}\n${outcomeTable([
-                ...d.resources,
-                ...d.pruned.map((p) => ({ ...p, name: `${p.name} (prune)` })),
-              ])}`,
-          };
+          return d.dryRun ? reportDryRun(d) : reportDeploy(ctx, d);
         }
         const loaded = loadInput(arg!, { cwd: ctx.cwd, deployment: name });
         const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
@@ -144,54 +102,8 @@ export function registerDeployCommands(program: Command): void {
         try {
           const kubectl = await kubectlFor(ctx);
           const common = { name, input, store, kubectl, timeoutSeconds: timeoutOf(options) };
-          if (options.dryRun) {
-            const d = await planDeployment(common);
-            return {
-              data: d,
-              text: () =>
-                [
-                  d.server
-                    ? `dry run of deployment ${d.deployment} (server-side, against live objects)`
-                    : `dry run of deployment ${d.deployment} (offline, against the last manifest): no cluster was contacted (${d.offlineReason ?? 'none reachable'})`,
-                  ...[...d.create]
-                    .sort((a, b) => (a.level ?? 0) - (b.level ?? 0))
-                    .map(
-                      (c) =>
-                        `create    ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}${c.level === undefined ? '' : `  (level ${c.level})`}`,
-                    ),
-                  ...d.update.flatMap((c) => [
-                    `update    ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}`,
-                    ...(c.changes ?? []).map((x) => `            ${x}`),
-                  ]),
-                  ...d.unchanged.map(
-                    (c) => `unchanged ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}`,
-                  ),
-                  ...d.prune.map(
-                    (c) => `prune     ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}`,
-                  ),
-                  ...d.failed.map(
-                    (c) =>
-                      `invalid   ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.objectName}: ${c.message}`,
-                  ),
-                ].join('\n'),
-            };
-          }
-          const result = await deployConfiguration({ ...common, wait: Boolean(options.wait) });
-          if (result.status !== 'applied' && ctx.config.output === 'text') {
-            ctx.streams.stderr(
-              `${outcomeTable([...result.resources, ...result.pruned.map((p) => ({ ...p, name: `${p.name} (prune)` }))])}\n`,
-            );
-          }
-          await failIfNotApplied(result);
-          const d = result;
-          return {
-            data: d,
-            text: () =>
-              `deployment ${d.deployment}: manifest ${d.manifest} ${d.status}\n${outcomeTable([
-                ...d.resources,
-                ...d.pruned.map((p) => ({ ...p, name: `${p.name} (prune)` })),
-              ])}`,
-          };
+          if (options.dryRun) return reportDryRun(await planDeployment(common));
+          return reportDeploy(ctx, await deployConfiguration({ ...common, wait: Boolean(options.wait) }));
         } finally {
           store.database.close();
         }
@@ -274,15 +186,9 @@ export function registerDeployCommands(program: Command): void {
     .option('--timeout <seconds>', 'time limit for deletions', '300')
     .action(
       action<unknown>(async (ctx, [name], options) => {
-        if (ctx.config.managerUrl) {
-          const d = await (await import('./deploy-remote.js')).remoteDelete(ctx, name!);
-          await failIfNotApplied(d);
-          return {
-            data: d,
-            text: () =>
-              `deployment ${d.deployment} deleted (manifest ${d.manifest})\n${outcomeTable(d.pruned)}`,
-          };
-        }
+        const { reportDelete } = await import('./deploy-output.js');
+        if (ctx.config.managerUrl)
+          return reportDelete(await (await import('./deploy-remote.js')).remoteDelete(ctx, name!));
         const { deleteDeployment } = await import('../../deploy/deploy.js');
         const store = await openStore(ctx);
         try {
@@ -292,13 +198,7 @@ export function registerDeployCommands(program: Command): void {
             kubectl: await kubectlFor(ctx),
             timeoutSeconds: timeoutOf(options),
           });
-          await failIfNotApplied(result);
-          const d = result;
-          return {
-            data: d,
-            text: () =>
-              `deployment ${d.deployment} deleted (manifest ${d.manifest})\n${outcomeTable(d.pruned)}`,
-          };
+          return reportDelete(result);
         } finally {
           store.database.close();
         }
