@@ -1,5 +1,5 @@
 /**
- * The merge bench of issue 5 (spec/merging.md §12): two documents of ~110,000 nodes (10 × 10 × 100
+ * The merge bench of issue 5 (docs/merging.md "How dm is checked against cloud-init"): two documents of ~110,000 nodes (10 × 10 × 100
  * = 10,000 leaf keys at depth 3, and a 1,000-item list in each of the 100 depth-2 maps; B overlaps
  * half of A's leaves and adds 5,000 new ones), merged with
  * `list(append)+dict(no_replace,recurse_list)+str()`. One iteration = building the mergers +

@@ -1,5 +1,5 @@
 /**
- * scanRegistryTree over a registry of 10,000 version directories (spec/server.md §1 names that
+ * scanRegistryTree over a registry of 10,000 version directories (docs/server.md "Indexing" names that
  * size: past GitHub's recursive-tree limit), next to a baseline measured in the same run: sorting
  * the same paths by code point, the least any deterministic scan must do. Also versionDigest over
  * the version directories' file lists.

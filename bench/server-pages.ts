@@ -1,5 +1,5 @@
 /**
- * The search web page against the JSON search endpoint it shares its code with (spec/server.md
+ * The search web page against the JSON search endpoint it shares its code with (docs/pages.md
  * §4: pages "fast without client-side JavaScript"), measured side by side in one run: the real app
  * over a real SQLite file with registry-fixtures indexed runs in a child process (one core), the
  * load generator (autocannon, 50 connections) in this one; the two paths alternate in rounds and

@@ -1,5 +1,5 @@
 /**
- * Resolve throughput and latency (spec/server.md §7, issue target: ≥ 70% of bare Hono, p99 ≤ 10 ms)
+ * Resolve throughput and latency (docs/server.md "Tests and measurements", issue target: ≥ 70% of bare Hono, p99 ≤ 10 ms)
  * measured side by side in one run: each server runs in its own child process (one core), the
  * load generator (autocannon, 50 connections) in this one.
  *   1. bare Hono returning a fixed JSON of the same size as a resolution;

@@ -1,5 +1,5 @@
 /**
- * Search latency over a generated index of 100,000 templates (spec/server.md §7; target p99 ≤ 10 ms):
+ * Search latency over a generated index of 100,000 templates (docs/server.md "Tests and measurements"; target p99 ≤ 10 ms):
  * the server's query (FTS5 with the `prefix='2 3'` index, bounded candidate set, then bm25 ranking
  * and facets) against, in the same run, the naive query that ranks the whole match set.
  * Usage: node dist/bench/server-search.js [templates, default 100000]

@@ -1,5 +1,5 @@
 /**
- * What a GitHub sync costs (spec/server.md §1; issue targets): API requests per sync through real
+ * What a GitHub sync costs (docs/server.md "Indexing"; issue targets): API requests per sync through real
  * @octokit/rest against the GitHub stand-in, and the time to index a large registry.
  *   cold index of registry-fixtures ≤ 4 · unchanged re-sync = 1 (304) · one-file change ≤ 6 ·
  *   a generated registry of 10,000 version directories (2,000 templates × 5 versions; its tree is

@@ -1,12 +1,16 @@
 /**
  * The one error type for everything a user can get wrong or run into.
  *
- * A DmError carries a stable `code` (SCREAMING_SNAKE, or a spec's own error kind such as
- * Deckhand's `SubstitutionSourceNotFound`), one sentence that names the bad value and where it
- * is (file:line, property path, reference), an optional hint, optional machine-readable details,
- * and a category. Edges translate the category: the CLI to an exit code (spec/cli.md), the server
- * to an HTTP status (spec/server.md §2). Library code throws; only edges catch and print.
+ * A DmError carries a stable `code` from the one table of codes (client/src/error-codes.ts,
+ * documented in docs/errors.md: SCREAMING_SNAKE, or a borrowed error kind such as Deckhand's
+ * `SubstitutionSourceNotFound`), one sentence that names the bad value and where it is (file:line,
+ * property path, reference), an optional hint, optional machine-readable details, and a category,
+ * which the code decides. Edges translate the category: the CLI to an exit code, the server to an
+ * HTTP status (docs/errors.md). Library code throws; only edges catch and print.
  */
+import { type CategoryOf, categoriesOf, type ErrorCode, isErrorCode } from './error-codes.js';
+
+export type { ErrorCode } from './error-codes.js';
 
 /** What kind of failure this is; decides exit codes and HTTP statuses at the edges. */
 export type ErrorCategory =
@@ -24,30 +28,36 @@ export type ErrorCategory =
   | 'blocked' // untrusted code tried something forbidden: exit 1, HTTP 422
   | 'error'; // anything else: exit 1, HTTP 500
 
-export interface DmErrorOptions {
+/**
+ * `category` may be left out: the code's own (default) category applies. Codes that may be of
+ * several categories list them in client/src/error-codes.ts, and only those compile here.
+ */
+export interface DmErrorOptions<K extends ErrorCategory = ErrorCategory> {
   hint?: string;
   details?: Record<string, unknown>;
-  category?: ErrorCategory;
+  category?: K;
   cause?: unknown;
 }
 
-export class DmError extends Error {
-  readonly code: string;
+export class DmError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
   readonly hint: string | undefined;
   readonly details: Record<string, unknown> | undefined;
   readonly category: ErrorCategory;
 
-  constructor(code: string, message: string, options: DmErrorOptions = {}) {
+  constructor(code: C, message: string, options: DmErrorOptions<CategoryOf<C>> = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'DmError';
     this.code = code;
     this.hint = options.hint;
     this.details = options.details;
-    this.category = options.category ?? 'error';
+    this.category = options.category ?? categoriesOf(code)[0]!;
   }
 
   /** The JSON shape both the CLI (`-o json`) and the server print: `{error: {code, message, details}}`. */
-  toJSON(): { error: { code: string; message: string; hint?: string; details?: Record<string, unknown> } } {
+  toJSON(): {
+    error: { code: ErrorCode; message: string; hint?: string; details?: Record<string, unknown> };
+  } {
     return {
       error: {
         code: this.code,
@@ -79,7 +89,17 @@ const EXIT_CODES: Record<ErrorCategory, number> = {
   error: 1,
 };
 
-/** Exit code for the CLI, spec/cli.md: 0 ok, 1 error, 2 usage, 3 not found, 4 validation, 5 unreachable. */
+/** The exit code of a category (docs/errors.md). */
+export function exitCodeOfCategory(category: ErrorCategory): number {
+  return EXIT_CODES[category];
+}
+
+/** The HTTP status of a category (docs/errors.md). */
+export function httpStatusOfCategory(category: ErrorCategory): number {
+  return HTTP_STATUSES[category];
+}
+
+/** Exit code for the CLI, docs/errors.md: 0 ok, 1 error, 2 usage, 3 not found, 4 validation, 5 unreachable. */
 export function exitCodeFor(error: unknown): number {
   return isDmError(error) ? EXIT_CODES[error.category] : 1;
 }
@@ -100,7 +120,7 @@ const HTTP_STATUSES: Record<ErrorCategory, number> = {
   error: 500,
 };
 
-/** HTTP status for the server, spec/server.md §2. */
+/** HTTP status for the server, docs/errors.md. */
 export function httpStatusFor(error: unknown): number {
   return isDmError(error) ? HTTP_STATUSES[error.category] : 500;
 }
@@ -113,34 +133,74 @@ export function fromSystemError(error: unknown, what?: string): DmError | undefi
   if (!(error instanceof Error)) return undefined;
   const e = error as NodeJS.ErrnoException & { hostname?: string; address?: string; port?: number };
   const subject = what ?? e.path ?? e.hostname ?? e.address;
-  const make = (code: string, message: string, category: ErrorCategory, hint?: string) =>
-    new DmError(code, message, { category, cause: error, ...(hint ? { hint } : {}) });
+  const make = (code: ErrorCode, message: string) => new DmError(code, message, { cause: error });
   switch (e.code) {
     case 'EISDIR':
-      return make('IS_A_DIRECTORY', `${subject ?? 'the path'} is a directory, not a file`, 'usage');
+      return make('IS_A_DIRECTORY', `${subject ?? 'the path'} is a directory, not a file`);
     case 'ENOTDIR':
-      return make('NOT_A_DIRECTORY', `${subject ?? 'a part of the path'} is not a directory`, 'usage');
+      return make('NOT_A_DIRECTORY', `${subject ?? 'a part of the path'} is not a directory`);
     case 'EACCES':
     case 'EPERM':
-      return make('PERMISSION_DENIED', `permission denied: ${subject ?? 'a file'}`, 'error');
+      return make('PERMISSION_DENIED', `permission denied: ${subject ?? 'a file'}`);
     case 'ENOENT':
-      return make('FILE_NOT_FOUND', `${subject ?? 'a file'} does not exist`, 'not-found');
+      return make('FILE_NOT_FOUND', `${subject ?? 'a file'} does not exist`);
     case 'EADDRINUSE':
-      return make('PORT_IN_USE', `port ${e.port ?? subject} is in use${what ? ` (${what})` : ''}`, 'usage');
+      return make('PORT_IN_USE', `port ${e.port ?? subject} is in use${what ? ` (${what})` : ''}`);
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return make(
-        'UNREACHABLE',
-        `cannot reach ${e.hostname ?? subject ?? 'the host'} (DNS lookup failed)`,
-        'unreachable',
-      );
+      return make('UNREACHABLE', `cannot reach ${e.hostname ?? subject ?? 'the host'} (DNS lookup failed)`);
     case 'ECONNREFUSED':
       return make(
         'UNREACHABLE',
         `cannot reach ${subject ?? 'the server'}${e.port ? `:${e.port}` : ''} (connection refused)`,
-        'unreachable',
       );
     default:
       return undefined;
   }
+}
+
+/** The category of an HTTP status, for errors relayed from a server whose code dm does not know. */
+const STATUS_CATEGORIES: Readonly<Record<number, ErrorCategory>> = {
+  400: 'invalid-input',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not-found',
+  409: 'conflict',
+  422: 'validation',
+  429: 'rate-limited',
+  502: 'upstream',
+};
+
+function categoryOfStatus(status: number): ErrorCategory {
+  return STATUS_CATEGORIES[status] ?? (status >= 500 ? 'unreachable' : 'error');
+}
+
+/**
+ * A DmError relayed from a dm server's `{error: {code, message, details, hint}}` answer. A code dm
+ * knows keeps its own category, so the CLI exits the same way as when the failure happens locally;
+ * anything else (a newer server's code, or no JSON error at all) is `REMOTE_ERROR`, categorised by
+ * the HTTP status, with the server's code and status in its details.
+ */
+export function relayedError(
+  status: number,
+  answer: { code?: unknown; message?: unknown; hint?: unknown; details?: unknown } | undefined,
+  message: (serverMessage: string) => string,
+): DmError {
+  const serverMessage = typeof answer?.message === 'string' ? answer.message : `HTTP ${status}`;
+  const hint = typeof answer?.hint === 'string' ? { hint: answer.hint } : {};
+  const details =
+    answer?.details !== null && typeof answer?.details === 'object'
+      ? (answer.details as Record<string, unknown>)
+      : undefined;
+  if (isErrorCode(answer?.code))
+    return new DmError(answer.code, message(serverMessage), { ...hint, ...(details ? { details } : {}) });
+  return new DmError('REMOTE_ERROR', message(serverMessage), {
+    category: categoryOfStatus(status),
+    ...hint,
+    details: {
+      ...details,
+      status,
+      ...(typeof answer?.code === 'string' ? { code: answer.code.slice(0, 64) } : {}),
+    },
+  });
 }

@@ -101,9 +101,8 @@ function readText(path: string): string {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new DmError(
-      'FILE_NOT_FOUND',
+      code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'FILE_UNREADABLE',
       `cannot read ${path}: ${code === 'EACCES' ? 'permission denied' : (code ?? String(error))}`,
-      { category: code === 'ENOENT' ? 'not-found' : 'error' },
     );
   }
 }

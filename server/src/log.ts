@@ -1,5 +1,5 @@
 /**
- * Structured JSON logs, one object per line (spec/cli.md: JSON logs on stdout). Lines are
+ * Structured JSON logs, one object per line (docs/server.md "Running it": JSON logs on stdout). Lines are
  * buffered and written once per event-loop turn so that logging every request stays cheap.
  * Callers log facts, never secrets: tokens, credentials and signatures are not passed in, and
  * fields named like secrets are redacted as a last line of defence.

@@ -1,5 +1,5 @@
 /**
- * `dm-registry` (spec/cli.md, dm-registry section): `start`, `index`, `migrate`, `token create`.
+ * `dm-registry` (docs/server.md "Running it"): `start`, `index`, `migrate`, `token create`.
  * Configuration is read here, once, with the precedence flag > environment > default
  * (DM_REGISTRY_DB, DM_REGISTRY_PORT, DM_ADMIN_TOKEN, DM_REGISTRY_SECRET_KEY, GITHUB_TOKEN,
  * GITHUB_API_URL), and passed down as options; the library below never reads process.env.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real kube-apiserver for the cluster suite (spec/deployments.md §4): Debian's `kubernetes` source
+# A real kube-apiserver for the cluster suite (docs/deployments.md "Testing against Kubernetes"): Debian's `kubernetes` source
 # package (1.20.2) built once with Debian's Go toolchain into
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/dm-ci/kube-apiserver-1.20.2/kube-apiserver
 # and run on loopback over Debian's etcd-server. Package sources are apt's configured ones (the

@@ -1,8 +1,11 @@
 /**
  * Blueprint errors carry the phase in which they occur (docs/blueprints.md "Commands"):
- * the phase is the DmError's `code` and is repeated in `details.phase`.
+ * the phase is the DmError's `code` and is repeated in `details.phase`. Each phase's default
+ * category (validation for the checking phases, invalid input for executions) is in
+ * client/src/error-codes.ts.
  */
-import { DmError, type ErrorCategory } from '../error.js';
+import { DmError } from '../error.js';
+import type { CategoryOf } from '../error-codes.js';
 
 export type Phase =
   | 'schema'
@@ -29,24 +32,16 @@ export const PHASES: readonly Phase[] = [
   'exports',
 ];
 
-const VALIDATION: ReadonlySet<Phase> = new Set([
-  'schema',
-  'imports',
-  'subinstallations',
-  'deployItems',
-  'exports',
-]);
-
-export class BlueprintError extends DmError {
+export class BlueprintError extends DmError<Phase> {
   readonly phase: Phase;
 
   constructor(
     phase: Phase,
     message: string,
-    options: { category?: ErrorCategory; details?: Record<string, unknown>; hint?: string } = {},
+    options: { category?: CategoryOf<Phase>; details?: Record<string, unknown>; hint?: string } = {},
   ) {
     super(phase, message, {
-      category: options.category ?? (VALIDATION.has(phase) ? 'validation' : 'invalid-input'),
+      ...(options.category ? { category: options.category } : {}),
       details: { phase, ...options.details },
       ...(options.hint ? { hint: options.hint } : {}),
     });

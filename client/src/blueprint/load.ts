@@ -36,7 +36,7 @@ export function readBlueprintDir(dir: string): Files {
         const size = statSync(full).size;
         if (++count > MAX_FILES || bytes + size > MAX_BYTES) {
           throw new DmError(
-            'BLUEPRINT_TOO_BIG',
+            'BLUEPRINT_TOO_LARGE',
             `${dir}: more than ${MAX_FILES} files or ${MAX_BYTES} bytes`,
             {
               category: 'limit',

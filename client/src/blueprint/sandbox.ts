@@ -83,6 +83,7 @@ export class BlueprintSandbox implements TemplateRenderer {
         join(srcDir, 'document', 'yaml.js'),
         join(srcDir, 'python', 'values.js'),
         join(srcDir, 'error.js'),
+        join(srcDir, 'error-codes.js'),
         join(resolve(here, '../../../..'), 'package.json'),
       ],
       memoryMb: this.memoryMb,

@@ -1,6 +1,6 @@
 /**
  * The one place the CLI prints: data on stdout as text, YAML or JSON; diagnostics on stderr.
- * With `-o json` a failing command prints `{"error": {code, message, details}}` on stdout (spec/cli.md).
+ * With `-o json` a failing command prints `{"error": {code, message, details}}` on stdout (docs/errors.md).
  */
 
 import type { OutputFormat } from '../config/config.js';

@@ -1,5 +1,5 @@
 /**
- * `dm`: the client CLI (spec/cli.md). Thin: commands parse flags and call one library function;
+ * `dm`: the client CLI (docs/client.md "Commands"). Thin: commands parse flags and call one library function;
  * heavy modules are imported lazily inside actions so that `dm --version` starts fast.
  */
 import { Command, CommanderError, Option } from 'commander';
@@ -30,7 +30,7 @@ Examples:
   dm deploy config.yaml --name prod --dry-run
   dm completion bash > /etc/bash_completion.d/dm
 
-Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 validation, 5 unreachable (docs/client.md).
+Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 validation, 5 unreachable (docs/errors.md).
 `;
 
 /** Examples of the commands that only group subcommands. */

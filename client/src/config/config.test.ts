@@ -27,7 +27,8 @@ describe('loadConfig()', () => {
   it('rejects unknown keys and bad output formats with the file named', () => {
     assert.throws(
       () => loadConfig({ env: { DM_CONFIG: '/x.yaml' }, readFile: () => 'colour: red\n' }),
-      (e: unknown) => e instanceof DmError && e.code === 'INVALID_CONFIG' && e.message.includes('/x.yaml'),
+      (e: unknown) =>
+        e instanceof DmError && e.code === 'INVALID_CONFIG_FILE' && e.message.includes('/x.yaml'),
     );
     assert.throws(
       () => loadConfig({ flags: { output: 'xml' }, env: {}, readFile: () => undefined }),

@@ -1,5 +1,5 @@
 /**
- * Client configuration, read in one place (spec/cli.md): flag > environment > config file > default.
+ * Client configuration, read in one place (docs/client.md "Configuration"): flag > environment > config file > default.
  * Library code never reads `process.env`; the CLI calls `loadConfig` once and passes options down.
  */
 import { readFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { SCHEMA_VALIDATION_MODES, type SchemaValidationMode } from '../expand/sc
 
 export type OutputFormat = 'text' | 'yaml' | 'json';
 
-/** A registry host other than github.com: GitHub Enterprise or a mirror (spec/registry.md §2). */
+/** A registry host other than github.com: GitHub Enterprise or a mirror (docs/references.md "References"). */
 export interface RegistryHostConfig {
   /** REST API base URL, e.g. https://ghe.example.com/api/v3 */
   apiUrl: string;
@@ -151,7 +151,7 @@ function parseOutput(value: string, where: string): OutputFormat {
 }
 
 function invalidConfig(path: string, message: string, hint?: string): DmError {
-  return new DmError('INVALID_CONFIG', `${path}: ${message}`, {
+  return new DmError('INVALID_CONFIG_FILE', `${path}: ${message}`, {
     category: 'invalid-input',
     ...(hint ? { hint } : {}),
   });
@@ -198,19 +198,21 @@ function parseConfigFile(text: string, path: string): ConfigFile {
   const file = validateConfigFile(parseYaml(text, { source: path }), path);
   for (const [host, entry] of Object.entries(file.registries ?? {})) {
     if (!entry || typeof entry.apiUrl !== 'string') {
-      throw new DmError('INVALID_CONFIG', `${path}: registries.${host}.apiUrl must be a URL string`, {
+      throw new DmError('INVALID_CONFIG_FILE', `${path}: registries.${host}.apiUrl must be a URL string`, {
         category: 'invalid-input',
       });
     }
   }
   for (const key of ['managerUrl', 'managerToken'] as const) {
     if (file[key] !== undefined && typeof file[key] !== 'string') {
-      throw new DmError('INVALID_CONFIG', `${path}: ${key} must be a string`, { category: 'invalid-input' });
+      throw new DmError('INVALID_CONFIG_FILE', `${path}: ${key} must be a string`, {
+        category: 'invalid-input',
+      });
     }
   }
   for (const [name, location] of Object.entries(file.sources ?? {})) {
     if (typeof location !== 'string' || location === '') {
-      throw new DmError('INVALID_CONFIG', `${path}: sources.${name} must be a git URL or a path`, {
+      throw new DmError('INVALID_CONFIG_FILE', `${path}: sources.${name} must be a git URL or a path`, {
         category: 'invalid-input',
       });
     }

@@ -1,5 +1,5 @@
 /**
- * `--properties k=v,k2=v2` and `--env k=v` (spec/cli.md): values read as YAML scalars, as Helm's
+ * `--properties k=v,k2=v2` and `--env k=v` (docs/client.md "Values and properties"): values read as YAML scalars, as Helm's
  * `--set` does (`replicas=3` is a number, `debug=true` a boolean, `tag='3'` a string), nested keys
  * with dots (`db.port=5432`).
  */

@@ -1,5 +1,5 @@
 /**
- * Applying objects to a cluster through kubectl (spec/deployments.md §3): level by level, each level
+ * Applying objects to a cluster through kubectl (docs/deployments.md "Order and batching"): level by level, each level
  * in ONE `kubectl apply --server-side --field-manager=dm` call (a multi-document stream on stdin);
  * CRDs of level 0 waited for `Established`; `$(ref.NAME.PATH)` substituted from live objects read with
  * one `kubectl get -o json` per level; `--wait` through `kubectl wait` / `rollout status`. The first

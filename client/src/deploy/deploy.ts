@@ -1,5 +1,5 @@
 /**
- * Deployments (spec/deployments.md §1, §3): `deployConfiguration` creates or updates a deployment
+ * Deployments (docs/deployments.md "Update, prune, delete"): `deployConfiguration` creates or updates a deployment
  * from an expanded configuration — a new manifest, apply level by level, then prune what left it in
  * reverse dependency order; `deleteDeployment` updates to an empty manifest, then removes the
  * deployment (its manifests stay). Everything is recorded as it happens.

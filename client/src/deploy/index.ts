@@ -1,4 +1,4 @@
-/** Deployments and cluster application (spec/deployments.md): the public surface of `client/src/deploy`. */
+/** Deployments and cluster application (docs/deployments.md): the public surface of `client/src/deploy`. */
 export {
   type ApplyOptions,
   type ApplyResult,

@@ -1,5 +1,5 @@
 /**
- * What `dm deploy` accepts (spec/deployments.md §1, spec/cli.md): a configuration file (expanded by
+ * What `dm deploy` accepts (docs/deployments.md "What `dm deploy` accepts"): a configuration file (expanded by
  * the expansion engine), a template file, a stream of Kubernetes objects, Deckhand-style layered
  * documents in a file or a directory (rendered first; `dm/Configuration/v1` documents are expanded
  * as a configuration, otherwise documents whose `data` is a Kubernetes object are deployed), or a
@@ -105,7 +105,7 @@ function layoutTypes(entries: { type: string; resources?: unknown[] }[]): string
 export const CONFIGURATION_SCHEMA = 'dm/Configuration/v1';
 
 /**
- * Rendered layered documents to deploy (spec/layering.md "How this fits dm"): documents of schema
+ * Rendered layered documents to deploy (docs/deployments.md "What `dm deploy` accepts"): documents of schema
  * `dm/Configuration/v1` hold configurations — their resources (and imports) are combined in
  * rendered order and expanded as one configuration beside `path`; otherwise the documents whose
  * `data` is a Kubernetes object are deployed as they are. Mixing the two is refused.

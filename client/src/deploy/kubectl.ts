@@ -1,5 +1,5 @@
 /**
- * The one way dm runs `kubectl` (spec/deployments.md §3): argument arrays only (never a shell),
+ * The one way dm runs `kubectl` (docs/deployments.md "Order and batching"): argument arrays only (never a shell),
  * `--kubeconfig`, `--context` and `--namespace` passed through as given, documents on stdin, and a
  * count of invocations (the bench and tests read it).
  */

@@ -8,24 +8,13 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { OperationView } from '../../../server/src/manager/shapes.js';
-import { DmError, type ErrorCategory } from '../error.js';
+import { DmError, relayedError } from '../error.js';
 
 export interface ManagerClientOptions {
   url: string;
   token?: string | undefined;
   fetch?: typeof fetch;
 }
-
-const CATEGORY: Record<number, ErrorCategory> = {
-  400: 'invalid-input',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not-found',
-  409: 'conflict',
-  422: 'validation',
-  429: 'rate-limited',
-  503: 'unreachable',
-};
 
 /** An operation as the service answers it. */
 export type OperationJson = OperationView;
@@ -74,13 +63,8 @@ export class ManagerClient {
     }
     if (!res.ok) {
       const e = (data as { error?: { code?: string; message?: string; hint?: string } } | undefined)?.error;
-      throw new DmError(
-        e?.code ?? 'MANAGER_ERROR',
-        e?.message ?? `${method} ${path} answered ${res.status}`,
-        {
-          category: CATEGORY[res.status] ?? 'error',
-          ...(e?.hint ? { hint: e.hint } : {}),
-        },
+      throw relayedError(res.status, e, (message) =>
+        e?.message === undefined ? `${method} ${path} answered ${res.status}` : message,
       );
     }
     return data as T;

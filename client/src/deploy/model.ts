@@ -1,5 +1,5 @@
 /**
- * The shapes deployments work with (spec/deployments.md §1, spec/expansion.md §2): an expanded
+ * The shapes deployments work with (docs/deployments.md, docs/expansion.md "Configurations and expansion"): an expanded
  * configuration of primitives, its layout, and what applying each resource came to.
  */
 

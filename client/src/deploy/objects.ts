@@ -1,5 +1,5 @@
 /**
- * From primitive to Kubernetes object (spec/deployments.md §3): the kind comes from `type` (a bare
+ * From primitive to Kubernetes object (docs/deployments.md "From primitive to object"): the kind comes from `type` (a bare
  * kind, `v1/<Kind>` or `<group>/<version>/<Kind>`), the API version from the type, else
  * `properties.apiVersion`, else what the cluster serves (discovery), else a table of core kinds;
  * `metadata.name` defaults to the resource's name; the namespace is `metadata.namespace`, else the

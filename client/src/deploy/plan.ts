@@ -1,5 +1,5 @@
 /**
- * Order of application (spec/deployments.md §3, spec/expansion.md §6): Namespaces and
+ * Order of application (docs/deployments.md "Order and batching", docs/expansion.md "Value references"): Namespaces and
  * CustomResourceDefinitions first (level 0), then the other resources in levels of the dependency
  * graph that `$(ref.NAME.PATH)` references draw; a level holds resources whose references all point
  * to earlier levels, so each level can go to the cluster in one batch. A cycle, or a reference to a

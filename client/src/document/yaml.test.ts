@@ -92,12 +92,12 @@ describe('parseYaml() limits', () => {
       assert.throws(
         () => parse(BOMB_TEXT, { source: 'bomb.yaml' }),
         (e: unknown) =>
-          e instanceof DmError && e.code === 'YAML_TOO_BIG' && /^bomb\.yaml: limit/.test(e.message),
+          e instanceof DmError && e.code === 'YAML_TOO_LARGE' && /^bomb\.yaml: limit/.test(e.message),
       );
     }
     assert.throws(
       () => parseYamlDocuments(BOMB_TEXT, { source: 'bomb.yaml', mappings: 'maps' }),
-      (e: unknown) => e instanceof DmError && e.code === 'YAML_TOO_BIG',
+      (e: unknown) => e instanceof DmError && e.code === 'YAML_TOO_LARGE',
     );
   });
   it('parseYaml() accepts aliases within the node budget', () => {

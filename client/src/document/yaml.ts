@@ -67,7 +67,7 @@ export function checkNodeBudget(value: unknown, source: string, maxNodes = DEFAU
     count++;
     if (count > maxNodes) {
       throw new DmError(
-        'YAML_TOO_BIG',
+        'YAML_TOO_LARGE',
         `${source}: limit: the document expands to more than ${maxNodes} nodes (aliases expanded); an alias bomb?`,
         { category: 'limit', details: { source, maxNodes } },
       );

@@ -1,5 +1,5 @@
 /**
- * The content-addressed cache (spec/registry.md §6): files stored by sha256 under
+ * The content-addressed cache (docs/client.md "Cache"): files stored by sha256 under
  * `$XDG_CACHE_HOME/dm/content/sha256/<2>/<62>`, shared across projects, verified on every read
  * (a corrupted entry is discarded with a warning so the caller fetches it again), written with
  * temp file + rename so that concurrent `dm` processes never see a partial file. Metadata (version

@@ -1,5 +1,5 @@
 /**
- * Layering actions, spec/layering.md §11: merge, replace and delete of the child's raw data onto
+ * Layering actions, docs/layering.md "How rendering works", layering actions: merge, replace and delete of the child's raw data onto
  * the accumulated parent data, at a path of §10.
  */
 import { cloneData, deepMerge, getOwn, isMapping } from './data.js';

@@ -1,6 +1,6 @@
 /**
  * A raw Deckhand document and the properties the renderer derives from it, exactly as
- * spec/layering.md §1.2 reads them. Input is untrusted: a field of the wrong type is
+ * docs/layering.md "How rendering works" reads them. Input is untrusted: a field of the wrong type is
  * InvalidDocumentFormat here instead of a crash later (§15, last paragraph).
  */
 import { getOwn, isMapping, type Mapping } from './data.js';

@@ -1,4 +1,4 @@
-/** Deckhand-style layered rendering (spec/layering.md): the public surface of `client/src/layer`. */
+/** Deckhand-style layered rendering (docs/layering.md): the public surface of `client/src/layer`. */
 export { LAYERING_ERROR_KINDS, type LayeringErrorKind } from './errors.js';
 export {
   type RenderedDocument,

@@ -1,5 +1,5 @@
 /**
- * The JSONPath subset of spec/layering.md §10 (what jsonpath-ng parses and Deckhand uses): root `.`
+ * The JSONPath subset of docs/layering.md "How rendering works", paths (what jsonpath-ng parses and Deckhand uses): root `.`
  * or `$`, dotted identifiers or quoted names, each followed by `[N]` indices. Wildcards,
  * descendants, slices, filters and negative indices are rejected (the spec's recommendation).
  * Functions here never throw: they return a reason string that callers turn into the right kind.

@@ -1,5 +1,5 @@
 /**
- * Optional pre-validation, spec/layering.md §3: Deckhand's base schema, the `metadata/Document/v1`
+ * Optional pre-validation, docs/layering.md "Pre-validation": Deckhand's base schema, the `metadata/Document/v1`
  * and `metadata/Control/v1` schemas, the LayeringPolicy's data, and duplicate raw keys. Every
  * failure is InvalidDocumentFormat naming the document and the offending field.
  */

@@ -1,5 +1,5 @@
 /**
- * The Python behaviour pattern substitution depends on (spec/layering.md §12.1, quirk Q7): `str()`
+ * The Python behaviour pattern substitution depends on (docs/layering.md "How rendering works", substitution): `str()`
  * of the inserted value, `re.sub` template escapes, and Python regex syntax mapped onto JavaScript.
  * Functions return a reason string instead of throwing. Float and string `repr()` are the
  * leaf module's (client/src/python/values.ts, shared with the expansion engine), fuzzed against Python's.

@@ -1,5 +1,5 @@
 /**
- * Deckhand-style rendering, spec/layering.md: pre-validation (§3), the LayeringPolicy (§1.3),
+ * Deckhand-style rendering, docs/layering.md "How rendering works": pre-validation, the LayeringPolicy,
  * layer checks (§4), parent selection (§5), replacement (§6), the substitution source map (§7),
  * one dependency graph with cycle detection (§8), rendering in dependency order (§9, §11, §12)
  * and the output (§13). Pure: documents in, rendered documents out, DmError on failure.
@@ -413,7 +413,7 @@ function render(documents: readonly unknown[], options: RenderOptions): Rendered
 }
 
 /**
- * Renders Deckhand documents (spec/layering.md). Returns every document that is neither abstract
+ * Renders Deckhand documents (docs/layering.md). Returns every document that is neither abstract
  * nor replaced, control documents unchanged, sorted by (schema, name, layer). Throws DmError
  * whose `code` is the Deckhand error kind (§15).
  */

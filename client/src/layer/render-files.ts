@@ -1,5 +1,5 @@
 /**
- * The `dm render` input path (spec/layering.md, "How this fits dm"): files and directories of
+ * The `dm render` input path (docs/layering.md "Command line"): files and directories of
  * multi-document YAML (a directory contributes its `*.yaml`/`*.yml` files, recursively, in sorted
  * path order), parsed with the shared YAML module, then rendered. The conformance runner goes
  * through `renderTexts`, the same function the CLI ends in.

@@ -1,5 +1,5 @@
 /**
- * Substitution, spec/layering.md §12: read a value from a source document's rendered data
+ * Substitution, docs/layering.md "How rendering works", substitution: read a value from a source document's rendered data
  * (optionally through `src.pattern`), then write it into each destination (optionally through
  * `dest.pattern`, recursively with `dest.recurse`). Lenient mode (§12.2) skips what strict mode
  * reports.

@@ -1,6 +1,6 @@
 /**
  * Building a merge function from a specification (cloud-init's `mergers.construct` and its
- * `LookupMerger`, spec/merging.md §2.4, §3): every name resolves to a registered merger (names
+ * `LookupMerger`, docs/merging.md "Specifications"): every name resolves to a registered merger (names
  * get an `m_` prefix unless they have one; unknown names are an ImportError, checked for all
  * names before any settings are read); the root merge dispatches on the type of the existing
  * value to the first merger listed for that type, and returns the existing value unchanged when

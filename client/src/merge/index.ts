@@ -1,5 +1,5 @@
 /**
- * cloud-init-style merge strategies (spec/merging.md): the mergers `dict`, `list`, `str`, their
+ * cloud-init-style merge strategies (docs/merging.md): the mergers `dict`, `list`, `str`, their
  * specifications (`merge_how`, `merge_type`, `Merge-Type` headers), and the user-data,
  * mergemanydict (values files) and raw entry points. Engine values use Maps for mappings
  * (value.ts); `mergeValues`/`mergeValuesFiles` take and give plain data.

@@ -2,7 +2,7 @@
  * YAML in and out for merging, read by document/yaml.ts (the same schema and limits), but mappings
  * load as `Map`s so that key order (integer-like keys included), non-string keys and a key
  * `__proto__` survive exactly as cloud-init's Python dicts keep them
- * (spec/merging.md §4 "Key order").
+ * (docs/merging.md "`dm merge`", key order).
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The three ways cloud-init merges, as dm's entry points (spec/merging.md §1, §7, §8):
+ * The three ways cloud-init merges, as dm's entry points (docs/merging.md "`dm merge`"):
  * `mergeUserData` (the user-data handler: `dm merge`), `mergeManyDict` (`util.mergemanydict`:
  * values files) and `mergeRaw` (one merge with a given specification). They work on the engine's
  * form (value.ts: mappings are Maps); mergeValues (values.ts) wraps plain data.
@@ -26,7 +26,7 @@ export interface MergeSource {
 export interface SkippedPart {
   /** Position of the document among all documents merged, from 0. */
   index: number;
-  /** cloud-init's exception class (spec/merging.md §7). */
+  /** cloud-init's exception class (docs/merging.md "`dm merge`"). */
   code: MergeErrorKind;
   message: string;
 }

@@ -1,9 +1,9 @@
 /**
- * Merge errors carry cloud-init's exception class as their DmError code (spec/merging.md §7):
+ * Merge errors carry cloud-init's exception class as their DmError code (docs/merging.md):
  * `ValueError` (a merge specification that cannot be parsed, an empty or non-mapping user-data
  * part), `ImportError` (an unknown merger), `KeyError`, `TypeError`, and, for malformed list-form
  * specifications only, `IndexError` and `AttributeError`, which cloud-init raises there too.
- * The message is dm's own.
+ * The message is dm's own; the kinds' categories are in client/src/error-codes.ts.
  */
 import { DmError } from '../error.js';
 import { keyToString, type MergeKey } from './value.js';
@@ -29,7 +29,7 @@ export const MERGE_ERROR_KINDS: readonly MergeErrorKind[] = [
  * Thrown inside the engine; `path` is filled in while the error travels up through the mergers,
  * and the entry points turn it into a DmError whose message names that path.
  */
-export class MergeFailure extends DmError {
+export class MergeFailure extends DmError<MergeErrorKind> {
   readonly kind: MergeErrorKind;
   readonly reason: string;
   /** Where in the incoming document it happened, outermost first. */

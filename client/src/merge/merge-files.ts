@@ -1,6 +1,5 @@
 /**
- * What `dm merge <file>… [--as user-data|values|raw] [--merge-how spec]` does (spec/cli.md,
- * spec/merging.md "How this fits dm"), on documents already loaded: the CLI and the conformance
+ * What `dm merge <file>… [--as user-data|values|raw] [--merge-how spec]` does (docs/merging.md "`dm merge`"), on documents already loaded: the CLI and the conformance
  * runner both call `mergeLoadedDocuments`.
  */
 import { DmError } from '../error.js';

@@ -1,5 +1,5 @@
 /**
- * Reading merge specifications (spec/merging.md §2): the string form `name(opt,…)+…`, the list
+ * Reading merge specifications (docs/merging.md "Specifications"): the string form `name(opt,…)+…`, the list
  * form (`[{name, settings}]` or `[[name, opt…]]`), and the `merge_how`/`merge_type` keys of a
  * document. These follow cloud-init's `string_extract_mergers` and `dict_extract_mergers`
  * exactly, including what they do with malformed input; the result is checked later, when the

@@ -24,7 +24,7 @@ const kind = (fn: () => unknown) => {
 };
 
 describe('parseMergeHowString()', () => {
-  it('splits, lower-cases, strips and turns - into _ (spec §2.2)', () => {
+  it('splits, lower-cases, strips and turns - into _ (docs/merging.md "Specifications")', () => {
     assert.deepEqual(parseMergeHowString('list(append)+dict(no_replace,recurse_list)+str()'), [
       { name: 'list', options: ['append'] },
       { name: 'dict', options: ['no_replace', 'recurse_list'] },
@@ -83,7 +83,7 @@ describe('extractMergeHow()', () => {
   });
 });
 
-describe('mergeRaw(): the mergers (spec §4-§6)', () => {
+describe('mergeRaw(): the mergers (docs/merging.md "Specifications")', () => {
   const cases: [string, string, string, unknown][] = [
     ['dict()', '{a: 1, n: {x: 1}}', '{a: 2, n: {y: 2}, b: 3}', { a: 1, n: { x: 1, y: 2 }, b: 3 }],
     ['dict(replace)', '{a: 1, n: {x: 1}}', '{a: 2, n: {y: 2}}', { a: 2, n: { y: 2 } }],

@@ -1,5 +1,5 @@
 /**
- * The mergers of cloud-init's `cloudinit/mergers/m_{dict,list,str}.py` (spec/merging.md §4-§6),
+ * The mergers of cloud-init's `cloudinit/mergers/m_{dict,list,str}.py` (docs/merging.md "Specifications"),
  * registered by name. Each is a small pure function built from its options and the root merge
  * (which dispatches on the type of the existing value, §3); none changes its inputs: mappings and
  * lists are copied, incoming values are inserted by reference.

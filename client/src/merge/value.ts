@@ -4,7 +4,7 @@
  * Mappings are `Map`s inside the engine: keys keep insertion order exactly as Python dicts do
  * (plain objects would list integer-like keys first) and a key `__proto__` is plain data. Keys are
  * the scalars YAML gives (string, number, boolean, null). Lists are arrays; everything that is not
- * a mapping, a list or a string is a scalar no merger touches (spec/merging.md §3).
+ * a mapping, a list or a string is a scalar no merger touches (docs/merging.md "Specifications").
  * `toMergeValue` and `toPlainValue` convert at the edges.
  */
 import { DmError } from '../error.js';
@@ -12,7 +12,7 @@ import { DmError } from '../error.js';
 export type MergeKey = string | number | boolean | null;
 export type MergeMap = Map<MergeKey, unknown>;
 
-/** The types cloud-init's dispatcher distinguishes (spec/merging.md §3). */
+/** The types cloud-init's dispatcher distinguishes (docs/merging.md "Specifications"). */
 export type ValueKind = 'dict' | 'list' | 'str' | 'other';
 
 export function kindOf(value: unknown): ValueKind {

@@ -1,5 +1,5 @@
 /**
- * Values files (`-f/--values`, spec/merging.md "How this fits dm"): merged like cloud-init's
+ * Values files (`-f/--values`, docs/merging.md "`dm merge`", `--as values`): merged like cloud-init's
  * `mergemanydict` over `cloud.cfg.d/*.cfg`: a later file has priority (the files are fed last
  * first), the default is `list()+dict()+str()` (deep merge of mappings; lists and strings are
  * not merged), a file's own `merge_how` says how it merges into the higher-priority result built

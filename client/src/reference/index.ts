@@ -1,4 +1,4 @@
-/** References, versions and the patch float (spec/registry.md §2, §3, §5). */
+/** References, versions and the patch float (docs/references.md). */
 export * from './pick-version.js';
 export * from './reference.js';
 export * from './version.js';

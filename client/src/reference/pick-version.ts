@@ -1,5 +1,5 @@
 /**
- * DM's patch float (spec/registry.md §5): the highest released version with the same MAJOR.MINOR
+ * DM's patch float (docs/references.md "Patch float"): the highest released version with the same MAJOR.MINOR
  * whose PATCH is at least the requested one; never a higher minor or major; pre-releases only when
  * the request names one (then like npm's `~`: later pre-releases of the same MAJOR.MINOR.PATCH, or
  * any release above it in the same MAJOR.MINOR); an exact pin `=v1.1.2` matches that version only.

@@ -1,5 +1,5 @@
 /**
- * Template references (spec/registry.md §2): the one grammar, parsed and printed here.
+ * Template references (docs/references.md "References"): the one grammar, parsed and printed here.
  *
  *   github.com/<owner>/<repo>/<collection>/<template>:<version>
  *   github.com/<owner>/<repo>/<template>:<version>          root collection
@@ -59,7 +59,7 @@ const HOST_RE =
 const MAX_REFERENCE_LENGTH = 1024;
 const MAX_NAME_LENGTH = 100;
 
-/** Template and collection names: `[A-Za-z0-9][A-Za-z0-9._-]*` (spec/registry.md §1). */
+/** Template and collection names: `[A-Za-z0-9][A-Za-z0-9._-]*` (docs/registry-layout.md). */
 export function isValidName(name: string): boolean {
   return name.length <= MAX_NAME_LENGTH && NAME_RE.test(name);
 }

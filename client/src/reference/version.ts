@@ -1,5 +1,5 @@
 /**
- * Template versions (spec/registry.md §3): `v` + MAJOR[.MINOR[.PATCH]] with optional semver
+ * Template versions (docs/references.md "Versions"): `v` + MAJOR[.MINOR[.PATCH]] with optional semver
  * pre-release and build parts. Omitted parts default to zero (`v1.1` ≡ `v1.1.0`). Leading zeros,
  * empty parts, a missing `v` and more than three numeric parts are invalid. Ordering is semver's
  * (the `semver` package underneath); build metadata is ignored for ordering.

@@ -1,5 +1,5 @@
 /**
- * The registry convention's template check (spec/registry.md §1): every served version's
+ * The registry convention's template check (docs/registry-layout.md): every served version's
  * `example.yaml` must expand with no extra properties. Each example is expanded exactly as
  * `dm expand` would, from the version directory, with references to this registry resolved
  * against the same directory (one rendering sandbox for all of them). A failure is an

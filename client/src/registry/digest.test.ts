@@ -9,7 +9,7 @@ import { digestVersion, sha256Hex, versionDigest } from './digest.js';
 import { createDirectoryReader, readDirectoryTree } from './read-directory-tree.js';
 import { scanRegistryTree } from './scan-tree.js';
 
-// Computed independently (Python hashlib) from the definition in spec/registry.md §5.
+// Computed independently (Python hashlib) from the definition in docs/registry-layout.md "Digests".
 const FILES = {
   'redis.jinja': 'resources: []\n',
   'example.yaml': 'resources:\n- name: a\n  type: redis.jinja\n',

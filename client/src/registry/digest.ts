@@ -1,5 +1,5 @@
 /**
- * Digests of template versions (spec/registry.md §5). Only content counts, so the client reading
+ * Digests of template versions (docs/registry-layout.md "Digests"). Only content counts, so the client reading
  * a directory, the indexer reading a git tree and a mirror reading GitHub compute the same values:
  *
  * - a file's digest is the lowercase hex sha256 of its bytes (a symbolic link's bytes are its

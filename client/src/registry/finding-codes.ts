@@ -1,5 +1,5 @@
 /**
- * Every lint finding code (spec/registry.md §1, §3, §4), with its severity and meaning. Codes are
+ * Every lint finding code (docs/registry-layout.md "Finding codes"), with its severity and meaning. Codes are
  * stable: tools and the registry server store them. docs/registry-layout.md explains each one, and
  * `registry-fixtures/broken/` holds exactly one instance of each (a test keeps the three in step).
  *

@@ -1,4 +1,4 @@
-/** The registry layout (spec/registry.md §1, §3–5): scanner, registry.yaml, digests, lint. */
+/** The registry layout (docs/registry-layout.md): scanner, registry.yaml, digests, lint. */
 export * from './compare-paths.js';
 export * from './digest.js';
 export * from './finding-codes.js';

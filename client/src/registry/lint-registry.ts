@@ -1,5 +1,5 @@
 /**
- * `dm lint <dir>` as a library function (spec/registry.md §1; spec/cli.md): scan a registry on
+ * `dm lint <dir>` as a library function (docs/registry-layout.md "`dm lint <dir>`"): scan a registry on
  * disk and report every finding, then (unless asked not to) expand every served version's
  * example.yaml (check-examples.ts).
  */

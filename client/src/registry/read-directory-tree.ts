@@ -1,5 +1,5 @@
 /**
- * A registry on disk as the scanner sees a git tree (spec/registry.md §1): every directory and
+ * A registry on disk as the scanner sees a git tree (docs/registry-layout.md): every directory and
  * file below `dir` as a TreeEntry, plus the text of `registry.yaml`. `.git` is skipped at every
  * level. Symbolic links are not followed: like git, a link is a file whose content is its target,
  * so digests agree with an index built from the same repository's git tree.

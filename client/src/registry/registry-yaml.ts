@@ -1,5 +1,5 @@
 /**
- * `registry.yaml` (spec/registry.md §4): an optional file at the repository root that maps
+ * `registry.yaml` (docs/registry-layout.md "registry.yaml"): an optional file at the repository root that maps
  * collection names to directories anywhere in the tree,
  *
  *   name: github.com/dm-samples/templates     # optional: the name references use for this registry

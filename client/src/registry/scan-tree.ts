@@ -1,5 +1,5 @@
 /**
- * The registry layout scanner (spec/registry.md §1, §3, §4; rules and choices in
+ * The registry layout scanner (docs/registry-layout.md; rules and choices in
  * docs/registry-layout.md). Pure: it sees the paths of a repository tree, as git, GitHub's trees
  * API or a directory walk give them, plus the text of `registry.yaml`, and returns collections,
  * templates, the valid versions with their files, and findings with stable codes. It never throws

@@ -1,5 +1,5 @@
 /**
- * The registry layout's vocabulary (spec/registry.md §1, §4), shared by `dm lint`, the client's
+ * The registry layout's vocabulary (docs/registry-layout.md), shared by `dm lint`, the client's
  * local resolver and the server's indexer. The scanner is pure: it sees a tree of paths (as git or
  * GitHub's trees API gives them) and never touches disk or network.
  */

@@ -1,5 +1,5 @@
 /**
- * Static discovery of the references a configuration needs (spec/registry.md §6): import paths,
+ * Static discovery of the references a configuration needs (docs/client.md): import paths,
  * resource types and schema imports that are registry references, and — transitively — full
  * references written in the text of the templates and schemas they resolve to. The expansion
  * engine finds the references templates emit at render time; this finds what can be seen without

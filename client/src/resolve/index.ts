@@ -1,4 +1,4 @@
-/** Resolution, locking and installing (spec/registry.md §5-6). */
+/** Resolution, locking and installing (docs/references.md, docs/client.md). */
 export { type BuildChainOptions, buildResolverChain, type ResolverSetup } from './build-chain.js';
 export { CacheResolver } from './cache-resolver.js';
 export { referencesInDocument, referencesInText, urlsInDocument } from './discover-references.js';

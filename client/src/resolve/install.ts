@@ -1,5 +1,5 @@
 /**
- * `dm install`, `dm update`, `dm outdated`, `dm pull` (spec/registry.md §6): resolve every
+ * `dm install`, `dm update`, `dm outdated`, `dm pull` (docs/client.md): resolve every
  * reference a configuration needs, transitively, lock them in `dm.lock`, and fill the
  * content-addressed cache; with `--frozen-lockfile` nothing may change; with `--offline` only the
  * lock, the cache and local directories are used.
@@ -330,7 +330,7 @@ export async function install(configPath: string, options: InstallOptions): Prom
   };
   await resolveWanted();
 
-  // Render-time discovery (spec/registry.md §6, "transitively"): templates may emit resources whose
+  // Render-time discovery (docs/client.md, "transitively"): templates may emit resources whose
   // type is a reference only when rendered. Expanding the configuration through the references
   // just resolved finds them; the answer is remembered per (configuration, properties, digests).
   if (options.expand !== false && missing.size === 0) {

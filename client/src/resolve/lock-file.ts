@@ -1,5 +1,5 @@
 /**
- * `dm.lock` (spec/registry.md §6): one entry per reference as written (canonical form), with the
+ * `dm.lock` (docs/client.md "dm.lock"): one entry per reference as written (canonical form), with the
  * exact version, the registry commit, the version digest and every file's digest. The text is
  * stable: the same resolutions give a byte-identical file whatever order they were found in.
  */

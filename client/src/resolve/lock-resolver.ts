@@ -1,6 +1,6 @@
 /**
  * The lock file as the first resolver: a reference written in the lock resolves to exactly what
- * the lock says, without asking any source (spec/registry.md §6).
+ * the lock says, without asking any source (docs/client.md "dm.lock").
  */
 import { DmError } from '../error.js';
 import { formatReference, type RegistryReference } from '../reference/reference.js';

@@ -1,6 +1,6 @@
 /**
  * Templates by registry reference and plain URL, for the expansion engine (its TemplateSource
- * seam, spec/expansion.md §1): `type: github.com/o/r/redis:v1.0` is resolved through the resolver
+ * seam, docs/expansion.md "Template sources"): `type: github.com/o/r/redis:v1.0` is resolved through the resolver
  * chain (dm.lock first when there is one), its files come from the content cache or the source
  * (verified by digest), and names inside the version (`helpers/common.jinja`, another template of
  * the same version) resolve against that version's own files.

@@ -1,7 +1,7 @@
-/** `dm search`: full-text search on a registry server (spec/server.md §2); needs `--registry-url`. */
+/** `dm search`: full-text search on a registry server (docs/server.md "HTTP API"); needs `--registry-url`. */
 import type { SearchHit, SearchResult } from '../../../server/src/api/shapes.js';
 import type { DmConfig } from '../config/config.js';
-import { DmError } from '../error.js';
+import { DmError, relayedError } from '../error.js';
 
 export type { SearchHit, SearchResult };
 
@@ -58,14 +58,7 @@ export async function searchTemplates(query: string, options: SearchOptions): Pr
     | (SearchResult & { error?: { code: string; message: string } })
     | undefined;
   if (!response.ok || !body) {
-    throw new DmError(
-      body?.error?.code ?? `HTTP_${response.status}`,
-      `search failed: ${body?.error?.message ?? `HTTP ${response.status}`}`,
-      {
-        category:
-          response.status >= 500 ? 'unreachable' : response.status === 400 ? 'invalid-input' : 'error',
-      },
-    );
+    throw relayedError(response.status, body?.error, (message) => `search failed: ${message}`);
   }
   const { error: _error, ...result } = body;
   return result;

@@ -1,12 +1,12 @@
 /**
- * A registry server (`--registry-url`, spec/server.md §2) as a resolver: one batch
+ * A registry server (`--registry-url`, docs/server.md "HTTP API") as a resolver: one batch
  * `POST /api/v1/resolve` for all references, file contents from the immutable
  * `…/versions/{version}/files/{path}` endpoint, version lists from `GET /api/v1/templates/…`.
  * A reference to a registry the server does not host is "not mine", so the chain goes on.
  */
 
 import type { BatchResolveItem, Resolution as ServerResolution } from '../../../server/src/api/shapes.js';
-import { DmError } from '../error.js';
+import { DmError, relayedError } from '../error.js';
 import { formatReference, formatTemplateName, type RegistryReference } from '../reference/reference.js';
 import type { Resolution, Resolver } from './resolver.js';
 import type { ResolvedFile, ResolvedVersion } from './types.js';
@@ -25,13 +25,6 @@ export interface ServerResolverOptions {
   /** Counts HTTP requests (for `dm install`'s report and the bench). */
   onRequest?: (method: string, url: string) => void;
 }
-
-const NOT_FOUND_CATEGORY = new Set([
-  'VERSION_NOT_FOUND',
-  'TEMPLATE_NOT_FOUND',
-  'NOT_FOUND',
-  'FILE_NOT_FOUND',
-]);
 
 export class ServerResolver implements Resolver {
   readonly name: string;
@@ -74,26 +67,7 @@ export class ServerResolver implements Resolver {
     } catch {
       // not a JSON error body
     }
-    const category =
-      response.status === 404
-        ? 'not-found'
-        : response.status === 401
-          ? 'unauthorized'
-          : response.status === 403
-            ? 'forbidden'
-            : response.status === 429
-              ? 'rate-limited'
-              : response.status >= 500
-                ? 'unreachable'
-                : 'error';
-    return new DmError(
-      error?.code ?? `HTTP_${response.status}`,
-      `${what}: ${error?.message ?? `HTTP ${response.status}`}`,
-      {
-        category,
-        ...(error?.details ? { details: error.details } : {}),
-      },
-    );
+    return relayedError(response.status, error, (message) => `${what}: ${message}`);
   }
 
   async resolve(refs: readonly RegistryReference[]): Promise<Resolution[]> {
@@ -114,12 +88,8 @@ export class ServerResolver implements Resolver {
         } else if (!item.error || NOT_HOSTED.has(item.error.code)) {
           out.push(null);
         } else {
-          out.push(
-            new DmError(item.error.code, item.error.message, {
-              category: NOT_FOUND_CATEGORY.has(item.error.code) ? 'not-found' : 'error',
-              ...(item.error.details ? { details: item.error.details } : {}),
-            }),
-          );
+          // A batch item has no status of its own: a code dm does not know is a plain error.
+          out.push(relayedError(0, item.error, (message) => message));
         }
       });
     }

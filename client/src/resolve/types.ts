@@ -1,5 +1,5 @@
 /**
- * What resolving a reference yields (spec/registry.md §5): the exact version, the registry commit,
+ * What resolving a reference yields (docs/client.md "The resolver chain"): the exact version, the registry commit,
  * and the sha256 of every file plus one digest of the whole version. The same shape comes from a
  * local directory, a git repository, GitHub, a registry server (its `/api/v1/resolve` answer) and
  * the lock file, so that every resolver is interchangeable.

@@ -1,5 +1,5 @@
 /**
- * Plain URL references (spec/registry.md §2): `https://…/redis.jinja`. The template is the URL's
+ * Plain URL references (docs/references.md "References"): `https://…/redis.jinja`. The template is the URL's
  * file, its schema `<url>.schema` (optional), and the files the schema imports come from
  * `<base path>/<import path>` (relative paths inside the base only). The resolution has no version
  * or commit: the lock file pins it by digest.

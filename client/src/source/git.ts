@@ -1,5 +1,5 @@
 /**
- * The git source (spec/server.md §1): a local repository or a remote URL, driven with the `git`
+ * The git source (docs/server.md "Indexing"): a local repository or a remote URL, driven with the `git`
  * binary, always with argument arrays (never a shell). A remote is fetched shallowly into a cache
  * directory; the tree comes from `git ls-tree -r -l -z`, contents from one `git cat-file --batch`.
  * A snapshot of the commit already indexed is `unchanged`.

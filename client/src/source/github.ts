@@ -1,5 +1,5 @@
 /**
- * The GitHub source (spec/server.md §1) through @octokit/rest, throttled and retried by the
+ * The GitHub source (docs/server.md "Indexing") through @octokit/rest, throttled and retried by the
  * official plugins (`X-RateLimit-*`, `Retry-After`). Request budget per sync:
  *   1. the branch commit, conditional on the last ETag (a 304 ends an unchanged re-sync: 1 request);
  *   2. the recursive git tree (1 request); when GitHub truncates it, the tarball gives the tree;

@@ -1,5 +1,5 @@
 /**
- * Sources (spec/server.md §1): where a registry's files come from. One interface, implemented by
+ * Sources (docs/server.md "Indexing"): where a registry's files come from. One interface, implemented by
  * GitHub (REST API), git (the `git` binary: a local repository or a URL) and a plain directory;
  * an upstream registry server (§5, mirroring) will be a fourth.
  *

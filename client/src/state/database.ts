@@ -1,5 +1,5 @@
 /**
- * The local deployments database (spec/deployments.md §2): SQLite via better-sqlite3 with WAL and a
+ * The local deployments database (docs/deployments.md "State"): SQLite via better-sqlite3 with WAL and a
  * busy timeout (two `dm deploy` processes may write at once), drizzle over it, and the migrations of
  * `migrations/client/` applied at open.
  */

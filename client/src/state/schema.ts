@@ -1,5 +1,5 @@
 /**
- * The deployments database (spec/deployments.md §1-§2): deployments, their manifests (one per
+ * The deployments database (docs/deployments.md "State"): deployments, their manifests (one per
  * create/update/delete, kept in history), the outcome of applying each resource, and type instances.
  * One source of truth for the client's local state; drizzle-kit generates `migrations/client/` from
  * this file (`npx drizzle-kit generate --config drizzle.client.config.ts`), and the registry server
@@ -24,7 +24,7 @@ export const deployments = sqliteTable('deployments', {
   updatedAt: integer('updated_at').notNull(),
 });
 
-/** One manifest per create/update/delete of a deployment (spec §1). */
+/** One manifest per create/update/delete of a deployment (docs/deployments.md "State"). */
 export const manifests = sqliteTable(
   'manifests',
   {
@@ -40,7 +40,7 @@ export const manifests = sqliteTable(
     inputConfig: text('input_config').notNull(),
     /** JSON: {resources: [{name, type, properties}]}, primitives only. */
     expandedConfig: text('expanded_config').notNull(),
-    /** JSON: the layout (spec/expansion.md §2). */
+    /** JSON: the layout (docs/expansion.md "Configurations and expansion"). */
     layout: text('layout').notNull(),
     /** JSON: [{reference, resolved, commit?, digest?}]. */
     references: text('references').notNull(),

@@ -9,13 +9,14 @@ import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { DmError, type ErrorCategory } from '../error.js';
+import { DmError, type ErrorCategory, type ErrorCode } from '../error.js';
 
 export interface OpenSqliteOptions {
   /** What the database is, for the error message ("the deployments database"). */
   description: string;
   /** The DmError code when it cannot be opened. */
-  code: string;
+  code: ErrorCode;
+  /** Only where the code allows several categories (docs/errors.md); the code's own otherwise. */
   category?: ErrorCategory;
   busyTimeoutMs: number;
   foreignKeys?: boolean;

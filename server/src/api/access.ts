@@ -142,8 +142,6 @@ function adminAccess(): RequestAccess {
 
 export function requireAdmin(access: RequestAccess): void {
   if (!access.admin) {
-    throw new DmError('FORBIDDEN', 'this needs an admin token', {
-      category: access === ANONYMOUS ? 'unauthorized' : 'forbidden',
-    });
+    throw new DmError(access === ANONYMOUS ? 'UNAUTHORIZED' : 'FORBIDDEN', 'this needs an admin token');
   }
 }

@@ -1,11 +1,11 @@
 /**
- * The registry server's HTTP app (spec/server.md §2): `createApp(deps)` composes the sub-apps over
+ * The registry server's HTTP app (docs/server.md "HTTP API"): `createApp(deps)` composes the sub-apps over
  * one RegistryService. Errors become `{error: {code, message, details}}` with the status of their
  * category, in one place (`onError`); every request gets an id (X-Request-Id), a JSON log line and
  * metrics; responses never carry stack traces or secrets.
  */
 
-import { type Context, Hono } from 'hono';
+import { Hono } from 'hono';
 import { DmError, isDmError } from '../../../client/src/error.js';
 import { createLogger, type Logger } from '../log.js';
 import type { DeploymentManager } from '../manager/deployment-manager.js';
@@ -21,7 +21,7 @@ import { ServerMetrics } from './metrics.js';
 import { OPENAPI } from './openapi.js';
 import { readRoutes } from './routes-read.js';
 import { writeRoutes } from './routes-write.js';
-import { RequestTracker } from './tracking.js';
+import { RequestTracker, trackServedRoutes } from './tracking.js';
 
 export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync'> {
   logger?: Logger;
@@ -92,33 +92,8 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
   }
   const tracker = new RequestTracker(service, metrics, logger, deps.accessLog ?? true);
   const app = new Hono<AppEnv>();
-  const tracked = async (c: Context<AppEnv>, next: () => Promise<void>) => {
-    tracker.begin(c);
-    await next();
-    tracker.end(c, c.res.status);
-  };
-  // Every route but GET /api/v1/resolve, which tracks itself (see tracking.ts).
-  for (const path of [
-    '/healthz',
-    '/readyz',
-    '/metrics',
-    '/api/v1/openapi.json',
-    '/api/v1/registries',
-    '/api/v1/registries/*',
-    '/api/v1/search',
-    '/api/v1/templates/*',
-    '/api/v1/credentials/*',
-    '/api/v1/webhooks/*',
-    // The web pages (pages/routes.tsx).
-    '/',
-    '/search',
-    '/templates/*',
-    '/registries',
-    '/registries/*',
-  ]) {
-    app.use(path, tracked);
-  }
-  app.on('POST', '/api/v1/resolve', tracked);
+  // Every route is built on `served` first; tracking is attached from its route table (tracking.ts).
+  const served = new Hono<AppEnv>();
 
   app.onError((error, c) => {
     if (isDmError(error)) return errorResponse(c, error);
@@ -154,8 +129,8 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     return res;
   });
 
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.get('/readyz', (c) => {
+  served.get('/healthz', (c) => c.json({ status: 'ok' }));
+  served.get('/readyz', (c) => {
     try {
       service.store.sqlite.prepare('SELECT 1').get();
       if (!migrationsApplied(service.store)) {
@@ -172,19 +147,21 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     }
     return c.json({ status: 'ready' });
   });
-  app.get('/metrics', async (c) =>
+  served.get('/metrics', async (c) =>
     c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
   );
-  app.get('/api/v1/openapi.json', (c) => c.json(OPENAPI));
-  app.route('/api/v1', readRoutes(tracker));
-  app.route(
+  served.get('/api/v1/openapi.json', (c) => c.json(OPENAPI));
+  served.route('/api/v1', readRoutes(tracker));
+  served.route(
     '/api/v1',
     writeRoutes({
       maxBodyBytes: deps.maxBodyBytes ?? 1024 * 1024,
       maxWebhookBytes: deps.maxWebhookBytes ?? 25 * 1024 * 1024,
     }),
   );
-  const manager = mountManager(app, deps.manager, service, logger, tracked);
-  app.route('/', pageRoutes());
+  const manager = mountManager(served, deps.manager, service, logger);
+  served.route('/', pageRoutes());
+  trackServedRoutes(app, served, tracker);
+  app.route('/', served);
   return { app, service, metrics, logger, manager };
 }

@@ -1,6 +1,6 @@
 /**
  * HTTP plumbing shared by the API's sub-apps: the app's environment type, JSON error bodies
- * (spec/server.md §2: `{error: {code, message, details?}}`), conditional requests for immutable
+ * (docs/errors.md: `{error: {code, message, details?}}`), conditional requests for immutable
  * content, and query-parameter parsing.
  */
 import type { Context } from 'hono';

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics (spec/server.md §2, `GET /metrics`): HTTP requests by route and status,
+ * Prometheus metrics (docs/server.md "HTTP API", `GET /metrics`): HTTP requests by route and status,
  * latency, and per registry the last sync's outcome, API request count and rate-limit budget.
  * A registry of its own (not prom-client's global one) so several apps can live in one process.
  */

@@ -1,6 +1,7 @@
 /**
- * `GET /api/v1/openapi.json`: the API described in OpenAPI 3.1 (spec/server.md §2). Written by
- * hand next to shapes.ts; test/server checks that every route the app serves is described.
+ * `GET /api/v1/openapi.json`: the API described in OpenAPI 3.1 (docs/server.md "HTTP API"). Written by
+ * hand next to shapes.ts; test/server/routes.test.ts checks both directions: every route the app
+ * serves (the HTML pages aside) is described here, and every path and method described is served.
  */
 import { MANAGER_PATHS, MANAGER_SCHEMAS } from '../manager/openapi.js';
 

@@ -1,5 +1,5 @@
 /**
- * Read endpoints (spec/server.md §2): registries, search, templates, resolve (single and batch),
+ * Read endpoints (docs/server.md "HTTP API"): registries, search, templates, resolve (single and batch),
  * and immutable content (files, schema, archive) of exact versions.
  */
 import { type Context, Hono } from 'hono';

@@ -1,5 +1,5 @@
 /**
- * Write endpoints (spec/server.md §2), admin token required: registries, credentials (stored
+ * Write endpoints (docs/server.md "HTTP API"), admin token required: registries, credentials (stored
  * encrypted, never returned), syncs; and the GitHub push webhook, authenticated by the HMAC-SHA256
  * signature of the registry's webhook secret instead of a token.
  */

@@ -1,5 +1,5 @@
 /**
- * The JSON shapes of the registry API (spec/server.md §2), one module: handlers build them, the
+ * The JSON shapes of the registry API (docs/server.md "HTTP API"), one module: handlers build them, the
  * OpenAPI description documents them, clients (`--registry-url`) can import them. The store keeps
  * its own types; the mappings from them to these shapes are here.
  */
@@ -26,7 +26,7 @@ export interface Resolution {
   kind: 'jinja' | 'python' | 'blueprint';
   templateFile: string;
   schemaFile: string | null;
-  /** `sha256:<hex>` over the sorted `path\0sha256\n` list (spec/registry.md §5). */
+  /** `sha256:<hex>` over the sorted `path\0sha256\n` list (docs/registry-layout.md "Digests"). */
   digest: string;
   files: FileInfo[];
   schema: unknown;

@@ -1,11 +1,13 @@
 /**
  * Per-request bookkeeping: a request id (X-Request-Id, taken from the request when it is a safe
- * token), Prometheus counters and latency, one JSON access-log line. It is called by a middleware
- * on most routes, and inline by `GET /api/v1/resolve`: a route matched by one handler only is
- * dispatched by Hono synchronously, without the middleware chain's promises, which is what lets
- * resolve stay near bare Hono's throughput (spec/server.md §7).
+ * token), Prometheus counters and latency, one JSON access-log line. One middleware
+ * (`trackServedRoutes`) attaches it to every route the app serves, read from the app's own route
+ * table, with one documented exception: `GET /api/v1/resolve` calls the tracker inline, because a
+ * route matched by one handler only is dispatched by Hono synchronously, without the middleware
+ * chain's promises, which is what lets resolve stay near bare Hono's throughput (docs/server.md
+ * "Read path"). Requests no route matches are tracked by the app's not-found handler.
  */
-import type { Context } from 'hono';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import type { Logger } from '../log.js';
 import type { RegistryService } from '../service.js';
@@ -52,9 +54,11 @@ export class RequestTracker {
     return requestId;
   }
 
-  /** Records a finished request. */
+  /** Records a finished request (once: a second call for the same request does nothing). */
   end(c: Context<AppEnv>, status: number): void {
-    const started = this.started.get(c) ?? performance.now();
+    const started = this.started.get(c);
+    if (started === undefined) return;
+    this.started.delete(c);
     const seconds = (performance.now() - started) / 1000;
     const method = c.req.method;
     const route = routePath(c);
@@ -73,5 +77,31 @@ export class RequestTracker {
     if (this.accessLog) {
       this.logger.request(c.get('requestId'), method, c.req.path, status, Math.round(seconds * 10000) / 10);
     }
+  }
+}
+
+/** The one route that tracks itself (see the module comment). */
+export const SELF_TRACKED_ROUTE = { method: 'GET', path: '/api/v1/resolve' } as const;
+
+/**
+ * Tracks every route of `served` with one middleware on `app`, registered for the method and path
+ * each route was registered with (so a route added anywhere is tracked without a list to keep), and
+ * before `served` is mounted on `app`, so that it runs first. The resolve fast path is left out.
+ */
+export function trackServedRoutes(app: Hono<AppEnv>, served: Hono<AppEnv>, tracker: RequestTracker): void {
+  const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
+    // Two registered paths may match one request (e.g. `/x/*` and `/x/:id`): track it once.
+    if (c.get('requestId') !== undefined) return next();
+    tracker.begin(c);
+    await next();
+    tracker.end(c, c.res.status);
+  };
+  const seen = new Set<string>();
+  for (const { method, path } of served.routes) {
+    const key = `${method} ${path}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (method === SELF_TRACKED_ROUTE.method && path === SELF_TRACKED_ROUTE.path) continue;
+    app.on(method, path, middleware);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * `.../archive.tar.gz` (spec/server.md §2): the files of one version directory as a gzipped ustar
+ * `.../archive.tar.gz` (docs/server.md "HTTP API"): the files of one version directory as a gzipped ustar
  * archive, byte-for-byte deterministic for a version digest (sorted paths, mtime 0, mode 0644,
  * no owner names), so its ETag can be the version digest.
  */

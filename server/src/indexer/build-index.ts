@@ -1,5 +1,5 @@
 /**
- * From a snapshot to the rows of an index (spec/server.md §1, spec/registry.md §5), pure apart
+ * From a snapshot to the rows of an index (docs/server.md "Indexing", docs/registry-layout.md "Digests"), pure apart
  * from reading blobs: scan the tree with the shared scanner, read only the content the store does
  * not have, compute sha256 per file and the version digest, parse schemas.
  */

@@ -1,5 +1,5 @@
 /**
- * One sync of one registry (spec/server.md §1): open the source (a conditional request first),
+ * One sync of one registry (docs/server.md "Indexing"): open the source (a conditional request first),
  * build the index, swap it in with one transaction, record the outcome, the API requests it cost
  * and the rate-limit budget left. Syncs of one registry are serialised (and coalesced: a request
  * while one runs queues at most one more); a failure leaves the serving index untouched.

@@ -4,14 +4,14 @@
  * MANAGER_NOT_CONFIGURED. Registry references resolve from this server's catalog: an admin
  * token sees every registry, other tokens the public ones.
  */
-import type { Context, Hono } from 'hono';
+import type { Hono } from 'hono';
 import type { AppEnv } from '../api/http.js';
 import type { Logger } from '../log.js';
 import type { RegistryService } from '../service.js';
 import type { CatalogView } from './catalog-resolver.js';
 import { DeploymentManager, type ManagerConfig } from './deployment-manager.js';
 import type { ManagerAccess } from './manager-access.js';
-import { MANAGER_ROUTE_PATTERNS, managerNotConfigured, managerRoutes } from './routes.js';
+import { managerNotConfigured, managerRoutes } from './routes.js';
 
 export type { ManagerConfig } from './deployment-manager.js';
 
@@ -31,9 +31,7 @@ export function mountManager(
   config: ManagerConfig | undefined,
   service: RegistryService,
   logger: Logger,
-  tracked: (c: Context<AppEnv>, next: () => Promise<void>) => Promise<void>,
 ): DeploymentManager | undefined {
-  for (const path of MANAGER_ROUTE_PATTERNS) app.use(path, tracked);
   if (!config) {
     app.route('/', managerNotConfigured());
     return undefined;

@@ -22,7 +22,7 @@ import {
 /** Largest configuration body (the configuration and its imports), bytes. */
 export const MAX_CONFIGURATION_BYTES = 8 * 1024 * 1024;
 
-/** The paths this module serves (the app tracks them like its own). */
+/** The paths this module serves (answered MANAGER_NOT_CONFIGURED without clusters). */
 export const MANAGER_ROUTE_PATTERNS = [
   '/api/v1/deployments',
   '/api/v1/deployments/*',

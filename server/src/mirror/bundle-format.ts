@@ -82,8 +82,12 @@ export interface BundleLimits {
   maxTotalBytes?: number;
 }
 
-function bundleError(file: string, message: string, code = 'INVALID_BUNDLE'): DmError {
-  return new DmError(code, `${file}: ${message}`, { category: 'invalid-input', details: { file } });
+function bundleError(
+  file: string,
+  message: string,
+  code: 'INVALID_BUNDLE' | 'BUNDLE_SIGNATURE' = 'INVALID_BUNDLE',
+): DmError {
+  return new DmError(code, `${file}: ${message}`, { details: { file } });
 }
 
 export function manifestDigest(manifest: Omit<BundleManifest, 'digest'> & { digest?: string }): string {
@@ -117,11 +121,8 @@ async function readKey(file: string, kind: 'private' | 'public'): Promise<KeyObj
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new DmError(
-      'FILE_NOT_FOUND',
+      code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'FILE_UNREADABLE',
       `${file}: ${code === 'ENOENT' ? 'no such key file' : `cannot read (${code})`}`,
-      {
-        category: code === 'ENOENT' ? 'not-found' : 'invalid-input',
-      },
     );
   }
   try {

@@ -1,5 +1,5 @@
 /**
- * A template schema's properties as table rows (spec/server.md §4): nested object properties get
+ * A template schema's properties as table rows (docs/pages.md): nested object properties get
  * dotted names (`persistence.size`), properties of array items `name[].sub`. Pure, so the page and
  * its tests share it.
  */

@@ -1,5 +1,5 @@
 /**
- * The web pages (spec/server.md §4), server-rendered with hono/jsx, no client-side JavaScript:
+ * The web pages (docs/pages.md), server-rendered with hono/jsx, no client-side JavaScript:
  * `/` and `/search` (the API's search, store/reads.ts), `/templates/…[/versions/{v}]`, `/registries[/{id}]`.
  * Access is the API's (`Authorization: Bearer <token>`; anonymous callers see public registries),
  * and not-found pages list what does exist. Exact-version pages are immutable like the API's

@@ -1,5 +1,5 @@
 /**
- * The pages' views (spec/server.md §4): plain functions of already-read data to JSX. Every value
+ * The pages' views (docs/pages.md): plain functions of already-read data to JSX. Every value
  * from the store goes in as text or an attribute, which hono/jsx escapes; nothing from data is
  * ever raw HTML.
  */

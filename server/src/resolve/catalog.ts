@@ -1,6 +1,6 @@
 /**
- * The in-memory view of the serving indexes that answers resolve (spec/registry.md §5,
- * spec/server.md §7). A resolution is immutable for a registry commit, so answers are computed
+ * The in-memory view of the serving indexes that answers resolve (docs/references.md "Patch float",
+ * docs/server.md "Read path"). A resolution is immutable for a registry commit, so answers are computed
  * once from the store, kept as ready-to-send JSON keyed by the reference text, and dropped when a
  * sync swaps an index in or a registry is added or removed (`invalidate()`). A per-request SQL
  * lookup alone would cap resolve at about a third of bare Hono's throughput (§7).

@@ -1,5 +1,5 @@
 /**
- * Source strings (spec/cli.md, `dm-registry start --index <source>[=<name>]`):
+ * Source strings (docs/server.md "Running it", `dm-registry start --index <source>[=<name>]`):
  *   github.com/<owner>/<repo>[@branch][/path]   GitHub (or a configured GitHub Enterprise host)
  *   https://…, ssh://…, git@host:…, file://…    a git URL
  *   ./dir, /abs/dir                             a local git repository (has .git) or a plain directory

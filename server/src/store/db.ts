@@ -1,5 +1,5 @@
 /**
- * Opening the embedded database (spec/server.md §1-§2): better-sqlite3 with WAL, foreign keys and
+ * Opening the embedded database (docs/server.md "Store"): better-sqlite3 with WAL, foreign keys and
  * a busy timeout, drizzle over it, and the migrations of `migrations/sqlite/` applied at open.
  * PostgreSQL (§6) will get its own opener returning the same `Store` shape.
  */

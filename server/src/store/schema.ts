@@ -1,5 +1,5 @@
 /**
- * The registry server's database schema (spec/server.md §1-§2), the one source of truth for it:
+ * The registry server's database schema (docs/server.md "Store"), the one source of truth for it:
  * drizzle-kit generates `migrations/` from this file. The FTS5 index over templates cannot be
  * described in drizzle's schema language; it lives in a hand-written custom migration
  * (`npx drizzle-kit generate --custom --name=…`, see docs/server.md) and is written to by
@@ -108,7 +108,7 @@ export const versions = sqliteTable(
     templateFile: text('template_file').notNull(),
     schemaFile: text('schema_file'),
     hasExample: integer('has_example', { mode: 'boolean' }).notNull(),
-    /** sha256 over the sorted `path\0sha256\n` list (spec/registry.md §5). */
+    /** sha256 over the sorted `path\0sha256\n` list (docs/registry-layout.md "Digests"). */
     digest: text('digest').notNull(),
     /** The parsed schema as JSON, or null. */
     schemaJson: text('schema_json'),

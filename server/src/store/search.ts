@@ -1,5 +1,5 @@
 /**
- * Template search (spec/server.md §2, §7) over the FTS5 table (migrations 0001/0002): every word
+ * Template search (docs/server.md "HTTP API", "Read path") over the FTS5 table (migrations 0001/0002): every word
  * of the query must match, as a prefix, a word of the name, collection, schema title/description
  * or property names. The prefix index (`prefix='2 3'`) finds matches; the candidate set is
  * bounded (CANDIDATES, read from the FTS table alone, no join) and ranked here — exact name, name

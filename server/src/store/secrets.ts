@@ -1,5 +1,5 @@
 /**
- * Secrets at rest (spec/server.md §2): source credentials and webhook secrets are encrypted with
+ * Secrets at rest (docs/server.md "Sources and names"): source credentials and webhook secrets are encrypted with
  * AES-256-GCM under the server's key (DM_REGISTRY_SECRET_KEY, or a key file created under the data
  * directory); API tokens are stored as sha256 hashes only. None of them is ever returned or logged.
  */

@@ -1,5 +1,5 @@
 /**
- * Swapping a registry's index in one transaction (spec/server.md §1): readers (WAL) see the old
+ * Swapping a registry's index in one transaction (docs/server.md "Indexing"): readers (WAL) see the old
  * index or the new one, never a mix; a failure or a killed process before COMMIT leaves the old
  * one. Content is stored once by sha256; content no index references any more is removed in the
  * same transaction.

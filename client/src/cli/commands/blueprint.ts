@@ -1,5 +1,5 @@
 /**
- * `dm blueprint render|apply <ref|dir> --imports <file>` (spec/cli.md, spec/blueprints.md).
+ * `dm blueprint render|apply <ref|dir> --imports <file>` (docs/blueprints.md "Commands").
  * Thin: arguments → one library call; library code is imported lazily.
  */
 import type { Command } from 'commander';

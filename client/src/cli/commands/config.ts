@@ -144,7 +144,7 @@ function readConfigFile(path: string): Record<string, unknown> {
   const data = parseYaml(text, { source: path });
   if (data === null || data === undefined) return {};
   if (typeof data !== 'object' || Array.isArray(data)) {
-    throw new DmError('INVALID_CONFIG', `${path}: the config file must be a mapping`, {
+    throw new DmError('INVALID_CONFIG_FILE', `${path}: the config file must be a mapping`, {
       category: 'invalid-input',
       hint: `fix or remove ${path}`,
     });

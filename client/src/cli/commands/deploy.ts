@@ -1,6 +1,6 @@
 /**
  * `dm deploy`, `dm deployments list|get|delete`, `dm manifests`, `dm types [list]`,
- * `dm types instances <type|all>` (spec/cli.md, spec/deployments.md). Thin: flags → one library call.
+ * `dm types instances <type|all>` (docs/deployments.md). Thin: flags → one library call.
  */
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';

@@ -1,5 +1,5 @@
 /**
- * `dm render <file|dir>… [--validate] [--lenient-substitution]` (spec/cli.md, spec/layering.md):
+ * `dm render <file|dir>… [--validate] [--lenient-substitution]` (docs/layering.md "Command line"):
  * rendered documents as a multi-document YAML stream, or a JSON array with `-o json`. Errors carry
  * Deckhand's error kinds as codes; exit 4 for InvalidDocumentFormat, 3 for a missing file, 1 otherwise.
  */

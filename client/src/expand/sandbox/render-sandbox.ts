@@ -81,7 +81,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 function failureToError(engine: 'Jinja' | 'Python', name: string, f: Failure): DmError {
   // Errors about the rendered text, raised where it was parsed: their message is complete.
   if (f.kind === 'yaml') return new DmError('INVALID_YAML', f.message, { category: 'invalid-input' });
-  if (f.kind === 'limit-data') return new DmError('YAML_TOO_BIG', f.message, { category: 'limit' });
+  if (f.kind === 'limit-data') return new DmError('YAML_TOO_LARGE', f.message, { category: 'limit' });
   const where = f.line ? `${f.file ?? name}:${f.line}` : (f.file ?? name);
   if (f.kind === 'blocked') {
     return new DmError(
@@ -280,6 +280,7 @@ class JinjaWorker extends Worker {
         join(srcDir, 'document', 'yaml.js'),
         join(srcDir, 'python', 'values.js'),
         join(srcDir, 'error.js'),
+        join(srcDir, 'error-codes.js'),
         join(resolve(here, '../../../../..'), 'package.json'),
       ],
       memoryMb: this.options.memoryMb,
