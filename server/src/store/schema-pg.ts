@@ -38,6 +38,7 @@ export const registries = pgTable('registries', {
   path: text('path').notNull().default(''),
   intervalSeconds: integer('interval_seconds'),
   visibility: text('visibility').notNull().default('public'),
+  organisation: text('organisation'),
   credential: text('credential'),
   webhookSecret: text('webhook_secret'),
   commit: text('commit'),
@@ -183,6 +184,7 @@ export const tokens = pgTable(
     hash: text('hash').notNull().unique(),
     role: text('role').notNull(),
     registryId: integer('registry_id').references(() => registries.id, { onDelete: 'cascade' }),
+    organisations: text('organisations'),
     createdAt: millis('created_at').notNull(),
     /** When the token stops being accepted (ms), or null: never. */
     expiresAt: millis('expires_at'),
