@@ -105,6 +105,9 @@ export const templates = pgTable(
     index('templates_plain_name_idx').on(t.name),
     index('templates_search_idx').using('gin', t.search),
     index('templates_name_trgm_idx').using('gin', t.name.op('gin_trgm_ops')),
+    // The search's exact-name tier (reads-pg.ts), and its listing order for an empty query.
+    index('templates_lower_name_idx').on(sql`lower(${t.name})`),
+    index('templates_name_order_idx').on(sql`${t.name} COLLATE "C"`, sql`${t.collection} COLLATE "C"`),
   ],
 );
 
