@@ -15,6 +15,7 @@ import { readsOf } from '../server/src/store/reads.js';
 import { PostgresReads } from '../server/src/store/reads-pg.js';
 import { swapIndex } from '../server/src/store/swap-index.js';
 import { swapIndexPg } from '../server/src/store/swap-index-pg.js';
+import { PUBLIC_READER } from '../server/src/store/visibility.js';
 import { postgresBinaries, startPostgres } from '../test/support/postgres.js';
 import { generatedIndex, measure, percentile, SEARCH_QUERIES } from './generated-index.js';
 
@@ -117,9 +118,12 @@ async function main(): Promise<void> {
     for (const [label, q] of QUERIES) {
       let total = 0;
       const a = await measure(async () => {
-        total = (await pgReads.search({ q, page: 1, limit: 20, visible: [pgBig] })).total;
+        total = (await pgReads.search({ q, page: 1, limit: 20, reader: PUBLIC_READER })).total;
       }, 200);
-      const b = await measure(() => sqliteReads.search({ q, page: 1, limit: 20, visible: [sqliteBig] }), 200);
+      const b = await measure(
+        () => sqliteReads.search({ q, page: 1, limit: 20, reader: PUBLIC_READER }),
+        200,
+      );
       worst = Math.max(worst, a.p99);
       console.log(
         `${label.padEnd(30)} ${`${a.p50.toFixed(2)} / ${a.p99.toFixed(2)}`.padStart(20)} ${`${b.p50.toFixed(2)} / ${b.p99.toFixed(2)}`.padStart(18)}   ${total}`,

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { openStore } from '../server/src/store/db.js';
 import { ftsQuery, queryWords, TemplateSearch } from '../server/src/store/search.js';
 import { swapIndex } from '../server/src/store/swap-index.js';
+import { PUBLIC_READER } from '../server/src/store/visibility.js';
 import { generatedIndex, measure, SEARCH_QUERIES } from './generated-index.js';
 
 async function main(): Promise<void> {
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
     for (const [label, q] of queries) {
       let total = 0;
       const ours = await measure(() => {
-        total = search.search({ q, page: 1, limit: 20, visible: [1] }).total;
+        total = search.search({ q, page: 1, limit: 20, reader: PUBLIC_READER }).total;
       }, 300);
       const match = ftsQuery(queryWords(q))!;
       const base = await measure(() => naive.all(match), 60);

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ADMIN_ACCESS } from '../server/src/api/access.js';
 import { createApp } from '../server/src/api/app.js';
 import { silentLogger } from '../server/src/log.js';
 import { defaultSourceFactory } from '../server/src/service.js';
@@ -78,10 +79,7 @@ async function main(): Promise<void> {
     );
     commitAll(sample, 'one-file change');
     const changed = await s.service.sync(reg.id, 'cli');
-    const info = s.service.info(
-      s.service.find(reg.id, { admin: true, canRead: () => true, readable: () => ({ all: true, ids: [] }) }),
-      false,
-    );
+    const info = s.service.info(s.service.find(reg.id, ADMIN_ACCESS), false);
     rows.push(
       `registry-fixtures cold       ${String(cold.apiRequests).padStart(3)} requests (target ≤ 4)   [${cold.status}; ${info.counts.versions} versions; DM-style walk ≈ ${dmRequestCount(6, info.counts.templates, info.counts.versions, info.counts.versions * 3)}]`,
       `registry-fixtures unchanged  ${String(unchanged.apiRequests).padStart(3)} requests (target = 1)   [${unchanged.status}]`,

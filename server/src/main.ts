@@ -12,8 +12,10 @@ import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../../client/src/cli/package-version.js';
 import { parseYaml } from '../../client/src/document/yaml.js';
 import { DmError, exitCodeFor, fromSystemError, isDmError } from '../../client/src/error.js';
+import { ADMIN_ACCESS } from './api/access.js';
 import type { CreateAppDeps } from './api/app.js';
 import { Upstream } from './mirror/upstream.js';
+import { parseOrganisationList } from './store/visibility.js';
 
 interface CommonOptions {
   db?: string;
@@ -330,11 +332,7 @@ async function indexOnce(
   try {
     const [entry] = await ensureIndexed(server, [source], githubHosts);
     const outcome = await server.service.sync(entry!.id, 'cli');
-    const row = server.service.find(entry!.id, {
-      admin: true,
-      canRead: () => true,
-      readable: () => ({ all: true, ids: [] }),
-    });
+    const row = server.service.find(entry!.id, ADMIN_ACCESS);
     const info = server.service.info(row, true);
     logger.flush();
     if (options.json) {
@@ -553,6 +551,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .description('create an API token (printed once; stored hashed)')
     .option('--admin', 'a token for the write endpoints')
     .option('--read <registry>', 'a token that may read a private registry (host/owner/repo, or * for all)')
+    .option('--org <organisations>', "a token that may read its organisations' registries: a,b")
     .option('--expires <duration>', 'refuse the token after this long: 90m, 12h, 30d, 8w')
     .option(
       '--deploy <cluster/namespace>',
@@ -567,13 +566,14 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
     .addHelpText(
       'after',
-      '\nExamples:\n  dm-registry token create --admin\n  dm-registry token create --read github.com/acme/private --expires 30d --db file:./data/registry.db\n  dm-registry token create --deploy prod/web\n',
+      '\nExamples:\n  dm-registry token create --admin\n  dm-registry token create --read github.com/acme/private --expires 30d --db file:./data/registry.db\n  dm-registry token create --org acme,acme-labs\n  dm-registry token create --deploy prod/web\n',
     )
     .action(
       async (
         o: CommonOptions & {
           admin?: boolean;
           read?: string;
+          org?: string;
           expires?: string;
           deploy?: string[];
           readDeployments?: string[];
@@ -581,7 +581,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       ) => {
         if (o.deploy || o.readDeployments) {
           const { createManagerToken } = await import('./manager/manager-tokens.js');
-          if (o.admin || o.read || o.expires || (o.deploy && o.readDeployments)) {
+          if (o.admin || o.read || o.org || o.expires || (o.deploy && o.readDeployments)) {
             throw new DmError('USAGE', 'give --deploy or --read-deployments alone', { category: 'usage' });
           }
           const role = o.deploy ? 'deploy' : 'read';
@@ -590,16 +590,24 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
           );
           return;
         }
-        if (!o.admin === !o.read) {
-          throw new DmError('USAGE', 'give exactly one of --admin or --read <registry>', {
-            category: 'usage',
-          });
+        if ([o.admin, o.read, o.org].filter((x) => x !== undefined).length !== 1) {
+          throw new DmError(
+            'USAGE',
+            'give exactly one of --admin, --read <registry> or --org <organisations>',
+            {
+              category: 'usage',
+            },
+          );
         }
+        const organisations =
+          o.org === undefined ? undefined : parseOrganisationList(o.org, '--org', 'usage');
         const expiresAt = o.expires === undefined ? null : Date.now() + parseDuration(o.expires);
         await withService(o, env, (service) => {
           const created = o.admin
             ? service.createToken({ admin: true, expiresAt })
-            : service.createToken({ admin: false, registry: o.read === '*' ? null : o.read!, expiresAt });
+            : organisations
+              ? service.createToken({ admin: false, registry: null, organisations, expiresAt })
+              : service.createToken({ admin: false, registry: o.read === '*' ? null : o.read!, expiresAt });
           process.stdout.write(`${created}\n`);
         });
       },
@@ -616,7 +624,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
           .listTokens()
           .map(
             (t) =>
-              `${t.id}\t${t.role}\t${t.registry ?? '-'}\tcreated ${iso(t.createdAt)}\texpires ${iso(t.expiresAt)}\tlast used ${iso(t.lastUsedAt)}`,
+              `${t.id}\t${t.role}\t${t.organisations.length ? `org:${t.organisations.join(',')}` : (t.registry ?? '-')}\tcreated ${iso(t.createdAt)}\texpires ${iso(t.expiresAt)}\tlast used ${iso(t.lastUsedAt)}`,
           );
         process.stdout.write(lines.length ? `${lines.join('\n')}\n` : 'no tokens\n');
       });

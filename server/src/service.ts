@@ -26,6 +26,12 @@ import type { Store } from './store/db.js';
 import { credentials, findings, registries, syncs } from './store/schema.js';
 import { decryptSecret, encryptSecret, hashToken, newToken } from './store/secrets.js';
 import { allTokens, deleteToken, insertToken } from './store/tokens.js';
+import {
+  organisationList,
+  organisationsOf,
+  parseOrganisation,
+  storedOrganisations,
+} from './store/visibility.js';
 
 export type RegistryRow = typeof registries.$inferSelect;
 
@@ -92,6 +98,8 @@ export interface AddRegistryInput {
   path?: string | undefined;
   interval?: number | undefined;
   visibility?: 'public' | 'private' | undefined;
+  /** The organisation it belongs to (store/visibility.ts); makes it private unless visibility says. */
+  organisation?: string | undefined;
   credential?: string | undefined;
   webhookSecret?: string | undefined;
 }
@@ -201,7 +209,9 @@ export class RegistryService {
         category: 'invalid-input',
       });
     }
-    const visibility = input.visibility ?? 'public';
+    const organisation =
+      input.organisation === undefined ? null : parseOrganisation(input.organisation, 'organisation');
+    const visibility = input.visibility ?? (organisation === null ? 'public' : 'private');
     if (visibility !== 'public' && visibility !== 'private') {
       throw new DmError(
         'INVALID_REGISTRY',
@@ -239,6 +249,7 @@ export class RegistryService {
         path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
         intervalSeconds: input.interval ?? null,
         visibility,
+        organisation,
         credential: input.credential ?? null,
         webhookSecret: input.webhookSecret ? encryptSecret(this.deps.secretKey, input.webhookSecret) : null,
         createdAt: this.clock(),
@@ -327,9 +338,17 @@ export class RegistryService {
     return row.webhookSecret ? decryptSecret(this.deps.secretKey, row.webhookSecret) : null;
   }
 
-  /** Creates a token (printed once, stored hashed); `expiresAt` epoch ms or null for never. */
+  /**
+   * Creates a token (printed once, stored hashed); `expiresAt` epoch ms or null for never. A read
+   * token reads one registry, the registries of `organisations`, or (neither) every registry.
+   */
   createToken(
-    options: ({ admin: true } | { admin: false; registry: string | null }) & { expiresAt?: number | null },
+    options: (
+      | { admin: true }
+      | { admin: false; registry: string | null; organisations?: readonly string[] | undefined }
+    ) & {
+      expiresAt?: number | null;
+    },
   ): string {
     const token = newToken();
     let registryId: number | null = null;
@@ -343,6 +362,9 @@ export class RegistryService {
       hash: hashToken(token),
       role: options.admin ? 'admin' : 'read',
       registryId,
+      organisations: options.admin
+        ? null
+        : storedOrganisations(organisationList(options.organisations ?? [], 'organisations')),
       createdAt: this.clock(),
       expiresAt: options.expiresAt ?? null,
     });
@@ -350,11 +372,12 @@ export class RegistryService {
     return token;
   }
 
-  /** The tokens (never their values): id, role, registry, created, expires, last used. */
+  /** The tokens (never their values): id, role, registry, organisations, created, expires, last used. */
   listTokens(): {
     id: number;
     role: string;
     registry: string | null;
+    organisations: string[];
     createdAt: number;
     expiresAt: number | null;
     lastUsedAt: number | null;
@@ -363,7 +386,13 @@ export class RegistryService {
     return allTokens(this.store).map((t) => ({
       id: t.id,
       role: t.role,
-      registry: t.role === 'admin' ? null : t.registryId === null ? '*' : (names.get(t.registryId) ?? null),
+      registry:
+        t.registryId !== null
+          ? (names.get(t.registryId) ?? null)
+          : t.role === 'read' && !t.organisations
+            ? '*'
+            : null,
+      organisations: organisationsOf(t.organisations),
       createdAt: t.createdAt,
       expiresAt: t.expiresAt,
       lastUsedAt: t.lastUsedAt,
@@ -500,6 +529,7 @@ export class RegistryService {
         path: row.path,
       },
       visibility: row.visibility as 'public' | 'private',
+      organisation: row.organisation,
       interval: row.intervalSeconds,
       commit: row.commit,
       sync: {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import { ADMIN_ACCESS } from '../../server/src/api/access.js';
 import { startGitHubStandin } from '../github-standin/standin.js';
 import { admin, FIXTURES, type TestServer, testServer } from './helpers.js';
 
@@ -351,11 +352,7 @@ describe('GitHub push webhook', () => {
       assert.equal(ok.status, 202);
       assert.deepEqual(await ok.json(), { syncing: ['github.com/acme/hooked'] });
       await s.service.queue.idle();
-      const synced = s.service.find(row.id, {
-        admin: true,
-        canRead: () => true,
-        readable: () => ({ all: true, ids: [] }),
-      });
+      const synced = s.service.find(row.id, ADMIN_ACCESS);
       assert.notEqual(synced.lastSyncStatus, 'never');
       assert.equal((await send(sign('hook-secret'), 'ping')).status, 200);
     } finally {

@@ -7,11 +7,12 @@ import assert from 'node:assert/strict';
 import { cpSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ADMIN_ACCESS } from '../../server/src/api/access.js';
 import { commitAll, commitDirectory, type Standin, startGitHubStandin } from '../github-standin/standin.js';
 import { FIXTURES, type TestServer, tempDir, testServer } from './helpers.js';
 import { hostileTarball } from './tar-fixtures.js';
 
-const everyone = { admin: true, canRead: () => true, readable: () => ({ all: true, ids: [] }) };
+const everyone = ADMIN_ACCESS;
 
 describe('GitHub source through the stand-in', () => {
   let dir: string;

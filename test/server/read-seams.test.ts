@@ -116,7 +116,12 @@ describe('read queries', () => {
     try {
       const row = s.service.add({ source: FIXTURES, name: REG });
       assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
-      const page = await readsOf(s.store).search({ q: 'redis', page: 1, limit: 5, visible: [row.id] });
+      const page = await readsOf(s.store).search({
+        q: 'redis',
+        page: 1,
+        limit: 5,
+        reader: { all: false, ids: [row.id], organisations: [] },
+      });
       assert.equal(page.matches[0]?.name, 'redis');
       assert.ok(!('reference' in (page.matches[0] ?? {})));
       const api = (await (await s.app.request('/api/v1/search?q=redis&limit=5')).json()) as {

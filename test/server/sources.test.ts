@@ -14,11 +14,12 @@ import { scanRegistryTree } from '../../client/src/registry/scan-tree.js';
 import { GitSource } from '../../client/src/source/git.js';
 import { createMeter } from '../../client/src/source/source.js';
 import { readTarball } from '../../client/src/source/tarball.js';
+import { ADMIN_ACCESS } from '../../server/src/api/access.js';
 import { commitAll, commitDirectory } from '../github-standin/standin.js';
 import { FIXTURES, tempDir, testServer } from './helpers.js';
 import { tarOf } from './tar-fixtures.js';
 
-const everyone = { admin: true, canRead: () => true, readable: () => ({ all: true, ids: [] }) };
+const everyone = ADMIN_ACCESS;
 
 describe('git source', () => {
   let dir: string;

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres.js';
 import { type ReadStore, readsOf } from '../../server/src/store/reads.js';
 import { PostgresReads } from '../../server/src/store/reads-pg.js';
+import { EVERY_REGISTRY, PUBLIC_READER } from '../../server/src/store/visibility.js';
 import { pagesServer } from '../pages/fixture.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';
 import type { TestServer } from './helpers.js';
@@ -117,7 +118,7 @@ if (postgresBinaries()) {
     });
 
     it('ranks the exactly named template first for every name (golden set), on both', async () => {
-      const visible = registries.map((r) => r.id);
+      const reader = EVERY_REGISTRY;
       const names = new Set<string>();
       for (const r of registries) for (const t of await sqlite.templates(r.id)) names.add(t.name);
       assert.ok(names.size > 10);
@@ -126,7 +127,7 @@ if (postgresBinaries()) {
         ['postgres', postgres],
       ] as const) {
         for (const name of names) {
-          const page = await reads.search({ q: name, page: 1, limit: 5, visible });
+          const page = await reads.search({ q: name, page: 1, limit: 5, reader });
           assert.equal(
             page.matches[0]?.name,
             name,
@@ -137,10 +138,10 @@ if (postgresBinaries()) {
     });
 
     it('counts the same matches, totals and facets on both', async () => {
-      const visible = registries.map((r) => r.id);
+      const reader = EVERY_REGISTRY;
       for (const q of QUERIES) {
-        const a = await sqlite.search({ q, page: 1, limit: 100, visible });
-        const b = await postgres.search({ q, page: 1, limit: 100, visible });
+        const a = await sqlite.search({ q, page: 1, limit: 100, reader });
+        const b = await postgres.search({ q, page: 1, limit: 100, reader });
         assert.equal(b.total, a.total, q);
         assert.deepEqual(b.facets, a.facets, q);
         const key = (m: { registry: string; collection: string; name: string }) =>
@@ -154,23 +155,22 @@ if (postgresBinaries()) {
     });
 
     it('never shows, counts or facets a registry the caller may not see, on both', async () => {
-      const publicIds = registries.filter((r) => r.visibility === 'public').map((r) => r.id);
       const hidden = registries.filter((r) => r.visibility !== 'public').map((r) => r.name);
       assert.ok(hidden.length > 0);
       for (const reads of [sqlite, postgres]) {
         for (const q of [...QUERIES, 'hidden', 'hidden-redis', 'hidden redis']) {
-          const page = await reads.search({ q, page: 1, limit: 100, visible: publicIds });
+          const page = await reads.search({ q, page: 1, limit: 100, reader: PUBLIC_READER });
           for (const m of page.matches) assert.ok(!hidden.includes(m.registry), `${q}: ${m.registry}`);
           for (const name of hidden) assert.equal(page.facets.registry[name], undefined, q);
         }
-        const none = await reads.search({ q: 'hidden', page: 1, limit: 10, visible: publicIds });
+        const none = await reads.search({ q: 'hidden', page: 1, limit: 10, reader: PUBLIC_READER });
         assert.equal(none.total, 0);
       }
     });
 
     it('finds names with a typo on PostgreSQL (pg_trgm), where FTS5 has no answer', async () => {
-      const visible = registries.map((r) => r.id);
-      const page = await postgres.search({ q: 'rediss', page: 1, limit: 5, visible });
+      const reader = EVERY_REGISTRY;
+      const page = await postgres.search({ q: 'rediss', page: 1, limit: 5, reader });
       assert.equal(page.matches[0]?.name, 'redis');
     });
   });

@@ -7,10 +7,11 @@ import { spawn } from 'node:child_process';
 import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { ADMIN_ACCESS } from '../../server/src/api/access.js';
 import { openStore } from '../../server/src/store/db.js';
 import { FIXTURES, tempDir } from './helpers.js';
 
-const everyone = { admin: true, canRead: () => true, readable: () => ({ all: true, ids: [] }) };
+const everyone = ADMIN_ACCESS;
 
 describe('killed sync', () => {
   it('a sync killed inside its swap transaction leaves the old index serving and the database consistent', async () => {

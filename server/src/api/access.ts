@@ -1,6 +1,7 @@
 /**
  * Who a request is (docs/server.md, "Tokens"): no token (public registries only), a read token
- * (its registry, or all), an admin token (everything, and the writes). Tokens are looked up by
+ * (its registry, its organisations' registries, or all), an admin token (everything, and the
+ * writes); the rule itself is store/visibility.ts's. Tokens are looked up by
  * their sha256 in memory, never with a query per request. `watch()` polls a fingerprint of the
  * table once a second (one cheap query, whatever the traffic), so a token created or revoked by
  * the CLI or another replica is seen within a second; expiry is checked in memory per request;
@@ -11,24 +12,26 @@ import type { Access, RegistryView } from '../resolve/catalog.js';
 import type { Store } from '../store/db.js';
 import { hashToken } from '../store/secrets.js';
 import { allTokens, recordTokensUsed, tokensFingerprint } from '../store/tokens.js';
+import { EVERY_REGISTRY, mayRead, organisationsOf, PUBLIC_READER, type Reader } from '../store/visibility.js';
 
 interface TokenGrant {
   id: number;
   role: 'admin' | 'read';
   registryId: number | null;
+  organisations: string[];
   expiresAt: number | null;
 }
 
 export interface RequestAccess extends Access {
   admin: boolean;
-  /** The registry ids a read token allows (null: all), for SQL filters. */
-  readable(): { all: boolean; ids: number[] };
+  /** What the caller may read besides public registries, for SQL filters (store/visibility.ts). */
+  readable(): Reader;
 }
 
 const ANONYMOUS: RequestAccess = {
   admin: false,
-  canRead: (r) => r.visibility !== 'private',
-  readable: () => ({ all: false, ids: [] }),
+  canRead: (r) => mayRead(PUBLIC_READER, r),
+  readable: () => PUBLIC_READER,
 };
 
 export class TokenBook {
@@ -91,7 +94,13 @@ export class TokenBook {
       this.fingerprint = tokensFingerprint(this.store);
       for (const row of allTokens(this.store)) {
         const list = map.get(row.hash) ?? [];
-        list.push({ id: row.id, role: row.role, registryId: row.registryId, expiresAt: row.expiresAt });
+        list.push({
+          id: row.id,
+          role: row.role,
+          registryId: row.registryId,
+          organisations: organisationsOf(row.organisations),
+          expiresAt: row.expiresAt,
+        });
         map.set(row.hash, list);
       }
       this.grants = map;
@@ -115,13 +124,8 @@ export class TokenBook {
     }
     for (const g of grants) this.used.set(g.id, now);
     if (grants.some((g) => g.role === 'admin')) return adminAccess();
-    const all = grants.some((g) => g.registryId === null);
-    const ids = new Set(grants.flatMap((g) => (g.registryId === null ? [] : [g.registryId])));
-    return {
-      admin: false,
-      canRead: (r: RegistryView) => r.visibility !== 'private' || all || ids.has(r.id),
-      readable: () => ({ all, ids: [...ids] }),
-    };
+    const reader = readerOf(grants);
+    return { admin: false, canRead: (r: RegistryView) => mayRead(reader, r), readable: () => reader };
   }
 }
 
@@ -136,8 +140,26 @@ export function bearerToken(authorization: string): string {
   return match[1]!;
 }
 
+/**
+ * What a token's read grants allow together: a grant naming neither a registry nor organisations
+ * reads every registry (`--read '*'`); the others add their registry and organisations.
+ */
+function readerOf(grants: readonly TokenGrant[]): Reader {
+  const all = grants.some((g) => g.registryId === null && g.organisations.length === 0);
+  const ids = new Set(grants.flatMap((g) => (g.registryId === null ? [] : [g.registryId])));
+  const organisations = new Set(grants.flatMap((g) => g.organisations));
+  return { all, ids: [...ids], organisations: [...organisations] };
+}
+
+/** An admin's access: everything (also what the CLI's own commands read with). */
+export const ADMIN_ACCESS: RequestAccess = Object.freeze({
+  admin: true,
+  canRead: () => true,
+  readable: () => EVERY_REGISTRY,
+});
+
 function adminAccess(): RequestAccess {
-  return { admin: true, canRead: () => true, readable: () => ({ all: true, ids: [] }) };
+  return ADMIN_ACCESS;
 }
 
 export function requireAdmin(access: RequestAccess): void {

@@ -97,6 +97,7 @@ export const OPENAPI = {
           name: { type: 'string' },
           source: { type: 'object' },
           visibility: { enum: ['public', 'private'] },
+          organisation: { type: ['string', 'null'] },
           interval: { type: ['integer', 'null'] },
           commit: { type: ['string', 'null'] },
           sync: { type: 'object' },
@@ -122,6 +123,10 @@ export const OPENAPI = {
             path: { type: 'string' },
             interval: { type: 'integer' },
             visibility: { enum: ['public', 'private'] },
+            organisation: {
+              type: 'string',
+              description: 'the organisation it belongs to; its visibility is then private unless given',
+            },
             credential: { type: 'string' },
             webhookSecret: { type: 'string' },
           },

@@ -9,6 +9,7 @@ import { formatTemplateName } from '../../../client/src/reference/reference.js';
 import { batchCacheStatus } from '../mirror/mirror.js';
 import type { RegistryView } from '../resolve/catalog.js';
 import { type ReadStore, readsOf } from '../store/reads.js';
+import { mayRead } from '../store/visibility.js';
 import { type AppEnv, accessOf, errorResponse, immutableContent, intParam, notModified } from './http.js';
 import { searchResult, syncHistory } from './shapes.js';
 import { parseTemplatePath, type TemplatePath } from './template-path.js';
@@ -41,8 +42,8 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
       );
     }
     const row = service.find(c.req.param('id'), access);
-    const readable = access.readable();
-    if (!access.admin && !readable.all && !readable.ids.includes(row.id)) {
+    // Not for anonymous readers of a public registry: the reader must be granted it.
+    if (!mayRead(access.readable(), { ...row, visibility: 'private' })) {
       throw new DmError('REGISTRY_NOT_FOUND', `no registry ${c.req.param('id')} on this server`, {
         category: 'not-found',
         details: { registry: c.req.param('id') },
@@ -60,9 +61,6 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
   app.get('/search', async (c) => {
     const service = c.get('service');
     const access = accessOf(c);
-    const visible = [...service.catalog.registries().values()]
-      .filter((r) => access.canRead(r))
-      .map((r) => r.id);
     const q = c.req.query('q') ?? '';
     if (q.length > 256) {
       throw new DmError('INVALID_PARAMETER', 'q must be at most 256 characters', {
@@ -77,7 +75,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
           registry: c.req.query('registry'),
           page: intParam(c, 'page', 1, 1, 1000),
           limit: intParam(c, 'limit', 20, 1, 100),
-          visible,
+          reader: access.readable(),
         }),
       ),
     );

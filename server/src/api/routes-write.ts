@@ -53,6 +53,7 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
       path: optionalString(body, 'path'),
       interval: typeof interval === 'number' ? interval : undefined,
       visibility: optionalString(body, 'visibility') as 'public' | 'private' | undefined,
+      organisation: optionalString(body, 'organisation'),
       credential: optionalString(body, 'credential'),
       webhookSecret: optionalString(body, 'webhookSecret'),
     };

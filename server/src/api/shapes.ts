@@ -51,6 +51,8 @@ export interface RegistryInfo {
   name: string;
   source: { type: string; location: string; branch: string | null; path: string };
   visibility: 'public' | 'private';
+  /** The organisation it belongs to, or null. */
+  organisation: string | null;
   interval: number | null;
   commit: string | null;
   sync: SyncInfo;

@@ -176,7 +176,6 @@ export function pageRoutes(): Hono<AppEnv> {
   const searchPage = page(async (c) => {
     const service = c.get('service');
     const access = accessOf(c);
-    const visible = [...service.catalog.registries().values()].filter((r) => access.canRead(r));
     const q = (c.req.query('q') ?? '').trim();
     if (q.length > 256) {
       throw new DmError('INVALID_PARAMETER', 'the search text must be at most 256 characters', {
@@ -202,7 +201,7 @@ export function pageRoutes(): Hono<AppEnv> {
         registry: params.registry,
         page: params.page ?? 1,
         limit: PAGE_SIZE,
-        visible: visible.map((r) => r.id),
+        reader: access.readable(),
       }),
     );
     return html(

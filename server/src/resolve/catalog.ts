@@ -22,6 +22,7 @@ export interface RegistryView {
   id: number;
   name: string;
   visibility: string;
+  organisation: string | null;
   commit: string | null;
 }
 
@@ -82,7 +83,7 @@ export class Catalog {
     });
     const s = store.sqlite;
     this.statements = {
-      registries: s.prepare('SELECT id, name, visibility, "commit" FROM registries'),
+      registries: s.prepare('SELECT id, name, visibility, organisation, "commit" FROM registries'),
       versions: s.prepare(
         `SELECT t.collection AS collection, t.name AS name, v.version AS version, v.id AS id
          FROM templates t JOIN versions v ON v.template_id = t.id WHERE t.registry_id = ?`,

@@ -28,6 +28,7 @@ import {
   type SearchPage,
   type TemplateMatch,
 } from './search.js';
+import { visibleRegistriesPg } from './visibility.js';
 
 interface Candidate extends TemplateMatch {
   registryId: number;
@@ -149,17 +150,23 @@ export class PostgresReads implements ReadStore {
     for (const r of await this.rows<{ id: number; name: string }>('SELECT id, name FROM registries', [])) {
       names.set(r.id, r.name);
     }
-    let visible = options.visible;
-    if (options.registry !== undefined) visible = visible.filter((id) => names.get(id) === options.registry);
     const words = queryWords(options.q);
     const tsq = tsQuery(words);
     const q = options.q.trim().toLowerCase();
-    const values: unknown[] = [visible];
-    let where = 'registry_id = ANY($1::int[])';
+    // Visibility is a condition of the statement that ranks (store/visibility.ts).
+    const values: unknown[] = [];
+    const conditions = ['TRUE'];
+    const visible = visibleRegistriesPg('registry_id', options.reader, values);
+    if (visible) conditions.push(visible);
+    if (options.registry !== undefined) {
+      values.push(options.registry);
+      conditions.push(`registry_id IN (SELECT id FROM registries WHERE name = $${values.length})`);
+    }
     if (options.collection !== undefined) {
       values.push(options.collection);
-      where += ` AND collection = $${values.length}`;
+      conditions.push(`collection = $${values.length}`);
     }
+    const where = conditions.join(' AND ');
     const columns = `id, name, collection, title, description, registry_id AS "registryId", latest_version AS "latestVersion"`;
     let rows: Candidate[];
     if (tsq === null) {

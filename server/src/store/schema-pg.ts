@@ -38,6 +38,7 @@ export const registries = pgTable('registries', {
   path: text('path').notNull().default(''),
   intervalSeconds: integer('interval_seconds'),
   visibility: text('visibility').notNull().default('public'),
+  organisation: text('organisation'),
   credential: text('credential'),
   webhookSecret: text('webhook_secret'),
   commit: text('commit'),
@@ -104,6 +105,9 @@ export const templates = pgTable(
     index('templates_plain_name_idx').on(t.name),
     index('templates_search_idx').using('gin', t.search),
     index('templates_name_trgm_idx').using('gin', t.name.op('gin_trgm_ops')),
+    // The search's exact-name tier (reads-pg.ts), and its listing order for an empty query.
+    index('templates_lower_name_idx').on(sql`lower(${t.name})`),
+    index('templates_name_order_idx').on(sql`${t.name} COLLATE "C"`, sql`${t.collection} COLLATE "C"`),
   ],
 );
 
@@ -183,6 +187,7 @@ export const tokens = pgTable(
     hash: text('hash').notNull().unique(),
     role: text('role').notNull(),
     registryId: integer('registry_id').references(() => registries.id, { onDelete: 'cascade' }),
+    organisations: text('organisations'),
     createdAt: millis('created_at').notNull(),
     /** When the token stops being accepted (ms), or null: never. */
     expiresAt: millis('expires_at'),

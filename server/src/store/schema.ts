@@ -25,6 +25,8 @@ export const registries = sqliteTable('registries', {
   intervalSeconds: integer('interval_seconds'),
   /** 'public' | 'private'. */
   visibility: text('visibility').notNull().default('public'),
+  /** The organisation the registry belongs to (docs/server.md, "Organisations"); null: none. */
+  organisation: text('organisation'),
   /** Name of a stored credential (credentials.name) for private sources. */
   credential: text('credential'),
   /** Webhook secret, encrypted like credentials; never returned. */
@@ -182,6 +184,8 @@ export const tokens = sqliteTable(
     role: text('role').notNull(),
     /** For read tokens: the registry they may read (null: every registry). */
     registryId: integer('registry_id').references(() => registries.id, { onDelete: 'cascade' }),
+    /** For read tokens: the organisations whose registries they may read, comma-separated; null: none. */
+    organisations: text('organisations'),
     createdAt: integer('created_at').notNull(),
     /** Epoch ms after which the token is refused; null: never. */
     expiresAt: integer('expires_at'),

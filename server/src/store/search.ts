@@ -7,10 +7,12 @@
  * name, the order PostgreSQL's search has as far as FTS5 allows (reads-pg.ts) — because
  * bm25 over a large match set is what makes the tail slow (§7: 55 ms p99). Templates named
  * exactly like the query always come first, even beyond the bound. Facets and `total` count the
- * candidate set; `totalIsLowerBound` says when more matched.
+ * candidate set; `totalIsLowerBound` says when more matched. What the caller may not read is
+ * excluded inside the scan (store/visibility.ts), before the bound, totals and facets.
  */
 import type Database from 'better-sqlite3';
 import type { Store } from './db.js';
+import { type Reader, visibleRegistriesSqlite } from './visibility.js';
 
 export const CANDIDATES = 1000;
 
@@ -20,8 +22,8 @@ export interface SearchOptions {
   registry?: string | undefined;
   page: number;
   limit: number;
-  /** Registry ids the caller may read (public ones plus the token's). */
-  visible: number[];
+  /** What the caller may read besides public registries (store/visibility.ts). */
+  reader: Reader;
 }
 
 /** One template found; the API adds what it shows besides (the reference). */
@@ -109,6 +111,29 @@ export function countFacets(
   return { collection, registry };
 }
 
+/** The search's conditions (` AND …` each) on a table's `registry_id` and `collection` columns. */
+function searchFilters(prefix: string, options: SearchOptions): { sql: string; params: unknown[] } {
+  let sql = '';
+  const params: unknown[] = [];
+  const visible = visibleRegistriesSqlite(`${prefix}registry_id`, options.reader);
+  if (visible) {
+    sql += ` AND ${visible.sql}`;
+    params.push(...visible.params);
+  }
+  if (options.registry !== undefined) {
+    sql += ` AND ${prefix}registry_id IN (SELECT id FROM registries WHERE name = ?)`;
+    params.push(options.registry);
+  }
+  if (options.collection !== undefined) {
+    sql += ` AND ${prefix}collection = ?`;
+    params.push(options.collection);
+  }
+  return { sql, params };
+}
+
+/** Prepared statements kept per search (their text varies with the caller's grants). */
+const MAX_STATEMENTS = 256;
+
 export class TemplateSearch {
   private readonly statements = new Map<string, Database.Statement>();
 
@@ -117,6 +142,7 @@ export class TemplateSearch {
   private statement(sql: string): Database.Statement {
     let stmt = this.statements.get(sql);
     if (!stmt) {
+      if (this.statements.size >= MAX_STATEMENTS) this.statements.clear();
       stmt = this.store.sqlite.prepare(sql);
       this.statements.set(sql, stmt);
     }
@@ -133,27 +159,10 @@ export class TemplateSearch {
     }[]) {
       registryNames.set(r.id, r.name);
     }
-    let visible = options.visible;
-    if (options.registry !== undefined) {
-      visible = visible.filter((id) => registryNames.get(id) === options.registry);
-    }
-    // Filters go inside the bounded FTS scan (reading its UNINDEXED registry_id costs a row read),
-    // so they are only added when they exclude something.
-    const params: unknown[] = [];
-    let filters = '';
-    if (visible.length === 0) filters += ' AND 0';
-    else if (visible.length < registryNames.size) {
-      filters += ` AND registry_id IN (${visible.map(() => '?').join(',')})`;
-      params.push(...visible);
-    }
-    if (options.collection !== undefined) {
-      filters += ' AND collection = ?';
-      params.push(options.collection);
-    }
-    // The same filters on the templates table.
-    const plain = filters
-      .replace('registry_id IN', 't.registry_id IN')
-      .replace('collection =', 't.collection =');
+    // Visibility and the filters go inside the bounded FTS scan (docs/server.md, "Organisations and
+    // visibility"), so the candidates, totals and facets hold only what the caller may see.
+    const { sql: filters, params } = searchFilters('', options);
+    const { sql: plain } = searchFilters('t.', options);
     const columns =
       't.id AS id, t.name AS name, t.collection AS collection, t.title AS title, t.registry_id AS registryId, 0 AS score';
     const rows = (

@@ -9,6 +9,8 @@ export interface TokenRow {
   hash: string;
   role: 'admin' | 'read';
   registryId: number | null;
+  /** Comma-separated organisation names (store/visibility.ts), or null. */
+  organisations: string | null;
   createdAt: number;
   expiresAt: number | null;
   lastUsedAt: number | null;
@@ -17,7 +19,7 @@ export interface TokenRow {
 export function allTokens(store: Store): TokenRow[] {
   return store.sqlite
     .prepare(
-      `SELECT id, hash, role, registry_id AS registryId, created_at AS createdAt,
+      `SELECT id, hash, role, registry_id AS registryId, organisations, created_at AS createdAt,
               expires_at AS expiresAt, last_used_at AS lastUsedAt FROM tokens ORDER BY id`,
     )
     .all() as TokenRow[];
@@ -40,13 +42,23 @@ export function insertToken(
     hash: string;
     role: 'admin' | 'read';
     registryId: number | null;
+    organisations: string | null;
     createdAt: number;
     expiresAt: number | null;
   },
 ): number {
   const result = store.sqlite
-    .prepare('INSERT INTO tokens (hash, role, registry_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)')
-    .run(values.hash, values.role, values.registryId, values.createdAt, values.expiresAt);
+    .prepare(
+      'INSERT INTO tokens (hash, role, registry_id, organisations, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+    )
+    .run(
+      values.hash,
+      values.role,
+      values.registryId,
+      values.organisations,
+      values.createdAt,
+      values.expiresAt,
+    );
   return Number(result.lastInsertRowid);
 }
 

@@ -9,11 +9,12 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { ADMIN_ACCESS } from '../../../server/src/api/access.js';
 import { defaultSourceFactory, RegistryService } from '../../../server/src/service.js';
 import { openStore } from '../../../server/src/store/db.js';
 import { FIXTURES, tempDir } from '../helpers.js';
 
-const everyone = { admin: true, canRead: () => true, readable: () => ({ all: true, ids: [] }) };
+const everyone = ADMIN_ACCESS;
 
 describe('hostile: killed right after the swap', () => {
   it('the new index and its succeeded status survive together', async () => {

@@ -1,0 +1,2 @@
+CREATE INDEX "templates_lower_name_idx" ON "templates" USING btree (lower("name"));--> statement-breakpoint
+CREATE INDEX "templates_name_order_idx" ON "templates" USING btree ("name" COLLATE "C","collection" COLLATE "C");
