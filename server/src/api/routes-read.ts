@@ -10,7 +10,7 @@ import { batchCacheStatus } from '../mirror/mirror.js';
 import type { RegistryView } from '../resolve/catalog.js';
 import { type ReadStore, readsOf } from '../store/reads.js';
 import { type AppEnv, accessOf, errorResponse, immutableContent, intParam, notModified } from './http.js';
-import { searchResult, syncHistory } from './shapes.js';
+import { type RegistryVersionList, searchResult, syncHistory } from './shapes.js';
 import { parseTemplatePath, type TemplatePath } from './template-path.js';
 import type { RequestTracker } from './tracking.js';
 import { archiveCache } from './version-archive.js';
@@ -49,6 +49,27 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
       });
     }
     return c.json(syncHistory(await readsOf(service.store).syncs(row.id)));
+  });
+
+  // What a mirror syncs from (docs/mirroring.md): revalidated with If-None-Match; the ETag changes
+  // with every index swap or added version (the registry's generation).
+  app.get('/registries/:id{.+}/versions', async (c) => {
+    const service = c.get('service');
+    const row = service.find(c.req.param('id'), accessOf(c));
+    const etag = `"${row.id}.${row.generation}"`;
+    c.header('ETag', etag);
+    if (row.visibility === 'public') c.header('Cache-Control', 'no-cache');
+    else {
+      c.header('Cache-Control', 'private, no-cache');
+      c.header('Vary', 'Authorization');
+    }
+    if (notModified(c, etag)) return c.body(null, 304);
+    const list: RegistryVersionList = {
+      registry: row.name,
+      commit: row.commit,
+      versions: await readsOf(service.store).versionList(row.id),
+    };
+    return c.json(list);
   });
 
   app.get('/registries/:id{.+}', (c) => {
@@ -238,6 +259,7 @@ async function templateInfo(c: Context<AppEnv>, reads: ReadStore, registry: Regi
       templateFile: r.templateFile,
       schemaFile: r.schemaFile,
       hasExample: r.hasExample,
+      ...(r.removedUpstream ? { removedUpstream: true } : {}),
     })),
   });
 }

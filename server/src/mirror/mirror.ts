@@ -35,6 +35,8 @@ export interface MirrorOptions {
   now?: () => number;
   /** Drops cached answers after content was stored. */
   onStored(registry: string): void;
+  /** A stored version the upstream no longer serves (a floating reference to it went not-found). */
+  onRemovedUpstream?(key: { registry: string; collection: string; template: string; version: string }): void;
 }
 
 const BATCH_CONCURRENCY = 8;
@@ -42,7 +44,9 @@ const BATCH_CONCURRENCY = 8;
 export class Mirror {
   readonly pullThrough: PullThrough;
   private readonly checked: LRUCache<string, number>;
-  private readonly ttlMs: number;
+  /** When an upstream last answered about each registry (for the staleness the registries API shows). */
+  private readonly heard = new Map<string, number>();
+  readonly ttlMs: number;
   private readonly now: () => number;
 
   constructor(private readonly options: MirrorOptions) {
@@ -58,6 +62,22 @@ export class Mirror {
 
   get upstreams(): readonly Upstream[] {
     return this.options.upstreams;
+  }
+
+  /** The configured upstream a mirrored registry's source (`<upstream url>/<name>`) names. */
+  upstreamFor(source: string): Upstream | undefined {
+    return this.options.upstreams.find((u) => source.startsWith(`${u.url}/`));
+  }
+
+  /** Notes that the upstream answered about `registry` now. */
+  noteHeard(registry: string): void {
+    if (this.heard.size > 100_000) this.heard.clear();
+    this.heard.set(registry.toLowerCase(), this.now());
+  }
+
+  /** When an upstream last answered about `registry` in this process (ms), or undefined. */
+  heardAt(registry: string): number | undefined {
+    return this.heard.get(registry.toLowerCase());
   }
 
   /** The registry a reference names, or undefined when it does not parse (the catalog answers that). */
@@ -116,17 +136,20 @@ export class Mirror {
     }
     this.checked.set(key, this.now());
     if (result.kind === 'not-found') {
-      if (first.status === 200)
+      if (first.status === 200) {
+        this.removedUpstream(first.body);
         return {
-          ...first,
+          ...local(),
           cacheStatus: cacheStatus({ hit: true, fwd: 'stale', detail: 'removed-upstream' }),
         };
+      }
       return {
         status: result.status,
         body: JSON.stringify({ error: result.error }),
         cacheStatus: cacheStatus({ fwd: 'miss' }),
       };
     }
+    this.noteHeard(result.resolution.registry);
     if (result.kind === 'stored') this.options.onStored(result.resolution.registry);
     const after = local();
     if (result.kind === 'stored')
@@ -153,6 +176,25 @@ export class Mirror {
     };
     await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, refs.length) }, worker));
     return out;
+  }
+
+  /** Flags the version a stored answer names as removed upstream (it keeps being served). */
+  private removedUpstream(body: string): void {
+    try {
+      const r = JSON.parse(body) as Partial<
+        Record<'registry' | 'collection' | 'template' | 'version', string>
+      >;
+      if (r.registry && typeof r.collection === 'string' && r.template && r.version) {
+        this.options.onRemovedUpstream?.({
+          registry: r.registry,
+          collection: r.collection,
+          template: r.template,
+          version: r.version,
+        });
+      }
+    } catch {
+      // Not a resolution: nothing to flag.
+    }
   }
 
   private stale(answer: LocalAnswer, checkedAt: number | undefined): MirroredAnswer {
