@@ -79,7 +79,12 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     },
   });
   if (deps.upstreams && deps.upstreams.length > 0) {
-    const target = storeTarget(service.store, logger, () => service.catalog.invalidate());
+    const target = storeTarget(
+      service.store,
+      logger,
+      () => service.catalog.invalidate(),
+      () => metrics.upstreamDigestMismatches.inc(),
+    );
     service.mirrorTarget = target;
     service.mirror = new Mirror({
       upstreams: deps.upstreams.map((u) => new Upstream({ url: u.url, token: u.token })),

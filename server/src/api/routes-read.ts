@@ -219,6 +219,18 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     const access = accessOf(c);
     const raw = c.req.path.replace(/^.*?\/templates\//, '');
     const p = parseTemplatePath(raw);
+    // A mirror pulls an exact version it does not hold through before serving its content
+    // (docs/mirroring.md); the content is then answered from the store like any other.
+    const cache =
+      service.mirror && p.version !== undefined
+        ? await service.mirror.ensureVersion({
+            registry: `${p.host}/${p.owner}/${p.repo}`,
+            collection: p.collection,
+            template: p.template,
+            version: p.version,
+          })
+        : '';
+    if (cache) c.header('Cache-Status', cache);
     const { registry } = service.catalog.locate(p, access);
     const reads = readsOf(service.store);
     if (p.version === undefined) return templateInfo(c, reads, registry, p);

@@ -7,7 +7,13 @@
 import { LRUCache } from 'lru-cache';
 import { DmError, httpStatusFor } from '../../../client/src/error.js';
 import { parseReference } from '../../../client/src/reference/reference.js';
-import { cacheStatus, type MirrorTarget, type PullResult, PullThrough } from './pull-through.js';
+import {
+  cacheStatus,
+  type MirrorTarget,
+  type PullResult,
+  PullThrough,
+  type VersionKey,
+} from './pull-through.js';
 import type { Upstream } from './upstream.js';
 
 /** A resolve answer as the catalog gives it: status and ready JSON. */
@@ -163,6 +169,30 @@ export class Mirror {
     return { ...after, cacheStatus: `${cacheStatus({ hit: true, fwd: 'stale' })}; fwd-status=200` };
   }
 
+  /**
+   * Makes sure an exact version is stored before its content (files, schema, archive) is served:
+   * a version of a registry this server does not index itself and does not hold is pulled through
+   * (single flight, verified, stored). Returns the `Cache-Status` to send ('' when no upstream is
+   * involved); an upstream that is down throws `UPSTREAM_UNAVAILABLE`. A version the upstream does
+   * not have is left to the caller's own not-found answer.
+   */
+  async ensureVersion(key: VersionKey): Promise<string> {
+    if (this.options.ownRegistry(key.registry)) return '';
+    if ((await this.options.target.storedDigest(key)) !== undefined) return cacheStatus({ hit: true });
+    if (this.pullThrough.allOpen()) {
+      throw this.unavailableError({ status: 404, body: '' });
+    }
+    const name = [key.registry, key.collection, key.template].filter(Boolean).join('/');
+    const result = await this.pullThrough.pull(`${name}:=${key.version}`);
+    if (result.kind === 'not-found') return cacheStatus({ fwd: 'miss' });
+    this.noteHeard(result.resolution.registry);
+    if (result.kind === 'stored') {
+      this.options.onStored(result.resolution.registry);
+      return cacheStatus({ fwd: 'miss', stored: true });
+    }
+    return cacheStatus({ hit: true });
+  }
+
   /** Answers many references, pulling at most a few at a time. */
   async resolveMany(refs: readonly string[], local: (ref: string) => LocalAnswer): Promise<MirroredAnswer[]> {
     const out: MirroredAnswer[] = new Array(refs.length);
@@ -206,6 +236,15 @@ export class Mirror {
   }
 
   private unavailable(first: LocalAnswer): MirroredAnswer {
+    const error = this.unavailableError(first);
+    return {
+      status: httpStatusFor(error),
+      body: JSON.stringify(error.toJSON()),
+      cacheStatus: cacheStatus({ fwd: 'miss', detail: 'upstream-unreachable' }),
+    };
+  }
+
+  private unavailableError(first: LocalAnswer): DmError {
     const upstream = this.options.upstreams.find((u) => u.isOpen()) ?? this.options.upstreams[0];
     const state = upstream?.state();
     const why =
@@ -216,19 +255,10 @@ export class Mirror {
           : state?.state === 'rate-limited'
             ? `rate-limiting this mirror until ${state.until}`
             : 'unavailable';
-    const error = new DmError(
-      'UPSTREAM_UNAVAILABLE',
-      `the upstream registry ${upstream?.url ?? ''} is ${why}`,
-      {
-        category: 'upstream',
-        details: { upstream: upstream?.url, local: first.status },
-      },
-    );
-    return {
-      status: httpStatusFor(error),
-      body: JSON.stringify(error.toJSON()),
-      cacheStatus: cacheStatus({ fwd: 'miss', detail: 'upstream-unreachable' }),
-    };
+    return new DmError('UPSTREAM_UNAVAILABLE', `the upstream registry ${upstream?.url ?? ''} is ${why}`, {
+      category: 'upstream',
+      details: { upstream: upstream?.url, local: first.status },
+    });
   }
 }
 

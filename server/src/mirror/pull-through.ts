@@ -21,12 +21,15 @@ import { type VerifiedFile, verifyVersionContent } from './verify-version.js';
 /** What the mirror stores and reads back; the store implements it (server/src/store/mirror.ts). */
 export interface MirrorTarget {
   /** The digest stored for this exact version, or undefined. */
-  storedDigest(resolution: Resolution): Promise<string | undefined>;
+  storedDigest(version: VersionKey): Promise<string | undefined>;
   /** Stores a verified version in one transaction (creating its registry and template as needed). */
   store(version: PulledVersion): Promise<void>;
   /** The upstream now answers another digest for a version the mirror stored (never applied). */
   reportMismatch(mismatch: DigestMismatch): void;
 }
+
+/** An exact version of a registry. */
+export type VersionKey = Pick<Resolution, 'registry' | 'collection' | 'template' | 'version'>;
 
 export interface DigestMismatch {
   /** The exact pin: `github.com/o/r/redis:=v1.0.3`. */

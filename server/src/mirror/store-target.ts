@@ -19,7 +19,12 @@ export interface StoreTarget extends MirrorTarget {
   markRemoved(key: { registry: string; collection: string; template: string; version: string }): void;
 }
 
-export function storeTarget(store: Store, logger: Logger, onStored: (registry: string) => void): StoreTarget {
+export function storeTarget(
+  store: Store,
+  logger: Logger,
+  onStored: (registry: string) => void,
+  onMismatch: () => void = () => undefined,
+): StoreTarget {
   let own: Set<string> | undefined;
   let loadedAt = 0;
   const ownNames = () => {
@@ -82,6 +87,7 @@ export function storeTarget(store: Store, logger: Logger, onStored: (registry: s
     reportMismatch(m) {
       target.mismatches++;
       mismatchesByRegistry.set(m.registry, (mismatchesByRegistry.get(m.registry) ?? 0) + 1);
+      onMismatch();
       logger.log('warn', 'upstream answers another digest for a stored version; keeping the stored one', {
         reference: m.reference,
         stored: m.storedDigest,
