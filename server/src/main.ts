@@ -121,7 +121,10 @@ async function ensureIndexed(
     const eqAt = flag.lastIndexOf('=');
     const hasName = eqAt > 0 && !/^[a-z]+:\/\//.test(flag.slice(eqAt + 1));
     const source = hasName ? flag.slice(0, eqAt) : flag;
-    const spec = parseSourceSpec(source, { githubHosts });
+    const spec = parseSourceSpec(source, {
+      githubHosts,
+      upstreams: server.service.mirror?.upstreams.map((u) => u.url) ?? [],
+    });
     const local = spec.type === 'directory' || (spec.type === 'git' && !/^[a-z]+:\/\/|@/.test(spec.location));
     const name =
       (hasName ? flag.slice(eqAt + 1) : undefined) ??

@@ -4,26 +4,28 @@
  * swapped in or a registry comes or goes; runs scheduled syncs (per-registry interval).
  */
 import { join } from 'node:path';
-import { desc, eq } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import { DmError } from '../../client/src/error.js';
 import { checkGitArguments, GitSource } from '../../client/src/source/git.js';
 import { GitHubSource } from '../../client/src/source/github.js';
 import { DEFAULT_SOURCE_LIMITS, type Source } from '../../client/src/source/source.js';
 import type { RequestAccess } from './api/access.js';
 import { TokenBook } from './api/access.js';
-import type { RegistryInfo } from './api/shapes.js';
+import type { RegistryInfo, UpstreamInfo } from './api/shapes.js';
 import {
+  type IncrementalSource,
   recoverInterruptedSyncs,
   type SyncOutcome,
   SyncQueue,
   type SyncTrigger,
   syncRegistry,
 } from './indexer/sync-registry.js';
+import { mirroredRegistrySource } from './mirror/mirrored-registry.js';
 import { Catalog } from './resolve/catalog.js';
 import { DirectorySource } from './source/directory.js';
 import { parseSourceSpec, type SourceType } from './source/source-spec.js';
 import type { Store } from './store/db.js';
-import { credentials, findings, registries, syncs } from './store/schema.js';
+import { credentials, findings, registries, syncs, versions } from './store/schema.js';
 import { decryptSecret, encryptSecret, hashToken, newToken } from './store/secrets.js';
 import { allTokens, deleteToken, insertToken } from './store/tokens.js';
 import {
@@ -148,6 +150,8 @@ const NAME_RE = /^[a-z0-9][a-z0-9.-]*(?::\d+)?\/[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-
 export class RegistryService {
   /** Pull-through from upstream registries (docs/mirroring.md), when `--upstream` is given. */
   mirror: import('./mirror/mirror.js').Mirror | undefined;
+  /** The mirror's store side (digest mismatches per registry, removed-upstream flags). */
+  mirrorTarget: import('./mirror/store-target.js').StoreTarget | undefined;
   readonly store: Store;
   readonly catalog: Catalog;
   readonly tokens: TokenBook;
@@ -166,6 +170,14 @@ export class RegistryService {
 
   get defaultRegistry(): string | undefined {
     return this.catalog.defaultRegistry;
+  }
+
+  /** How source strings are read here: GitHub hosts and the configured upstreams. */
+  private sourceOptions(): { githubHosts: readonly string[]; upstreams: readonly string[] } {
+    return {
+      githubHosts: this.deps.githubHosts ?? [],
+      upstreams: this.mirror?.upstreams.map((u) => u.url) ?? [],
+    };
   }
 
   private log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
@@ -201,7 +213,7 @@ export class RegistryService {
     }
     // Every source field is checked before it can reach git (options, branch names, '..').
     checkGitArguments({ location: input.source, branch: input.branch ?? null, path: input.path ?? '' });
-    const spec = parseSourceSpec(input.source, { githubHosts: this.deps.githubHosts ?? [] });
+    const spec = parseSourceSpec(input.source, this.sourceOptions());
     checkGitArguments({ branch: spec.branch, path: spec.path });
     const name = input.name ?? spec.defaultName;
     if (!NAME_RE.test(name)) {
@@ -247,7 +259,13 @@ export class RegistryService {
         source: spec.location,
         branch: input.branch ?? spec.branch,
         path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
-        intervalSeconds: input.interval ?? null,
+        // A mirrored registry is synced on its interval; by default as often as floating
+        // references are revalidated (--upstream-ttl, at least a minute).
+        intervalSeconds:
+          input.interval ??
+          (spec.type === 'upstream'
+            ? Math.max(60, Math.round((this.mirror?.ttlMs ?? 300_000) / 1000))
+            : null),
         visibility,
         organisation,
         credential: input.credential ?? null,
@@ -267,7 +285,7 @@ export class RegistryService {
    * forgets its conditional-request ETag, and the caches are dropped.
    */
   addOrUpdate(input: AddRegistryInput): RegistryRow {
-    const spec = parseSourceSpec(input.source, { githubHosts: this.deps.githubHosts ?? [] });
+    const spec = parseSourceSpec(input.source, this.sourceOptions());
     const name = input.name ?? spec.defaultName;
     const existing = this.store.db.select().from(registries).where(eq(registries.name, name)).get();
     if (!existing) return this.add({ ...input, name });
@@ -434,6 +452,7 @@ export class RegistryService {
           (row) => {
             name = row.name;
             visibility = row.visibility;
+            if (row.sourceType === 'upstream') return this.mirroredSource(row);
             return this.deps.sources({
               registryId: row.id,
               type: row.sourceType as SourceType,
@@ -486,6 +505,41 @@ export class RegistryService {
     });
   }
 
+  /** The incremental source of a registry mirrored from an upstream (docs/mirroring.md). */
+  private mirroredSource(row: RegistryRow): IncrementalSource {
+    const mirror = this.mirror;
+    const upstream = mirror?.upstreamFor(row.source);
+    if (!mirror || !upstream || !this.mirrorTarget) {
+      throw new DmError(
+        'UPSTREAM_NOT_CONFIGURED',
+        `registry ${row.name} mirrors ${withoutCredentials(row.source)}, which is not an --upstream of this server`,
+        { category: 'usage' },
+      );
+    }
+    const target = this.mirrorTarget;
+    const source = mirroredRegistrySource({
+      store: this.store,
+      registry: { id: row.id, name: row.name, visibility: row.visibility },
+      upstream,
+      pullThrough: mirror.pullThrough,
+      onMismatch: (m) => target.reportMismatch(m),
+      onPrivate: () => {
+        this.catalog.invalidate();
+        this.log('warn', 'mirrored registry made private: the upstream serves it privately', {
+          registry: row.name,
+        });
+      },
+    });
+    return {
+      description: source.description,
+      update: async (options) => {
+        const result = await source.update(options);
+        mirror.noteHeard(row.name);
+        return result;
+      },
+    };
+  }
+
   /** Starts the scheduler: every 15 s, registries whose interval has passed are synced. */
   startScheduler(tickMs = 15_000): void {
     // Tokens created or revoked elsewhere (the CLI, another replica) are seen within a second.
@@ -509,6 +563,40 @@ export class RegistryService {
     if (this.timer) clearInterval(this.timer);
     await this.queue.idle();
     this.tokens.stop();
+  }
+
+  /** A mirrored registry's upstream: its state, and how stale what the mirror holds may be. */
+  private upstreamInfo(row: RegistryRow): UpstreamInfo {
+    const upstream = this.mirror?.upstreamFor(row.source);
+    const heard = [
+      this.mirror?.heardAt(row.name),
+      row.lastSyncStatus === 'succeeded' || row.lastSyncStatus === 'unchanged' ? row.lastSyncAt : null,
+    ].filter((t): t is number => typeof t === 'number');
+    const checkedAt = heard.length > 0 ? Math.max(...heard) : null;
+    const removed =
+      this.store.db
+        .select({ n: sql<number>`count(*)` })
+        .from(versions)
+        .where(and(eq(versions.registryId, row.id), isNotNull(versions.removedUpstreamAt)))
+        .get()?.n ?? 0;
+    const state = upstream?.state();
+    const url = upstream?.url ?? withoutCredentials(row.source).slice(0, -(row.name.length + 1));
+    return {
+      url,
+      ...(state === undefined
+        ? { state: 'unreachable' as const, detail: 'not an --upstream of this server' }
+        : state.state === 'ok'
+          ? { state: 'ok' as const }
+          : state.state === 'unreachable'
+            ? { state: 'unreachable' as const, since: state.since, detail: state.detail }
+            : state.state === 'unauthorized'
+              ? { state: 'unauthorized' as const, since: state.since, detail: `HTTP ${state.status}` }
+              : { state: 'rate-limited' as const, until: state.until }),
+      checkedAt: checkedAt === null ? null : new Date(checkedAt).toISOString(),
+      staleSeconds: checkedAt === null ? null : Math.max(0, Math.floor((this.clock() - checkedAt) / 1000)),
+      removedUpstream: removed,
+      digestMismatches: this.mirrorTarget?.mismatchesOf(row.name) ?? 0,
+    };
   }
 
   info(row: RegistryRow, withFindings: boolean): RegistryInfo {
@@ -541,6 +629,7 @@ export class RegistryService {
       },
       counts: { templates: row.templateCount, versions: row.versionCount, findings: row.findingCount },
     };
+    if (row.sourceType === 'upstream') info.upstream = this.upstreamInfo(row);
     if (withFindings) {
       info.findings = this.store.db
         .select({

@@ -126,6 +126,57 @@ describe('a dm-registry mirroring another', () => {
     }
   });
 
+  it('pulls a version never resolved through the mirror on its archive and file endpoints, with the bytes of the origin', async () => {
+    const base = '/api/v1/templates/github.com/dm-samples/templates';
+    // The breaker may still be open from the previous test: wait for its backoff.
+    let archive = await fetch(`${mirror.url}${base}/configmap/versions/v1/archive.tar.gz`);
+    for (let i = 0; archive.status === 502 && i < 30; i++) {
+      await new Promise((done) => setTimeout(done, 1000));
+      archive = await fetch(`${mirror.url}${base}/configmap/versions/v1/archive.tar.gz`);
+    }
+    assert.equal(archive.status, 200, await archive.clone().text());
+    assert.equal(archive.headers.get('cache-status'), 'dm-registry; fwd=miss; stored');
+    const fromOrigin = await fetch(`${origin.url}${base}/configmap/versions/v1/archive.tar.gz`);
+    assert.ok(Buffer.from(await archive.arrayBuffer()).equals(Buffer.from(await fromOrigin.arrayBuffer())));
+    proxy.reset();
+    const again = await fetch(`${mirror.url}${base}/configmap/versions/v1/archive.tar.gz`);
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get('cache-status'), 'dm-registry; hit');
+    await again.arrayBuffer();
+    assert.equal(proxy.forwarded.length, 0, proxy.forwarded.join('\n'));
+
+    const origins = (await resolve(origin, 'github.com/dm-samples/templates/namespace:=v1')).body;
+    const file = (origins.files as { path: string }[])[0]!.path;
+    const [m, o] = await Promise.all([
+      fetch(`${mirror.url}${base}/namespace/versions/v1/files/${file}`),
+      fetch(`${origin.url}${base}/namespace/versions/v1/files/${file}`),
+    ]);
+    assert.equal(m.status, 200);
+    assert.equal(m.headers.get('cache-status'), 'dm-registry; fwd=miss; stored');
+    assert.ok(Buffer.from(await m.arrayBuffer()).equals(Buffer.from(await o.arrayBuffer())));
+    // Two upstream requests for the version: resolve and archive.
+    assert.equal(proxy.forwarded.length, 2, proxy.forwarded.join('\n'));
+    const missing = await fetch(`${mirror.url}${base}/namespace/versions/v9.9.9/files/${file}`);
+    assert.equal(missing.status, 404);
+  });
+
+  it('answers UPSTREAM_UNAVAILABLE at once for the content of a version it never saw while the upstream is down', async () => {
+    proxy.set({ mode: 'refuse' });
+    try {
+      const base = `${mirror.url}/api/v1/templates/github.com/dm-samples/templates/cron-job/versions`;
+      const first = await fetch(`${base}/v1/archive.tar.gz`);
+      assert.equal(first.status, 502);
+      assert.equal(((await first.json()) as { error: { code: string } }).error.code, 'UPSTREAM_UNAVAILABLE');
+      const seen = proxy.seen.length;
+      const second = await fetch(`${base}/v1/schema`);
+      assert.equal(second.status, 502);
+      await second.arrayBuffer();
+      assert.equal(proxy.seen.length, seen, 'the open breaker sent nothing upstream');
+    } finally {
+      proxy.set({ mode: 'pass' });
+    }
+  });
+
   it('dm install through the mirror writes the same dm.lock as through the origin', async () => {
     const config =
       'resources:\n- name: cache\n  type: github.com/dm-samples/templates/redis:v1.0\n- name: web\n  type: github.com/dm-samples/templates/web-app:v1.1\n';

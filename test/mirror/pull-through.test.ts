@@ -11,6 +11,7 @@ import { versionDigest } from '../../client/src/registry/digest.js';
 import type { Resolution } from '../../server/src/api/shapes.js';
 import {
   archivePath,
+  type DigestMismatch,
   type MirrorTarget,
   type PulledVersion,
   PullThrough,
@@ -44,8 +45,8 @@ class MemoryTarget implements MirrorTarget {
   async store(v: PulledVersion): Promise<void> {
     this.stored.set(this.key(v.resolution), v);
   }
-  reportMismatch(m: { resolution: Resolution; storedDigest: string }): void {
-    this.mismatches.push(`${m.resolution.resolved} ${m.storedDigest} -> ${m.resolution.digest}`);
+  reportMismatch(m: DigestMismatch): void {
+    this.mismatches.push(`${m.reference} ${m.storedDigest} -> ${m.upstreamDigest}`);
   }
 }
 

@@ -39,13 +39,15 @@ if (postgresBinaries()) {
     let pgStore: PostgresStore;
     let sqlite: ReadStore;
     let postgres: ReadStore;
-    let registries: { id: number; name: string; visibility: string }[];
+    let registries: { id: number; name: string; visibility: string; versionCount: number }[];
 
     before(async () => {
       cluster = await startPostgres();
       s = await pagesServer();
       pgStore = await openPostgresStore(await cluster.createDatabase('dialects'), { max: 4 });
-      registries = s.service.all().map((r) => ({ id: r.id, name: r.name, visibility: r.visibility }));
+      registries = s.service
+        .all()
+        .map((r) => ({ id: r.id, name: r.name, visibility: r.visibility, versionCount: r.versionCount }));
       for (const r of s.service.all()) {
         await pgStore.pool.query(
           `INSERT INTO registries (id, name, source_type, source, visibility, created_at)
@@ -71,6 +73,9 @@ if (postgresBinaries()) {
         const templates = await sqlite.templates(r.id);
         assert.deepEqual(await postgres.templates(r.id), templates, r.name);
         assert.deepEqual(await postgres.findingsUnder(r.id, ''), await sqlite.findingsUnder(r.id, ''));
+        const listed = await sqlite.versionList(r.id);
+        assert.equal(listed.length, r.versionCount, r.name);
+        assert.deepEqual(await postgres.versionList(r.id), listed, r.name);
         for (const t of templates) {
           assert.deepEqual(
             await postgres.template(r.id, t.collection, t.name),

@@ -79,13 +79,20 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     },
   });
   if (deps.upstreams && deps.upstreams.length > 0) {
-    const target = storeTarget(service.store, logger, () => service.catalog.invalidate());
+    const target = storeTarget(
+      service.store,
+      logger,
+      () => service.catalog.invalidate(),
+      () => metrics.upstreamDigestMismatches.inc(),
+    );
+    service.mirrorTarget = target;
     service.mirror = new Mirror({
       upstreams: deps.upstreams.map((u) => new Upstream({ url: u.url, token: u.token })),
       target,
       ownRegistry: (name) => target.ownRegistry(name),
       defaultRegistry: () => service.catalog.defaultRegistry,
       onStored: () => undefined,
+      onRemovedUpstream: (key) => target.markRemoved(key),
       ...(deps.upstreamTtlMs === undefined ? {} : { ttlMs: deps.upstreamTtlMs }),
       ...(deps.upstreamNegativeTtlMs === undefined ? {} : { negativeTtlMs: deps.upstreamNegativeTtlMs }),
     });

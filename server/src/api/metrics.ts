@@ -38,6 +38,11 @@ export class ServerMetrics {
     labelNames: ['registry'] as const,
     registers: [this.registry],
   });
+  readonly upstreamDigestMismatches = new Counter({
+    name: 'dm_registry_upstream_digest_mismatches_total',
+    help: 'Times an upstream answered another digest for a version the mirror stored (the stored one is served)',
+    registers: [this.registry],
+  });
   readonly versions = new Gauge({
     name: 'dm_registry_versions',
     help: 'Template versions in the serving index',

@@ -87,6 +87,7 @@ export const OPENAPI = {
           digest: { type: 'string' },
           files: { type: 'array', items: ref('File') },
           schema: {},
+          removedUpstream: { const: true, description: "a mirror's upstream no longer serves this version" },
         },
       },
       Registry: {
@@ -102,6 +103,23 @@ export const OPENAPI = {
           commit: { type: ['string', 'null'] },
           sync: { type: 'object' },
           counts: { type: 'object' },
+          upstream: {
+            type: 'object',
+            description:
+              'Mirrored registries: the upstream state (ok, unreachable since, unauthorized since, rate-limited until) and staleness',
+            required: ['url', 'state', 'checkedAt', 'staleSeconds', 'removedUpstream', 'digestMismatches'],
+            properties: {
+              url: { type: 'string' },
+              state: { enum: ['ok', 'unreachable', 'unauthorized', 'rate-limited'] },
+              since: { type: 'string' },
+              until: { type: 'string' },
+              detail: { type: 'string' },
+              checkedAt: { type: ['string', 'null'] },
+              staleSeconds: { type: ['integer', 'null'] },
+              removedUpstream: { type: 'integer' },
+              digestMismatches: { type: 'integer' },
+            },
+          },
           findings: { type: 'array', items: { type: 'object' } },
         },
       },
@@ -141,6 +159,38 @@ export const OPENAPI = {
         summary: 'Remove a registry (admin)',
         security: admin,
         responses: { 204: { description: 'Removed' }, 404: error },
+      },
+    },
+    '/api/v1/registries/{id}/versions': {
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+      get: {
+        summary:
+          'Every version of a registry with its digest (what a mirror syncs from); ETag, 304 to If-None-Match',
+        responses: {
+          200: json({
+            type: 'object',
+            required: ['registry', 'commit', 'versions'],
+            properties: {
+              registry: { type: 'string' },
+              commit: { type: ['string', 'null'] },
+              versions: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['collection', 'template', 'version', 'digest'],
+                  properties: {
+                    collection: { type: 'string' },
+                    template: { type: 'string' },
+                    version: { type: 'string' },
+                    digest: { type: 'string' },
+                  },
+                },
+              },
+            },
+          }),
+          304: { description: 'Not modified' },
+          404: error,
+        },
       },
     },
     '/api/v1/registries/{id}/sync': {

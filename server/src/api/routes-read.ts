@@ -11,7 +11,7 @@ import type { RegistryView } from '../resolve/catalog.js';
 import { type ReadStore, readsOf } from '../store/reads.js';
 import { mayRead } from '../store/visibility.js';
 import { type AppEnv, accessOf, errorResponse, immutableContent, intParam, notModified } from './http.js';
-import { searchResult, syncHistory } from './shapes.js';
+import { type RegistryVersionList, searchResult, syncHistory } from './shapes.js';
 import { parseTemplatePath, type TemplatePath } from './template-path.js';
 import type { RequestTracker } from './tracking.js';
 import { archiveCache } from './version-archive.js';
@@ -50,6 +50,27 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
       });
     }
     return c.json(syncHistory(await readsOf(service.store).syncs(row.id)));
+  });
+
+  // What a mirror syncs from (docs/mirroring.md): revalidated with If-None-Match; the ETag changes
+  // with every index swap or added version (the registry's generation).
+  app.get('/registries/:id{.+}/versions', async (c) => {
+    const service = c.get('service');
+    const row = service.find(c.req.param('id'), accessOf(c));
+    const etag = `"${row.id}.${row.generation}"`;
+    c.header('ETag', etag);
+    if (row.visibility === 'public') c.header('Cache-Control', 'no-cache');
+    else {
+      c.header('Cache-Control', 'private, no-cache');
+      c.header('Vary', 'Authorization');
+    }
+    if (notModified(c, etag)) return c.body(null, 304);
+    const list: RegistryVersionList = {
+      registry: row.name,
+      commit: row.commit,
+      versions: await readsOf(service.store).versionList(row.id),
+    };
+    return c.json(list);
   });
 
   app.get('/registries/:id{.+}', (c) => {
@@ -196,6 +217,18 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     const access = accessOf(c);
     const raw = c.req.path.replace(/^.*?\/templates\//, '');
     const p = parseTemplatePath(raw);
+    // A mirror pulls an exact version it does not hold through before serving its content
+    // (docs/mirroring.md); the content is then answered from the store like any other.
+    const cache =
+      service.mirror && p.version !== undefined
+        ? await service.mirror.ensureVersion({
+            registry: `${p.host}/${p.owner}/${p.repo}`,
+            collection: p.collection,
+            template: p.template,
+            version: p.version,
+          })
+        : '';
+    if (cache) c.header('Cache-Status', cache);
     const { registry } = service.catalog.locate(p, access);
     const reads = readsOf(service.store);
     if (p.version === undefined) return templateInfo(c, reads, registry, p);
@@ -236,6 +269,7 @@ async function templateInfo(c: Context<AppEnv>, reads: ReadStore, registry: Regi
       templateFile: r.templateFile,
       schemaFile: r.schemaFile,
       hasExample: r.hasExample,
+      ...(r.removedUpstream ? { removedUpstream: true } : {}),
     })),
   });
 }

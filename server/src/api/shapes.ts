@@ -30,6 +30,35 @@ export interface Resolution {
   digest: string;
   files: FileInfo[];
   schema: unknown;
+  /** Present (true) when a mirror's upstream no longer serves this version (docs/mirroring.md). */
+  removedUpstream?: true;
+}
+
+/** `GET /api/v1/registries/{id}/versions`: every version with its digest, what a mirror syncs from. */
+export interface RegistryVersionList {
+  registry: string;
+  commit: string | null;
+  versions: { collection: string; template: string; version: string; digest: string }[];
+}
+
+/** A mirrored registry's upstream as `GET /api/v1/registries/{id}` shows it (docs/mirroring.md). */
+export interface UpstreamInfo {
+  url: string;
+  state: 'ok' | 'unreachable' | 'unauthorized' | 'rate-limited';
+  /** Since when the upstream is unreachable or refuses this mirror's credentials. */
+  since?: string;
+  /** Until when the upstream rate-limits this mirror. */
+  until?: string;
+  /** What is wrong (unreachable: `connection refused`, `HTTP 503`, …). */
+  detail?: string;
+  /** When the mirror last heard from the upstream about this registry; null: never. */
+  checkedAt: string | null;
+  /** Seconds since `checkedAt`: how stale the mirrored data may be. */
+  staleSeconds: number | null;
+  /** Stored versions the upstream no longer serves (still served here, flagged). */
+  removedUpstream: number;
+  /** Versions whose digest upstream differs from the stored one since this process started. */
+  digestMismatches: number;
 }
 
 export interface BatchResolveItem {
@@ -57,6 +86,8 @@ export interface RegistryInfo {
   commit: string | null;
   sync: SyncInfo;
   counts: { templates: number; versions: number; findings: number };
+  /** Registries mirrored from an upstream registry server (source type `upstream`). */
+  upstream?: UpstreamInfo;
   findings?: { code: string; severity: string; path: string; message: string }[];
 }
 

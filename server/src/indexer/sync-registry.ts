@@ -6,7 +6,12 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { DmError } from '../../../client/src/error.js';
-import { checkSourceSize, createMeter, type Source } from '../../../client/src/source/source.js';
+import {
+  checkSourceSize,
+  createMeter,
+  type OpenOptions,
+  type Source,
+} from '../../../client/src/source/source.js';
 import type { Store } from '../store/db.js';
 import { replicaName } from '../store/replica.js';
 import { files, registries, syncs } from '../store/schema.js';
@@ -46,6 +51,22 @@ export interface SyncOptions {
   midSwap?: () => void;
   /** Test hook: runs right after the swap transaction commits (to kill a process there). */
   afterSwap?: () => void;
+}
+
+/**
+ * A source that adds versions to the stored index instead of replacing it: a registry mirrored
+ * from an upstream registry server (docs/mirroring.md), whose versions deleted upstream keep being
+ * served. It stores what it adds itself (one transaction per version) and says what it did.
+ */
+export interface IncrementalSource {
+  readonly description: string;
+  update(options: OpenOptions): Promise<{
+    status: 'succeeded' | 'unchanged';
+    commit: string | null;
+    etag: string | null;
+    templateCount?: number;
+    versionCount?: number;
+  }>;
 }
 
 function knownContent(store: Store): KnownContent {
@@ -105,7 +126,7 @@ export function recoverInterruptedSyncs(store: Store, now: number): number {
 export async function syncRegistry(
   store: Store,
   registryId: number,
-  source: Source | ((registry: typeof registries.$inferSelect) => Source),
+  source: Source | ((registry: typeof registries.$inferSelect) => Source | IncrementalSource),
   options: SyncOptions,
 ): Promise<SyncOutcome> {
   const now = options.clock ?? Date.now;
@@ -169,6 +190,35 @@ export async function syncRegistry(
   };
   try {
     const opener = typeof source === 'function' ? source(registry) : source;
+    if ('update' in opener) {
+      const updated = await withDeadline(
+        opener.update({ etag: registry.etag, commit: registry.commit, meter, signal }),
+        signal,
+      );
+      finish({ status: updated.status, commit: updated.commit });
+      store.db
+        .update(registries)
+        .set({
+          lastSyncAt: now(),
+          lastSyncStatus: updated.status,
+          lastSyncError: null,
+          etag: updated.etag,
+          ...(updated.commit === null ? {} : { commit: updated.commit }),
+        })
+        .where(eq(registries.id, registryId))
+        .run();
+      options.onSwap?.(registryId);
+      return {
+        syncId: syncRow.id,
+        registryId,
+        status: updated.status,
+        commit: updated.commit,
+        ...(updated.templateCount === undefined ? {} : { templateCount: updated.templateCount }),
+        ...(updated.versionCount === undefined ? {} : { versionCount: updated.versionCount }),
+        apiRequests: meter.requests,
+        rateLimitRemaining: meter.rateLimitRemaining,
+      };
+    }
     const opened = await withDeadline(
       opener.open({
         etag: registry.etag,

@@ -7,7 +7,13 @@
 import { LRUCache } from 'lru-cache';
 import { DmError, httpStatusFor } from '../../../client/src/error.js';
 import { parseReference } from '../../../client/src/reference/reference.js';
-import { cacheStatus, type MirrorTarget, type PullResult, PullThrough } from './pull-through.js';
+import {
+  cacheStatus,
+  type MirrorTarget,
+  type PullResult,
+  PullThrough,
+  type VersionKey,
+} from './pull-through.js';
 import type { Upstream } from './upstream.js';
 
 /** A resolve answer as the catalog gives it: status and ready JSON. */
@@ -35,6 +41,8 @@ export interface MirrorOptions {
   now?: () => number;
   /** Drops cached answers after content was stored. */
   onStored(registry: string): void;
+  /** A stored version the upstream no longer serves (a floating reference to it went not-found). */
+  onRemovedUpstream?(key: { registry: string; collection: string; template: string; version: string }): void;
 }
 
 const BATCH_CONCURRENCY = 8;
@@ -42,7 +50,9 @@ const BATCH_CONCURRENCY = 8;
 export class Mirror {
   readonly pullThrough: PullThrough;
   private readonly checked: LRUCache<string, number>;
-  private readonly ttlMs: number;
+  /** When an upstream last answered about each registry (for the staleness the registries API shows). */
+  private readonly heard = new Map<string, number>();
+  readonly ttlMs: number;
   private readonly now: () => number;
 
   constructor(private readonly options: MirrorOptions) {
@@ -58,6 +68,22 @@ export class Mirror {
 
   get upstreams(): readonly Upstream[] {
     return this.options.upstreams;
+  }
+
+  /** The configured upstream a mirrored registry's source (`<upstream url>/<name>`) names. */
+  upstreamFor(source: string): Upstream | undefined {
+    return this.options.upstreams.find((u) => source.startsWith(`${u.url}/`));
+  }
+
+  /** Notes that the upstream answered about `registry` now. */
+  noteHeard(registry: string): void {
+    if (this.heard.size > 100_000) this.heard.clear();
+    this.heard.set(registry.toLowerCase(), this.now());
+  }
+
+  /** When an upstream last answered about `registry` in this process (ms), or undefined. */
+  heardAt(registry: string): number | undefined {
+    return this.heard.get(registry.toLowerCase());
   }
 
   /** The registry a reference names, or undefined when it does not parse (the catalog answers that). */
@@ -116,17 +142,20 @@ export class Mirror {
     }
     this.checked.set(key, this.now());
     if (result.kind === 'not-found') {
-      if (first.status === 200)
+      if (first.status === 200) {
+        this.removedUpstream(first.body);
         return {
-          ...first,
+          ...local(),
           cacheStatus: cacheStatus({ hit: true, fwd: 'stale', detail: 'removed-upstream' }),
         };
+      }
       return {
         status: result.status,
         body: JSON.stringify({ error: result.error }),
         cacheStatus: cacheStatus({ fwd: 'miss' }),
       };
     }
+    this.noteHeard(result.resolution.registry);
     if (result.kind === 'stored') this.options.onStored(result.resolution.registry);
     const after = local();
     if (result.kind === 'stored')
@@ -138,6 +167,30 @@ export class Mirror {
       };
     }
     return { ...after, cacheStatus: `${cacheStatus({ hit: true, fwd: 'stale' })}; fwd-status=200` };
+  }
+
+  /**
+   * Makes sure an exact version is stored before its content (files, schema, archive) is served:
+   * a version of a registry this server does not index itself and does not hold is pulled through
+   * (single flight, verified, stored). Returns the `Cache-Status` to send ('' when no upstream is
+   * involved); an upstream that is down throws `UPSTREAM_UNAVAILABLE`. A version the upstream does
+   * not have is left to the caller's own not-found answer.
+   */
+  async ensureVersion(key: VersionKey): Promise<string> {
+    if (this.options.ownRegistry(key.registry)) return '';
+    if ((await this.options.target.storedDigest(key)) !== undefined) return cacheStatus({ hit: true });
+    if (this.pullThrough.allOpen()) {
+      throw this.unavailableError({ status: 404, body: '' });
+    }
+    const name = [key.registry, key.collection, key.template].filter(Boolean).join('/');
+    const result = await this.pullThrough.pull(`${name}:=${key.version}`);
+    if (result.kind === 'not-found') return cacheStatus({ fwd: 'miss' });
+    this.noteHeard(result.resolution.registry);
+    if (result.kind === 'stored') {
+      this.options.onStored(result.resolution.registry);
+      return cacheStatus({ fwd: 'miss', stored: true });
+    }
+    return cacheStatus({ hit: true });
   }
 
   /** Answers many references, pulling at most a few at a time. */
@@ -155,6 +208,25 @@ export class Mirror {
     return out;
   }
 
+  /** Flags the version a stored answer names as removed upstream (it keeps being served). */
+  private removedUpstream(body: string): void {
+    try {
+      const r = JSON.parse(body) as Partial<
+        Record<'registry' | 'collection' | 'template' | 'version', string>
+      >;
+      if (r.registry && typeof r.collection === 'string' && r.template && r.version) {
+        this.options.onRemovedUpstream?.({
+          registry: r.registry,
+          collection: r.collection,
+          template: r.template,
+          version: r.version,
+        });
+      }
+    } catch {
+      // Not a resolution: nothing to flag.
+    }
+  }
+
   private stale(answer: LocalAnswer, checkedAt: number | undefined): MirroredAnswer {
     return {
       ...answer,
@@ -164,6 +236,15 @@ export class Mirror {
   }
 
   private unavailable(first: LocalAnswer): MirroredAnswer {
+    const error = this.unavailableError(first);
+    return {
+      status: httpStatusFor(error),
+      body: JSON.stringify(error.toJSON()),
+      cacheStatus: cacheStatus({ fwd: 'miss', detail: 'upstream-unreachable' }),
+    };
+  }
+
+  private unavailableError(first: LocalAnswer): DmError {
     const upstream = this.options.upstreams.find((u) => u.isOpen()) ?? this.options.upstreams[0];
     const state = upstream?.state();
     const why =
@@ -174,19 +255,10 @@ export class Mirror {
           : state?.state === 'rate-limited'
             ? `rate-limiting this mirror until ${state.until}`
             : 'unavailable';
-    const error = new DmError(
-      'UPSTREAM_UNAVAILABLE',
-      `the upstream registry ${upstream?.url ?? ''} is ${why}`,
-      {
-        category: 'upstream',
-        details: { upstream: upstream?.url, local: first.status },
-      },
-    );
-    return {
-      status: httpStatusFor(error),
-      body: JSON.stringify(error.toJSON()),
-      cacheStatus: cacheStatus({ fwd: 'miss', detail: 'upstream-unreachable' }),
-    };
+    return new DmError('UPSTREAM_UNAVAILABLE', `the upstream registry ${upstream?.url ?? ''} is ${why}`, {
+      category: 'upstream',
+      details: { upstream: upstream?.url, local: first.status },
+    });
   }
 }
 

@@ -21,11 +21,23 @@ import { type VerifiedFile, verifyVersionContent } from './verify-version.js';
 /** What the mirror stores and reads back; the store implements it (server/src/store/mirror.ts). */
 export interface MirrorTarget {
   /** The digest stored for this exact version, or undefined. */
-  storedDigest(resolution: Resolution): Promise<string | undefined>;
+  storedDigest(version: VersionKey): Promise<string | undefined>;
   /** Stores a verified version in one transaction (creating its registry and template as needed). */
   store(version: PulledVersion): Promise<void>;
   /** The upstream now answers another digest for a version the mirror stored (never applied). */
-  reportMismatch(mismatch: { resolution: Resolution; storedDigest: string; upstream: string }): void;
+  reportMismatch(mismatch: DigestMismatch): void;
+}
+
+/** An exact version of a registry. */
+export type VersionKey = Pick<Resolution, 'registry' | 'collection' | 'template' | 'version'>;
+
+export interface DigestMismatch {
+  /** The exact pin: `github.com/o/r/redis:=v1.0.3`. */
+  reference: string;
+  registry: string;
+  storedDigest: string;
+  upstreamDigest: string;
+  upstream: string;
 }
 
 export interface PulledVersion {
@@ -124,21 +136,27 @@ export class PullThrough {
     return this.options.upstreams.every((u) => u.isOpen());
   }
 
-  /** Resolves `ref` through the upstreams and stores what it names; one exchange per reference at a time. */
-  pull(ref: string): Promise<PullResult> {
-    const remembered = this.negative.get(ref);
+  /**
+   * Resolves `ref` through the upstreams (or only `from`, for a mirrored registry) and stores what
+   * it names; one exchange per reference at a time.
+   */
+  pull(ref: string, from?: Upstream): Promise<PullResult> {
+    const key = from ? `${from.url} ${ref}` : ref;
+    const remembered = this.negative.get(key);
     if (remembered) return Promise.resolve(remembered);
-    const running = this.flights.get(ref);
+    const running = this.flights.get(key);
     if (running) return running;
-    const flight = this.exchange(ref).finally(() => this.flights.delete(ref));
-    this.flights.set(ref, flight);
+    const flight = this.exchange(ref, key, from ? [from] : this.options.upstreams).finally(() =>
+      this.flights.delete(key),
+    );
+    this.flights.set(key, flight);
     return flight;
   }
 
-  private async exchange(ref: string): Promise<PullResult> {
+  private async exchange(ref: string, key: string, upstreams: readonly Upstream[]): Promise<PullResult> {
     let notFound: Extract<PullResult, { kind: 'not-found' }> | undefined;
     let failure: DmError | undefined;
-    for (const upstream of this.options.upstreams) {
+    for (const upstream of upstreams) {
       try {
         const result = await this.exchangeWith(upstream, ref);
         if (result.kind !== 'not-found') return result;
@@ -152,7 +170,7 @@ export class PullThrough {
       }
     }
     if (notFound && !failure) {
-      this.negative.set(ref, notFound);
+      this.negative.set(key, notFound);
       return notFound;
     }
     if (failure) throw failure;
@@ -195,7 +213,13 @@ export class PullThrough {
     const stored = await target.storedDigest(resolution);
     if (stored === resolution.digest) return { kind: 'present', resolution, upstream: upstream.url };
     if (stored !== undefined) {
-      target.reportMismatch({ resolution, storedDigest: stored, upstream: upstream.url });
+      target.reportMismatch({
+        reference: resolution.resolved,
+        registry: resolution.registry,
+        storedDigest: stored,
+        upstreamDigest: resolution.digest,
+        upstream: upstream.url,
+      });
       return { kind: 'mismatch', resolution, upstream: upstream.url };
     }
     this.requests += 1;

@@ -5,7 +5,7 @@
  * through) is read from the store at most once a second, not per request.
  */
 import type { Logger } from '../log.js';
-import { addVersions, storedVersionDigest } from '../store/add-versions.js';
+import { addVersions, markRemovedUpstream, storedVersionDigest } from '../store/add-versions.js';
 import type { Store } from '../store/db.js';
 import type { MirrorTarget, PulledVersion } from './pull-through.js';
 
@@ -13,9 +13,18 @@ export interface StoreTarget extends MirrorTarget {
   ownRegistry(name: string): boolean;
   /** Disagreements seen (also logged): the version keeps its stored digest. */
   mismatches: number;
+  /** The same, per registry name. */
+  mismatchesOf(registry: string): number;
+  /** A stored version the upstream no longer serves: flagged, still served. */
+  markRemoved(key: { registry: string; collection: string; template: string; version: string }): void;
 }
 
-export function storeTarget(store: Store, logger: Logger, onStored: (registry: string) => void): StoreTarget {
+export function storeTarget(
+  store: Store,
+  logger: Logger,
+  onStored: (registry: string) => void,
+  onMismatch: () => void = () => undefined,
+): StoreTarget {
   let own: Set<string> | undefined;
   let loadedAt = 0;
   const ownNames = () => {
@@ -29,8 +38,16 @@ export function storeTarget(store: Store, logger: Logger, onStored: (registry: s
     }
     return own;
   };
+  const mismatchesByRegistry = new Map<string, number>();
   const target: StoreTarget = {
     mismatches: 0,
+    mismatchesOf: (registry) => mismatchesByRegistry.get(registry) ?? 0,
+    markRemoved(key) {
+      if (markRemovedUpstream(store, key, Date.now())) {
+        logger.log('info', 'version no longer served upstream; still served here, flagged', key);
+        onStored(key.registry);
+      }
+    },
     ownRegistry: (name) => ownNames().has(name.toLowerCase()),
     async storedDigest(r) {
       return storedVersionDigest(store, r);
@@ -69,11 +86,13 @@ export function storeTarget(store: Store, logger: Logger, onStored: (registry: s
     },
     reportMismatch(m) {
       target.mismatches++;
+      mismatchesByRegistry.set(m.registry, (mismatchesByRegistry.get(m.registry) ?? 0) + 1);
+      onMismatch();
       logger.log('warn', 'upstream answers another digest for a stored version; keeping the stored one', {
-        reference: m.resolution.resolved,
+        reference: m.reference,
         stored: m.storedDigest,
         upstream: m.upstream,
-        upstreamDigest: m.resolution.digest,
+        upstreamDigest: m.upstreamDigest,
       });
     },
   };

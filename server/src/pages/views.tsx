@@ -6,7 +6,7 @@
 import type { Child } from 'hono/jsx';
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
 import { tryParseVersion } from '../../../client/src/reference/version.js';
-import type { FileInfo, RegistryInfo, SearchResult } from '../api/shapes.js';
+import type { FileInfo, RegistryInfo, SearchResult, UpstreamInfo } from '../api/shapes.js';
 import type { FindingRow, RegistryTemplateRow, VersionRow } from '../store/reads.js';
 import { Layout } from './layout.js';
 import type { PropertyRow } from './properties.js';
@@ -277,6 +277,14 @@ export function TemplatePage(p: TemplatePageProps) {
       </p>
       <h1>
         {p.name} <span class="badge">{p.version.version}</span> <span class="badge">{p.version.kind}</span>
+        {p.version.removedUpstream && (
+          <span
+            class="badge"
+            title="the upstream registry no longer serves this version; this mirror still does"
+          >
+            removed upstream
+          </span>
+        )}
       </h1>
       {(p.title || p.description) && (
         <p>
@@ -321,6 +329,7 @@ export function TemplatePage(p: TemplatePageProps) {
                     : (tryParseVersion(v.version)?.prerelease.length ?? 0) > 0
                       ? 'pre-release'
                       : ''}
+                  {v.removedUpstream && <span class="badge">removed upstream</span>}
                 </td>
               </tr>
             )}
@@ -424,6 +433,23 @@ function SyncOutcome(props: { info: RegistryInfo }) {
   );
 }
 
+/** A mirrored registry's upstream: `ok`, `unreachable since T`, …, and how stale the data may be. */
+function UpstreamState(props: { upstream: UpstreamInfo }) {
+  const u = props.upstream;
+  const state =
+    u.state === 'ok'
+      ? 'ok'
+      : u.state === 'rate-limited'
+        ? `rate-limited until ${u.until ?? '?'}`
+        : `${u.state}${u.since ? ` since ${u.since}` : ''}${u.detail ? ` (${u.detail})` : ''}`;
+  return (
+    <span class={u.state === 'ok' ? undefined : 'error'} title={`upstream ${u.url}`}>
+      {`upstream ${state}`}
+      {u.staleSeconds !== null && <span class="muted">{`, data ${u.staleSeconds} s old`}</span>}
+    </span>
+  );
+}
+
 function orDash(value: number | string | null): Child {
   return value === null ? <span class="muted">—</span> : String(value);
 }
@@ -456,7 +482,15 @@ export function RegistriesPage(props: { registries: RegistryInfo[] }) {
                 <a href={registryUrl(r.name)}>{r.name}</a>
                 {r.visibility === 'private' && <span class="badge">private</span>}
               </th>
-              <td>{r.source.type}</td>
+              <td>
+                {r.source.type}
+                {r.upstream && (
+                  <>
+                    {' '}
+                    <UpstreamState upstream={r.upstream} />
+                  </>
+                )}
+              </td>
               <td>
                 <code title={r.commit ?? undefined}>{shortHash(r.commit)}</code>
               </td>
@@ -499,6 +533,18 @@ export function RegistryPage(props: { info: RegistryInfo; templates: RegistryTem
             {r.source.branch ? ` @ ${r.source.branch}` : ''}
             {r.source.path ? ` / ${r.source.path}` : ''}
           </dd>
+          {r.upstream && (
+            <>
+              <dt>Upstream</dt>
+              <dd>
+                <code>{r.upstream.url}</code> <UpstreamState upstream={r.upstream} />
+                {r.upstream.removedUpstream > 0 &&
+                  ` — ${r.upstream.removedUpstream} versions removed upstream (still served here)`}
+                {r.upstream.digestMismatches > 0 &&
+                  ` — ${r.upstream.digestMismatches} versions whose digest upstream differs (the stored one is served)`}
+              </dd>
+            </>
+          )}
           <dt>Commit</dt>
           <dd>{r.commit ? <code>{r.commit}</code> : <span class="muted">none yet</span>}</dd>
           <dt>Last sync</dt>

@@ -90,7 +90,7 @@ export class Catalog {
       ),
       version: s.prepare(
         `SELECT v.id, v.version, v.kind, v.template_file AS templateFile, v.schema_file AS schemaFile,
-                v.digest, v.schema_json AS schemaJson, t.collection, t.name AS template, r.name AS registry,
+                v.digest, v.schema_json AS schemaJson, v.removed_upstream_at AS removedUpstreamAt, t.collection, t.name AS template, r.name AS registry,
                 r."commit" AS "commit"
          FROM versions v JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
          WHERE v.id = ?`,
@@ -171,6 +171,7 @@ export class Catalog {
           schemaFile: string | null;
           digest: string;
           schemaJson: string | null;
+          removedUpstreamAt: number | null;
           collection: string;
           template: string;
           registry: string;
@@ -200,6 +201,7 @@ export class Catalog {
       digest: row.digest,
       files: this.statements.files.all(versionId) as FileInfo[],
       schema: row.schemaJson === null ? null : JSON.parse(row.schemaJson),
+      ...(row.removedUpstreamAt === null ? {} : { removedUpstream: true as const }),
     };
     this.resolutions.set(versionId, resolution);
     return resolution;

@@ -3,6 +3,8 @@
  *   github.com/<owner>/<repo>[@branch][/path]   GitHub (or a configured GitHub Enterprise host)
  *   https://…, ssh://…, git@host:…, file://…    a git URL
  *   ./dir, /abs/dir                             a local git repository (has .git) or a plain directory
+ *   <upstream url>/<host>/<owner>/<repo>        a registry of an upstream registry server, mirrored
+ *                                               (docs/mirroring.md; the URL must be a configured --upstream)
  * and the registry name references use: GitHub sources default to `host/owner/repo`, git URLs to
  * `host/owner/repo` taken from the URL, local directories to `local.dm/local/<directory name>`.
  */
@@ -11,7 +13,7 @@ import { basename, resolve } from 'node:path';
 import { DmError } from '../../../client/src/error.js';
 import { isRemoteGitLocation } from '../../../client/src/source/git.js';
 
-export type SourceType = 'github' | 'git' | 'directory';
+export type SourceType = 'github' | 'git' | 'directory' | 'upstream';
 
 export interface SourceSpec {
   type: SourceType;
@@ -42,9 +44,35 @@ export interface ParseSourceOptions {
   githubHosts?: readonly string[];
   /** Base for relative directories (default: the working directory). */
   cwd?: string;
+  /** Upstream registry servers (normalised URLs): `<url>/<host>/<owner>/<repo>` mirrors that registry. */
+  upstreams?: readonly string[];
+}
+
+/** `<upstream url>/<host>/<owner>/<repo>` for a configured upstream, else undefined. */
+function upstreamSpec(text: string, upstreams: readonly string[]): SourceSpec | undefined {
+  const upstream = upstreams.find((u) => text.startsWith(`${u}/`));
+  if (upstream === undefined) return undefined;
+  const name = text.slice(upstream.length + 1).replace(/\/+$/, '');
+  const parts = name.split('/');
+  if (parts.length !== 3 || !parts.every((p) => /^[A-Za-z0-9][A-Za-z0-9._:-]*$/.test(p))) {
+    throw new DmError(
+      'INVALID_SOURCE',
+      `'${text}' is not a mirrored registry: expected ${upstream}/<host>/<owner>/<repo>`,
+      { category: 'usage' },
+    );
+  }
+  return {
+    type: 'upstream',
+    location: `${upstream}/${name}`,
+    branch: null,
+    path: '',
+    defaultName: name,
+  };
 }
 
 export function parseSourceSpec(text: string, options: ParseSourceOptions = {}): SourceSpec {
+  const mirrored = upstreamSpec(text, options.upstreams ?? []);
+  if (mirrored) return mirrored;
   const hosts = new Set(['github.com', ...(options.githubHosts ?? [])].map((h) => h.toLowerCase()));
   const first = text.split('/')[0]?.toLowerCase() ?? '';
   if (hosts.has(first) && !isRemoteGitLocation(text)) {

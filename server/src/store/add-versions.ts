@@ -229,3 +229,64 @@ export function addVersions(
   });
   return run();
 }
+
+/** The key of a version within its registry, as `flagRemovedUpstream` takes it. */
+export function versionKey(v: { collection: string; template: string; version: string }): string {
+  return `${v.collection}\0${v.template}\0${v.version}`;
+}
+
+/**
+ * Records which of a mirrored registry's versions its upstream still lists (docs/mirroring.md):
+ * a stored version missing from `listed` gets `removed_upstream_at = now` (kept if already set),
+ * a listed one loses the mark. One transaction; returns how many versions are marked afterwards
+ * and whether any mark changed.
+ */
+export function flagRemovedUpstream(
+  store: Store,
+  registryId: number,
+  listed: ReadonlySet<string>,
+  now: number,
+): { removed: number; changed: boolean } {
+  const db = store.sqlite;
+  return db.transaction(() => {
+    const rows = db
+      .prepare(
+        `SELECT v.id, t.collection, t.name AS template, v.version, v.removed_upstream_at AS removedAt
+         FROM versions v JOIN templates t ON t.id = v.template_id WHERE t.registry_id = ?`,
+      )
+      .all(registryId) as {
+      id: number;
+      collection: string;
+      template: string;
+      version: string;
+      removedAt: number | null;
+    }[];
+    const set = db.prepare('UPDATE versions SET removed_upstream_at = ? WHERE id = ?');
+    let removed = 0;
+    let changed = false;
+    for (const row of rows) {
+      const gone = !listed.has(versionKey(row));
+      if (gone) removed++;
+      if (gone === (row.removedAt !== null)) continue;
+      set.run(gone ? now : null, row.id);
+      changed = true;
+    }
+    return { removed, changed };
+  })();
+}
+
+/** Marks one stored version as no longer served by its upstream; whether the mark is new. */
+export function markRemovedUpstream(
+  store: Store,
+  key: { registry: string; collection: string; template: string; version: string },
+  now: number,
+): boolean {
+  const result = store.sqlite
+    .prepare(
+      `UPDATE versions SET removed_upstream_at = ? WHERE removed_upstream_at IS NULL AND id IN (
+         SELECT v.id FROM versions v JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
+         WHERE r.name = ? AND t.collection = ? AND t.name = ? AND v.version = ?)`,
+    )
+    .run(now, key.registry, key.collection, key.template, key.version);
+  return result.changes > 0;
+}

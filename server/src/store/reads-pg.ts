@@ -12,6 +12,7 @@
 import type { PostgresStore } from './postgres.js';
 import type {
   FindingRow,
+  ListedVersionRow,
   ReadStore,
   RegistryTemplateRow,
   StoredFile,
@@ -63,7 +64,8 @@ export class PostgresReads implements ReadStore {
     return newestFirst(
       await this.rows<VersionRow>(
         `SELECT v.id, v.version, v.kind, v.digest, v.dir, v.template_file AS "templateFile",
-                v.schema_file AS "schemaFile", v.has_example AS "hasExample"
+                v.schema_file AS "schemaFile", v.has_example AS "hasExample",
+                v.removed_upstream_at IS NOT NULL AS "removedUpstream"
          FROM versions v JOIN templates t ON t.id = v.template_id
          WHERE t.registry_id = $1 AND t.collection = $2 AND t.name = $3`,
         [registryId, collection, name],
@@ -126,6 +128,15 @@ export class PostgresReads implements ReadStore {
     return this.rows<RegistryTemplateRow>(
       `SELECT collection, name, latest_version AS "latestVersion", title FROM templates
        WHERE registry_id = $1 ORDER BY collection COLLATE "C", name COLLATE "C"`,
+      [registryId],
+    );
+  }
+
+  async versionList(registryId: number): Promise<ListedVersionRow[]> {
+    return this.rows<ListedVersionRow>(
+      `SELECT t.collection, t.name AS template, v.version, v.digest
+       FROM versions v JOIN templates t ON t.id = v.template_id
+       WHERE t.registry_id = $1 ORDER BY t.collection COLLATE "C", t.name COLLATE "C", v.version COLLATE "C"`,
       [registryId],
     );
   }

@@ -25,6 +25,8 @@ export interface VersionRow {
   templateFile: string;
   schemaFile: string | null;
   hasExample: boolean;
+  /** A mirror's upstream no longer serves this version (docs/mirroring.md). */
+  removedUpstream: boolean;
 }
 
 export interface FindingRow {
@@ -39,6 +41,14 @@ export interface RegistryTemplateRow {
   name: string;
   latestVersion: string | null;
   title: string | null;
+}
+
+/** One version of a registry in its listing (what a mirror syncs from, docs/mirroring.md). */
+export interface ListedVersionRow {
+  collection: string;
+  template: string;
+  version: string;
+  digest: string;
 }
 
 /** One sync of a registry as the store keeps it (times in ms since the epoch). */
@@ -95,6 +105,8 @@ export interface ReadStore {
   findingsUnder(registryId: number, dir: string): Promise<FindingRow[]>;
   /** A registry's templates by collection and name. */
   templates(registryId: number): Promise<RegistryTemplateRow[]>;
+  /** Every version of a registry with its digest, by collection, template and version (byte order). */
+  versionList(registryId: number): Promise<ListedVersionRow[]>;
   search(options: SearchOptions): Promise<SearchPage>;
   /** A registry's last SYNC_HISTORY syncs, newest first. */
   syncs(registryId: number): Promise<SyncRow[]>;
@@ -112,6 +124,7 @@ export class ReadQueries implements ReadStore {
     | 'versionContents'
     | 'findings'
     | 'templates'
+    | 'versionList'
     | 'syncs',
     Database.Statement
   >;
@@ -125,7 +138,8 @@ export class ReadQueries implements ReadStore {
       ),
       versions: db.prepare(
         `SELECT v.id, v.version, v.kind, v.digest, v.dir, v.template_file AS templateFile,
-                v.schema_file AS schemaFile, v.has_example AS hasExample
+                v.schema_file AS schemaFile, v.has_example AS hasExample,
+                v.removed_upstream_at IS NOT NULL AS removedUpstream
          FROM versions v JOIN templates t ON t.id = v.template_id
          WHERE t.registry_id = ? AND t.collection = ? AND t.name = ?`,
       ),
@@ -150,6 +164,11 @@ export class ReadQueries implements ReadStore {
         `SELECT collection, name, latest_version AS latestVersion, title FROM templates
          WHERE registry_id = ? ORDER BY collection, name`,
       ),
+      versionList: db.prepare(
+        `SELECT t.collection, t.name AS template, v.version, v.digest
+         FROM versions v JOIN templates t ON t.id = v.template_id
+         WHERE t.registry_id = ? ORDER BY t.collection, t.name, v.version`,
+      ),
       syncs: db.prepare(
         `SELECT id, "trigger", status, started_at AS startedAt, finished_at AS finishedAt, replica,
                 api_requests AS apiRequests, error
@@ -163,10 +182,16 @@ export class ReadQueries implements ReadStore {
   }
 
   async versions(registryId: number, collection: string, name: string): Promise<VersionRow[]> {
-    const rows = this.s.versions.all(registryId, collection, name) as (Omit<VersionRow, 'hasExample'> & {
+    const rows = this.s.versions.all(registryId, collection, name) as (Omit<
+      VersionRow,
+      'hasExample' | 'removedUpstream'
+    > & {
       hasExample: number;
+      removedUpstream: number;
     })[];
-    return newestFirst(rows.map((r) => ({ ...r, hasExample: r.hasExample === 1 })));
+    return newestFirst(
+      rows.map((r) => ({ ...r, hasExample: r.hasExample === 1, removedUpstream: r.removedUpstream === 1 })),
+    );
   }
 
   async fileSha256(versionId: number, path: string): Promise<string | undefined> {
@@ -196,6 +221,10 @@ export class ReadQueries implements ReadStore {
 
   async templates(registryId: number): Promise<RegistryTemplateRow[]> {
     return this.s.templates.all(registryId) as RegistryTemplateRow[];
+  }
+
+  async versionList(registryId: number): Promise<ListedVersionRow[]> {
+    return this.s.versionList.all(registryId) as ListedVersionRow[];
   }
 
   async search(options: SearchOptions): Promise<SearchPage> {

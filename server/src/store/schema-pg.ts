@@ -127,6 +127,8 @@ export const versions = pgTable(
     hasExample: boolean('has_example').notNull(),
     digest: text('digest').notNull(),
     schemaJson: text('schema_json'),
+    /** When a mirror saw its upstream no longer list this version (ms since the epoch; docs/mirroring.md). */
+    removedUpstreamAt: millis('removed_upstream_at'),
   },
   (t) => [uniqueIndex('versions_template_idx').on(t.templateId, t.version)],
 );

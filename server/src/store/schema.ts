@@ -114,6 +114,8 @@ export const versions = sqliteTable(
     digest: text('digest').notNull(),
     /** The parsed schema as JSON, or null. */
     schemaJson: text('schema_json'),
+    /** When a mirror saw its upstream no longer list this version (ms since the epoch; docs/mirroring.md). */
+    removedUpstreamAt: integer('removed_upstream_at'),
   },
   (t) => [uniqueIndex('versions_template_idx').on(t.templateId, t.version)],
 );

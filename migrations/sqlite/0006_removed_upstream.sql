@@ -1,0 +1,1 @@
+ALTER TABLE `versions` ADD `removed_upstream_at` integer;

@@ -1,0 +1,168 @@
+/**
+ * Eager mirroring of one registry of an upstream registry server (docs/mirroring.md, "Mirroring a
+ * whole registry"): a registry whose source is `<upstream url>/<host>/<owner>/<repo>` is synced on
+ * its interval like any other, but instead of rebuilding an index it
+ *
+ * 1. asks the upstream for the registry's version list (`GET /api/v1/registries/{name}/versions`),
+ *    conditionally: with the ETag of the last list, an unchanged registry costs one `304`;
+ * 2. pulls every listed version the mirror does not hold through the pull-through path (resolve +
+ *    archive, verified, stored with `addVersions` in one transaction per version);
+ * 3. marks stored versions the upstream no longer lists as removed upstream (they keep being
+ *    served) and reports versions whose digest upstream differs from the stored one (never applied);
+ * 4. makes the registry private on the mirror when the upstream serves it privately.
+ */
+import { DmError } from '../../../client/src/error.js';
+import type { OpenOptions } from '../../../client/src/source/source.js';
+import type { RegistryVersionList } from '../api/shapes.js';
+import type { IncrementalSource } from '../indexer/sync-registry.js';
+import { flagRemovedUpstream, versionKey } from '../store/add-versions.js';
+import type { Store } from '../store/db.js';
+import { readsOf } from '../store/reads.js';
+import type { DigestMismatch, PullThrough } from './pull-through.js';
+import type { Upstream } from './upstream.js';
+
+export interface MirroredRegistryOptions {
+  store: Store;
+  registry: { id: number; name: string; visibility: string };
+  upstream: Upstream;
+  pullThrough: PullThrough;
+  /** Versions pulled at once (default 4). */
+  concurrency?: number;
+  now?: () => number;
+  /** A listed version's digest differs from the stored one (the stored one stays). */
+  onMismatch(m: DigestMismatch): void;
+  /** The registry became private because the upstream serves it privately. */
+  onPrivate(): void;
+}
+
+/** Largest version list accepted from an upstream, bytes. */
+const LIST_LIMIT = 64 * 1024 * 1024;
+const PART = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+function checkList(value: unknown, upstream: string, name: string): RegistryVersionList {
+  const list = value as Partial<RegistryVersionList> | null;
+  const ok =
+    list !== null &&
+    typeof list === 'object' &&
+    (list.commit === null || typeof list.commit === 'string') &&
+    Array.isArray(list.versions) &&
+    list.versions.every(
+      (v) =>
+        v !== null &&
+        typeof v === 'object' &&
+        typeof v.collection === 'string' &&
+        (v.collection === '' || PART.test(v.collection)) &&
+        typeof v.template === 'string' &&
+        PART.test(v.template) &&
+        typeof v.version === 'string' &&
+        /^v?[0-9A-Za-z.+-]+$/.test(v.version) &&
+        typeof v.digest === 'string' &&
+        /^sha256:[0-9a-f]{64}$/.test(v.digest),
+    );
+  if (!ok) {
+    throw new DmError(
+      'UPSTREAM_INVALID_ANSWER',
+      `${upstream} answered a version list of ${name} dm cannot use`,
+      { category: 'upstream', details: { upstream } },
+    );
+  }
+  return list as RegistryVersionList;
+}
+
+/** The exact reference of a listed version: `host/owner/repo[/collection]/template:=version`. */
+function exactReference(registry: string, v: { collection: string; template: string; version: string }) {
+  return `${[registry, v.collection, v.template].filter(Boolean).join('/')}:=${v.version}`;
+}
+
+export function mirroredRegistrySource(options: MirroredRegistryOptions): IncrementalSource {
+  const { store, registry, upstream, pullThrough } = options;
+  const now = options.now ?? Date.now;
+  return {
+    description: `${upstream.url}/${registry.name}`,
+    async update(open: OpenOptions) {
+      open.meter.requests += 1;
+      const answer = await upstream.getJson<unknown>({
+        path: `/api/v1/registries/${registry.name}/versions`,
+        etag: open.etag,
+        maxBodyBytes: LIST_LIMIT,
+      });
+      if (answer.status === 304) {
+        return { status: 'unchanged' as const, commit: open.commit ?? null, etag: open.etag ?? null };
+      }
+      if (answer.status === 404) {
+        throw new DmError(
+          'UPSTREAM_REGISTRY_NOT_FOUND',
+          `${upstream.url} serves no registry ${registry.name} (to this mirror's token)`,
+          { category: 'upstream', details: { upstream: upstream.url } },
+        );
+      }
+      if (answer.status !== 200) {
+        throw new DmError(
+          'UPSTREAM_INVALID_ANSWER',
+          `${upstream.url} answered HTTP ${answer.status} for the version list of ${registry.name}`,
+          { category: 'upstream', details: { upstream: upstream.url } },
+        );
+      }
+      const list = checkList(answer.json, upstream.url, registry.name);
+      if (
+        /(^|[\s,])private([\s,]|$)/.test(answer.headers.get('cache-control') ?? '') &&
+        registry.visibility !== 'private'
+      ) {
+        store.sqlite.prepare("UPDATE registries SET visibility = 'private' WHERE id = ?").run(registry.id);
+        registry.visibility = 'private';
+        options.onPrivate();
+      }
+      const stored = new Map(
+        (await readsOf(store).versionList(registry.id)).map((v) => [versionKey(v), v.digest]),
+      );
+      const listed = new Set<string>();
+      const missing: RegistryVersionList['versions'] = [];
+      for (const v of list.versions) {
+        const key = versionKey(v);
+        listed.add(key);
+        const digest = stored.get(key);
+        if (digest === undefined) missing.push(v);
+        else if (digest !== v.digest) {
+          options.onMismatch({
+            reference: exactReference(registry.name, v),
+            registry: registry.name,
+            storedDigest: digest,
+            upstreamDigest: v.digest,
+            upstream: upstream.url,
+          });
+        }
+      }
+      const before = pullThrough.requests;
+      // The first failure stops the others from taking more; what was stored stays (each version
+      // in its own transaction) and the next sync pulls the rest.
+      let failure: { error: unknown } | undefined;
+      let next = 0;
+      const worker = async () => {
+        while (failure === undefined && next < missing.length && !open.signal?.aborted) {
+          const v = missing[next++]!;
+          try {
+            const result = await pullThrough.pull(exactReference(registry.name, v), upstream);
+            if (result.kind === 'not-found') listed.delete(versionKey(v)); // gone since the list
+          } catch (error) {
+            failure ??= { error };
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, missing.length) }, worker));
+      open.meter.requests += pullThrough.requests - before;
+      if (failure) throw failure.error;
+      flagRemovedUpstream(store, registry.id, listed, now());
+      const counts = store.sqlite
+        .prepare(
+          'SELECT template_count AS templateCount, version_count AS versionCount FROM registries WHERE id = ?',
+        )
+        .get(registry.id) as { templateCount: number; versionCount: number } | undefined;
+      return {
+        status: 'succeeded' as const,
+        commit: list.commit,
+        etag: answer.headers.get('etag'),
+        ...(counts ?? {}),
+      };
+    },
+  };
+}
