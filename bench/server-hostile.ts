@@ -4,7 +4,8 @@
  *      syncs in the same server process (a child process: one event loop, as in production);
  *   2. heap and answer-cache size after 100,000 distinct unknown references;
  *   3. the archive of a 100 MB version, cold (built) vs cached.
- * Usage: node dist/bench/server-hostile.js [seconds per load run, default 5]
+ * Usage: node --expose-gc dist/bench/server-hostile.js [seconds of the idle load run, default 5] [resolve]
+ * (`resolve`: only the first figure).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -58,8 +59,14 @@ async function child(port: number, dir: string): Promise<void> {
   const big = service.add({ source: bigDir, name: 'local.dm/local/big' });
   await service.sync(big.id, 'cli');
   process.on('message', async (m) => {
+    if (m === 'prepare') {
+      // New content for every version, written before the load starts (writing 20,000 files is
+      // the bench's own work, not the server's).
+      generate(bigDir, 2000, 5, randomBytes(4).toString('hex'));
+      process.send?.('prepared');
+      return;
+    }
     if (m !== 'sync') return;
-    generate(bigDir, 2000, 5, randomBytes(4).toString('hex'));
     const started = performance.now();
     const outcome = await service.sync(big.id, 'manual');
     process.send?.({
@@ -71,17 +78,30 @@ async function child(port: number, dir: string): Promise<void> {
   serve({ fetch: app.fetch, port }, () => process.send?.('ready'));
 }
 
-async function load(url: string, seconds: number) {
-  const r = await autocannon({
-    url,
-    connections: 50,
-    duration: seconds,
-    requests: ['redis:v1.0', 'redis:v1.1', 'postgres:v1', 'web-app:v1.1'].map((ref) => ({
-      method: 'GET',
-      path: `/api/v1/resolve?ref=${ref}`,
-    })),
+/** Resolve load for `seconds`, or (with `until`) from now until `until` settles. */
+async function load(url: string, seconds: number, until?: Promise<unknown>) {
+  const r = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url,
+        connections: 50,
+        duration: until ? 24 * 3600 : seconds,
+        requests: ['redis:v1.0', 'redis:v1.1', 'postgres:v1', 'web-app:v1.1'].map((ref) => ({
+          method: 'GET',
+          path: `/api/v1/resolve?ref=${ref}`,
+        })),
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+    void until?.finally(() => instance.stop());
   });
-  return { p50: r.latency.p50, p99: r.latency.p99, rps: r.requests.average, errors: r.errors + r.non2xx };
+  return {
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    max: r.latency.max,
+    rps: r.requests.average,
+    errors: r.errors + r.non2xx,
+  };
 }
 
 async function resolveUnderSync(seconds: number): Promise<void> {
@@ -98,17 +118,21 @@ async function resolveUnderSync(seconds: number): Promise<void> {
     const url = `http://127.0.0.1:${port}`;
     await load(url, 1);
     const idle = await load(url, seconds);
+    const prepared = new Promise<void>((resolve) => proc.once('message', () => resolve()));
+    proc.send('prepare');
+    await prepared;
     const synced = new Promise<{ synced: string; versions: number; ms: number }>((resolve) =>
       proc.once('message', (m) => resolve(m as { synced: string; versions: number; ms: number })),
     );
     proc.send('sync');
-    const busy = await load(url, seconds);
+    // The load runs for the whole sync: reading the directory, building the index, the swap.
+    const busy = await load(url, seconds, synced);
     const sync = await synced;
     console.log(
-      `resolve, 50 connections   idle: p50 ${idle.p50} ms, p99 ${idle.p99} ms, ${Math.round(idle.rps)} req/s`,
+      `resolve, 50 connections   idle: p50 ${idle.p50} ms, p99 ${idle.p99} ms, max ${idle.max} ms, ${Math.round(idle.rps)} req/s`,
     );
     console.log(
-      `  during a 10,000-version sync (${sync.synced}, ${sync.versions} versions, ${(sync.ms / 1000).toFixed(1)} s): p50 ${busy.p50} ms, p99 ${busy.p99} ms, ${Math.round(busy.rps)} req/s`,
+      `  during a whole 10,000-version sync (${sync.synced}, ${sync.versions} versions, ${(sync.ms / 1000).toFixed(1)} s): p50 ${busy.p50} ms, p99 ${busy.p99} ms, max ${busy.max} ms, ${Math.round(busy.rps)} req/s`,
     );
     console.log(
       `  p99 ratio busy/idle: ${(busy.p99 / Math.max(idle.p99, 1)).toFixed(2)} (target ≤ 2); errors ${idle.errors + busy.errors}`,
@@ -176,6 +200,6 @@ if (process.argv[2] === 'child') {
   await child(Number(process.argv[3]), process.argv[4]!);
 } else {
   const seconds = Number(process.argv[2] ?? 5);
-  await memoryAndArchive();
+  if (process.argv[3] !== 'resolve') await memoryAndArchive();
   await resolveUnderSync(seconds);
 }

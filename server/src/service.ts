@@ -12,6 +12,7 @@ import { DEFAULT_SOURCE_LIMITS, type Source } from '../../client/src/source/sour
 import type { RequestAccess } from './api/access.js';
 import { TokenBook } from './api/access.js';
 import type { RegistryInfo, UpstreamInfo } from './api/shapes.js';
+import type { IndexBuildPool } from './indexer/build-index-pool.js';
 import {
   type IncrementalSource,
   recoverInterruptedSyncs,
@@ -117,6 +118,8 @@ export interface ServiceDeps {
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
   /** Overall deadline of one sync, ms (default SYNC_DEADLINE_MS, 10 min). */
   syncDeadlineMs?: number;
+  /** The worker threads that build indexes (default: the process's shared pool). */
+  indexPool?: IndexBuildPool;
   /**
    * Called after each sync (metrics), with the registry's name, or PRIVATE_LABEL for a private
    * registry (and one gone before its sync): metrics are public and never name private registries.
@@ -466,6 +469,7 @@ export class RegistryService {
             trigger,
             clock: this.clock,
             ...(this.deps.syncDeadlineMs ? { deadlineMs: this.deps.syncDeadlineMs } : {}),
+            ...(this.deps.indexPool ? { indexPool: this.deps.indexPool } : {}),
             onSwap: () => this.catalog.invalidate(),
             ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
             ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),

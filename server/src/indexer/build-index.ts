@@ -1,7 +1,8 @@
 /**
  * From a snapshot to the rows of an index (docs/server.md "Indexing", docs/registry-layout.md "Digests"), pure apart
  * from reading blobs: scan the tree with the shared scanner, read only the content the store does
- * not have, compute sha256 per file and the version digest, parse schemas.
+ * not have, compute sha256 per file and the version digest, parse schemas. That work runs in a
+ * worker thread (build-index-pool.ts; docs/server.md, "Index building off the request thread").
  */
 import { parseYaml } from '../../../client/src/document/yaml.js';
 import { compareVersions, tryParseVersion } from '../../../client/src/reference/version.js';
@@ -9,6 +10,7 @@ import { sha256Hex, versionDigest } from '../../../client/src/registry/digest.js
 import { scanRegistryTree } from '../../../client/src/registry/scan-tree.js';
 import type { Finding, ScannedVersion, TemplateKind, TreeEntry } from '../../../client/src/registry/types.js';
 import { gitBlobSha, type Snapshot } from '../../../client/src/source/source.js';
+import { type IndexBuildPool, sharedIndexBuildPool } from './build-index-pool.js';
 
 export interface IndexedFile {
   path: string;
@@ -89,47 +91,104 @@ export function schemaInfo(schema: unknown): {
   return { title, description, properties };
 }
 
-/** Builds the index of a snapshot, reading the blobs the store lacks in as few batches as possible. */
-export async function buildIndex(snapshot: Snapshot, known: KnownContent): Promise<BuiltIndex> {
+export interface BuildIndexOptions {
+  /** Stops the build and terminates its worker (the sync's deadline). */
+  signal?: AbortSignal;
+  /** The workers to build in; default the process's shared pool. */
+  pool?: IndexBuildPool;
+}
+
+/**
+ * Builds the index of a snapshot in a worker thread (`indexSnapshot` there), so the request
+ * thread stays free; the store and the source are read here, in batches.
+ */
+export function buildIndex(
+  snapshot: Snapshot,
+  known: KnownContent,
+  options: BuildIndexOptions = {},
+): Promise<BuiltIndex> {
+  return (options.pool ?? sharedIndexBuildPool()).build(snapshot, known, options.signal);
+}
+
+/**
+ * What indexing a snapshot reads, in batches. The main thread answers these for the worker that
+ * runs `indexSnapshot` (docs/server.md, "Index building off the request thread").
+ */
+export interface IndexPorts {
+  /** git blob id → sha256 of the content the store already has, for the snapshot's blobs. */
+  knownSha: ReadonlyMap<string, string>;
+  /** Reads blobs of the snapshot by path, in one batch. */
+  read(paths: readonly string[]): Promise<Map<string, Buffer>>;
+  /** Content the store has, by sha256, in one batch. */
+  contents(sha256s: readonly string[]): Promise<Map<string, Buffer>>;
+}
+
+/**
+ * Builds the index of a snapshot's entries: the CPU-heavy part of a sync (scanning, hashing,
+ * parsing schemas). Reads the blobs the store lacks in as few batches as possible.
+ */
+export async function indexSnapshot(entries: readonly TreeEntry[], ports: IndexPorts): Promise<BuiltIndex> {
   const byPath = new Map<string, TreeEntry>();
-  for (const e of snapshot.entries) byPath.set(e.path, e);
+  for (const e of entries) byPath.set(e.path, e);
 
   const fetched = new Map<string, Buffer>();
-  const isKnown = (e: TreeEntry): boolean => !!e.gitSha && known.sha256ForGitSha(e.gitSha) !== undefined;
+  const stored = new Map<string, Buffer>();
+  const knownShaOf = (e: TreeEntry | undefined): string | undefined =>
+    e?.gitSha ? ports.knownSha.get(e.gitSha) : undefined;
+  const isKnown = (e: TreeEntry): boolean => knownShaOf(e) !== undefined;
+  const readInto = async (wanted: readonly TreeEntry[]) => {
+    if (!wanted.length) return;
+    for (const [path, content] of await ports.read(wanted.map((e) => e.path))) fetched.set(path, content);
+  };
+  const loadStored = async (paths: readonly string[]) => {
+    const shas = new Set<string>();
+    for (const path of paths) {
+      const sha = fetched.has(path) ? undefined : knownShaOf(byPath.get(path));
+      if (sha && !stored.has(sha)) shas.add(sha);
+    }
+    if (!shas.size) return;
+    for (const [sha, content] of await ports.contents([...shas])) stored.set(sha, content);
+  };
+
   const yamlEntry = byPath.get('registry.yaml');
   if (yamlEntry?.type === 'blob' && !isKnown(yamlEntry)) {
     // registry.yaml is new: what the versions are is not known before reading it, so read, in one
     // batch, everything that may belong to a version (a superset) together with it.
-    const nested = nestedRegistryDirs(snapshot.entries);
-    const first = snapshot.entries.filter(
-      (e) => mayBeNeeded(e) && !nested.has(e.path.split('/')[0] ?? '') && !isKnown(e),
+    const nested = nestedRegistryDirs(entries);
+    await readInto(
+      entries.filter((e) => mayBeNeeded(e) && !nested.has(e.path.split('/')[0] ?? '') && !isKnown(e)),
     );
-    for (const [path, content] of await snapshot.read(first)) fetched.set(path, content);
+  } else if (yamlEntry?.type === 'blob') {
+    await loadStored(['registry.yaml']);
   }
 
   const contentOf = (path: string): Buffer | undefined => {
     const hit = fetched.get(path);
     if (hit) return hit;
-    const e = byPath.get(path);
-    const sha = e?.gitSha ? known.sha256ForGitSha(e.gitSha) : undefined;
-    return sha ? known.content(sha) : undefined;
+    const sha = knownShaOf(byPath.get(path));
+    return sha ? stored.get(sha) : undefined;
   };
 
   const yamlContent = yamlEntry?.type === 'blob' ? contentOf('registry.yaml') : undefined;
-  const scan = scanRegistryTree(snapshot.entries, {
+  const scan = scanRegistryTree(entries, {
     ...(yamlContent ? { registryYaml: yamlContent.toString('utf8') } : {}),
   });
 
   // The content of the versions' files that the store lacks (all of it, when nothing was read yet).
   const missing: TreeEntry[] = [];
+  // Stored content needed here: schemas to parse, and files whose tree entry has no size.
+  const needStored: string[] = [];
   for (const v of scan.versions) {
+    if (v.schemaFile) needStored.push(`${v.dir}/${v.schemaFile}`);
     for (const f of v.files) {
       if (fetched.has(f.repoPath)) continue;
       const e = byPath.get(f.repoPath);
       if (e && !isKnown(e)) missing.push(e);
+      else if (e && e.size === undefined) needStored.push(f.repoPath);
     }
   }
-  if (missing.length) for (const [path, content] of await snapshot.read(missing)) fetched.set(path, content);
+  await readInto(missing);
+  await loadStored(needStored);
 
   const fileOf = (repoPath: string, path: string): IndexedFile => {
     const e = byPath.get(repoPath);
@@ -143,9 +202,9 @@ export async function buildIndex(snapshot: Snapshot, known: KnownContent): Promi
         content,
       };
     }
-    const sha = e?.gitSha ? known.sha256ForGitSha(e.gitSha) : undefined;
+    const sha = knownShaOf(e);
     if (!e?.gitSha || !sha) throw new Error(`content of ${repoPath} is unavailable`);
-    return { path, sha256: sha, gitSha: e.gitSha, size: e.size ?? known.content(sha)?.length ?? 0 };
+    return { path, sha256: sha, gitSha: e.gitSha, size: e.size ?? stored.get(sha)?.length ?? 0 };
   };
 
   const findings = [...scan.findings];

@@ -17,6 +17,7 @@ import { replicaName } from '../store/replica.js';
 import { files, registries, syncs } from '../store/schema.js';
 import { swapIndex } from '../store/swap-index.js';
 import { buildIndex, type KnownContent } from './build-index.js';
+import type { IndexBuildPool } from './build-index-pool.js';
 
 /** Sync history kept per registry. */
 export const KEEP_SYNCS = 100;
@@ -43,6 +44,8 @@ export interface SyncOptions {
   signal?: AbortSignal;
   /** The sync fails with SYNC_TIMEOUT after this long, releasing the registry (default 10 min). */
   deadlineMs?: number;
+  /** The worker threads that build the index (default: the process's shared pool). */
+  indexPool?: IndexBuildPool;
   /** Called after a new index is committed (caches drop what they hold for the registry). */
   onSwap?: (registryId: number) => void;
   /** Test hook: runs after the index is built, before the swap transaction. */
@@ -246,7 +249,13 @@ export async function syncRegistry(
     }
     // The bound on what any source may hold, before its content is read (docs/server.md).
     checkSourceSize(opened.entries, opener.description);
-    const built = await withDeadline(buildIndex(opened, knownContent(store)), signal);
+    const built = await withDeadline(
+      buildIndex(opened, knownContent(store), {
+        signal,
+        ...(options.indexPool ? { pool: options.indexPool } : {}),
+      }),
+      signal,
+    );
     await options.beforeSwap?.();
     if (signal.aborted) throw signal.reason;
     // The outcome is recorded inside the swap transaction: a process killed right after the
