@@ -13,6 +13,24 @@ export const EXTRAS = 'github.com/acme/extras';
 export const PRIVATE = 'github.com/acme/private';
 export const EVIL_DESCRIPTION = '<script>alert("owned")</script> & <b>bold</b>';
 
+/** A README with Markdown, raw HTML and hostile links (the redis-sentinel version has it). */
+export const README = [
+  '# Redis Sentinel',
+  '',
+  'Runs **three** sentinels; see [the docs](https://redis.io/docs/management/sentinel/).',
+  '',
+  '- watches `mymaster`',
+  '- fails over *automatically*',
+  '',
+  '<img src=x onerror="alert(1)"> [click](javascript:alert(2)) <a href="javascript:alert(3)">a</a>',
+  '',
+  '```yaml',
+  'quorum: 2',
+  '<script>alert(4)</script>',
+  '```',
+  '',
+].join('\n');
+
 function write(root: string, path: string, content: string): void {
   mkdirSync(join(root, path, '..'), { recursive: true });
   writeFileSync(join(root, path), content);
@@ -35,6 +53,7 @@ function extrasRegistry(): string {
     'caching/redis-sentinel/v1.0/example.yaml',
     'resources:\n- name: s\n  type: redis-sentinel.jinja\n',
   );
+  write(root, 'caching/redis-sentinel/v1.0/README.md', README);
   // No example.yaml: a MISSING_EXAMPLE warning for this template.
   write(root, 'caching/markup/v1/markup.jinja', jinja);
   write(root, 'caching/markup/v1/markup.jinja.schema', schema('Markup <i>title</i>', EVIL_DESCRIPTION));
@@ -44,7 +63,8 @@ function extrasRegistry(): string {
 function privateRegistry(): string {
   const root = tempDir('dm-pages-private-');
   write(root, 'registry.yaml', `name: ${PRIVATE}\n`);
-  write(root, 'hidden-redis/v1/hidden-redis.jinja', 'resources: []\n');
+  // Names a public template: the public page's "used by" must not show it to anonymous readers.
+  write(root, 'hidden-redis/v1/hidden-redis.jinja', `{# wraps ${SAMPLES}/redis:v1.1 #}\nresources: []\n`);
   write(root, 'hidden-redis/v1/hidden-redis.jinja.schema', 'info:\n  title: Hidden redis\nproperties: {}\n');
   write(root, 'hidden-redis/v1/example.yaml', 'resources: []\n');
   return root;

@@ -3,11 +3,13 @@
  * SQLite file: status codes, cache headers, escaping, no scripts, the API's access rules.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { COPY_SCRIPT, COPY_SCRIPT_HASH } from '../../server/src/pages/layout.js';
 import { propertyRows } from '../../server/src/pages/properties.js';
-import { admin, type TestServer, tempDir } from '../server/helpers.js';
+import { admin, FIXTURES, type TestServer, tempDir } from '../server/helpers.js';
 import { EVIL_DESCRIPTION, EXTRAS, PRIVATE, pagesServer, SAMPLES } from './fixture.js';
 
 const REDIS = `/templates/${SAMPLES}/redis`;
@@ -25,7 +27,7 @@ describe('web pages', () => {
     return { res, text: await res.text() };
   };
 
-  it('every page answers HTML with its status, a CSP forbidding scripts, and no <script> tag', async () => {
+  it('every page answers HTML with its status, a CSP allowing only the copy script, and no other <script>', async () => {
     const cases: [string, number][] = [
       ['/', 200],
       ['/search?q=redis', 200],
@@ -51,9 +53,13 @@ describe('web pages', () => {
       const { res, text } = await page(path);
       assert.equal(res.status, status, path);
       assert.match(res.headers.get('content-type') ?? '', /^text\/html; charset=utf-8/, path);
-      assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'/, path);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      assert.match(csp, /default-src 'none'/, path);
+      assert.ok(csp.includes(`script-src '${COPY_SCRIPT_HASH}'`), path);
       assert.ok(text.startsWith('<!doctype html><html lang="en">'), path);
-      assert.doesNotMatch(text, /<script/i, `${path} has a script tag`);
+      // The copy buttons' script (a constant, allowed by its hash) is the only one.
+      const other = text.replace(`<script>${COPY_SCRIPT}</script>`, '');
+      assert.doesNotMatch(other, /<script/i, `${path} has a script tag`);
       assert.match(text, /<h1>/, path);
       assert.ok(res.headers.get('x-request-id'), `${path} is not tracked`);
     }
@@ -216,6 +222,111 @@ describe('web pages', () => {
     const bad = await page('/', { authorization: 'Bearer wrong' });
     assert.equal(bad.res.status, 401);
     assert.match(bad.text, /the token is not valid/);
+  });
+  it('the "use it" block gives the full reference in a configuration that dm expands as pasted', async () => {
+    const { text } = await page(REDIS);
+    const config = /<code id="use-config">([^<]*)<\/code>/.exec(text)?.[1];
+    assert.equal(
+      config,
+      `resources:\n- name: my-redis\n  type: ${SAMPLES}/redis:v1.1\n`,
+      'a minimal configuration using the full reference',
+    );
+    assert.match(
+      text,
+      /<code id="use-commands">dm install config.yaml[^<]*\ndm expand config.yaml[^<]*\ndm expand github.com\/dm-samples\/templates\/redis:v1.1<\/code>/,
+    );
+    assert.match(
+      text,
+      /<button type="button" data-copy="use-config" aria-label="Copy the configuration" hidden="">Copy<\/button>/,
+    );
+    // Pasted into one's own config.yaml, it expands (the registry directory stands in for GitHub).
+    const dir = tempDir('dm-pages-use-');
+    writeFileSync(join(dir, 'config.yaml'), config ?? '');
+    const run = spawnSync(
+      process.execPath,
+      [
+        join(process.cwd(), 'bin', 'dm.js'),
+        'expand',
+        'config.yaml',
+        '--registry-dir',
+        FIXTURES,
+        '-o',
+        'json',
+      ],
+      { cwd: dir, encoding: 'utf8' },
+    );
+    assert.equal(run.status, 0, run.stderr);
+    const names = (
+      JSON.parse(run.stdout) as { config: { resources: { name: string }[] } }
+    ).config.resources.map((r) => r.name);
+    assert.ok(names.includes('my-redis-config'), names.join(', '));
+  });
+
+  it('descriptions and READMEs are Markdown without raw HTML or unsafe links', async () => {
+    const { text } = await page(`/templates/${EXTRAS}/caching/redis-sentinel`);
+    const readme = /<div id="readme">([\s\S]*?)<\/div><\/section>/.exec(text)?.[1] ?? '';
+    assert.match(readme, /<h3>Redis Sentinel<\/h3>/);
+    assert.match(readme, /Runs <strong>three<\/strong> sentinels/);
+    assert.match(
+      readme,
+      /<a href="https:\/\/redis.io\/docs\/management\/sentinel\/" rel="nofollow noopener noreferrer">the docs<\/a>/,
+    );
+    assert.match(
+      readme,
+      /<ul><li>watches <code>mymaster<\/code><\/li><li>fails over <em>automatically<\/em><\/li><\/ul>/,
+    );
+    assert.match(readme, /<pre><code>quorum: 2\n&lt;script&gt;alert\(4\)&lt;\/script&gt;<\/code><\/pre>/);
+    assert.ok(readme.includes('&lt;img src=x onerror=&quot;alert(1)&quot;&gt;'), readme);
+    assert.ok(readme.includes('<span>click</span>'), 'a javascript: link is shown as its text');
+    assert.doesNotMatch(readme, /<img|<a href="javascript|onerror="/i);
+    const markup = await page(`/templates/${EXTRAS}/caching/markup`);
+    const description = /<div id="description">([\s\S]*?)<\/div><dl/.exec(markup.text)?.[1] ?? '';
+    assert.equal(
+      description,
+      '<div class="markdown"><p>&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;</p></div>',
+    );
+  });
+
+  it('author, license and source: the schema info, and "local directory" without its path', async () => {
+    const { text } = await page(REDIS);
+    const about = /<dl class="facts" id="about">([\s\S]*?)<\/dl>/.exec(text)?.[1] ?? '';
+    assert.match(about, /<dt>Author<\/dt><dd>dm-samples<\/dd>/);
+    assert.match(about, /<dt>License<\/dt><dd><span class="muted">not given<\/span><\/dd>/);
+    assert.match(about, /<dt>Source<\/dt><dd><span id="source">local directory<\/span><\/dd>/);
+    assert.ok(!text.includes(FIXTURES), 'the local path is not shown');
+    assert.doesNotMatch(text, /registry commit dir-/);
+    const registry = await page(`/registries/${SAMPLES}`);
+    assert.match(registry.text, /<dd id="registry-source">directory local directory<\/dd>/);
+    assert.ok(!registry.text.includes(FIXTURES));
+    const asAdmin = await page(`/registries/${SAMPLES}`, admin);
+    assert.ok(asAdmin.text.includes(`<code>${FIXTURES}</code>`), 'admins see the path');
+  });
+
+  it('relationships: what a version uses (resolved here) and what uses it, among visible registries', async () => {
+    const web = await page(`/templates/${SAMPLES}/web-app`);
+    const uses = /<ul id="uses"[^>]*>([\s\S]*?)<\/ul>/.exec(web.text)?.[1] ?? '';
+    assert.ok(
+      uses.includes(
+        `<a href="${REDIS}/versions/v1.0.3">${SAMPLES}/redis:v1.0</a><span class="muted"> → v1.0.3</span>`,
+      ),
+      uses,
+    );
+    const redis = await page(REDIS);
+    const usedBy = [
+      ...(/<ul id="used-by"[^>]*>([\s\S]*?)<\/ul>/.exec(redis.text)?.[1] ?? '').matchAll(
+        /<a href="([^"]+)">([^<]+)<\/a>/g,
+      ),
+    ];
+    const labels = usedBy.map((m) => m[2]);
+    assert.ok(labels.includes(`${SAMPLES}/web-app v1.1`), labels.join(', '));
+    assert.ok(usedBy.every((m) => m[1]?.startsWith('/templates/')));
+    assert.ok(!labels.some((l) => l?.startsWith(PRIVATE)), 'a private user is not shown anonymously');
+    const withToken = await page(REDIS, admin);
+    assert.ok(withToken.text.includes(`${PRIVATE}/hidden-redis v1</a>`), 'a reader of it sees it');
+    // The exact-version page (immutable) links the used template's page and defers used-by to it.
+    const exact = await page(`/templates/${SAMPLES}/web-app/versions/v1.1`);
+    assert.ok(exact.text.includes(`<a href="${REDIS}">${SAMPLES}/redis:v1.0</a>`));
+    assert.doesNotMatch(exact.text, /id="used-by"/);
   });
 });
 

@@ -1,6 +1,8 @@
 /**
- * The pages' frame: lang, viewport, one small inline stylesheet (allowed by its hash in the
- * Content-Security-Policy; no script may run), a header with the search box, and a main landmark.
+ * The pages' frame: lang, viewport, one small inline stylesheet and one small inline script (each
+ * allowed by its hash in the Content-Security-Policy; no other script may run), a header with the
+ * search box, and a main landmark. The script only adds Copy buttons (docs/pages.md, "Use it"):
+ * the pages work without it.
  */
 import { createHash } from 'node:crypto';
 import type { Child } from 'hono/jsx';
@@ -47,14 +49,43 @@ dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}
 dl.facts dt{color:var(--muted)}
 dl.facts dd{margin:0;overflow-wrap:anywhere}
 footer{color:var(--muted);font-size:.85rem}
+.copyable{position:relative}
+.copyable button{position:absolute;top:.4rem;right:.4rem;font-size:.8rem;padding:.1rem .5rem}
+.markdown{overflow-wrap:anywhere}
+.markdown blockquote{margin:.5rem 0;padding-left:.8rem;border-left:3px solid var(--line);color:var(--muted)}
+.diff{line-height:1.35}
+.diff .add{background:color-mix(in srgb,#2da44e 18%,transparent)}
+.diff .del{background:color-mix(in srgb,#cf222e 18%,transparent)}
+.diff .hunk{color:var(--muted)}
+form.pick{display:flex;gap:.75rem;align-items:end;flex-wrap:wrap}
+form.pick label{display:flex;flex-direction:column;font-size:.9rem}
+select{padding:.3rem;font:inherit;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg)}
 `;
+
+/**
+ * Shows every button[data-copy] (hidden without JavaScript) and copies the text of the element
+ * its value names; where the clipboard API is missing (plain http), selects the text instead.
+ */
+export const COPY_SCRIPT = `for(const b of document.querySelectorAll('button[data-copy]')){b.hidden=false;b.addEventListener('click',()=>{const t=document.getElementById(b.dataset.copy);if(!t)return;const done=(m)=>{b.textContent=m;setTimeout(()=>{b.textContent='Copy'},1500)};const select=()=>{const r=document.createRange();r.selectNodeContents(t);const s=getSelection();s.removeAllRanges();s.addRange(r);done('Selected: press Ctrl+C')};if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(t.textContent).then(()=>done('Copied'),select)}else select()})}`;
 
 /** For the Content-Security-Policy: the one inline style allowed. */
 export const STYLESHEET_HASH = `sha256-${createHash('sha256').update(STYLESHEET).digest('base64')}`;
 
-export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src '${STYLESHEET_HASH}'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+/** For the Content-Security-Policy: the one inline script allowed. */
+export const COPY_SCRIPT_HASH = `sha256-${createHash('sha256').update(COPY_SCRIPT).digest('base64')}`;
 
-export function Layout(props: { title: string; query?: string; children?: Child }) {
+export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src '${STYLESHEET_HASH}'; script-src '${COPY_SCRIPT_HASH}'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+
+/** A Copy button for the element `target` (an id); hidden until the script shows it. */
+export function CopyButton(props: { target: string; label: string }) {
+  return (
+    <button type="button" data-copy={props.target} aria-label={props.label} hidden>
+      Copy
+    </button>
+  );
+}
+
+export function Layout(props: { title: string; query?: string; copy?: boolean; children?: Child }) {
   return (
     <html lang="en">
       <head>
@@ -102,6 +133,8 @@ export function Layout(props: { title: string; query?: string; children?: Child 
         <footer>
           JSON API under <a href="/api/v1/openapi.json">/api/v1</a>.
         </footer>
+        {/* A constant of this module, never data. */}
+        {props.copy && <script dangerouslySetInnerHTML={{ __html: COPY_SCRIPT }} />}
       </body>
     </html>
   );

@@ -17,6 +17,8 @@ import type { RegistryService } from '../service.js';
 import { readsOf, type VersionRow } from '../store/reads.js';
 import { CONTENT_SECURITY_POLICY } from './layout.js';
 import { propertyRows } from './properties.js';
+import { relationsOf, UsedByIndex } from './relations.js';
+import { isLocalSource, sourceLink } from './use-it.js';
 import {
   ErrorPage,
   RegistriesPage,
@@ -29,7 +31,7 @@ import {
 } from './views.js';
 
 /** Bumped when page markup changes, so cached exact-version pages get new ETags. */
-export const PAGES_REVISION = '1';
+export const PAGES_REVISION = '2';
 
 const PAGE_SIZE = 20;
 const SHORT = 'max-age=60';
@@ -136,6 +138,15 @@ function scope(c: PageContext, registries: readonly RegistryView[] = []): string
 export function pageRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const memoOf = memoizer();
+  const usedByIndexes = new WeakMap<RegistryService, UsedByIndex>();
+  const usedByOf = (service: RegistryService) => {
+    let index = usedByIndexes.get(service);
+    if (!index) {
+      index = new UsedByIndex(service.catalog, readsOf(service.store));
+      usedByIndexes.set(service, index);
+    }
+    return index;
+  };
 
   /** Renders DmErrors as pages with their status; anything else goes to the app's onError. */
   const page =
@@ -247,11 +258,11 @@ export function pageRoutes(): Hono<AppEnv> {
       }
       const d = readsOf(service.store);
       const versions = await d.versions(registry.id, p.collection, p.template);
-      const row = await d.template(registry.id, p.collection, p.template);
+      const template = await d.template(registry.id, p.collection, p.template);
       const exact = p.version !== undefined;
       const shown = exact
         ? versions.find((v) => v.version === p.version)
-        : (versions.find((v) => v.version === row?.latestVersion) ?? versions[0]);
+        : (versions.find((v) => v.version === template?.latestVersion) ?? versions[0]);
       if (!shown) {
         const name = `${registry.name}/${p.collection ? `${p.collection}/` : ''}${p.template}`;
         return errorPage(
@@ -280,6 +291,9 @@ export function pageRoutes(): Hono<AppEnv> {
         }
       }
       const dir = exact ? shown.dir : shown.dir.replace(/\/[^/]*$/, '');
+      const row = service.find(registry.id, access);
+      const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : null);
+      const readme = resolution.files.find((f) => /^readme\.md$/i.test(f.path));
       return html(
         c,
         200,
@@ -290,15 +304,29 @@ export function pageRoutes(): Hono<AppEnv> {
           name={p.template}
           exact={exact}
           version={shown}
-          latestVersion={row?.latestVersion ?? null}
+          latestVersion={template?.latestVersion ?? null}
           versions={versions}
-          title={typeof info.title === 'string' ? info.title : exact ? null : (row?.title ?? null)}
+          title={typeof info.title === 'string' ? info.title : exact ? null : (template?.title ?? null)}
           description={
             typeof info.description === 'string'
               ? info.description
               : exact
                 ? null
-                : (row?.description ?? null)
+                : (template?.description ?? null)
+          }
+          author={text(info.author)}
+          license={text(info.license)}
+          source={sourceLink(row, shown.dir, registry.commit)}
+          readme={readme ? await d.inlineText(shown.id, readme.path) : undefined}
+          relations={
+            await relationsOf(d, service.catalog, usedByOf(service), access, {
+              id: shown.id,
+              registry: registry.name,
+              collection: p.collection,
+              template: p.template,
+              files: resolution.files,
+              exact,
+            })
           }
           properties={propertyRows(resolution.schema)}
           hasSchema={resolution.schema !== null}
@@ -350,6 +378,8 @@ export function pageRoutes(): Hono<AppEnv> {
         <RegistryPage
           info={service.info(row, true)}
           templates={await readsOf(service.store).templates(row.id)}
+          local={isLocalSource(row)}
+          showLocalPath={access.admin}
         />,
         `${scope(c, [row])}, ${LIVE}`,
       );

@@ -8,8 +8,10 @@ import { formatTemplateName } from '../../../client/src/reference/reference.js';
 import { tryParseVersion } from '../../../client/src/reference/version.js';
 import type { FileInfo, RegistryInfo, SearchResult, UpstreamInfo } from '../api/shapes.js';
 import type { FindingRow, RegistryTemplateRow, VersionRow } from '../store/reads.js';
-import { Layout } from './layout.js';
+import { CopyButton, Layout } from './layout.js';
+import { Markdown } from './markdown.js';
 import type { PropertyRow } from './properties.js';
+import { minimalConfig, type SourceLink, useCommands } from './use-it.js';
 
 // ---- URLs -------------------------------------------------------------------------------------
 
@@ -254,7 +256,16 @@ export interface TemplatePageProps {
   /** All versions (template page only). */
   versions: VersionRow[];
   title: string | null;
+  /** Markdown. */
   description: string | null;
+  /** The schema's `info.author` and `info.license`, when they are text. */
+  author: string | null;
+  license: string | null;
+  /** The version directory at its source. */
+  source: SourceLink;
+  /** The version's README.md (Markdown), when it has one small enough to show. */
+  readme: string | undefined;
+  relations: Relations;
   properties: PropertyRow[];
   hasSchema: boolean;
   example: string | undefined;
@@ -262,12 +273,126 @@ export interface TemplatePageProps {
   findings: FindingRow[];
 }
 
+/** A template another one names: its reference, and the page it resolves to here (if any). */
+export interface RelatedTemplate {
+  reference: string;
+  href: string | undefined;
+  /** The exact version the reference resolves to on this server. */
+  version: string | undefined;
+}
+
+export interface Relations {
+  /** References the version's files name (templates, schemas, imports). */
+  uses: RelatedTemplate[];
+  /**
+   * Template versions on this server whose files name this template (any version of it);
+   * undefined on the exact-version page, which links to the template page for it.
+   */
+  usedBy: { label: string; href: string; reference: string }[] | undefined;
+  /** True when the used-by scan stopped at its bound. */
+  usedByIncomplete: boolean;
+}
+
+function SourceFact(props: { source: SourceLink }) {
+  const s = props.source;
+  if (s.kind === 'link') {
+    return (
+      <a id="source" href={s.href} rel="noopener noreferrer">
+        {s.label}
+      </a>
+    );
+  }
+  if (s.kind === 'text') return <code id="source">{s.label}</code>;
+  return (
+    <span id="source">
+      local directory
+      {s.commit ? (
+        <>
+          {' @ '}
+          <code>{shortHash(s.commit)}</code>
+        </>
+      ) : (
+        ''
+      )}
+    </span>
+  );
+}
+
+function UseIt(props: { name: string; reference: string; properties: PropertyRow[] }) {
+  return (
+    <section aria-labelledby="h-use">
+      <h2 id="h-use">Use it</h2>
+      <p>
+        A configuration (<code>config.yaml</code>) using this template by its full reference
+        {props.properties.some((p) => p.required && p.default === null)
+          ? ', with the properties it requires:'
+          : ':'}
+      </p>
+      <div class="copyable">
+        <pre>
+          <code id="use-config">{minimalConfig(props.name, props.reference, props.properties)}</code>
+        </pre>
+        <CopyButton target="use-config" label="Copy the configuration" />
+      </div>
+      <p>Then lock it and render it:</p>
+      <div class="copyable">
+        <pre>
+          <code id="use-commands">{useCommands(props.reference)}</code>
+        </pre>
+        <CopyButton target="use-commands" label="Copy the commands" />
+      </div>
+    </section>
+  );
+}
+
+function RelationsSection(props: { relations: Relations; name: string; all: string }) {
+  const { uses, usedBy, usedByIncomplete } = props.relations;
+  return (
+    <section aria-labelledby="h-relations">
+      <h2 id="h-relations">Relationships</h2>
+      <h3 id="h-uses">Uses</h3>
+      {uses.length === 0 ? (
+        <p class="muted">This version names no other registry template.</p>
+      ) : (
+        <ul id="uses" aria-labelledby="h-uses">
+          {uses.map((u) => (
+            <li>
+              {u.href ? <a href={u.href}>{u.reference}</a> : <code>{u.reference}</code>}
+              {u.version ? <span class="muted">{` → ${u.version}`}</span> : ''}
+              {u.href ? '' : <span class="muted"> (not on this server)</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+      <h3 id="h-used-by">Used by</h3>
+      {usedBy === undefined ? (
+        <p class="muted">
+          What uses {props.name} is on <a href={props.all}>{`the page of ${props.name}`}</a>.
+        </p>
+      ) : usedBy.length === 0 ? (
+        <p class="muted">{`No template on this server names ${props.name}.`}</p>
+      ) : (
+        <ul id="used-by" aria-labelledby="h-used-by">
+          {usedBy.map((u) => (
+            <li>
+              <a href={u.href}>{u.label}</a> <span class="muted">{`names ${u.reference}`}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+      {usedByIncomplete && (
+        <p class="muted">The registries are too large to scan completely; this list may be partial.</p>
+      )}
+    </section>
+  );
+}
+
 export function TemplatePage(p: TemplatePageProps) {
   const full = formatTemplateName(splitName(p.registry, p.collection, p.name));
   const reference = referenceFor(full, p.version.version);
   const pin = `${full}:=${p.version.version}`;
   return (
-    <Layout title={p.exact ? `${p.name} ${p.version.version}` : p.name}>
+    <Layout title={p.exact ? `${p.name} ${p.version.version}` : p.name} copy>
       <p class="muted">
         <a href={registryUrl(p.registry)}>{p.registry}</a>
         {' / '}
@@ -286,23 +411,41 @@ export function TemplatePage(p: TemplatePageProps) {
           </span>
         )}
       </h1>
-      {(p.title || p.description) && (
+      {p.title && (
         <p>
-          {p.title && <strong>{p.title}</strong>}
-          {p.title && p.description ? ' — ' : ''}
-          {p.description}
+          <strong id="title">{p.title}</strong>
         </p>
       )}
+      {p.description && (
+        <div id="description">
+          <Markdown text={p.description} />
+        </div>
+      )}
+      <dl class="facts" id="about">
+        <dt>Author</dt>
+        <dd>{p.author ?? <span class="muted">not given</span>}</dd>
+        <dt>License</dt>
+        <dd>{p.license ?? <span class="muted">not given</span>}</dd>
+        <dt>Source</dt>
+        <dd>
+          <SourceFact source={p.source} />
+        </dd>
+      </dl>
 
       <section aria-labelledby="h-reference">
         <h2 id="h-reference">Reference</h2>
-        <code class="reference" id="reference">
-          {reference}
-        </code>
+        <div class="copyable">
+          <code class="reference" id="reference">
+            {reference}
+          </code>
+          <CopyButton target="reference" label="Copy the reference" />
+        </div>
         <p class="muted">
           {floatNote(p.version.version)} Exact pin: <code id="pin">{pin}</code>
         </p>
       </section>
+
+      <UseIt name={p.name} reference={reference} properties={p.properties} />
 
       {p.exact ? (
         <p>
@@ -364,6 +507,21 @@ export function TemplatePage(p: TemplatePageProps) {
         )}
       </section>
 
+      {p.readme !== undefined && (
+        <section aria-labelledby="h-readme">
+          <h2 id="h-readme">README</h2>
+          <div id="readme">
+            <Markdown text={p.readme} />
+          </div>
+        </section>
+      )}
+
+      <RelationsSection
+        relations={p.relations}
+        name={p.name}
+        all={templateUrl(p.registry, p.collection, p.name)}
+      />
+
       <section aria-labelledby="h-example">
         <h2 id="h-example">example.yaml</h2>
         {p.example === undefined ? (
@@ -394,7 +552,7 @@ export function TemplatePage(p: TemplatePageProps) {
         />
         <p class="muted">
           Version digest <code>{p.version.digest}</code>
-          {p.exact ? '' : ` · registry commit ${shortHash(p.commit)}`} ·{' '}
+          {p.exact || p.source.kind === 'local' ? '' : ` · registry commit ${shortHash(p.commit)}`} ·{' '}
           <a
             href={`/api/v1${templateUrl(p.registry, p.collection, p.name, p.version.version)}/archive.tar.gz`}
           >
@@ -513,7 +671,13 @@ export function RegistriesPage(props: { registries: RegistryInfo[] }) {
   );
 }
 
-export function RegistryPage(props: { info: RegistryInfo; templates: RegistryTemplateRow[] }) {
+export function RegistryPage(props: {
+  info: RegistryInfo;
+  templates: RegistryTemplateRow[];
+  /** A directory on the server's disk: its path is shown to admins only. */
+  local: boolean;
+  showLocalPath: boolean;
+}) {
   const r = props.info;
   return (
     <Layout title={r.name}>
@@ -527,9 +691,9 @@ export function RegistryPage(props: { info: RegistryInfo; templates: RegistryTem
         <h2 id="h-sync">Sync status</h2>
         <dl class="facts">
           <dt>Source</dt>
-          <dd>
+          <dd id="registry-source">
             {`${r.source.type} `}
-            <code>{r.source.location}</code>
+            {props.local && !props.showLocalPath ? 'local directory' : <code>{r.source.location}</code>}
             {r.source.branch ? ` @ ${r.source.branch}` : ''}
             {r.source.path ? ` / ${r.source.path}` : ''}
           </dd>

@@ -1,0 +1,187 @@
+/**
+ * The pages' Markdown (docs/pages.md, "Markdown") and the "use it" pieces: property-based — for any
+ * text, the output has only the allowed tags and attributes, only http(s)/mailto links, and
+ * every character of the input's text shows up escaped — plus cases for the minimal configuration
+ * and the source link.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { MAX_MARKDOWN_BYTES, Markdown } from '../../server/src/pages/markdown.js';
+import { propertyRows } from '../../server/src/pages/properties.js';
+import { minimalConfig, sourceLink } from '../../server/src/pages/use-it.js';
+
+const render = async (text: string) => String(await Markdown({ text }).toString());
+
+const ALLOWED_TAGS = new Set([
+  'div',
+  'p',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'ul',
+  'ol',
+  'li',
+  'blockquote',
+  'pre',
+  'code',
+  'hr',
+  'em',
+  'strong',
+  'a',
+  'span',
+]);
+
+/** Every tag of `html` with its attributes, checked against the allow-list. */
+function checkMarkup(html: string): void {
+  for (const m of html.matchAll(/<\/?([a-zA-Z0-9]+)([^>]*)>/g)) {
+    const [, tag = '', attrs = ''] = m;
+    assert.ok(ALLOWED_TAGS.has(tag), `tag <${tag}> in ${html}`);
+    for (const a of attrs.matchAll(/\s([a-zA-Z-]+)(?:="([^"]*)")?/g)) {
+      const [, name = '', value = ''] = a;
+      assert.ok(['href', 'rel', 'class', 'start'].includes(name), `attribute ${name} in ${html}`);
+      if (name === 'href') assert.match(value, /^(https?:\/\/|mailto:)/i, html);
+    }
+  }
+  assert.doesNotMatch(html.replace(/<[^>]*>/g, ''), /[<>]/, 'a bare < or > outside a tag');
+}
+
+const decode = (text: string) =>
+  text
+    .replace(/<[^>]*>/g, '')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
+
+const pieces = fc.constantFrom(
+  '*',
+  '**',
+  '_',
+  '`',
+  '```',
+  '[',
+  ']',
+  '(',
+  ')',
+  '<',
+  '>',
+  '"',
+  "'",
+  '&',
+  '#',
+  '- ',
+  '1. ',
+  '> ',
+  '\n',
+  '\n\n',
+  '    ',
+  '\\',
+  '!',
+  'javascript:',
+  'https://x.test/',
+  'mailto:a@b',
+  '<script>',
+  '<img src=x onerror=alert(1)>',
+  'word',
+  ' ',
+);
+
+describe('Markdown on the pages', () => {
+  it('never emits a tag, attribute or link outside the allow-list, whatever the text (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(pieces, fc.string()), { maxLength: 60 }), async (parts) => {
+        checkMarkup(await render(parts.join('')));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('shows every word of a text without links (property)', async () => {
+    // Without ( and < there are no links, so no text is moved into an href; without fences no
+    // info string (```yaml) is dropped.
+    const noLinks = fc.string().map((t) => t.replace(/[(<]/g, ' '));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(pieces, noLinks), { maxLength: 40 }), async (parts) => {
+        const text = parts
+          .join('')
+          .replace(/[(<]/g, ' ')
+          .replace(/`{3,}|~{3,}/g, ' ');
+        const shown = decode(await render(text));
+        for (const word of text.split(/[^A-Za-z0-9]+/)) {
+          if (word.length >= 3) assert.ok(shown.includes(word), `${word} missing from ${shown}`);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('renders the usual constructs', async () => {
+    assert.equal(
+      await render('# T\n\nA **b** `c` [d](https://e.test/f) *g*\n\n1. one\n2. two\n\n> q\n\n---\n'),
+      '<div class="markdown"><h3>T</h3><p>A <strong>b</strong> <code>c</code> <a href="https://e.test/f" rel="nofollow noopener noreferrer">d</a> <em>g</em></p><ol><li>one</li><li>two</li></ol><blockquote><p>q</p></blockquote><hr/></div>',
+    );
+  });
+
+  it('cuts text longer than the bound, and stays linear on pathological input', async () => {
+    const long = await render('*a '.repeat(MAX_MARKDOWN_BYTES));
+    assert.match(long, /\(cut at 64 KiB\)/);
+    checkMarkup(await render(`${'['.repeat(30_000)}${'`'.repeat(30_000)}`));
+    checkMarkup(await render('> '.repeat(5_000)));
+  });
+});
+
+describe('the "use it" block and the source link', () => {
+  it('the minimal configuration lists required properties without a default', () => {
+    const rows = propertyRows({
+      required: ['name', 'replicas', 'tls'],
+      properties: {
+        name: { type: 'string' },
+        replicas: { type: 'integer', default: 3 },
+        'odd key': { type: 'string' },
+        tls: { type: 'object', required: ['secret'], properties: { secret: { type: 'string' } } },
+      },
+    });
+    assert.equal(
+      minimalConfig('My_App', 'github.com/o/r/my-app:v1.0', rows),
+      'resources:\n- name: my-my-app\n  type: github.com/o/r/my-app:v1.0\n  properties:\n    name:   # required, string\n    tls:   # required, object\n',
+    );
+    assert.equal(
+      minimalConfig('x', 'github.com/o/r/x:v1.0', []),
+      'resources:\n- name: my-x\n  type: github.com/o/r/x:v1.0\n',
+    );
+  });
+
+  it('links GitHub sources at the commit, shows git URLs without credentials, and hides local paths', () => {
+    const commit = 'a'.repeat(40);
+    assert.deepEqual(
+      sourceLink({ sourceType: 'github', source: 'github.com/o/r', path: 'reg' }, 'redis/v1.1', commit),
+      {
+        kind: 'link',
+        label: `github.com/o/r/reg/redis/v1.1 @ ${commit.slice(0, 12)}`,
+        href: `https://github.com/o/r/tree/${commit}/reg/redis/v1.1`,
+      },
+    );
+    assert.deepEqual(
+      sourceLink(
+        { sourceType: 'git', source: 'https://u:secret@git.test/o/r.git?t=1', path: '' },
+        'x/v1',
+        commit,
+      ),
+      { kind: 'text', label: `https://git.test/o/r.git x/v1 @ ${commit.slice(0, 12)}` },
+    );
+    assert.deepEqual(
+      sourceLink({ sourceType: 'directory', source: '/srv/reg', path: '' }, 'x/v1', 'dir-1234'),
+      {
+        kind: 'local',
+        commit: null,
+      },
+    );
+    assert.deepEqual(sourceLink({ sourceType: 'git', source: '/srv/repo', path: '' }, 'x/v1', commit), {
+      kind: 'local',
+      commit,
+    });
+  });
+});
