@@ -56,6 +56,18 @@ describe('the resolver chain, offline', () => {
     assert.equal(r.code, 5, r.stderr);
     assert.equal(JSON.parse(r.stdout).error.code, 'OFFLINE_MISSING');
   });
+
+  it('dm search: OFFLINE_MISSING (exit 5) like every other offline miss, no request', async () => {
+    const env = await isolatedEnv();
+    const r = await runDm(
+      ['--offline', '--registry-url', 'http://127.0.0.1:9', '-o', 'json', 'search', 'redis'],
+      {
+        env,
+      },
+    );
+    assert.equal(r.code, 5, r.stderr);
+    assert.equal(JSON.parse(r.stdout).error.code, 'OFFLINE_MISSING');
+  });
 });
 
 type Step = { op: 'add' } | { op: 'install' } | { op: 'resolve' } | { op: 'outdated' };

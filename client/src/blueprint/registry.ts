@@ -22,8 +22,7 @@ export async function createRegistryBlueprintLoader(
   options: RegistryBlueprintOptions,
 ): Promise<RegistryBlueprintLoader> {
   const { buildResolverChain } = await import('../resolve/build-chain.js');
-  const { resolveThroughChain } = await import('../resolve/resolver.js');
-  const { fetchFile } = await import('../resolve/install.js');
+  const { ResolutionSession } = await import('../resolve/resolution-session.js');
   const { ContentCache } = await import('../fetch/content-cache.js');
   const { parseReference } = await import('../reference/reference.js');
   const setup = await buildResolverChain({
@@ -31,7 +30,11 @@ export async function createRegistryBlueprintLoader(
     registryDirs: options.registryDirs ?? [],
     ...(options.warn ? { onWarning: options.warn } : {}),
   });
-  const cache = new ContentCache({ root: options.config.dirs.cache, warn: options.warn });
+  const session = new ResolutionSession({
+    chain: setup.chain,
+    cache: new ContentCache({ root: options.config.dirs.cache, warn: options.warn }),
+    offline: options.config.offline,
+  });
   return {
     async load(reference: string) {
       const ref = parseReference(reference, { defaultRegistry: setup.defaultRegistry });
@@ -44,9 +47,7 @@ export async function createRegistryBlueprintLoader(
           },
         );
       }
-      const { resolved: answers } = await resolveThroughChain(setup.chain, [ref]);
-      const resolved = answers[0];
-      if (!resolved) throw new DmError('NOT_FOUND', `${reference} was not found`, { category: 'not-found' });
+      const resolved = (await session.resolve([ref]))[0]!;
       if (resolved.kind !== 'blueprint') {
         throw new DmError(
           'NOT_A_BLUEPRINT',
@@ -58,10 +59,7 @@ export async function createRegistryBlueprintLoader(
         );
       }
       const files: Record<string, string> = {};
-      for (const file of resolved.files) {
-        const data = await fetchFile(setup.chain, cache, resolved, file, Boolean(options.config.offline));
-        files[file.path] = data.toString('utf8');
-      }
+      for (const [path, data] of await session.contents(resolved)) files[path] = data.toString('utf8');
       return { files, resolved: `${resolved.template}:=${resolved.version}` };
     },
   };

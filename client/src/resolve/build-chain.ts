@@ -3,10 +3,9 @@
  * chain"), used by install/update/outdated/pull, resolve/versions, the registry template source
  * (expand, deploy, lint) and blueprints: lock file → cache → registry directories
  * (`--registry-dir`) → registry server (`--registry-url`) → git sources → GitHub (github.com and
- * configured Enterprise hosts) → the end: plain URLs' content online, or, offline, an end that
- * answers every reference nobody took with OFFLINE_MISSING. Plain URL references are resolved by
- * `setup.resolveUrl`, which is offline-aware the same way. Nothing else in the client knows which
- * resolvers there are.
+ * configured Enterprise hosts) → the end: plain URL references and their content online, or,
+ * offline, an end that answers every reference nobody took, URLs included, with OFFLINE_MISSING.
+ * Nothing else in the client knows which resolvers there are.
  */
 import type { DmConfig } from '../config/config.js';
 import { DmError } from '../error.js';
@@ -15,7 +14,9 @@ import {
   type DefaultRegistry,
   formatReference,
   parseDefaultRegistry,
+  type Reference,
   type RegistryReference,
+  type UrlReference,
 } from '../reference/reference.js';
 import { CacheResolver } from './cache-resolver.js';
 import { gitSourceResolver } from './git-resolver.js';
@@ -23,7 +24,7 @@ import { GitHubResolver } from './github-resolver.js';
 import { localDirectoryResolver, nameRegistryDirectory, type RegistryDirectory } from './local-directory.js';
 import type { Resolution, Resolver } from './resolver.js';
 import { ServerResolver } from './server-resolver.js';
-import { resolveUrl, UrlContentResolver, type UrlResolution } from './url-resolver.js';
+import { UrlContentResolver } from './url-resolver.js';
 
 export interface ResolverSetup {
   chain: Resolver[];
@@ -31,8 +32,6 @@ export interface ResolverSetup {
   cache: CacheResolver | undefined;
   /** Names of resolvers whose answers are not remembered in the cache (registry directories). */
   unremembered: ReadonlySet<string>;
-  /** A plain URL reference: fetched and pinned by digest; offline, OFFLINE_MISSING (exit 5). */
-  resolveUrl(url: string): Promise<UrlResolution>;
   /** The registry short references resolve against, if any. */
   defaultRegistry: DefaultRegistry | undefined;
   directories: RegistryDirectory[];
@@ -101,41 +100,36 @@ export async function buildResolverChain(options: BuildChainOptions): Promise<Re
       })
     : undefined;
   const offline = options.config.offline;
-  const chain: Resolver[] = [
-    ...(options.first ?? []),
-    ...(cache ? [cache] : []),
-    ...sources,
-    offline ? new OfflineEnd() : new UrlContentResolver(),
-  ];
-  return {
-    chain,
-    cache,
-    unremembered,
-    defaultRegistry,
-    directories,
-    resolveUrl: async (url) => {
-      if (offline) {
-        throw new DmError('OFFLINE_MISSING', `${url} is a URL, and --offline forbids fetching it`, {
-          category: 'unreachable',
-          hint: 'run dm install once with network access (dm.lock then pins it)',
-        });
-      }
-      return resolveUrl(url, options.onRequest ? { onRequest: options.onRequest } : {});
-    },
-  };
+  // The end: plain URLs online (pinned by dm.lock's digests, never remembered in the cache), or
+  // OFFLINE_MISSING for everything nobody took.
+  const end = offline
+    ? new OfflineEnd()
+    : new UrlContentResolver(options.onRequest ? { onRequest: options.onRequest } : {});
+  unremembered.add(end.name);
+  const chain: Resolver[] = [...(options.first ?? []), ...(cache ? [cache] : []), ...sources, end];
+  return { chain, cache, unremembered, defaultRegistry, directories };
 }
 
 /** Ends the chain offline: everything not yet answered is missing, said precisely. */
 export class OfflineEnd implements Resolver {
   readonly name = 'offline';
   async resolve(refs: readonly RegistryReference[]): Promise<Resolution[]> {
-    return refs.map(
-      (ref) =>
-        new DmError(
-          'OFFLINE_MISSING',
-          `${formatReference(ref)} is not in dm.lock or the cache, and --offline forbids fetching it`,
-          { category: 'unreachable', hint: 'run dm install once with network access' },
-        ),
-    );
+    return refs.map(missing);
   }
+  async resolveUrls(refs: readonly UrlReference[]): Promise<Resolution[]> {
+    return refs.map(missing);
+  }
+}
+
+function missing(ref: Reference): DmError {
+  return new DmError(
+    'OFFLINE_MISSING',
+    ref.kind === 'url'
+      ? `${ref.url} is a URL not in dm.lock, and --offline forbids fetching it`
+      : `${formatReference(ref)} is not in dm.lock or the cache, and --offline forbids fetching it`,
+    {
+      category: 'unreachable',
+      hint: `run dm install once with network access${ref.kind === 'url' ? ' (dm.lock then pins it)' : ''}`,
+    },
+  );
 }

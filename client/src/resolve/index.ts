@@ -26,6 +26,7 @@ export {
   writeLockFile,
 } from './lock-file.js';
 export { LockResolver } from './lock-resolver.js';
+export { ResolutionSession, type ResolutionSessionOptions } from './resolution-session.js';
 export { listVersions, type ResolveResult, resolveReferences } from './resolve-references.js';
 export {
   type ChainResult,

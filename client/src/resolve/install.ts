@@ -18,7 +18,7 @@ import {
   parseReference,
   type RegistryReference,
 } from '../reference/reference.js';
-import { buildResolverChain, type ResolverSetup } from './build-chain.js';
+import { buildResolverChain } from './build-chain.js';
 import { referencesInDocument, referencesInText, urlsInDocument } from './discover-references.js';
 import {
   emptyLockFile,
@@ -28,10 +28,9 @@ import {
   lockEntryFor,
   parseLockFile,
   readLockFile,
-  resolvedFromLock,
 } from './lock-file.js';
 import { LockResolver } from './lock-resolver.js';
-import { fetchThroughChain, type Resolver, resolveThroughChain } from './resolver.js';
+import { ResolutionSession } from './resolution-session.js';
 import type { ResolvedVersion } from './types.js';
 
 export interface InstallOptions {
@@ -140,6 +139,35 @@ async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Prom
   await Promise.all(workers);
 }
 
+/** Step 1: dm.lock as it is (absent → empty), and its text, to tell whether the new one differs. */
+async function readLock(
+  lockPath: string,
+  options: InstallOptions,
+): Promise<{ text?: string; lock: LockFile }> {
+  const text = await readFile(lockPath, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  const lock = readPreviousLock(text, lockPath, options);
+  return text === undefined ? { lock } : { text, lock };
+}
+
+/** The part of dm.lock that pins this run: all of it, less what `dm update` floats. */
+function lockInForce(
+  previous: LockFile,
+  update: readonly string[] | undefined,
+  defaultRegistry: DefaultRegistry | undefined,
+): LockFile {
+  if (update === undefined) return previous;
+  const floating = new Set(update.flatMap((u) => lockKeysFor(u, previous, defaultRegistry)));
+  return {
+    lockfileVersion: previous.lockfileVersion,
+    references: Object.fromEntries(
+      Object.entries(previous.references).filter(([key]) => update.length > 0 && !floating.has(key)),
+    ),
+  };
+}
+
 async function readConfiguration(path: string): Promise<{ doc: unknown; text: string }> {
   const { loadInput } = await import('../input.js');
   let text: string;
@@ -156,45 +184,90 @@ async function readConfiguration(path: string): Promise<{ doc: unknown; text: st
   return { doc: parseYaml(text, { source: path, dialect: 'pyyaml' }), text };
 }
 
-interface ExpansionDiscovery {
-  text: string;
-  resolveUrl: ResolverSetup['resolveUrl'];
-  properties: Record<string, unknown>;
-  resolved: Map<string, ResolvedVersion>;
-  chain: readonly Resolver[];
-  cache: ContentCache;
-  config: DmConfig;
-  defaultRegistry: DefaultRegistry | undefined;
-  warn: ((message: string) => void) | undefined;
-  fetched: Set<string>;
+/** Step 2: what the configuration names without rendering — registry references and plain URLs. */
+function referencesOfConfiguration(doc: unknown, defaultRegistry: DefaultRegistry | undefined): string[] {
+  return [...referencesInDocument(doc, defaultRegistry), ...urlsInDocument(doc)];
+}
+
+interface Resolved {
+  /** Canonical reference → resolution: the closure of what was asked. */
+  resolutions: Map<string, ResolvedVersion>;
+  /** Offline: template or schema files needed to look further but not cached. */
+  missing: string[];
 }
 
 /**
- * The references a configuration's expansion resolves (templates' emitted types included). A
- * configuration that does not expand (a required property missing, say) is not an install error:
- * dm warns and the lock holds what static discovery found.
+ * Step 3: resolves references and, to a fixed point, the full references their templates and
+ * schemas name (docs/client.md "Commands"), through the session.
+ */
+async function resolveTransitively(
+  session: ResolutionSession,
+  wanted: readonly string[],
+  hosts: readonly string[],
+): Promise<Resolved> {
+  const resolutions = new Map<string, ResolvedVersion>();
+  const missing: string[] = [];
+  let todo = [...new Set(wanted)].sort();
+  for (let round = 0; round < 50 && todo.length > 0; round++) {
+    const answers = await session.resolve(todo.map((t) => parseReference(t)));
+    const named = new Set<string>();
+    for (const answer of answers) {
+      resolutions.set(answer.reference, answer);
+      for (const file of answer.files) {
+        if (file.path !== answer.templateFile && file.path !== answer.schemaFile) continue;
+        let text: string;
+        try {
+          text = (await session.file(answer, file)).toString('utf8');
+        } catch (error) {
+          if (error instanceof DmError && error.code === 'OFFLINE_MISSING') {
+            missing.push(`${answer.template}:${answer.version}/${file.path}`);
+            continue;
+          }
+          throw error;
+        }
+        for (const ref of referencesInText(text, hosts)) named.add(ref);
+        if (file.path === answer.schemaFile) {
+          try {
+            for (const ref of referencesInDocument(parseYaml(text, { source: file.path }), undefined))
+              named.add(ref);
+          } catch {
+            // a schema that does not parse is reported by expansion, not by install
+          }
+        }
+      }
+    }
+    todo = [...named].filter((r) => !resolutions.has(r)).sort();
+  }
+  return { resolutions, missing };
+}
+
+interface ExpansionDiscovery {
+  text: string;
+  properties: Record<string, unknown>;
+  session: ResolutionSession;
+  /** What the static steps resolved (the expansion resolves through the same session). */
+  resolutions: ReadonlyMap<string, ResolvedVersion>;
+  defaultRegistry: DefaultRegistry | undefined;
+  warn: ((message: string) => void) | undefined;
+}
+
+/**
+ * Step 4: the references a configuration's expansion resolves (templates' emitted types included),
+ * resolved by install's own session. A configuration that does not expand (a required property
+ * missing, say) is not an install error: dm warns and the lock holds what static discovery found.
  */
 async function referencesByExpansion(path: string, d: ExpansionDiscovery): Promise<string[]> {
   const { createHash } = await import('node:crypto');
-  const pins = [...d.resolved].map(([k, r]) => `${k}=${r.digest}`).sort();
+  const pins = [...d.resolutions].map(([k, r]) => `${k}=${r.digest}`).sort();
   const key = `discovery:${createHash('sha256')
     .update(JSON.stringify([d.text, d.properties, pins, d.defaultRegistry ?? null]))
     .digest('hex')}`;
-  const known = await d.cache.readMeta<string[]>(key);
+  const cache = d.session.options.cache;
+  const known = await cache.readMeta<string[]>(key);
   if (known) return known.value;
   const { RegistryTemplateSource } = await import('./registry-template-source.js');
   const { expandFile } = await import('../expand/index.js');
-  const pinned: LockFile = emptyLockFile();
-  for (const [k, r] of d.resolved) pinned.references[k] = lockEntryFor(r);
-  const source = new RegistryTemplateSource({
-    chain: [new LockResolver(pinned), ...d.chain],
-    resolveUrl: d.resolveUrl,
-    cacheRoot: d.cache.root,
-    defaultRegistry: d.defaultRegistry,
-    offline: d.config.offline,
-    fetched: d.fetched,
-    ...(d.warn ? { warn: d.warn } : {}),
-  });
+  const source = new RegistryTemplateSource({ session: d.session, defaultRegistry: d.defaultRegistry });
   try {
     await expandFile(path, { sources: [source], properties: d.properties });
   } catch (error) {
@@ -205,206 +278,81 @@ async function referencesByExpansion(path: string, d: ExpansionDiscovery): Promi
     return [];
   }
   const found = [...source.resolved.keys()].sort();
-  await d.cache.writeMeta(key, found);
+  await cache.writeMeta(key, found);
   return found;
 }
 
-export async function install(configPath: string, options: InstallOptions): Promise<InstallResult> {
-  const path = resolvePath(configPath);
-  const lockPath = join(dirname(path), LOCKFILE_NAME);
-  const previousText = await readFile(lockPath, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    throw error;
-  });
-  const previous = readPreviousLock(previousText, lockPath, options);
-  const cache = new ContentCache({ root: options.config.dirs.cache, warn: options.warn });
-  const offline = options.config.offline;
+interface LockComparison {
+  text: string;
+  changed: boolean;
+  references: InstalledReference[];
+  removed: string[];
+}
 
-  const setup = await buildResolverChain({
-    config: options.config,
-    registryDirs: options.registryDirs,
-    cache: options.update === undefined,
-  });
-  const updating = options.update?.map((u) => lockKeysFor(u, previous, setup.defaultRegistry));
-  const lockForResolution: LockFile =
-    updating === undefined
-      ? previous
-      : {
-          lockfileVersion: previous.lockfileVersion,
-          references: Object.fromEntries(
-            Object.entries(previous.references).filter(
-              ([key]) => updating.length > 0 && !updating.some((keys) => keys.includes(key)),
-            ),
-          ),
-        };
-  const lockResolver = new LockResolver(lockForResolution, { frozen: options.frozenLockfile });
-  setup.chain.unshift(lockResolver);
-  const chain = setup.chain;
-
-  // Discover and resolve, transitively, to a fixed point.
-  const { doc, text: configText } = await readConfiguration(path);
-  const wanted = new Set(referencesInDocument(doc, setup.defaultRegistry));
-  const resolved = new Map<string, ResolvedVersion>();
-  /** Digests fetched from a source during this run (the rest came from the cache). */
-  const fetched = new Set<string>();
-  /** Offline: files needed but not cached. */
-  const missing = new Set<string>();
-  /** Resolutions that came from a source this run, to remember in the cache. */
-  const fresh: ResolvedVersion[] = [];
-  /** One fetch per digest, however many files share it. */
-  const inflight = new Map<string, Promise<Buffer>>();
-  const getFile = (r: ResolvedVersion, file: ResolvedVersion['files'][number]): Promise<Buffer> => {
-    let p = inflight.get(file.sha256);
-    if (!p) {
-      p = fetchFile(chain, cache, r, file, offline, fetched);
-      inflight.set(file.sha256, p);
-    }
-    return p;
-  };
-  // Plain URL references: pinned by the lock's digests, else fetched (never offline).
-  for (const url of urlsInDocument(doc)) {
-    const locked = lockForResolution.references[url];
-    if (locked) {
-      resolved.set(url, resolvedFromLock(url, locked));
-    } else if (options.frozenLockfile) {
-      throw new DmError(
-        'LOCKFILE_OUTDATED',
-        `${url} is needed but not in dm.lock, and --frozen-lockfile forbids changing it`,
-        {
-          category: 'validation',
-        },
-      );
-    } else if (offline) {
-      throw new DmError('OFFLINE_MISSING', `${url} is not in dm.lock, and --offline forbids fetching it`, {
-        category: 'unreachable',
-      });
-    } else {
-      const { resolved: r, contents } = await setup.resolveUrl(url);
-      for (const data of contents.values()) fetched.add((await cache.write(data)).slice('sha256:'.length));
-      resolved.set(url, r);
-    }
-  }
-  const hosts = ['github.com', ...Object.keys(options.config.hosts)];
-  /** Resolves everything wanted, and what their templates and schemas name, to a fixed point. */
-  const resolveWanted = async (): Promise<void> => {
-    for (let round = 0; round < 50; round++) {
-      const todo = [...wanted].filter((r) => !resolved.has(r)).sort();
-      if (todo.length === 0) break;
-      const refs = todo.map((t) => parseReference(t) as RegistryReference);
-      const { resolved: answers, answeredBy } = await resolveThroughChain(chain, refs);
-      answers.forEach((answer, i) => {
-        const by = answeredBy[i]!;
-        if (by !== lockResolver.name && by !== setup.cache?.name && !setup.unremembered.has(by))
-          fresh.push(answer);
-      });
-      answers.forEach((answer, i) => {
-        resolved.set(todo[i]!, { ...answer, reference: todo[i]! });
-      });
-      // Templates and schemas may name further references.
-      for (const answer of answers) {
-        for (const file of answer.files) {
-          if (file.path !== answer.templateFile && file.path !== answer.schemaFile) continue;
-          let data: Buffer;
-          try {
-            data = await getFile(answer, file);
-          } catch (error) {
-            if (error instanceof DmError && error.code === 'OFFLINE_MISSING') {
-              missing.add(`${answer.template}:${answer.version}/${file.path}`);
-              continue;
-            }
-            throw error;
-          }
-          const text = data.toString('utf8');
-          for (const ref of referencesInText(text, hosts)) wanted.add(ref);
-          if (file.path === answer.schemaFile) {
-            try {
-              for (const ref of referencesInDocument(parseYaml(text, { source: file.path }), undefined))
-                wanted.add(ref);
-            } catch {
-              // a schema that does not parse is reported by expansion, not by install
-            }
-          }
-        }
-      }
-    }
-  };
-  await resolveWanted();
-
-  // Render-time discovery (docs/client.md, "transitively"): templates may emit resources whose
-  // type is a reference only when rendered. Expanding the configuration through the references
-  // just resolved finds them; the answer is remembered per (configuration, properties, digests).
-  if (options.expand !== false && missing.size === 0) {
-    const found = await referencesByExpansion(path, {
-      text: configText,
-      resolveUrl: setup.resolveUrl,
-      properties: options.properties ?? {},
-      resolved,
-      chain,
-      cache,
-      config: options.config,
-      defaultRegistry: setup.defaultRegistry,
-      warn: options.warn,
-      fetched,
-    });
-    for (const ref of found) wanted.add(ref);
-    await resolveWanted();
-  }
-
-  // The new lock file.
+/** Step 5: the new dm.lock, and how it differs from the old; `--frozen-lockfile` forbids any difference. */
+function compareWithLock(
+  resolutions: ReadonlyMap<string, ResolvedVersion>,
+  previous: { text?: string; lock: LockFile },
+  frozen: boolean | undefined,
+): LockComparison {
   const next: LockFile = emptyLockFile();
-  for (const [key, r] of resolved) next.references[key] = lockEntryFor(r);
-  const nextText = formatLockFile(next);
-  const lockChanged = nextText !== previousText;
-  const references: InstalledReference[] = [...resolved.entries()]
+  for (const [key, r] of resolutions) next.references[key] = lockEntryFor(r);
+  const text = formatLockFile(next);
+  const changed = text !== previous.text;
+  const references: InstalledReference[] = [...resolutions.entries()]
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([key, r]) => {
-      const old = previous.references[key];
+      const old = previous.lock.references[key];
+      const differs = old !== undefined && (old.digest !== r.digest || old.version !== r.version);
       return {
         reference: key,
         version: r.version,
         digest: r.digest,
-        change: !old
-          ? 'added'
-          : old.digest !== r.digest || old.version !== r.version
-            ? 'updated'
-            : 'unchanged',
-        ...(old && (old.version !== r.version || old.digest !== r.digest)
-          ? { previousVersion: old.version }
-          : {}),
+        change: !old ? 'added' : differs ? 'updated' : 'unchanged',
+        ...(differs ? { previousVersion: old.version } : {}),
       };
     });
-  const removed = Object.keys(previous.references)
-    .filter((k) => !resolved.has(k))
+  const removed = Object.keys(previous.lock.references)
+    .filter((k) => !resolutions.has(k))
     .sort();
-  if (options.frozenLockfile && lockChanged) {
-    const changed = [
+  if (frozen && changed) {
+    const changes = [
       ...references.filter((r) => r.change !== 'unchanged').map((r) => `${r.reference} (${r.change})`),
       ...removed.map((r) => `${r} (no longer needed)`),
     ];
     throw new DmError(
       'LOCKFILE_OUTDATED',
-      `dm.lock does not match the configuration: ${changed.join(', ')}`,
+      `dm.lock does not match the configuration: ${changes.join(', ')}`,
       {
         category: 'validation',
-        details: { changes: changed },
+        details: { changes },
         hint: 'run dm install without --frozen-lockfile and commit dm.lock',
       },
     );
   }
+  return { text, changed, references, removed };
+}
 
-  // Fill the cache.
+/** Step 6: every file of every resolution into the cache; offline, what is missing is listed at once. */
+async function fetchAll(
+  session: ResolutionSession,
+  resolutions: ReadonlyMap<string, ResolvedVersion>,
+  missingBefore: readonly string[],
+  options: InstallOptions,
+): Promise<{ filesCached: number }> {
+  const missing = new Set(missingBefore);
   let filesCached = 0;
-  const jobs = [...resolved.values()].flatMap((r) => r.files.map((file) => ({ r, file })));
+  const jobs = [...resolutions.values()].flatMap((r) => r.files.map((file) => ({ r, file })));
   let done = 0;
   await pool(jobs, options.concurrency ?? 8, async ({ r, file }) => {
     options.onProgress?.(done++, jobs.length);
-    if (inflight.has(file.sha256)) return;
-    if (await cache.has(file.sha256)) {
+    if (session.hasRead(file.sha256)) return;
+    if (await session.options.cache.has(file.sha256)) {
       filesCached++;
       return;
     }
     try {
-      await getFile(r, file);
+      await session.file(r, file);
     } catch (error) {
       if (error instanceof DmError && error.code === 'OFFLINE_MISSING')
         missing.add(`${r.template}:${r.version}/${file.path}`);
@@ -426,54 +374,65 @@ export async function install(configPath: string, options: InstallOptions): Prom
     );
   }
   options.onProgress?.(jobs.length, jobs.length);
-  const filesFetched = fetched.size;
-  // Remember what sources answered (not what the lock or the cache already knew): one small write each.
-  if (!offline && fresh.length > 0) await setup.cache?.remember(fresh);
-  if (lockChanged) await writeFileAtomic(lockPath, nextText);
-  return { lockFile: lockPath, references, removed, filesFetched, filesCached, lockChanged };
+  return { filesCached };
 }
 
-/** A file's bytes from the cache, else fetched through the chain and stored (verified against its digest). */
-export async function fetchFile(
-  chain: readonly Resolver[],
-  cache: ContentCache,
-  resolved: ResolvedVersion,
-  file: ResolvedVersion['files'][number],
-  offline: boolean,
-  fetched?: Set<string>,
-): Promise<Buffer> {
-  const cached = await cache.read(file.sha256);
-  if (cached) return cached;
-  let data: Buffer;
-  try {
-    data = await fetchThroughChain(chain, resolved, file);
-  } catch (error) {
-    if (offline && error instanceof DmError && error.code === 'CONTENT_NOT_FOUND') {
-      throw new DmError(
-        'OFFLINE_MISSING',
-        `${file.path} of ${resolved.template}:${resolved.version} is not in the cache, and --offline forbids fetching it`,
-        { category: 'unreachable', hint: 'run dm install once with network access' },
-      );
-    }
-    throw error;
+/**
+ * `dm install` and `dm update`, as steps that each return their result: read dm.lock → discover
+ * (without rendering) → resolve transitively → discover by expanding → compare with the lock →
+ * fetch → write dm.lock and remember what sources answered. One resolution session serves every
+ * step, so nothing is resolved twice, nor two ways.
+ */
+export async function install(configPath: string, options: InstallOptions): Promise<InstallResult> {
+  const path = resolvePath(configPath);
+  const lockPath = join(dirname(path), LOCKFILE_NAME);
+  const previous = await readLock(lockPath, options);
+  const setup = await buildResolverChain({
+    config: options.config,
+    registryDirs: options.registryDirs,
+    cache: options.update === undefined,
+  });
+  const pinned = lockInForce(previous.lock, options.update, setup.defaultRegistry);
+  const lockResolver = new LockResolver(pinned, { frozen: options.frozenLockfile });
+  const session = new ResolutionSession({
+    chain: [lockResolver, ...setup.chain],
+    cache: new ContentCache({ root: options.config.dirs.cache, warn: options.warn }),
+    offline: options.config.offline,
+  });
+  const hosts = ['github.com', ...Object.keys(options.config.hosts)];
+
+  const { doc, text } = await readConfiguration(path);
+  const wanted = referencesOfConfiguration(doc, setup.defaultRegistry);
+  let { resolutions, missing } = await resolveTransitively(session, wanted, hosts);
+  if (options.expand !== false && missing.length === 0) {
+    const found = await referencesByExpansion(path, {
+      text,
+      properties: options.properties ?? {},
+      session,
+      resolutions,
+      defaultRegistry: setup.defaultRegistry,
+      warn: options.warn,
+    });
+    ({ resolutions, missing } = await resolveTransitively(session, [...resolutions.keys(), ...found], hosts));
   }
-  fetched?.add(file.sha256);
-  try {
-    await cache.write(data, file.sha256);
-  } catch (error) {
-    if (error instanceof DmError && error.code === 'DIGEST_MISMATCH') {
-      throw new DmError(
-        'DIGEST_MISMATCH',
-        `${file.path} of ${resolved.template}:${resolved.version} does not match its recorded digest (${file.sha256})`,
-        {
-          category: 'validation',
-          hint: 'the registry changed under a locked version; run dm update to re-lock it deliberately',
-        },
-      );
-    }
-    throw error;
-  }
-  return data;
+  const lock = compareWithLock(resolutions, previous, options.frozenLockfile);
+  const { filesCached } = await fetchAll(session, resolutions, missing, options);
+
+  // Remember what sources answered (not what the lock or the cache already knew): one small write each.
+  const notRemembered = new Set([lockResolver.name, setup.cache?.name, ...setup.unremembered]);
+  const fresh = [...resolutions.keys()]
+    .filter((key) => !notRemembered.has(session.answeredBy.get(key)))
+    .map((key) => resolutions.get(key)!);
+  if (!options.config.offline && fresh.length > 0) await setup.cache?.remember(fresh);
+  if (lock.changed) await writeFileAtomic(lockPath, lock.text);
+  return {
+    lockFile: lockPath,
+    references: lock.references,
+    removed: lock.removed,
+    filesFetched: session.fetched.size,
+    filesCached,
+    lockChanged: lock.changed,
+  };
 }
 
 export interface OutdatedEntry {
@@ -535,27 +494,23 @@ export async function pull(
   text: string,
   options: Pick<InstallOptions, 'config' | 'registryDirs' | 'warn'> & { to?: string | undefined },
 ): Promise<PullResult> {
-  const cache = new ContentCache({ root: options.config.dirs.cache, warn: options.warn });
   const setup = await buildResolverChain({ config: options.config, registryDirs: options.registryDirs });
   const ref = parseReference(text, { defaultRegistry: setup.defaultRegistry, allowMissingVersion: true });
   if (ref.kind !== 'registry')
     throw new DmError('URL_REFERENCE_NOT_SUPPORTED', `'${text}' is a plain URL`, { category: 'usage' });
-  const {
-    resolved: [resolved],
-  } = await resolveThroughChain(setup.chain, [ref]);
-  const r = resolved!;
+  const session = new ResolutionSession({
+    chain: setup.chain,
+    cache: new ContentCache({ root: options.config.dirs.cache, warn: options.warn }),
+    offline: options.config.offline,
+  });
+  const r = (await session.resolve([ref]))[0]!;
+  const contents = await session.contents(r);
   const { mkdir, rename, writeFile } = await import('node:fs/promises');
-  const staged: { path: string; data: Buffer }[] = [];
-  for (const file of r.files)
-    staged.push({
-      path: file.path,
-      data: await fetchFile(setup.chain, cache, r, file, options.config.offline),
-    });
   if (options.to) {
     // Write into a temporary sibling directory, then rename it into place: all files or none.
     const target = resolvePath(options.to);
     const tmp = `${target}.dm-tmp-${process.pid}`;
-    for (const { path, data } of staged) {
+    for (const [path, data] of contents) {
       const dest = join(tmp, path);
       if (!dest.startsWith(`${tmp}/`))
         throw new DmError('UNSAFE_PATH', `refusing to write '${path}' outside ${target}`);

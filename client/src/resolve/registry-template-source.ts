@@ -1,36 +1,37 @@
 /**
  * Templates by registry reference and plain URL, for the expansion engine (its TemplateSource
- * seam, docs/expansion.md "Template sources"): `type: github.com/o/r/redis:v1.0` is resolved through the resolver
- * chain (dm.lock first when there is one), its files come from the content cache or the source
- * (verified by digest), and names inside the version (`helpers/common.jinja`, another template of
+ * seam, docs/expansion.md "Template sources"): `type: github.com/o/r/redis:v1.0` or `type: https://…/x.jinja` is
+ * resolved through the resolver chain (dm.lock first when there is one) in a resolution session,
+ * its files come from the content cache or the source (verified by digest), and names inside the version (`helpers/common.jinja`, another template of
  * the same version) resolve against that version's own files.
  */
 import { DmError } from '../error.js';
 import type { LoadedTemplate, TemplateFile, TemplateSource } from '../expand/types.js';
 import { ContentCache } from '../fetch/content-cache.js';
 import { type DefaultRegistry, parseReference } from '../reference/reference.js';
-import type { ResolverSetup } from './build-chain.js';
-import { fetchFile } from './install.js';
+import { ResolutionSession } from './resolution-session.js';
 import type { Resolver } from './resolver.js';
-import { resolveThroughChain } from './resolver.js';
 import type { ResolvedVersion } from './types.js';
 
-export interface RegistryTemplateSourceOptions {
-  chain: readonly Resolver[];
-  /** Plain URL references (the chain setup's, offline-aware); absent: URLs are not fetched. */
-  resolveUrl?: ResolverSetup['resolveUrl'];
-  cacheRoot: string;
+export type RegistryTemplateSourceOptions = {
   defaultRegistry?: DefaultRegistry | undefined;
-  offline?: boolean;
-  warn?: (message: string) => void;
-  /** Collects the digests of files fetched from a source (not the cache), for reports. */
-  fetched?: Set<string>;
-}
+} & (
+  | {
+      /** The command's resolutions, shared (dm install's own, so emitted references resolve as its others). */
+      session: ResolutionSession;
+    }
+  | {
+      chain: readonly Resolver[];
+      cacheRoot: string;
+      offline?: boolean;
+      warn?: (message: string) => void;
+    }
+);
 
 const TEMPLATE_FILE = /\.(jinja|py)$/;
 
 export class RegistryTemplateSource implements TemplateSource {
-  private readonly cache: ContentCache;
+  private readonly session: ResolutionSession;
   private readonly loaded = new Map<string, Promise<LoadedTemplate | null>>();
   /** Templates this source loaded, with the version they came from. */
   private readonly origin = new WeakMap<LoadedTemplate, ResolvedVersion>();
@@ -38,7 +39,14 @@ export class RegistryTemplateSource implements TemplateSource {
   readonly resolved = new Map<string, ResolvedVersion>();
 
   constructor(private readonly options: RegistryTemplateSourceOptions) {
-    this.cache = new ContentCache({ root: options.cacheRoot, warn: options.warn });
+    this.session =
+      'session' in options
+        ? options.session
+        : new ResolutionSession({
+            chain: options.chain,
+            cache: new ContentCache({ root: options.cacheRoot, warn: options.warn }),
+            offline: Boolean(options.offline),
+          });
   }
 
   async load(typeRef: string, from?: LoadedTemplate): Promise<LoadedTemplate | null> {
@@ -67,39 +75,14 @@ export class RegistryTemplateSource implements TemplateSource {
     typeRef: string,
     ref: ReturnType<typeof parseReference>,
   ): Promise<LoadedTemplate> {
-    let resolved: ResolvedVersion;
-    let contents: Map<string, Buffer>;
-    if (ref.kind === 'url') {
-      if (!this.options.resolveUrl) {
-        throw new DmError('OFFLINE_MISSING', `${ref.url} is a URL, and this check does not fetch URLs`, {
-          category: 'unreachable',
-        });
-      }
-      ({ resolved, contents } = await this.options.resolveUrl(ref.url));
-    } else {
-      const { resolved: answers } = await resolveThroughChain(this.options.chain, [ref]);
-      resolved = answers[0]!;
-      contents = new Map();
-      for (const file of resolved.files) {
-        contents.set(
-          file.path,
-          await fetchFile(
-            this.options.chain,
-            this.cache,
-            resolved,
-            file,
-            Boolean(this.options.offline),
-            this.options.fetched,
-          ),
-        );
-      }
-    }
+    const resolved = (await this.session.resolve([ref]))[0]!;
     this.resolved.set(resolved.reference, resolved);
     if (resolved.kind === 'blueprint') {
       throw new DmError('NOT_A_TEMPLATE', `${typeRef} is a blueprint; use dm blueprint render`, {
         category: 'invalid-input',
       });
     }
+    const contents = await this.session.contents(resolved);
     const where = ref.kind === 'url' ? ref.url : `${resolved.template}:${resolved.version}`;
     const files = new Map<string, TemplateFile>();
     for (const [path, data] of contents)
@@ -167,7 +150,6 @@ export async function createRegistryTemplateSource(
   });
   return new RegistryTemplateSource({
     chain: setup.chain,
-    resolveUrl: setup.resolveUrl,
     cacheRoot: options.config.dirs.cache,
     defaultRegistry: setup.defaultRegistry,
     offline: options.config.offline,

@@ -48,22 +48,13 @@ export async function resolveReferences(
   const parsed = texts.map((t) =>
     parseReference(t, { defaultRegistry: setup.defaultRegistry, allowMissingVersion: true }),
   );
-  const registryRefs = parsed.filter((r): r is RegistryReference => r.kind === 'registry');
-  const { resolved } = await resolveThroughChain(setup.chain, registryRefs);
-  const out: ResolveResult[] = [];
-  let next = 0;
-  for (const ref of parsed) {
-    if (ref.kind === 'registry') {
-      const r = resolved[next++]!;
-      out.push({ ...r, pinned: pinnedReference(r) });
-      continue;
-    }
-    // A plain URL: its template, schema and schema imports, pinned by digest (no version);
-    // offline, OFFLINE_MISSING as for any reference the chain cannot answer.
-    const { resolved: r } = await setup.resolveUrl(ref.url);
-    out.push({ ...r, pinned: `${r.template}@${r.digest}` });
-  }
-  return out;
+  // Plain URLs too: the chain's end fetches them (no version: pinned by digest), or, offline,
+  // answers OFFLINE_MISSING as for any reference nobody took.
+  const { resolved } = await resolveThroughChain(setup.chain, parsed);
+  return resolved.map((r) => ({
+    ...r,
+    pinned: r.version ? pinnedReference(r) : `${r.template}@${r.digest}`,
+  }));
 }
 
 export async function listVersions(

@@ -5,7 +5,12 @@
  * the template), or `null` for "not mine". Only the chain's end throws for references nobody took.
  */
 import { DmError } from '../error.js';
-import { formatReference, type RegistryReference } from '../reference/reference.js';
+import {
+  formatReference,
+  type Reference,
+  type RegistryReference,
+  type UrlReference,
+} from '../reference/reference.js';
 import type { ResolvedFile, ResolvedVersion } from './types.js';
 
 export type Resolution = ResolvedVersion | DmError | null;
@@ -15,6 +20,8 @@ export interface Resolver {
   readonly name: string;
   /** Answers each reference, in order. */
   resolve(refs: readonly RegistryReference[]): Promise<Resolution[]>;
+  /** Answers plain URL references, in order (the lock file, the chain's end); absent: none are mine. */
+  resolveUrls?(refs: readonly UrlReference[]): Promise<Resolution[]>;
   /** Every version name of a template (for `dm versions`, `dm outdated`); null when not mine. */
   versions?(template: RegistryReference): Promise<string[] | null>;
   /** A file's bytes; null when this resolver cannot fetch it. */
@@ -33,7 +40,7 @@ export interface ChainResult {
  */
 export async function resolveThroughChain(
   chain: readonly Resolver[],
-  refs: readonly RegistryReference[],
+  refs: readonly Reference[],
 ): Promise<ChainResult> {
   const resolved: (ResolvedVersion | undefined)[] = refs.map(() => undefined);
   const answeredBy: string[] = refs.map(() => '');
@@ -41,36 +48,34 @@ export async function resolveThroughChain(
   let pending = refs.map((_, i) => i);
   for (const resolver of chain) {
     if (pending.length === 0) break;
-    const answers = await resolver.resolve(pending.map((i) => refs[i]!));
+    const registry: [number, RegistryReference][] = [];
+    const urls: [number, UrlReference][] = [];
+    for (const index of pending) {
+      const ref = refs[index]!;
+      if (ref.kind === 'url') urls.push([index, ref]);
+      else registry.push([index, ref]);
+    }
+    const [forRegistry, forUrls] = await Promise.all([
+      registry.length > 0 ? resolver.resolve(registry.map(([, ref]) => ref)) : [],
+      urls.length > 0 && resolver.resolveUrls ? resolver.resolveUrls(urls.map(([, ref]) => ref)) : [],
+    ]);
+    const answers = new Map<number, Resolution>([
+      ...registry.map(([index], k): [number, Resolution] => [index, forRegistry[k] ?? null]),
+      ...urls.map(([index], k): [number, Resolution] => [index, forUrls[k] ?? null]),
+    ]);
     const still: number[] = [];
-    pending.forEach((index, k) => {
-      const answer = answers[k] ?? null;
+    for (const index of pending) {
+      const answer = answers.get(index) ?? null;
       if (answer === null) still.push(index);
       else if (answer instanceof DmError) failures.set(index, answer);
       else {
         resolved[index] = answer;
         answeredBy[index] = resolver.name;
       }
-    });
+    }
     pending = still;
   }
-  for (const index of pending) {
-    const ref = refs[index]!;
-    const unknownHost = ref.host !== 'github.com';
-    failures.set(
-      index,
-      new DmError(
-        unknownHost ? 'UNKNOWN_HOST' : 'REGISTRY_NOT_FOUND',
-        unknownHost
-          ? `${formatReference(ref)} names the host ${ref.host}, which is not configured (dm does not guess what a host serves)`
-          : `no configured source serves the registry of ${formatReference(ref)} (tried: ${chain.map((r) => r.name).join(', ') || 'none'})`,
-        {
-          category: 'not-found',
-          hint: `pass --registry-url, --registry-dir, or configure ${ref.host} under registries: in the config file`,
-        },
-      ),
-    );
-  }
+  for (const index of pending) failures.set(index, notTaken(chain, refs[index]!));
   if (failures.size > 0) {
     const sorted = [...failures.entries()].sort(([a], [b]) => a - b);
     const [, first] = sorted[0]!;
@@ -92,6 +97,27 @@ export async function resolveThroughChain(
     });
   }
   return { resolved: resolved as ResolvedVersion[], answeredBy };
+}
+
+/** The chain's end for a reference nobody took (only a chain without an end leaves any). */
+function notTaken(chain: readonly Resolver[], ref: Reference): DmError {
+  if (ref.kind === 'url') {
+    return new DmError('URL_NOT_FETCHED', `${ref.url} is a plain URL, and nothing here fetches URLs`, {
+      category: 'unreachable',
+      hint: 'use a registry reference, or run dm install where URLs may be fetched',
+    });
+  }
+  const unknownHost = ref.host !== 'github.com';
+  return new DmError(
+    unknownHost ? 'UNKNOWN_HOST' : 'REGISTRY_NOT_FOUND',
+    unknownHost
+      ? `${formatReference(ref)} names the host ${ref.host}, which is not configured (dm does not guess what a host serves)`
+      : `no configured source serves the registry of ${formatReference(ref)} (tried: ${chain.map((r) => r.name).join(', ') || 'none'})`,
+    {
+      category: 'not-found',
+      hint: `pass --registry-url, --registry-dir, or configure ${ref.host} under registries: in the config file`,
+    },
+  );
 }
 
 /** A file's bytes from the first resolver that can fetch it. */

@@ -22,11 +22,13 @@ export async function searchTemplates(query: string, options: SearchOptions): Pr
     });
   }
   if (options.config.offline) {
+    // Like every other offline miss (docs/client.md "Commands"): OFFLINE_MISSING, exit 5.
     throw new DmError(
-      'OFFLINE',
-      'dm search needs the registry server, and --offline forbids network access',
+      'OFFLINE_MISSING',
+      'dm search needs the registry server, and --offline forbids asking it',
       {
-        category: 'usage',
+        category: 'unreachable',
+        hint: 'run dm search without --offline',
       },
     );
   }

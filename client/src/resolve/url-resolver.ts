@@ -7,9 +7,11 @@
 
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
+import type { RegistryReference, UrlReference } from '../reference/reference.js';
 import { sha256Hex, versionDigest } from '../registry/digest.js';
 import type { TemplateKind } from '../registry/types.js';
-import type { ResolvedVersion } from './types.js';
+import type { Resolution, Resolver } from './resolver.js';
+import type { ResolvedFile, ResolvedVersion } from './types.js';
 
 export interface UrlResolution {
   resolved: ResolvedVersion;
@@ -127,15 +129,39 @@ export async function resolveUrl(url: string, options: UrlResolverOptions = {}):
   };
 }
 
-/** Fetches files of URL-referenced templates (for lock-resolved entries whose content is not cached). */
-export class UrlContentResolver {
+/**
+ * The chain's end online: resolves plain URL references (their content, fetched once, is kept for
+ * the files the caller asks next) and fetches the files of URL entries dm.lock pins.
+ */
+export class UrlContentResolver implements Resolver {
   readonly name = 'plain URLs';
+  /** Content fetched while resolving, by sha256, until the caller fetches it. */
+  private readonly fetched = new Map<string, Buffer>();
   constructor(private readonly options: UrlResolverOptions = {}) {}
-  async resolve(refs: readonly unknown[]): Promise<null[]> {
+
+  async resolve(refs: readonly RegistryReference[]): Promise<Resolution[]> {
     return refs.map(() => null);
   }
-  async fetchFile(resolved: ResolvedVersion, file: { path: string }): Promise<Buffer | null> {
+
+  async resolveUrls(refs: readonly UrlReference[]): Promise<Resolution[]> {
+    const answers: Resolution[] = [];
+    for (const ref of refs) {
+      try {
+        const { resolved, contents } = await resolveUrl(ref.url, this.options);
+        for (const data of contents.values()) this.fetched.set(sha256Hex(data), data);
+        answers.push(resolved);
+      } catch (error) {
+        if (!(error instanceof DmError)) throw error;
+        answers.push(error);
+      }
+    }
+    return answers;
+  }
+
+  async fetchFile(resolved: ResolvedVersion, file: ResolvedFile): Promise<Buffer | null> {
     if (!/^https?:\/\//i.test(resolved.template)) return null;
+    const kept = this.fetched.get(file.sha256);
+    if (kept) return kept;
     const url =
       file.path === resolved.templateFile
         ? resolved.template
