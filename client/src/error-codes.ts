@@ -650,6 +650,27 @@ export const ERROR_CODES = {
     category: 'limit',
     meaning: "A mirror's upstream sent an answer larger than allowed.",
   },
+  UPSTREAM_REGISTRY_NOT_FOUND: {
+    category: 'upstream',
+    meaning: "A mirrored registry's upstream serves no registry of that name (to the mirror's token).",
+  },
+  UPSTREAM_NOT_CONFIGURED: {
+    category: 'usage',
+    meaning: 'A registry mirrors an upstream that is not an --upstream of this server.',
+  },
+  URL_NOT_FETCHED: {
+    category: 'unreachable',
+    meaning: 'A plain URL reference was met where nothing fetches URLs (only dm install and expansion do).',
+  },
+  INDEX_BUILD_FAILED: {
+    category: ['error', 'limit'],
+    meaning:
+      "The worker building a registry's index stopped (out of its memory, or crashed); the sync failed.",
+  },
+  INVALID_ORGANISATION: {
+    category: INVALID_INPUT_FIRST,
+    meaning: 'An organisation name is malformed, or a token names too many organisations.',
+  },
   REMOTE_ERROR: {
     category: ALL_CATEGORIES,
     meaning:

@@ -12,6 +12,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { DmError, type ErrorCategory } from '../../../client/src/error.js';
+import { isErrorCode } from '../../../client/src/error-codes.js';
 import type { Finding, TreeEntry } from '../../../client/src/registry/types.js';
 import type { Snapshot } from '../../../client/src/source/source.js';
 import type { BuiltIndex, IndexedFile, IndexedTemplate, KnownContent } from './build-index.js';
@@ -118,9 +119,9 @@ export function toWireError(error: unknown): WireError {
 
 /** The error a worker reported, as the same kind of error it was (so the sync records the same code). */
 function fromWireError(error: WireError): Error {
-  if (!error.code) return new Error(error.message);
+  if (!isErrorCode(error.code)) return new Error(error.message);
   return new DmError(error.code, error.message, {
-    ...(error.category ? { category: error.category } : {}),
+    ...(error.category ? { category: error.category as never } : {}),
     ...(error.hint === undefined ? {} : { hint: error.hint }),
   });
 }
