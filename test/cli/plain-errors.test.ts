@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { nearest } from '../../client/src/cli/nearest.js';
+import { nearest } from '../../client/src/nearest.js';
 import { type CliResult, isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
 
 function runRegistry(args: string[], env: Record<string, string>): Promise<CliResult> {

@@ -111,6 +111,43 @@ describe('dm expand with registry references', () => {
     const names = (JSON.parse(inConfig.stdout).config.resources as { name: string }[]).map((r) => r.name);
     assert.ok(names.includes('cache') && names.includes('cm'), names.join(','));
   });
+
+  it('dm expand warns about a --properties key the template does not declare, naming the nearest one', async () => {
+    const env = await isolatedEnv();
+    const typo = await runDm(
+      [
+        'expand',
+        'redis:v1.0',
+        '--registry-dir',
+        'registry-fixtures',
+        '--properties',
+        'maxMemori=64mb',
+        '-o',
+        'json',
+      ],
+      { env },
+    );
+    assert.equal(typo.code, 0, typo.stderr);
+    assert.match(
+      typo.stderr,
+      /property 'maxMemori' given for redis \(redis:v1\.0\) is not in its schema; did you mean 'maxMemory'\?/,
+    );
+    const known = await runDm(
+      [
+        'expand',
+        'redis:v1.0',
+        '--registry-dir',
+        'registry-fixtures',
+        '--properties',
+        'maxMemory=64mb',
+        '-o',
+        'json',
+      ],
+      { env },
+    );
+    assert.equal(known.code, 0, known.stderr);
+    assert.doesNotMatch(known.stderr, /is not in its schema/);
+  });
 });
 
 describe('dm template render', () => {

@@ -5,10 +5,10 @@
 import { Command, CommanderError, Option } from 'commander';
 import { isHttpUrl } from '../config/config.js';
 import { DmError, exitCodeFor, fromSystemError } from '../error.js';
+import { nearest } from '../nearest.js';
 import { registerCommands } from './commands/index.js';
 import { collect } from './context.js';
 import { printError } from './format.js';
-import { nearest } from './nearest.js';
 import { packageVersion } from './package-version.js';
 
 function globalOutput(argv: readonly string[]): 'text' | 'yaml' | 'json' {

@@ -9,6 +9,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { parseYaml } from '../document/yaml.js';
 import { DmError, fromSystemError } from '../error.js';
 import { isTemplateReferenceType, oneResourceConfiguration } from '../input.js';
+import { nearest } from '../nearest.js';
 import {
   chainTemplateSources,
   type ImportEntry,
@@ -17,7 +18,12 @@ import {
 } from './local-template-source.js';
 import { parseRenderedYaml } from './rendered-yaml.js';
 import { RenderSandbox, type SandboxOptions } from './sandbox/render-sandbox.js';
-import { applySchema, parseTemplateSchema, type SchemaValidationMode } from './schema.js';
+import {
+  applySchema,
+  parseTemplateSchema,
+  type SchemaValidationMode,
+  type TemplateSchema,
+} from './schema.js';
 import type {
   ExpandedConfiguration,
   LayoutResource,
@@ -297,6 +303,9 @@ class Expander {
     if (overrides) written = deepMerge(written, overrides);
     const entry: LayoutResource = { name: resource.name, type: resource.type };
     const inner = await this.expandTemplate(resource, template, written, frame);
+    if (overrides && template.schema) {
+      inner.warnings.unshift(...unknownOverrides(overrides, parseTemplateSchema(template.schema), resource));
+    }
     // As DM's layout: the properties the template saw (schema defaults applied), and no
     // `resources` key when the template rendered none.
     if (resource.properties !== undefined || overrides || template.schema)
@@ -481,4 +490,30 @@ export async function expandFile(path: string, options: ExpandOptions = {}): Pro
     );
   }
   return expandConfiguration({ content, path }, options);
+}
+
+/**
+ * Warnings for values (`-f`, `--properties`) whose top-level keys the template's schema does not
+ * declare, each naming the nearest declared property: a typo there is otherwise silently ignored.
+ * A schema that declares no properties says nothing about which keys are known.
+ */
+function unknownOverrides(
+  overrides: Record<string, unknown>,
+  schema: TemplateSchema,
+  resource: Resource,
+): Warning[] {
+  const declared = schema.document.properties;
+  if (!isMapping(declared)) return [];
+  const known = Object.keys(declared);
+  return Object.keys(overrides)
+    .filter((key) => !Object.hasOwn(declared, key))
+    .map((key) => {
+      const near = nearest(key, known);
+      return {
+        code: 'UNKNOWN_PROPERTY',
+        message: `property '${key}' given for ${resource.name} (${resource.type}) is not in its schema${
+          near ? `; did you mean '${near}'?` : ` (known: ${known.join(', ')})`
+        }`,
+      };
+    });
 }

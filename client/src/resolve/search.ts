@@ -1,7 +1,8 @@
 /** `dm search`: full-text search on a registry server (docs/server.md "HTTP API"); needs `--registry-url`. */
 import type { SearchHit, SearchResult } from '../../../server/src/api/shapes.js';
 import type { DmConfig } from '../config/config.js';
-import { DmError, relayedError } from '../error.js';
+import { DmError } from '../error.js';
+import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
 
 export type { SearchHit, SearchResult };
 
@@ -48,20 +49,8 @@ export async function searchTemplates(query: string, options: SearchOptions): Pr
       signal: AbortSignal.timeout(30_000),
     });
   } catch (error) {
-    throw new DmError(
-      'REGISTRY_UNREACHABLE',
-      `cannot reach the registry server at ${base}: ${(error as Error).message}`,
-      {
-        category: 'unreachable',
-      },
-    );
+    throw registryUnreachable(base, error);
   }
-  const body = (await response.json().catch(() => undefined)) as
-    | (SearchResult & { error?: { code: string; message: string } })
-    | undefined;
-  if (!response.ok || !body) {
-    throw relayedError(response.status, body?.error, (message) => `search failed: ${message}`);
-  }
-  const { error: _error, ...result } = body;
-  return result;
+  if (!response.ok) throw await registryFailure(response, base, 'search failed');
+  return registryJson<SearchResult>(response, base);
 }

@@ -6,12 +6,11 @@
  */
 
 import type { BatchResolveItem, Resolution as ServerResolution } from '../../../server/src/api/shapes.js';
-import { DmError, relayedError } from '../error.js';
+import { type DmError, relayedError } from '../error.js';
 import { formatReference, formatTemplateName, type RegistryReference } from '../reference/reference.js';
+import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
 import type { Resolution, Resolver } from './resolver.js';
 import type { ResolvedFile, ResolvedVersion } from './types.js';
-
-type ServerError = NonNullable<BatchResolveItem['error']>;
 
 /** Codes by which a server says "I do not host that registry" rather than "no such version". */
 const NOT_HOSTED = new Set(['REGISTRY_NOT_FOUND', 'UNKNOWN_REGISTRY']);
@@ -49,25 +48,12 @@ export class ServerResolver implements Resolver {
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
       });
     } catch (error) {
-      throw new DmError(
-        'REGISTRY_UNREACHABLE',
-        `cannot reach the registry server at ${this.base}: ${(error as Error).message}`,
-        {
-          category: 'unreachable',
-          hint: 'check --registry-url, or use --offline to work from dm.lock and the cache',
-        },
-      );
+      throw registryUnreachable(this.base, error);
     }
   }
 
-  private async failure(response: Response, what: string): Promise<DmError> {
-    let error: ServerError | undefined;
-    try {
-      error = ((await response.json()) as { error?: ServerError }).error;
-    } catch {
-      // not a JSON error body
-    }
-    return relayedError(response.status, error, (message) => `${what}: ${message}`);
+  private failure(response: Response, what: string): Promise<DmError> {
+    return registryFailure(response, this.base, what);
   }
 
   async resolve(refs: readonly RegistryReference[]): Promise<Resolution[]> {
@@ -81,7 +67,7 @@ export class ServerResolver implements Resolver {
           response,
           `the registry server could not resolve ${texts.length} references`,
         );
-      const { results } = (await response.json()) as { results: BatchResolveItem[] };
+      const { results } = await registryJson<{ results: BatchResolveItem[] }>(response, this.base);
       results.forEach((item, i) => {
         if (item.resolution) {
           out.push(this.toResolved(texts[i]!, item.resolution));
@@ -119,7 +105,7 @@ export class ServerResolver implements Resolver {
     }
     if (!response.ok)
       throw await this.failure(response, `cannot list the versions of ${formatTemplateName(ref)}`);
-    const body = (await response.json()) as { versions: { version: string }[] };
+    const body = await registryJson<{ versions: { version: string }[] }>(response, this.base);
     return body.versions.map((v) => v.version);
   }
 

@@ -8,10 +8,12 @@
  * So a cold index costs 4 requests whatever the registry's size, a one-file change 3.
  * Every HTTP request (retries and redirect hops included) is counted on the sync's meter.
  */
+
+import { lookup } from 'node:dns/promises';
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
-import { DmError } from '../error.js';
+import { DmError, fromSystemError } from '../error.js';
 import type { TreeEntry } from '../registry/types.js';
 import {
   entriesUnder,
@@ -160,22 +162,57 @@ export class GitHubSource implements Source {
       }
       throw new DmError('SOURCE_FORBIDDEN', `GitHub refused access to ${where}`, { category: 'forbidden' });
     }
-    if (e.status !== undefined && e.status >= 500) {
+    let plain: DmError | undefined;
+    for (
+      let c: unknown = error, depth = 0;
+      c && !plain && depth < 5;
+      c = (c as { cause?: unknown }).cause, depth++
+    )
+      plain = fromSystemError(c);
+    if (e.status !== undefined && e.status >= 500 && !plain) {
       throw new DmError('SOURCE_UNREACHABLE', `GitHub answered ${e.status} for ${what} of ${where}`, {
         category: 'unreachable',
       });
     }
     throw new DmError(
       'SOURCE_UNREACHABLE',
-      `cannot reach GitHub for ${where}: ${e.message ?? String(error)}`,
+      plain
+        ? `${plain.message} (reading ${where})`
+        : `cannot reach GitHub for ${where}: ${e.message ?? String(error)}`,
       {
         category: 'unreachable',
       },
     );
   }
 
+  private hostChecked: Promise<void> | undefined;
+
+  /**
+   * Fails at once, in plain words, when the API host's name does not resolve: a network error
+   * inside octokit is an HTTP 500 to its retry plugin, which retries it for about 14 s first.
+   * Once per source; a failed check is tried again on the next open.
+   */
+  private checkHost(): Promise<void> {
+    this.hostChecked ??= (async () => {
+      const host = new URL(this.options.baseUrl ?? 'https://api.github.com').hostname.replace(/^\[|\]$/g, '');
+      try {
+        await lookup(host);
+      } catch (error) {
+        this.hostChecked = undefined;
+        const plain = fromSystemError(error, host);
+        throw new DmError(
+          'SOURCE_UNREACHABLE',
+          plain?.message ?? `cannot reach ${host}: ${(error as Error).message}`,
+          { cause: error, details: { source: this.description } },
+        );
+      }
+    })();
+    return this.hostChecked;
+  }
+
   async open(options: OpenOptions): Promise<OpenResult> {
     this.meter = options.meter;
+    await this.checkHost();
     const { owner, repo } = this.options;
     const ref = this.options.branch ?? 'HEAD';
     let commit: string;

@@ -4,8 +4,8 @@ import type { Command } from 'commander';
 import { CONFIG_FILE_KEYS, validateConfigFile } from '../../config/config.js';
 import { formatYaml, parseYaml } from '../../document/yaml.js';
 import { DmError } from '../../error.js';
+import { nearest } from '../../nearest.js';
 import { action } from '../context.js';
-import { nearest } from '../nearest.js';
 import { packageVersion } from '../package-version.js';
 
 export function registerConfigCommands(program: Command): void {
