@@ -19,7 +19,11 @@ import { PUBLIC_READER } from '../server/src/store/visibility.js';
 import { postgresBinaries, startPostgres } from '../test/support/postgres.js';
 import { generatedIndex, measure, percentile, SEARCH_QUERIES } from './generated-index.js';
 
-const QUERIES: [string, string][] = [...SEARCH_QUERIES, ['exact name', 'redis-cache-7']];
+const QUERIES: [string, string][] = [
+  ...SEARCH_QUERIES,
+  ['exact name', 'redis-cache-7'],
+  ['empty query (the home page)', ''],
+];
 
 async function addRegistry(pg: PostgresStore, name: string): Promise<number> {
   const r = await pg.pool.query<{ id: number }>(

@@ -108,6 +108,10 @@ export function builtinTypes(): ResourceType[] {
     t('batch', 'v1', 'Job', 'jobs', true, { ...WORKLOAD, readiness: 'job' }),
     t('batch', 'v1', 'CronJob', 'cronjobs', true, { ...WORKLOAD, shortNames: ['cj'] }),
     t('networking.k8s.io', 'v1', 'Ingress', 'ingresses', true, { ...WORKLOAD, shortNames: ['ing'] }),
+    t('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true, {
+      ...WORKLOAD,
+      shortNames: ['pdb'],
+    }),
     t('rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true, {
       fields: ['rules'],
       generation: false,

@@ -2,8 +2,10 @@
  * The read queries on PostgreSQL (the ReadStore of reads.ts; docs/server.md, "Store"): the same
  * rows in the same order as SQLite's (text ordered `COLLATE "C"`, byte order like SQLite's), and the
  * search over the generated `templates.search` vector: every word of the query must match as a
- * prefix (`word:*`), ordered exact name, then name prefix, then `ts_rank` (name A, title and
- * description B, property names and collection C), then name. When nothing matches, names within
+ * prefix (`word:*`). Like SQLite's, the candidate set is bounded (CANDIDATES read from the GIN
+ * index unranked, plus the exactly named templates), then ranked: exact name, then name prefix,
+ * then `ts_rank` (name A, title and description B, property names and collection C), then name;
+ * ranking every match was what made the tail slow. When nothing matches, names within
  * trigram distance of the query (pg_trgm) are the answer, so `rediss` still finds `redis`. The
  * caller's visible registries are a condition of the same statement that ranks, so totals and
  * facets count only what the caller may see.
@@ -31,8 +33,9 @@ import {
 } from './search.js';
 import { visibleRegistriesPg } from './visibility.js';
 
-interface Candidate extends TemplateMatch {
+interface Candidate extends Omit<TemplateMatch, 'registry'> {
   registryId: number;
+  registryName: string;
 }
 
 /** `redis clus` → `redis:* & clus:*` (words are letters, digits and `_` only: no tsquery syntax). */
@@ -157,56 +160,70 @@ export class PostgresReads implements ReadStore {
   }
 
   async search(options: SearchOptions): Promise<SearchPage> {
-    const names = new Map<number, string>();
-    for (const r of await this.rows<{ id: number; name: string }>('SELECT id, name FROM registries', [])) {
-      names.set(r.id, r.name);
-    }
     const words = queryWords(options.q);
     const tsq = tsQuery(words);
     const q = options.q.trim().toLowerCase();
     // Visibility is a condition of the statement that ranks (store/visibility.ts).
     const values: unknown[] = [];
     const conditions = ['TRUE'];
-    const visible = visibleRegistriesPg('registry_id', options.reader, values);
+    const visible = visibleRegistriesPg('t.registry_id', options.reader, values);
     if (visible) conditions.push(visible);
     if (options.registry !== undefined) {
       values.push(options.registry);
-      conditions.push(`registry_id IN (SELECT id FROM registries WHERE name = $${values.length})`);
+      conditions.push(`t.registry_id IN (SELECT id FROM registries WHERE name = $${values.length})`);
     }
     if (options.collection !== undefined) {
       values.push(options.collection);
-      conditions.push(`collection = $${values.length}`);
+      conditions.push(`t.collection = $${values.length}`);
     }
     const where = conditions.join(' AND ');
-    const columns = `id, name, collection, title, description, registry_id AS "registryId", latest_version AS "latestVersion"`;
+    const columns = `t.id, t.name, t.collection, t.title, t.description, t.registry_id AS "registryId",
+      t.latest_version AS "latestVersion", r.name AS "registryName"`;
+    const at = values.length;
     let rows: Candidate[];
+    let totalIsLowerBound = false;
     if (tsq === null) {
       rows = await this.rows<Candidate>(
-        `SELECT ${columns} FROM templates WHERE ${where}
-         ORDER BY name COLLATE "C", collection COLLATE "C" LIMIT ${CANDIDATES + 1}`,
+        `SELECT ${columns} FROM templates t JOIN registries r ON r.id = t.registry_id WHERE ${where}
+         ORDER BY t.name COLLATE "C", t.collection COLLATE "C" LIMIT ${CANDIDATES + 1}`,
         values,
       );
+      totalIsLowerBound = rows.length > CANDIDATES;
+      if (totalIsLowerBound) rows.length = CANDIDATES;
     } else {
-      const at = values.length;
-      rows = await this.rows<Candidate>(
-        `SELECT ${columns} FROM templates, to_tsquery('simple', $${at + 1}) AS query
-         WHERE ${where} AND (search @@ query OR lower(name) = $${at + 2})
-         ORDER BY lower(name) = $${at + 2} DESC, lower(name) LIKE $${at + 3} DESC, ts_rank(search, query) DESC,
-                  name COLLATE "C", collection COLLATE "C"
-         LIMIT ${CANDIDATES + 1}`,
+      // A bounded candidate set read from the GIN index without ranking (ranking every match is
+      // the slow tail), plus the exactly named templates however far the bound is; then the
+      // candidates are ranked: exact name, name prefix, ts_rank, name (the order SQLite's has).
+      rows = await this.rows<Candidate & { bounded: boolean }>(
+        `WITH query AS (SELECT to_tsquery('simple', $${at + 1}) AS q),
+              candidates AS (
+                SELECT t.id FROM templates t, query WHERE t.search @@ query.q AND ${where}
+                LIMIT ${CANDIDATES + 1}),
+              picked AS (
+                (SELECT id FROM candidates LIMIT ${CANDIDATES})
+                UNION
+                SELECT t.id FROM templates t WHERE lower(t.name) = $${at + 2} AND ${where})
+         SELECT ${columns}, (SELECT count(*) FROM candidates) > ${CANDIDATES} AS bounded
+         FROM picked JOIN templates t ON t.id = picked.id JOIN registries r ON r.id = t.registry_id, query
+         ORDER BY lower(t.name) = $${at + 2} DESC, lower(t.name) LIKE $${at + 3} DESC,
+                  ts_rank(t.search, query.q) DESC, t.name COLLATE "C", t.collection COLLATE "C"`,
         [...values, tsq, q, likePrefix(q)],
       );
+      totalIsLowerBound = (rows[0] as { bounded?: boolean } | undefined)?.bounded === true;
       if (rows.length === 0 && q.length >= 3) {
+        // Nothing matched: names within trigram distance of the query (pg_trgm), visible ones only.
         rows = await this.rows<Candidate>(
-          `SELECT ${columns} FROM templates WHERE ${where} AND name % $${at + 1}
-           ORDER BY similarity(name, $${at + 1}) DESC, name COLLATE "C", collection COLLATE "C"
+          `SELECT ${columns} FROM templates t JOIN registries r ON r.id = t.registry_id
+           WHERE ${where} AND t.name % $${at + 1}
+           ORDER BY similarity(t.name, $${at + 1}) DESC, t.name COLLATE "C", t.collection COLLATE "C"
            LIMIT ${CANDIDATES + 1}`,
           [...values, q],
         );
+        totalIsLowerBound = rows.length > CANDIDATES;
+        if (totalIsLowerBound) rows.length = CANDIDATES;
       }
     }
-    const totalIsLowerBound = rows.length > CANDIDATES;
-    if (totalIsLowerBound) rows.length = CANDIDATES;
+    const names = new Map(rows.map((r) => [r.registryId, r.registryName]));
     const start = (options.page - 1) * options.limit;
     return {
       query: options.q,
@@ -215,7 +232,7 @@ export class PostgresReads implements ReadStore {
       page: options.page,
       limit: options.limit,
       matches: rows.slice(start, start + options.limit).map((r) => ({
-        registry: names.get(r.registryId) ?? '',
+        registry: r.registryName,
         collection: r.collection,
         name: r.name,
         latestVersion: r.latestVersion,
