@@ -14,12 +14,13 @@ import {
 } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
+/** `only`: the fault applies to requests whose path starts with it; the others are forwarded. */
 export type FaultMode =
   | { mode: 'pass' }
-  | { mode: 'refuse' }
-  | { mode: 'status'; status: number; retryAfter?: string }
-  | { mode: 'hang' }
-  | { mode: 'html' };
+  | { mode: 'refuse'; only?: string }
+  | { mode: 'status'; status: number; retryAfter?: string; only?: string }
+  | { mode: 'hang'; only?: string }
+  | { mode: 'html'; only?: string };
 
 export interface FaultProxy {
   url: string;
@@ -48,7 +49,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const line = `${req.method} ${req.url}`;
     seen.push(line);
-    switch (mode.mode) {
+    const applies = !('only' in mode) || mode.only === undefined || (req.url ?? '').startsWith(mode.only);
+    switch (applies ? mode.mode : 'pass') {
       case 'refuse':
         req.socket.destroy();
         return;
@@ -60,6 +62,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>captive portal</body></html>');
         return;
       case 'status': {
+        if (mode.mode !== 'status') return;
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (mode.retryAfter !== undefined) headers['retry-after'] = mode.retryAfter;
         res
@@ -92,7 +95,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     }
   });
   server.on('connection', (socket) => {
-    if (mode.mode === 'refuse') {
+    if (mode.mode === 'refuse' && mode.only === undefined) {
       socket.destroy();
       return;
     }

@@ -7,7 +7,10 @@
  * The key hash is the first four bytes of SHA-256(name ‖ "\n" ‖ 0x01 ‖ public key), read as a
  * big-endian number; signatures carry it so a verifier picks the right key. A name is non-empty
  * UTF-8 without white space, `+` or control characters, typically the server's host[/path].
- * Only node:crypto does the cryptography; these functions also sign other bytes (bundles).
+ * Only node:crypto does the cryptography. This is dm's one Ed25519 key module: air-gap bundles
+ * (docs/mirroring.md) keep their keys as PEM files (PKCS#8 / SPKI) and generate, parse, sign and
+ * verify with the functions below too (`generateEd25519Pem`, `parseEd25519Pem`, `signBytes`,
+ * `verifyBytes`).
  */
 import {
   createHash,
@@ -82,6 +85,29 @@ function formatVerifierKey(name: string, raw: Uint8Array): string {
   return `${name}+${hex8(keyHash(name, raw))}+${Buffer.concat([Buffer.from([ALG_ED25519]), raw]).toString('base64')}`;
 }
 
+/** Makes a new Ed25519 key pair as PEM text: the private key (PKCS#8) and the public key (SPKI). */
+export function generateEd25519Pem(): { privateKey: string; publicKey: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return {
+    privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
+}
+
+/**
+ * Parses an Ed25519 key in PEM form (a private key: PKCS#8; a public key: SPKI, or the public half
+ * of a private key); undefined when the text is not such a key (the caller names the file).
+ */
+export function parseEd25519Pem(text: string, kind: 'private' | 'public'): KeyObject | undefined {
+  if (typeof text !== 'string' || text.length > 16 * 1024) return undefined;
+  try {
+    const key = kind === 'private' ? createPrivateKey(text) : createPublicKey(text);
+    return key.asymmetricKeyType === 'ed25519' ? key : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Makes a new Ed25519 key pair named `name`; returns both keys as text. Keep the signer key secret. */
 export function generateLogKey(name: string): { signerKey: string; verifierKey: string } {
   checkName(name, 'generateLogKey');
@@ -151,12 +177,16 @@ export function parseSignerKey(text: string): LogSigner {
   return { name, keyHash: hash, privateKey, verifierKey: formatVerifierKey(name, raw) };
 }
 
-/** Signs bytes with a signer key (Ed25519, 64-byte signature). */
-export function signBytes(signer: LogSigner, data: Uint8Array): Buffer {
+/** Signs bytes with a signer key, or a private key from a PEM file (Ed25519, 64-byte signature). */
+export function signBytes(signer: Pick<LogSigner, 'privateKey'>, data: Uint8Array): Buffer {
   return sign(null, data, signer.privateKey);
 }
 
-/** Whether `signature` is the verifier key's Ed25519 signature of `data`. */
-export function verifyBytes(verifier: LogVerifier, data: Uint8Array, signature: Uint8Array): boolean {
+/** Whether `signature` is the Ed25519 signature of `data` by the verifier key (or PEM public key). */
+export function verifyBytes(
+  verifier: Pick<LogVerifier, 'publicKey'>,
+  data: Uint8Array,
+  signature: Uint8Array,
+): boolean {
   return signature.length === 64 && verify(null, data, verifier.publicKey, signature);
 }

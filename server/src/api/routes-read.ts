@@ -228,8 +228,9 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
             version: p.version,
           })
         : '';
-    if (cache) c.header('Cache-Status', cache);
+    // Set only once the caller may read the registry: a private one's stays unsaid.
     const { registry } = service.catalog.locate(p, access);
+    if (cache) c.header('Cache-Status', cache);
     const reads = readsOf(service.store);
     if (p.version === undefined) return templateInfo(c, reads, registry, p);
     return versionContent(c, reads, registry, p);

@@ -11,15 +11,7 @@
  * version digest, the manifest digest and (when a key is given) the signature have been checked.
  * Sizes are bounded while streaming (the manifest, each blob, the total).
  */
-import {
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  type KeyObject,
-  sign,
-  verify,
-} from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
@@ -27,6 +19,12 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { Header, Parser, type ReadEntry } from 'tar';
 import { DmError } from '../../../client/src/error.js';
+import {
+  generateEd25519Pem,
+  parseEd25519Pem,
+  signBytes,
+  verifyBytes,
+} from '../../../client/src/integrity/keys.js';
 import { versionDigest } from '../../../client/src/registry/digest.js';
 import type { AddedVersion } from '../store/add-versions.js';
 
@@ -99,9 +97,7 @@ export function manifestDigest(manifest: Omit<BundleManifest, 'digest'> & { dige
 
 /** Writes an Ed25519 key pair: `<file>` (PKCS#8 PEM, mode 0600) and `<file>.pub` (SPKI PEM). */
 export async function generateBundleKey(file: string): Promise<{ privateKey: string; publicKey: string }> {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const priv = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  const pub = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const { privateKey: priv, publicKey: pub } = generateEd25519Pem();
   await writeFile(file, priv, { mode: 0o600, flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'EEXIST') {
       throw new DmError('FILE_EXISTS', `${file} already exists; keygen never overwrites a key`, {
@@ -125,11 +121,8 @@ async function readKey(file: string, kind: 'private' | 'public'): Promise<KeyObj
       `${file}: ${code === 'ENOENT' ? 'no such key file' : `cannot read (${code})`}`,
     );
   }
-  try {
-    const key = kind === 'private' ? createPrivateKey(text) : createPublicKey(text);
-    if (key.asymmetricKeyType !== 'ed25519') throw new Error('not ed25519');
-    return key;
-  } catch {
+  const key = parseEd25519Pem(text, kind);
+  if (key === undefined) {
     throw new DmError(
       'INVALID_KEY',
       `${file} is not an Ed25519 ${kind} key in PEM form (make one with dm-registry bundle keygen)`,
@@ -138,6 +131,7 @@ async function readKey(file: string, kind: 'private' | 'public'): Promise<KeyObj
       },
     );
   }
+  return key;
 }
 
 export const readSigningKey = (file: string) => readKey(file, 'private');
@@ -174,7 +168,9 @@ export async function writeBundle(
     yield manifestBytes;
     yield padding(manifestBytes.length);
     if (options.signingKey) {
-      const signature = Buffer.from(`${sign(null, manifestBytes, options.signingKey).toString('base64')}\n`);
+      const signature = Buffer.from(
+        `${signBytes({ privateKey: options.signingKey }, manifestBytes).toString('base64')}\n`,
+      );
       yield tarHeader('manifest.sig', signature.length);
       yield signature;
       yield padding(signature.length);
@@ -364,10 +360,9 @@ export async function readBundle(
   if (options.verifyKey) {
     if (!signature)
       throw bundleError(file, 'it is not signed, and --verify-key asks for a signature', 'BUNDLE_SIGNATURE');
-    const ok = verify(
-      null,
+    const ok = verifyBytes(
+      { publicKey: options.verifyKey },
       manifestBytes,
-      options.verifyKey,
       Buffer.from(signature.toString('utf8').trim(), 'base64'),
     );
     if (!ok) throw bundleError(file, 'its signature does not verify with the given key', 'BUNDLE_SIGNATURE');

@@ -158,6 +158,9 @@ export class Mirror {
     this.noteHeard(result.resolution.registry);
     if (result.kind === 'stored') this.options.onStored(result.resolution.registry);
     const after = local();
+    // A caller who may not read what was stored (a private registry) learns nothing of it: the
+    // answer is the catalog's not-found, with the Cache-Status of an upstream that had nothing.
+    if (after.status !== 200) return { ...after, cacheStatus: cacheStatus({ fwd: 'miss' }) };
     if (result.kind === 'stored')
       return { ...after, cacheStatus: cacheStatus({ fwd: 'miss', stored: true }) };
     if (result.kind === 'mismatch') {
