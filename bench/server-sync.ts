@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     const changed = await s.service.sync(reg.id, 'cli');
     const info = s.service.info(
       s.service.find(reg.id, { admin: true, canRead: () => true, readable: () => ({ all: true, ids: [] }) }),
-      false,
+      { viewer: { admin: true } },
     );
     rows.push(
       `registry-fixtures cold       ${String(cold.apiRequests).padStart(3)} requests (target ≤ 4)   [${cold.status}; ${info.counts.versions} versions; DM-style walk ≈ ${dmRequestCount(6, info.counts.templates, info.counts.versions, info.counts.versions * 3)}]`,

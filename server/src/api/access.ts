@@ -140,10 +140,18 @@ function adminAccess(): RequestAccess {
   return { admin: true, canRead: () => true, readable: () => ({ all: true, ids: [] }) };
 }
 
+/**
+ * Writes need an admin token: none sent is 401 UNAUTHORIZED (with WWW-Authenticate), a valid token
+ * without the admin role 403 FORBIDDEN (docs/server.md, "Tokens").
+ */
 export function requireAdmin(access: RequestAccess): void {
-  if (!access.admin) {
-    throw new DmError('FORBIDDEN', 'this needs an admin token', {
-      category: access === ANONYMOUS ? 'unauthorized' : 'forbidden',
+  if (access.admin) return;
+  if (access === ANONYMOUS) {
+    throw new DmError('UNAUTHORIZED', 'this needs an admin token (Authorization: Bearer <token>)', {
+      category: 'unauthorized',
     });
   }
+  throw new DmError('FORBIDDEN', 'this needs an admin token; the token sent may only read', {
+    category: 'forbidden',
+  });
 }
