@@ -79,7 +79,7 @@ async function main(): Promise<void> {
     );
     commitAll(sample, 'one-file change');
     const changed = await s.service.sync(reg.id, 'cli');
-    const info = s.service.info(s.service.find(reg.id, ADMIN_ACCESS), false);
+    const info = s.service.info(s.service.find(reg.id, ADMIN_ACCESS), { viewer: ADMIN_ACCESS });
     rows.push(
       `registry-fixtures cold       ${String(cold.apiRequests).padStart(3)} requests (target ≤ 4)   [${cold.status}; ${info.counts.versions} versions; DM-style walk ≈ ${dmRequestCount(6, info.counts.templates, info.counts.versions, info.counts.versions * 3)}]`,
       `registry-fixtures unchanged  ${String(unchanged.apiRequests).padStart(3)} requests (target = 1)   [${unchanged.status}]`,

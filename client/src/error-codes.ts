@@ -671,6 +671,10 @@ export const ERROR_CODES = {
     category: INVALID_INPUT_FIRST,
     meaning: 'An organisation name is malformed, or a token names too many organisations.',
   },
+  INVALID_HOST: {
+    category: 'usage',
+    meaning: '`dm-registry start --host` (or DM_REGISTRY_HOST) is not an address or host name of this machine.',
+  },
   REMOTE_ERROR: {
     category: ALL_CATEGORIES,
     meaning:

@@ -205,6 +205,7 @@ function upstreamsOf(
 async function start(
   options: CommonOptions & {
     port?: string;
+    host?: string;
     index?: string[];
     defaultRegistry?: string;
     cluster?: string[];
@@ -222,6 +223,18 @@ async function start(
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new DmError('INVALID_PORT', `'${options.port ?? env.DM_REGISTRY_PORT}' is not a port number`, {
       category: 'usage',
+    });
+  }
+  // Loopback unless told otherwise: a server started to try dm is not reachable from the network.
+  const host = options.host ?? env.DM_REGISTRY_HOST ?? '127.0.0.1';
+  const hostFlag = options.host !== undefined ? '--host' : 'DM_REGISTRY_HOST';
+  if (
+    net.isIP(host) === 0 &&
+    !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(host)
+  ) {
+    throw new DmError('INVALID_HOST', `'${host}' is not an address or host name (${hostFlag})`, {
+      category: 'usage',
+      hint: 'for example --host 127.0.0.1, --host 0.0.0.0 (every IPv4 interface) or --host ::',
     });
   }
   const { store, server, logger, githubHosts } = await openEverything(dbFile, env, {
@@ -245,9 +258,11 @@ async function start(
   for (const r of indexed.filter((i) => !i.local)) void service.sync(r.id, 'start');
   service.startScheduler();
 
-  const http = serve({ fetch: app.fetch, port }, (info) => {
+  const http = serve({ fetch: app.fetch, port, hostname: host }, (info) => {
     logger.log('info', 'listening', {
       port: info.port,
+      host,
+      url: `http://${net.isIPv6(host) ? `[${host}]` : host}:${info.port}/`,
       db: dbFile,
       defaultRegistry: defaultRegistry ?? null,
     });
@@ -260,6 +275,17 @@ async function start(
   } catch (error) {
     await service.stop();
     store.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+      throw new DmError(
+        'INVALID_HOST',
+        `cannot listen on '${host}' (${hostFlag}): not an address of this machine`,
+        {
+          category: 'usage',
+          cause: error,
+        },
+      );
+    }
     throw (
       fromSystemError(error, options.port !== undefined ? '--port' : 'DM_REGISTRY_PORT or --port') ?? error
     );
@@ -336,7 +362,7 @@ async function indexOnce(
     const [entry] = await ensureIndexed(server, [source], githubHosts);
     const outcome = await server.service.sync(entry!.id, 'cli');
     const row = server.service.find(entry!.id, ADMIN_ACCESS);
-    const info = server.service.info(row, true);
+    const info = server.service.info(row, { findings: true, viewer: ADMIN_ACCESS });
     logger.flush();
     if (options.json) {
       process.stdout.write(`${JSON.stringify({ sync: outcome, registry: info }, null, 2)}\n`);
@@ -405,6 +431,10 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .command('start')
     .description('migrate the database, index the given sources and serve the API')
     .option('--port <port>', 'port (env DM_REGISTRY_PORT; default 8080)')
+    .option(
+      '--host <address>',
+      'address to listen on (env DM_REGISTRY_HOST; default 127.0.0.1, loopback only; 0.0.0.0 or :: for every interface)',
+    )
     .option('--db <url>', 'database: file:./data/registry.db (env DM_REGISTRY_DB)')
     .option('--index <source[=host/owner/repo]>', 'a source to index (repeatable)', collect)
     .option(
@@ -428,7 +458,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  dm-registry start --index registry-fixtures\n  dm-registry start --upstream https://registry.example --upstream-token-env UPSTREAM_TOKEN\n  dm-registry start --port 9090 --index registry-fixtures --index github.com/acme/templates@main\n',
+      '\nExamples:\n  dm-registry start --index registry-fixtures\n  dm-registry start --upstream https://registry.example --upstream-token-env UPSTREAM_TOKEN\n  dm-registry start --port 9090 --index registry-fixtures --index github.com/acme/templates@main\n  dm-registry start --host 0.0.0.0 --index registry-fixtures   # reachable from other machines\n',
     )
     .action((o) => start(o, env));
   program

@@ -145,6 +145,16 @@ export function withoutCredentials(location: string): string {
   }
 }
 
+/** What a non-admin sees instead of a directory source's path on the server. */
+export const LOCAL_DIRECTORY = 'local directory';
+
+export interface RegistryInfoOptions {
+  /** Include the findings of the last sync. */
+  findings?: boolean;
+  /** Who asks: only an admin sees a directory source's path. */
+  viewer: Pick<RequestAccess, 'admin'>;
+}
+
 /** The `registry` metrics label of every private registry. */
 export const PRIVATE_LABEL = '(private)';
 
@@ -603,7 +613,14 @@ export class RegistryService {
     };
   }
 
-  info(row: RegistryRow, withFindings: boolean): RegistryInfo {
+  /**
+   * A registry as the API and the pages show it. Only an admin sees where a directory source is
+   * on the server's disk: others see `local directory`, in the location and in a sync error.
+   */
+  info(row: RegistryRow, options: RegistryInfoOptions): RegistryInfo {
+    const hidePath = row.sourceType === 'directory' && !options.viewer.admin;
+    const shown = (text: string | null) =>
+      text === null || !hidePath || row.source === '' ? text : text.split(row.source).join(LOCAL_DIRECTORY);
     const last = this.store.db
       .select()
       .from(syncs)
@@ -616,7 +633,11 @@ export class RegistryService {
       name: row.name,
       source: {
         type: row.sourceType,
-        location: row.sourceType === 'directory' ? row.source : withoutCredentials(row.source),
+        location: hidePath
+          ? LOCAL_DIRECTORY
+          : row.sourceType === 'directory'
+            ? row.source
+            : withoutCredentials(row.source),
         branch: row.branch,
         path: row.path,
       },
@@ -627,14 +648,15 @@ export class RegistryService {
       sync: {
         status: row.lastSyncStatus,
         lastSyncAt: row.lastSyncAt === null ? null : new Date(row.lastSyncAt).toISOString(),
-        error: row.lastSyncError,
-        apiRequests: last?.apiRequests ?? null,
+        error: shown(row.lastSyncError),
+        // A directory is read without any API: no request count to show.
+        apiRequests: row.sourceType === 'directory' ? null : (last?.apiRequests ?? null),
         rateLimitRemaining: last?.rateLimitRemaining ?? null,
       },
       counts: { templates: row.templateCount, versions: row.versionCount, findings: row.findingCount },
     };
     if (row.sourceType === 'upstream') info.upstream = this.upstreamInfo(row);
-    if (withFindings) {
+    if (options.findings) {
       info.findings = this.store.db
         .select({
           code: findings.code,

@@ -209,7 +209,8 @@ describe('registry API', () => {
     assert.deepEqual(await (await get('/readyz')).json(), { status: 'ready' });
     const metrics = await (await get('/metrics')).text();
     assert.match(metrics, /dm_registry_http_requests_total/);
-    assert.match(metrics, /dm_registry_sync_api_requests\{registry="github.com\/acme\/templates"\} 1/);
+    // A directory source costs no API request (issue 13).
+    assert.match(metrics, /dm_registry_sync_api_requests\{registry="github.com\/acme\/templates"\} 0/);
     const openapi = (await (await get('/api/v1/openapi.json')).json()) as {
       openapi: string;
       paths: Record<string, unknown>;

@@ -125,7 +125,7 @@ describe('malformed registry', () => {
       const row = s.service.add({ source: join(FIXTURES, 'broken'), name: 'local.dm/acme/broken' });
       const outcome = await s.service.sync(row.id, 'manual');
       assert.equal(outcome.status, 'succeeded', JSON.stringify(outcome.error));
-      const info = s.service.info(s.service.find(row.id, everyone), true);
+      const info = s.service.info(s.service.find(row.id, everyone), { findings: true, viewer: everyone });
       assert.ok(info.counts.versions > 0, 'no valid version was kept');
       assert.ok(info.findings && info.findings.length > 5, 'findings were not stored');
       const codes = new Set(info.findings.map((f) => f.code));

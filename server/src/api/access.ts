@@ -162,8 +162,18 @@ function adminAccess(): RequestAccess {
   return ADMIN_ACCESS;
 }
 
+/**
+ * Writes need an admin token: none sent is 401 UNAUTHORIZED (with WWW-Authenticate), a valid token
+ * without the admin role 403 FORBIDDEN (docs/server.md, "Tokens").
+ */
 export function requireAdmin(access: RequestAccess): void {
-  if (!access.admin) {
-    throw new DmError(access === ANONYMOUS ? 'UNAUTHORIZED' : 'FORBIDDEN', 'this needs an admin token');
+  if (access.admin) return;
+  if (access === ANONYMOUS) {
+    throw new DmError('UNAUTHORIZED', 'this needs an admin token (Authorization: Bearer <token>)', {
+      category: 'unauthorized',
+    });
   }
+  throw new DmError('FORBIDDEN', 'this needs an admin token; the token sent may only read', {
+    category: 'forbidden',
+  });
 }

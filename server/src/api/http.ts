@@ -27,6 +27,18 @@ export function errorResponse(c: Context<AppEnv>, error: DmError): Response {
   return c.json(error.toJSON(), status);
 }
 
+/**
+ * `Content-Disposition: attachment` with a filename safe in any client: ASCII letters, digits,
+ * `.`, `_` and `-` only (anything else becomes `_`), never starting with a dot, at most 200 bytes.
+ */
+export function attachment(filename: string): string {
+  const safe = filename
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^[._]+/, '')
+    .slice(0, 200);
+  return `attachment; filename="${safe || 'download'}"`;
+}
+
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /**

@@ -10,7 +10,15 @@ import { batchCacheStatus } from '../mirror/mirror.js';
 import type { RegistryView } from '../resolve/catalog.js';
 import { type ReadStore, readsOf } from '../store/reads.js';
 import { mayRead } from '../store/visibility.js';
-import { type AppEnv, accessOf, errorResponse, immutableContent, intParam, notModified } from './http.js';
+import {
+  type AppEnv,
+  accessOf,
+  attachment,
+  errorResponse,
+  immutableContent,
+  intParam,
+  notModified,
+} from './http.js';
 import { type RegistryVersionList, searchResult, syncHistory } from './shapes.js';
 import { parseTemplatePath, type TemplatePath } from './template-path.js';
 import type { RequestTracker } from './tracking.js';
@@ -25,7 +33,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     const service = c.get('service');
     const access = accessOf(c);
     const rows = service.all().filter((r) => access.canRead(r));
-    return c.json({ registries: rows.map((r) => service.info(r, false)) });
+    return c.json({ registries: rows.map((r) => service.info(r, { viewer: access })) });
   });
 
   // Admin tokens and read tokens for that registry; a registry the token may not read is not found.
@@ -75,8 +83,9 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
 
   app.get('/registries/:id{.+}', (c) => {
     const service = c.get('service');
-    const row = service.find(c.req.param('id'), accessOf(c));
-    return c.json(service.info(row, true));
+    const access = accessOf(c);
+    const row = service.find(c.req.param('id'), access);
+    return c.json(service.info(row, { findings: true, viewer: access }));
   });
 
   app.get('/search', async (c) => {
@@ -324,6 +333,7 @@ async function versionContent(c: Context<AppEnv>, reads: ReadStore, registry: Re
   }
   if (rest.length === 1 && rest[0] === 'archive.tar.gz') {
     const etag = `"${row.digest.replace(/^sha256:/, '')}"`;
+    c.header('Content-Disposition', attachment(`${p.template}-${version}.tar.gz`));
     return immutable(c, etag, 'application/gzip', registry.visibility, () =>
       archiveCache.get(row.digest, `${p.template}-${version}`, () => reads.versionContents(row.id)),
     );

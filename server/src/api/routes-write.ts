@@ -59,7 +59,7 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
     };
     const row = service.add(input);
     void service.sync(row.id, 'manual');
-    return c.json(service.info(row, false), 201);
+    return c.json(service.info(row, { viewer: { admin: true } }), 201);
   });
 
   app.delete('/registries/:id{.+}', (c) => {

@@ -350,7 +350,7 @@ export function pageRoutes(): Hono<AppEnv> {
       return html(
         c,
         200,
-        <RegistriesPage registries={rows.map((r) => service.info(r, false))} />,
+        <RegistriesPage registries={rows.map((r) => service.info(r, { viewer: access }))} />,
         `${scope(c, rows)}, ${LIVE}`,
       );
     }),
@@ -376,7 +376,7 @@ export function pageRoutes(): Hono<AppEnv> {
         c,
         200,
         <RegistryPage
-          info={service.info(row, true)}
+          info={service.info(row, { findings: true, viewer: access })}
           templates={await readsOf(service.store).templates(row.id)}
           local={isLocalSource(row)}
           showLocalPath={access.admin}

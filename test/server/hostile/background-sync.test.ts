@@ -130,7 +130,9 @@ describe('hostile: background syncs that fail before they start', () => {
       other.service.startScheduler(10);
       try {
         for (let i = 0; i < 600; i++) {
-          const info = other.service.info(other.service.all().find((r) => r.id === row.id)!, false);
+          const info = other.service.info(other.service.all().find((r) => r.id === row.id)!, {
+            viewer: { admin: true },
+          });
           if (info.sync.status === 'failed') {
             assert.match(info.sync.error ?? '', /SECRET_UNREADABLE/);
             return;

@@ -62,7 +62,7 @@ describe('hostile: killed right after the swap', () => {
       first = open();
       const served = first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
       assert.notEqual(served.digest, before.digest, 'the new index is not serving');
-      const info = first.service.info(first.service.find(1, everyone), false);
+      const info = first.service.info(first.service.find(1, everyone), { viewer: everyone });
       assert.equal(info.sync.status, 'succeeded');
       const last = first.store.sqlite.prepare('SELECT status FROM syncs ORDER BY id DESC LIMIT 1').get() as {
         status: string;
