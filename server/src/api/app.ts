@@ -113,6 +113,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     '/',
     '/search',
     '/templates/*',
+    '/compare',
     '/registries',
     '/registries/*',
   ]) {

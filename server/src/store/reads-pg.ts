@@ -4,7 +4,8 @@
  * search over the generated `templates.search` vector: every word of the query must match as a
  * prefix (`word:*`), ordered exact name, then name prefix, then `ts_rank` (name A, title and
  * description B, property names and collection C), then name. When nothing matches, names within
- * trigram distance of the query (pg_trgm) are the answer, so `rediss` still finds `redis`. The
+ * trigram distance of the query (pg_trgm) are the answer, so `rediss` still finds `redis`, with
+ * the most similar name as `didYouMean` (SQLite: similar-names.ts, the same rule). The
  * caller's visible registries are a condition of the same statement that ranks, so totals and
  * facets count only what the caller may see.
  */
@@ -162,6 +163,7 @@ export class PostgresReads implements ReadStore {
     }
     const columns = `id, name, collection, title, description, registry_id AS "registryId", latest_version AS "latestVersion"`;
     let rows: Candidate[];
+    let didYouMean: string | null = null;
     if (tsq === null) {
       rows = await this.rows<Candidate>(
         `SELECT ${columns} FROM templates WHERE ${where}
@@ -185,6 +187,7 @@ export class PostgresReads implements ReadStore {
            LIMIT ${CANDIDATES + 1}`,
           [...values, q],
         );
+        didYouMean = rows[0]?.name ?? null;
       }
     }
     const totalIsLowerBound = rows.length > CANDIDATES;
@@ -205,6 +208,7 @@ export class PostgresReads implements ReadStore {
         description: r.description || null,
       })),
       facets: countFacets(rows, names),
+      didYouMean,
     };
   }
 }
