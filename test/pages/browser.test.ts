@@ -137,4 +137,133 @@ describe('web pages in headless Chromium', () => {
     assert.equal(await page.getByRole('heading', { level: 2, name: 'Sync status' }).count(), 1);
     await page.screenshot({ path: join(SCREENSHOTS, 'dm-pages-registry.png'), fullPage: true });
   });
+
+  it('the "use it" block: the configuration to paste, Copy buttons hidden without JavaScript', async () => {
+    await page.goto(`${base}/templates/${SAMPLES}/redis`);
+    assert.equal(await page.getByRole('heading', { level: 2, name: 'Use it' }).count(), 1);
+    assert.equal(
+      await page.locator('#use-config').textContent(),
+      `resources:\n- name: my-redis\n  type: ${SAMPLES}/redis:v1.1\n`,
+    );
+    assert.equal(await page.getByRole('button', { name: 'Copy the configuration' }).isVisible(), false);
+    assert.equal(await page.locator('#about dd').nth(0).textContent(), 'dm-samples');
+    assert.equal(await page.locator('#source').textContent(), 'local directory');
+  });
+
+  it('a README renders as Markdown: headings, emphasis and links, no HTML from data', async () => {
+    await page.goto(`${base}/templates/${EXTRAS}/caching/redis-sentinel`);
+    const readme = page.locator('#readme');
+    assert.equal(await readme.getByRole('heading', { level: 3 }).first().textContent(), 'Redis Sentinel');
+    assert.equal(await readme.locator('strong').first().textContent(), 'three');
+    assert.equal(
+      await readme.getByRole('link', { name: 'the docs' }).getAttribute('href'),
+      'https://redis.io/docs/management/sentinel/',
+    );
+    assert.equal(await readme.locator('img').count(), 0);
+    assert.match((await readme.textContent()) ?? '', /<img src=x onerror="alert\(1\)">/);
+  });
+
+  it('relationships link both ways: web-app uses redis, redis lists web-app', async () => {
+    await page.goto(`${base}/templates/${SAMPLES}/web-app`);
+    await page
+      .locator('#uses')
+      .getByRole('link', { name: `${SAMPLES}/redis:v1.0` })
+      .click();
+    await page.waitForURL(/\/redis\/versions\/v1.0.3$/);
+    await page.goto(`${base}/templates/${SAMPLES}/redis`);
+    await page
+      .locator('#used-by')
+      .getByRole('link', { name: `${SAMPLES}/web-app v1.1` })
+      .click();
+    await page.waitForURL(/\/web-app\/versions\/v1.1$/);
+  });
+
+  it('comparing two versions with the labelled pickers opens the diff page', async () => {
+    await page.goto(`${base}/templates/${SAMPLES}/redis`);
+    await page.getByLabel('From version').selectOption('v1.0.3');
+    await page.getByLabel('To version').selectOption('v1.1');
+    await Promise.all([
+      page.waitForURL(/\/versions\/v1.0.3\/diff\/v1.1$/),
+      page.getByRole('button', { name: 'Compare' }).click(),
+    ]);
+    assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'redis v1.0.3 → v1.1');
+    assert.match((await page.locator('#files-summary').textContent()) ?? '', /3 changed/);
+    const added = page.locator('#property-changes tbody tr', {
+      has: page.getByRole('rowheader', { name: 'persistence.size' }),
+    });
+    assert.deepEqual(await added.locator('td').allTextContents(), ['added', 'string']);
+    assert.ok((await page.locator('pre.diff .add').count()) > 0);
+    await page.screenshot({ path: join(SCREENSHOTS, 'dm-pages-diff.png'), fullPage: true });
+  });
+
+  it('a misspelt search offers "did you mean", and the link searches for it', async () => {
+    await page.goto(`${base}/`);
+    await page.getByLabel('Search templates').fill('redsi');
+    await Promise.all([page.waitForURL(/q=redsi$/), page.getByRole('button', { name: 'Search' }).click()]);
+    assert.equal(await results().first().textContent(), `${SAMPLES}/redis`);
+    await page.locator('#did-you-mean').getByRole('link', { name: 'redis' }).click();
+    await page.waitForURL(/\/search\?q=redis$/);
+    assert.equal(await page.locator('#did-you-mean').count(), 0);
+  });
+
+  it('keyboard: Tab reaches the search box first and every page has one h1', async () => {
+    await page.goto(`${base}/templates/${SAMPLES}/redis`);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate('document.activeElement?.id'), 'q');
+    for (const path of [
+      '/',
+      `/templates/${SAMPLES}/redis`,
+      `/templates/${SAMPLES}/redis/versions/v1/diff/v1.1`,
+      '/registries',
+    ]) {
+      await page.goto(`${base}${path}`);
+      assert.equal(await page.getByRole('heading', { level: 1 }).count(), 1, path);
+    }
+  });
+});
+
+describe('the Copy buttons with JavaScript on', () => {
+  let s: TestServer;
+  let http: ReturnType<typeof serve>;
+  let base: string;
+  let browser: LaunchedChromium;
+
+  before(async () => {
+    s = await pagesServer();
+    await new Promise<void>((resolve) => {
+      http = serve({ fetch: s.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve());
+    });
+    base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    browser = await launchChromium({ javaScriptEnabled: true });
+  });
+  after(async () => {
+    await browser?.close();
+    await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
+    await s?.close();
+  });
+
+  it('show themselves and copy the reference and the configuration (the CSP lets only that script run)', async () => {
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    const page = await browser.context.newPage();
+    page.setDefaultTimeout(15_000);
+    const violations: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    await page.goto(`${base}/templates/${SAMPLES}/redis`);
+    // The clipboard holds the copied text once the click's promise settles: wait for that (the
+    // button's "Copied" label is transient, so it is not what the test waits on).
+    const clipboardIs = (text: string) =>
+      page.waitForFunction(`navigator.clipboard.readText().then((t) => t === ${JSON.stringify(text)})`);
+    await page.evaluate("navigator.clipboard.writeText('')");
+    const copy = page.getByRole('button', { name: 'Copy the configuration' });
+    assert.equal(await copy.isVisible(), true);
+    await copy.click();
+    await clipboardIs(`resources:\n- name: my-redis\n  type: ${SAMPLES}/redis:v1.1\n`);
+    await page.getByRole('button', { name: 'Copy the reference' }).click();
+    await clipboardIs(`${SAMPLES}/redis:v1.1`);
+    assert.deepEqual(violations, []);
+    await page.close();
+  });
 });

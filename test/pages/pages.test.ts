@@ -328,6 +328,52 @@ describe('web pages', () => {
     assert.ok(exact.text.includes(`<a href="${REDIS}">${SAMPLES}/redis:v1.0</a>`));
     assert.doesNotMatch(exact.text, /id="used-by"/);
   });
+  it('a misspelt search shows similar names with "did you mean", and a 404 suggests the nearest name', async () => {
+    const { res, text } = await page('/search?q=redsi');
+    assert.equal(res.status, 200);
+    assert.match(
+      text,
+      /<p id="did-you-mean">No template matches “redsi”; these have similar names. Did you mean <a href="\/search\?q=redis">redis<\/a>\?<\/p>/,
+    );
+    const refs = [...text.matchAll(/<a class="ref" href="[^"]+">([^<]+)<\/a>/g)].map((m) => m[1]);
+    assert.equal(refs[0], `${SAMPLES}/redis`);
+    assert.doesNotMatch((await page('/search?q=redis')).text, /id="did-you-mean"/);
+    const api = (await (await get('/api/v1/search?q=redsi')).json()) as { didYouMean: string; total: number };
+    assert.equal(api.didYouMean, 'redis', 'the API gives the same answer');
+    assert.match(text, new RegExp(`>${api.total} templates?<`));
+    const missing = await page(`/templates/${SAMPLES}/redsi`);
+    assert.equal(missing.res.status, 404);
+    assert.match(
+      missing.text,
+      new RegExp(`<p id="did-you-mean">Did you mean <a href="${REDIS}">${SAMPLES}/redis</a>\\?</p>`),
+    );
+  });
+  it('the diff page lists changed files and properties with a bounded line diff, and /compare leads to it', async () => {
+    const path = `${REDIS}/versions/v1.0.3/diff/v1.1`;
+    const { res, text } = await page(path);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    assert.match(text, /<p class="muted" id="files-summary">0 added, 0 removed, 3 changed, 1 unchanged<\/p>/);
+    assert.match(text, /<th scope="row"><code>persistence.size<\/code><\/th><td>added<\/td><td>string<\/td>/);
+    assert.match(text, /<span class="add">\+ {4}persistence:\n<\/span>/);
+    const etag = res.headers.get('etag') ?? '';
+    assert.equal((await get(path, { 'if-none-match': etag })).status, 304);
+    const back = await page(`${REDIS}/versions/v1.1/diff/v1.0.3`);
+    assert.match(back.text, /<th scope="row"><code>persistence.size<\/code><\/th><td>removed<\/td>/);
+    const missing = await page(`${REDIS}/versions/v1.0.3/diff/v9`);
+    assert.equal(missing.res.status, 404);
+    assert.match(missing.text, /has no version v9/);
+    const compare = await get(`/compare?template=${encodeURIComponent(`${SAMPLES}/redis`)}&from=v1&to=v1.1`);
+    assert.equal(compare.status, 302);
+    assert.equal(compare.headers.get('location'), `${REDIS}/versions/v1/diff/v1.1`);
+    assert.equal((await get('/compare?template=x&from=v1')).status, 400);
+    assert.match(
+      (await page(REDIS)).text,
+      /<form class="pick" action="\/compare" method="get" aria-label="Compare versions">/,
+    );
+    const hidden = await get(`/templates/${PRIVATE}/hidden-redis/versions/v1/diff/v1`);
+    assert.equal(hidden.status, 404, 'a private registry stays invisible');
+  });
 });
 
 describe('propertyRows()', () => {

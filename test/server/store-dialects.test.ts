@@ -32,6 +32,9 @@ const QUERIES = [
   'caching',
 ];
 
+/** Misspelt queries: both dialects answer with the same similar names, in the same order. */
+const TYPOS = ['redsi', 'rediss', 'ngnix-ingres', 'postgress', 'namespase', 'cronjob', 'xyzzy', 'sentinal'];
+
 if (postgresBinaries()) {
   describe('the store on SQLite and PostgreSQL', () => {
     let cluster: PostgresCluster;
@@ -173,10 +176,27 @@ if (postgresBinaries()) {
       }
     });
 
-    it('finds names with a typo on PostgreSQL (pg_trgm), where FTS5 has no answer', async () => {
+    it('finds names with a typo alike on both (pg_trgm; similar-names.ts on SQLite), with did-you-mean', async () => {
       const reader = EVERY_REGISTRY;
-      const page = await postgres.search({ q: 'rediss', page: 1, limit: 5, reader });
-      assert.equal(page.matches[0]?.name, 'redis');
+      for (const reads of [sqlite, postgres]) {
+        const page = await reads.search({ q: 'rediss', page: 1, limit: 5, reader });
+        assert.equal(page.matches[0]?.name, 'redis');
+        assert.equal(page.didYouMean, 'redis');
+      }
+      const key = (m: { registry: string; collection: string; name: string }) =>
+        `${m.registry}/${m.collection}/${m.name}`;
+      for (const q of TYPOS) {
+        for (const collection of [undefined, 'caching']) {
+          const a = await sqlite.search({ q, collection, page: 1, limit: 100, reader });
+          const b = await postgres.search({ q, collection, page: 1, limit: 100, reader });
+          assert.deepEqual(a.matches.map(key), b.matches.map(key), q);
+          assert.equal(a.total, b.total, q);
+          assert.deepEqual(a.facets, b.facets, q);
+          assert.equal(a.didYouMean, b.didYouMean, q);
+        }
+      }
+      const exact = await sqlite.search({ q: 'redis', page: 1, limit: 5, reader });
+      assert.equal(exact.didYouMean, null, 'no did-you-mean when the words match');
     });
   });
 } else {

@@ -110,6 +110,8 @@ export interface SearchResult {
   limit: number;
   hits: SearchHit[];
   facets: { collection: Record<string, number>; registry: Record<string, number> };
+  /** When no template matched the words, the hits are similar names and this the most similar. */
+  didYouMean: string | null;
 }
 
 /** The store's search page as the API (and the pages) show it: each hit with its reference. */

@@ -64,6 +64,10 @@ async function scanRegistry(
   let budget = USED_BY_BUDGET_BYTES;
   let incomplete = false;
   for (const t of await reads.templates(registry.id)) {
+    if (budget <= 0) {
+      incomplete = true;
+      break;
+    }
     for (const v of await reads.versions(registry.id, t.collection, t.name)) {
       if (budget <= 0) {
         incomplete = true;

@@ -15,11 +15,15 @@ import { parseTemplatePath, type TemplatePath } from '../api/template-path.js';
 import type { RegistryView } from '../resolve/catalog.js';
 import type { RegistryService } from '../service.js';
 import { readsOf, type VersionRow } from '../store/reads.js';
+import { SIMILARITY_THRESHOLD, similarity } from '../store/similar-names.js';
 import { CONTENT_SECURITY_POLICY } from './layout.js';
 import { propertyRows } from './properties.js';
 import { relationsOf, UsedByIndex } from './relations.js';
 import { isLocalSource, sourceLink } from './use-it.js';
+import { versionDiff } from './version-diff.js';
 import {
+  DiffPage,
+  diffUrl,
   ErrorPage,
   RegistriesPage,
   RegistryPage,
@@ -160,7 +164,13 @@ export function pageRoutes(): Hono<AppEnv> {
       }
     };
 
-  const errorPage = (c: PageContext, error: DmError, list?: Suggestion[], listTitle?: string) => {
+  const errorPage = (
+    c: PageContext,
+    error: DmError,
+    list?: Suggestion[],
+    listTitle?: string,
+    didYouMean?: Suggestion,
+  ) => {
     const status = httpStatusFor(error);
     const title =
       status === 404
@@ -179,8 +189,26 @@ export function pageRoutes(): Hono<AppEnv> {
         message={error.message}
         {...(list ? { list } : {})}
         {...(listTitle ? { listTitle } : {})}
+        didYouMean={didYouMean}
       />,
       'no-store',
+    );
+  };
+
+  /** The 404 page of a version that does not exist, listing those that do. */
+  const noVersion = (
+    c: PageContext,
+    registry: RegistryView,
+    p: TemplatePath,
+    versions: VersionRow[],
+    version: string,
+  ) => {
+    const name = `${registry.name}/${p.collection ? `${p.collection}/` : ''}${p.template}`;
+    return errorPage(
+      c,
+      new DmError('VERSION_NOT_FOUND', `${name} has no version ${version}`, { category: 'not-found' }),
+      versionLinks(registry.name, p, versions),
+      `Versions of ${p.template}`,
     );
   };
 
@@ -234,6 +262,9 @@ export function pageRoutes(): Hono<AppEnv> {
       const access = accessOf(c);
       const raw = c.req.path.replace(/^.*?\/templates\//, '');
       const p = parseTemplatePath(raw);
+      if (p.rest[0] === 'diff' && p.rest.length === 2 && p.version !== undefined) {
+        return diffPage(c, p, p.version, p.rest[1]!);
+      }
       if (p.rest.length > 0) {
         throw new DmError(
           'NOT_FOUND',
@@ -264,15 +295,7 @@ export function pageRoutes(): Hono<AppEnv> {
         ? versions.find((v) => v.version === p.version)
         : (versions.find((v) => v.version === template?.latestVersion) ?? versions[0]);
       if (!shown) {
-        const name = `${registry.name}/${p.collection ? `${p.collection}/` : ''}${p.template}`;
-        return errorPage(
-          c,
-          new DmError('VERSION_NOT_FOUND', `${name} has no version ${p.version ?? ''}`, {
-            category: 'not-found',
-          }),
-          versionLinks(registry.name, p, versions),
-          `Versions of ${p.template}`,
-        );
+        return noVersion(c, registry, p, versions, p.version ?? '');
       }
       const resolution = service.catalog.resolutionOf(shown.id);
       const info =
@@ -341,6 +364,76 @@ export function pageRoutes(): Hono<AppEnv> {
     }),
   );
 
+  /** `…/versions/{from}/diff/{to}`: immutable like the exact-version pages (both are). */
+  const diffPage = async (c: PageContext, p: TemplatePath, from: string, to: string) => {
+    const service = c.get('service');
+    const access = accessOf(c);
+    const registry = service.catalog.locate(p, access).registry;
+    const d = readsOf(service.store);
+    const versions = await d.versions(registry.id, p.collection, p.template);
+    const missing = [from, to].find((v) => !versions.some((row) => row.version === v.replace(/^=/, '')));
+    if (missing !== undefined) {
+      return noVersion(c, registry, p, versions, missing);
+    }
+    const a = versions.find((v) => v.version === from)!;
+    const b = versions.find((v) => v.version === to.replace(/^=/, ''))!;
+    const cache = `${scope(c, [registry])}, ${IMMUTABLE.replace(/^public, /, '')}`;
+    const etag = `"diff-${createHash('sha256')
+      .update(
+        `${PAGES_REVISION}\0${registry.name}\0${p.collection}\0${p.template}\0${a.version}\0${a.digest}\0${b.version}\0${b.digest}`,
+      )
+      .digest('hex')}"`;
+    if (notModified(c, etag)) {
+      return c.body(null, 304, { ETag: etag, 'Cache-Control': cache, Vary: 'Authorization' });
+    }
+    const ra = service.catalog.resolutionOf(a.id);
+    const rb = service.catalog.resolutionOf(b.id);
+    const diff = await versionDiff(
+      ra.files,
+      rb.files,
+      propertyRows(ra.schema),
+      propertyRows(rb.schema),
+      (side, path) => d.inlineText(side === 'from' ? a.id : b.id, path),
+    );
+    return html(
+      c,
+      200,
+      <DiffPage
+        registry={registry.name}
+        collection={p.collection}
+        name={p.template}
+        from={a.version}
+        to={b.version}
+        versions={versions.map((v) => v.version)}
+        diff={diff}
+      />,
+      cache,
+      etag,
+    );
+  };
+
+  // The version pickers' form (GET without JavaScript): to the diff page's own address.
+  app.get(
+    '/compare',
+    page(async (c) => {
+      const template = c.req.query('template') ?? '';
+      const from = c.req.query('from') ?? '';
+      const to = c.req.query('to') ?? '';
+      if (!template || !from || !to || template.length > 1024 || from.length > 256 || to.length > 256) {
+        throw new DmError('INVALID_PARAMETER', 'compare needs template, from and to (each at most 1 KiB)', {
+          category: 'invalid-input',
+        });
+      }
+      const p = parseTemplatePath(template);
+      if (p.version !== undefined || p.rest.length > 0) {
+        throw new DmError('INVALID_PARAMETER', `template must name a template, not a version: ${template}`, {
+          category: 'invalid-input',
+        });
+      }
+      return c.redirect(diffUrl(`${p.host}/${p.owner}/${p.repo}`, p.collection, p.template, from, to), 302);
+    }),
+  );
+
   app.get(
     '/registries',
     page(async (c) => {
@@ -406,21 +499,29 @@ async function suggestionsFor(
   access: RequestAccess,
   p: TemplatePath,
   error: DmError,
-): Promise<[Suggestion[], string]> {
+): Promise<[Suggestion[], string, Suggestion?]> {
   const name = `${p.host}/${p.owner}/${p.repo}`;
   const registry = service.catalog.registry(name);
   if (error.code === 'TEMPLATE_NOT_FOUND' && registry && access.canRead(registry)) {
     const all = await readsOf(service.store).templates(registry.id);
     const same = all.filter((t) => t.collection === p.collection);
-    const list = (same.length > 0 ? same : all).map((t) => ({
+    const shown = same.length > 0 ? same : all;
+    const list = shown.map((t) => ({
       label: `${registry.name}/${t.collection ? `${t.collection}/` : ''}${t.name}`,
       href: templateUrl(registry.name, t.collection, t.name),
     }));
+    // The most similar name, by the rule search uses for typos (store/similar-names.ts).
+    let best: { at: number; score: number } | undefined;
+    for (const [at, t] of shown.entries()) {
+      const score = similarity(p.template, t.name);
+      if (score >= SIMILARITY_THRESHOLD && (!best || score > best.score)) best = { at, score };
+    }
     return [
       list,
       same.length > 0
         ? `Templates in ${p.collection || 'the root collection'}`
         : `Templates in ${registry.name}`,
+      best ? list[best.at] : undefined,
     ];
   }
   const list = [...service.catalog.registries().values()]

@@ -12,6 +12,7 @@ import { CopyButton, Layout } from './layout.js';
 import { Markdown } from './markdown.js';
 import type { PropertyRow } from './properties.js';
 import { minimalConfig, type SourceLink, useCommands } from './use-it.js';
+import type { VersionDiff } from './version-diff.js';
 
 // ---- URLs -------------------------------------------------------------------------------------
 
@@ -20,6 +21,17 @@ const segments = (text: string) => text.split('/').map(encodeURIComponent).join(
 export function templateUrl(registry: string, collection: string, name: string, version?: string): string {
   const path = [registry, ...(collection ? [collection] : []), name].map(segments).join('/');
   return `/templates/${path}${version === undefined ? '' : `/versions/${encodeURIComponent(version)}`}`;
+}
+
+/** The diff page of two versions of a template. */
+export function diffUrl(
+  registry: string,
+  collection: string,
+  name: string,
+  from: string,
+  to: string,
+): string {
+  return `${templateUrl(registry, collection, name, from)}/diff/${encodeURIComponent(to)}`;
 }
 
 export function registryUrl(name: string): string {
@@ -196,6 +208,12 @@ export function SearchPage(props: { params: SearchParams; result: SearchResult }
           />
         </aside>
         <section aria-label="Results">
+          {result.didYouMean !== null && (
+            <p id="did-you-mean">
+              {`No template matches “${params.q}”; these have similar names. Did you mean `}
+              <a href={searchUrl({ ...params, q: result.didYouMean, page: 1 })}>{result.didYouMean}</a>?
+            </p>
+          )}
           {result.hits.length === 0 ? (
             <p>No template matches. Try fewer or shorter words.</p>
           ) : (
@@ -454,6 +472,14 @@ export function TemplatePage(p: TemplatePageProps) {
       ) : (
         <section aria-labelledby="h-versions">
           <h2 id="h-versions">Versions</h2>
+          {p.versions.length > 1 && (
+            <CompareForm
+              template={templateUrl(p.registry, p.collection, p.name).replace(/^\/templates\//, '')}
+              versions={p.versions.map((v) => v.version)}
+              from={p.versions[1]!.version}
+              to={p.versions[0]!.version}
+            />
+          )}
           <Table
             columns={['Version', 'Kind', 'Digest', 'Note']}
             items={p.versions}
@@ -575,6 +601,134 @@ export function TemplatePage(p: TemplatePageProps) {
 function splitName(registry: string, collection: string, template: string) {
   const [host = '', owner = '', repo = ''] = registry.split('/');
   return { host, owner, repo, collection, template };
+}
+
+/** Two version pickers; GET /compare redirects to the diff page. */
+function CompareForm(props: { template: string; versions: string[]; from: string; to: string }) {
+  const select = (id: string, label: string, selected: string) => (
+    <label for={id}>
+      {label}
+      <select id={id} name={id}>
+        {props.versions.map((v) => (
+          <option value={v} selected={v === selected}>
+            {v}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+  return (
+    <form class="pick" action="/compare" method="get" aria-label="Compare versions">
+      <input type="hidden" name="template" value={props.template} />
+      {select('from', 'From version', props.from)}
+      {select('to', 'To version', props.to)}
+      <button type="submit">Compare</button>
+    </form>
+  );
+}
+
+export interface DiffPageProps {
+  registry: string;
+  collection: string;
+  name: string;
+  from: string;
+  to: string;
+  versions: string[];
+  diff: VersionDiff;
+}
+
+export function DiffPage(p: DiffPageProps) {
+  const { files, unchanged, properties } = p.diff;
+  return (
+    <Layout title={`${p.name} ${p.from} → ${p.to}`}>
+      <p class="muted">
+        <a href={registryUrl(p.registry)}>{p.registry}</a>
+        {' / '}
+        <a href={templateUrl(p.registry, p.collection, p.name)}>{p.name}</a>
+      </p>
+      <h1>
+        {`${p.name} `}
+        <a href={templateUrl(p.registry, p.collection, p.name, p.from)}>{p.from}</a>
+        {' → '}
+        <a href={templateUrl(p.registry, p.collection, p.name, p.to)}>{p.to}</a>
+      </h1>
+      <CompareForm
+        template={templateUrl(p.registry, p.collection, p.name).replace(/^\/templates\//, '')}
+        versions={p.versions}
+        from={p.from}
+        to={p.to}
+      />
+      <section aria-labelledby="h-changed-files">
+        <h2 id="h-changed-files">Files</h2>
+        <p class="muted" id="files-summary">
+          {`${files.filter((f) => f.status === 'added').length} added, ${files.filter((f) => f.status === 'removed').length} removed, ${files.filter((f) => f.status === 'changed').length} changed, ${unchanged} unchanged`}
+        </p>
+        {files.length > 0 && (
+          <Table
+            id="file-changes"
+            columns={['Path', 'Change', 'Size (bytes)']}
+            items={files}
+            row={(f) => (
+              <tr>
+                <th scope="row">
+                  <a href={`#file-${encodeURIComponent(f.path)}`}>{f.path}</a>
+                </th>
+                <td>{f.status}</td>
+                <td class="num">{`${f.fromSize ?? '—'} → ${f.toSize ?? '—'}`}</td>
+              </tr>
+            )}
+          />
+        )}
+      </section>
+      <section aria-labelledby="h-changed-properties">
+        <h2 id="h-changed-properties">Schema properties</h2>
+        {properties.length === 0 ? (
+          <p class="muted">No property was added, removed or changed.</p>
+        ) : (
+          <Table
+            id="property-changes"
+            columns={['Property', 'Change', 'Detail']}
+            items={properties}
+            row={(c) => (
+              <tr>
+                <th scope="row">
+                  <code>{c.name}</code>
+                </th>
+                <td>{c.status}</td>
+                <td>{c.detail}</td>
+              </tr>
+            )}
+          />
+        )}
+      </section>
+      <section aria-labelledby="h-diffs">
+        <h2 id="h-diffs">Changes</h2>
+        {files.map((f) => (
+          <section aria-label={f.path} id={`file-${encodeURIComponent(f.path)}`}>
+            <h3>
+              <code>{f.path}</code> <span class="badge">{f.status}</span>
+            </h3>
+            {f.hunks === null ? (
+              <p class="muted">{f.note ?? ''}</p>
+            ) : (
+              <pre class="diff">
+                <code>
+                  {f.hunks.map((h) => [
+                    <span class="hunk">{`@@ -${h.fromStart} +${h.toStart} @@\n`}</span>,
+                    ...h.ops.map((op) => (
+                      <span class={op.kind === '+' ? 'add' : op.kind === '-' ? 'del' : undefined}>
+                        {`${op.kind}${op.line}\n`}
+                      </span>
+                    )),
+                  ])}
+                </code>
+              </pre>
+            )}
+          </section>
+        ))}
+      </section>
+    </Layout>
+  );
 }
 
 // ---- registries -------------------------------------------------------------------------------
@@ -775,11 +929,18 @@ export function ErrorPage(props: {
   message: string;
   listTitle?: string;
   list?: Suggestion[];
+  /** The nearest thing that exists. */
+  didYouMean?: Suggestion | undefined;
 }) {
   return (
     <Layout title={props.title}>
       <h1>{props.title}</h1>
       <p id="message">{props.message}</p>
+      {props.didYouMean && (
+        <p id="did-you-mean">
+          Did you mean <a href={props.didYouMean.href}>{props.didYouMean.label}</a>?
+        </p>
+      )}
       {props.list && props.list.length > 0 && (
         <section aria-labelledby="h-available">
           <h2 id="h-available">{props.listTitle ?? 'What exists'}</h2>

@@ -6,7 +6,8 @@
  * index unranked, plus the exactly named templates), then ranked: exact name, then name prefix,
  * then `ts_rank` (name A, title and description B, property names and collection C), then name;
  * ranking every match was what made the tail slow. When nothing matches, names within
- * trigram distance of the query (pg_trgm) are the answer, so `rediss` still finds `redis`. The
+ * trigram distance of the query (pg_trgm) are the answer, so `rediss` still finds `redis`, with
+ * the most similar name as `didYouMean` (SQLite: similar-names.ts, the same rule). The
  * caller's visible registries are a condition of the same statement that ranks, so totals and
  * facets count only what the caller may see.
  */
@@ -182,6 +183,7 @@ export class PostgresReads implements ReadStore {
     const at = values.length;
     let rows: Candidate[];
     let totalIsLowerBound = false;
+    let didYouMean: string | null = null;
     if (tsq === null) {
       rows = await this.rows<Candidate>(
         `SELECT ${columns} FROM templates t JOIN registries r ON r.id = t.registry_id WHERE ${where}
@@ -221,6 +223,7 @@ export class PostgresReads implements ReadStore {
         );
         totalIsLowerBound = rows.length > CANDIDATES;
         if (totalIsLowerBound) rows.length = CANDIDATES;
+        didYouMean = rows[0]?.name ?? null;
       }
     }
     const names = new Map(rows.map((r) => [r.registryId, r.registryName]));
@@ -240,6 +243,7 @@ export class PostgresReads implements ReadStore {
         description: r.description || null,
       })),
       facets: countFacets(rows, names),
+      didYouMean,
     };
   }
 }

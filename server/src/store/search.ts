@@ -12,7 +12,8 @@
  */
 import type Database from 'better-sqlite3';
 import type { Store } from './db.js';
-import { type Reader, visibleRegistriesSqlite } from './visibility.js';
+import { type NamedRow, SimilarNames } from './similar-names.js';
+import { mayRead, type Reader, visibleRegistriesSqlite } from './visibility.js';
 
 export const CANDIDATES = 1000;
 
@@ -46,6 +47,11 @@ export interface SearchPage {
   limit: number;
   matches: TemplateMatch[];
   facets: { collection: Record<string, number>; registry: Record<string, number> };
+  /**
+   * Set when no template matched the words and the answer is templates with similar names
+   * (similar-names.ts): the most similar name, for "did you mean".
+   */
+  didYouMean: string | null;
 }
 
 interface Candidate {
@@ -136,8 +142,52 @@ const MAX_STATEMENTS = 256;
 
 export class TemplateSearch {
   private readonly statements = new Map<string, Database.Statement>();
+  private readonly names: SimilarNames;
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store) {
+    this.names = new SimilarNames(
+      () =>
+        (this.statement("SELECT group_concat(id || ':' || generation) FROM registries").pluck().get() as
+          | string
+          | null) ?? '',
+      () =>
+        this.statement(
+          'SELECT id, name, collection, registry_id AS registryId FROM templates',
+        ).all() as NamedRow[],
+    );
+  }
+
+  /** When no words matched: templates with names similar to the query, as on PostgreSQL. */
+  private similarTo(q: string, options: SearchOptions): Candidate[] {
+    if (q.trim().length < 3) return [];
+    // The same visibility rule as the SQL condition (store/visibility.ts), over the registries.
+    const registries = new Set(
+      (
+        this.statement('SELECT id, name, visibility, organisation FROM registries').all() as {
+          id: number;
+          name: string;
+          visibility: string;
+          organisation: string | null;
+        }[]
+      )
+        .filter((r) => mayRead(options.reader, r) && (options.registry === undefined || r.name === options.registry))
+        .map((r) => r.id),
+    );
+    const collection = options.collection;
+    const similar = this.names.similar(
+      q.trim().toLowerCase(),
+      (r) => registries.has(r.registryId) && (collection === undefined || r.collection === collection),
+      CANDIDATES + 1,
+    );
+    const titles = new Map(
+      (
+        this.statement('SELECT id, title FROM templates WHERE id IN (SELECT value FROM json_each(?))').all(
+          JSON.stringify(similar.map((r) => r.id)),
+        ) as { id: number; title: string | null }[]
+      ).map((r) => [r.id, r.title]),
+    );
+    return similar.map((r) => ({ ...r, title: titles.get(r.id) ?? null, score: 0 }));
+  }
 
   private statement(sql: string): Database.Statement {
     let stmt = this.statements.get(sql);
@@ -175,11 +225,14 @@ export class TemplateSearch {
             `SELECT ${columns} FROM templates t WHERE 1${plain} ORDER BY t.name, t.collection LIMIT ${CANDIDATES + 1}`,
           ).all(...params)
     ) as Candidate[];
+    // Nothing matched the words: names similar to the query are the answer (similar-names.ts).
+    const similar = match && rows.length === 0 ? this.similarTo(options.q, options) : [];
+    rows.push(...similar);
     const totalIsLowerBound = rows.length > CANDIDATES;
     if (totalIsLowerBound) rows.length = CANDIDATES;
 
     let ranked = rows;
-    if (match) {
+    if (match && similar.length === 0) {
       const q = options.q.trim().toLowerCase();
       const exactName = options.q.trim();
       const seen = new Set(rows.map((r) => r.id));
@@ -232,6 +285,7 @@ export class TemplateSearch {
       limit: options.limit,
       matches,
       facets,
+      didYouMean: similar[0]?.name ?? null,
     };
   }
 }
