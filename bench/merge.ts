@@ -5,12 +5,27 @@
  * `list(append)+dict(no_replace,recurse_list)+str()`. One iteration = building the mergers +
  * merge(merge({}, A), B), as in the spec's table. cloud-init's own Python merger runs on the same
  * input in the same run (test/support/cloud-init.sh must have been run).
- * Run: npm run build && node dist/bench/merge.js [iterations]
+ *
+ * Then end to end, as a user meets it (issue 10): `dm merge --as raw a.yaml b.yaml --merge-how …`
+ * in process — parse both YAML texts, merge, serialize the result as YAML — against cloud-init run
+ * the same way (its own safeyaml.load, the mergers, safeyaml.dumps), and against PyYAML's C loader
+ * and dumper as a stricter baseline. The target is ≥ 3× cloud-init.
+ * Run: npm run build && node dist/bench/merge.js [iterations] [end-to-end iterations]
  */
-import { buildMerger, parseMergeHowString, toMergeValue, toPlainValue } from '../client/src/merge/index.js';
+import {
+  buildMerger,
+  formatMergedYaml,
+  type LoadedDocument,
+  mergeLoadedDocuments,
+  parseMergeDocuments,
+  parseMergeHowString,
+  toMergeValue,
+  toPlainValue,
+} from '../client/src/merge/index.js';
 import { CloudInitReference, encodeForPython, findCloudInit } from '../test/merge/cloud-init-reference.js';
 
 const ITERATIONS = Number(process.argv[2] ?? 100);
+const E2E_ITERATIONS = Number(process.argv[3] ?? 5);
 const STRATEGY = 'list(append)+dict(no_replace,recurse_list)+str()';
 
 function buildDocument(which: 'A' | 'B'): Map<string, unknown> {
@@ -47,8 +62,8 @@ function stats(times: number[]): { median: number; mean: number } {
   };
 }
 
-function time(fn: () => unknown, iterations: number): number[] {
-  for (let i = 0; i < 30; i++) fn(); // warm up: steady state, after the JIT has compiled the mergers
+function time(fn: () => unknown, iterations: number, warmUp = 30): number[] {
+  for (let i = 0; i < warmUp; i++) fn(); // warm up: steady state, after the JIT has compiled the mergers
   const times: number[] = [];
   for (let i = 0; i < iterations; i++) {
     const start = process.hrtime.bigint();
@@ -119,4 +134,52 @@ if (python) {
   console.log(
     `ratio cloud-init / dm incl. conversion: ${(python.median / withConversion.median).toFixed(1)}×`,
   );
+}
+
+// End to end: YAML text in, YAML text out, as `dm merge --as raw` does it (the files read aside).
+const aText = formatMergedYaml(a);
+const bText = formatMergedYaml(b);
+const endToEnd = () => {
+  const loaded: LoadedDocument[] = [
+    { document: parseMergeDocuments(aText, 'a.yaml')[0], file: 'a.yaml', position: 1, source: 'a.yaml' },
+    { document: parseMergeDocuments(bText, 'b.yaml')[0], file: 'b.yaml', position: 1, source: 'b.yaml' },
+  ];
+  return formatMergedYaml(mergeLoadedDocuments(loaded, { as: 'raw', mergeHow: STRATEGY }).result);
+};
+const written = endToEnd();
+console.log(
+  `\nend to end: a.yaml ${(aText.length / 1e6).toFixed(1)} MB + b.yaml ${(bText.length / 1e6).toFixed(1)} MB → ${(written.length / 1e6).toFixed(1)} MB of YAML; ${E2E_ITERATIONS} iterations`,
+);
+const dmE2e = stats(time(endToEnd, E2E_ITERATIONS, 2));
+console.log(
+  `dm merge (parse → merge → serialize)   median ${dmE2e.median.toFixed(2).padStart(8)} ms  mean ${dmE2e.mean.toFixed(2).padStart(8)} ms`,
+);
+for (const libyaml of [false, true]) {
+  try {
+    const reference = new CloudInitReference(findCloudInit());
+    const answer = await reference.request({
+      mode: 'bench_e2e',
+      merge_how: STRATEGY,
+      a_text: aText,
+      b_text: bText,
+      iterations: E2E_ITERATIONS,
+      libyaml,
+    });
+    reference.close();
+    if (!Array.isArray(answer.seconds)) throw new Error(JSON.stringify(answer).slice(0, 300));
+    const theirs = stats((answer.seconds as number[]).map((s) => s * 1000));
+    const label = libyaml ? 'PyYAML C loader/dumper + mergers    ' : 'cloud-init (safeyaml load/dumps)    ';
+    console.log(
+      `${label}   median ${theirs.median.toFixed(2).padStart(8)} ms  mean ${theirs.mean.toFixed(2).padStart(8)} ms`,
+    );
+    console.log(
+      `ratio ${libyaml ? 'PyYAML C' : 'cloud-init'} / dm end to end (median): ${(theirs.median / dmE2e.median).toFixed(1)}×${
+        libyaml ? ' (a faster baseline than cloud-init itself runs)' : ' (target ≥ 3×; higher is better)'
+      }`,
+    );
+  } catch (error) {
+    console.log(
+      `cloud-init end to end not measured: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
 }

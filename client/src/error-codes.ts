@@ -673,7 +673,8 @@ export const ERROR_CODES = {
   },
   INVALID_HOST: {
     category: 'usage',
-    meaning: '`dm-registry start --host` (or DM_REGISTRY_HOST) is not an address or host name of this machine.',
+    meaning:
+      '`dm-registry start --host` (or DM_REGISTRY_HOST) is not an address or host name of this machine.',
   },
   REMOTE_ERROR: {
     category: ALL_CATEGORIES,

@@ -6,7 +6,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { DmError } from './error.js';
+import { DmError, fromSystemError } from './error.js';
 
 export type InputKind = 'directory' | 'template' | 'file' | 'reference';
 
@@ -95,14 +95,22 @@ function kindOnDisk(arg: string): 'directory' | 'file' | undefined {
   }
 }
 
-function readText(path: string): string {
+/**
+ * A text file's content, or one sentence saying why not: a system error as `fromSystemError` says
+ * it (FILE_NOT_FOUND, IS_A_DIRECTORY, PERMISSION_DENIED, …), anything else FILE_NOT_FOUND. Every
+ * command that reads a file it was named reads it here.
+ */
+export function readTextFile(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new DmError(
-      code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'FILE_UNREADABLE',
-      `cannot read ${path}: ${code === 'EACCES' ? 'permission denied' : (code ?? String(error))}`,
+    throw (
+      fromSystemError(error, path) ??
+      new DmError(
+        code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'FILE_UNREADABLE',
+        `cannot read ${path}: ${code ?? String(error)}`,
+      )
     );
   }
 }
@@ -121,7 +129,7 @@ export function loadInput(arg: string, options: LoadInputOptions = {}): Input {
   if (onDisk === 'directory') {
     input = { kind: 'directory', arg, path: arg, name: defaultInputName(arg, true) };
   } else if (onDisk === 'file') {
-    const text = readText(arg);
+    const text = readTextFile(arg);
     if (TEMPLATE_FILE.test(arg)) {
       const type = basename(arg);
       const resource = options.deployment ?? type.replace(/\.[^.]*$/, '');

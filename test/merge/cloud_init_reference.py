@@ -15,6 +15,11 @@ Requests and answers:
   {"mode": "merger", "merge_how": str | list, "a": value, "b": value}  -> {"result": value} | {"error": kind}
   {"mode": "bench", "merge_how": str, "a": doc, "b": doc, "iterations": n}
       -> {"seconds": [t, ...]}: per iteration, construct(merge_how) + merge(merge({}, a), b)
+  {"mode": "bench_e2e", "merge_how": str, "a_text": str, "b_text": str, "iterations": n, "libyaml": bool}
+      -> {"seconds": [t, ...], "bytes": n}: per iteration, what a user of cloud-init runs — YAML text
+     loaded with cloud-init's own loader (safeyaml.load), construct(merge_how) + merge(a, b), and
+     the result dumped with cloud-init's safeyaml.dumps; with "libyaml", PyYAML's C loader and
+     dumper instead (faster than cloud-init itself runs).
   {"mode": "version"} -> {"version": "..."}
 """
 import json
@@ -23,7 +28,7 @@ import sys
 import time
 
 import yaml
-from cloudinit import mergers, util, version
+from cloudinit import mergers, safeyaml, util, version
 from cloudinit.handlers import CONTENT_END, CONTENT_START, cloud_config
 
 KINDS = (ValueError, ImportError, KeyError, TypeError, IndexError, AttributeError)
@@ -112,6 +117,26 @@ def answer(req):
         return {"version": version.version_string()}
     if mode == "userdata":
         return userdata(req)
+    if mode == "bench_e2e":
+        fast = req.get("libyaml", False)
+
+        def load(text):
+            return yaml.load(text, Loader=yaml.CSafeLoader) if fast else safeyaml.load(text)
+
+        def dump(value):
+            if fast:
+                return yaml.dump(value, Dumper=yaml.CSafeDumper, default_flow_style=False, sort_keys=False)
+            return safeyaml.dumps(value)
+
+        times = []
+        out = ""
+        for _ in range(req.get("iterations", 3)):
+            start = time.perf_counter()
+            a, b = load(req["a_text"]), load(req["b_text"])
+            merger = mergers.construct(parse_how(req["merge_how"]))
+            out = dump(merger.merge(a, b))
+            times.append(time.perf_counter() - start)
+        return {"seconds": times, "bytes": len(out.encode("utf-8"))}
     if mode == "bench":
         a, b = decode(req["a"]), decode(req["b"])
         times = []

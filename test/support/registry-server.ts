@@ -100,7 +100,8 @@ export async function startRegistry(
     requests: () => [...log],
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        // Already gone (an exit code, or killed by a signal: exitCode stays null then), or not yet.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.on('exit', () => resolve());
         child.kill('SIGTERM');
       }),

@@ -6,11 +6,12 @@
  * and a later layer starts only after the earlier ones were applied. Other deploy item types
  * are reported as skipped.
  */
+
+import { isMapping } from '../data.js';
 import { formatYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import type { DeploymentStore } from '../state/deployments-store.js';
 import type { RenderResult } from './engine.js';
-import { isMapping } from './model.js';
 
 export const MANIFEST_TYPE = 'landscaper.gardener.cloud/kubernetes-manifest';
 

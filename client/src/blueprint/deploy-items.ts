@@ -4,9 +4,11 @@
  * types, labels, timeouts, dependsOn, cycles) and with their `target` references resolved to
  * `{name, namespace}`; and their run order.
  */
+
+import { isMapping } from '../data.js';
 import { BlueprintError } from './errors.js';
 import { listOutput, runExecutions, standardBinding } from './executions.js';
-import { allImports, type Blueprint, isMapping } from './model.js';
+import { allImports, type Blueprint } from './model.js';
 import { findCycleDfs, layers } from './order.js';
 import type { InstallationNode, Obj, RunEnv } from './scope.js';
 import { str } from './scope.js';

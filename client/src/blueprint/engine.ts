@@ -6,6 +6,8 @@
  * ordering, validation and error phases. Every template renders through the one execution
  * runner (executions.ts) and the run's TemplateRenderer (the sandbox in sandbox.ts).
  */
+
+import { isMapping } from '../data.js';
 import { deployItemsPhase } from './deploy-items.js';
 import { BlueprintError, type Phase } from './errors.js';
 import { type ExportedObjects, exportedObjects, exportsPhase } from './exports.js';
@@ -14,7 +16,6 @@ import {
   type BlueprintInputs,
   type BlueprintSource,
   type Files,
-  isMapping,
   parseBlueprint,
   parseInstallation,
 } from './model.js';
@@ -23,7 +24,8 @@ import type { SchemaScope } from './schema.js';
 import { type InstallationNode, type Obj, type RunEnv, rootContext } from './scope.js';
 import { subinstallationBlueprint, subinstallationsPhase } from './subinstallations.js';
 
-export { deepMerge } from './exports.js';
+/** The one deep merge (client/src/data.ts), under the name blueprints have always exported. */
+export { mergeDeep as deepMerge } from '../data.js';
 export type { BlueprintInputs, BlueprintSource, Files } from './model.js';
 
 /** What `dm blueprint render` reports for one installation; a key is absent when its step was not reached. */

@@ -4,10 +4,12 @@
  * the run's TemplateRenderer (the sandbox), with the same error translation. The phases decide
  * what to do with the outputs.
  */
+
+import { isMapping } from '../data.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import { BlueprintError, type Phase } from './errors.js';
-import { type Execution, filePath, isMapping } from './model.js';
+import { type Execution, filePath } from './model.js';
 import { TemplateFailure } from './sandbox.js';
 import type { InstallationNode, Obj, RunEnv } from './scope.js';
 

@@ -4,22 +4,14 @@
  * then the installation's exportDataMappings and the DataObjects and Targets it writes to its
  * parent's context.
  */
+
+import { isMapping, mergeDeep } from '../data.js';
 import { BlueprintError } from './errors.js';
 import { evaluateMapping, runExecutions, standardBinding } from './executions.js';
-import { type Blueprint, isMapping } from './model.js';
+import type { Blueprint } from './model.js';
 import { generateDataObjectName } from './names.js';
 import { type SchemaScope, validateAgainst } from './schema.js';
 import { type Context, clone, type InstallationNode, type Obj, type RunEnv, str } from './scope.js';
-
-/** Deep merge for export executions: maps merge, everything else is replaced. */
-export function deepMerge(into: Obj, from: Obj): Obj {
-  const out: Obj = { ...into };
-  for (const [k, v] of Object.entries(from)) {
-    const prev = out[k];
-    out[k] = isMapping(prev) && isMapping(v) ? deepMerge(prev, v) : v;
-  }
-  return out;
-}
 
 export interface ExportsResult {
   /** The blueprint's declared exports as the export executions produced them (validated). */
@@ -91,7 +83,7 @@ export async function exportsPhase(
   const binding = () => ({ ...standardBinding(node, imports), ...extra });
   let merged: Obj = {};
   for await (const { output } of runExecutions(env, node, 'exportExecutions', bp.exportExecutions, binding)) {
-    if (isMapping(output.exports)) merged = deepMerge(merged, output.exports);
+    if (isMapping(output.exports)) merged = mergeDeep(merged, output.exports);
   }
   const exports = declaredExports(node, bp, merged, scope);
   const values: Obj = { ...exports };

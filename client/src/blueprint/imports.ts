@@ -4,9 +4,11 @@
  * imports in order, run the import executions, and store the imports in the installation's own
  * context.
  */
+
+import { isMapping } from '../data.js';
 import { BlueprintError } from './errors.js';
 import { evaluateMapping, runExecutions, standardBinding } from './executions.js';
-import { allImports, type Blueprint, type ImportDefinition, isMapping } from './model.js';
+import { allImports, type Blueprint, type ImportDefinition } from './model.js';
 import { installationContext } from './names.js';
 import type { SchemaScope } from './schema.js';
 import { validateAgainst } from './schema.js';

@@ -3,12 +3,14 @@
  * file (docs/blueprints.md "Commands": installation, scope, componentDescriptor,
  * blueprints, deployerExports).
  */
+
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { isMapping } from '../data.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
+import { readTextFile } from '../input.js';
 import type { BlueprintInputs, BlueprintSource, Files } from './engine.js';
-import { isMapping } from './model.js';
 
 const MAX_FILES = 1000;
 const MAX_BYTES = 16 * 1024 * 1024;
@@ -118,17 +120,5 @@ export function inputsFromDocument(
 
 /** Reads and parses the imports file. */
 export function readImportsFile(path: string): { inputs: BlueprintInputs; blueprint?: Files } {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new DmError(
-      'FILE_NOT_FOUND',
-      `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-      {
-        category: 'not-found',
-      },
-    );
-  }
-  return inputsFromDocument(parseYaml(text, { source: path }), path);
+  return inputsFromDocument(parseYaml(readTextFile(path), { source: path }), path);
 }

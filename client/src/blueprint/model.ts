@@ -3,6 +3,7 @@
  * (docs/blueprints.md "Blueprints", "Installations"), with Landscaper's defaulting and static
  * validation (`ValidateBlueprint`), and the imports file's shape.
  */
+import { isMapping } from '../data.js';
 import { parseYaml } from '../document/yaml.js';
 import { BlueprintError, type Phase } from './errors.js';
 import { DNS_LABEL } from './names.js';
@@ -74,10 +75,6 @@ export interface Blueprint {
   /** Static subinstallations: `{file}` or an inline InstallationTemplate. */
   subinstallations: Record<string, unknown>[];
   annotations: Record<string, unknown>;
-}
-
-export function isMapping(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function list(v: unknown, what: string, phase: Phase): unknown[] {

@@ -1,31 +1,14 @@
 /**
  * JSON schemas of blueprints (docs/blueprints.md "Blueprints"): `local://`, `blueprint://` and `cd://`
  * references are replaced by the schema they name before compilation; everything else is left
- * to the validator (ajv, as client/src/expand/schema.ts uses it; drafts 4/6/7 as gojsonschema
- * detects them).
+ * to the validator (client/src/document/json-schema.ts, the set-up template schemas use too;
+ * drafts 4/6/7 as gojsonschema detects them).
  */
-import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { isMapping } from '../data.js';
+import { fromDraft04, schemaCompiler } from '../document/json-schema.js';
 import { parseYaml } from '../document/yaml.js';
 import { BlueprintError } from './errors.js';
-
-const require = createRequire(import.meta.url);
-
-interface AjvLike {
-  compile(schema: unknown): ValidateFunction;
-}
-
-let ajvInstance: AjvLike | undefined;
-
-function ajv(): AjvLike {
-  if (!ajvInstance) {
-    const AjvClass = require('ajv').default as new (options: Record<string, unknown>) => AjvLike;
-    const instance = new AjvClass({ allErrors: true, strict: false, validateSchema: false });
-    (require('ajv-formats').default as (a: AjvLike) => void)(instance);
-    ajvInstance = instance;
-  }
-  return ajvInstance;
-}
 
 export interface SchemaScope {
   /** `localTypes` of the blueprint. */
@@ -34,10 +17,6 @@ export interface SchemaScope {
   files: Record<string, string>;
   /** Schemas behind `cd://` references (resources of type landscaper.gardener.cloud/jsonschema). */
   cdSchemas?: Record<string, unknown>;
-}
-
-function isMapping(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function fragment(schema: unknown, frag: string | undefined, ref: string): unknown {
@@ -111,25 +90,6 @@ export function resolveSchemaRefs(
   return out;
 }
 
-/** Draft-04 spellings ajv does not read: boolean exclusive bounds, `id`; `$schema` is dropped. */
-function normalise(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(normalise);
-  if (!isMapping(node)) return node;
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(node)) {
-    if (key === '$schema' || (key === 'id' && typeof value === 'string')) continue;
-    if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'boolean') {
-      const bound = key === 'exclusiveMinimum' ? 'minimum' : 'maximum';
-      if (value && typeof node[bound] === 'number') out[key] = node[bound];
-      continue;
-    }
-    out[key] = normalise(value);
-  }
-  if (typeof out.exclusiveMinimum === 'number' && node.exclusiveMinimum === true) delete out.minimum;
-  if (typeof out.exclusiveMaximum === 'number' && node.exclusiveMaximum === true) delete out.maximum;
-  return out;
-}
-
 function describe(e: ErrorObject): string {
   const path = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : '(root)';
   return `${path}: ${e.message ?? 'is invalid'}`;
@@ -142,13 +102,13 @@ const compiled = new Map<string, ValidateFunction>();
  * violation, empty when valid. A schema that cannot be compiled is a `schema` error.
  */
 export function validateAgainst(value: unknown, schema: unknown, scope: SchemaScope, what: string): string[] {
-  const resolved = normalise(resolveSchemaRefs(schema, scope));
+  const resolved = fromDraft04(resolveSchemaRefs(schema, scope));
   if (resolved === true || resolved === undefined || resolved === null) return [];
   const key = JSON.stringify(resolved);
   let validate = compiled.get(key);
   if (!validate) {
     try {
-      validate = ajv().compile(resolved);
+      validate = schemaCompiler({ useDefaults: false, validateSchema: false }).compile(resolved);
     } catch (error) {
       throw new BlueprintError('schema', `${what}: invalid JSON schema: ${(error as Error).message}`);
     }

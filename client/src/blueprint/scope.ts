@@ -3,13 +3,9 @@
  * objects of a context (DataObjects and Targets by key), the installation being run, and the
  * run's environment.
  */
-import {
-  type BlueprintInputs,
-  type BlueprintSource,
-  type Files,
-  type Installation,
-  isMapping,
-} from './model.js';
+
+import { isMapping } from '../data.js';
+import type { BlueprintInputs, BlueprintSource, Files, Installation } from './model.js';
 import { generateDataObjectName } from './names.js';
 import type { TemplateRenderer } from './sandbox.js';
 

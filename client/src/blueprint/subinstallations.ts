@@ -5,6 +5,8 @@
  * as Landscaper does, and ordered by what they import from each other. The templates read are
  * never changed: dropping wiring gives new templates.
  */
+
+import { isMapping } from '../data.js';
 import { parseYaml } from '../document/yaml.js';
 import { BlueprintError } from './errors.js';
 import { listOutput, runExecutions, standardBinding } from './executions.js';
@@ -14,7 +16,6 @@ import {
   type BlueprintSource,
   filePath,
   type Installation,
-  isMapping,
   parseInstallation,
 } from './model.js';
 import { DNS_LABEL } from './names.js';

@@ -2,9 +2,11 @@
  * Client configuration, read in one place (docs/client.md "Configuration"): flag > environment > config file > default.
  * Library code never reads `process.env`; the CLI calls `loadConfig` once and passes options down.
  */
+
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { isMapping } from '../data.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError, fromSystemError } from '../error.js';
 import { SCHEMA_VALIDATION_MODES, type SchemaValidationMode } from '../expand/schema.js';
@@ -166,9 +168,6 @@ export function isHttpUrl(value: string): boolean {
     return false;
   }
 }
-
-const isMapping = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Checks every key of a parsed config file; the first problem is an error naming file and key. */
 export function validateConfigFile(data: unknown, path: string): ConfigFile {

@@ -4,7 +4,9 @@
  * reverse dependency order; `deleteDeployment` updates to an empty manifest, then removes the
  * deployment (its manifests stay). Everything is recorded as it happens.
  */
+
 import { hostname } from 'node:os';
+import { isMapping } from '../data.js';
 import { formatYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import type { DeploymentStore, InventoryEntry } from '../state/deployments-store.js';
@@ -361,9 +363,8 @@ function comparable(o: Json): Json {
 /** Leaf paths whose value differs between the object as it would be and as it is. */
 function changedFields(after: Json, before: Json): string[] {
   const out: string[] = [];
-  const isMap = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
   const walk = (a: unknown, b: unknown, path: string) => {
-    if (isMap(a) && isMap(b)) {
+    if (isMapping(a) && isMapping(b)) {
       for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) walk(a[k], b[k], `${path}.${k}`);
     } else if (JSON.stringify(a) !== JSON.stringify(b)) {
       out.push(`${path}: ${JSON.stringify(b ?? null)} -> ${JSON.stringify(a ?? null)}`);

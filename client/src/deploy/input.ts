@@ -5,8 +5,10 @@
  * as a configuration, otherwise documents whose `data` is a Kubernetes object are deployed), or a
  * registry reference (a one-resource configuration, expanded through the registry's template source).
  */
+
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { isMapping } from '../data.js';
 import { formatYaml, formatYamlDocuments, parseYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import type { SchemaValidationMode } from '../expand/schema.js';
@@ -29,16 +31,12 @@ export interface LoadInputOptions {
 
 type Json = Record<string, unknown>;
 
-function isObject(v: unknown): v is Json {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 function isKubeObject(v: unknown): v is Json {
-  return isObject(v) && typeof v.apiVersion === 'string' && typeof v.kind === 'string';
+  return isMapping(v) && typeof v.apiVersion === 'string' && typeof v.kind === 'string';
 }
 
 function isLayeredDocument(v: unknown): boolean {
-  return isObject(v) && typeof v.schema === 'string' && isObject(v.metadata) && 'data' in v;
+  return isMapping(v) && typeof v.schema === 'string' && isMapping(v.metadata) && 'data' in v;
 }
 
 /** Kubernetes objects as primitives: type `<apiVersion>/<Kind>`, name from metadata.name. */
@@ -46,7 +44,7 @@ export function primitivesFromObjects(objects: Json[], source: string): Primitiv
   const seen = new Set<string>();
   return objects.map((o, i) => {
     const { apiVersion, kind, ...rest } = o;
-    const metaName = isObject(o.metadata) ? o.metadata.name : undefined;
+    const metaName = isMapping(o.metadata) ? o.metadata.name : undefined;
     if (typeof metaName !== 'string' || metaName === '') {
       throw new DmError(
         'INVALID_DOCUMENT',
@@ -141,7 +139,7 @@ async function renderedInput(
   for (const doc of configurations) {
     const data = doc.data;
     const where = `${CONFIGURATION_SCHEMA} document ${String((doc.metadata as Json | undefined)?.name ?? '?')}`;
-    if (!isObject(data) || !Array.isArray(data.resources)) {
+    if (!isMapping(data) || !Array.isArray(data.resources)) {
       throw new DmError('INVALID_CONFIGURATION', `${path}: ${where} has no resources list in its data`, {
         category: 'invalid-input',
       });

@@ -4,11 +4,12 @@
  * the RenderSandbox (one per run: one Jinja process, one Python process); where templates come
  * from is a TemplateSource chain (local files first, registry references from injected sources).
  */
-import { readFileSync } from 'node:fs';
+
 import { basename, dirname, resolve } from 'node:path';
+import { isMapping, mergeDeep } from '../data.js';
 import { parseYaml } from '../document/yaml.js';
-import { DmError, fromSystemError } from '../error.js';
-import { isTemplateReferenceType, oneResourceConfiguration } from '../input.js';
+import { DmError } from '../error.js';
+import { isTemplateReferenceType, oneResourceConfiguration, readTextFile } from '../input.js';
 import { nearest } from '../nearest.js';
 import {
   chainTemplateSources,
@@ -85,19 +86,6 @@ export const DEFAULT_MAX_TEMPLATES = 100_000;
 /** Whether a type could be a template: a template file name, a registry reference, or a URL. */
 export function looksLikeTemplate(type: string): boolean {
   return templateKindOf(type) !== undefined || isTemplateReferenceType(type);
-}
-
-function isMapping(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    const current = out[k];
-    out[k] = isMapping(current) && isMapping(v) ? deepMerge(current, v) : v;
-  }
-  return out;
 }
 
 function stableKey(value: unknown): string {
@@ -300,7 +288,7 @@ class Expander {
       return { layout: [{ name: resource.name, type: resource.type }], primitives: [resource], warnings };
     }
     let written = isMapping(resource.properties) ? resource.properties : {};
-    if (overrides) written = deepMerge(written, overrides);
+    if (overrides) written = mergeDeep(written, overrides);
     const entry: LayoutResource = { name: resource.name, type: resource.type };
     const inner = await this.expandTemplate(resource, template, written, frame);
     if (overrides && template.schema) {
@@ -462,21 +450,7 @@ export async function expandConfiguration(
 
 /** Expands a configuration file; a template file (`.jinja`, `.py`) becomes a one-resource configuration. */
 export async function expandFile(path: string, options: ExpandOptions = {}): Promise<ExpansionResult> {
-  let content: string;
-  try {
-    content = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw (
-      fromSystemError(error, path) ??
-      new DmError(
-        'FILE_NOT_FOUND',
-        `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-        {
-          category: 'not-found',
-        },
-      )
-    );
-  }
+  const content = readTextFile(path);
   if (templateKindOf(path) === 'python' || path.endsWith('.jinja')) {
     const type = basename(path);
     const name = options.deployment ?? type.replace(/\.[^.]*$/, '');

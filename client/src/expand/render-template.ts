@@ -3,10 +3,13 @@
  * and no YAML parsing, so that anyone can compare dm with Jinja2 byte for byte. The context
  * file's top-level keys become the template's globals.
  */
+
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
+import { isMapping } from '../data.js';
 import { formatYaml, parseYaml } from '../document/yaml.js';
-import { DmError, fromSystemError } from '../error.js';
+import { DmError } from '../error.js';
+import { readTextFile } from '../input.js';
 import { templateKindOf } from './local-template-source.js';
 import { RenderSandbox, type SandboxOptions } from './sandbox/render-sandbox.js';
 
@@ -56,47 +59,15 @@ function filesUnder(dir: string, into: Record<string, string>): void {
   walk(dir, 0);
 }
 
-function isMapping(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 export async function renderTemplateFile(
   path: string,
   options: RenderTemplateOptions = {},
 ): Promise<RenderedTemplate> {
   const kind = templateKindOf(path) ?? 'jinja';
-  let source: string;
-  try {
-    source = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw (
-      fromSystemError(error, path) ??
-      new DmError(
-        'FILE_NOT_FOUND',
-        `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-        {
-          category: 'not-found',
-        },
-      )
-    );
-  }
+  const source = readTextFile(path);
   let context: Record<string, unknown> = {};
   if (options.contextFile) {
-    let text: string;
-    try {
-      text = readFileSync(options.contextFile, 'utf8');
-    } catch (error) {
-      throw (
-        fromSystemError(error, options.contextFile) ??
-        new DmError(
-          'FILE_NOT_FOUND',
-          `cannot read ${options.contextFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-          {
-            category: 'not-found',
-          },
-        )
-      );
-    }
+    const text = readTextFile(options.contextFile);
     const doc = parseYaml(text, { source: options.contextFile });
     if (doc !== null && !isMapping(doc)) {
       throw new DmError('INVALID_CONTEXT', `${options.contextFile}: the context must be a YAML mapping`, {

@@ -8,34 +8,11 @@
  * rewritten to their draft-07 forms; DM's top-level keys (`info`, `imports`, `outputs`) are not
  * schema keywords and are ignored.
  */
-import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { fromDraft04, schemaCompiler } from '../document/json-schema.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import type { TemplateFile } from './types.js';
-
-const require = createRequire(import.meta.url);
-
-interface AjvLike {
-  compile(schema: unknown): ValidateFunction;
-}
-
-let ajvInstance: AjvLike | undefined;
-
-function ajv(): AjvLike {
-  if (!ajvInstance) {
-    const AjvClass = require('ajv').default as new (options: Record<string, unknown>) => AjvLike;
-    const instance = new AjvClass({
-      allErrors: true,
-      useDefaults: true,
-      strict: false,
-      validateSchema: true,
-    });
-    (require('ajv-formats').default as (a: AjvLike) => void)(instance);
-    ajvInstance = instance;
-  }
-  return ajvInstance;
-}
 
 export interface TemplateSchema {
   file: TemplateFile;
@@ -85,45 +62,6 @@ export function pythonTypeNameWarnings(file: TemplateFile): string[] {
   return out;
 }
 
-/** Rewrites draft-04 idioms into what ajv's default draft understands. */
-function fromDraft04(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(fromDraft04);
-  if (node === null || typeof node !== 'object') return node;
-  const out: Record<string, unknown> = {};
-  const src = node as Record<string, unknown>;
-  for (const [key, value] of Object.entries(src)) {
-    if (key === '$schema') continue;
-    if (key === 'id' && typeof value === 'string') continue;
-    if (key === 'type') {
-      out[key] = jsonTypeName(value);
-      continue;
-    }
-    if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'boolean') {
-      const bound = key === 'exclusiveMinimum' ? 'minimum' : 'maximum';
-      if (value && typeof src[bound] === 'number') out[key] = src[bound];
-      continue;
-    }
-    if (
-      (key === 'minimum' || key === 'maximum') &&
-      src[key === 'minimum' ? 'exclusiveMinimum' : 'exclusiveMaximum'] === true
-    ) {
-      continue;
-    }
-    // `properties`, `definitions` and `patternProperties` map names to schemas: keep the names.
-    if (
-      (key === 'properties' || key === 'definitions' || key === 'patternProperties') &&
-      value &&
-      typeof value === 'object' &&
-      !Array.isArray(value)
-    ) {
-      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fromDraft04(v)]));
-      continue;
-    }
-    out[key] = fromDraft04(value);
-  }
-  return out;
-}
-
 /** Parses a schema file; YAML errors and non-mapping documents are errors about the schema. */
 export function parseTemplateSchema(file: TemplateFile): TemplateSchema {
   const document = parseYaml(file.content, { source: file.path });
@@ -165,7 +103,9 @@ function compiledValidator(schema: TemplateSchema): ValidateFunction {
     for (const [k, v] of Object.entries(schema.document)) if (!NOT_KEYWORDS.has(k)) body[k] = v;
     if (body.type === undefined) body.type = 'object';
     try {
-      validate = ajv().compile(fromDraft04(body));
+      validate = schemaCompiler({ useDefaults: true, validateSchema: true }).compile(
+        fromDraft04(body, jsonTypeName),
+      );
     } catch (error) {
       throw new DmError(
         'INVALID_SCHEMA',

@@ -3,16 +3,13 @@
  * `constructor` are ordinary keys), copies and merges with bounded depth (cyclic or absurdly deep
  * input ends in InvalidDocumentFormat instead of a stack overflow).
  */
+import { isMapping, type Mapping } from '../data.js';
 import { layeringError } from './errors.js';
 
-export type Mapping = Record<string, unknown>;
+export { isMapping, type Mapping };
 
 /** Deepest nesting the renderer walks; YAML input is already limited to 1000 by the parser. */
 export const MAX_DEPTH = 1000;
-
-export function isMapping(value: unknown): value is Mapping {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export function hasOwn(obj: object, key: string): boolean {
   return Object.hasOwn(obj, key);

@@ -5,7 +5,14 @@
  * any release above it in the same MAJOR.MINOR); an exact pin `=v1.1.2` matches that version only.
  */
 import { DmError } from '../error.js';
-import { compareVersions, isPrerelease, parseVersion, tryParseVersion, type Version } from './version.js';
+import {
+  compareVersions,
+  isPrerelease,
+  newestFirst,
+  parseVersion,
+  tryParseVersion,
+  type Version,
+} from './version.js';
 
 export interface VersionRequest {
   version: Version;
@@ -88,18 +95,13 @@ export function pickVersion(
 
 /** The highest released version (no pre-releases unless nothing else exists), for references without a version. */
 export function pickLatest(available: readonly string[], options: { subject?: string } = {}): string {
-  const parsed = available.flatMap((n) => {
-    const v = tryParseVersion(n);
-    return v ? [v] : [];
-  });
-  parsed.sort((a, b) => compareVersions(a, b) || (a.raw < b.raw ? -1 : a.raw > b.raw ? 1 : 0));
-  const releases = parsed.filter((v) => !isPrerelease(v));
-  const latest = (releases.length ? releases : parsed).at(-1);
+  const sorted = newestFirst(available);
+  const latest = sorted.find((name) => !isPrerelease(parseVersion(name))) ?? sorted[0];
   if (!latest) {
     throw new DmError('VERSION_NOT_FOUND', `${options.subject ?? 'the template'} has no versions`, {
       category: 'not-found',
       details: { sameMinor: [], newest: null },
     });
   }
-  return latest.raw;
+  return latest;
 }

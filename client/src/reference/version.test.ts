@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { DmError } from '../error.js';
-import { canonicalVersion, compareVersions, parseVersion, sameVersion, tryParseVersion } from './version.js';
+import {
+  canonicalVersion,
+  compareVersions,
+  newestFirst,
+  parseVersion,
+  sameVersion,
+  tryParseVersion,
+} from './version.js';
 
 describe('parseVersion()', () => {
   it('defaults omitted parts to zero', () => {
@@ -67,6 +74,45 @@ describe('parseVersion()', () => {
         }
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+describe('newestFirst()', () => {
+  const name = fc
+    .tuple(
+      fc.nat({ max: 3 }),
+      fc.option(fc.nat({ max: 3 }), { nil: undefined }),
+      fc.option(fc.nat({ max: 3 }), { nil: undefined }),
+      fc.constantFrom('', '-rc.1', '-alpha', '+b1', '+b2'),
+    )
+    .map(
+      ([a, b, c, tail]) =>
+        `v${a}${b === undefined ? '' : `.${b}`}${b !== undefined && c !== undefined ? `.${c}` : ''}${tail}`,
+    );
+
+  it('orders versions newest first, whatever order they come in, and leaves out names that are not versions (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(name, fc.constantFrom('latest', 'main', 'x1')), { maxLength: 12 }),
+        (names) => {
+          const sorted = newestFirst(names);
+          assert.deepEqual(newestFirst([...names].reverse()), sorted, 'independent of the input order');
+          assert.deepEqual(
+            [...sorted].sort(),
+            names.filter((n) => tryParseVersion(n)).sort(),
+            'every version, and nothing else',
+          );
+          for (let i = 1; i < sorted.length; i++) {
+            const c = compareVersions(parseVersion(sorted[i - 1]!), parseVersion(sorted[i]!));
+            assert.ok(
+              c > 0 || (c === 0 && sorted[i - 1]! >= sorted[i]!),
+              `${sorted[i - 1]} before ${sorted[i]}`,
+            );
+          }
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });

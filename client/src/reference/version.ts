@@ -85,6 +85,21 @@ export function compareVersions(a: Version, b: Version): number {
   return a.semver.compare(b.semver);
 }
 
+/**
+ * Version names newest first in semver order — the one order of `dm versions`, `latest` and the
+ * server's version lists. Equal versions (`v1` and `v1.0.0`, build metadata) go by name, the name
+ * that sorts last first, so the order is deterministic. Names that are not versions are left out.
+ */
+export function newestFirst(names: readonly string[]): string[] {
+  return names
+    .flatMap((name) => {
+      const v = tryParseVersion(name);
+      return v ? [v] : [];
+    })
+    .sort((a, b) => compareVersions(b, a) || (a.raw < b.raw ? 1 : a.raw > b.raw ? -1 : 0))
+    .map((v) => v.raw);
+}
+
 /** Whether two versions denote the same version (`v1` and `v1.0.0`; build metadata ignored). */
 export function sameVersion(a: Version, b: Version): boolean {
   return compareVersions(a, b) === 0;

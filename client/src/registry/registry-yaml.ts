@@ -9,6 +9,7 @@
  * Parsing is pure and never throws: every problem becomes a finding, and only the entries that
  * are sound are returned. Whether a path exists is checked by the scanner, which has the tree.
  */
+import { isMapping } from '../data.js';
 import { parseYaml } from '../document/yaml.js';
 import { isDmError } from '../error.js';
 import { formatRegistryName, isValidName, parseDefaultRegistry } from '../reference/reference.js';
@@ -44,10 +45,6 @@ export interface RegistryYaml {
 
 function finding(code: FindingCode, message: string): Finding {
   return { code, severity: FINDING_CODES[code].severity, path: REGISTRY_YAML, message };
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -98,7 +95,7 @@ export function parseRegistryYaml(text: string | undefined): RegistryYaml {
     return result;
   }
   if (doc === null || doc === undefined) return result;
-  if (!isPlainObject(doc)) {
+  if (!isMapping(doc)) {
     result.findings.push(
       finding('REGISTRY_YAML_INVALID', `${REGISTRY_YAML} must be a mapping with a 'collections' key`),
     );
@@ -126,7 +123,7 @@ export function parseRegistryYaml(text: string | undefined): RegistryYaml {
   }
   const collections = doc.collections;
   if (collections === undefined || collections === null) return result;
-  if (!isPlainObject(collections)) {
+  if (!isMapping(collections)) {
     result.findings.push(
       finding(
         'REGISTRY_YAML_INVALID',

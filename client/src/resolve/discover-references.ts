@@ -5,6 +5,7 @@
  * engine finds the references templates emit at render time; this finds what can be seen without
  * rendering, which is what `dm install` locks.
  */
+import { isMapping } from '../data.js';
 import { DmError } from '../error.js';
 import {
   DEFAULT_HOST,
@@ -41,8 +42,8 @@ export function referencesInDocument(doc: unknown, defaultRegistry: DefaultRegis
       visitResources((r as Record<string, unknown>).resources);
     }
   };
-  if (doc && typeof doc === 'object' && !Array.isArray(doc)) {
-    const d = doc as Record<string, unknown>;
+  if (isMapping(doc)) {
+    const d = doc;
     if (Array.isArray(d.imports)) {
       for (const imp of d.imports) {
         const path = imp && typeof imp === 'object' ? (imp as Record<string, unknown>).path : imp;
@@ -83,8 +84,8 @@ export function urlsInDocument(doc: unknown): string[] {
       visitResources((r as Record<string, unknown>).resources);
     }
   };
-  if (doc && typeof doc === 'object' && !Array.isArray(doc)) {
-    const d = doc as Record<string, unknown>;
+  if (isMapping(doc)) {
+    const d = doc;
     if (Array.isArray(d.imports)) {
       for (const imp of d.imports)
         consider(imp && typeof imp === 'object' ? (imp as Record<string, unknown>).path : imp);

@@ -7,7 +7,7 @@ import {
   parseReference,
   type RegistryReference,
 } from '../reference/reference.js';
-import { compareVersions, tryParseVersion } from '../reference/version.js';
+import { newestFirst } from '../reference/version.js';
 import { buildResolverChain } from './build-chain.js';
 import { resolveThroughChain } from './resolver.js';
 import { pinnedReference, type ResolvedVersion } from './types.js';
@@ -72,12 +72,7 @@ export async function listVersions(
         category: 'not-found',
       });
     }
-    const sorted = versions
-      .map((v) => ({ v, parsed: tryParseVersion(v) }))
-      .filter((x) => x.parsed)
-      .sort((a, b) => compareVersions(b.parsed!, a.parsed!))
-      .map((x) => x.v);
-    return { template, versions: sorted };
+    return { template, versions: newestFirst(versions) };
   }
   throw new DmError('REGISTRY_NOT_FOUND', `no configured source serves ${template}`, {
     category: 'not-found',

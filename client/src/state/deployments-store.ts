@@ -46,6 +46,49 @@ export interface OutcomeUpdate {
   resourceVersion?: string | undefined;
 }
 
+/** A manifest's resource as commands and the manager's API show it: the row less its bookkeeping. */
+export interface ResourceOutcome extends InventoryEntry {
+  action: string;
+  outcome: string;
+  message?: string;
+}
+
+export function resourceOutcome(r: ManifestResourceRow): ResourceOutcome {
+  return {
+    name: r.name,
+    action: r.action,
+    type: r.type,
+    apiVersion: r.apiVersion,
+    kind: r.kind,
+    namespace: r.namespace,
+    objectName: r.objectName,
+    level: r.level,
+    outcome: r.outcome,
+    ...(r.message ? { message: r.message } : {}),
+  };
+}
+
+/** The documents a manifest records (stored as JSON text), decoded. */
+export interface ManifestDocuments {
+  target: Record<string, unknown>;
+  inputConfig: unknown;
+  expandedConfig: unknown;
+  layout: unknown;
+  references: unknown;
+  resolvedValues: unknown;
+}
+
+export function manifestDocuments(m: ManifestRow): ManifestDocuments {
+  return {
+    target: JSON.parse(m.target) as Record<string, unknown>,
+    inputConfig: JSON.parse(m.inputConfig),
+    expandedConfig: JSON.parse(m.expandedConfig),
+    layout: JSON.parse(m.layout),
+    references: JSON.parse(m.references),
+    resolvedValues: JSON.parse(m.resolvedValues),
+  };
+}
+
 export class DeploymentStore {
   constructor(
     readonly database: StateDatabase,

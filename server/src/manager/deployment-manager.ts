@@ -7,10 +7,12 @@
  * recorded as they go, so a server killed mid-apply restarts with the operation interrupted and the
  * deployment's previous manifest current (OperationStore.recoverInterrupted).
  */
+
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { isMapping } from '../../../client/src/data.js';
 import { getLive } from '../../../client/src/deploy/apply.js';
 import {
   type DryRunResult,
@@ -80,13 +82,9 @@ function invalid(message: string): DmError {
   return new DmError('INVALID_REQUEST', message, { category: 'invalid-input' });
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 /** Checks a configuration body: `{content, imports: [{name, content}]}`, names safe as relative paths. */
 export function parseConfiguration(value: unknown): ConfigurationBody {
-  if (!isObject(value) || typeof value.content !== 'string') {
+  if (!isMapping(value) || typeof value.content !== 'string') {
     throw invalid('configuration must be an object with content (the configuration text) and imports');
   }
   const imports = value.imports ?? [];
@@ -95,7 +93,7 @@ export function parseConfiguration(value: unknown): ConfigurationBody {
   }
   const seen = new Set<string>();
   const out = imports.map((i, n) => {
-    if (!isObject(i) || typeof i.name !== 'string' || typeof i.content !== 'string') {
+    if (!isMapping(i) || typeof i.name !== 'string' || typeof i.content !== 'string') {
       throw invalid(`configuration.imports[${n}] must be {name, content} with strings`);
     }
     if (i.name.length > 200 || !IMPORT_NAME.test(i.name) || i.name.split('/').includes('..')) {
@@ -129,7 +127,7 @@ export function parseDeploymentRequest(body: Record<string, unknown>, pathName?:
   ) {
     throw invalid('namespace must be a DNS label');
   }
-  if (body.properties !== undefined && !isObject(body.properties))
+  if (body.properties !== undefined && !isMapping(body.properties))
     throw invalid('properties must be an object');
   if (body.waitForReady !== undefined && typeof body.waitForReady !== 'boolean') {
     throw invalid('waitForReady must be true or false');

@@ -5,11 +5,15 @@
  * a manifest (inputConfig, expandedConfig, layout), a type instance (name, type, deployment,
  * manifest, path), plus dm's operations.
  */
-import type {
-  DeploymentRow,
-  DeploymentStore,
-  ManifestResourceRow,
-  ManifestRow,
+import {
+  type DeploymentRow,
+  type DeploymentStore,
+  type ManifestDocuments,
+  type ManifestResourceRow,
+  type ManifestRow,
+  manifestDocuments,
+  type ResourceOutcome,
+  resourceOutcome,
 } from '../../../client/src/state/deployments-store.js';
 import type { OperationRow } from '../../../client/src/state/operations-store.js';
 
@@ -22,18 +26,7 @@ export interface DeploymentSummary {
   updatedAt: string;
 }
 
-export interface ResourceView {
-  name: string;
-  action: string;
-  type: string;
-  apiVersion: string;
-  kind: string;
-  namespace: string;
-  objectName: string;
-  level: number;
-  outcome: string;
-  message?: string;
-}
+export type ResourceView = ResourceOutcome;
 
 export interface DeploymentView extends DeploymentSummary {
   lastGoodManifest: string | null;
@@ -50,15 +43,9 @@ export interface ManifestSummary {
   createdAt: string;
 }
 
-export interface ManifestView extends ManifestSummary {
+export interface ManifestView extends ManifestSummary, ManifestDocuments {
   error?: string;
   finishedAt?: string;
-  target: Record<string, unknown>;
-  inputConfig: unknown;
-  expandedConfig: unknown;
-  layout: unknown;
-  references: unknown;
-  resolvedValues: unknown;
   resources: ResourceView[];
 }
 
@@ -90,20 +77,7 @@ export interface OperationView {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function resourceView(r: ManifestResourceRow): ResourceView {
-  return {
-    name: r.name,
-    action: r.action,
-    type: r.type,
-    apiVersion: r.apiVersion,
-    kind: r.kind,
-    namespace: r.namespace,
-    objectName: r.objectName,
-    level: r.level,
-    outcome: r.outcome,
-    ...(r.message ? { message: r.message } : {}),
-  };
-}
+export const resourceView = resourceOutcome;
 
 export function deploymentSummary(
   d: DeploymentRow,
@@ -145,17 +119,16 @@ export function manifestSummary(m: ManifestRow): ManifestSummary {
 
 /** A manifest in full; the server's kubeconfig path is replaced by the cluster's name. */
 export function manifestView(m: ManifestRow, cluster: string, store: DeploymentStore): ManifestView {
-  const { kubeconfig: _path, ...target } = JSON.parse(m.target) as Record<string, unknown>;
+  const {
+    target: { kubeconfig: _path, ...target },
+    ...documents
+  } = manifestDocuments(m);
   return {
     ...manifestSummary(m),
     ...(m.error ? { error: m.error } : {}),
     ...(m.finishedAt ? { finishedAt: iso(m.finishedAt) } : {}),
     target: { cluster, ...target },
-    inputConfig: JSON.parse(m.inputConfig),
-    expandedConfig: JSON.parse(m.expandedConfig),
-    layout: JSON.parse(m.layout),
-    references: JSON.parse(m.references),
-    resolvedValues: JSON.parse(m.resolvedValues),
+    ...documents,
     resources: store.manifestResources(m.name).map(resourceView),
   };
 }

@@ -14,7 +14,7 @@ import {
   parseReference,
   type RegistryReference,
 } from '../../../client/src/reference/reference.js';
-import { compareVersions, tryParseVersion } from '../../../client/src/reference/version.js';
+import { newestFirst } from '../../../client/src/reference/version.js';
 import type { FileInfo, Resolution } from '../api/shapes.js';
 import type { Store } from '../store/db.js';
 
@@ -54,16 +54,6 @@ export interface CatalogOptions {
   defaultRegistry?: string | undefined;
   /** Largest size of the resolve answer cache, bytes (default 32 MiB). */
   maxCacheBytes?: number | undefined;
-}
-
-function sortedDescending(names: readonly string[]): string[] {
-  return names
-    .flatMap((n) => {
-      const v = tryParseVersion(n);
-      return v ? [v] : [];
-    })
-    .sort((a, b) => compareVersions(b, a) || (a.raw < b.raw ? 1 : -1))
-    .map((v) => v.raw);
 }
 
 export class Catalog {
@@ -236,7 +226,7 @@ export class Catalog {
       throw new DmError(error.code, error.message, {
         category: error.category,
         ...(error.hint ? { hint: error.hint } : {}),
-        details: { ...error.details, reference: text, available: sortedDescending(template.versions) },
+        details: { ...error.details, reference: text, available: newestFirst(template.versions) },
       });
     }
     const id = template.ids.get(version)!;

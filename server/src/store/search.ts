@@ -170,7 +170,10 @@ export class TemplateSearch {
           organisation: string | null;
         }[]
       )
-        .filter((r) => mayRead(options.reader, r) && (options.registry === undefined || r.name === options.registry))
+        .filter(
+          (r) =>
+            mayRead(options.reader, r) && (options.registry === undefined || r.name === options.registry),
+        )
         .map((r) => r.id),
     );
     const collection = options.collection;

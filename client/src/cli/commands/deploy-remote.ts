@@ -158,16 +158,7 @@ export async function remoteGet(ctx: CommandContext, name: string): Promise<Prin
       manifest: d.latestManifest,
       lastGoodManifest: d.lastGoodManifest,
       manifests: d.manifests,
-      resources: d.resources.map((r) => ({
-        name: r.name,
-        action: r.action,
-        kind: r.kind,
-        namespace: r.namespace,
-        objectName: r.objectName,
-        level: r.level,
-        outcome: r.outcome,
-        ...(r.message ? { message: r.message } : {}),
-      })),
+      resources: d.resources,
     },
   };
 }

@@ -3,6 +3,7 @@
  * `dm types instances <type|all>` (docs/deployments.md). Thin: flags → one library call.
  */
 import type { Command } from 'commander';
+import type { DeploymentStore } from '../../state/deployments-store.js';
 import type { CommandContext } from '../context.js';
 import { action, propertiesOf } from '../context.js';
 
@@ -20,10 +21,19 @@ Examples:
   dm --registry my-org/my-repo/my-collection --properties prop1=value1 deploy redis:v1
 `;
 
-async function openStore(ctx: CommandContext) {
+/** Runs `use` over the local deployments database, closed afterwards whatever happens. */
+async function withStore<T>(
+  ctx: CommandContext,
+  use: (store: DeploymentStore) => Promise<T> | T,
+): Promise<T> {
   const { openStateDatabase, stateDatabaseFile } = await import('../../state/database.js');
   const { DeploymentStore } = await import('../../state/deployments-store.js');
-  return new DeploymentStore(openStateDatabase(stateDatabaseFile(ctx.config.dirs.state)));
+  const store = new DeploymentStore(openStateDatabase(stateDatabaseFile(ctx.config.dirs.state)));
+  try {
+    return await use(store);
+  } finally {
+    store.database.close();
+  }
 }
 
 async function kubectlFor(ctx: CommandContext) {
@@ -98,15 +108,12 @@ export function registerDeployCommands(program: Command): void {
           commit: r.commit,
           digest: r.digest,
         }));
-        const store = await openStore(ctx);
-        try {
+        return withStore(ctx, async (store) => {
           const kubectl = await kubectlFor(ctx);
           const common = { name, input, store, kubectl, timeoutSeconds: timeoutOf(options) };
           if (options.dryRun) return reportDryRun(await planDeployment(common));
           return reportDeploy(ctx, await deployConfiguration({ ...common, wait: Boolean(options.wait) }));
-        } finally {
-          store.database.close();
-        }
+        });
       }),
     );
 
@@ -118,8 +125,7 @@ export function registerDeployCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteList(ctx);
-        const store = await openStore(ctx);
-        try {
+        return withStore(ctx, async (store) => {
           const d = store.listDeployments().map((x) => ({
             name: x.name,
             state: x.state,
@@ -133,9 +139,7 @@ export function registerDeployCommands(program: Command): void {
                 ? 'no deployments'
                 : d.map((r) => `${r.name}  ${r.state}  ${r.manifest ?? ''}`).join('\n'),
           };
-        } finally {
-          store.database.close();
-        }
+        });
       }),
     );
   deployments
@@ -145,9 +149,9 @@ export function registerDeployCommands(program: Command): void {
     .action(
       action(async (ctx, [name]) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteGet(ctx, name!);
-        const store = await openStore(ctx);
-        try {
+        return withStore(ctx, async (store) => {
           const { DmError } = await import('../../error.js');
+          const { resourceOutcome } = await import('../../state/deployments-store.js');
           const d = store.getDeployment(name!);
           if (!d) {
             throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
@@ -162,21 +166,10 @@ export function registerDeployCommands(program: Command): void {
               manifest: d.currentManifest,
               lastGoodManifest: d.lastGoodManifest,
               manifests: store.listManifests(d.name).map((m) => m.name),
-              resources: resources.map((r) => ({
-                name: r.name,
-                action: r.action,
-                kind: r.kind,
-                namespace: r.namespace,
-                objectName: r.objectName,
-                level: r.level,
-                outcome: r.outcome,
-                ...(r.message ? { message: r.message } : {}),
-              })),
+              resources: resources.map(resourceOutcome),
             },
           };
-        } finally {
-          store.database.close();
-        }
+        });
       }),
     );
   deployments
@@ -190,8 +183,7 @@ export function registerDeployCommands(program: Command): void {
         if (ctx.config.managerUrl)
           return reportDelete(await (await import('./deploy-remote.js')).remoteDelete(ctx, name!));
         const { deleteDeployment } = await import('../../deploy/deploy.js');
-        const store = await openStore(ctx);
-        try {
+        return withStore(ctx, async (store) => {
           const result = await deleteDeployment({
             name: name!,
             store,
@@ -199,9 +191,7 @@ export function registerDeployCommands(program: Command): void {
             timeoutSeconds: timeoutOf(options),
           });
           return reportDelete(result);
-        } finally {
-          store.database.close();
-        }
+        });
       }),
     );
 
@@ -213,9 +203,9 @@ export function registerDeployCommands(program: Command): void {
       action<unknown>(async (ctx, [deployment, id]) => {
         if (ctx.config.managerUrl)
           return (await import('./deploy-remote.js')).remoteManifests(ctx, deployment!, id);
-        const store = await openStore(ctx);
-        try {
+        return withStore(ctx, async (store) => {
           const { DmError } = await import('../../error.js');
+          const { manifestDocuments, resourceOutcome } = await import('../../state/deployments-store.js');
           const all = store.listManifests(deployment!);
           if (all.length === 0) {
             const exists = store.getDeployment(deployment!) !== undefined;
@@ -254,29 +244,11 @@ export function registerDeployCommands(program: Command): void {
               ...(m.error ? { error: m.error } : {}),
               created: new Date(m.createdAt).toISOString(),
               ...(m.finishedAt ? { finished: new Date(m.finishedAt).toISOString() } : {}),
-              target: JSON.parse(m.target),
-              inputConfig: JSON.parse(m.inputConfig),
-              expandedConfig: JSON.parse(m.expandedConfig),
-              layout: JSON.parse(m.layout),
-              references: JSON.parse(m.references),
-              resolvedValues: JSON.parse(m.resolvedValues),
-              resources: store.manifestResources(m.name).map((r) => ({
-                name: r.name,
-                action: r.action,
-                type: r.type,
-                apiVersion: r.apiVersion,
-                kind: r.kind,
-                namespace: r.namespace,
-                objectName: r.objectName,
-                level: r.level,
-                outcome: r.outcome,
-                ...(r.message ? { message: r.message } : {}),
-              })),
+              ...manifestDocuments(m),
+              resources: store.manifestResources(m.name).map(resourceOutcome),
             },
           };
-        } finally {
-          store.database.close();
-        }
+        });
       }),
     );
 
@@ -288,13 +260,10 @@ export function registerDeployCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteTypes(ctx);
-        const store = await openStore(ctx);
-        try {
+        return withStore(ctx, async (store) => {
           const d = store.listTypes();
           return { data: d, text: () => d.map((r) => `${r.type}  ${r.instances}`).join('\n') || 'no types' };
-        } finally {
-          store.database.close();
-        }
+        });
       }),
     );
   types
@@ -304,8 +273,7 @@ export function registerDeployCommands(program: Command): void {
     .action(
       action(async (ctx, [type]) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteInstances(ctx, type!);
-        const store = await openStore(ctx);
-        try {
+        return withStore(ctx, async (store) => {
           const d = store.listInstances(type!).map((i) => ({
             name: i.name,
             type: i.type,
@@ -322,9 +290,7 @@ export function registerDeployCommands(program: Command): void {
                   : `no instances of type '${type}'`
                 : d.map((r) => `${r.name}  ${r.type}  ${r.deployment}  ${r.manifest}  ${r.path}`).join('\n'),
           };
-        } finally {
-          store.database.close();
-        }
+        });
       }),
     );
 }

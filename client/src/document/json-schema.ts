@@ -1,0 +1,74 @@
+/**
+ * JSON Schema validation for template schemas (docs/expansion.md "Schemas") and blueprint schemas
+ * (docs/blueprints.md): one ajv set-up with the same formats and leniency for both, and one reading
+ * of the draft-04 spellings both meet. The two differ only where their contracts do: templates fill
+ * in `default`s and report an invalid schema as such; blueprints, as Landscaper, do neither.
+ */
+import { createRequire } from 'node:module';
+import type { ValidateFunction } from 'ajv';
+import { isMapping } from '../data.js';
+
+const require = createRequire(import.meta.url);
+
+export interface SchemaCompiler {
+  compile(schema: unknown): ValidateFunction;
+}
+
+export interface SchemaCompilerOptions {
+  /** Fill in `default`s while validating (template properties). */
+  useDefaults: boolean;
+  /** Check the schema against its meta-schema before compiling. */
+  validateSchema: boolean;
+}
+
+const compilers = new Map<string, SchemaCompiler>();
+
+/** The ajv instance for these options (made once): every error reported, unknown keywords ignored, ajv-formats. */
+export function schemaCompiler(options: SchemaCompilerOptions): SchemaCompiler {
+  const key = `${options.useDefaults}/${options.validateSchema}`;
+  let compiler = compilers.get(key);
+  if (!compiler) {
+    const Ajv = require('ajv').default as new (options: Record<string, unknown>) => SchemaCompiler;
+    compiler = new Ajv({ allErrors: true, strict: false, ...options });
+    (require('ajv-formats').default as (ajv: SchemaCompiler) => void)(compiler);
+    compilers.set(key, compiler);
+  }
+  return compiler;
+}
+
+/**
+ * Rewrites draft-04 spellings into what ajv's default draft reads: boolean `exclusiveMinimum` /
+ * `exclusiveMaximum` become the bound itself, a string `id` and `$schema` are dropped, and
+ * `typeName` may rename `type` values. Names under `properties`, `definitions` and
+ * `patternProperties` are property names, kept as they are.
+ */
+export function fromDraft04(node: unknown, typeName: (type: unknown) => unknown = (type) => type): unknown {
+  if (Array.isArray(node)) return node.map((n) => fromDraft04(n, typeName));
+  if (!isMapping(node)) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$schema') continue;
+    if (key === 'id' && typeof value === 'string') continue;
+    if (key === 'type') {
+      out[key] = typeName(value);
+      continue;
+    }
+    if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'boolean') {
+      const bound = key === 'exclusiveMinimum' ? 'minimum' : 'maximum';
+      if (value && typeof node[bound] === 'number') out[key] = node[bound];
+      continue;
+    }
+    if (
+      (key === 'minimum' || key === 'maximum') &&
+      node[key === 'minimum' ? 'exclusiveMinimum' : 'exclusiveMaximum'] === true
+    ) {
+      continue;
+    }
+    if ((key === 'properties' || key === 'definitions' || key === 'patternProperties') && isMapping(value)) {
+      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fromDraft04(v, typeName)]));
+      continue;
+    }
+    out[key] = fromDraft04(value, typeName);
+  }
+  return out;
+}
