@@ -224,15 +224,21 @@ function builtIndex(r: RegistrySpec): BuiltIndex {
   return { templates, findings: [], registryYaml: null };
 }
 
+/** Worlds loaded so far: each starts its registries' generations past every earlier one's. */
+let worldsLoaded = 0;
+
 async function loadSqlite(s: TestServer, w: World): Promise<void> {
   const db = s.store.sqlite;
   db.exec('DELETE FROM tokens; DELETE FROM registries;');
+  // The ids are reused from world to world (the server never reuses one: AUTOINCREMENT), so the
+  // generations must not repeat, as they never do on a server: caches are keyed by them.
+  worldsLoaded++;
   const insert = db.prepare(
-    `INSERT INTO registries (id, name, source_type, source, visibility, organisation, created_at)
-     VALUES (?, ?, 'directory', '/x', ?, ?, 0)`,
+    `INSERT INTO registries (id, name, source_type, source, visibility, organisation, created_at, generation)
+     VALUES (?, ?, 'directory', '/x', ?, ?, 0, ?)`,
   );
   for (const r of w.registries) {
-    insert.run(r.id, r.name, r.visibility, r.organisation);
+    insert.run(r.id, r.name, r.visibility, r.organisation, worldsLoaded * 1000);
     swapIndex(s.store, builtIndex(r), { registryId: r.id, commit: `c${r.id}`, etag: null, now: 0 });
   }
   s.service.catalog.invalidate();
@@ -293,11 +299,12 @@ function assertAnswer(actual: HttpSearch | SearchPage, expected: Expected, label
   assert.deepEqual(actual.facets, expected.facets, label);
 }
 
-/** On PostgreSQL a query nothing matches falls back to similar names: those must be visible ones. */
-function assertOnlyVisible(actual: SearchPage, w: World, user: UserSpec, label: string): void {
+/** A query nothing matches falls back to similar names (both databases): those must be visible ones. */
+function assertOnlyVisible(actual: HttpSearch | SearchPage, w: World, user: UserSpec, label: string): void {
   const visible = new Set(w.registries.filter((r) => oracleVisible(user, r)).map((r) => r.name));
-  for (const m of actual.matches) assert.ok(visible.has(m.registry), `${label}: ${m.registry}`);
-  assert.equal(actual.total, actual.matches.length, label);
+  const hits = 'hits' in actual ? actual.hits : actual.matches;
+  for (const m of hits) assert.ok(visible.has(m.registry), `${label}: ${m.registry}`);
+  assert.equal(actual.total, hits.length, label);
   for (const name of Object.keys(actual.facets.registry))
     assert.ok(visible.has(name), `${label}: facet ${name}`);
 }
@@ -343,7 +350,12 @@ describe('per-organisation visibility against an oracle', () => {
             const label = `${JSON.stringify(user)} ${JSON.stringify(search)}`;
             const res = await get(`/api/v1/search?${searchParams(w, search)}`, token);
             assert.equal(res.status, 200, label);
-            assertAnswer((await res.json()) as HttpSearch, expected, `sqlite ${label}`);
+            const answer = (await res.json()) as HttpSearch;
+            if (expected.total === 0 && search.q.trim().length >= 3) {
+              assertOnlyVisible(answer, w, user, `sqlite ${label}`);
+            } else {
+              assertAnswer(answer, expected, `sqlite ${label}`);
+            }
             if (postgres) {
               const registry =
                 search.registry === undefined
@@ -452,7 +464,10 @@ describe('per-organisation visibility against an oracle', () => {
       const shown = JSON.stringify({ ...body, query: undefined });
       for (const name of forbidden)
         assert.ok(!shown.includes(name), `${JSON.stringify(search)} shows ${name}`);
-      if (comparable(search)) assert.equal(body.total, expected.total, JSON.stringify(search));
+      // A query no word matches falls back to similar names (visible ones: the leak check above).
+      const similarNames = expected.total === 0 && search.q.trim().length >= 3;
+      if (comparable(search) && !similarNames)
+        assert.equal(body.total, expected.total, JSON.stringify(search));
       if (body.total > 0) withHits++;
     }
     const sqliteSeconds = (performance.now() - sqliteStarted) / 1000;
