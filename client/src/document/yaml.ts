@@ -10,13 +10,17 @@
 import {
   boolCoreTag,
   CORE_SCHEMA,
+  DUMP_SCHEMA,
+  defineMappingTag,
   defineScalarTag,
   dump,
   EVENT_ID,
   type Event,
+  floatCoreTag,
   getScalarValue,
   type load,
   loadAll,
+  mapTag,
   mergeTag,
   NOT_RESOLVED,
   parseEvents,
@@ -25,6 +29,7 @@ import {
   YAMLException,
 } from 'js-yaml';
 import { DmError } from '../error.js';
+import { PyFloat, pyFloatRepr, pyKeys, pySetItem } from '../python/values.js';
 
 export interface ParseYamlOptions {
   /** Where the text came from (a file path or a reference), used in error messages. */
@@ -33,7 +38,9 @@ export interface ParseYamlOptions {
    * `core` (default): YAML 1.2 core schema. `pyyaml`: what Deployment Manager's PyYAML
    * `safe_load` resolves that the core schema does not — `yes`/`no`/`on`/`off` (any of PyYAML's
    * spellings, but not `y`/`n`) as booleans, and `<<` merge keys — for configurations and template
-   * output, so DM templates mean what they meant under DM (docs/expansion.md).
+   * output, so DM templates mean what they meant under DM (docs/expansion.md). It also reads data
+   * as Python holds it: a float with an integral value (`1.0`) is a `PyFloat` (it prints `1.0`),
+   * and a mapping whose integer-like keys come after others keeps its written order (`pyKeys`).
    */
   dialect?: 'core' | 'pyyaml';
   /** Largest input accepted, in bytes. Default 16 MiB. */
@@ -87,9 +94,65 @@ const pyyamlBoolTag = defineScalarTag<boolean>(boolCoreTag.tagName, {
   identify: (data) => typeof data === 'boolean',
   represent: (data) => (data ? 'true' : 'false'),
 });
+/** Floats as Python holds them: `1.0` stays a float (PyFloat), others are JS numbers. */
+const pythonFloatTag = defineScalarTag<number | PyFloat>(floatCoreTag.tagName, {
+  implicit: true,
+  implicitFirstChars: floatCoreTag.implicitFirstChars,
+  resolve: (source, isExplicit, tagName) => {
+    const n = floatCoreTag.resolve(source, isExplicit, tagName);
+    return typeof n === 'number' && Number.isInteger(n) ? new PyFloat(n) : n;
+  },
+  identify: (data) => data instanceof PyFloat || floatCoreTag.identify(data),
+  // As PyYAML writes floats: repr, `.0` before an exponent, `.inf`, `.nan`.
+  represent: (data) => {
+    const n = data instanceof PyFloat ? data.value : (data as number);
+    if (Number.isNaN(n)) return '.nan';
+    if (!Number.isFinite(n)) return n > 0 ? '.inf' : '-.inf';
+    const text = pyFloatRepr(n);
+    return text.includes('.') ? text : text.replace('e', '.0e');
+  },
+});
+/** Mappings as Python dicts: insertion order kept even for integer-like keys (pySetItem). */
+const pythonMapTag = defineMappingTag<Record<string, unknown>>(mapTag.tagName, {
+  create: () => ({}),
+  addPair: (container, key, value) => {
+    if (key !== null && typeof key === 'object' && !(key instanceof PyFloat))
+      return 'object-based map does not support complex keys';
+    pySetItem(container, String(key), value);
+    return '';
+  },
+  has: (container, key) => Object.hasOwn(container, String(key)),
+  keys: (container) => pyKeys(container),
+  get: (container, key) => (Object.hasOwn(container, String(key)) ? container[String(key)] : null),
+  identify: mapTag.identify,
+  represent: (data: Record<string, unknown>) => {
+    const map = new Map<unknown, unknown>();
+    for (const key of pyKeys(data)) map.set(key, data[key]);
+    return map;
+  },
+});
+/**
+ * What formatYaml writes with: js-yaml's dump schema (YAML 1.1 lookalikes quoted, so PyYAML
+ * reads the text back the same), floats written as PyYAML writes them (`1.0` for a PyFloat) and
+ * dicts in Python's key order.
+ */
+const dumpFloat = DUMP_SCHEMA.tags.find((t) => t.tagName === floatCoreTag.tagName) ?? floatCoreTag;
+const FORMAT_SCHEMA = DUMP_SCHEMA.withTags(
+  defineScalarTag(floatCoreTag.tagName, {
+    ...(dumpFloat as typeof floatCoreTag),
+    identify: pythonFloatTag.identify,
+    represent: pythonFloatTag.represent,
+  }),
+  pythonMapTag,
+);
 const PYYAML_SCHEMA = new Schema([
-  ...CORE_SCHEMA.tags.filter((t) => t.tagName !== boolCoreTag.tagName),
+  ...CORE_SCHEMA.tags.filter(
+    (t) =>
+      t.tagName !== boolCoreTag.tagName && t.tagName !== floatCoreTag.tagName && t.tagName !== mapTag.tagName,
+  ),
   pyyamlBoolTag,
+  pythonFloatTag,
+  pythonMapTag,
   mergeTag,
 ]);
 const MAP_SCHEMA = CORE_SCHEMA.withTags(realMapTag);
@@ -241,7 +304,12 @@ export function parseYamlDocuments(text: string, options: ParseYamlOptions = {})
 
 /** Block-style YAML with keys in insertion order; `undefined` values are dropped. */
 export function formatYaml(value: unknown): string {
-  return dump(value, { noRefs: true, lineWidth: -1, skipInvalid: true } as Parameters<typeof dump>[1]);
+  return dump(value, {
+    noRefs: true,
+    lineWidth: -1,
+    skipInvalid: true,
+    schema: FORMAT_SCHEMA,
+  } as Parameters<typeof dump>[1]);
 }
 
 /** A multi-document YAML stream, each document introduced by `---`. */

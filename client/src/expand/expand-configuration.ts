@@ -11,6 +11,7 @@ import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import { isTemplateReferenceType, oneResourceConfiguration, readTextFile } from '../input.js';
 import { nearest } from '../nearest.js';
+import { cloneData } from '../python/values.js';
 import {
   chainTemplateSources,
   type ImportEntry,
@@ -317,7 +318,7 @@ class Expander {
           this.options.schemaValidation ?? 'strict',
           (message) => violations.push({ code: 'SCHEMA_VIOLATION', message }),
         )
-      : structuredClone(written);
+      : (cloneData(written) as Record<string, unknown>);
     const key = `${template.type}\u0000${stableKey(properties)}`;
     const label = `${resource.name} (${template.type})`;
     const chain = [...frame.chain, { key, label }];

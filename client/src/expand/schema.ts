@@ -12,6 +12,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { fromDraft04, schemaCompiler } from '../document/json-schema.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
+import { cloneData, hasPythonValues, PyFloat, toPlain } from '../python/values.js';
 import type { TemplateFile } from './types.js';
 
 export interface TemplateSchema {
@@ -153,6 +154,20 @@ function describe(error: ErrorObject, properties: unknown): string {
   return `${pathOf(error)}: ${error.message ?? error.keyword}${allowed}${got}`;
 }
 
+/** Puts back the PyFloats of `original` into `copy` (the same data, floats made plain). */
+function restoreFloats(original: unknown, copy: unknown): void {
+  if (original === null || typeof original !== 'object' || copy === null || typeof copy !== 'object') return;
+  const from = original as Record<string, unknown>;
+  const to = copy as Record<string, unknown>;
+  for (const k of Object.keys(from)) {
+    if (!Object.hasOwn(to, k)) continue;
+    const v = from[k];
+    if (v instanceof PyFloat) {
+      if (to[k] === v.value) to[k] = v;
+    } else restoreFloats(v, to[k]);
+  }
+}
+
 /**
  * How property violations are treated: `strict` (default) fails the expansion; `warn` expands
  * anyway and reports every violation (as DM's expander did without VALIDATE_SCHEMA); `off`
@@ -180,8 +195,12 @@ export function applySchema(
   onViolation?: (message: string) => void,
 ): Record<string, unknown> {
   const validate = compiledValidator(schema);
-  const copy = structuredClone(properties);
-  if (validate(copy) || mode === 'off') return copy;
+  // Ajv sees floats as the numbers they are; the floats are put back after (defaults filled in).
+  const python = hasPythonValues(properties);
+  const copy = (python ? toPlain(properties) : cloneData(properties)) as Record<string, unknown>;
+  const valid = validate(copy);
+  if (python) restoreFloats(properties, copy);
+  if (valid || mode === 'off') return copy;
   const errors = validate.errors ?? [];
   const seen = new Set<string>();
   const messages: string[] = [];

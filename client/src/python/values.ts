@@ -62,6 +62,186 @@ export class PyError extends Error {
 
 export type PyDict = Record<string, unknown>;
 
+/**
+ * Key order of a dict whose insertion order JS objects cannot keep: JS lists integer-like keys
+ * ("array index" keys: `2`, `10`) first and ascending, Python in insertion order. Only dicts
+ * where the two differ carry it (a non-enumerable symbol, invisible to JSON, Ajv and spreads);
+ * `pyKeys` reads it. Kept by the YAML reader (document/yaml.ts), dict literals, and pySetItem.
+ */
+const KEY_ORDER = Symbol('dm.keyOrder');
+type Ordered = { [KEY_ORDER]?: string[] };
+
+/** Whether JS orders this key before others (a canonical array index, below 2^32 - 1). */
+export function isIndexKey(key: string): boolean {
+  const c = key.charCodeAt(0);
+  if (c < 48 || c > 57) return false;
+  if (!/^(?:0|[1-9][0-9]{0,9})$/.test(key)) return false;
+  return key.length < 10 || Number(key) < 4294967295;
+}
+
+function setOrder(d: object, order: string[]): void {
+  Object.defineProperty(d, KEY_ORDER, {
+    value: order,
+    enumerable: false,
+    configurable: true,
+    writable: true,
+  });
+}
+
+/** The keys of a dict in Python's order (insertion order). */
+export function pyKeys(d: object): string[] {
+  const order = (d as Ordered)[KEY_ORDER];
+  const keys = Object.keys(d);
+  if (order === undefined) return keys;
+  if (order.length === keys.length && order.every((k) => Object.hasOwn(d, k))) return order.slice();
+  // Keys deleted or added behind pySetItem's back: the known order, then the others.
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const k of order) {
+    if (Object.hasOwn(d, k) && !seen.has(k)) {
+      seen.add(k);
+      out.push(k);
+    }
+  }
+  for (const k of keys) if (!seen.has(k)) out.push(k);
+  setOrder(d, out);
+  return out.slice();
+}
+
+export function pyEntries(d: PyDict): [string, unknown][] {
+  return pyKeys(d).map((k) => [k, d[k]]);
+}
+
+export function pyValues(d: PyDict): unknown[] {
+  return pyKeys(d).map((k) => d[k]);
+}
+
+/** `d[key] = value` keeping Python's insertion order (a new key goes last). */
+export function pySetItem(d: PyDict, key: string, value: unknown): void {
+  const own = Object.hasOwn(d, key);
+  const order = (d as Ordered)[KEY_ORDER];
+  if (order !== undefined) {
+    if (!own) {
+      const at = order.indexOf(key);
+      if (at >= 0) order.splice(at, 1);
+      order.push(key);
+    }
+  } else if (!own && isIndexKey(key)) {
+    const keys = Object.keys(d);
+    const last = keys[keys.length - 1];
+    if (last !== undefined && (!isIndexKey(last) || Number(last) > Number(key))) setOrder(d, [...keys, key]);
+  }
+  if (key === '__proto__') {
+    Object.defineProperty(d, key, { value, enumerable: true, configurable: true, writable: true });
+  } else d[key] = value;
+}
+
+/** A new dict from pairs, in their order (later pairs win, as in Python). */
+export function makeDict(pairs: Iterable<readonly [string, unknown]>): PyDict {
+  const d: PyDict = {};
+  for (const [k, v] of pairs) pySetItem(d, k, v);
+  return d;
+}
+
+/** A shallow copy of a dict, order kept (`dict(d)`, `d.copy()`). */
+export function copyDict(d: PyDict): PyDict {
+  const order = (d as Ordered)[KEY_ORDER];
+  const out: PyDict = { ...d };
+  if (order !== undefined) setOrder(out, pyKeys(d));
+  return out;
+}
+
+/** A deep copy of data (dicts, lists, scalars) keeping floats and key order. */
+export function cloneData(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || value instanceof PyFloat) return value;
+  if (Array.isArray(value)) {
+    const out = new Array(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = cloneData(value[i]);
+    return value instanceof PyTuple ? PyTuple.of2(out) : out;
+  }
+  const src = value as PyDict;
+  const out: PyDict = {};
+  for (const k of Object.keys(src)) {
+    if (k === '__proto__') {
+      Object.defineProperty(out, k, {
+        value: cloneData(src[k]),
+        enumerable: true,
+        configurable: true,
+        writable: true,
+      });
+    } else out[k] = cloneData(src[k]);
+  }
+  const order = (src as Ordered)[KEY_ORDER];
+  if (order !== undefined) setOrder(out, pyKeys(src));
+  return out;
+}
+
+/*
+ * The wire form of data crossing to a rendering process (docs/expansion.md, "Isolation"): JSON and
+ * structured clone keep neither `1.0` nor key order, so a float with an integral value travels as
+ * {"\u0000float": n} and a dict whose order matters (or with a key starting with NUL, so that the
+ * markers stay unambiguous) as {"\u0000dict": [k1, v1, k2, v2, …]}. The Python runner reads and
+ * writes the same form (expand/python/runner-source.ts).
+ */
+export const WIRE_FLOAT = '\u0000float';
+export const WIRE_DICT = '\u0000dict';
+
+function needsWireDict(d: object): boolean {
+  if ((d as Ordered)[KEY_ORDER] !== undefined) return true;
+  for (const k in d) if (k.charCodeAt(0) === 0) return true;
+  return false;
+}
+
+/** Whether data holds something only the wire form carries (then send `toWire(data)`). */
+export function hasPythonValues(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (value instanceof PyFloat) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (hasPythonValues(value[i])) return true;
+    return false;
+  }
+  if (needsWireDict(value)) return true;
+  for (const k in value) if (hasPythonValues((value as PyDict)[k])) return true;
+  return false;
+}
+
+export function toWire(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (value instanceof PyFloat) return { [WIRE_FLOAT]: value.value };
+  if (Array.isArray(value)) return value.map(toWire);
+  const d = value as PyDict;
+  if (needsWireDict(d)) {
+    const flat: unknown[] = [];
+    for (const k of pyKeys(d)) flat.push(k, toWire(d[k]));
+    return { [WIRE_DICT]: flat };
+  }
+  const out: PyDict = {};
+  for (const k of Object.keys(d)) out[k] = toWire(d[k]);
+  return out;
+}
+
+export function fromWire(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = fromWire(value[i]);
+    return value;
+  }
+  const d = value as PyDict;
+  const keys = Object.keys(d);
+  if (keys.length === 1) {
+    const only = keys[0] as string;
+    if (only === WIRE_FLOAT) return new PyFloat(Number(d[only]));
+    if (only === WIRE_DICT) {
+      const flat = d[only] as unknown[];
+      const out: PyDict = {};
+      for (let i = 0; i + 1 < flat.length; i += 2) pySetItem(out, String(flat[i]), fromWire(flat[i + 1]));
+      return out;
+    }
+  }
+  for (const k of keys) d[k] = fromWire(d[k]);
+  return d;
+}
+
 export function isDict(value: unknown): value is PyDict {
   if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof PyFloat) {
     return false;
@@ -183,7 +363,7 @@ export function pyRepr(value: unknown, seen: Set<unknown> = new Set()): string {
     }
     if (Array.isArray(value)) return `[${value.map((v) => pyRepr(v, seen)).join(', ')}]`;
     if (isDict(value)) {
-      return `{${Object.entries(value)
+      return `{${pyEntries(value)
         .map(([k, v]) => `${pyStrRepr(k)}: ${pyRepr(v, seen)}`)
         .join(', ')}}`;
     }
@@ -520,7 +700,7 @@ export function pyJsonDumps(value: unknown, options: { sortKeys?: boolean; inden
       return `[${nl}${v.map((x) => walk(x, level + 1)).join(sep + nl)}${end}]`;
     }
     if (isDict(v)) {
-      let keys = Object.keys(v);
+      let keys = pyKeys(v);
       if (keys.length === 0) return '{}';
       if (options.sortKeys) keys = [...keys].sort();
       return `{${nl}${keys.map((k) => `${esc(k)}: ${walk(v[k], level + 1)}`).join(sep + nl)}${end}}`;
@@ -534,11 +714,7 @@ export function pyJsonDumps(value: unknown, options: { sortKeys?: boolean; inden
 export function toPlain(value: unknown): unknown {
   if (value instanceof PyFloat) return value.value;
   if (Array.isArray(value)) return value.map(toPlain);
-  if (isDict(value)) {
-    const out: PyDict = {};
-    for (const [k, v] of Object.entries(value)) out[k] = toPlain(v);
-    return out;
-  }
+  if (isDict(value)) return makeDict(pyKeys(value).map((k) => [k, toPlain(value[k])]));
   return value;
 }
 

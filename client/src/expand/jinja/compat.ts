@@ -18,6 +18,8 @@
 
 import {
   isDict,
+  isIndexKey,
+  makeDict,
   makeFloat,
   num,
   PyError,
@@ -29,6 +31,7 @@ import {
   pyEquals,
   pyFloorDiv,
   pyIn,
+  pyKeys,
   pyMod,
   pyMul,
   pyNeg,
@@ -502,7 +505,24 @@ function makeCompiler(name: string): NjCompiler {
           this.fail(`access to '${String(key.value)}' is blocked in templates`, key.lineno, key.colno);
         }
       }
-      this._compileAggregate(node, frame, '{', '}');
+      const literalKey = (pair: NjNode) => {
+        const key = pair.key as NjNode;
+        return key.typename === 'Literal' && typeof key.value === 'string' ? key.value : undefined;
+      };
+      // A literal with an integer-like key ({"b": 1, "10": 2}): a JS object literal would list
+      // "10" first; Python keeps the order written.
+      if (!node.children.some((pair) => isIndexKey(literalKey(pair) ?? ''))) {
+        this._compileAggregate(node, frame, '{', '}');
+        return;
+      }
+      this._emit('runtime.dict([');
+      node.children.forEach((pair, i) => {
+        const key = pair.key as NjNode;
+        this._emit(`${i > 0 ? ',' : ''}[${JSON.stringify(String(literalKey(pair) ?? key.value))},`);
+        this._compileExpression(pair.value as NjNode, frame);
+        this._emit(']');
+      });
+      this._emit('])');
     },
     compileLiteral(base, node: NjNode, frame: NjFrame) {
       if (node.value instanceof PyFloat) this._emit(`runtime.float(${node.value.value})`);
@@ -887,7 +907,7 @@ export const RUNTIME: Record<string, unknown> = {
   fromIterator: (value: unknown) =>
     value === undefined || value === null ? value : iterate(plainText(value)),
   isArray: (value: unknown) => Array.isArray(value),
-  keys: (value: unknown) => (isDict(value) ? Object.keys(value) : []),
+  keys: (value: unknown) => (isDict(value) ? pyKeys(value) : []),
   inOperator: (a: unknown, b: unknown) => pyIn(plainText(a), plainText(b)),
   callWrap: (fn: unknown, name: string, context: unknown, args: unknown[]) => {
     if (typeof fn !== 'function') {
@@ -981,6 +1001,7 @@ export const RUNTIME: Record<string, unknown> = {
   compare: compareChain,
   tuple: (items: unknown[]) => PyTuple.of2(items),
   float: (n: number) => new PyFloat(n),
+  dict: (pairs: [string, unknown][]) => makeDict(pairs),
   slice: (start: unknown, stop: unknown, step: unknown) => new PySlice(start, stop, step),
   loopFilter: (arr: unknown, keep: (v: unknown) => boolean) =>
     arr === undefined || arr === null ? arr : iterate(plainText(arr)).filter(keep),

@@ -17,10 +17,12 @@ import {
   PyTuple,
   percentFormat,
   pyAdd,
+  pyEntries,
   pyEquals,
   pyIn,
   pyJsonDumps,
   pyRepr,
+  pySetItem,
   pySortKey,
   pyStr,
   pyTruthy,
@@ -238,7 +240,7 @@ export const FILTERS: Record<string, Fn> = {
     );
     if (!isDict(v)) throw new PyError('TypeError', 'dictsort expects a dict');
     const pos = by === 'value' ? 1 : 0;
-    const items = Object.entries(v).map(([k, x]) => PyTuple.of2([k, x]));
+    const items = pyEntries(v).map(([k, x]) => PyTuple.of2([k, x]));
     const cs = pyTruthy(caseSensitive);
     items.sort((x, y) => pySortKey(lowerIfText(x[pos], cs), lowerIfText(y[pos], cs)));
     return pyTruthy(reverse) ? items.reverse() : items;
@@ -276,7 +278,7 @@ export const FILTERS: Record<string, Fn> = {
   items: (v) => {
     if (v === undefined) return PyIter.from2([]);
     if (!isDict(v)) throw new PyError('TypeError', `items filter expects a dict, got ${typeName(v)}`);
-    return PyIter.from2(Object.entries(v).map(([k, x]) => PyTuple.of2([k, x])));
+    return PyIter.from2(pyEntries(v).map(([k, x]) => PyTuple.of2([k, x])));
   },
   join: (v, ...a) => {
     const [sep, attribute] = bindArgs('join', a, ['d', 'attribute'], ['', null]);
@@ -435,7 +437,7 @@ export const FILTERS: Record<string, Fn> = {
   upper: (v) => toText(v).toUpperCase(),
   urlencode: (v) => {
     if (isDict(v)) {
-      return Object.entries(v)
+      return pyEntries(v)
         .map(([k, x]) => `${encodeURIComponent(k)}=${encodeURIComponent(toText(x))}`)
         .join('&');
     }
@@ -505,14 +507,16 @@ function range(...args: unknown[]): number[] {
   return out;
 }
 
-function makeDict(...args: unknown[]): PyDict {
+function dictOf(...args: unknown[]): PyDict {
   const { positional, kwargs } = splitArgs(args);
   const out: PyDict = {};
   for (const src of positional) {
-    if (isDict(src)) Object.assign(out, src);
-    else for (const pair of iterate(src)) out[pyStr((pair as unknown[])[0])] = (pair as unknown[])[1];
+    if (isDict(src)) for (const [k, v] of pyEntries(src)) pySetItem(out, k, v);
+    else
+      for (const pair of iterate(src)) pySetItem(out, pyStr((pair as unknown[])[0]), (pair as unknown[])[1]);
   }
-  return Object.assign(out, kwargs);
+  for (const [k, v] of Object.entries(kwargs)) pySetItem(out, k, v);
+  return out;
 }
 
 const NAMESPACES = new WeakSet<object>();
@@ -525,9 +529,9 @@ export function isNamespace(value: unknown): value is PyDict {
 export function makeGlobals(): PyDict {
   return {
     range,
-    dict: makeDict,
+    dict: dictOf,
     namespace: (...args: unknown[]) => {
-      const ns = makeDict(...args);
+      const ns = dictOf(...args);
       NAMESPACES.add(ns);
       return ns;
     },

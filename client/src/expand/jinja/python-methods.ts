@@ -5,17 +5,22 @@
  * method tables below, never a prototype, a constructor or a host object.
  */
 import {
+  copyDict,
   isDict,
   type PyDict,
   PyError,
   PyFloat,
   PyTuple,
   PyView,
+  pyEntries,
   pyEquals,
+  pyKeys,
   pyRepr,
+  pySetItem,
   pySortKey,
   pyStr,
   pyTruthy,
+  pyValues,
   typeName,
 } from '../../python/values.js';
 
@@ -540,11 +545,11 @@ const DICT_METHODS: Record<string, Method> = {
   items: m<PyDict>((d) =>
     PyView.make(
       'dict_items',
-      Object.entries(d).map(([k, v]) => PyTuple.of2([k, v])),
+      pyEntries(d).map(([k, v]) => PyTuple.of2([k, v])),
     ),
   ),
-  keys: m<PyDict>((d) => PyView.make('dict_keys', Object.keys(d))),
-  values: m<PyDict>((d) => PyView.make('dict_values', Object.values(d))),
+  keys: m<PyDict>((d) => PyView.make('dict_keys', pyKeys(d))),
+  values: m<PyDict>((d) => PyView.make('dict_values', pyValues(d))),
   get: m<PyDict>((d, a) => {
     const key = checkKey(a[0]);
     return Object.hasOwn(d, key) ? d[key] : a.length > 1 ? a[1] : null;
@@ -552,15 +557,17 @@ const DICT_METHODS: Record<string, Method> = {
   update: m<PyDict>((d, a) => {
     const { positional, kwargs } = splitArgs(a);
     for (const src of positional) {
-      if (isDict(src)) for (const [k, v] of Object.entries(src)) d[checkKey(k)] = v;
-      else for (const pair of iterate(src)) d[checkKey((pair as unknown[])[0])] = (pair as unknown[])[1];
+      if (isDict(src)) for (const [k, v] of pyEntries(src)) pySetItem(d, checkKey(k), v);
+      else
+        for (const pair of iterate(src))
+          pySetItem(d, checkKey((pair as unknown[])[0]), (pair as unknown[])[1]);
     }
-    for (const [k, v] of Object.entries(kwargs)) d[checkKey(k)] = v;
+    for (const [k, v] of Object.entries(kwargs)) pySetItem(d, checkKey(k), v);
     return null;
   }),
   setdefault: m<PyDict>((d, a) => {
     const key = checkKey(a[0]);
-    if (!Object.hasOwn(d, key)) d[key] = a.length > 1 ? a[1] : null;
+    if (!Object.hasOwn(d, key)) pySetItem(d, key, a.length > 1 ? a[1] : null);
     return d[key];
   }),
   pop: m<PyDict>((d, a) => {
@@ -573,7 +580,7 @@ const DICT_METHODS: Record<string, Method> = {
     if (a.length > 1) return a[1];
     throw new PyError('KeyError', pyRepr(a[0]));
   }),
-  copy: m<PyDict>((d) => ({ ...d })),
+  copy: m<PyDict>((d) => copyDict(d)),
   clear: m<PyDict>((d) => {
     for (const k of Object.keys(d)) delete d[k];
     return null;
@@ -585,7 +592,7 @@ export function iterate(value: unknown): unknown[] {
   if (value === undefined) return [];
   if (Array.isArray(value)) return value;
   if (typeof value === 'string') return [...value];
-  if (isDict(value)) return Object.keys(value);
+  if (isDict(value)) return pyKeys(value);
   throw new PyError('TypeError', `'${typeName(value)}' object is not iterable`);
 }
 

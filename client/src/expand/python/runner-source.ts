@@ -5,13 +5,16 @@
  *
  * Request:  {"id", "name", "source", "context": {properties, env, imports}, "files": {name: text},
  *            "timeout": seconds}
- * Answer:   {"id", "ok": true, "text": "..."} | {"id", "ok": true, "data": {...}}
+ * Answer:   {"id", "ok": true, "text": "..."} | {"id", "ok": true, "data": {...}, "wire"?: true}
  *         | {"id", "ok": false, "kind": "error"|"blocked"|"limit", "message", "file", "line"}
  *
  * Isolation: an address-space limit (RLIMIT_AS), a per-template timer, and an audit hook that
  * refuses sockets, subprocesses, `os.system`, dangerous imports and any file open other than
  * reading Python's own library. Template imports are served from memory by a meta-path finder,
  * so templates need no file access at all.
+ *
+ * Data travels in the wire form of python/values.ts both ways: a float with an integral value as
+ * {"\u0000float": n}, a dict whose key order JS would change as {"\u0000dict": [k1, v1, …]}.
  */
 export const PYTHON_RUNNER_SOURCE = String.raw`
 import sys, json, io, linecache, traceback, types, signal, resource, importlib.abc, importlib.util
@@ -278,10 +281,72 @@ def _render(req):
     if isinstance(result, str):
         return {'ok': True, 'text': result}
     try:
-        return {'ok': True, 'data': _Raw(json.dumps(result, default=_unjson))}
+        text = json.dumps(result, default=_unjson)
+        if _MAY_NEED_WIRE.search(text) is None:
+            return {'ok': True, 'data': _Raw(text)}
+        return {'ok': True, 'wire': True, 'data': _Raw(json.dumps(_to_wire(result), default=_unjson))}
     except (TypeError, ValueError) as e:
         return {'ok': False, 'kind': 'error', 'message': 'GenerateConfig returned a value that is not YAML/JSON data: %s' % e,
                 'file': name, 'line': None}
+
+# What json.dumps writes for a float with an integral value (1.0, 1e+16), an integer-like key, or
+# a key starting with NUL: only then is the result walked into the wire form.
+_MAY_NEED_WIRE = re.compile(r'[0-9]\.0(?=[,\]}]|$)|[0-9]e\+|"(?:0|[1-9][0-9]*)": |"\\u0000')
+
+def _is_index_key(k):
+    return k.isdigit() and k.isascii() and (k == '0' or k[0] != '0') and (len(k) < 10 or int(k) < 4294967295)
+
+def _wire_key(k):
+    if isinstance(k, str):
+        return k
+    if k is None:
+        return 'null'
+    if isinstance(k, bool):
+        return 'true' if k else 'false'
+    if isinstance(k, float):
+        return repr(k)
+    if isinstance(k, int):
+        return str(k)
+    raise TypeError('keys must be str, int, float, bool or None, not %s' % type(k).__name__)
+
+def _to_wire(value):
+    if isinstance(value, float):
+        return {'\x00float': value} if value.is_integer() else value
+    if isinstance(value, (list, tuple)):
+        return [_to_wire(v) for v in value]
+    if isinstance(value, dict):
+        keys = [_wire_key(k) for k in value]
+        # JS lists array-index keys first, ascending: the order survives only if that is the order.
+        index_seen, last_index, keeps = False, -1, True
+        for k in keys:
+            if _is_index_key(k):
+                if index_seen is None or int(k) < last_index:
+                    keeps = False
+                    break
+                index_seen, last_index = True, int(k)
+            else:
+                if k.startswith('\x00'):
+                    keeps = False
+                    break
+                index_seen = None
+        values = [_to_wire(v) for v in value.values()]
+        if keeps:
+            return dict(zip(keys, values))
+        flat = []
+        for k, v in zip(keys, values):
+            flat.append(k)
+            flat.append(v)
+        return {'\x00dict': flat}
+    return value
+
+def _from_wire(d):
+    if len(d) == 1:
+        if '\x00float' in d:
+            return float(d['\x00float'])
+        if '\x00dict' in d:
+            flat = d['\x00dict']
+            return _Py2Dict(zip(flat[0::2], flat[1::2]))
+    return _Py2Dict(d)
 
 class _Raw(object):
     """JSON text already encoded, spliced into the answer as is."""
@@ -310,7 +375,7 @@ _out.flush()
 for raw in _in:
     if not raw.strip():
         continue
-    req = json.loads(raw, object_hook=_Py2Dict)
+    req = json.loads(raw, object_hook=_from_wire)
     try:
         answer = _render(req)
     except MemoryError:

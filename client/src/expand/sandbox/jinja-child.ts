@@ -3,6 +3,7 @@
  * model, it renders one request at a time and answers over the IPC channel.
  */
 import type { DmError } from '../../error.js';
+import { fromWire, hasPythonValues, toWire } from '../../python/values.js';
 import { JinjaRenderError, renderJinja } from '../jinja/compat.js';
 import { parseRenderedYaml } from '../rendered-yaml.js';
 import { checkNodeBudget } from '../yaml-budget.js';
@@ -16,6 +17,8 @@ interface Request {
   files?: Record<string, string>;
   filesId: number;
   importsAreFiles?: boolean;
+  /** The context is in the wire form (python/values.ts). */
+  wire?: boolean;
   /** Parse the output as YAML here and answer with the data (source names it in errors). */
   parse?: { source: string; maxNodes: number };
 }
@@ -31,7 +34,8 @@ process.on('message', (raw: unknown) => {
   try {
     if (request.files) fileSets.set(request.filesId, request.files);
     const files = fileSets.get(request.filesId) ?? {};
-    const context = request.importsAreFiles ? { ...request.context, imports: files } : request.context;
+    const given = request.wire ? (fromWire(request.context) as Record<string, unknown>) : request.context;
+    const context = request.importsAreFiles ? { ...given, imports: files } : given;
     const text = renderJinja(request.source, context, {
       name: request.name,
       files,
@@ -41,7 +45,8 @@ process.on('message', (raw: unknown) => {
       try {
         const data = parseRenderedYaml(text, { source: request.parse.source, dialect: 'pyyaml' });
         checkNodeBudget(data, request.parse.source, request.parse.maxNodes);
-        answer({ id: request.id, ok: true, data });
+        if (hasPythonValues(data)) answer({ id: request.id, ok: true, data: toWire(data), wire: true });
+        else answer({ id: request.id, ok: true, data });
       } catch (error) {
         const e = error as DmError;
         answer({

@@ -15,6 +15,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DmError } from '../../error.js';
+import { fromWire, hasPythonValues, toWire } from '../../python/values.js';
 import { PYTHON_RUNNER_SOURCE } from '../python/runner-source.js';
 import { forkRenderer } from './fork-renderer.js';
 
@@ -65,7 +66,23 @@ interface Failure {
   line?: number | null;
 }
 
-type Answer = ({ ok: true; text?: string; data?: unknown } | Failure) & { id: number };
+type Answer = ({ ok: true; text?: string; data?: unknown; wire?: boolean } | Failure) & { id: number };
+
+/**
+ * A request whose context travels in the wire form when it holds what JSON and structured clone
+ * lose (a float such as 1.0, a dict's order of integer-like keys; python/values.ts).
+ */
+function onWire(request: TemplateRequest): { request: TemplateRequest; extra: Record<string, unknown> } {
+  if (!hasPythonValues(request.context)) return { request, extra: {} };
+  return {
+    request: { ...request, context: toWire(request.context) as Record<string, unknown> },
+    extra: { wire: true },
+  };
+}
+
+function answerData(answer: { data?: unknown; wire?: boolean }): unknown {
+  return answer.wire ? fromWire(answer.data) : answer.data;
+}
 
 interface Pending {
   resolve: (answer: Answer) => void;
@@ -446,7 +463,8 @@ export class RenderSandbox {
 
   /** The text a Jinja template renders to. */
   async renderJinja(request: TemplateRequest): Promise<string> {
-    const answer = await this.jinjaWorker().request(request.name, request);
+    const wire = onWire(request);
+    const answer = await this.jinjaWorker().request(request.name, wire.request, wire.extra);
     if (!answer.ok)
       throw failureToError('Jinja', request.name, { ...answer, file: answer.file ?? request.name });
     return answer.text ?? '';
@@ -457,20 +475,22 @@ export class RenderSandbox {
     request: TemplateRequest,
     parse: { source: string; maxNodes: number },
   ): Promise<unknown> {
-    const answer = await this.jinjaWorker().request(request.name, request, { parse });
+    const wire = onWire(request);
+    const answer = await this.jinjaWorker().request(request.name, wire.request, { ...wire.extra, parse });
     if (!answer.ok)
       throw failureToError('Jinja', request.name, { ...answer, file: answer.file ?? request.name });
-    return answer.data;
+    return answerData(answer);
   }
 
   /** What a Python template's GenerateConfig returned: YAML text or data. */
   async renderPython(request: TemplateRequest): Promise<PythonResult> {
     this.python ??= new PythonWorker('Python', this.options);
-    const answer = await this.python.request(request.name, request, {
+    const wire = onWire(request);
+    const answer = await this.python.request(request.name, wire.request, {
       timeout: this.options.timeoutMs / 1000,
     });
     if (!answer.ok) throw failureToError('Python', request.name, answer);
-    return answer.text !== undefined ? { text: answer.text } : { data: answer.data };
+    return answer.text !== undefined ? { text: answer.text } : { data: answerData(answer) };
   }
 
   close(): void {
