@@ -9,7 +9,9 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { formatYaml, parseYaml } from '../../client/src/document/yaml.js';
 import { expandConfiguration, RenderSandbox } from '../../client/src/expand/index.js';
+import { isDict, PyFloat, pyFloatRepr, pyKeys } from '../../client/src/python/values.js';
 import { findOracle } from '../support/python-oracle.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -28,6 +30,15 @@ function configurations(dir: string, depth = 0): string[] {
     else if (entry === 'config.yaml') out.push(full);
   }
   return out.sort();
+}
+
+/** dm's data in dm_reference.py's typed form: mappings as ordered pairs, floats as their repr. */
+function typed(value: unknown): unknown {
+  if (isDict(value)) return { dict: pyKeys(value).map((k) => [k, typed(value[k])]) };
+  if (Array.isArray(value)) return value.map(typed);
+  if (value instanceof PyFloat) return { float: pyFloatRepr(value.value) };
+  if (typeof value === 'number' && !Number.isInteger(value)) return { float: pyFloatRepr(value) };
+  return value;
 }
 
 const sandbox = new RenderSandbox({ timeoutMs: 10_000 });
@@ -57,7 +68,10 @@ describe('realistic DM configurations: dm and the Python reference agree', () =>
         { content: readFileSync(config, 'utf8'), path: config },
         { sandbox, deployment, project: 'my-project', now: () => new Date(NOW) },
       );
-      assert.deepEqual({ config: result.config, layout: result.layout }, expected);
+      const got = { config: result.config, layout: result.layout };
+      assert.deepEqual(typed(got), expected);
+      // What dm expand prints reads back as the same data (floats and key order included).
+      assert.deepEqual(typed(parseYaml(formatYaml(got), { dialect: 'pyyaml' })), expected);
     });
   }
 });

@@ -1,6 +1,8 @@
 """A small reference expander: Deployment Manager's expansion rules with Jinja2 and PyYAML.
 
-Usage: dm_reference.py CONFIG DEPLOYMENT PROJECT CURRENT_TIME  → {config, layout} as JSON.
+Usage: dm_reference.py CONFIG DEPLOYMENT PROJECT CURRENT_TIME  → {config, layout} as typed JSON:
+every mapping a list of [key, value] pairs in its order, every float {"float": repr}, so that the
+comparison sees what plain JSON loses (1.0 against 1, the order of integer-like keys).
 Written for dm's tests (test/expand/dm-corpus.test.ts) after DM's expandybird: imports by name
 (the path as written unless named), types that name a file next to the configuration imported
 automatically with their `.schema`, schema defaults filled in before rendering, Jinja2 with its
@@ -141,11 +143,21 @@ class Expander(object):
         return config, layout
 
 
+def typed(value):
+    if isinstance(value, dict):
+        return {'dict': [[k, typed(v)] for k, v in value.items()]}
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    if isinstance(value, float):
+        return {'float': repr(value)}
+    return value
+
+
 def main():
     config_path, deployment, project, current_time = sys.argv[1:5]
     expander = Expander(config_path, {'deployment': deployment, 'project': project, 'current_time': current_time})
     config, layout = expander.expand_list(expander.config.get('resources'))
-    print(json.dumps({'config': {'resources': config}, 'layout': {'resources': layout}}))
+    print(json.dumps(typed({'config': {'resources': config}, 'layout': {'resources': layout}})))
 
 
 if __name__ == '__main__':

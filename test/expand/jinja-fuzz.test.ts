@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
+import { parseYaml } from '../../client/src/document/yaml.js';
 import { renderJinja } from '../../client/src/expand/jinja/compat.js';
 import { findOracle } from '../support/python-oracle.js';
 
@@ -145,24 +146,28 @@ const BINARY = [
   '~',
 ];
 
-const expression: fc.Arbitrary<string> = fc.letrec<{ expr: string }>((tie) => ({
-  expr: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    leaf,
-    fc.tuple(tie('expr'), fc.constantFrom(...BINARY), tie('expr')).map(([a, op, b]) => `(${a} ${op} ${b})`),
-    fc.tuple(tie('expr'), fc.constantFrom(...FILTERS)).map(([a, f]) => `(${a} | ${f})`),
-    fc.tuple(tie('expr'), fc.constantFrom(...METHODS)).map(([a, m]) => `(${a}).${m}`),
-    tie('expr').map((a) => `(not ${a})`),
-    fc.tuple(tie('expr'), tie('expr'), tie('expr')).map(([a, b, c]) => `(${a} if ${b} else ${c})`),
-    fc.tuple(tie('expr'), tie('expr')).map(([a, b]) => `[${a}, ${b}]`),
-    fc
-      .tuple(
-        tie('expr'),
-        fc.constantFrom('defined', 'none', 'string', 'number', 'mapping', 'sequence', 'even', 'odd'),
-      )
-      .map(([a, t]) => `(${a} is ${t})`),
-  ),
-})).expr;
+/** Random expressions over the given leaves: operators, filters, methods, tests, lists. */
+const expressionOver = (leaves: fc.Arbitrary<string>): fc.Arbitrary<string> =>
+  fc.letrec<{ expr: string }>((tie) => ({
+    expr: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      leaves,
+      fc.tuple(tie('expr'), fc.constantFrom(...BINARY), tie('expr')).map(([a, op, b]) => `(${a} ${op} ${b})`),
+      fc.tuple(tie('expr'), fc.constantFrom(...FILTERS)).map(([a, f]) => `(${a} | ${f})`),
+      fc.tuple(tie('expr'), fc.constantFrom(...METHODS)).map(([a, m]) => `(${a}).${m}`),
+      tie('expr').map((a) => `(not ${a})`),
+      fc.tuple(tie('expr'), tie('expr'), tie('expr')).map(([a, b, c]) => `(${a} if ${b} else ${c})`),
+      fc.tuple(tie('expr'), tie('expr')).map(([a, b]) => `[${a}, ${b}]`),
+      fc
+        .tuple(
+          tie('expr'),
+          fc.constantFrom('defined', 'none', 'string', 'number', 'mapping', 'sequence', 'even', 'odd'),
+        )
+        .map(([a, t]) => `(${a} is ${t})`),
+    ),
+  })).expr;
+
+const expression = expressionOver(leaf);
 
 const names = ['v', 'w'];
 /** A tree for recursive loops: `n` a number, `c` the children. */
@@ -222,11 +227,85 @@ const statement: fc.Arbitrary<string> = fc.letrec<{ block: string; stmt: string 
   ),
 })).block;
 
+/*
+ * Data read from YAML (as DM read it: PyYAML) with what JS numbers and objects do not keep by
+ * themselves: floats with an integral value (`1.0`, `1.5e+3`) and mappings whose integer-like keys
+ * (`"10"`, `"2"`) come after others or out of numeric order.
+ */
+const YAML_KEYS = ['a', 'b', 'zz', '0', '1', '2', '10', '07', '-1', '1.5', '4294967294', '4294967295'];
+const yamlScalar = fc.constantFrom(
+  '1.0',
+  '2.50',
+  '-3.0',
+  '0.0',
+  '100.0',
+  '1.5e+3',
+  '1.0e+20',
+  '0.1',
+  '7',
+  '-2',
+  '"s"',
+  'true',
+  'null',
+);
+const yamlMapping = fc
+  .uniqueArray(fc.constantFrom(...YAML_KEYS), { minLength: 1, maxLength: 6 })
+  .chain((keys) =>
+    fc
+      .array(yamlScalar, { minLength: keys.length, maxLength: keys.length })
+      .map((values) => `{${keys.map((k, i) => `"${k}": ${values[i]}`).join(', ')}}`),
+  );
+const pythonValueData = fc
+  .tuple(yamlScalar, yamlScalar, yamlMapping, yamlMapping, fc.array(yamlScalar, { maxLength: 4 }))
+  .map(
+    ([x, y, d, e, l]) =>
+      `properties:\n  x: ${x}\n  y: ${y}\n  d: ${d}\n  e: {inner: ${e}}\n  l: [${l.join(', ')}]\n`,
+  );
+const pythonValueLeaf = fc.constantFrom(
+  'properties.x',
+  'properties.y',
+  'properties.d',
+  'properties.e',
+  'properties.e.inner',
+  'properties.l',
+  "properties.d['10']",
+  'properties.d.values() | list',
+  'properties.d.keys() | list',
+  'properties.d.items() | list',
+  'properties.d | list',
+  'properties.d | dictsort',
+  'properties.d | tojson',
+  'dict(properties.d, k=1.0)',
+  'properties.d.copy()',
+  '{"b": properties.x, "10": 2, "2": properties.y}',
+  '1.0',
+  '2',
+  '0.5',
+);
+const pythonValueExpression = expressionOver(pythonValueLeaf);
+const pythonValueCase: fc.Arbitrary<Case> = fc
+  .tuple(
+    pythonValueData,
+    fc.oneof(
+      pythonValueExpression.map((e) => `{{ ${e} }}`),
+      fc
+        .constantFrom('properties.d', 'properties.e.inner', '{"z": 1, "3": 2.0, "1": 3}')
+        .map(
+          (d) =>
+            `{% for k, v in (${d}).items() %}{{ k }}={{ v }};{% endfor %}{% for k in ${d} %}{{ k }},{% endfor %}`,
+        ),
+    ),
+  )
+  .map(([contextYaml, template]) => ({ name: template, template, contextYaml }));
+
 type Outcome = { ok: boolean; text?: string; error?: string };
+type Case = { name: string; template: string; context?: Record<string, unknown>; contextYaml?: string };
 
 /** Renders each template with dm and with Jinja2; returns the differences, described. */
-function compareWithOracle(python: string, templates: string[]): string[] {
-  const cases = templates.map((t) => ({ name: t, template: t, context, files: {} }));
+function compareWithOracle(python: string, templates: string[] | Case[]): string[] {
+  const cases: Case[] = templates.map((t) =>
+    typeof t === 'string' ? { name: t, template: t, context, files: {} } : t,
+  );
   const run = spawnSync(python, [join(repoRoot, 'test/expand/jinja2_reference.py')], {
     input: JSON.stringify(cases),
     encoding: 'utf8',
@@ -239,7 +318,12 @@ function compareWithOracle(python: string, templates: string[]): string[] {
     const want = expected[i]!;
     let got: Outcome;
     try {
-      got = { ok: true, text: renderJinja(c.template, c.context, { name: 'fuzz.jinja' }) };
+      // Data given as YAML is read as DM read it (PyYAML): the reader's pyyaml dialect.
+      const data =
+        c.contextYaml === undefined
+          ? (c.context ?? {})
+          : (parseYaml(c.contextYaml, { dialect: 'pyyaml' }) as Record<string, unknown>);
+      got = { ok: true, text: renderJinja(c.template, data, { name: 'fuzz.jinja' }) };
     } catch (error) {
       got = { ok: false, error: (error as Error).message };
     }
@@ -250,7 +334,7 @@ function compareWithOracle(python: string, templates: string[]): string[] {
     if (want.ok && /m\w\wkup\(/i.test(want.text ?? '')) continue;
     if (want.ok !== got.ok || (want.ok && want.text !== got.text)) {
       mismatches.push(
-        `${c.template}\n    Jinja2: ${want.ok ? JSON.stringify(want.text) : want.error}\n    dm:     ${got.ok ? JSON.stringify(got.text) : got.error}`,
+        `${c.contextYaml ? `${c.contextYaml}\n    ` : ''}${c.template}\n    Jinja2: ${want.ok ? JSON.stringify(want.text) : want.error}\n    dm:     ${got.ok ? JSON.stringify(got.text) : got.error}`,
       );
     }
   }
@@ -281,6 +365,17 @@ describe('random templates against Python Jinja2', () => {
     const python = findOracle();
     assert.ok(python, 'no Python with jinja2 and yaml: install python3-jinja2 and python3-yaml');
     const mismatches = compareWithOracle(python, fc.sample(statement, { numRuns: runs ?? 400, seed }));
+    assert.equal(
+      mismatches.length,
+      0,
+      `${mismatches.length} differences:\n${mismatches.slice(0, 25).join('\n')}`,
+    );
+  });
+
+  it('renderJinja() prints floats and integer-keyed mappings read from YAML as Jinja2 does (random data)', () => {
+    const python = findOracle();
+    assert.ok(python, 'no Python with jinja2 and yaml: install python3-jinja2 and python3-yaml');
+    const mismatches = compareWithOracle(python, fc.sample(pythonValueCase, { numRuns: runs ?? 300, seed }));
     assert.equal(
       mismatches.length,
       0,

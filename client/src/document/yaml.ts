@@ -17,6 +17,7 @@ import {
   EVENT_ID,
   type Event,
   floatCoreTag,
+  floatYaml11Tag,
   getScalarValue,
   type load,
   loadAll,
@@ -94,12 +95,17 @@ const pyyamlBoolTag = defineScalarTag<boolean>(boolCoreTag.tagName, {
   identify: (data) => typeof data === 'boolean',
   represent: (data) => (data ? 'true' : 'false'),
 });
-/** Floats as Python holds them: `1.0` stays a float (PyFloat), others are JS numbers. */
+/**
+ * Floats as PyYAML reads them (YAML 1.1: a dot is required, an exponent has a sign, so `1e3` is
+ * a string) and as Python holds them: `1.0` stays a float (PyFloat), others are JS numbers.
+ */
 const pythonFloatTag = defineScalarTag<number | PyFloat>(floatCoreTag.tagName, {
   implicit: true,
-  implicitFirstChars: floatCoreTag.implicitFirstChars,
+  implicitFirstChars: floatYaml11Tag.implicitFirstChars,
   resolve: (source, isExplicit, tagName) => {
-    const n = floatCoreTag.resolve(source, isExplicit, tagName);
+    // PyYAML's pattern has no sign before a leading dot: `-.5` is a string there.
+    if (!isExplicit && /^[-+]\.[0-9]/.test(source)) return NOT_RESOLVED;
+    const n = floatYaml11Tag.resolve(source, isExplicit, tagName);
     return typeof n === 'number' && Number.isInteger(n) ? new PyFloat(n) : n;
   },
   identify: (data) => data instanceof PyFloat || floatCoreTag.identify(data),
