@@ -125,21 +125,17 @@ export function registerDeployCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteList(ctx);
-        return withStore(ctx, async (store) => {
-          const d = store.listDeployments().map((x) => ({
-            name: x.name,
-            state: x.state,
-            manifest: x.currentManifest,
-            updated: new Date(x.updatedAt).toISOString(),
-          }));
-          return {
-            data: d,
-            text: () =>
-              d.length === 0
-                ? 'no deployments'
-                : d.map((r) => `${r.name}  ${r.state}  ${r.manifest ?? ''}`).join('\n'),
-          };
-        });
+        const { reportDeploymentList } = await import('./deploy-output.js');
+        return withStore(ctx, (store) =>
+          reportDeploymentList(
+            store.listDeployments().map((x) => ({
+              name: x.name,
+              state: x.state,
+              manifest: x.currentManifest,
+              updated: new Date(x.updatedAt).toISOString(),
+            })),
+          ),
+        );
       }),
     );
   deployments
