@@ -19,6 +19,22 @@ function progress(ctx: CommandContext, label: string): ((done: number, total: nu
   };
 }
 
+/**
+ * `-v`: the resolver chain a command resolves through, in its order, from the one builder
+ * (client/src/resolve/build-chain.ts); the lock file first when `lock` says the command reads one.
+ */
+async function showChain(ctx: CommandContext, lock: boolean): Promise<void> {
+  if (!ctx.config.verbose) return;
+  const { buildResolverChain } = await import('../../resolve/build-chain.js');
+  const { chain } = await buildResolverChain({
+    config: ctx.config,
+    registryDirs: ctx.registryDirs,
+    cache: lock,
+  });
+  const names = [...(lock ? ['lock file'] : []), ...chain.map((r) => r.name)];
+  ctx.streams.stderr(`dm: resolving through ${names.join(' → ')}\n`);
+}
+
 function warn(ctx: CommandContext): (message: string) => void {
   return (message) => {
     if (!ctx.config.quiet) ctx.streams.stderr(`warning: ${message}\n`);
@@ -40,10 +56,10 @@ export function registerPackageCommands(program: Command): void {
           warn: warn(ctx),
           to: opts.to as string | undefined,
         });
-        return printable(
-          result,
-          (r) =>
-            `pulled ${r.reference} → ${r.version} (${r.files.length} files)${r.to ? ` into ${r.to}` : ''}`,
+        return printable(result, (r) =>
+          ctx.config.quiet
+            ? ''
+            : `pulled ${r.reference} → ${r.version} (${r.files.length} files)${r.to ? ` into ${r.to}` : ''}`,
         );
       }),
     );
@@ -60,6 +76,7 @@ export function registerPackageCommands(program: Command): void {
     .action(
       action(async (ctx, [config], opts) => {
         const { install } = await import('../../resolve/install.js');
+        await showChain(ctx, true);
         const result = await install(config ?? DEFAULT_CONFIG, {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
@@ -70,6 +87,7 @@ export function registerPackageCommands(program: Command): void {
           onProgress: progress(ctx, 'fetching'),
         });
         return printable(result, (r) => {
+          if (ctx.config.quiet) return ''; // -q: nothing on success, as npm install --silent
           const rows = r.references.map((x) => [x.reference, x.version, x.change]);
           const removed = r.removed.map((x) => `removed ${x}\n`).join('');
           return `${rows.length ? formatTable(['REFERENCE', 'VERSION', 'LOCK'], rows) : 'no references\n'}${removed}${
@@ -90,6 +108,7 @@ export function registerPackageCommands(program: Command): void {
     .action(
       action(async (ctx, refs, opts) => {
         const { install } = await import('../../resolve/install.js');
+        await showChain(ctx, false);
         const result = await install(opts.configFile as string, {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
@@ -98,6 +117,7 @@ export function registerPackageCommands(program: Command): void {
           warn: warn(ctx),
         });
         return printable(result, (r) => {
+          if (ctx.config.quiet) return '';
           const changed = r.references.filter((x) => x.change !== 'unchanged');
           if (changed.length === 0) return 'everything is at the newest allowed version';
           return formatTable(
