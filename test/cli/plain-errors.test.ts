@@ -257,6 +257,25 @@ describe('messages for empty results', () => {
     );
   });
 
+  it('counts read as English: "1 template, 1 version served, 1 named collection"', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dm-one-'));
+    await mkdir(join(dir, 'ops', 'redis', 'v1'), { recursive: true });
+    await writeFile(
+      join(dir, 'ops', 'redis', 'v1', 'redis.jinja'),
+      'resources:\n- name: r\n  type: Service\n',
+    );
+    await writeFile(
+      join(dir, 'ops', 'redis', 'v1', 'example.yaml'),
+      'resources:\n- name: r\n  type: redis.jinja\n',
+    );
+    const r = await runDm(['lint', dir]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      r.stdout,
+      `${dir}: 0 errors, 0 warnings (1 template, 1 version served, 1 named collection)\n`,
+    );
+  });
+
   it('dm manifests nosuch says the deployment does not exist (exit 3); dm types instances nosuch says there are none', async () => {
     const env = await isolatedEnv();
     const m = await runDm(['manifests', 'nosuch'], { env });

@@ -42,6 +42,21 @@ describe('-q, -v and progress', () => {
     assert.equal((JSON.parse(json.stdout) as { references: unknown[] }).references.length, 1);
   });
 
+  it('-q silences warnings in every command (one warner): dm expand --properties with an unknown property', async () => {
+    const env = await isolatedEnv();
+    const args = ['expand', 'redis:v1.0', '--registry-dir', FIXTURES, '--properties', 'maxMemroy=1gb'];
+    const loud = await runDm(args, { env });
+    assert.equal(loud.code, 0, loud.stderr);
+    assert.match(
+      loud.stderr,
+      /^warning: property 'maxMemroy' given for .* is not in its schema; did you mean 'maxMemory'\?\n$/,
+    );
+    const quiet = await runDm([...args, '-q'], { env });
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.equal(quiet.stderr, '');
+    assert.equal(quiet.stdout, loud.stdout);
+  });
+
   it('dm install -v shows the resolver chain in its order and the time taken', async () => {
     const env = await isolatedEnv();
     const r = await runDm(['install', '--registry-dir', FIXTURES, '-v'], { cwd: await project(), env });

@@ -120,6 +120,13 @@ export function action<T>(
   };
 }
 
+/** How every command warns: `warning: …` on stderr, nothing with -q (docs/client.md "Progress, -q and -v"). */
+export function warner(ctx: CommandContext): (message: string) => void {
+  return (message) => {
+    if (!ctx.config.quiet) ctx.streams.stderr(`warning: ${message}\n`);
+  };
+}
+
 /** `install`, `deployments list`: the command as typed, without `dm`. */
 export function commandName(command: Command): string {
   const names: string[] = [];

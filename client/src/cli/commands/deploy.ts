@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import type { DeploymentStore } from '../../state/deployments-store.js';
 import type { CommandContext } from '../context.js';
-import { action, propertiesOf } from '../context.js';
+import { action, propertiesOf, warner } from '../context.js';
 
 const DEPLOY_HELP = `
 Expands a configuration (or one template file, a stream of Kubernetes objects or rendered layered
@@ -91,7 +91,7 @@ export function registerDeployCommands(program: Command): void {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
           configPath: loaded.path,
-          warn: (m) => ctx.streams.stderr(`warning: ${m}\n`),
+          warn: warner(ctx),
         });
         const input = await loadDeploymentInput(loaded, {
           deployment: name,
@@ -99,7 +99,7 @@ export function registerDeployCommands(program: Command): void {
           ...(typeof options.importsDir === 'string' ? { importsDir: options.importsDir } : {}),
           schemaValidation: schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation),
           templateSource,
-          onWarning: (m) => ctx.streams.stderr(`warning: ${m}\n`),
+          onWarning: warner(ctx),
         });
         // The manifest records every reference resolved, with its exact version and digest.
         input.references = [...templateSource.resolved.values()].map((r) => ({

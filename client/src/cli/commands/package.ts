@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, type CommandContext, propertiesOf } from '../context.js';
+import { action, type CommandContext, propertiesOf, warner } from '../context.js';
 import { formatTable, printable } from '../format.js';
 
 const DEFAULT_CONFIG = 'config.yaml';
@@ -35,12 +35,6 @@ async function showChain(ctx: CommandContext, lock: boolean): Promise<void> {
   ctx.streams.stderr(`dm: resolving through ${names.join(' → ')}\n`);
 }
 
-function warn(ctx: CommandContext): (message: string) => void {
-  return (message) => {
-    if (!ctx.config.quiet) ctx.streams.stderr(`warning: ${message}\n`);
-  };
-}
-
 export function registerPackageCommands(program: Command): void {
   program
     .command('pull <ref>')
@@ -53,7 +47,7 @@ export function registerPackageCommands(program: Command): void {
         const result = await pull(ref!, {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
-          warn: warn(ctx),
+          warn: warner(ctx),
           to: opts.to as string | undefined,
         });
         return printable(result, (r) =>
@@ -83,7 +77,7 @@ export function registerPackageCommands(program: Command): void {
           frozenLockfile: Boolean(opts.frozenLockfile),
           expand: opts.expand !== false,
           properties: await propertiesOf(ctx),
-          warn: warn(ctx),
+          warn: warner(ctx),
           onProgress: progress(ctx, 'fetching'),
         });
         return printable(result, (r) => {
@@ -114,7 +108,7 @@ export function registerPackageCommands(program: Command): void {
           registryDirs: ctx.registryDirs,
           update: refs,
           properties: await propertiesOf(ctx),
-          warn: warn(ctx),
+          warn: warner(ctx),
         });
         return printable(result, (r) => {
           if (ctx.config.quiet) return '';
