@@ -98,18 +98,18 @@ function kindOnDisk(arg: string): 'directory' | 'file' | undefined {
 /**
  * A text file's content, or one sentence saying why not: a system error as `fromSystemError` says
  * it (FILE_NOT_FOUND, IS_A_DIRECTORY, PERMISSION_DENIED, …), anything else FILE_NOT_FOUND. Every
- * command that reads a file it was named reads it here.
+ * command that reads a file it was named reads it here; `shown` is the name the user gave it.
  */
-export function readTextFile(path: string): string {
+export function readTextFile(path: string, shown = path): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw (
-      fromSystemError(error, path) ??
+      fromSystemError(error, shown) ??
       new DmError(
         code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'FILE_UNREADABLE',
-        `cannot read ${path}: ${code ?? String(error)}`,
+        `cannot read ${shown}: ${code ?? String(error)}`,
       )
     );
   }

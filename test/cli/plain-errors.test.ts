@@ -4,13 +4,14 @@
  * flags, "did you mean" for flags, system errors (a directory, a busy port) as sentences.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { exitCodeFor, fromSystemError } from '../../client/src/error.js';
 import { nearest } from '../../client/src/nearest.js';
 import { type CliResult, isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
 
@@ -70,6 +71,19 @@ describe('dm config', () => {
     const unsetAgain = await runDm(['config', 'unset', 'output'], { env });
     assert.equal(unsetAgain.code, 0, unsetAgain.stderr);
     assert.match(unsetAgain.stdout, /not set/);
+
+    // A file that is not YAML at all: set moves it aside (saying so) and writes a new one.
+    await writeFile(file, 'output: [\nregistry: a/b\n');
+    const unreadable = await runDm(['config', 'get', 'output'], { env });
+    assert.equal(unreadable.code, 1, unreadable.stderr);
+    assert.match(unreadable.stderr, /config\.yaml:2: invalid YAML/);
+    const repaired = await runDm(['config', 'set', 'output', 'json'], { env });
+    assert.equal(repaired.code, 0, repaired.stderr);
+    assert.match(repaired.stderr, /moved the unreadable .*config\.yaml to .*config\.yaml\.broken/);
+    assert.equal(await readFile(file, 'utf8'), 'output: json\n');
+    assert.equal(await readFile(`${file}.broken`, 'utf8'), 'output: [\nregistry: a/b\n');
+    const works = await runDm(['deployments', 'list'], { env });
+    assert.equal(works.code, 0, works.stderr);
   });
 
   it('dm --config FILE: a config file named explicitly must exist (exit 3); a directory is a sentence', async () => {
@@ -119,6 +133,59 @@ describe('flags', () => {
 });
 
 describe('system errors as sentences', () => {
+  it('fromSystemError() says real EISDIR, EACCES, ENOENT and EADDRINUSE errors as sentences naming the subject', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dm-syserr-'));
+    const caught = (fn: () => unknown): unknown => {
+      try {
+        fn();
+      } catch (error) {
+        return error;
+      }
+      assert.fail('expected an error');
+    };
+    const isDir = fromSystemError(
+      caught(() => readFileSync(dir)),
+      'values.yaml',
+    );
+    assert.equal(isDir?.code, 'IS_A_DIRECTORY');
+    assert.equal(isDir?.message, 'values.yaml is a directory, not a file');
+    assert.equal(exitCodeFor(isDir), 2);
+    // Executing a file without the x bit is EACCES even for root (reading one is not).
+    const script = join(dir, 'not-executable');
+    await writeFile(script, '#!/bin/sh\n');
+    const spawned = spawnSync(script);
+    assert.equal((spawned.error as NodeJS.ErrnoException | undefined)?.code, 'EACCES');
+    const denied = fromSystemError(spawned.error);
+    assert.equal(denied?.code, 'PERMISSION_DENIED');
+    assert.equal(denied?.message, `permission denied: ${script}`);
+    const missing = fromSystemError(
+      caught(() => readFileSync(join(dir, 'nosuch.yaml'))),
+      'nosuch.yaml',
+    );
+    assert.equal(missing?.message, 'nosuch.yaml does not exist');
+    assert.equal(exitCodeFor(missing), 3);
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as { port: number }).port;
+    const second = createServer();
+    const inUse = await new Promise<unknown>((resolve) => {
+      second.once('error', resolve);
+      second.listen(port, '127.0.0.1');
+    });
+    busy.close();
+    assert.equal(fromSystemError(inUse, '--port')?.message, `port ${port} is in use (--port)`);
+    assert.equal(fromSystemError(new Error('something else')), undefined);
+  });
+
+  it('dm merge DIR says it is a directory (exit 2), not the errno', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dm-merge-dir-'));
+    await mkdir(join(dir, 'd'));
+    await writeFile(join(dir, 'a.yaml'), 'a: 1\n');
+    const r = await runDm(['merge', 'a.yaml', 'd'], { cwd: dir });
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stderr, 'error: d is a directory, not a file\n');
+  });
+
   it('dm template render DIR says it is a directory (exit 2)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'dm-dir-'));
     await mkdir(join(dir, 't.jinja'));
@@ -151,6 +218,32 @@ describe('system errors as sentences', () => {
 });
 
 describe('messages for empty results', () => {
+  it('dm render warns about a document without metadata, naming it; -q silences it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dm-render-'));
+    await writeFile(
+      join(dir, 'site.yaml'),
+      [
+        'schema: deckhand/LayeringPolicy/v1',
+        'metadata: {schema: metadata/Control/v1, name: layering-policy}',
+        'data: {layerOrder: [global, site]}',
+        '---',
+        'schema: example/Kind/v1',
+        'data: {a: 1}',
+        '',
+      ].join('\n'),
+    );
+    const r = await runDm(['render', 'site.yaml'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      r.stderr,
+      'warning: site.yaml, document 2 has no metadata, so it takes no part in layering (printed as it is)\n',
+    );
+    assert.match(r.stdout, /schema: example\/Kind\/v1\ndata:\n {2}a: 1\n/);
+    const quiet = await runDm(['render', 'site.yaml', '-q'], { cwd: dir });
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.equal(quiet.stderr, '');
+  });
+
   it('dm lint on a directory without templates: "no templates found: is this a registry root?" (exit 1)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'dm-empty-'));
     const r = await runDm(['lint', dir]);
@@ -161,6 +254,25 @@ describe('messages for empty results', () => {
     assert.match(
       ok.stdout,
       /0 errors, 0 warnings \(\d+ templates, \d+ versions served, \d+ named collections\)/,
+    );
+  });
+
+  it('counts read as English: "1 template, 1 version served, 1 named collection"', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dm-one-'));
+    await mkdir(join(dir, 'ops', 'redis', 'v1'), { recursive: true });
+    await writeFile(
+      join(dir, 'ops', 'redis', 'v1', 'redis.jinja'),
+      'resources:\n- name: r\n  type: Service\n',
+    );
+    await writeFile(
+      join(dir, 'ops', 'redis', 'v1', 'example.yaml'),
+      'resources:\n- name: r\n  type: redis.jinja\n',
+    );
+    const r = await runDm(['lint', dir]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      r.stdout,
+      `${dir}: 0 errors, 0 warnings (1 template, 1 version served, 1 named collection)\n`,
     );
   });
 

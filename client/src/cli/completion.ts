@@ -4,6 +4,7 @@
  * (`-o json|yaml|text`), deployment names — and falls back to file names when there are none.
  */
 import type { Command, Option } from 'commander';
+import { commandName } from './context.js';
 
 /** Flags whose value is a deployment name. */
 const DEPLOYMENT_FLAGS = new Set(['--deployment', '--name']);
@@ -24,12 +25,6 @@ function flagsOf(command: Command): string[] {
     for (const o of c.options) if (o.long && !o.hidden) out.push(o.long);
   }
   return [...out, '--help'];
-}
-
-function pathOf(command: Command): string {
-  const names: string[] = [];
-  for (let c: Command | null = command; c?.parent; c = c.parent) names.unshift(c.name());
-  return names.join(' ');
 }
 
 export interface CompletionSources {
@@ -77,7 +72,7 @@ export async function completeWords(
   if (subs.length > 0 && positional === 0) {
     return matching(subs.map((c) => c.name()).filter((n) => n !== 'help'));
   }
-  if (positional === 0 && DEPLOYMENT_COMMANDS.has(pathOf(command)))
+  if (positional === 0 && DEPLOYMENT_COMMANDS.has(commandName(command)))
     return matching(await sources.deployments());
   return [];
 }

@@ -104,8 +104,74 @@ export function action<T>(
       a === undefined ? [] : Array.isArray(a) ? (a as string[]) : [String(a)],
     );
     const ctx = contextFromCommand(command, actionOptions);
-    const result = await handler(ctx, positional, options);
+    const name = commandName(command);
+    const started = performance.now();
+    const waiting = waitIndicator(ctx, name);
+    let result: Printable<T> | undefined | void;
+    try {
+      result = await handler({ ...ctx, streams: waiting.streams }, positional, options);
+    } finally {
+      waiting.stop();
+      if (ctx.config.verbose) {
+        ctx.streams.stderr(`dm: ${name} took ${Math.round(performance.now() - started)} ms\n`);
+      }
+    }
     if (result) printResult(result, ctx.config.output, ctx.streams);
+  };
+}
+
+/** How every command warns: `warning: …` on stderr, nothing with -q (docs/client.md "Progress, -q and -v"). */
+export function warner(ctx: CommandContext): (message: string) => void {
+  return (message) => {
+    if (!ctx.config.quiet) ctx.streams.stderr(`warning: ${message}\n`);
+  };
+}
+
+/** `install`, `deployments list`: the command as typed, without `dm`. */
+export function commandName(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+/** How long a command may be silent on a terminal before it says it is still working. */
+const WAIT_NOTICE_MS = 1000;
+
+/**
+ * On a terminal (not -q, text output), a command silent for over a second says it is still working
+ * (`dm install: working… 3s` on stderr, redrawn each second, erased at the end) — for waits on the
+ * network, git or kubectl (docs/client.md "Progress"). The first thing the command prints itself
+ * (its own progress bar, a warning, output) ends the notice for good.
+ */
+function waitIndicator(ctx: CommandContext, name: string): { streams: Streams; stop: () => void } {
+  if (!ctx.interactive || ctx.config.quiet || ctx.config.output !== 'text') {
+    return { streams: ctx.streams, stop: () => {} };
+  }
+  const started = Date.now();
+  let shown = false;
+  let timer: NodeJS.Timeout | undefined = setInterval(() => {
+    shown = true;
+    ctx.streams.stderr(`\r\x1b[Kdm ${name}: working… ${Math.floor((Date.now() - started) / 1000)}s`);
+  }, WAIT_NOTICE_MS);
+  timer.unref();
+  const stop = () => {
+    if (timer === undefined) return;
+    clearInterval(timer);
+    timer = undefined;
+    if (shown) ctx.streams.stderr('\r\x1b[K');
+  };
+  return {
+    stop,
+    streams: {
+      stdout: (text) => {
+        stop();
+        ctx.streams.stdout(text);
+      },
+      stderr: (text) => {
+        stop();
+        ctx.streams.stderr(text);
+      },
+    },
   };
 }
 

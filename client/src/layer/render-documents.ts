@@ -336,6 +336,15 @@ function render(documents: readonly unknown[], options: RenderOptions): Rendered
   }
   if (options.validate) prevalidateDocuments(documents, options.sources);
   const all = documents.map((d, i) => readDocument(d, i, options.sources?.[i]));
+  documents.forEach((d, i) => {
+    // Legal (passed through as it is), but usually a mistake: say so (docs/layering.md "Command line").
+    if (!Object.hasOwn(d as object, 'metadata')) {
+      warn(
+        'MissingMetadata',
+        `${options.sources?.[i] ?? `document #${i + 1}`} has no metadata, so it takes no part in layering (printed as it is)`,
+      );
+    }
+  });
   const layerOrder = readPolicy(all, warn);
   const layerIndex = new Map<string, number>();
   layerOrder.forEach((l, i) => {

@@ -4,11 +4,11 @@
  * `__proto__` survive exactly as cloud-init's Python dicts keep them
  * (docs/merging.md "`dm merge`", key order).
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DUMP_SCHEMA, dump, realMapTag } from 'js-yaml';
 import { parseYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
+import { readTextFile } from '../input.js';
 import { pythonTypeName } from './value.js';
 
 const DUMP_MAP_SCHEMA = DUMP_SCHEMA.withTags(realMapTag);
@@ -83,22 +83,7 @@ export function loadMergeFiles(
 ): LoadedDocument[] {
   const out: LoadedDocument[] = [];
   for (const file of paths) {
-    let text: string;
-    try {
-      text = readFileSync(options.cwd === undefined ? file : resolve(options.cwd, file), 'utf8');
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') {
-        throw new DmError('FILE_NOT_FOUND', `${file} does not exist`, {
-          category: 'not-found',
-          details: { file },
-        });
-      }
-      throw new DmError('FILE_UNREADABLE', `${file} cannot be read (${code ?? String(error)})`, {
-        category: 'invalid-input',
-        details: { file },
-      });
-    }
+    const text = readTextFile(options.cwd === undefined ? file : resolve(options.cwd, file), file);
     const documents = parseMergeDocuments(text, file);
     documents.forEach((document, i) => {
       const position = i + 1;

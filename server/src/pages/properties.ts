@@ -3,6 +3,7 @@
  * dotted names (`persistence.size`), properties of array items `name[].sub`. Pure, so the page and
  * its tests share it.
  */
+import { isMapping } from '../../../client/src/data.js';
 
 export interface PropertyRow {
   name: string;
@@ -15,10 +16,6 @@ export interface PropertyRow {
 
 const MAX_DEPTH = 8;
 const MAX_ROWS = 500;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A default value as short text: strings bare, everything else as JSON. */
 export function formatDefault(value: unknown): string {
@@ -36,7 +33,7 @@ function typeOf(schema: Record<string, unknown>): string {
       : schema.$ref !== undefined
         ? `$ref ${String(schema.$ref)}`
         : '';
-  if (text === 'array' && isObject(schema.items) && typeof schema.items.type === 'string') {
+  if (text === 'array' && isMapping(schema.items) && typeof schema.items.type === 'string') {
     text = `array of ${schema.items.type}`;
   }
   if (Array.isArray(schema.enum)) {
@@ -50,11 +47,11 @@ export function propertyRows(schema: unknown): PropertyRow[] {
   const rows: PropertyRow[] = [];
   const walk = (node: Record<string, unknown>, prefix: string, depth: number) => {
     const properties = node.properties;
-    if (!isObject(properties) || depth > MAX_DEPTH) return;
+    if (!isMapping(properties) || depth > MAX_DEPTH) return;
     const required = new Set(Array.isArray(node.required) ? node.required.map(String) : []);
     for (const [key, value] of Object.entries(properties)) {
       if (rows.length >= MAX_ROWS) return;
-      const child = isObject(value) ? value : {};
+      const child = isMapping(value) ? value : {};
       const name = `${prefix}${key}`;
       rows.push({
         name,
@@ -64,9 +61,9 @@ export function propertyRows(schema: unknown): PropertyRow[] {
         description: typeof child.description === 'string' ? child.description : '',
       });
       walk(child, `${name}.`, depth + 1);
-      if (isObject(child.items)) walk(child.items, `${name}[].`, depth + 1);
+      if (isMapping(child.items)) walk(child.items, `${name}[].`, depth + 1);
     }
   };
-  if (isObject(schema)) walk(schema, '', 0);
+  if (isMapping(schema)) walk(schema, '', 0);
   return rows;
 }

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type Context, Hono } from 'hono';
+import { isMapping } from '../../../client/src/data.js';
 import { DmError, httpStatusFor, isDmError } from '../../../client/src/error.js';
 import type { RequestAccess } from '../api/access.js';
 import { type AppEnv, accessOf, IMMUTABLE, intParam, notModified } from '../api/http.js';
@@ -299,7 +300,7 @@ export function pageRoutes(): Hono<AppEnv> {
       }
       const resolution = service.catalog.resolutionOf(shown.id);
       const info =
-        isRecord(resolution.schema) && isRecord(resolution.schema.info) ? resolution.schema.info : {};
+        isMapping(resolution.schema) && isMapping(resolution.schema.info) ? resolution.schema.info : {};
       const cache = `${scope(c, [registry])}, ${exact ? IMMUTABLE.replace(/^public, /, '') : SHORT}`;
       let etag: string | undefined;
       if (exact) {
@@ -480,10 +481,6 @@ export function pageRoutes(): Hono<AppEnv> {
   );
 
   return app;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function versionLinks(registry: string, p: TemplatePath, versions: VersionRow[]): Suggestion[] {

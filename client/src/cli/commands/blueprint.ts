@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
-import { action } from '../context.js';
+import { action, warner } from '../context.js';
 
 const RENDER_HELP = `
 Runs one installation of a Landscaper-style blueprint without a cluster: constructs the imports,
@@ -43,7 +43,7 @@ async function renderFromArgs(ctx: CommandContext, arg: string, options: Record<
     throw new DmError('MISSING_IMPORTS', 'dm blueprint needs --imports <file>', { category: 'usage' });
   }
   const { inputs } = readImportsFile(options.imports);
-  const warn = (m: string) => ctx.streams.stderr(`warning: ${m}\n`);
+  const warn = warner(ctx);
   let loader: import('../../blueprint/registry.js').RegistryBlueprintLoader | undefined;
   const registry = async () => {
     if (!loader) {

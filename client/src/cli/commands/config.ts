@@ -3,9 +3,9 @@ import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { CONFIG_FILE_KEYS, validateConfigFile } from '../../config/config.js';
 import { formatYaml, parseYaml } from '../../document/yaml.js';
-import { DmError } from '../../error.js';
+import { DmError, isDmError } from '../../error.js';
 import { nearest } from '../../nearest.js';
-import { action } from '../context.js';
+import { action, type CommandContext } from '../context.js';
 import { packageVersion } from '../package-version.js';
 
 export function registerConfigCommands(program: Command): void {
@@ -34,7 +34,7 @@ export function registerConfigCommands(program: Command): void {
       action(
         async (ctx, [key]) => {
           checkKey(key!);
-          const value = readConfigFile(ctx.config.configFile)[key!];
+          const value = readConfigFile(ctx.config.configFile)?.[key!];
           return {
             data: value ?? null,
             text: (v: unknown) => (v === null ? '' : typeof v === 'string' ? v : formatYaml(v)),
@@ -58,7 +58,7 @@ export function registerConfigCommands(program: Command): void {
           const value = configValue(key!, raw!);
           // Validated before anything is written: a bad value never reaches the file.
           validateConfigFile({ [key!]: value }, 'dm config set');
-          const current = readConfigFile(path);
+          const current = readConfigFile(path, ctx) ?? {};
           current[key!] = value;
           writeConfigFile(path, current);
           return { data: { file: path, [key!]: value }, text: () => `set ${key} in ${path}` };
@@ -75,10 +75,11 @@ export function registerConfigCommands(program: Command): void {
         async (ctx, [key]) => {
           checkKey(key!);
           const path = ctx.config.configFile;
-          const current = readConfigFile(path);
+          const read = readConfigFile(path, ctx);
+          const current = read ?? {};
           const had = key! in current;
           delete current[key!];
-          if (had) writeConfigFile(path, current);
+          if (had || read === undefined) writeConfigFile(path, current);
           return {
             data: { file: path, unset: key, changed: had },
             text: () => (had ? `removed ${key} from ${path}` : `${key} is not set in ${path}`),
@@ -132,8 +133,13 @@ function configValue(key: string, raw: string): unknown {
   return raw;
 }
 
-/** The config file as a mapping ({} when missing); invalid YAML is an error naming the file. */
-function readConfigFile(path: string): Record<string, unknown> {
+/**
+ * The config file as a mapping ({} when missing). A file that cannot be read as one (invalid YAML,
+ * not a mapping) is an error naming it for `dm config get`; `set` and `unset` (given `repair`) move
+ * it aside to `<file>.broken`, say so, and answer undefined: they start a new file, so a broken
+ * config file never blocks `dm config` (docs/client.md "Configuration").
+ */
+function readConfigFile(path: string, repair?: CommandContext): Record<string, unknown> | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -141,15 +147,24 @@ function readConfigFile(path: string): Record<string, unknown> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw error;
   }
-  const data = parseYaml(text, { source: path });
-  if (data === null || data === undefined) return {};
-  if (typeof data !== 'object' || Array.isArray(data)) {
-    throw new DmError('INVALID_CONFIG_FILE', `${path}: the config file must be a mapping`, {
-      category: 'invalid-input',
-      hint: `fix or remove ${path}`,
-    });
+  try {
+    const data = parseYaml(text, { source: path });
+    if (data === null || data === undefined) return {};
+    if (typeof data !== 'object' || Array.isArray(data)) {
+      throw new DmError('INVALID_CONFIG_FILE', `${path}: the config file must be a mapping`, {
+        category: 'invalid-input',
+        hint: 'dm config set or unset moves it aside and starts a new one',
+      });
+    }
+    return data as Record<string, unknown>;
+  } catch (error) {
+    if (!repair || !isDmError(error)) throw error;
+    renameSync(path, `${path}.broken`);
+    repair.streams.stderr(
+      `warning: moved the unreadable ${path} to ${path}.broken; starting a new config file\n`,
+    );
+    return undefined;
   }
-  return data as Record<string, unknown>;
 }
 
 function writeConfigFile(path: string, data: Record<string, unknown>): void {

@@ -91,3 +91,16 @@ export function reportDryRun(d: DryRunResult): Printable {
       ].join('\n'),
   };
 }
+
+/** `dm deployments list`, locally and from the service: one row per deployment. */
+export function reportDeploymentList(
+  rows: { name: string; state: string; manifest: string | null; updated: string }[],
+): Printable {
+  return {
+    data: rows,
+    text: () =>
+      rows.length === 0
+        ? 'no deployments'
+        : rows.map((r) => `${r.name}  ${r.state}  ${r.manifest ?? ''}`).join('\n'),
+  };
+}

@@ -127,19 +127,10 @@ export async function remoteList(ctx: CommandContext): Promise<Printable> {
   const list = await (await client(ctx)).request<
     { name: string; state: string; latestManifest: string | null; updatedAt: string }[]
   >('GET', '/api/v1/deployments');
-  const d = list.map((x) => ({
-    name: x.name,
-    state: x.state,
-    manifest: x.latestManifest,
-    updated: x.updatedAt,
-  }));
-  return {
-    data: d,
-    text: () =>
-      d.length === 0
-        ? 'no deployments'
-        : d.map((r) => `${r.name}  ${r.state}  ${r.manifest ?? ''}`).join('\n'),
-  };
+  const { reportDeploymentList } = await import('./deploy-output.js');
+  return reportDeploymentList(
+    list.map((x) => ({ name: x.name, state: x.state, manifest: x.latestManifest, updated: x.updatedAt })),
+  );
 }
 
 export async function remoteGet(ctx: CommandContext, name: string): Promise<Printable> {

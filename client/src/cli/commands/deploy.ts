@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import type { DeploymentStore } from '../../state/deployments-store.js';
 import type { CommandContext } from '../context.js';
-import { action, propertiesOf } from '../context.js';
+import { action, propertiesOf, warner } from '../context.js';
 
 const DEPLOY_HELP = `
 Expands a configuration (or one template file, a stream of Kubernetes objects or rendered layered
@@ -91,7 +91,7 @@ export function registerDeployCommands(program: Command): void {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
           configPath: loaded.path,
-          warn: (m) => ctx.streams.stderr(`warning: ${m}\n`),
+          warn: warner(ctx),
         });
         const input = await loadDeploymentInput(loaded, {
           deployment: name,
@@ -99,7 +99,7 @@ export function registerDeployCommands(program: Command): void {
           ...(typeof options.importsDir === 'string' ? { importsDir: options.importsDir } : {}),
           schemaValidation: schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation),
           templateSource,
-          onWarning: (m) => ctx.streams.stderr(`warning: ${m}\n`),
+          onWarning: warner(ctx),
         });
         // The manifest records every reference resolved, with its exact version and digest.
         input.references = [...templateSource.resolved.values()].map((r) => ({
@@ -125,21 +125,17 @@ export function registerDeployCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteList(ctx);
-        return withStore(ctx, async (store) => {
-          const d = store.listDeployments().map((x) => ({
-            name: x.name,
-            state: x.state,
-            manifest: x.currentManifest,
-            updated: new Date(x.updatedAt).toISOString(),
-          }));
-          return {
-            data: d,
-            text: () =>
-              d.length === 0
-                ? 'no deployments'
-                : d.map((r) => `${r.name}  ${r.state}  ${r.manifest ?? ''}`).join('\n'),
-          };
-        });
+        const { reportDeploymentList } = await import('./deploy-output.js');
+        return withStore(ctx, (store) =>
+          reportDeploymentList(
+            store.listDeployments().map((x) => ({
+              name: x.name,
+              state: x.state,
+              manifest: x.currentManifest,
+              updated: new Date(x.updatedAt).toISOString(),
+            })),
+          ),
+        );
       }),
     );
   deployments

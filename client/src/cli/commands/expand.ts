@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, collect, contextFromCommand, propertiesOf } from '../context.js';
+import { action, collect, contextFromCommand, propertiesOf, warner } from '../context.js';
 import { printResult } from '../format.js';
 
 const EXPAND_HELP = `
@@ -78,7 +78,7 @@ export function registerExpandCommands(program: Command): void {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
           configPath: input.path,
-          warn: (m) => ctx.streams.stderr(`warning: ${m}\n`),
+          warn: warner(ctx),
         });
         const result = await expandConfiguration(input.configuration!, {
           ...(input.deployment ? { deployment: input.deployment } : {}),
@@ -91,7 +91,7 @@ export function registerExpandCommands(program: Command): void {
           schemaValidation: schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation),
           sandbox: sandboxOptions(options),
           sources: [registry],
-          onWarning: (w: { message: string }) => ctx.streams.stderr(`warning: ${w.message}\n`),
+          onWarning: (w: { message: string }) => warner(ctx)(w.message),
         });
         return { data: { config: result.config, layout: result.layout } };
       }),

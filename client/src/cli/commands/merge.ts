@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { DmError } from '../../error.js';
-import { action } from '../context.js';
+import { action, warner } from '../context.js';
 
 const EXAMPLES = `
 Modes:
@@ -50,9 +50,8 @@ export function registerMergeCommand(program: Command): void {
           as: mode,
           mergeHow: options.mergeHow as string | undefined,
         });
-        for (const s of merged.skipped) {
-          ctx.streams.stderr(`warning: skipped ${s.message} (${s.code})\n`);
-        }
+        const warn = warner(ctx);
+        for (const s of merged.skipped) warn(`skipped ${s.message} (${s.code})`);
         if (ctx.config.output === 'json') {
           return { data: { result: toPlainValue(merged.result), skipped: merged.skipped } };
         }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, type CommandContext, propertiesOf } from '../context.js';
+import { action, type CommandContext, propertiesOf, warner } from '../context.js';
 import { formatTable, printable } from '../format.js';
 
 const DEFAULT_CONFIG = 'config.yaml';
@@ -19,10 +19,20 @@ function progress(ctx: CommandContext, label: string): ((done: number, total: nu
   };
 }
 
-function warn(ctx: CommandContext): (message: string) => void {
-  return (message) => {
-    if (!ctx.config.quiet) ctx.streams.stderr(`warning: ${message}\n`);
-  };
+/**
+ * `-v`: the resolver chain a command resolves through, in its order, from the one builder
+ * (client/src/resolve/build-chain.ts); the lock file first when `lock` says the command reads one.
+ */
+async function showChain(ctx: CommandContext, lock: boolean): Promise<void> {
+  if (!ctx.config.verbose) return;
+  const { buildResolverChain } = await import('../../resolve/build-chain.js');
+  const { chain } = await buildResolverChain({
+    config: ctx.config,
+    registryDirs: ctx.registryDirs,
+    cache: lock,
+  });
+  const names = [...(lock ? ['lock file'] : []), ...chain.map((r) => r.name)];
+  ctx.streams.stderr(`dm: resolving through ${names.join(' → ')}\n`);
 }
 
 export function registerPackageCommands(program: Command): void {
@@ -37,13 +47,13 @@ export function registerPackageCommands(program: Command): void {
         const result = await pull(ref!, {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
-          warn: warn(ctx),
+          warn: warner(ctx),
           to: opts.to as string | undefined,
         });
-        return printable(
-          result,
-          (r) =>
-            `pulled ${r.reference} → ${r.version} (${r.files.length} files)${r.to ? ` into ${r.to}` : ''}`,
+        return printable(result, (r) =>
+          ctx.config.quiet
+            ? ''
+            : `pulled ${r.reference} → ${r.version} (${r.files.length} files)${r.to ? ` into ${r.to}` : ''}`,
         );
       }),
     );
@@ -60,16 +70,18 @@ export function registerPackageCommands(program: Command): void {
     .action(
       action(async (ctx, [config], opts) => {
         const { install } = await import('../../resolve/install.js');
+        await showChain(ctx, true);
         const result = await install(config ?? DEFAULT_CONFIG, {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
           frozenLockfile: Boolean(opts.frozenLockfile),
           expand: opts.expand !== false,
           properties: await propertiesOf(ctx),
-          warn: warn(ctx),
+          warn: warner(ctx),
           onProgress: progress(ctx, 'fetching'),
         });
         return printable(result, (r) => {
+          if (ctx.config.quiet) return ''; // -q: nothing on success, as npm install --silent
           const rows = r.references.map((x) => [x.reference, x.version, x.change]);
           const removed = r.removed.map((x) => `removed ${x}\n`).join('');
           return `${rows.length ? formatTable(['REFERENCE', 'VERSION', 'LOCK'], rows) : 'no references\n'}${removed}${
@@ -90,14 +102,16 @@ export function registerPackageCommands(program: Command): void {
     .action(
       action(async (ctx, refs, opts) => {
         const { install } = await import('../../resolve/install.js');
+        await showChain(ctx, false);
         const result = await install(opts.configFile as string, {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
           update: refs,
           properties: await propertiesOf(ctx),
-          warn: warn(ctx),
+          warn: warner(ctx),
         });
         return printable(result, (r) => {
+          if (ctx.config.quiet) return '';
           const changed = r.references.filter((x) => x.change !== 'unchanged');
           if (changed.length === 0) return 'everything is at the newest allowed version';
           return formatTable(

@@ -4,7 +4,7 @@
  * Deckhand's error kinds as codes; exit 4 for InvalidDocumentFormat, 3 for a missing file, 1 otherwise.
  */
 import type { Command } from 'commander';
-import { action } from '../context.js';
+import { action, warner } from '../context.js';
 
 export function registerRenderCommand(program: Command): void {
   program
@@ -30,9 +30,7 @@ export function registerRenderCommand(program: Command): void {
           cwd: ctx.cwd,
           validate: options.validate === true,
           lenientSubstitution: options.lenientSubstitution === true,
-          onWarning: (w) => {
-            if (!ctx.config.quiet) ctx.streams.stderr(`warning: ${w.message}\n`);
-          },
+          onWarning: (w) => warner(ctx)(w.message),
         });
         if (ctx.config.output === 'json') return { data: documents };
         const { formatYamlDocuments } = await import('../../document/yaml.js');
