@@ -1,12 +1,14 @@
 /**
  * The deploy scenarios against a REAL kube-apiserver (Debian's kubernetes 1.20.2 on etcd-server,
  * test/cluster/real-apiserver.sh): deploy with $(ref), update with prune, failure part-way and
- * convergence, dry-run, CRD then CR, delete. Run with `npm run test:cluster` (builds the server once;
+ * convergence, dry-run, CRD then CR, delete; and the same through the Deployment Manager service
+ * (docs/manager.md: a real `dm-registry start --cluster`, create, update with prune, $(ref) order,
+ * delete through the API). Run with `npm run test:cluster` (builds the server once;
  * not part of `npm test`). 1.20 has no controllers: workloads never become ready and deleted
  * Namespaces stay Terminating, so --wait and namespace removal are not asserted here.
  */
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +17,31 @@ import { after, before, describe, it } from 'node:test';
 const root = new URL('../../../', import.meta.url).pathname;
 const script = join(root, 'test', 'cluster', 'real-apiserver.sh');
 const dmBin = join(root, 'bin', 'dm.js');
+const registryBin = join(root, 'bin', 'dm-registry.js');
+
+const APP = `resources:
+- name: team
+  type: Namespace
+- name: db
+  type: Service
+  properties:
+    metadata: {namespace: team}
+    spec: {ports: [{port: 5432, protocol: TCP}], selector: {app: db}}
+- name: settings
+  type: ConfigMap
+  properties:
+    metadata: {namespace: team}
+    data: {dbHost: $(ref.db.spec.clusterIP)}
+- name: web
+  type: apps/v1/Deployment
+  properties:
+    metadata: {namespace: team}
+    spec:
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: c, image: nginx}]}
+`;
 
 interface Run {
   code: number;
@@ -62,30 +89,6 @@ describe('dm deploy against a real kube-apiserver 1.20', () => {
     execFileSync('bash', [script, 'stop', join(dir, 'server')]);
     rmSync(dir, { recursive: true, force: true });
   });
-
-  const APP = `resources:
-- name: team
-  type: Namespace
-- name: db
-  type: Service
-  properties:
-    metadata: {namespace: team}
-    spec: {ports: [{port: 5432, protocol: TCP}], selector: {app: db}}
-- name: settings
-  type: ConfigMap
-  properties:
-    metadata: {namespace: team}
-    data: {dbHost: $(ref.db.spec.clusterIP)}
-- name: web
-  type: apps/v1/Deployment
-  properties:
-    metadata: {namespace: team}
-    spec:
-      selector: {matchLabels: {app: web}}
-      template:
-        metadata: {labels: {app: web}}
-        spec: {containers: [{name: c, image: nginx}]}
-`;
 
   it('deploys in dependency order with the Service clusterIP substituted', async () => {
     const r = await dm(['deploy', file('app.yaml', APP), '--name', 'app']);
@@ -193,5 +196,155 @@ describe('dm deploy against a real kube-apiserver 1.20', () => {
       manifests.map((m) => m.action),
       ['create', 'update', 'delete'],
     );
+  });
+});
+
+describe('the Deployment Manager service against a real kube-apiserver 1.20', () => {
+  let dir: string;
+  let kubeconfig: string;
+  let server: ChildProcess | undefined;
+  let url: string;
+  const ADMIN = 'cluster-suite-admin-token';
+  const NS = 'managed';
+
+  const kubectl = (args: string[]): Promise<Run> =>
+    new Promise((resolve) => {
+      execFile(
+        'kubectl',
+        ['--kubeconfig', kubeconfig, ...args],
+        { env: { PATH: process.env.PATH, HOME: dir }, timeout: 120_000 },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      );
+    });
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  /** Follows an operation to its end, as dm --manager-url does (each GET holds up to 30 s). */
+  const follow = async (id: unknown) => {
+    for (let i = 0; i < 20; i++) {
+      const op = await api('GET', `/api/v1/operations/${String(id)}?wait=30`);
+      assert.equal(op.status, 200, JSON.stringify(op.body));
+      if (op.body.status !== 'pending' && op.body.status !== 'running') return op.body;
+    }
+    assert.fail(`operation ${String(id)} did not finish`);
+  };
+  const jsonpath = async (kind: string, name: string, path: string) => {
+    const r = await kubectl(['get', kind, name, '-n', NS, '-o', `jsonpath={${path}}`]);
+    assert.equal(r.code, 0, r.stderr);
+    return r.stdout;
+  };
+
+  // APP without its Namespace: the deployment's namespace is the service's to name.
+  const CONFIG = APP.replace('- name: team\n  type: Namespace\n', '').replaceAll(
+    '    metadata: {namespace: team}\n',
+    '',
+  );
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'dm-cluster-manager-'));
+    kubeconfig = execFileSync('bash', [script, 'start', join(dir, 'server')], { encoding: 'utf8' }).trim();
+    const ns = await kubectl(['create', 'namespace', NS]);
+    assert.equal(ns.code, 0, ns.stderr);
+    const child = spawn(
+      process.execPath,
+      [
+        registryBin,
+        'start',
+        '--port',
+        '0',
+        '--db',
+        join(dir, 'data', 'registry.db'),
+        '--cluster',
+        `real=${kubeconfig}`,
+      ],
+      { env: { PATH: process.env.PATH, HOME: dir, DM_ADMIN_TOKEN: ADMIN } },
+    );
+    server = child;
+    let stderr = '';
+    child.stderr?.on('data', (d) => {
+      stderr += d;
+    });
+    url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d.toString();
+        for (const line of out.split('\n')) {
+          if (!line.includes('"msg":"listening"')) continue;
+          const port = (JSON.parse(line) as { port?: number; url?: string }).port;
+          resolve(`http://127.0.0.1:${port}`);
+        }
+      });
+      child.on('exit', (code) => reject(new Error(`dm-registry exited ${code}: ${stderr}`)));
+    });
+  });
+  after(async () => {
+    const child = server;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      await new Promise<void>((resolve) => {
+        child.on('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
+    }
+    execFileSync('bash', [script, 'stop', join(dir, 'server')]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('creates a deployment through the API: applied in $(ref) order on the real apiserver', async () => {
+    const accepted = await api('POST', '/api/v1/deployments', {
+      name: 'svc-app',
+      cluster: 'real',
+      namespace: NS,
+      configuration: { content: CONFIG, imports: [] },
+    });
+    assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+    const op = await follow(accepted.body.id);
+    assert.equal(op.status, 'done', JSON.stringify(op));
+    // The ConfigMap needs the Service's clusterIP, allocated by the apiserver: it can only hold it if
+    // the Service was applied (and its IP read back) before it.
+    const ip = await jsonpath('service', 'db', '.spec.clusterIP');
+    assert.match(ip, /^10\.0\.0\.\d+$/);
+    assert.equal(await jsonpath('configmap', 'settings', '.data.dbHost'), ip);
+    assert.match(await jsonpath('configmap', 'settings', '.metadata.managedFields[*].manager'), /\bdm\b/);
+    assert.equal(await jsonpath('deployment', 'web', '.spec.template.spec.containers[0].image'), 'nginx');
+    const d = await api('GET', '/api/v1/deployments/svc-app');
+    assert.equal(d.status, 200);
+    assert.equal(d.body.state, 'deployed', JSON.stringify(d.body));
+  });
+
+  it('updates through the API with prune: the resource that left the configuration is deleted', async () => {
+    const smaller = CONFIG.split('- name: web')[0]!.replace('port: 5432,', 'port: 5433,');
+    const accepted = await api('PUT', '/api/v1/deployments/svc-app', {
+      configuration: { content: smaller, imports: [] },
+    });
+    assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+    const op = await follow(accepted.body.id);
+    assert.equal(op.status, 'done', JSON.stringify(op));
+    assert.equal(await jsonpath('service', 'db', '.spec.ports[0].port'), '5433');
+    assert.notEqual((await kubectl(['get', 'deployment', 'web', '-n', NS])).code, 0, 'web was pruned');
+    const manifests = await fetch(`${url}/api/v1/deployments/svc-app/manifests`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
+    assert.equal(manifests.status, 200);
+    assert.equal(((await manifests.json()) as unknown[]).length, 2);
+  });
+
+  it('deletes a deployment through the API: its objects go, the deployment is not found', async () => {
+    const accepted = await api('DELETE', '/api/v1/deployments/svc-app');
+    assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+    const op = await follow(accepted.body.id);
+    assert.equal(op.status, 'done', JSON.stringify(op));
+    for (const [kind, name] of [
+      ['configmap', 'settings'],
+      ['service', 'db'],
+    ] as const) {
+      assert.notEqual((await kubectl(['get', kind, name, '-n', NS])).code, 0, `${kind}/${name} is gone`);
+    }
+    assert.equal((await api('GET', '/api/v1/deployments/svc-app')).status, 404);
   });
 });

@@ -78,9 +78,17 @@ describe('Deployment Manager API against the stand-in', () => {
     assert.equal(r.status, 202, JSON.stringify(r.body));
     validate('Operation', r.body);
     assert.ok(['pending', 'running'].includes(String(r.body.status)));
-    await s.manager!.waitFor(String(r.body.id));
-    const op = await call('GET', `/api/v1/operations/${r.body.id}`, tokens.admin);
+    // Followed as dm --manager-url follows it: each GET holds until the end or 30 s.
+    let op = await call('GET', `/api/v1/operations/${r.body.id}?wait=30`, tokens.admin);
+    for (let i = 0; i < 20 && ['pending', 'running'].includes(String(op.body.status)); i++) {
+      op = await call('GET', `/api/v1/operations/${r.body.id}?wait=30`, tokens.admin);
+    }
     assert.equal(op.status, 200);
+    for (const bad of ['0', '31', '1.5', 'soon']) {
+      const refused = await call('GET', `/api/v1/operations/${r.body.id}?wait=${bad}`, tokens.admin);
+      assert.equal(refused.status, 400, bad);
+      assert.match(String((refused.body.error as Json).message), /wait must be a whole number of seconds/);
+    }
     validate('Operation', op.body);
     assert.equal(op.body.status, 'done', JSON.stringify(op.body));
     assert.equal(op.body.actor, 'admin');

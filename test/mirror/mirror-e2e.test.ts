@@ -202,3 +202,76 @@ describe('a dm-registry mirroring another', () => {
     assert.equal(locks[1], locks[0]);
   });
 });
+
+describe('a mirror revalidating floating references (--upstream-ttl 0)', () => {
+  let revalidating: RunningRegistry;
+  let counting: FaultProxy;
+  before(async () => {
+    counting = await startFaultProxy(origin.url);
+    revalidating = await startRegistry([], {}, ['--upstream', counting.url, '--upstream-ttl', '0']);
+  });
+  after(async () => {
+    await revalidating?.stop();
+    await counting?.close();
+  });
+
+  it('the origin answers resolve with an ETag and 304 to If-None-Match', async () => {
+    const url = `${origin.url}/api/v1/resolve?ref=${encodeURIComponent(REDIS)}`;
+    const first = await fetch(url);
+    assert.equal(first.status, 200);
+    const etag = first.headers.get('etag');
+    assert.match(String(etag), /^"[A-Za-z0-9_-]+"$/);
+    await first.arrayBuffer();
+    const same = await fetch(url, { headers: { 'if-none-match': String(etag) } });
+    assert.equal(same.status, 304);
+    assert.equal(same.headers.get('etag'), etag);
+    assert.equal((await same.arrayBuffer()).byteLength, 0);
+    const other = await fetch(url, { headers: { 'if-none-match': '"something-else"' } });
+    assert.equal(other.status, 200);
+    assert.equal(other.headers.get('etag'), etag);
+    await other.arrayBuffer();
+    const another = await fetch(`${origin.url}/api/v1/resolve?ref=${encodeURIComponent(`${REDIS}.1`)}`);
+    assert.equal(another.status, 200);
+    assert.notEqual(another.headers.get('etag'), etag, 'another resolution, another ETag');
+    await another.arrayBuffer();
+  });
+
+  it('revalidates a floating reference with one conditional request answered 304, fetching no content', async () => {
+    const pulled = await resolve(revalidating, REDIS);
+    assert.equal(pulled.status, 200, JSON.stringify(pulled.body));
+    assert.equal(pulled.cacheStatus, 'dm-registry; fwd=miss; stored');
+    counting.reset();
+    for (let i = 0; i < 3; i++) {
+      const again = await resolve(revalidating, REDIS);
+      assert.equal(again.status, 200);
+      assert.equal(again.cacheStatus, 'dm-registry; hit; fwd=stale; fwd-status=304');
+      assert.deepEqual(again.body, pulled.body);
+    }
+    assert.equal(counting.forwarded.length, 3, counting.forwarded.join('\n'));
+    assert.equal(counting.count('/api/v1/resolve'), 3);
+    assert.equal(counting.countStatus(304, '/api/v1/resolve'), 3, counting.answered.join('\n'));
+    // The mirror's own answers carry an ETag too (a mirror can stand in front of a mirror).
+    const res = await fetch(`${revalidating.url}/api/v1/resolve?ref=${encodeURIComponent(REDIS)}`);
+    const etag = String(res.headers.get('etag'));
+    await res.arrayBuffer();
+    const conditional = await fetch(`${revalidating.url}/api/v1/resolve?ref=${encodeURIComponent(REDIS)}`, {
+      headers: { 'if-none-match': etag },
+    });
+    assert.equal(conditional.status, 304);
+    // The registry's upstream state says when the upstream last answered.
+    const info = await fetch(`${revalidating.url}/api/v1/registries/github.com/dm-samples/templates`);
+    assert.equal(info.status, 200);
+    const upstream = ((await info.json()) as { upstream?: { state: string; checkedAt: string | null } })
+      .upstream;
+    assert.equal(upstream?.state, 'ok', JSON.stringify(upstream));
+  });
+
+  it('an exact pin it holds is never revalidated', async () => {
+    const exact = (await resolve(revalidating, REDIS)).body.resolved as string;
+    counting.reset();
+    const r = await resolve(revalidating, exact);
+    assert.equal(r.status, 200);
+    assert.equal(r.cacheStatus, 'dm-registry; hit');
+    assert.equal(counting.forwarded.length, 0, counting.forwarded.join('\n'));
+  });
+});

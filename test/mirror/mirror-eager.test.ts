@@ -36,6 +36,7 @@ interface RegistryInfo {
     url: string;
     state: string;
     since?: string;
+    until?: string;
     detail?: string;
     checkedAt: string | null;
     staleSeconds: number | null;
@@ -187,6 +188,37 @@ describe('a dm-registry mirroring a whole upstream registry', () => {
       proxy.set({ mode: 'pass' });
     }
   });
+
+  for (const [mode, expected, says] of [
+    [{ mode: 'status', status: 401 }, 'unauthorized', /upstream unauthorized since \S+ \(HTTP 401\)/],
+    [{ mode: 'status', status: 429, retryAfter: '2' }, 'rate-limited', /upstream rate-limited until \S+/],
+  ] as const) {
+    it(`GET /api/v1/registries/{id} and the registries page show ${expected} when the upstream answers ${mode.status}`, async () => {
+      proxy.set(mode);
+      try {
+        // The breaker may still be open from an earlier failure: sync until the upstream is asked.
+        let up = (await info(indexed)).upstream;
+        for (let i = 0; up?.state !== expected && i < 30; i++) {
+          assert.equal((await sync(indexed)).status === 'succeeded', false, 'no sync succeeds meanwhile');
+          up = (await info(indexed)).upstream;
+          if (up?.state !== expected) await new Promise((done) => setTimeout(done, 1000));
+        }
+        assert.equal(up?.state, expected, JSON.stringify(up));
+        const when = expected === 'rate-limited' ? up?.until : up?.since;
+        assert.ok(when && !Number.isNaN(Date.parse(when)), JSON.stringify(up));
+        const page = await fetch(`${indexed.url}/registries`);
+        assert.equal(page.status, 200);
+        assert.match(await page.text(), says);
+        // Everything stored keeps resolving meanwhile.
+        const stored = await json<{ digest: string }>(
+          `${indexed.url}/api/v1/resolve?ref=${encodeURIComponent(`${NAME}/redis:=v1.1`)}`,
+        );
+        assert.equal(stored.status, 200, JSON.stringify(stored.body));
+      } finally {
+        proxy.set({ mode: 'pass' });
+      }
+    });
+  }
 
   it('a version deleted upstream keeps being served, flagged removedUpstream in resolve answers and the registry', async () => {
     const victim = (await originVersions()).find((v) => v.template === 'redis' && v.version === 'v1.0.3');

@@ -31,6 +31,10 @@ export interface FaultProxy {
   set(mode: FaultMode): void;
   /** Requests forwarded whose path (without query) starts with `prefix`. */
   count(prefix: string): number;
+  /** Forwarded requests the target answered with `status`, as `STATUS METHOD URL` (e.g. the 304s). */
+  answered: string[];
+  /** Forwarded requests whose path starts with `prefix` that the target answered with `status`. */
+  countStatus(status: number, prefix: string): number;
   reset(): void;
   close(): Promise<void>;
 }
@@ -43,6 +47,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   let mode: FaultMode = { mode: 'pass' };
   const seen: string[] = [];
   const forwarded: string[] = [];
+  const answered: string[] = [];
   const sockets = new Set<Socket>();
   const held = new Set<ServerResponse>();
 
@@ -81,6 +86,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
             headers: { ...req.headers, host: targetUrl.host },
           },
           (answer) => {
+            answered.push(`${answer.statusCode} ${line}`);
             res.writeHead(answer.statusCode ?? 502, answer.headers);
             answer.pipe(res);
           },
@@ -108,6 +114,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     url: `http://127.0.0.1:${port}`,
     seen,
     forwarded,
+    answered,
     set(next) {
       mode = next;
       if (next.mode !== 'hang') for (const res of held) res.destroy();
@@ -115,9 +122,16 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     count(prefix) {
       return forwarded.filter((l) => l.split(' ')[1]!.split('?')[0]!.startsWith(prefix)).length;
     },
+    countStatus(status, prefix) {
+      return answered.filter((l) => {
+        const [code, , url] = l.split(' ');
+        return code === String(status) && url!.split('?')[0]!.startsWith(prefix);
+      }).length;
+    },
     reset() {
       seen.length = 0;
       forwarded.length = 0;
+      answered.length = 0;
     },
     async close() {
       for (const res of held) res.destroy();

@@ -70,13 +70,22 @@ export class ManagerClient {
     return data as T;
   }
 
-  /** Polls an operation until it has finished; `onProgress` sees every answer. */
+  /**
+   * Follows an operation until it has finished; `onProgress` sees every answer. Each request holds
+   * until the operation ends or a second passes (`?wait=1`, docs/manager.md), so the end is seen at
+   * once and progress about every second; a server that answers at once is polled with a backoff.
+   */
   async follow(id: string, onProgress?: (op: OperationJson) => void): Promise<OperationJson> {
     for (let delay = 100; ; delay = Math.min(delay * 2, 1000)) {
-      const op = await this.request<OperationJson>('GET', `/api/v1/operations/${encodeURIComponent(id)}`);
+      const asked = performance.now();
+      const op = await this.request<OperationJson>(
+        'GET',
+        `/api/v1/operations/${encodeURIComponent(id)}?wait=1`,
+      );
       onProgress?.(op);
       if (op.status !== 'pending' && op.status !== 'running') return op;
-      await new Promise((r) => setTimeout(r, delay));
+      const held = performance.now() - asked;
+      if (held < delay) await new Promise((r) => setTimeout(r, delay - held));
     }
   }
 }

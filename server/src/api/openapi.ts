@@ -281,7 +281,12 @@ export const OPENAPI = {
       get: {
         summary: 'Resolve one reference (patch float)',
         parameters: [{ name: 'ref', in: 'query', required: true, schema: { type: 'string' } }],
-        responses: { 200: json(ref('Resolution')), 400: error, 404: error },
+        responses: {
+          200: json(ref('Resolution')),
+          304: { description: 'Not modified (the ETag of a 200 in If-None-Match)' },
+          400: error,
+          404: error,
+        },
       },
       post: {
         summary: 'Resolve many references; failures per reference',

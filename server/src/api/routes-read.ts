@@ -2,6 +2,7 @@
  * Read endpoints (docs/server.md "HTTP API"): registries, search, templates, resolve (single and batch),
  * and immutable content (files, schema, archive) of exact versions.
  */
+import { createHash } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
@@ -25,6 +26,21 @@ import type { RequestTracker } from './tracking.js';
 import { archiveCache } from './version-archive.js';
 
 const MAX_BATCH = 1000;
+
+/**
+ * The ETag of a resolve answer (docs/mirroring.md "Floating references"): a hash of its JSON, so a
+ * mirror revalidating a floating reference gets `304` while it still resolves to the same thing.
+ * Computed once per answer the catalog caches (the fast path then pays one WeakMap lookup).
+ */
+const answerEtags = new WeakMap<object, string>();
+function resolveEtag(answer: { body: string }): string {
+  let etag = answerEtags.get(answer);
+  if (etag === undefined) {
+    etag = `"${createHash('sha256').update(answer.body).digest('base64url').slice(0, 27)}"`;
+    answerEtags.set(answer, etag);
+  }
+  return etag;
+}
 
 export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -137,7 +153,11 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
                 'cache-status': m.cacheStatus,
               };
               if (m.age !== undefined) headers.age = String(m.age);
-              const answer = new Response(m.body, { status: m.status, headers });
+              if (m.status === 200) headers.etag = resolveEtag(m);
+              const answer =
+                m.status === 200 && notModified(c, headers.etag!)
+                  ? new Response(null, { status: 304, headers })
+                  : new Response(m.body, { status: m.status, headers });
               tracker.end(c, answer.status);
               return answer;
             },
@@ -152,10 +172,20 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
       }
       const answer = service.catalog.resolveAnswer(ref, access);
       // A plain header object (not c.body with two headers, which builds a Headers instance).
-      res = new Response(answer.body, {
-        status: answer.status,
-        headers: { 'content-type': 'application/json', 'x-request-id': requestId },
-      });
+      if (answer.status === 200) {
+        const etag = resolveEtag(answer);
+        res = notModified(c, etag)
+          ? new Response(null, { status: 304, headers: { etag, 'x-request-id': requestId } })
+          : new Response(answer.body, {
+              status: 200,
+              headers: { 'content-type': 'application/json', 'x-request-id': requestId, etag },
+            });
+      } else {
+        res = new Response(answer.body, {
+          status: answer.status,
+          headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+        });
+      }
     } catch (error) {
       if (!(error instanceof DmError)) throw error;
       c.header('X-Request-Id', requestId);

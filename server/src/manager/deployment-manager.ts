@@ -552,9 +552,16 @@ export class DeploymentManager {
     }
   }
 
-  /** Resolves when the operation has finished (at once if it is not running here). */
-  async waitFor(id: string): Promise<void> {
-    await this.running.get(id);
+  /**
+   * Resolves when the operation has finished (at once if it is not running here), or after
+   * `timeoutMs` when given, whichever comes first.
+   */
+  async waitFor(id: string, timeoutMs?: number): Promise<void> {
+    const running = this.running.get(id);
+    if (!running || timeoutMs === undefined) return running;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([running, new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
+    clearTimeout(timer);
   }
 
   /** Waits for every operation in flight (tests, shutdown). */

@@ -315,7 +315,21 @@ export const MANAGER_PATHS = {
     get: {
       summary: 'An operation: status, progress per level, errors per resource',
       security: bearer,
-      responses: { 200: { description: 'The operation', ...json(ref('Operation')) }, 401: error, 404: error },
+      parameters: [
+        {
+          name: 'wait',
+          in: 'query',
+          required: false,
+          description: 'answer when the operation has finished or after this many seconds (1-30)',
+          schema: { type: 'integer', minimum: 1, maximum: 30 },
+        },
+      ],
+      responses: {
+        200: { description: 'The operation', ...json(ref('Operation')) },
+        400: error,
+        401: error,
+        404: error,
+      },
     },
   },
   '/api/v1/expand': {

@@ -144,15 +144,32 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
     return c.json(manager.operations.listFor(name).map((op) => operationView(op, manager.store)));
   });
 
-  app.get('/api/v1/operations/:id', (c) => {
+  // `?wait=N` (1-30 s) holds the answer until the operation has finished or N seconds have passed
+  // (docs/manager.md): a client following an operation learns its end at once, without polling.
+  app.get('/api/v1/operations/:id', async (c) => {
     const access = accessOf(c);
-    const op = manager.operations.get(c.req.param('id'));
-    if (!op || !access.canRead(op.cluster, op.namespace)) {
-      throw new DmError('OPERATION_NOT_FOUND', `no operation '${c.req.param('id')}'`, {
+    const id = c.req.param('id');
+    const found = manager.operations.get(id);
+    if (!found || !access.canRead(found.cluster, found.namespace)) {
+      throw new DmError('OPERATION_NOT_FOUND', `no operation '${id}'`, {
         category: 'not-found',
       });
     }
-    return c.json(operationView(op, manager.store));
+    const wait = c.req.query('wait');
+    if (wait !== undefined) {
+      const seconds = Number(wait);
+      if (!Number.isInteger(seconds) || seconds < 1 || seconds > 30) {
+        throw new DmError(
+          'INVALID_PARAMETER',
+          `wait must be a whole number of seconds from 1 to 30, not '${wait}'`,
+          {
+            category: 'invalid-input',
+          },
+        );
+      }
+      await manager.waitFor(id, seconds * 1000);
+    }
+    return c.json(operationView(manager.operations.get(id) ?? found, manager.store));
   });
 
   app.post('/api/v1/expand', limit, async (c) => {

@@ -246,6 +246,8 @@ function checkManifestShape(value: unknown, file: string): BundleManifest {
 }
 
 /** Reads and verifies a bundle completely; throws `INVALID_BUNDLE`/`BUNDLE_SIGNATURE` naming the problem. */
+const READ_CHUNK = 256 * 1024;
+
 export async function readBundle(
   file: string,
   options: BundleLimits & { verifyKey?: KeyObject } = {},
@@ -327,7 +329,13 @@ export async function readBundle(
       fail(`not a valid archive (${message})`);
   });
   try {
-    await pipeline(createReadStream(file), createGunzip(), parser);
+    // 256 KiB chunks instead of the 64 KiB / 16 KiB defaults: the tar parser's per-chunk work halves
+    // and verification runs about a third faster (bench/mirror.ts, docs/mirroring.md "Bundles").
+    await pipeline(
+      createReadStream(file, { highWaterMark: READ_CHUNK }),
+      createGunzip({ chunkSize: READ_CHUNK }),
+      parser,
+    );
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT')

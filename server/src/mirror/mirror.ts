@@ -12,6 +12,7 @@ import {
   type MirrorTarget,
   type PullResult,
   PullThrough,
+  type Revalidation,
   type VersionKey,
 } from './pull-through.js';
 import type { Upstream } from './upstream.js';
@@ -49,7 +50,8 @@ const BATCH_CONCURRENCY = 8;
 
 export class Mirror {
   readonly pullThrough: PullThrough;
-  private readonly checked: LRUCache<string, number>;
+  /** Per floating reference: when the upstream last answered about it, and that answer's ETag. */
+  private readonly checked: LRUCache<string, { at: number; revalidate?: Revalidation | undefined }>;
   /** When an upstream last answered about each registry (for the staleness the registries API shows). */
   private readonly heard = new Map<string, number>();
   readonly ttlMs: number;
@@ -63,7 +65,10 @@ export class Mirror {
     });
     this.ttlMs = options.ttlMs ?? 300_000;
     this.now = options.now ?? Date.now;
-    this.checked = new LRUCache({ maxSize: 16 * 1024 * 1024, sizeCalculation: (_v, k) => k.length * 2 + 32 });
+    this.checked = new LRUCache({
+      maxSize: 16 * 1024 * 1024,
+      sizeCalculation: (v, k) => k.length * 2 + 64 + (v.revalidate?.etag.length ?? 0) * 2,
+    });
   }
 
   get upstreams(): readonly Upstream[] {
@@ -116,7 +121,8 @@ export class Mirror {
     const first = local();
     if (!registry || this.options.ownRegistry(registry.name)) return { ...first, cacheStatus: '' };
     const key = ref;
-    const checkedAt = this.checked.get(key);
+    const checked = this.checked.get(key);
+    const checkedAt = checked?.at;
     if (first.status === 200) {
       if (registry.exact || (checkedAt !== undefined && this.now() - checkedAt < this.ttlMs)) {
         return { ...first, cacheStatus: cacheStatus({ hit: true }) };
@@ -128,7 +134,12 @@ export class Mirror {
     }
     let result: PullResult;
     try {
-      result = await this.pullThrough.pull(ref);
+      // A floating reference answered before is revalidated conditionally (docs/mirroring.md).
+      result = await this.pullThrough.pull(
+        ref,
+        undefined,
+        first.status === 200 ? checked?.revalidate : undefined,
+      );
     } catch (error) {
       if (error instanceof DmError && (error.category === 'upstream' || error.code === 'CONTENT_MISMATCH')) {
         if (first.status === 200) return this.stale(first, checkedAt);
@@ -140,7 +151,20 @@ export class Mirror {
       }
       throw error;
     }
-    this.checked.set(key, this.now());
+    if (result.kind === 'unchanged') {
+      this.checked.set(key, { at: this.now(), revalidate: checked?.revalidate });
+      this.noteHeard(registry.name);
+      const after = local();
+      if (after.status !== 200) return { ...after, cacheStatus: cacheStatus({ fwd: 'miss' }) };
+      return { ...after, cacheStatus: `${cacheStatus({ hit: true, fwd: 'stale' })}; fwd-status=304` };
+    }
+    this.checked.set(key, {
+      at: this.now(),
+      revalidate:
+        result.kind !== 'not-found' && result.etag !== undefined
+          ? { upstream: result.upstream, etag: result.etag }
+          : undefined,
+    });
     if (result.kind === 'not-found') {
       if (first.status === 200) {
         this.removedUpstream(first.body);
@@ -188,7 +212,7 @@ export class Mirror {
     const name = [key.registry, key.collection, key.template].filter(Boolean).join('/');
     const result = await this.pullThrough.pull(`${name}:=${key.version}`);
     if (result.kind === 'not-found') return cacheStatus({ fwd: 'miss' });
-    this.noteHeard(result.resolution.registry);
+    this.noteHeard(key.registry);
     if (result.kind === 'stored') {
       this.options.onStored(result.resolution.registry);
       return cacheStatus({ fwd: 'miss', stored: true });

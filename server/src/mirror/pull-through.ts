@@ -10,6 +10,8 @@
  * - A version the mirror already stored with another digest is never replaced: the exchange
  *   reports a mismatch and the mirror keeps serving the bytes it has.
  * - An open breaker (a known-down upstream) answers at once; no caller waits on a dead upstream.
+ * - A floating reference revalidated after the TTL sends the ETag of the upstream's last resolve
+ *   answer (`If-None-Match`): an unchanged answer is a `304` with no body.
  */
 import { LRUCache } from 'lru-cache';
 import { DmError } from '../../../client/src/error.js';
@@ -49,8 +51,22 @@ export interface PulledVersion {
 }
 
 export type PullResult =
-  | { kind: 'stored' | 'present' | 'mismatch'; resolution: Resolution; upstream: string }
+  | {
+      kind: 'stored' | 'present' | 'mismatch';
+      resolution: Resolution;
+      upstream: string;
+      /** The ETag of the upstream's resolve answer, for the next revalidation. */
+      etag?: string | undefined;
+    }
+  /** The upstream answered `304` to a revalidation: the reference still resolves as it did. */
+  | { kind: 'unchanged'; upstream: string }
   | { kind: 'not-found'; status: number; error: { code: string; message: string; details?: unknown } };
+
+/** What a revalidation sends: the ETag `upstream` gave with its last resolve answer. */
+export interface Revalidation {
+  upstream: string;
+  etag: string;
+}
 
 export interface PullThroughOptions {
   upstreams: readonly Upstream[];
@@ -138,27 +154,34 @@ export class PullThrough {
 
   /**
    * Resolves `ref` through the upstreams (or only `from`, for a mirrored registry) and stores what
-   * it names; one exchange per reference at a time.
+   * it names; one exchange per reference at a time. With `revalidate`, the resolve sent to that
+   * upstream is conditional and may come back `unchanged`.
    */
-  pull(ref: string, from?: Upstream): Promise<PullResult> {
+  pull(ref: string, from?: Upstream, revalidate?: Revalidation): Promise<PullResult> {
     const key = from ? `${from.url} ${ref}` : ref;
     const remembered = this.negative.get(key);
     if (remembered) return Promise.resolve(remembered);
     const running = this.flights.get(key);
     if (running) return running;
-    const flight = this.exchange(ref, key, from ? [from] : this.options.upstreams).finally(() =>
+    const flight = this.exchange(ref, key, from ? [from] : this.options.upstreams, revalidate).finally(() =>
       this.flights.delete(key),
     );
     this.flights.set(key, flight);
     return flight;
   }
 
-  private async exchange(ref: string, key: string, upstreams: readonly Upstream[]): Promise<PullResult> {
+  private async exchange(
+    ref: string,
+    key: string,
+    upstreams: readonly Upstream[],
+    revalidate: Revalidation | undefined,
+  ): Promise<PullResult> {
     let notFound: Extract<PullResult, { kind: 'not-found' }> | undefined;
     let failure: DmError | undefined;
     for (const upstream of upstreams) {
       try {
-        const result = await this.exchangeWith(upstream, ref);
+        const etag = revalidate?.upstream === upstream.url ? revalidate.etag : undefined;
+        const result = await this.exchangeWith(upstream, ref, etag);
         if (result.kind !== 'not-found') return result;
         notFound ??= result;
       } catch (error) {
@@ -177,12 +200,14 @@ export class PullThrough {
     throw new DmError('UPSTREAM_UNAVAILABLE', 'no upstream registry is configured', { category: 'upstream' });
   }
 
-  private async exchangeWith(upstream: Upstream, ref: string): Promise<PullResult> {
+  private async exchangeWith(upstream: Upstream, ref: string, etag: string | undefined): Promise<PullResult> {
     this.requests += 1;
     const answer = await upstream.getJson<unknown>({
       path: `/api/v1/resolve?ref=${encodeURIComponent(ref)}`,
+      etag,
       maxBodyBytes: RESOLUTION_LIMIT,
     });
+    if (answer.status === 304 && etag !== undefined) return { kind: 'unchanged', upstream: upstream.url };
     if (answer.status === 404 || answer.status === 400) {
       const body = answer.json as
         | { error?: { code?: unknown; message?: unknown; details?: unknown } }
@@ -209,9 +234,12 @@ export class PullThrough {
       );
     }
     const resolution = checkResolution(answer.json, upstream.url);
+    const answerEtag = answer.headers.get('etag') ?? undefined;
     const target = this.options.target;
     const stored = await target.storedDigest(resolution);
-    if (stored === resolution.digest) return { kind: 'present', resolution, upstream: upstream.url };
+    if (stored === resolution.digest) {
+      return { kind: 'present', resolution, upstream: upstream.url, etag: answerEtag };
+    }
     if (stored !== undefined) {
       target.reportMismatch({
         reference: resolution.resolved,
@@ -220,7 +248,7 @@ export class PullThrough {
         upstreamDigest: resolution.digest,
         upstream: upstream.url,
       });
-      return { kind: 'mismatch', resolution, upstream: upstream.url };
+      return { kind: 'mismatch', resolution, upstream: upstream.url, etag: answerEtag };
     }
     this.requests += 1;
     const archive = await upstream.get({ path: archivePath(resolution), maxBodyBytes: this.maxArchiveBytes });
@@ -247,7 +275,7 @@ export class PullThrough {
       upstream: upstream.url,
       private: /(^|[\s,])private([\s,]|$)/.test(cacheControl),
     });
-    return { kind: 'stored', resolution, upstream: upstream.url };
+    return { kind: 'stored', resolution, upstream: upstream.url, etag: answerEtag };
   }
 }
 
