@@ -63,8 +63,21 @@ export function pythonTypeNameWarnings(file: TemplateFile): string[] {
   return out;
 }
 
-/** Parses a schema file; YAML errors and non-mapping documents are errors about the schema. */
+const parsedSchemas = new WeakMap<TemplateFile, { content: string; schema: TemplateSchema }>();
+
+/**
+ * Parses a schema file; YAML errors and non-mapping documents are errors about the schema. The
+ * result is kept per file object (a template's schema is read once per run, not per resource).
+ */
 export function parseTemplateSchema(file: TemplateFile): TemplateSchema {
+  const cached = parsedSchemas.get(file);
+  if (cached && cached.content === file.content) return cached.schema;
+  const schema = parseSchemaText(file);
+  parsedSchemas.set(file, { content: file.content, schema });
+  return schema;
+}
+
+function parseSchemaText(file: TemplateFile): TemplateSchema {
   const document = parseYaml(file.content, { source: file.path });
   if (document === null || document === undefined) return { file, document: {}, imports: [] };
   if (typeof document !== 'object' || Array.isArray(document)) {
