@@ -1,15 +1,29 @@
 /**
- * Expansion speed (issue 4): a generated configuration of N resources, each expanded through 3
- * levels of templates (Jinja → Python → Jinja), by dm end to end (sandboxed Jinja process,
- * Python process, YAML parsing, layout), against the same templates expanded by Python's Jinja2
- * in one process (a minimal DM-style expander, below). N grows 100 → 1,000 → 10,000 to show the
- * growth. Run: node dist/bench/expand.js [--sizes 100,1000,10000]
+ * Expansion speed (issues 4 and 16): a generated configuration of N resources, each expanded
+ * through 3 levels of templates (Jinja with a schema → Python → Jinja), by dm end to end as
+ * `dm expand` does it (read the configuration, sandboxed Jinja and Python processes, YAML
+ * parsing, schema defaults, layout, value references, and writing {config, layout} as YAML),
+ * against the same templates expanded by Python's Jinja2 in one process (a minimal DM-style
+ * expander, below, that also fills schema defaults and dumps the result). N grows 100 → 1,000 →
+ * 10,000. A breakdown of dm's time follows the table. Run: node dist/bench/expand.js
+ * [--sizes 100,1000,10000]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expandConfiguration, RenderSandbox } from '../client/src/expand/index.js';
+import { formatYaml } from '../client/src/document/yaml.js';
+import { type ExpansionTimings, expandConfiguration, RenderSandbox } from '../client/src/expand/index.js';
+
+const LEVEL1_SCHEMA = `info:
+  title: level 1
+properties:
+  replicas: {type: integer, minimum: 1}
+  port: {type: integer}
+  labels: {type: object}
+  protocol: {type: string, default: TCP}
+required: [port]
+`;
 
 const LEVEL1 = `resources:
 - name: {{ env.name }}-svc
@@ -19,6 +33,7 @@ const LEVEL1 = `resources:
     ports:
     - port: {{ properties.port }}
       targetPort: {{ properties.port + 1 }}
+      protocol: {{ properties.protocol }}
 - name: {{ env.name }}-app
   type: level2.py
   properties:
@@ -88,7 +103,11 @@ class Context(object):
 def render(resource):
     t = resource['type']
     e = {'deployment': 'bench', 'name': resource['name'], 'type': t, 'project': '', 'current_time': ''}
-    props = resource.get('properties') or {}
+    props = dict(resource.get('properties') or {})
+    if t == 'level1.jinja':
+        for key, sub in schema['properties'].items():
+            if key not in props and 'default' in sub:
+                props[key] = sub['default']
     if t.endswith('.jinja'):
         if t not in jinja:
             jinja[t] = env.from_string(read(t))
@@ -113,7 +132,11 @@ def expand(resources):
             primitives.append(r)
             layout.append({'name': r['name'], 'type': r['type']})
     return layout
+schema = yaml.load(read('level1.jinja.schema'), Loader=Loader)
 layout = expand(config['resources'])
+Dumper = getattr(yaml, 'CSafeDumper', yaml.SafeDumper) if which == 'c' else yaml.SafeDumper
+text = yaml.dump({'config': {'resources': primitives}, 'layout': {'resources': layout}}, Dumper=Dumper,
+                 default_flow_style=False)
 t1 = time.perf_counter()
 print('%d %f' % (len(primitives), (t1 - t0) * 1000))
 `;
@@ -136,6 +159,7 @@ async function main(): Promise<void> {
   );
   console.log('"libyaml" with the C loader. Ratios are dm / reference (< 1: dm faster).');
   console.log('     N   dm ms  dm us/res  safe_load ms  ratio  libyaml ms  ratio');
+  const breakdowns: string[] = [];
   try {
     for (const n of sizes) {
       const dir = join(root, `n${n}`);
@@ -143,17 +167,25 @@ async function main(): Promise<void> {
       const content = configuration(n);
       writeFileSync(join(dir, 'config.yaml'), content);
       writeFileSync(join(dir, 'level1.jinja'), LEVEL1);
+      writeFileSync(join(dir, 'level1.jinja.schema'), LEVEL1_SCHEMA);
       writeFileSync(join(dir, 'level2.py'), LEVEL2);
       writeFileSync(join(dir, 'level3.jinja'), LEVEL3);
-      // End to end, including starting the rendering processes.
+      // End to end, including starting the rendering processes and writing the output.
+      const timings: ExpansionTimings = { configurationMs: 0, schemaMs: 0, outputYamlMs: 0, referencesMs: 0 };
+      const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       const sandbox = new RenderSandbox();
       const result = await expandConfiguration(
         { content, path: join(dir, 'config.yaml') },
-        { sandbox, deployment: 'bench' },
+        { sandbox, deployment: 'bench', timings },
       );
+      const s0 = performance.now();
+      const output = formatYaml({ config: result.config, layout: result.layout });
+      const serialiseMs = performance.now() - s0;
       sandbox.close();
       const dmMs = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
+      if (!output.includes('protocol: TCP')) throw new Error('schema default missing from the output');
       if (result.config.resources.length !== 3 * n)
         throw new Error(`expected ${3 * n} primitives, got ${result.config.resources.length}`);
       const reference = (which: string): number => {
@@ -175,8 +207,25 @@ async function main(): Promise<void> {
       console.log(
         `${String(n).padStart(6)} ${dmMs.toFixed(0).padStart(7)} ${perRes.toFixed(0).padStart(10)} ${safeMs.toFixed(0).padStart(13)} ${(dmMs / safeMs).toFixed(2).padStart(6)} ${cMs.toFixed(0).padStart(11)} ${(dmMs / cMs).toFixed(2).padStart(6)}`,
       );
+      const mainMs = (cpu.user + cpu.system) / 1000;
+      const measured =
+        timings.configurationMs +
+        timings.schemaMs +
+        timings.outputYamlMs +
+        timings.referencesMs +
+        serialiseMs;
+      const t = sandbox.timings;
+      breakdowns.push(
+        `${String(n).padStart(6)}  main: parse ${timings.configurationMs.toFixed(0)}, schema ${timings.schemaMs.toFixed(0)}, ` +
+          `python-output YAML ${timings.outputYamlMs.toFixed(0)}, references ${timings.referencesMs.toFixed(0)}, ` +
+          `serialise ${serialiseMs.toFixed(0)}, other (IPC, layout) ${Math.max(0, mainMs - measured).toFixed(0)} ` +
+          `[cpu ${mainMs.toFixed(0)}]; jinja process: render ${t.jinjaRenderMs.toFixed(0)}, YAML parse ${t.jinjaYamlMs.toFixed(0)}; ` +
+          `python process: GenerateConfig ${t.pythonRunMs.toFixed(0)}, json ${t.pythonEncodeMs.toFixed(0)}`,
+      );
     }
     if (!python) console.log('(no Python with jinja2 and yaml: reference not run)');
+    console.log("\nwhere dm's time goes (ms of each process's own work; the three processes overlap):");
+    for (const line of breakdowns) console.log(line);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

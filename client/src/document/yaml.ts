@@ -103,8 +103,9 @@ const pythonFloatTag = defineScalarTag<number | PyFloat>(floatCoreTag.tagName, {
   implicit: true,
   implicitFirstChars: floatYaml11Tag.implicitFirstChars,
   resolve: (source, isExplicit, tagName) => {
-    // PyYAML's pattern has no sign before a leading dot: `-.5` is a string there.
-    if (!isExplicit && /^[-+]\.[0-9]/.test(source)) return NOT_RESOLVED;
+    // PyYAML's pattern has no sign before a leading dot: `-.5` is a string there. Sexagesimal
+    // floats (`1:30.5`) are left out, as sexagesimal integers are (docs/expansion.md).
+    if (!isExplicit && (/^[-+]\.[0-9]/.test(source) || source.includes(':'))) return NOT_RESOLVED;
     const n = floatYaml11Tag.resolve(source, isExplicit, tagName);
     return typeof n === 'number' && Number.isInteger(n) ? new PyFloat(n) : n;
   },

@@ -73,6 +73,20 @@ export interface ExpandOptions {
   onWarning?: (warning: Warning) => void;
   /** Properties that break a template's schema: fail (`strict`, default), warn, or ignore. */
   schemaValidation?: SchemaValidationMode;
+  /** Adds up where the main process's time went (bench/expand.ts prints it). */
+  timings?: ExpansionTimings;
+}
+
+/** Milliseconds of the main process's own work, by step (rendering: RenderSandbox.timings). */
+export interface ExpansionTimings {
+  /** Reading the configuration. */
+  configurationMs: number;
+  /** Schema validation and defaults. */
+  schemaMs: number;
+  /** Reading Python templates' text output as YAML. */
+  outputYamlMs: number;
+  /** Value references and their graph. */
+  referencesMs: number;
 }
 
 export interface ExpansionResult extends ExpandedConfiguration {
@@ -83,6 +97,7 @@ export interface ExpansionResult extends ExpandedConfiguration {
 
 export const DEFAULT_MAX_DEPTH = 32;
 export const DEFAULT_MAX_TEMPLATES = 100_000;
+const SIBLINGS_IN_FLIGHT = 64;
 
 /** Whether a type could be a template: a template file name, a registry reference, or a URL. */
 export function looksLikeTemplate(type: string): boolean {
@@ -259,7 +274,21 @@ class Expander {
    */
   async expandList(list: unknown[], frame: Frame, overrides?: Record<string, unknown>): Promise<Expanded> {
     const resources = this.checkResources(list, frame);
-    const settled = await Promise.allSettled(resources.map((r) => this.expandOne(r, frame, overrides)));
+    // A window of siblings in flight keeps the rendering processes busy without holding every
+    // sibling's request, answer and properties in memory at once (less garbage collection).
+    const settled: PromiseSettledResult<Expanded>[] = new Array(resources.length);
+    let next = 0;
+    const lane = async () => {
+      while (next < resources.length) {
+        const i = next++;
+        try {
+          settled[i] = { status: 'fulfilled', value: await this.expandOne(resources[i]!, frame, overrides) };
+        } catch (reason) {
+          settled[i] = { status: 'rejected', reason };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SIBLINGS_IN_FLIGHT, resources.length) }, lane));
     const out: Expanded = { layout: [], primitives: [], warnings: [] };
     for (const s of settled) {
       if (s.status === 'rejected') throw s.reason;
@@ -310,6 +339,8 @@ class Expander {
     frame: Frame,
   ): Promise<Expanded & { properties: Record<string, unknown> }> {
     const violations: Warning[] = [];
+    const timings = this.options.timings;
+    const schemaStart = timings ? performance.now() : 0;
     const properties = template.schema
       ? applySchema(
           parseTemplateSchema(template.schema),
@@ -319,6 +350,7 @@ class Expander {
           (message) => violations.push({ code: 'SCHEMA_VIOLATION', message }),
         )
       : (cloneData(written) as Record<string, unknown>);
+    if (timings) timings.schemaMs += performance.now() - schemaStart;
     const key = `${template.type}\u0000${stableKey(properties)}`;
     const label = `${resource.name} (${template.type})`;
     const chain = [...frame.chain, { key, label }];
@@ -367,14 +399,16 @@ class Expander {
     const outputSource = `${template.path} (output for '${resource.name}')`;
     if (template.kind === 'python') {
       const result = await this.sandbox.renderPython(request);
-      output =
-        'text' in result
-          ? parseRenderedYaml(result.text, { source: outputSource, dialect: 'pyyaml' })
-          : result.data;
+      if ('text' in result) {
+        const parseStart = timings ? performance.now() : 0;
+        output = parseRenderedYaml(result.text, { source: outputSource, dialect: 'pyyaml' });
+        if (timings) timings.outputYamlMs += performance.now() - parseStart;
+      } else output = result.data;
+      checkNodeBudget(output, outputSource, this.maxNodes);
     } else {
+      // Bounded where it was parsed, in the Jinja process.
       output = await this.sandbox.renderJinjaData(request, { source: outputSource, maxNodes: this.maxNodes });
     }
-    checkNodeBudget(output, outputSource, this.maxNodes);
     if (!isMapping(output) || !('resources' in output)) {
       throw new DmError(
         'TEMPLATE_NO_RESOURCES',
@@ -415,7 +449,9 @@ export async function expandConfiguration(
   options: ExpandOptions = {},
 ): Promise<ExpansionResult> {
   const maxNodes = options.maxNodes ?? DEFAULT_MAX_NODES;
+  const start = performance.now();
   const parsed = parseConfiguration(input.content, input.path, maxNodes);
+  if (options.timings) options.timings.configurationMs += performance.now() - start;
   const local = new LocalTemplateSource({
     baseDir: dirname(resolve(input.path)),
     ...(options.importsDir ? { importsDir: options.importsDir } : {}),
@@ -426,6 +462,9 @@ export async function expandConfiguration(
   const sandbox =
     options.sandbox instanceof RenderSandbox ? options.sandbox : new RenderSandbox(options.sandbox ?? {});
   const deployment = options.deployment ?? basename(input.path).replace(/\.[^.]*$/, '');
+  // The engines the imports name start at once, side by side.
+  const kinds = new Set(parsed.imports.map((i) => templateKindOf(i.path)));
+  sandbox.warm({ jinja: kinds.has('jinja'), python: kinds.has('python') });
   try {
     const expander = new Expander(source, sandbox, options, deployment);
     const expanded = await expander.expandList(
@@ -434,10 +473,12 @@ export async function expandConfiguration(
       options.properties && Object.keys(options.properties).length ? options.properties : undefined,
     );
     for (const w of expanded.warnings) options.onWarning?.(w);
+    const referencesStart = performance.now();
     const references =
       options.references === false
         ? { order: [], dependsOn: {}, references: [] }
         : buildReferenceGraph(expanded.primitives);
+    if (options.timings) options.timings.referencesMs += performance.now() - referencesStart;
     return {
       config: { resources: expanded.primitives },
       layout: { resources: expanded.layout },

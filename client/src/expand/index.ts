@@ -9,6 +9,7 @@ export {
   DEFAULT_MAX_TEMPLATES,
   type ExpandOptions,
   type ExpansionResult,
+  type ExpansionTimings,
   expandConfiguration,
   expandFile,
   looksLikeTemplate,
@@ -27,6 +28,7 @@ export {
   type PythonResult,
   RenderSandbox,
   type SandboxOptions,
+  type SandboxTimings,
   type TemplateRequest,
 } from './sandbox/render-sandbox.js';
 export {

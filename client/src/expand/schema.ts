@@ -12,7 +12,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { fromDraft04, schemaCompiler } from '../document/json-schema.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
-import { cloneData, hasPythonValues, PyFloat, toPlain } from '../python/values.js';
+import { cloneData, hasPythonValues, isDict, PyFloat, toPlain } from '../python/values.js';
 import type { TemplateFile } from './types.js';
 
 export interface TemplateSchema {
@@ -63,8 +63,21 @@ export function pythonTypeNameWarnings(file: TemplateFile): string[] {
   return out;
 }
 
-/** Parses a schema file; YAML errors and non-mapping documents are errors about the schema. */
+const parsedSchemas = new WeakMap<TemplateFile, { content: string; schema: TemplateSchema }>();
+
+/**
+ * Parses a schema file; YAML errors and non-mapping documents are errors about the schema. The
+ * result is kept per file object (a template's schema is read once per run, not per resource).
+ */
 export function parseTemplateSchema(file: TemplateFile): TemplateSchema {
+  const cached = parsedSchemas.get(file);
+  if (cached && cached.content === file.content) return cached.schema;
+  const schema = parseSchemaText(file);
+  parsedSchemas.set(file, { content: file.content, schema });
+  return schema;
+}
+
+function parseSchemaText(file: TemplateFile): TemplateSchema {
   const document = parseYaml(file.content, { source: file.path });
   if (document === null || document === undefined) return { file, document: {}, imports: [] };
   if (typeof document !== 'object' || Array.isArray(document)) {
@@ -154,6 +167,75 @@ function describe(error: ErrorObject, properties: unknown): string {
   return `${pathOf(error)}: ${error.message ?? error.keyword}${allowed}${got}`;
 }
 
+/**
+ * Defaults that hold a float with an integral value (`default: 1.0`), by property path: Ajv
+ * writes defaults as JSON (`1`), so they are put back as Python reads them (the schema read in
+ * the pyyaml dialect), where `properties.<name>.default` nests (as DM's defaults did).
+ */
+interface FloatDefaults {
+  [key: string]: { value?: unknown; nested?: FloatDefaults };
+}
+const floatDefaults = new WeakMap<TemplateSchema, FloatDefaults | null>();
+
+function floatDefaultsOf(schema: TemplateSchema): FloatDefaults | null {
+  let found = floatDefaults.get(schema);
+  if (found === undefined) {
+    found = null;
+    if (/\bdefault\b[\s\S]*\d\.\d/.test(schema.file.content)) {
+      try {
+        const python = parseYaml(schema.file.content, { source: schema.file.path, dialect: 'pyyaml' });
+        found = collectFloatDefaults(
+          schema.document.properties,
+          (python as Record<string, unknown>)?.properties,
+        );
+      } catch {
+        found = null;
+      }
+    }
+    floatDefaults.set(schema, found);
+  }
+  return found;
+}
+
+function collectFloatDefaults(core: unknown, python: unknown): FloatDefaults | null {
+  if (!isDict(core) || !isDict(python)) return null;
+  const out: FloatDefaults = {};
+  let any = false;
+  for (const key of Object.keys(python)) {
+    const sub = python[key];
+    const coreSub = core[key];
+    if (!isDict(sub) || !isDict(coreSub)) continue;
+    const entry: { value?: unknown; nested?: FloatDefaults } = {};
+    // Only where both readings agree but for the floats (yes/no and the like are left alone).
+    if (
+      hasPythonValues(sub.default) &&
+      JSON.stringify(toPlain(sub.default)) === JSON.stringify(coreSub.default)
+    ) {
+      entry.value = sub.default;
+    }
+    const nested = collectFloatDefaults(coreSub.properties, sub.properties);
+    if (nested) entry.nested = nested;
+    if (entry.value !== undefined || entry.nested) {
+      out[key] = entry;
+      any = true;
+    }
+  }
+  return any ? out : null;
+}
+
+function putFloatDefaults(floats: FloatDefaults, given: unknown, copy: Record<string, unknown>): void {
+  for (const [key, entry] of Object.entries(floats)) {
+    if (!Object.hasOwn(copy, key)) continue;
+    const had = isDict(given) && Object.hasOwn(given, key);
+    if (!had && entry.value !== undefined) {
+      if (JSON.stringify(copy[key]) === JSON.stringify(toPlain(entry.value)))
+        copy[key] = cloneData(entry.value);
+    } else if (entry.nested && isDict(copy[key])) {
+      putFloatDefaults(entry.nested, had ? (given as Record<string, unknown>)[key] : undefined, copy[key]);
+    }
+  }
+}
+
 /** Puts back the PyFloats of `original` into `copy` (the same data, floats made plain). */
 function restoreFloats(original: unknown, copy: unknown): void {
   if (original === null || typeof original !== 'object' || copy === null || typeof copy !== 'object') return;
@@ -200,6 +282,8 @@ export function applySchema(
   const copy = (python ? toPlain(properties) : cloneData(properties)) as Record<string, unknown>;
   const valid = validate(copy);
   if (python) restoreFloats(properties, copy);
+  const floats = floatDefaultsOf(schema);
+  if (floats) putFloatDefaults(floats, properties, copy);
   if (valid || mode === 'off') return copy;
   const errors = validate.errors ?? [];
   const seen = new Set<string>();

@@ -3,8 +3,8 @@
  * `python3 -I -c <this source>`: one process per expansion run, one JSON request per line on
  * stdin, one JSON answer per line on stdout.
  *
- * Request:  {"id", "name", "source", "context": {properties, env, imports}, "files": {name: text},
- *            "timeout": seconds}
+ * Request:  {"id", "name", "source"?, "context": {properties, env, imports}, "files": {name: text},
+ *            "timeout": seconds}; no "source" when it is the file of that name in the file set.
  * Answer:   {"id", "ok": true, "text": "..."} | {"id", "ok": true, "data": {...}, "wire"?: true}
  *         | {"id", "ok": false, "kind": "error"|"blocked"|"limit", "message", "file", "line"}
  *
@@ -214,7 +214,7 @@ def _render(req):
     if req.get('importsAreFiles'):
         ctx = dict(ctx)
         ctx['imports'] = base
-    source = req['source']
+    source = req['source'] if 'source' in req else base.get(name, '')
     if _current_set[0] != set_id or base.get(name, source) != source:
         # Another set of files: helper modules imported from the previous set must not leak.
         for mod in list(_template_modules):
@@ -239,6 +239,7 @@ def _render(req):
         module = types.ModuleType(name.rsplit('/', 1)[-1].rsplit('.', 1)[0])
         module.__file__ = name
         signal.setitimer(signal.ITIMER_REAL, timeout)
+        _started = time.perf_counter()
         _state['active'] = True
         try:
             exec(code, module.__dict__)
@@ -278,13 +279,16 @@ def _render(req):
                     msg += (' (this is Python 2 syntax: the template was written for Python 2.7, as Deployment'
                             ' Manager ran it; dm runs Python templates with Python 3)')
         return {'ok': False, 'kind': kind, 'message': msg, 'file': f or name, 'line': line}
+    ran = (time.perf_counter() - _started) * 1000
     if isinstance(result, str):
-        return {'ok': True, 'text': result}
+        return {'ok': True, 'text': result, 'ms': [ran, 0]}
     try:
+        encoding = time.perf_counter()
         text = json.dumps(result, default=_unjson)
         if _MAY_NEED_WIRE.search(text) is None:
-            return {'ok': True, 'data': _Raw(text)}
-        return {'ok': True, 'wire': True, 'data': _Raw(json.dumps(_to_wire(result), default=_unjson))}
+            return {'ok': True, 'data': _Raw(text), 'ms': [ran, (time.perf_counter() - encoding) * 1000]}
+        text = json.dumps(_to_wire(result), default=_unjson)
+        return {'ok': True, 'wire': True, 'data': _Raw(text), 'ms': [ran, (time.perf_counter() - encoding) * 1000]}
     except (TypeError, ValueError) as e:
         return {'ok': False, 'kind': 'error', 'message': 'GenerateConfig returned a value that is not YAML/JSON data: %s' % e,
                 'file': name, 'line': None}

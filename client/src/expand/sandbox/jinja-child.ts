@@ -11,7 +11,8 @@ import { checkNodeBudget } from '../yaml-budget.js';
 interface Request {
   id: number;
   name: string;
-  source: string;
+  /** Absent when it is the file of that name in the file set. */
+  source?: string;
   context: Record<string, unknown>;
   /** Sent once per file set; later requests name the set by `filesId`. */
   files?: Record<string, string>;
@@ -36,17 +37,21 @@ process.on('message', (raw: unknown) => {
     const files = fileSets.get(request.filesId) ?? {};
     const given = request.wire ? (fromWire(request.context) as Record<string, unknown>) : request.context;
     const context = request.importsAreFiles ? { ...given, imports: files } : given;
-    const text = renderJinja(request.source, context, {
+    const t0 = performance.now();
+    const text = renderJinja(request.source ?? files[request.name] ?? '', context, {
       name: request.name,
       files,
       filesKey: request.filesId,
     });
+    const t1 = performance.now();
     if (request.parse) {
       try {
         const data = parseRenderedYaml(text, { source: request.parse.source, dialect: 'pyyaml' });
         checkNodeBudget(data, request.parse.source, request.parse.maxNodes);
-        if (hasPythonValues(data)) answer({ id: request.id, ok: true, data: toWire(data), wire: true });
-        else answer({ id: request.id, ok: true, data });
+        // Time spent rendering and reading the rendering as YAML (the sandbox adds them up).
+        const ms = [t1 - t0, performance.now() - t1];
+        if (hasPythonValues(data)) answer({ id: request.id, ok: true, data: toWire(data), wire: true, ms });
+        else answer({ id: request.id, ok: true, data, ms });
       } catch (error) {
         const e = error as DmError;
         answer({
@@ -60,7 +65,7 @@ process.on('message', (raw: unknown) => {
       }
       return;
     }
-    answer({ id: request.id, ok: true, text });
+    answer({ id: request.id, ok: true, text, ms: [t1 - t0, 0] });
   } catch (error) {
     if (error instanceof JinjaRenderError) {
       let kind: string = error.kind;

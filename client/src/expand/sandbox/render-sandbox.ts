@@ -66,7 +66,22 @@ interface Failure {
   line?: number | null;
 }
 
-type Answer = ({ ok: true; text?: string; data?: unknown; wire?: boolean } | Failure) & { id: number };
+type Answer = ({ ok: true; text?: string; data?: unknown; wire?: boolean; ms?: number[] } | Failure) & {
+  id: number;
+};
+
+/**
+ * Where a sandbox's time went, in milliseconds of each rendering process's own work (the
+ * processes run beside the main one, so these overlap with it): Jinja rendering and reading the
+ * rendering as YAML in the Jinja process; GenerateConfig and encoding its result in the Python
+ * process. bench/expand.ts prints them.
+ */
+export interface SandboxTimings {
+  jinjaRenderMs: number;
+  jinjaYamlMs: number;
+  pythonRunMs: number;
+  pythonEncodeMs: number;
+}
 
 /**
  * A request whose context travels in the wire form when it holds what JSON and structured clone
@@ -226,8 +241,13 @@ abstract class Worker {
     if (this.child) return this.child;
     if (!this.starting) {
       this.starting = this.start().then((child) => {
-        this.child = child;
         this.starting = undefined;
+        // Closed while starting (a warm start the run did not need): the process goes at once.
+        if (this.closed) {
+          if (child.exitCode === null) child.kill('SIGKILL');
+          return;
+        }
+        this.child = child;
       });
       this.starting.catch(() => {
         this.starting = undefined;
@@ -238,10 +258,19 @@ abstract class Worker {
     return this.child;
   }
 
-  /** A request without the files when the process has them already. */
+  /** Starts the process now (a failure to start is reported by the first request). */
+  warm(): void {
+    this.ensure().catch(() => {});
+  }
+
+  /**
+   * A request without the files when the process has them already, and without the source when
+   * it is the file of that name there (the process reads it from the file set).
+   */
   private withFiles(request: TemplateRequest): Record<string, unknown> {
     const filesId = fileSetId(request.files);
-    const { files, ...rest } = request;
+    const { files, source, ...all } = request;
+    const rest = files[request.name] === source ? all : { ...all, source };
     if (this.sentFileSets.has(filesId)) return { ...rest, filesId };
     this.sentFileSets.add(filesId);
     return { ...rest, filesId, files };
@@ -276,6 +305,14 @@ abstract class Worker {
     }).finally(() => {
       this.outstanding--;
     });
+  }
+
+  private closed = false;
+
+  /** Kills the process for good, also one still starting. */
+  shutdown(): void {
+    this.closed = true;
+    this.kill();
   }
 
   kill(): void {
@@ -440,6 +477,19 @@ export class RenderSandbox {
   private readonly jinjaProcesses: number;
   private jinja: JinjaWorker[] = [];
   private python: PythonWorker | undefined;
+  readonly timings: SandboxTimings = { jinjaRenderMs: 0, jinjaYamlMs: 0, pythonRunMs: 0, pythonEncodeMs: 0 };
+
+  private count(engine: 'Jinja' | 'Python', answer: Answer): void {
+    if (!answer.ok || !answer.ms) return;
+    const [a = 0, b = 0] = answer.ms;
+    if (engine === 'Jinja') {
+      this.timings.jinjaRenderMs += a;
+      this.timings.jinjaYamlMs += b;
+    } else {
+      this.timings.pythonRunMs += a;
+      this.timings.pythonEncodeMs += b;
+    }
+  }
 
   constructor(options: SandboxOptions = {}) {
     this.options = {
@@ -461,10 +511,23 @@ export class RenderSandbox {
     return best;
   }
 
+  /**
+   * Starts the rendering processes a run will need, side by side, before the first template
+   * asks for them (their start-up then overlaps instead of queueing behind each other).
+   */
+  warm(engines: { jinja?: boolean; python?: boolean }): void {
+    if (engines.jinja && this.jinja.length === 0) this.jinjaWorker().warm();
+    if (engines.python && !this.python) {
+      this.python = new PythonWorker('Python', this.options);
+      this.python.warm();
+    }
+  }
+
   /** The text a Jinja template renders to. */
   async renderJinja(request: TemplateRequest): Promise<string> {
     const wire = onWire(request);
     const answer = await this.jinjaWorker().request(request.name, wire.request, wire.extra);
+    this.count('Jinja', answer);
     if (!answer.ok)
       throw failureToError('Jinja', request.name, { ...answer, file: answer.file ?? request.name });
     return answer.text ?? '';
@@ -477,6 +540,7 @@ export class RenderSandbox {
   ): Promise<unknown> {
     const wire = onWire(request);
     const answer = await this.jinjaWorker().request(request.name, wire.request, { ...wire.extra, parse });
+    this.count('Jinja', answer);
     if (!answer.ok)
       throw failureToError('Jinja', request.name, { ...answer, file: answer.file ?? request.name });
     return answerData(answer);
@@ -489,12 +553,13 @@ export class RenderSandbox {
     const answer = await this.python.request(request.name, wire.request, {
       timeout: this.options.timeoutMs / 1000,
     });
+    this.count('Python', answer);
     if (!answer.ok) throw failureToError('Python', request.name, answer);
     return answer.text !== undefined ? { text: answer.text } : { data: answerData(answer) };
   }
 
   close(): void {
-    for (const worker of this.jinja) worker.kill();
-    this.python?.kill();
+    for (const worker of this.jinja) worker.shutdown();
+    this.python?.shutdown();
   }
 }
