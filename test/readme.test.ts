@@ -3,14 +3,17 @@
  * in one real bash session, in order, from a fresh copy of examples/ next to registry-fixtures/,
  * against a real dm-registry started here (for `localhost:8080`, rewritten to its port) and the
  * Kubernetes stand-in with the real kubectl (through KUBECONFIG) for the deploy commands. Each
- * command's exit status is checked: 0, or the N of an `exit N` in its comment.
+ * command's exit status is checked: 0, or the N of an `exit N` in its comment. The commands of
+ * "Running dm-registry for an organisation" run the same way, against the same server (its URL for
+ * `https://registry.acme.example`, its admin token as `$ADMIN`) and stand-in; `npm install && npm
+ * start` and `npm test` are what runs this file.
  *
  * `npx dm` is a bash function that runs this checkout's bin/dm.js: npx itself would resolve the same
  * file from the repository's package.json, which a temporary directory does not have.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -48,20 +51,81 @@ function splitOutsideQuotes(text: string, sep: string): string[] {
   return parts;
 }
 
-/** The commands of the README's `sh` blocks in the "A short tour" section, in order. */
-export function tourCommands(readme: string): TourCommand[] {
-  const section = readme.split(/^## A short tour$/m)[1]?.split(/^## /m)[0] ?? '';
+/**
+ * The commands of the README's `sh` blocks in the section headed `## <section>`, in order. A line
+ * ending in `\` continues on the next, and a here-document (`<<'TAG'` … `TAG`) belongs to the
+ * command that opens it.
+ */
+export function sectionCommands(readme: string, section: string): TourCommand[] {
+  const text = readme.split(new RegExp(`^## ${section}$`, 'm'))[1]?.split(/^## /m)[0] ?? '';
   const commands: TourCommand[] = [];
-  for (const block of section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)) {
-    for (const raw of (block[1] ?? '').split('\n')) {
+  for (const block of text.matchAll(/^```sh\n([\s\S]*?)^```$/gm)) {
+    const lines = (block[1] ?? '').split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      let raw = lines[i] ?? '';
+      while (raw.endsWith('\\') && i + 1 < lines.length) raw = `${raw.slice(0, -1)} ${lines[++i]!.trim()}`;
       const [code = '', ...comment] = splitOutsideQuotes(raw, ' #');
       const expectedExit = Number(/\bexit (\d+)/.exec(comment.join(' #'))?.[1] ?? 0);
+      const heredoc = /<<-?'?(\w+)'?/.exec(code)?.[1];
+      if (heredoc) {
+        const body: string[] = [];
+        while (i + 1 < lines.length && lines[i + 1] !== heredoc) body.push(lines[++i]!);
+        i++; // the terminator
+        commands.push({ command: `${code.trim()}\n${body.join('\n')}\n${heredoc}`, expectedExit });
+        continue;
+      }
       for (const command of splitOutsideQuotes(code, ';')) {
         if (command.trim() !== '') commands.push({ command: command.trim(), expectedExit });
       }
     }
   }
   return commands;
+}
+
+/** The commands of the README's "A short tour". */
+export function tourCommands(readme: string): TourCommand[] {
+  return sectionCommands(readme, 'A short tour');
+}
+
+/** Runs `commands` in one bash session in `cwd`; each one's output and exit status land in `dir`. */
+async function runSession(
+  commands: readonly TourCommand[],
+  rewrite: (command: string) => string,
+  cwd: string,
+  dir: string,
+  env: Record<string, string>,
+): Promise<{ failures: string[]; out: (prefix: string) => string }> {
+  const lines = [`npx() { [ "$1" = dm ] || return 127; shift; "${process.execPath}" "${dmBin}" "$@"; }`];
+  lines.push(`dm-registry() { "${process.execPath}" "${join(repoRoot, 'bin', 'dm-registry.js')}" "$@"; }`);
+  commands.forEach((c, i) => {
+    lines.push(
+      `{ ${rewrite(c.command)}\n} >"${dir}/out.${i}" 2>"${dir}/err.${i}"; echo $? >"${dir}/status.${i}"`,
+    );
+  });
+  const code = await runBash(lines.join('\n'), cwd, {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: dir,
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    XDG_CACHE_HOME: join(dir, 'cache'),
+    XDG_STATE_HOME: join(dir, 'state'),
+    NO_COLOR: '1',
+    ...env,
+  });
+  assert.equal(code, 0, 'the script ran to its end');
+  const failures: string[] = [];
+  commands.forEach((c, i) => {
+    const status = Number(readFileSync(join(dir, `status.${i}`), 'utf8').trim());
+    if (status !== c.expectedExit) {
+      const err = readFileSync(join(dir, `err.${i}`), 'utf8');
+      failures.push(`${c.command}: exit ${status}, expected ${c.expectedExit}\n${err}`);
+    }
+  });
+  const out = (prefix: string) => {
+    const i = commands.findIndex((c) => c.command.startsWith(prefix));
+    assert.notEqual(i, -1, `a command starts with ${prefix}`);
+    return readFileSync(join(dir, `out.${i}`), 'utf8');
+  };
+  return { failures, out };
 }
 
 function runBash(script: string, cwd: string, env: Record<string, string>): Promise<number> {
@@ -72,13 +136,19 @@ function runBash(script: string, cwd: string, env: Record<string, string>): Prom
   });
 }
 
+/** The admin token of the registry this test starts, as the README's `$ADMIN`. */
+const ADMIN = 'readme-admin-token';
+
 describe('README tour', () => {
   let registry: RunningRegistry;
   let standin: KubeStandin;
   let dir: string;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'dm-readme-'));
-    [registry, standin] = await Promise.all([startRegistry(['registry-fixtures']), startKubeStandin()]);
+    [registry, standin] = await Promise.all([
+      startRegistry(['registry-fixtures'], { DM_ADMIN_TOKEN: ADMIN }),
+      startKubeStandin(),
+    ]);
   });
   after(async () => {
     await Promise.all([registry?.stop(), standin?.close()]);
@@ -94,6 +164,15 @@ describe('README tour', () => {
     ]);
   });
 
+  it('sectionCommands() joins continued lines and keeps a here-document with its command', () => {
+    const readme =
+      "## Org\n```sh\ncat > a.yaml <<'YAML'\nx: 1   # not a comment to read\nYAML\ncurl -X POST \\\n  -d '{}' u   # exit 3\n```\n";
+    assert.deepEqual(sectionCommands(readme, 'Org'), [
+      { command: "cat > a.yaml <<'YAML'\nx: 1   # not a comment to read\nYAML", expectedExit: 0 },
+      { command: "curl -X POST  -d '{}' u", expectedExit: 3 },
+    ]);
+  });
+
   it('every command of the README tour runs with the exit status the README says', async () => {
     const commands = tourCommands(readFileSync(join(repoRoot, 'README.md'), 'utf8'));
     assert.ok(commands.length >= 20, `the tour has its commands (found ${commands.length})`);
@@ -101,35 +180,45 @@ describe('README tour', () => {
     cpSync(join(repoRoot, 'examples'), join(work, 'examples'), { recursive: true });
     symlinkSync(join(repoRoot, 'registry-fixtures'), join(work, 'registry-fixtures'));
     const port = new URL(registry.url).port;
-    const lines = [`npx() { [ "$1" = dm ] || return 127; shift; "${process.execPath}" "${dmBin}" "$@"; }`];
-    commands.forEach((c, i) => {
-      const command = c.command.replaceAll('localhost:8080', `127.0.0.1:${port}`);
-      lines.push(`{ ${command}\n} >"${dir}/out.${i}" 2>"${dir}/err.${i}"; echo $? >"${dir}/status.${i}"`);
-    });
-    const code = await runBash(lines.join('\n'), work, {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: dir,
-      XDG_CONFIG_HOME: join(dir, 'config'),
-      XDG_CACHE_HOME: join(dir, 'cache'),
-      XDG_STATE_HOME: join(dir, 'state'),
-      KUBECONFIG: standin.writeKubeconfig(dir),
-      NO_COLOR: '1',
-    });
-    assert.equal(code, 0, 'the tour script ran to its end');
-    const failures: string[] = [];
-    commands.forEach((c, i) => {
-      const status = Number(readFileSync(join(dir, `status.${i}`), 'utf8').trim());
-      if (status !== c.expectedExit) {
-        const err = readFileSync(join(dir, `err.${i}`), 'utf8');
-        failures.push(`${c.command}: exit ${status}, expected ${c.expectedExit}\n${err}`);
-      }
-    });
+    const { failures, out } = await runSession(
+      commands,
+      (c) => c.replaceAll('localhost:8080', `127.0.0.1:${port}`),
+      work,
+      dir,
+      { KUBECONFIG: standin.writeKubeconfig(dir) },
+    );
     assert.deepEqual(failures, []);
-    const out = (i: number) => readFileSync(join(dir, `out.${i}`), 'utf8');
-    const index = (prefix: string) => commands.findIndex((c) => c.command.startsWith(prefix));
-    assert.match(out(index('npx dm search redis')), /redis/);
-    assert.match(out(index('npx dm deployments list')), /prod/);
-    assert.match(out(index('npx dm manifests prod')), /applied/);
-    assert.match(out(index('npx dm template render')), /containerPort: 8443/);
+    assert.match(out('npx dm search redis'), /redis/);
+    assert.match(out('npx dm deployments list'), /prod/);
+    assert.match(out('npx dm manifests prod'), /applied/);
+    assert.match(out('npx dm template render'), /containerPort: 8443/);
+  });
+
+  it('every command of "Running dm-registry for an organisation" runs as written', async () => {
+    const commands = sectionCommands(
+      readFileSync(join(repoRoot, 'README.md'), 'utf8'),
+      'Running dm-registry for an organisation',
+    );
+    assert.ok(commands.length >= 5, `the section has its commands (found ${commands.length})`);
+    const work = join(dir, 'org');
+    const session = join(dir, 'org-session');
+    mkdirSync(session);
+    mkdirSync(work);
+    symlinkSync(join(repoRoot, 'registry-fixtures'), join(work, 'registry-fixtures'));
+    const { failures, out } = await runSession(
+      commands,
+      // The organisation's server is the one this test started (with ADMIN as its admin token).
+      (c) => c.replaceAll('https://registry.acme.example', registry.url),
+      work,
+      session,
+      { KUBECONFIG: standin.writeKubeconfig(session), ADMIN },
+    );
+    assert.deepEqual(failures, []);
+    assert.match(
+      out('npx dm deploy acme-registry.yaml --name acme-registry --registry-dir registry-fixtures --dry-run'),
+      /acme-registry/,
+    );
+    assert.match(out('curl'), /"organisation":"acme"/);
+    assert.match(out('dm-registry token create'), /^dmr_\S+\n$/);
   });
 });

@@ -93,18 +93,7 @@ function importDefinition(raw: unknown, where: string, seen: Set<string>): Impor
   }
   if (seen.has(name)) throw new BlueprintError('imports', `blueprint.yaml: duplicate import '${name}'`);
   seen.add(name);
-  const hasSchema = raw.schema !== undefined;
-  const hasTargetType = raw.targetType !== undefined;
-  let type = raw.type as string | undefined;
-  if (type === undefined) {
-    if (hasSchema === hasTargetType) {
-      throw new BlueprintError(
-        'imports',
-        `blueprint.yaml: import '${name}' has no type and must set exactly one of schema and targetType`,
-      );
-    }
-    type = hasSchema ? 'data' : 'target';
-  }
+  const { type, hasSchema, hasTargetType } = declaredType(raw, 'imports', name);
   if (!['data', 'target', 'targetMap', 'targetList'].includes(type)) {
     throw new BlueprintError('imports', `blueprint.yaml: import '${name}' has unknown type '${type}'`);
   }
@@ -145,18 +134,7 @@ function exportDefinition(raw: unknown, i: number, seen: Set<string>): ExportDef
   const name = raw.name;
   if (seen.has(name)) throw new BlueprintError('exports', `blueprint.yaml: duplicate export '${name}'`);
   seen.add(name);
-  const hasSchema = raw.schema !== undefined;
-  const hasTargetType = raw.targetType !== undefined;
-  let type = raw.type as string | undefined;
-  if (type === undefined) {
-    if (hasSchema === hasTargetType) {
-      throw new BlueprintError(
-        'exports',
-        `blueprint.yaml: export '${name}' has no type and must set exactly one of schema and targetType`,
-      );
-    }
-    type = hasSchema ? 'data' : 'target';
-  }
+  const { type, hasSchema, hasTargetType } = declaredType(raw, 'exports', name);
   if (type !== 'data' && type !== 'target') {
     throw new BlueprintError('exports', `blueprint.yaml: export '${name}' has unknown type '${type}'`);
   }
@@ -418,4 +396,25 @@ export function parseInstallation(raw: Obj, name: string, where: string, templat
 /** The mappings of a list (other entries are ignored, as Landscaper's decoder drops them). */
 function entries(v: unknown): Obj[] {
   return Array.isArray(v) ? v.filter(isMapping) : [];
+}
+
+/**
+ * An import's or export's `type`, or, when it has none, the one its `schema` (data) or `targetType`
+ * (target) implies — exactly one of the two must be set then.
+ */
+function declaredType(
+  raw: Record<string, unknown>,
+  phase: 'imports' | 'exports',
+  name: unknown,
+): { type: string; hasSchema: boolean; hasTargetType: boolean } {
+  const hasSchema = raw.schema !== undefined;
+  const hasTargetType = raw.targetType !== undefined;
+  if (raw.type !== undefined) return { type: raw.type as string, hasSchema, hasTargetType };
+  if (hasSchema === hasTargetType) {
+    throw new BlueprintError(
+      phase,
+      `blueprint.yaml: ${phase === 'imports' ? 'import' : 'export'} '${String(name)}' has no type and must set exactly one of schema and targetType`,
+    );
+  }
+  return { type: hasSchema ? 'data' : 'target', hasSchema, hasTargetType };
 }

@@ -72,6 +72,39 @@ function objectInput(text: string, path: string, objects: Json[]): DeploymentInp
   };
 }
 
+/** How deploy expands a configuration: the deployment's name, properties and options. */
+function expandOptions(options: LoadInputOptions) {
+  return {
+    deployment: options.deployment,
+    properties: options.properties,
+    ...(options.importsDir ? { importsDir: options.importsDir } : {}),
+    ...(options.schemaValidation ? { schemaValidation: options.schemaValidation } : {}),
+    ...(options.templateSource ? { sources: [options.templateSource] } : {}),
+    onWarning: (w: { message: string }) => options.onWarning?.(w.message),
+  };
+}
+
+/** The deployment input of an expanded configuration (`config`: its text as given). */
+function expandedInput(
+  config: string,
+  imports: DeploymentInput['inputConfig']['imports'],
+  result: { config: { resources: readonly Primitive[] }; layout: DeploymentInput['layout'] },
+  references: DeploymentInput['references'],
+): DeploymentInput {
+  return {
+    inputConfig: { config, imports },
+    config: {
+      resources: result.config.resources.map((r) => ({
+        name: r.name,
+        type: r.type,
+        ...(r.properties ? { properties: r.properties } : {}),
+      })),
+    },
+    layout: result.layout,
+    references,
+  };
+}
+
 /** The imports a configuration names plus the local files its types name (and their schemas). */
 function collectImports(
   text: string,
@@ -148,29 +181,8 @@ async function renderedInput(
     if (Array.isArray(data.imports)) imports.push(...data.imports);
   }
   const config = formatYaml({ ...(imports.length ? { imports } : {}), resources });
-  const result = await expand.expandConfiguration(
-    { content: config, path },
-    {
-      deployment: options.deployment,
-      properties: options.properties,
-      ...(options.importsDir ? { importsDir: options.importsDir } : {}),
-      ...(options.schemaValidation ? { schemaValidation: options.schemaValidation } : {}),
-      ...(options.templateSource ? { sources: [options.templateSource] } : {}),
-      onWarning: (w: { message: string }) => options.onWarning?.(w.message),
-    },
-  );
-  return {
-    inputConfig: { config, imports: [] },
-    config: {
-      resources: result.config.resources.map((r) => ({
-        name: r.name,
-        type: r.type,
-        ...(r.properties ? { properties: r.properties } : {}),
-      })),
-    },
-    layout: result.layout,
-    references: [],
-  };
+  const result = await expand.expandConfiguration({ content: config, path }, expandOptions(options));
+  return expandedInput(config, [], result, []);
 }
 
 /** Reads and expands what `dm deploy` was given (an argument, or what loadInput made of it). */
@@ -181,7 +193,6 @@ export async function loadDeploymentInput(
   const input = typeof given === 'string' ? loadInput(given, { deployment: options.deployment }) : given;
   const arg = input.arg;
   const expand = await import('../expand/index.js');
-  const warn = (w: { message: string }) => options.onWarning?.(w.message);
   if (input.kind === 'directory') {
     // A directory of layered documents (docs/layering.md): rendered, then deployed.
     const { renderFiles } = await import('../layer/index.js');
@@ -210,14 +221,7 @@ export async function loadDeploymentInput(
   }
   // A configuration, a template file, or DM's form `dm --registry o/r/c deploy redis:v1`: the
   // one-resource configuration loadInput built.
-  const result = await expand.expandConfiguration(input.configuration!, {
-    deployment: options.deployment,
-    properties: options.properties,
-    ...(options.importsDir ? { importsDir: options.importsDir } : {}),
-    ...(options.schemaValidation ? { schemaValidation: options.schemaValidation } : {}),
-    ...(options.templateSource ? { sources: [options.templateSource] } : {}),
-    onWarning: warn,
-  });
+  const result = await expand.expandConfiguration(input.configuration!, expandOptions(options));
   const imports =
     input.kind === 'template'
       ? [{ name: basename(arg), path: basename(arg), content: input.text! }]
@@ -229,18 +233,12 @@ export async function loadDeploymentInput(
             (c, s) => expand.parseConfiguration(c, s).imports,
           )
         : [];
-  return {
-    inputConfig: { config: input.kind === 'reference' ? input.configuration!.content : input.text!, imports },
-    config: {
-      resources: result.config.resources.map((r) => ({
-        name: r.name,
-        type: r.type,
-        ...(r.properties ? { properties: r.properties } : {}),
-      })),
-    },
-    layout: result.layout,
-    references: input.kind === 'reference' ? [{ reference: arg, resolved: arg }] : [],
-  };
+  return expandedInput(
+    input.kind === 'reference' ? input.configuration!.content : input.text!,
+    imports,
+    result,
+    input.kind === 'reference' ? [{ reference: arg, resolved: arg }] : [],
+  );
 }
 
 /** The default deployment name for an argument: a file's base name, a reference's template name. */
