@@ -130,7 +130,7 @@ async function ensureIndexed(
       (hasName ? flag.slice(eqAt + 1) : undefined) ??
       (local ? declaredName(spec.location) : undefined) ??
       spec.defaultName;
-    const row = server.service.addOrUpdate({ source, name });
+    const row = await server.service.addOrUpdate({ source, name });
     out.push({ id: row.id, name: row.name, local });
   }
   return out;
@@ -361,8 +361,8 @@ async function indexOnce(
   try {
     const [entry] = await ensureIndexed(server, [source], githubHosts);
     const outcome = await server.service.sync(entry!.id, 'cli');
-    const row = server.service.find(entry!.id, ADMIN_ACCESS);
-    const info = server.service.info(row, { findings: true, viewer: ADMIN_ACCESS });
+    const row = await server.service.find(entry!.id, ADMIN_ACCESS);
+    const info = await server.service.info(row, { findings: true, viewer: ADMIN_ACCESS });
     logger.flush();
     if (options.json) {
       process.stdout.write(`${JSON.stringify({ sync: outcome, registry: info }, null, 2)}\n`);
@@ -400,11 +400,11 @@ function parseDuration(text: string): number {
 async function withService(
   o: CommonOptions,
   env: NodeJS.ProcessEnv,
-  work: (service: Awaited<ReturnType<typeof openEverything>>['server']['service']) => void,
+  work: (service: Awaited<ReturnType<typeof openEverything>>['server']['service']) => Promise<void>,
 ): Promise<void> {
   const { store, server } = await openEverything(databaseFile(o.db, env), env, { accessLog: false });
   try {
-    work(server.service);
+    await work(server.service);
   } finally {
     store.close();
   }
@@ -635,12 +635,16 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
         const organisations =
           o.org === undefined ? undefined : parseOrganisationList(o.org, '--org', 'usage');
         const expiresAt = o.expires === undefined ? null : Date.now() + parseDuration(o.expires);
-        await withService(o, env, (service) => {
+        await withService(o, env, async (service) => {
           const created = o.admin
-            ? service.createToken({ admin: true, expiresAt })
+            ? await service.createToken({ admin: true, expiresAt })
             : organisations
-              ? service.createToken({ admin: false, registry: null, organisations, expiresAt })
-              : service.createToken({ admin: false, registry: o.read === '*' ? null : o.read!, expiresAt });
+              ? await service.createToken({ admin: false, registry: null, organisations, expiresAt })
+              : await service.createToken({
+                  admin: false,
+                  registry: o.read === '*' ? null : o.read!,
+                  expiresAt,
+                });
           process.stdout.write(`${created}\n`);
         });
       },
@@ -651,14 +655,12 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
     .addHelpText('after', '\nExample:\n  dm-registry token list')
     .action(async (o: CommonOptions) => {
-      await withService(o, env, (service) => {
+      await withService(o, env, async (service) => {
         const iso = (t: number | null) => (t === null ? '-' : new Date(t).toISOString());
-        const lines = service
-          .listTokens()
-          .map(
-            (t) =>
-              `${t.id}\t${t.role}\t${t.organisations.length ? `org:${t.organisations.join(',')}` : (t.registry ?? '-')}\tcreated ${iso(t.createdAt)}\texpires ${iso(t.expiresAt)}\tlast used ${iso(t.lastUsedAt)}`,
-          );
+        const lines = (await service.listTokens()).map(
+          (t) =>
+            `${t.id}\t${t.role}\t${t.organisations.length ? `org:${t.organisations.join(',')}` : (t.registry ?? '-')}\tcreated ${iso(t.createdAt)}\texpires ${iso(t.expiresAt)}\tlast used ${iso(t.lastUsedAt)}`,
+        );
         process.stdout.write(lines.length ? `${lines.join('\n')}\n` : 'no tokens\n');
       });
     });
@@ -670,8 +672,8 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
     .addHelpText('after', '\nExample:\n  dm-registry token revoke 3')
     .action(async (idOrToken: string, o: CommonOptions) => {
-      await withService(o, env, (service) => {
-        service.revokeToken(idOrToken);
+      await withService(o, env, async (service) => {
+        await service.revokeToken(idOrToken);
         process.stdout.write('revoked\n');
       });
     });

@@ -18,7 +18,7 @@ describe('registry API', () => {
 
   before(async () => {
     s = testServer({ defaultRegistry: REG });
-    const row = s.service.add({ source: FIXTURES, name: REG });
+    const row = await s.service.add({ source: FIXTURES, name: REG });
     registryId = row.id;
     const outcome = await s.service.sync(row.id, 'manual');
     assert.equal(outcome.status, 'succeeded');
@@ -231,8 +231,12 @@ describe('authorization', () => {
   let s: TestServer;
   before(async () => {
     s = testServer();
-    const pub = s.service.add({ source: FIXTURES, name: 'github.com/acme/public' });
-    const priv = s.service.add({ source: FIXTURES, name: 'github.com/acme/private', visibility: 'private' });
+    const pub = await s.service.add({ source: FIXTURES, name: 'github.com/acme/public' });
+    const priv = await s.service.add({
+      source: FIXTURES,
+      name: 'github.com/acme/private',
+      visibility: 'private',
+    });
     await s.service.sync(pub.id, 'manual');
     await s.service.sync(priv.id, 'manual');
   });
@@ -259,7 +263,7 @@ describe('authorization', () => {
         `${method} ${path} wrong token`,
       );
     }
-    const reader = s.service.createToken({ admin: false, registry: null });
+    const reader = await s.service.createToken({ admin: false, registry: null });
     assert.equal(
       (await req('POST', '/api/v1/registries/1/sync', { authorization: `Bearer ${reader}` })).status,
       403,
@@ -308,12 +312,12 @@ describe('authorization', () => {
     };
     assert.equal(search.facets.registry['github.com/acme/private'], undefined);
 
-    const reader = s.service.createToken({ admin: false, registry: 'github.com/acme/private' });
+    const reader = await s.service.createToken({ admin: false, registry: 'github.com/acme/private' });
     const auth = { authorization: `Bearer ${reader}` };
     assert.equal((await req('GET', `/api/v1/resolve?ref=${ref}`, auth)).status, 200);
     // The answer cached for the reader is not served to anyone else.
     assert.equal((await req('GET', `/api/v1/resolve?ref=${ref}`)).status, 404);
-    const other = s.service.createToken({ admin: false, registry: 'github.com/acme/public' });
+    const other = await s.service.createToken({ admin: false, registry: 'github.com/acme/public' });
     assert.equal(
       (await req('GET', `/api/v1/resolve?ref=${ref}`, { authorization: `Bearer ${other}` })).status,
       404,
@@ -331,7 +335,7 @@ describe('GitHub push webhook', () => {
     const s = testServer({ githubApiUrl: standin.url });
     try {
       // A GitHub registry the stand-in does not have: the sync fails, but it is triggered.
-      const row = s.service.add({ source: 'github.com/acme/hooked', webhookSecret: 'hook-secret' });
+      const row = await s.service.add({ source: 'github.com/acme/hooked', webhookSecret: 'hook-secret' });
       const payload = JSON.stringify({
         ref: 'refs/heads/main',
         repository: { full_name: 'acme/hooked', default_branch: 'main' },
@@ -353,7 +357,7 @@ describe('GitHub push webhook', () => {
       assert.equal(ok.status, 202);
       assert.deepEqual(await ok.json(), { syncing: ['github.com/acme/hooked'] });
       await s.service.queue.idle();
-      const synced = s.service.find(row.id, ADMIN_ACCESS);
+      const synced = await s.service.find(row.id, ADMIN_ACCESS);
       assert.notEqual(synced.lastSyncStatus, 'never');
       assert.equal((await send(sign('hook-secret'), 'ping')).status, 200);
     } finally {
@@ -391,7 +395,7 @@ describe('API description and failures', () => {
   it('resolve and registry answers match the schemas openapi.json publishes', async () => {
     const s = testServer({ defaultRegistry: REG });
     try {
-      const row = s.service.add({ source: FIXTURES, name: REG });
+      const row = await s.service.add({ source: FIXTURES, name: REG });
       await s.service.sync(row.id, 'manual');
       const { OPENAPI } = await import('../../server/src/api/openapi.js');
       const { Ajv } = await import('ajv');

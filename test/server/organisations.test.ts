@@ -37,14 +37,18 @@ describe('organisations and visibility over HTTP', () => {
       [GLOBEX, { organisation: 'Globex' }],
       [HIDDEN, { visibility: 'private' as const }],
     ] as const) {
-      const row = s.service.add({ source: FIXTURES, name, ...input });
+      const row = await s.service.add({ source: FIXTURES, name, ...input });
       ids[name] = row.id;
       const outcome = await s.service.sync(row.id, 'manual');
       assert.equal(outcome.status, 'succeeded', name);
     }
-    acmeToken = s.service.createToken({ admin: false, registry: null, organisations: ['acme'] });
-    globexToken = s.service.createToken({ admin: false, registry: null, organisations: ['globex'] });
-    bothToken = s.service.createToken({ admin: false, registry: null, organisations: ['acme', 'globex'] });
+    acmeToken = await s.service.createToken({ admin: false, registry: null, organisations: ['acme'] });
+    globexToken = await s.service.createToken({ admin: false, registry: null, organisations: ['globex'] });
+    bothToken = await s.service.createToken({
+      admin: false,
+      registry: null,
+      organisations: ['acme', 'globex'],
+    });
   });
   after(() => s?.close());
 

@@ -18,8 +18,8 @@ describe('sync history API', () => {
   let privateId: number;
   before(async () => {
     s = testServer({ defaultRegistry: REG });
-    id = s.service.add({ source: FIXTURES, name: REG }).id;
-    privateId = s.service.add({ source: FIXTURES, name: PRIVATE, visibility: 'private' }).id;
+    id = (await s.service.add({ source: FIXTURES, name: REG })).id;
+    privateId = (await s.service.add({ source: FIXTURES, name: PRIVATE, visibility: 'private' })).id;
     assert.equal((await s.service.sync(id, 'manual')).status, 'succeeded');
     assert.equal((await s.service.sync(id, 'webhook')).status, 'unchanged');
     assert.equal((await s.service.sync(privateId, 'cli')).status, 'succeeded');
@@ -55,12 +55,12 @@ describe('sync history API', () => {
   });
 
   it('answers read tokens for that registry, 404 to other tokens, 401 without a token', async () => {
-    const reader = s.service.createToken({ admin: false, registry: PRIVATE });
+    const reader = await s.service.createToken({ admin: false, registry: PRIVATE });
     const ok = await get(`/api/v1/registries/${privateId}/syncs`, reader);
     assert.equal(ok.status, 200);
     assert.equal(((await ok.json()) as SyncHistory).syncs[0]?.trigger, 'cli');
     assert.equal((await get(`/api/v1/registries/${id}/syncs`, reader)).status, 404);
-    const other = s.service.createToken({ admin: false, registry: REG });
+    const other = await s.service.createToken({ admin: false, registry: REG });
     const hidden = await get(`/api/v1/registries/${privateId}/syncs`, other);
     assert.equal(hidden.status, 404);
     const missing = await get('/api/v1/registries/999/syncs', other);

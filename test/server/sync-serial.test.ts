@@ -10,7 +10,7 @@ describe('sync serialisation', () => {
   it('syncs of one registry never overlap, and a burst while one runs coalesces into one more', async () => {
     const s = testServer();
     try {
-      const row = s.service.add({ source: FIXTURES, name: 'github.com/acme/templates' });
+      const row = await s.service.add({ source: FIXTURES, name: 'github.com/acme/templates' });
       let inside = 0;
       let maxInside = 0;
       const hooks = {
@@ -49,8 +49,12 @@ describe('scheduled syncs', () => {
     let now = 1_000_000;
     const s = testServer({ clock: () => now });
     try {
-      const scheduled = s.service.add({ source: FIXTURES, name: 'github.com/acme/scheduled', interval: 60 });
-      const manual = s.service.add({ source: FIXTURES, name: 'github.com/acme/manual' });
+      const scheduled = await s.service.add({
+        source: FIXTURES,
+        name: 'github.com/acme/scheduled',
+        interval: 60,
+      });
+      const manual = await s.service.add({ source: FIXTURES, name: 'github.com/acme/manual' });
       s.service.startScheduler(20);
       await new Promise((r) => setTimeout(r, 300));
       await s.service.queue.idle();

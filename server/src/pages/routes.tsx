@@ -14,7 +14,7 @@ import { searchResult } from '../api/shapes.js';
 import { parseTemplatePath, type TemplatePath } from '../api/template-path.js';
 import type { RegistryView } from '../resolve/catalog.js';
 import type { RegistryService } from '../service.js';
-import { readsOf, type VersionRow } from '../store/reads.js';
+import type { VersionRow } from '../store/reads.js';
 import { SIMILARITY_THRESHOLD, similarity } from '../store/similar-names.js';
 import { CONTENT_SECURITY_POLICY } from './layout.js';
 import { propertyRows } from './properties.js';
@@ -146,7 +146,7 @@ export function pageRoutes(): Hono<AppEnv> {
   const usedByOf = (service: RegistryService) => {
     let index = usedByIndexes.get(service);
     if (!index) {
-      index = new UsedByIndex(service.catalog, readsOf(service.store));
+      index = new UsedByIndex(service.catalog, service.data.reads);
       usedByIndexes.set(service, index);
     }
     return index;
@@ -214,7 +214,7 @@ export function pageRoutes(): Hono<AppEnv> {
 
   const searchPage = page(async (c) => {
     const service = c.get('service');
-    const access = accessOf(c);
+    const access = await accessOf(c);
     const q = (c.req.query('q') ?? '').trim();
     if (q.length > 256) {
       throw new DmError('INVALID_PARAMETER', 'the search text must be at most 256 characters', {
@@ -234,7 +234,7 @@ export function pageRoutes(): Hono<AppEnv> {
     const hit = memo?.get();
     if (hit) return send(c, hit);
     const result = searchResult(
-      await readsOf(service.store).search({
+      await service.data.reads.search({
         q,
         collection: params.collection,
         registry: params.registry,
@@ -259,7 +259,7 @@ export function pageRoutes(): Hono<AppEnv> {
     '/templates/*',
     page(async (c) => {
       const service = c.get('service');
-      const access = accessOf(c);
+      const access = await accessOf(c);
       const raw = c.req.path.replace(/^.*?\/templates\//, '');
       const p = parseTemplatePath(raw);
       if (p.rest[0] === 'diff' && p.rest.length === 2 && p.version !== undefined) {
@@ -282,12 +282,12 @@ export function pageRoutes(): Hono<AppEnv> {
       if (hit) return send(c, hit);
       let registry: RegistryView;
       try {
-        registry = service.catalog.locate(p, access).registry;
+        registry = (await service.catalog.locate(p, access)).registry;
       } catch (error) {
         if (!isDmError(error)) throw error;
         return errorPage(c, error, ...(await suggestionsFor(service, access, p, error)));
       }
-      const d = readsOf(service.store);
+      const d = service.data.reads;
       const versions = await d.versions(registry.id, p.collection, p.template);
       const template = await d.template(registry.id, p.collection, p.template);
       const exact = p.version !== undefined;
@@ -297,7 +297,7 @@ export function pageRoutes(): Hono<AppEnv> {
       if (!shown) {
         return noVersion(c, registry, p, versions, p.version ?? '');
       }
-      const resolution = service.catalog.resolutionOf(shown.id);
+      const resolution = await service.catalog.resolutionOf(shown.id);
       const info =
         isRecord(resolution.schema) && isRecord(resolution.schema.info) ? resolution.schema.info : {};
       const cache = `${scope(c, [registry])}, ${exact ? IMMUTABLE.replace(/^public, /, '') : SHORT}`;
@@ -314,7 +314,7 @@ export function pageRoutes(): Hono<AppEnv> {
         }
       }
       const dir = exact ? shown.dir : shown.dir.replace(/\/[^/]*$/, '');
-      const row = service.find(registry.id, access);
+      const row = await service.find(registry.id, access);
       const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : null);
       const readme = resolution.files.find((f) => /^readme\.md$/i.test(f.path));
       return html(
@@ -367,9 +367,9 @@ export function pageRoutes(): Hono<AppEnv> {
   /** `…/versions/{from}/diff/{to}`: immutable like the exact-version pages (both are). */
   const diffPage = async (c: PageContext, p: TemplatePath, from: string, to: string) => {
     const service = c.get('service');
-    const access = accessOf(c);
-    const registry = service.catalog.locate(p, access).registry;
-    const d = readsOf(service.store);
+    const access = await accessOf(c);
+    const registry = (await service.catalog.locate(p, access)).registry;
+    const d = service.data.reads;
     const versions = await d.versions(registry.id, p.collection, p.template);
     const missing = [from, to].find((v) => !versions.some((row) => row.version === v.replace(/^=/, '')));
     if (missing !== undefined) {
@@ -386,8 +386,8 @@ export function pageRoutes(): Hono<AppEnv> {
     if (notModified(c, etag)) {
       return c.body(null, 304, { ETag: etag, 'Cache-Control': cache, Vary: 'Authorization' });
     }
-    const ra = service.catalog.resolutionOf(a.id);
-    const rb = service.catalog.resolutionOf(b.id);
+    const ra = await service.catalog.resolutionOf(a.id);
+    const rb = await service.catalog.resolutionOf(b.id);
     const diff = await versionDiff(
       ra.files,
       rb.files,
@@ -438,14 +438,10 @@ export function pageRoutes(): Hono<AppEnv> {
     '/registries',
     page(async (c) => {
       const service = c.get('service');
-      const access = accessOf(c);
-      const rows = service.all().filter((r) => access.canRead(r));
-      return html(
-        c,
-        200,
-        <RegistriesPage registries={rows.map((r) => service.info(r, { viewer: access }))} />,
-        `${scope(c, rows)}, ${LIVE}`,
-      );
+      const access = await accessOf(c);
+      const rows = (await service.all()).filter((r) => access.canRead(r));
+      const infos = await Promise.all(rows.map((r) => service.info(r, { viewer: access })));
+      return html(c, 200, <RegistriesPage registries={infos} />, `${scope(c, rows)}, ${LIVE}`);
     }),
   );
 
@@ -453,14 +449,13 @@ export function pageRoutes(): Hono<AppEnv> {
     '/registries/:id{.+}',
     page(async (c) => {
       const service = c.get('service');
-      const access = accessOf(c);
-      let row: ReturnType<RegistryService['find']>;
+      const access = await accessOf(c);
+      let row: Awaited<ReturnType<RegistryService['find']>>;
       try {
-        row = service.find(c.req.param('id') ?? '', access);
+        row = await service.find(c.req.param('id') ?? '', access);
       } catch (error) {
         if (!isDmError(error)) throw error;
-        const list = service
-          .all()
+        const list = (await service.all())
           .filter((r) => access.canRead(r))
           .map((r) => ({ label: r.name, href: `/registries/${r.id}` }));
         return errorPage(c, error, list, 'Registries on this server');
@@ -469,8 +464,8 @@ export function pageRoutes(): Hono<AppEnv> {
         c,
         200,
         <RegistryPage
-          info={service.info(row, { findings: true, viewer: access })}
-          templates={await readsOf(service.store).templates(row.id)}
+          info={await service.info(row, { findings: true, viewer: access })}
+          templates={await service.data.reads.templates(row.id)}
           local={isLocalSource(row)}
           showLocalPath={access.admin}
         />,
@@ -501,9 +496,9 @@ async function suggestionsFor(
   error: DmError,
 ): Promise<[Suggestion[], string, Suggestion?]> {
   const name = `${p.host}/${p.owner}/${p.repo}`;
-  const registry = service.catalog.registry(name);
+  const registry = await service.catalog.registry(name);
   if (error.code === 'TEMPLATE_NOT_FOUND' && registry && access.canRead(registry)) {
-    const all = await readsOf(service.store).templates(registry.id);
+    const all = await service.data.reads.templates(registry.id);
     const same = all.filter((t) => t.collection === p.collection);
     const shown = same.length > 0 ? same : all;
     const list = shown.map((t) => ({
@@ -524,7 +519,7 @@ async function suggestionsFor(
       best ? list[best.at] : undefined,
     ];
   }
-  const list = [...service.catalog.registries().values()]
+  const list = [...(await service.catalog.registries()).values()]
     .filter((r) => access.canRead(r))
     .map((r) => ({ label: r.name, href: `/registries/${r.id}` }));
   return [list, 'Registries on this server'];
