@@ -24,6 +24,8 @@ import { mirroredRegistrySource } from './mirror/mirrored-registry.js';
 import { Catalog } from './resolve/catalog.js';
 import { DirectorySource } from './source/directory.js';
 import { parseSourceSpec, type SourceType } from './source/source-spec.js';
+import { GenerationWatch } from './store/generation-watch.js';
+import { replicaName } from './store/replica.js';
 import { decryptSecret, encryptSecret, hashToken, newToken } from './store/secrets.js';
 import {
   isPostgres,
@@ -32,6 +34,7 @@ import {
   type StoreHandle,
   serviceStoreOf,
 } from './store/service-store.js';
+import { SyncLeases } from './store/sync-lease.js';
 import {
   organisationList,
   organisationsOf,
@@ -120,6 +123,8 @@ export interface ServiceDeps {
   defaultRegistry?: string | undefined;
   githubHosts?: readonly string[];
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  /** How long a sync lease lasts without a heartbeat, ms (PostgreSQL; default 15 s). */
+  syncLeaseTtlMs?: number;
   /** Overall deadline of one sync, ms (default SYNC_DEADLINE_MS, 10 min). */
   syncDeadlineMs?: number;
   /** The worker threads that build indexes (default: the process's shared pool). */
@@ -159,6 +164,26 @@ export interface RegistryInfoOptions {
   viewer: Pick<RequestAccess, 'admin'>;
 }
 
+/** A sync that failed before syncRegistry could record it (`error` null: no error to say). */
+function failedOutcome(registryId: number, error: unknown): SyncOutcome {
+  return {
+    syncId: null,
+    registryId,
+    status: 'failed',
+    commit: null,
+    apiRequests: 0,
+    rateLimitRemaining: null,
+    ...(error === null
+      ? {}
+      : {
+          error: {
+            code: error instanceof DmError ? error.code : 'SYNC_FAILED',
+            message: error instanceof Error ? error.message : String(error),
+          },
+        }),
+  };
+}
+
 /** The `registry` metrics label of every private registry. */
 export const PRIVATE_LABEL = '(private)';
 
@@ -175,6 +200,10 @@ export class RegistryService {
   readonly catalog: Catalog;
   readonly tokens: TokenBook;
   readonly queue = new SyncQueue();
+  /** One sync per registry across replicas (PostgreSQL only; store/sync-lease.ts). */
+  private readonly leases: SyncLeases | undefined;
+  /** Drops cached answers when another replica swaps an index in (PostgreSQL only). */
+  private readonly generations: GenerationWatch | undefined;
   private readonly clock: () => number;
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -185,6 +214,10 @@ export class RegistryService {
     this.clock = deps.clock ?? Date.now;
     this.catalog = new Catalog(this.data.catalog, { defaultRegistry: deps.defaultRegistry });
     this.tokens = new TokenBook(this.data.tokens, deps.adminTokens ?? [], this.clock);
+    if (isPostgres(deps.store)) {
+      this.leases = new SyncLeases(deps.store, replicaName(), { ttlMs: deps.syncLeaseTtlMs ?? 15_000 });
+      this.generations = new GenerationWatch(deps.store, () => this.catalog.invalidate());
+    }
     this.recovered = recoverInterruptedSyncs(this.data, this.clock());
     // Nothing awaits it before the first sync; a failure is the first sync's to report.
     this.recovered.catch(() => {});
@@ -443,69 +476,88 @@ export class RegistryService {
     hooks: { beforeSwap?: () => Promise<void> | void; midSwap?: () => void; afterSwap?: () => void } = {},
   ): Promise<SyncOutcome> {
     return this.queue.run(id, async () => {
-      let name = String(id);
-      let visibility = 'private';
-      let outcome: SyncOutcome;
+      const leases = this.leases;
+      if (!leases) return this.syncOnce(id, trigger, hooks);
+      // Across replicas (PostgreSQL): under the registry's lease, one sync at a time, triggers
+      // arriving meanwhile coalesced into one more round (store/sync-lease.ts).
+      let outcome: SyncOutcome | undefined;
       try {
-        await this.recovered.catch(() => 0);
-        outcome = await syncRegistry(
-          this.data,
-          id,
-          async (row) => {
-            name = row.name;
-            visibility = row.visibility;
-            if (row.sourceType === 'upstream') return this.mirroredSource(row);
-            return this.deps.sources({
-              registryId: row.id,
-              type: row.sourceType as SourceType,
-              location: row.source,
-              branch: row.branch,
-              path: row.path,
-              credential: await this.credentialFor(row),
-            });
-          },
-          {
-            trigger,
-            clock: this.clock,
-            ...(this.deps.syncDeadlineMs ? { deadlineMs: this.deps.syncDeadlineMs } : {}),
-            ...(this.deps.indexPool ? { indexPool: this.deps.indexPool } : {}),
-            onSwap: () => this.catalog.invalidate(),
-            ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
-            ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),
-            ...(hooks.afterSwap ? { afterSwap: hooks.afterSwap } : {}),
-          },
-        );
+        await leases.run(id, async () => {
+          // Holding the lease, no live process is syncing this registry: a `running` row is dead.
+          await this.data.syncs.interruptRunning(id, this.clock());
+          outcome = await this.syncOnce(id, trigger, hooks);
+        });
       } catch (error) {
-        // syncRegistry records its own failures; this is the database failing under it.
-        outcome = {
-          syncId: null,
-          registryId: id,
-          status: 'failed',
-          commit: null,
-          apiRequests: 0,
-          rateLimitRemaining: null,
-          error: {
-            code: error instanceof DmError ? error.code : 'SYNC_FAILED',
-            message: error instanceof Error ? error.message : String(error),
-          },
-        };
+        outcome = failedOutcome(id, error);
+        this.log('warn', 'sync lease failed', { registryId: id, error: String(error) });
       }
-      this.log(outcome.status === 'failed' ? 'warn' : 'info', 'sync finished', {
-        registry: name,
-        trigger,
-        status: outcome.status,
-        commit: outcome.commit,
-        apiRequests: outcome.apiRequests,
-        rateLimitRemaining: outcome.rateLimitRemaining,
-        ...(outcome.error ? { error: `${outcome.error.code}: ${outcome.error.message}` } : {}),
-      });
-      try {
-        this.deps.onSync?.(visibility === 'public' ? name : PRIVATE_LABEL, outcome);
-      } catch (error) {
-        this.log('error', 'sync bookkeeping failed', { registry: name, error: String(error) });
+      if (!outcome) {
+        this.log('info', 'sync coalesced: another replica is syncing the registry', {
+          registryId: id,
+          trigger,
+        });
+        return { ...failedOutcome(id, null), status: 'coalesced' };
       }
       return outcome;
     });
+  }
+
+  private async syncOnce(
+    id: number,
+    trigger: SyncTrigger,
+    hooks: { beforeSwap?: () => Promise<void> | void; midSwap?: () => void; afterSwap?: () => void },
+  ): Promise<SyncOutcome> {
+    let name = String(id);
+    let visibility = 'private';
+    let outcome: SyncOutcome;
+    try {
+      await this.recovered.catch(() => 0);
+      outcome = await syncRegistry(
+        this.data,
+        id,
+        async (row) => {
+          name = row.name;
+          visibility = row.visibility;
+          if (row.sourceType === 'upstream') return this.mirroredSource(row);
+          return this.deps.sources({
+            registryId: row.id,
+            type: row.sourceType as SourceType,
+            location: row.source,
+            branch: row.branch,
+            path: row.path,
+            credential: await this.credentialFor(row),
+          });
+        },
+        {
+          trigger,
+          clock: this.clock,
+          ...(this.deps.syncDeadlineMs ? { deadlineMs: this.deps.syncDeadlineMs } : {}),
+          ...(this.deps.indexPool ? { indexPool: this.deps.indexPool } : {}),
+          onSwap: () => this.catalog.invalidate(),
+          ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
+          ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),
+          ...(hooks.afterSwap ? { afterSwap: hooks.afterSwap } : {}),
+        },
+      );
+    } catch (error) {
+      // syncRegistry records its own failures; this is the database failing under it.
+      outcome = failedOutcome(id, error);
+    }
+    this.log(outcome.status === 'failed' ? 'warn' : 'info', 'sync finished', {
+      registry: name,
+      trigger,
+      status: outcome.status,
+      commit: outcome.commit,
+      apiRequests: outcome.apiRequests,
+      rateLimitRemaining: outcome.rateLimitRemaining,
+      ...(outcome.error ? { error: `${outcome.error.code}: ${outcome.error.message}` } : {}),
+    });
+    try {
+      this.deps.onSync?.(visibility === 'public' ? name : PRIVATE_LABEL, outcome);
+    } catch (error) {
+      this.log('error', 'sync bookkeeping failed', { registry: name, error: String(error) });
+    }
+    return outcome;
   }
 
   /** The incremental source of a registry mirrored from an upstream (docs/mirroring.md). */
@@ -548,8 +600,14 @@ export class RegistryService {
     };
   }
 
-  /** Starts the scheduler: every 15 s, registries whose interval has passed are synced. */
+  /**
+   * Starts the background work: the scheduler (every 15 s, registries whose interval has passed
+   * are synced), the token watch and, on PostgreSQL, the generation watch.
+   */
   startScheduler(tickMs = 15_000): void {
+    void this.generations
+      ?.start()
+      .catch((error: unknown) => this.log('error', 'generation watch failed', { error: String(error) }));
     // Tokens created or revoked elsewhere (the CLI, another replica) are seen within a second.
     this.tokens.watch(1000, (error) => this.log('error', 'token refresh failed', { error: String(error) }));
     this.timer = setInterval(() => {
@@ -575,6 +633,7 @@ export class RegistryService {
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
+    this.generations?.stop();
     await this.queue.idle();
     await this.tokens.stop();
   }

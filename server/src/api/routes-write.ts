@@ -89,7 +89,9 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
     const body = await jsonBody(c);
     const secret = optionalString(body, 'secret');
     if (!secret) throw new DmError('INVALID_JSON', 'secret is required', { category: 'invalid-input' });
-    c.get('service').storeCredential(c.req.param('name'), secret, optionalString(body, 'kind') ?? 'token');
+    await c
+      .get('service')
+      .storeCredential(c.req.param('name'), secret, optionalString(body, 'kind') ?? 'token');
     return c.body(null, 204);
   });
 

@@ -31,7 +31,11 @@ export interface SyncOutcome {
   /** The sync's row in the history; null when the registry was gone before the sync began. */
   syncId: number | null;
   registryId: number;
-  status: 'succeeded' | 'unchanged' | 'failed';
+  /**
+   * `coalesced`: another replica holds the registry's sync lease (PostgreSQL); it runs one more
+   * sync when it finishes, which covers this trigger (docs/server.md, "Several replicas").
+   */
+  status: 'succeeded' | 'unchanged' | 'failed' | 'coalesced';
   commit: string | null;
   apiRequests: number;
   rateLimitRemaining: number | null;

@@ -113,9 +113,9 @@ const MEMO_ENTRIES = 2000;
  */
 function memoizer() {
   const generations = new WeakMap<object, Map<string, PageEntry>>();
-  return (c: PageContext, key: string): PageMemo | undefined => {
+  return async (c: PageContext, key: string): Promise<PageMemo | undefined> => {
     if (c.req.header('authorization') !== undefined) return undefined;
-    const generation = c.get('service').catalog.registries();
+    const generation = await c.get('service').catalog.registries();
     let map = generations.get(generation);
     if (!map) {
       map = new Map();
@@ -227,7 +227,7 @@ export function pageRoutes(): Hono<AppEnv> {
       registry: c.req.query('registry'),
       page: intParam(c, 'page', 1, 1, 1000),
     };
-    const memo = memoOf(
+    const memo = await memoOf(
       c,
       `s\0${q}\0${params.collection ?? '\u0001'}\0${params.registry ?? '\u0001'}\0${params.page}`,
     );
@@ -274,7 +274,7 @@ export function pageRoutes(): Hono<AppEnv> {
           },
         );
       }
-      const memo = memoOf(
+      const memo = await memoOf(
         c,
         `t\0${p.host}/${p.owner}/${p.repo}\0${p.collection}\0${p.template}\0${p.version ?? '\u0001'}`,
       );

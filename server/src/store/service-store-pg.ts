@@ -169,6 +169,14 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
       );
       return res.rowCount ?? 0;
     },
+    async interruptRunning(registryId, now) {
+      const res = await pool.query(
+        `UPDATE syncs SET status = 'interrupted', finished_at = $2, error = 'the server stopped during the sync'
+         WHERE registry_id = $1 AND status = 'running'`,
+        [registryId, now],
+      );
+      return res.rowCount ?? 0;
+    },
     async start(registryId, trigger, startedAt, replica) {
       const [row] = await db
         .insert(syncs)

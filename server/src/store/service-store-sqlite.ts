@@ -136,6 +136,13 @@ export function sqliteServiceStore(store: Store): ServiceStore {
         .run();
       return result.changes;
     },
+    async interruptRunning(registryId, now) {
+      return db
+        .update(syncs)
+        .set({ status: 'interrupted', finishedAt: now, error: 'the server stopped during the sync' })
+        .where(and(eq(syncs.registryId, registryId), eq(syncs.status, 'running')))
+        .run().changes;
+    },
     async start(registryId, trigger, startedAt, replica) {
       const row = db
         .insert(syncs)

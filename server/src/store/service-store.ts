@@ -73,6 +73,11 @@ export interface TokenQueries {
 export interface SyncQueries {
   /** Marks syncs left `running` by a stopped process as `interrupted`; answers how many. */
   recoverInterrupted(now: number): Promise<number>;
+  /**
+   * Marks a registry's syncs left `running` as `interrupted`: called under its sync lease, when no
+   * live process can be running one (PostgreSQL, docs/server.md "Several replicas").
+   */
+  interruptRunning(registryId: number, now: number): Promise<number>;
   /** Records a sync as running (and its registry's status); answers its id. */
   start(registryId: number, trigger: string, startedAt: number, replica: string): Promise<number>;
   /** Records how a sync ended, keeping the registry's last `keep` syncs. */
