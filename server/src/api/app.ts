@@ -60,7 +60,12 @@ function isDatabaseDown(error: unknown): boolean {
     }
     // PostgreSQL: connection exceptions (08…), the server shutting down (57P…), no server there.
     if (typeof code === 'string' && /^(08|57P0)|^ECONNREFUSED$|^ECONNRESET$/.test(code)) return true;
-    if (e instanceof Error && /database connection is not open|Connection terminated/.test(e.message)) {
+    if (
+      e instanceof Error &&
+      /database connection is not open|Connection terminated|Cannot use a pool after calling end/.test(
+        e.message,
+      )
+    ) {
       return true;
     }
   }
