@@ -68,6 +68,21 @@ async function openDatabase(target: DatabaseTarget) {
   return { store, display: target.file, close: async () => store.close() };
 }
 
+/** DM_REGISTRY_SYNC_LEASE_TTL_MS: how long a sync lease outlives its last heartbeat (PostgreSQL). */
+function syncLeaseTtl(env: NodeJS.ProcessEnv): { syncLeaseTtlMs?: number } {
+  const text = env.DM_REGISTRY_SYNC_LEASE_TTL_MS;
+  if (text === undefined || text === '') return {};
+  const ms = Number(text);
+  if (!Number.isInteger(ms) || ms < 300 || ms > 3_600_000) {
+    throw new DmError(
+      'USAGE',
+      `DM_REGISTRY_SYNC_LEASE_TTL_MS must be a whole number of milliseconds from 300 to 3600000, not '${text}'`,
+      { category: 'usage' },
+    );
+  }
+  return { syncLeaseTtlMs: ms };
+}
+
 /** `name:` declared in a local registry's registry.yaml, as the client reads it. */
 function declaredName(dir: string): string | undefined {
   try {
@@ -123,6 +138,7 @@ async function openEverything(
       }),
       secretKey,
       adminTokens: env.DM_ADMIN_TOKEN ? [env.DM_ADMIN_TOKEN] : [],
+      ...syncLeaseTtl(env),
       githubHosts,
       logger,
       ...(extra.accessLog === undefined ? {} : { accessLog: extra.accessLog }),
