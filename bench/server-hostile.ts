@@ -52,11 +52,11 @@ async function openApp(dir: string) {
 /** The child: serves resolve; on 'sync' re-indexes the big registry and answers 'synced'. */
 async function child(port: number, dir: string): Promise<void> {
   const { app, service } = await openApp(dir);
-  const small = service.add({ source: FIXTURES, name: 'github.com/acme/templates' });
+  const small = await service.add({ source: FIXTURES, name: 'github.com/acme/templates' });
   await service.sync(small.id, 'cli');
   const bigDir = join(dir, 'big');
   generate(bigDir, 2000, 5, 'a');
-  const big = service.add({ source: bigDir, name: 'local.dm/local/big' });
+  const big = await service.add({ source: bigDir, name: 'local.dm/local/big' });
   await service.sync(big.id, 'cli');
   process.on('message', async (m) => {
     if (m === 'prepare') {
@@ -147,14 +147,14 @@ async function memoryAndArchive(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'dm-bench-hostile-'));
   try {
     const { app, service } = await openApp(dir);
-    const row = service.add({ source: FIXTURES, name: 'github.com/acme/templates' });
+    const row = await service.add({ source: FIXTURES, name: 'github.com/acme/templates' });
     await service.sync(row.id, 'cli');
     const anyone = { canRead: (r: { visibility: string }) => r.visibility !== 'private' };
     const gc = (globalThis as { gc?: () => void }).gc;
     gc?.();
     const before = process.memoryUsage().heapUsed;
     for (let i = 0; i < 100_000; i++) {
-      service.catalog.resolveAnswer(
+      await service.catalog.resolveAnswer(
         `github.com/acme/templates/t${randomBytes(30).toString('hex')}:v1`,
         anyone,
       );
@@ -177,7 +177,7 @@ async function memoryAndArchive(): Promise<void> {
         Buffer.concat(Array.from({ length: Math.ceil((25 * 1048576) / chunk.length) }, () => chunk)),
       );
     }
-    const big = service.add({ source: bigDir, name: 'local.dm/local/huge' });
+    const big = await service.add({ source: bigDir, name: 'local.dm/local/huge' });
     const outcome = await service.sync(big.id, 'cli');
     const path = '/api/v1/templates/local.dm/local/huge/huge/versions/v1.0.0/archive.tar.gz';
     let t = performance.now();

@@ -35,7 +35,7 @@ async function serveApp(port: number, dir: string): Promise<void> {
     defaultRegistry: 'github.com/acme/templates',
     logger: createLogger({ write: (t) => writeSync(devNull, t) }),
   });
-  const row = service.add({
+  const row = await service.add({
     source: join(process.cwd(), 'registry-fixtures'),
     name: 'github.com/acme/templates',
   });

@@ -4,7 +4,9 @@
  * load generator (autocannon, 50 connections) in this one.
  *   1. bare Hono returning a fixed JSON of the same size as a resolution;
  *   2. `GET /api/v1/resolve?ref=…` on the real app over a real SQLite file with registry-fixtures
- *      indexed, with its middleware (request ids, metrics, JSON access log written to /dev/null).
+ *      indexed, with its middleware (request ids, metrics, JSON access log written to /dev/null);
+ *   3. the same on a PostgreSQL-backed replica (a private cluster, test/support/postgres.ts), when
+ *      PostgreSQL is installed: both answer from memory, so the target is PostgreSQL / SQLite ≥ 0.95.
  * The machine is shared, so the two are measured in alternating rounds and the medians compared.
  * Usage: node dist/bench/server-resolve.js [seconds per run, default 5] [rounds, default 3]
  */
@@ -17,15 +19,17 @@ import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import autocannon from 'autocannon';
 import { Hono } from 'hono';
+import { postgresBinaries, startPostgres } from '../test/support/postgres.js';
 
 const REFS = ['redis:v1.0', 'redis:v1.1', 'redis:v1', 'postgres:v1', 'web-app:v1.1', 'redis:=v1.0.1'];
 
-async function serveResolve(port: number, dir: string): Promise<void> {
+async function serveResolve(port: number, dir: string, postgresUrl?: string): Promise<void> {
   const { openStore } = await import('../server/src/store/db.js');
+  const { openPostgresStore } = await import('../server/src/store/postgres.js');
   const { createApp } = await import('../server/src/api/app.js');
   const { defaultSourceFactory } = await import('../server/src/service.js');
   const { createLogger } = await import('../server/src/log.js');
-  const store = openStore(join(dir, 'registry.db'));
+  const store = postgresUrl ? await openPostgresStore(postgresUrl) : openStore(join(dir, 'registry.db'));
   const devNull = openSync('/dev/null', 'w');
   const { app, service } = createApp({
     store,
@@ -34,7 +38,7 @@ async function serveResolve(port: number, dir: string): Promise<void> {
     defaultRegistry: 'github.com/acme/templates',
     logger: createLogger({ write: (t) => writeSync(devNull, t) }),
   });
-  const row = service.add({
+  const row = await service.add({
     source: join(process.cwd(), 'registry-fixtures'),
     name: 'github.com/acme/templates',
   });
@@ -94,6 +98,7 @@ async function main(): Promise<void> {
   const [mode, portText, extra] = process.argv.slice(2);
   process.on('SIGINT', () => process.exit(0));
   if (mode === '--serve-resolve') return serveResolve(Number(portText), extra!);
+  if (mode === '--serve-resolve-pg') return serveResolve(Number(portText), extra!, process.argv[5]!);
   if (mode === '--serve-bare') return serveBare(Number(portText), Number(extra));
 
   const seconds = Number(mode ?? 5);
@@ -101,15 +106,24 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-resolve-'));
   const paths = REFS.map((r) => `/api/v1/resolve?ref=${encodeURIComponent(r)}`);
   const servers: ChildProcess[] = [];
+  const cluster = postgresBinaries() ? await startPostgres() : undefined;
   try {
     servers.push(await start(['--serve-resolve', '18471', dir]));
+    if (cluster) {
+      const url = await cluster.createDatabase('bench_resolve');
+      servers.push(await start(['--serve-resolve-pg', '18473', dir, url]));
+    }
     const sample = await (await fetch(`http://127.0.0.1:18471${paths[0]}`)).text();
     servers.push(await start(['--serve-bare', '18472', String(sample.length)]));
     const bare: Figures[] = [];
     const resolve: Figures[] = [];
+    const onPostgres: Figures[] = [];
     for (let i = 0; i < rounds; i++) {
       bare.push(await load('http://127.0.0.1:18472', seconds, paths));
+      // SQLite and PostgreSQL take turns going first, so neither always follows the same neighbour.
+      if (cluster && i % 2 === 1) onPostgres.push(await load('http://127.0.0.1:18473', seconds, paths));
       resolve.push(await load('http://127.0.0.1:18471', seconds, paths));
+      if (cluster && i % 2 === 0) onPostgres.push(await load('http://127.0.0.1:18473', seconds, paths));
     }
     const median = (xs: Figures[], key: keyof Figures) =>
       [...xs.map((x) => x[key])].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -120,13 +134,23 @@ async function main(): Promise<void> {
     );
     console.log(row('bare Hono, fixed JSON', bare));
     console.log(row('dm-registry GET /api/v1/resolve', resolve));
+    if (cluster) console.log(row('the same on PostgreSQL', onPostgres));
     const ratios = bare.map((b, i) => resolve[i]!.rps / b.rps).sort((a, b) => a - b);
     const ratio = ratios[Math.floor(ratios.length / 2)]!;
     console.log(
       `ratio resolve / bare Hono (median of rounds): ${(ratio * 100).toFixed(1)}% (target ≥ 70%); resolve p99 ${median(resolve, 'p99')} ms (target ≤ 10 ms)`,
     );
+    if (cluster) {
+      const pgRatios = resolve.map((r, i) => onPostgres[i]!.rps / r.rps).sort((a, b) => a - b);
+      console.log(
+        `ratio resolve on PostgreSQL / on SQLite (median of rounds): ${pgRatios[Math.floor(pgRatios.length / 2)]!.toFixed(2)} (target ≥ 0.95)`,
+      );
+    } else {
+      console.log('PostgreSQL is not installed: the PostgreSQL-backed replica was not measured');
+    }
   } finally {
     for (const s of servers) s.kill();
+    cluster?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

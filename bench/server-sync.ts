@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     });
     const rows: string[] = [];
     const s = server(dir, standin.url);
-    const reg = s.service.add({ source: 'github.com/acme/templates' });
+    const reg = await s.service.add({ source: 'github.com/acme/templates' });
     const cold = await s.service.sync(reg.id, 'cli');
     const unchanged = await s.service.sync(reg.id, 'cli');
     writeFileSync(
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
     );
     commitAll(sample, 'one-file change');
     const changed = await s.service.sync(reg.id, 'cli');
-    const info = s.service.info(s.service.find(reg.id, ADMIN_ACCESS), { viewer: ADMIN_ACCESS });
+    const info = await s.service.info(await s.service.find(reg.id, ADMIN_ACCESS), { viewer: ADMIN_ACCESS });
     rows.push(
       `registry-fixtures cold       ${String(cold.apiRequests).padStart(3)} requests (target ≤ 4)   [${cold.status}; ${info.counts.versions} versions; DM-style walk ≈ ${dmRequestCount(6, info.counts.templates, info.counts.versions, info.counts.versions * 3)}]`,
       `registry-fixtures unchanged  ${String(unchanged.apiRequests).padStart(3)} requests (target = 1)   [${unchanged.status}]`,
@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     };
     await (await fetch(`${standin.url}/repos/acme/big/tarball/${head.sha}`)).arrayBuffer();
     const b = server(dir, standin.url);
-    const bigReg = b.service.add({ source: 'github.com/acme/big' });
+    const bigReg = await b.service.add({ source: 'github.com/acme/big' });
     const started = performance.now();
     const bigSync = await b.service.sync(bigReg.id, 'cli');
     const seconds = (performance.now() - started) / 1000;

@@ -34,17 +34,53 @@ function databaseTarget(option: string | undefined, env: NodeJS.ProcessEnv): Dat
   return { kind: 'sqlite', file: resolve(text.replace(/^file:/, '')) };
 }
 
-/** The SQLite file of the commands that serve and index (PostgreSQL: `migrate` only, so far). */
-function databaseFile(option: string | undefined, env: NodeJS.ProcessEnv): string {
+/** The SQLite file of the commands that need one (bundles, deployment tokens). */
+function databaseFile(option: string | undefined, env: NodeJS.ProcessEnv, command: string): string {
   const target = databaseTarget(option, env);
   if (target.kind === 'postgres') {
     throw new DmError(
       'UNSUPPORTED_DATABASE',
-      'PostgreSQL is supported by `dm-registry migrate` only so far; start, index and token need an SQLite file (file:./data/registry.db)',
+      `${command} needs an SQLite file (--db file:./data/registry.db), not PostgreSQL`,
       { category: 'usage' },
     );
   }
   return target.file;
+}
+
+/**
+ * Where a process keeps what is its own (the git cache, the secret key file when
+ * DM_REGISTRY_SECRET_KEY is not set, the Deployment Manager's state): beside an SQLite file, or
+ * `./data` with PostgreSQL (docs/server.md, "Several replicas").
+ */
+function localDir(target: DatabaseTarget): string {
+  return target.kind === 'sqlite' ? dirname(target.file) : resolve('data');
+}
+
+/** Opens the store of `--db` (migrations applied); `close` ends it. */
+async function openDatabase(target: DatabaseTarget) {
+  if (target.kind === 'postgres') {
+    const { openPostgresStore } = await import('./store/postgres.js');
+    const store = await openPostgresStore(target.url);
+    return { store, display: store.displayUrl, close: () => store.close() };
+  }
+  const { openStore } = await import('./store/db.js');
+  const store = openStore(target.file);
+  return { store, display: target.file, close: async () => store.close() };
+}
+
+/** DM_REGISTRY_SYNC_LEASE_TTL_MS: how long a sync lease outlives its last heartbeat (PostgreSQL). */
+function syncLeaseTtl(env: NodeJS.ProcessEnv): { syncLeaseTtlMs?: number } {
+  const text = env.DM_REGISTRY_SYNC_LEASE_TTL_MS;
+  if (text === undefined || text === '') return {};
+  const ms = Number(text);
+  if (!Number.isInteger(ms) || ms < 300 || ms > 3_600_000) {
+    throw new DmError(
+      'USAGE',
+      `DM_REGISTRY_SYNC_LEASE_TTL_MS must be a whole number of milliseconds from 300 to 3600000, not '${text}'`,
+      { category: 'usage' },
+    );
+  }
+  return { syncLeaseTtlMs: ms };
 }
 
 /** `name:` declared in a local registry's registry.yaml, as the client reads it. */
@@ -59,7 +95,7 @@ function declaredName(dir: string): string | undefined {
 }
 
 async function openEverything(
-  dbFile: string,
+  target: DatabaseTarget,
   env: NodeJS.ProcessEnv,
   extra: {
     accessLog?: boolean;
@@ -67,13 +103,13 @@ async function openEverything(
     upstreams?: Pick<CreateAppDeps, 'upstreams' | 'upstreamTtlMs' | 'upstreamNegativeTtlMs'>;
   },
 ) {
-  const { openStore } = await import('./store/db.js');
   const { loadSecretKey } = await import('./store/secrets.js');
   const { createApp } = await import('./api/app.js');
   const { defaultSourceFactory } = await import('./service.js');
   const { createLogger } = await import('./log.js');
-  const store = openStore(dbFile);
-  const dataDir = dirname(dbFile);
+  const dataDir = localDir(target);
+  const database = await openDatabase(target);
+  const { store } = database;
   // `start` logs to stdout; one-off commands keep stdout for their output.
   const logger = createLogger(extra.accessLog === false ? { write: (t) => process.stderr.write(t) } : {});
   const secretKey = loadSecretKey({
@@ -84,29 +120,36 @@ async function openEverything(
   const manager = extra.clusters?.length
     ? await import('./manager/deployment-manager.js').then(async ({ parseClusterFlags }) => ({
         clusters: parseClusterFlags(extra.clusters!),
-        ...(await import('./manager/manager-tokens.js')).managerPaths(dbFile),
+        ...(await import('./manager/manager-tokens.js')).managerPaths(join(dataDir, 'registry.db')),
         kubectlBinary: env.DM_KUBECTL,
         env,
       }))
     : undefined;
   const githubHosts = githubApiUrl ? [new URL(githubApiUrl).hostname.replace(/^api\./, '')] : [];
-  const server = createApp({
-    store,
-    sources: defaultSourceFactory({
-      githubApiUrl,
-      githubToken: env.GITHUB_TOKEN,
-      gitCacheDir: join(dataDir, 'git'),
-      onWarning: (message, details) => logger.log('warn', message, details),
-    }),
-    secretKey,
-    adminTokens: env.DM_ADMIN_TOKEN ? [env.DM_ADMIN_TOKEN] : [],
-    githubHosts,
-    logger,
-    ...(extra.accessLog === undefined ? {} : { accessLog: extra.accessLog }),
-    manager,
-    ...extra.upstreams,
-  });
-  return { store, server, logger, githubHosts };
+  let server: ReturnType<typeof createApp>;
+  try {
+    server = createApp({
+      store,
+      sources: defaultSourceFactory({
+        githubApiUrl,
+        githubToken: env.GITHUB_TOKEN,
+        gitCacheDir: join(dataDir, 'git'),
+        onWarning: (message, details) => logger.log('warn', message, details),
+      }),
+      secretKey,
+      adminTokens: env.DM_ADMIN_TOKEN ? [env.DM_ADMIN_TOKEN] : [],
+      ...syncLeaseTtl(env),
+      githubHosts,
+      logger,
+      ...(extra.accessLog === undefined ? {} : { accessLog: extra.accessLog }),
+      manager,
+      ...extra.upstreams,
+    });
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return { store, server, logger, githubHosts, database };
 }
 
 /** Adds (or updates) the registries named by `--index source[=name]`; returns their ids. */
@@ -130,7 +173,7 @@ async function ensureIndexed(
       (hasName ? flag.slice(eqAt + 1) : undefined) ??
       (local ? declaredName(spec.location) : undefined) ??
       spec.defaultName;
-    const row = server.service.addOrUpdate({ source, name });
+    const row = await server.service.addOrUpdate({ source, name });
     out.push({ id: row.id, name: row.name, local });
   }
   return out;
@@ -218,7 +261,7 @@ async function start(
 ) {
   const { serve } = await import('@hono/node-server');
   const upstreams = upstreamsOf(options, env);
-  const dbFile = databaseFile(options.db, env);
+  const target = databaseTarget(options.db, env);
   const port = Number(options.port ?? env.DM_REGISTRY_PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new DmError('INVALID_PORT', `'${options.port ?? env.DM_REGISTRY_PORT}' is not a port number`, {
@@ -237,7 +280,7 @@ async function start(
       hint: 'for example --host 127.0.0.1, --host 0.0.0.0 (every IPv4 interface) or --host ::',
     });
   }
-  const { store, server, logger, githubHosts } = await openEverything(dbFile, env, {
+  const { server, logger, githubHosts, database } = await openEverything(target, env, {
     clusters: options.cluster,
     upstreams,
   });
@@ -263,7 +306,7 @@ async function start(
       port: info.port,
       host,
       url: `http://${net.isIPv6(host) ? `[${host}]` : host}:${info.port}/`,
-      db: dbFile,
+      db: database.display,
       defaultRegistry: defaultRegistry ?? null,
     });
   });
@@ -274,7 +317,7 @@ async function start(
     });
   } catch (error) {
     await service.stop();
-    store.close();
+    await database.close();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
       throw new DmError(
@@ -330,7 +373,7 @@ async function start(
         await server.manager?.idle();
         logger.log('info', 'stopped');
         logger.flush();
-        store.close();
+        await database.close();
         process.exit(0);
       });
       const sweep = setInterval(() => {
@@ -355,14 +398,18 @@ async function indexOnce(
   options: CommonOptions & { json?: boolean },
   env: NodeJS.ProcessEnv,
 ) {
-  const { store, server, githubHosts, logger } = await openEverything(databaseFile(options.db, env), env, {
-    accessLog: false,
-  });
+  const { server, githubHosts, logger, database } = await openEverything(
+    databaseTarget(options.db, env),
+    env,
+    {
+      accessLog: false,
+    },
+  );
   try {
     const [entry] = await ensureIndexed(server, [source], githubHosts);
     const outcome = await server.service.sync(entry!.id, 'cli');
-    const row = server.service.find(entry!.id, ADMIN_ACCESS);
-    const info = server.service.info(row, { findings: true, viewer: ADMIN_ACCESS });
+    const row = await server.service.find(entry!.id, ADMIN_ACCESS);
+    const info = await server.service.info(row, { findings: true, viewer: ADMIN_ACCESS });
     logger.flush();
     if (options.json) {
       process.stdout.write(`${JSON.stringify({ sync: outcome, registry: info }, null, 2)}\n`);
@@ -376,7 +423,8 @@ async function indexOnce(
     }
     if (outcome.status === 'failed') process.exitCode = 1;
   } finally {
-    store.close();
+    await server.service.stop();
+    await database.close();
   }
 }
 
@@ -400,13 +448,14 @@ function parseDuration(text: string): number {
 async function withService(
   o: CommonOptions,
   env: NodeJS.ProcessEnv,
-  work: (service: Awaited<ReturnType<typeof openEverything>>['server']['service']) => void,
+  work: (service: Awaited<ReturnType<typeof openEverything>>['server']['service']) => Promise<void>,
 ): Promise<void> {
-  const { store, server } = await openEverything(databaseFile(o.db, env), env, { accessLog: false });
+  const { server, database } = await openEverything(databaseTarget(o.db, env), env, { accessLog: false });
   try {
-    work(server.service);
+    await work(server.service);
   } finally {
-    store.close();
+    await server.service.stop();
+    await database.close();
   }
 }
 
@@ -435,7 +484,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       '--host <address>',
       'address to listen on (env DM_REGISTRY_HOST; default 127.0.0.1, loopback only; 0.0.0.0 or :: for every interface)',
     )
-    .option('--db <url>', 'database: file:./data/registry.db (env DM_REGISTRY_DB)')
+    .option('--db <url>', 'database: file:./data/registry.db or postgres://user@host/db (env DM_REGISTRY_DB)')
     .option('--index <source[=host/owner/repo]>', 'a source to index (repeatable)', collect)
     .option(
       '--default-registry <host/owner/repo>',
@@ -531,7 +580,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       ) => {
         const { exportBundle } = await import('./mirror/bundle.js');
         const { openStore } = await import('./store/db.js');
-        const store = openStore(databaseFile(o.db, env));
+        const store = openStore(databaseFile(o.db, env, 'bundle export'));
         try {
           const r = await exportBundle(store, {
             out: o.out,
@@ -562,7 +611,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .action(async (file: string, o: CommonOptions & { verifyKey?: string }) => {
       const { importBundle } = await import('./mirror/bundle.js');
       const { openStore } = await import('./store/db.js');
-      const store = openStore(databaseFile(o.db, env));
+      const store = openStore(databaseFile(o.db, env, 'bundle import'));
       try {
         const r = await importBundle(store, file, o.verifyKey ? { verifyKey: o.verifyKey } : {});
         process.stdout.write(
@@ -619,7 +668,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
           }
           const role = o.deploy ? 'deploy' : 'read';
           process.stdout.write(
-            `${createManagerToken(databaseFile(o.db, env), role, o.deploy ?? o.readDeployments!)}\n`,
+            `${createManagerToken(join(localDir(databaseTarget(o.db, env)), 'registry.db'), role, o.deploy ?? o.readDeployments!)}\n`,
           );
           return;
         }
@@ -635,12 +684,16 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
         const organisations =
           o.org === undefined ? undefined : parseOrganisationList(o.org, '--org', 'usage');
         const expiresAt = o.expires === undefined ? null : Date.now() + parseDuration(o.expires);
-        await withService(o, env, (service) => {
+        await withService(o, env, async (service) => {
           const created = o.admin
-            ? service.createToken({ admin: true, expiresAt })
+            ? await service.createToken({ admin: true, expiresAt })
             : organisations
-              ? service.createToken({ admin: false, registry: null, organisations, expiresAt })
-              : service.createToken({ admin: false, registry: o.read === '*' ? null : o.read!, expiresAt });
+              ? await service.createToken({ admin: false, registry: null, organisations, expiresAt })
+              : await service.createToken({
+                  admin: false,
+                  registry: o.read === '*' ? null : o.read!,
+                  expiresAt,
+                });
           process.stdout.write(`${created}\n`);
         });
       },
@@ -651,14 +704,12 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
     .addHelpText('after', '\nExample:\n  dm-registry token list')
     .action(async (o: CommonOptions) => {
-      await withService(o, env, (service) => {
+      await withService(o, env, async (service) => {
         const iso = (t: number | null) => (t === null ? '-' : new Date(t).toISOString());
-        const lines = service
-          .listTokens()
-          .map(
-            (t) =>
-              `${t.id}\t${t.role}\t${t.organisations.length ? `org:${t.organisations.join(',')}` : (t.registry ?? '-')}\tcreated ${iso(t.createdAt)}\texpires ${iso(t.expiresAt)}\tlast used ${iso(t.lastUsedAt)}`,
-          );
+        const lines = (await service.listTokens()).map(
+          (t) =>
+            `${t.id}\t${t.role}\t${t.organisations.length ? `org:${t.organisations.join(',')}` : (t.registry ?? '-')}\tcreated ${iso(t.createdAt)}\texpires ${iso(t.expiresAt)}\tlast used ${iso(t.lastUsedAt)}`,
+        );
         process.stdout.write(lines.length ? `${lines.join('\n')}\n` : 'no tokens\n');
       });
     });
@@ -670,8 +721,8 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
     .addHelpText('after', '\nExample:\n  dm-registry token revoke 3')
     .action(async (idOrToken: string, o: CommonOptions) => {
-      await withService(o, env, (service) => {
-        service.revokeToken(idOrToken);
+      await withService(o, env, async (service) => {
+        await service.revokeToken(idOrToken);
         process.stdout.write('revoked\n');
       });
     });

@@ -4,7 +4,6 @@
  * swapped in or a registry comes or goes; runs scheduled syncs (per-registry interval).
  */
 import { join } from 'node:path';
-import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import { DmError } from '../../client/src/error.js';
 import { checkGitArguments, GitSource } from '../../client/src/source/git.js';
 import { GitHubSource } from '../../client/src/source/github.js';
@@ -25,10 +24,17 @@ import { mirroredRegistrySource } from './mirror/mirrored-registry.js';
 import { Catalog } from './resolve/catalog.js';
 import { DirectorySource } from './source/directory.js';
 import { parseSourceSpec, type SourceType } from './source/source-spec.js';
-import type { Store } from './store/db.js';
-import { credentials, findings, registries, syncs, versions } from './store/schema.js';
+import { GenerationWatch } from './store/generation-watch.js';
+import { replicaName } from './store/replica.js';
 import { decryptSecret, encryptSecret, hashToken, newToken } from './store/secrets.js';
-import { allTokens, deleteToken, insertToken } from './store/tokens.js';
+import {
+  isPostgres,
+  type RegistryRow,
+  type ServiceStore,
+  type StoreHandle,
+  serviceStoreOf,
+} from './store/service-store.js';
+import { SyncLeases } from './store/sync-lease.js';
 import {
   organisationList,
   organisationsOf,
@@ -36,7 +42,7 @@ import {
   storedOrganisations,
 } from './store/visibility.js';
 
-export type RegistryRow = typeof registries.$inferSelect;
+export type { RegistryRow };
 
 export interface SourceRequest {
   registryId: number;
@@ -108,7 +114,8 @@ export interface AddRegistryInput {
 }
 
 export interface ServiceDeps {
-  store: Store;
+  /** The opened store, SQLite (db.ts) or PostgreSQL (postgres.ts). */
+  store: StoreHandle;
   sources: SourceFactory;
   secretKey: Buffer;
   clock?: () => number;
@@ -116,6 +123,8 @@ export interface ServiceDeps {
   defaultRegistry?: string | undefined;
   githubHosts?: readonly string[];
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  /** How long a sync lease lasts without a heartbeat, ms (PostgreSQL; default 15 s). */
+  syncLeaseTtlMs?: number;
   /** Overall deadline of one sync, ms (default SYNC_DEADLINE_MS, 10 min). */
   syncDeadlineMs?: number;
   /** The worker threads that build indexes (default: the process's shared pool). */
@@ -155,6 +164,26 @@ export interface RegistryInfoOptions {
   viewer: Pick<RequestAccess, 'admin'>;
 }
 
+/** A sync that failed before syncRegistry could record it (`error` null: no error to say). */
+function failedOutcome(registryId: number, error: unknown): SyncOutcome {
+  return {
+    syncId: null,
+    registryId,
+    status: 'failed',
+    commit: null,
+    apiRequests: 0,
+    rateLimitRemaining: null,
+    ...(error === null
+      ? {}
+      : {
+          error: {
+            code: error instanceof DmError ? error.code : 'SYNC_FAILED',
+            message: error instanceof Error ? error.message : String(error),
+          },
+        }),
+  };
+}
+
 /** The `registry` metrics label of every private registry. */
 export const PRIVATE_LABEL = '(private)';
 
@@ -165,21 +194,37 @@ export class RegistryService {
   mirror: import('./mirror/mirror.js').Mirror | undefined;
   /** The mirror's store side (digest mismatches per registry, removed-upstream flags). */
   mirrorTarget: import('./mirror/store-target.js').StoreTarget | undefined;
-  readonly store: Store;
+  readonly store: StoreHandle;
+  /** The store's queries (store/service-store.ts). */
+  readonly data: ServiceStore;
   readonly catalog: Catalog;
   readonly tokens: TokenBook;
   readonly queue = new SyncQueue();
+  /** One sync per registry across replicas (PostgreSQL only; store/sync-lease.ts). */
+  private readonly leases: SyncLeases | undefined;
+  /** Drops cached answers when another replica swaps an index in (PostgreSQL only). */
+  private readonly generations: GenerationWatch | undefined;
   private readonly clock: () => number;
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
 
   constructor(private readonly deps: ServiceDeps) {
     this.store = deps.store;
+    this.data = serviceStoreOf(deps.store);
     this.clock = deps.clock ?? Date.now;
-    this.catalog = new Catalog(deps.store, { defaultRegistry: deps.defaultRegistry });
-    this.tokens = new TokenBook(deps.store, deps.adminTokens ?? [], this.clock);
-    recoverInterruptedSyncs(deps.store, this.clock());
+    this.catalog = new Catalog(this.data.catalog, { defaultRegistry: deps.defaultRegistry });
+    this.tokens = new TokenBook(this.data.tokens, deps.adminTokens ?? [], this.clock);
+    if (isPostgres(deps.store)) {
+      this.leases = new SyncLeases(deps.store, replicaName(), { ttlMs: deps.syncLeaseTtlMs ?? 15_000 });
+      this.generations = new GenerationWatch(deps.store, () => this.catalog.invalidate());
+    }
+    this.recovered = recoverInterruptedSyncs(this.data, this.clock());
+    // Nothing awaits it before the first sync; a failure is the first sync's to report.
+    this.recovered.catch(() => {});
   }
+
+  /** Syncs a stopped process left `running`, marked `interrupted` at construction. */
+  readonly recovered: Promise<number>;
 
   get defaultRegistry(): string | undefined {
     return this.catalog.defaultRegistry;
@@ -197,20 +242,16 @@ export class RegistryService {
     this.deps.log?.(level, message, fields);
   }
 
-  all(): RegistryRow[] {
-    return this.store.db.select().from(registries).orderBy(registries.name).all();
+  all(): Promise<RegistryRow[]> {
+    return this.data.registries.list();
   }
 
   /** A registry by numeric id or name, if `access` may see it; otherwise not found. */
-  find(idOrName: string | number, access: RequestAccess): RegistryRow {
+  async find(idOrName: string | number, access: RequestAccess): Promise<RegistryRow> {
     const text = String(idOrName);
     const row = /^\d+$/.test(text)
-      ? this.store.db
-          .select()
-          .from(registries)
-          .where(eq(registries.id, Number(text)))
-          .get()
-      : this.store.db.select().from(registries).where(eq(registries.name, text)).get();
+      ? await this.data.registries.byId(Number(text))
+      : await this.data.registries.byName(text);
     if (!row || !access.canRead(row)) {
       throw new DmError('REGISTRY_NOT_FOUND', `no registry ${text} on this server`, {
         category: 'not-found',
@@ -220,7 +261,7 @@ export class RegistryService {
     return row;
   }
 
-  add(input: AddRegistryInput): RegistryRow {
+  async add(input: AddRegistryInput): Promise<RegistryRow> {
     if (typeof input.source !== 'string' || input.source === '') {
       throw new DmError('INVALID_REGISTRY', 'source is required', { category: 'invalid-input' });
     }
@@ -251,42 +292,33 @@ export class RegistryService {
         category: 'invalid-input',
       });
     }
-    if (
-      input.credential &&
-      !this.store.db.select().from(credentials).where(eq(credentials.name, input.credential)).get()
-    ) {
+    if (input.credential && (await this.data.credentials.secret(input.credential)) === undefined) {
       throw new DmError('CREDENTIAL_NOT_FOUND', `no credential named '${input.credential}'`, {
         category: 'invalid-input',
       });
     }
-    if (this.store.db.select({ id: registries.id }).from(registries).where(eq(registries.name, name)).get()) {
+    if (await this.data.registries.byName(name)) {
       throw new DmError('REGISTRY_EXISTS', `a registry named ${name} already exists`, {
         category: 'conflict',
       });
     }
-    const row = this.store.db
-      .insert(registries)
-      .values({
-        name,
-        sourceType: spec.type,
-        source: spec.location,
-        branch: input.branch ?? spec.branch,
-        path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
-        // A mirrored registry is synced on its interval; by default as often as floating
-        // references are revalidated (--upstream-ttl, at least a minute).
-        intervalSeconds:
-          input.interval ??
-          (spec.type === 'upstream'
-            ? Math.max(60, Math.round((this.mirror?.ttlMs ?? 300_000) / 1000))
-            : null),
-        visibility,
-        organisation,
-        credential: input.credential ?? null,
-        webhookSecret: input.webhookSecret ? encryptSecret(this.deps.secretKey, input.webhookSecret) : null,
-        createdAt: this.clock(),
-      })
-      .returning()
-      .get();
+    const row = await this.data.registries.insert({
+      name,
+      sourceType: spec.type,
+      source: spec.location,
+      branch: input.branch ?? spec.branch,
+      path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
+      // A mirrored registry is synced on its interval; by default as often as floating
+      // references are revalidated (--upstream-ttl, at least a minute).
+      intervalSeconds:
+        input.interval ??
+        (spec.type === 'upstream' ? Math.max(60, Math.round((this.mirror?.ttlMs ?? 300_000) / 1000)) : null),
+      visibility,
+      organisation,
+      credential: input.credential ?? null,
+      webhookSecret: input.webhookSecret ? encryptSecret(this.deps.secretKey, input.webhookSecret) : null,
+      createdAt: this.clock(),
+    });
     this.catalog.invalidate();
     this.log('info', 'registry added', { registry: name, source: spec.type });
     return row;
@@ -297,10 +329,10 @@ export class RegistryService {
    * start --index`): the source is parsed and the name checked as `add` does, a changed source
    * forgets its conditional-request ETag, and the caches are dropped.
    */
-  addOrUpdate(input: AddRegistryInput): RegistryRow {
+  async addOrUpdate(input: AddRegistryInput): Promise<RegistryRow> {
     const spec = parseSourceSpec(input.source, this.sourceOptions());
     const name = input.name ?? spec.defaultName;
-    const existing = this.store.db.select().from(registries).where(eq(registries.name, name)).get();
+    const existing = await this.data.registries.byName(name);
     if (!existing) return this.add({ ...input, name });
     const source = {
       sourceType: spec.type,
@@ -310,28 +342,20 @@ export class RegistryService {
     };
     const changed = (Object.keys(source) as (keyof typeof source)[]).some((k) => source[k] !== existing[k]);
     if (!changed) return existing;
-    const row = this.store.db
-      .update(registries)
-      .set({ ...source, etag: null })
-      .where(eq(registries.id, existing.id))
-      .returning()
-      .get();
+    const row = await this.data.registries.updateSource(existing.id, source);
     this.catalog.invalidate();
     this.log('info', 'registry source changed', { registry: name, source: spec.type });
     return row ?? existing;
   }
 
-  remove(id: number): void {
-    const row = this.store.db.delete(registries).where(eq(registries.id, id)).returning().get();
+  async remove(id: number): Promise<void> {
+    const row = await this.data.registries.delete(id);
     if (!row) throw new DmError('REGISTRY_NOT_FOUND', `no registry ${id}`, { category: 'not-found' });
-    this.store.sqlite.exec(
-      'DELETE FROM files WHERE NOT EXISTS (SELECT 1 FROM version_files vf WHERE vf.sha256 = files.sha256) AND NOT EXISTS (SELECT 1 FROM registries r WHERE r.registry_yaml_sha256 = files.sha256)',
-    );
     this.catalog.invalidate();
     this.log('info', 'registry removed', { registry: row.name });
   }
 
-  storeCredential(name: string, secret: string, kind = 'token'): void {
+  async storeCredential(name: string, secret: string, kind = 'token'): Promise<void> {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) {
       throw new DmError(
         'INVALID_CREDENTIAL',
@@ -347,22 +371,17 @@ export class RegistryService {
       });
     }
     const now = this.clock();
-    const value = encryptSecret(this.deps.secretKey, secret);
-    this.store.db
-      .insert(credentials)
-      .values({ name, kind, secret: value, createdAt: now, updatedAt: now })
-      .onConflictDoUpdate({ target: credentials.name, set: { secret: value, kind, updatedAt: now } })
-      .run();
+    await this.data.credentials.upsert(name, kind, encryptSecret(this.deps.secretKey, secret), now);
   }
 
-  private credentialFor(row: RegistryRow): string | null {
+  private async credentialFor(row: RegistryRow): Promise<string | null> {
     if (!row.credential) return null;
-    const c = this.store.db.select().from(credentials).where(eq(credentials.name, row.credential)).get();
-    if (!c)
+    const secret = await this.data.credentials.secret(row.credential);
+    if (secret === undefined)
       throw new DmError('CREDENTIAL_NOT_FOUND', `registry ${row.name} names a missing credential`, {
         category: 'error',
       });
-    return decryptSecret(this.deps.secretKey, c.secret);
+    return decryptSecret(this.deps.secretKey, secret);
   }
 
   webhookSecretOf(row: RegistryRow): string | null {
@@ -373,23 +392,23 @@ export class RegistryService {
    * Creates a token (printed once, stored hashed); `expiresAt` epoch ms or null for never. A read
    * token reads one registry, the registries of `organisations`, or (neither) every registry.
    */
-  createToken(
+  async createToken(
     options: (
       | { admin: true }
       | { admin: false; registry: string | null; organisations?: readonly string[] | undefined }
     ) & {
       expiresAt?: number | null;
     },
-  ): string {
+  ): Promise<string> {
     const token = newToken();
     let registryId: number | null = null;
     if (!options.admin && options.registry !== null) {
-      const row = this.store.db.select().from(registries).where(eq(registries.name, options.registry)).get();
+      const row = await this.data.registries.byName(options.registry);
       if (!row)
         throw new DmError('REGISTRY_NOT_FOUND', `no registry ${options.registry}`, { category: 'not-found' });
       registryId = row.id;
     }
-    insertToken(this.store, {
+    await this.data.tokens.insert({
       hash: hashToken(token),
       role: options.admin ? 'admin' : 'read',
       registryId,
@@ -399,22 +418,24 @@ export class RegistryService {
       createdAt: this.clock(),
       expiresAt: options.expiresAt ?? null,
     });
-    this.tokens.invalidate();
+    await this.tokens.reload();
     return token;
   }
 
   /** The tokens (never their values): id, role, registry, organisations, created, expires, last used. */
-  listTokens(): {
-    id: number;
-    role: string;
-    registry: string | null;
-    organisations: string[];
-    createdAt: number;
-    expiresAt: number | null;
-    lastUsedAt: number | null;
-  }[] {
-    const names = new Map(this.all().map((r) => [r.id, r.name]));
-    return allTokens(this.store).map((t) => ({
+  async listTokens(): Promise<
+    {
+      id: number;
+      role: string;
+      registry: string | null;
+      organisations: string[];
+      createdAt: number;
+      expiresAt: number | null;
+      lastUsedAt: number | null;
+    }[]
+  > {
+    const names = new Map((await this.all()).map((r) => [r.id, r.name]));
+    return (await this.data.tokens.all()).map((t) => ({
       id: t.id,
       role: t.role,
       registry:
@@ -431,16 +452,16 @@ export class RegistryService {
   }
 
   /** Revokes a token given by its id or by the token itself; throws not found. */
-  revokeToken(idOrToken: string): void {
+  async revokeToken(idOrToken: string): Promise<void> {
     const done = /^\d+$/.test(idOrToken)
-      ? deleteToken(this.store, { id: Number(idOrToken) })
-      : deleteToken(this.store, { hash: hashToken(idOrToken) });
+      ? await this.data.tokens.delete({ id: Number(idOrToken) })
+      : await this.data.tokens.delete({ hash: hashToken(idOrToken) });
     if (!done) {
       throw new DmError('TOKEN_NOT_FOUND', 'no such token (give its id from `token list`, or the token)', {
         category: 'not-found',
       });
     }
-    this.tokens.invalidate();
+    await this.tokens.reload();
   }
 
   /**
@@ -455,68 +476,88 @@ export class RegistryService {
     hooks: { beforeSwap?: () => Promise<void> | void; midSwap?: () => void; afterSwap?: () => void } = {},
   ): Promise<SyncOutcome> {
     return this.queue.run(id, async () => {
-      let name = String(id);
-      let visibility = 'private';
-      let outcome: SyncOutcome;
+      const leases = this.leases;
+      if (!leases) return this.syncOnce(id, trigger, hooks);
+      // Across replicas (PostgreSQL): under the registry's lease, one sync at a time, triggers
+      // arriving meanwhile coalesced into one more round (store/sync-lease.ts).
+      let outcome: SyncOutcome | undefined;
       try {
-        outcome = await syncRegistry(
-          this.store,
-          id,
-          (row) => {
-            name = row.name;
-            visibility = row.visibility;
-            if (row.sourceType === 'upstream') return this.mirroredSource(row);
-            return this.deps.sources({
-              registryId: row.id,
-              type: row.sourceType as SourceType,
-              location: row.source,
-              branch: row.branch,
-              path: row.path,
-              credential: this.credentialFor(row),
-            });
-          },
-          {
-            trigger,
-            clock: this.clock,
-            ...(this.deps.syncDeadlineMs ? { deadlineMs: this.deps.syncDeadlineMs } : {}),
-            ...(this.deps.indexPool ? { indexPool: this.deps.indexPool } : {}),
-            onSwap: () => this.catalog.invalidate(),
-            ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
-            ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),
-            ...(hooks.afterSwap ? { afterSwap: hooks.afterSwap } : {}),
-          },
-        );
+        await leases.run(id, async () => {
+          // Holding the lease, no live process is syncing this registry: a `running` row is dead.
+          await this.data.syncs.interruptRunning(id, this.clock());
+          outcome = await this.syncOnce(id, trigger, hooks);
+        });
       } catch (error) {
-        // syncRegistry records its own failures; this is the database failing under it.
-        outcome = {
-          syncId: null,
-          registryId: id,
-          status: 'failed',
-          commit: null,
-          apiRequests: 0,
-          rateLimitRemaining: null,
-          error: {
-            code: error instanceof DmError ? error.code : 'SYNC_FAILED',
-            message: error instanceof Error ? error.message : String(error),
-          },
-        };
+        outcome = failedOutcome(id, error);
+        this.log('warn', 'sync lease failed', { registryId: id, error: String(error) });
       }
-      this.log(outcome.status === 'failed' ? 'warn' : 'info', 'sync finished', {
-        registry: name,
-        trigger,
-        status: outcome.status,
-        commit: outcome.commit,
-        apiRequests: outcome.apiRequests,
-        rateLimitRemaining: outcome.rateLimitRemaining,
-        ...(outcome.error ? { error: `${outcome.error.code}: ${outcome.error.message}` } : {}),
-      });
-      try {
-        this.deps.onSync?.(visibility === 'public' ? name : PRIVATE_LABEL, outcome);
-      } catch (error) {
-        this.log('error', 'sync bookkeeping failed', { registry: name, error: String(error) });
+      if (!outcome) {
+        this.log('info', 'sync coalesced: another replica is syncing the registry', {
+          registryId: id,
+          trigger,
+        });
+        return { ...failedOutcome(id, null), status: 'coalesced' };
       }
       return outcome;
     });
+  }
+
+  private async syncOnce(
+    id: number,
+    trigger: SyncTrigger,
+    hooks: { beforeSwap?: () => Promise<void> | void; midSwap?: () => void; afterSwap?: () => void },
+  ): Promise<SyncOutcome> {
+    let name = String(id);
+    let visibility = 'private';
+    let outcome: SyncOutcome;
+    try {
+      await this.recovered.catch(() => 0);
+      outcome = await syncRegistry(
+        this.data,
+        id,
+        async (row) => {
+          name = row.name;
+          visibility = row.visibility;
+          if (row.sourceType === 'upstream') return this.mirroredSource(row);
+          return this.deps.sources({
+            registryId: row.id,
+            type: row.sourceType as SourceType,
+            location: row.source,
+            branch: row.branch,
+            path: row.path,
+            credential: await this.credentialFor(row),
+          });
+        },
+        {
+          trigger,
+          clock: this.clock,
+          ...(this.deps.syncDeadlineMs ? { deadlineMs: this.deps.syncDeadlineMs } : {}),
+          ...(this.deps.indexPool ? { indexPool: this.deps.indexPool } : {}),
+          onSwap: () => this.catalog.invalidate(),
+          ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
+          ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),
+          ...(hooks.afterSwap ? { afterSwap: hooks.afterSwap } : {}),
+        },
+      );
+    } catch (error) {
+      // syncRegistry records its own failures; this is the database failing under it.
+      outcome = failedOutcome(id, error);
+    }
+    this.log(outcome.status === 'failed' ? 'warn' : 'info', 'sync finished', {
+      registry: name,
+      trigger,
+      status: outcome.status,
+      commit: outcome.commit,
+      apiRequests: outcome.apiRequests,
+      rateLimitRemaining: outcome.rateLimitRemaining,
+      ...(outcome.error ? { error: `${outcome.error.code}: ${outcome.error.message}` } : {}),
+    });
+    try {
+      this.deps.onSync?.(visibility === 'public' ? name : PRIVATE_LABEL, outcome);
+    } catch (error) {
+      this.log('error', 'sync bookkeeping failed', { registry: name, error: String(error) });
+    }
+    return outcome;
   }
 
   /** The incremental source of a registry mirrored from an upstream (docs/mirroring.md). */
@@ -531,6 +572,11 @@ export class RegistryService {
       );
     }
     const target = this.mirrorTarget;
+    if (isPostgres(this.store)) {
+      throw new DmError('UNSUPPORTED_DATABASE', 'mirroring an upstream needs the SQLite store', {
+        category: 'usage',
+      });
+    }
     const source = mirroredRegistrySource({
       store: this.store,
       registry: { id: row.id, name: row.name, visibility: row.visibility },
@@ -554,19 +600,31 @@ export class RegistryService {
     };
   }
 
-  /** Starts the scheduler: every 15 s, registries whose interval has passed are synced. */
+  /**
+   * Starts the background work: the scheduler (every 15 s, registries whose interval has passed
+   * are synced), the token watch and, on PostgreSQL, the generation watch.
+   */
   startScheduler(tickMs = 15_000): void {
+    void this.generations
+      ?.start()
+      .catch((error: unknown) => this.log('error', 'generation watch failed', { error: String(error) }));
     // Tokens created or revoked elsewhere (the CLI, another replica) are seen within a second.
     this.tokens.watch(1000, (error) => this.log('error', 'token refresh failed', { error: String(error) }));
     this.timer = setInterval(() => {
       if (this.stopping) return;
-      const now = this.clock();
-      for (const row of this.all()) {
-        if (!row.intervalSeconds || this.queue.isRunning(row.id)) continue;
-        if (row.lastSyncAt === null || now - row.lastSyncAt >= row.intervalSeconds * 1000) {
-          void this.sync(row.id, 'schedule');
-        }
-      }
+      void this.all().then(
+        (rows) => {
+          const now = this.clock();
+          for (const row of rows) {
+            if (!row.intervalSeconds || this.queue.isRunning(row.id)) continue;
+            if (row.lastSyncAt === null || now - row.lastSyncAt >= row.intervalSeconds * 1000) {
+              void this.sync(row.id, 'schedule');
+            }
+          }
+        },
+        (error: unknown) =>
+          this.log('error', 'scheduler could not read the registries', { error: String(error) }),
+      );
     }, tickMs);
     this.timer.unref();
   }
@@ -575,24 +633,20 @@ export class RegistryService {
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
+    this.generations?.stop();
     await this.queue.idle();
-    this.tokens.stop();
+    await this.tokens.stop();
   }
 
   /** A mirrored registry's upstream: its state, and how stale what the mirror holds may be. */
-  private upstreamInfo(row: RegistryRow): UpstreamInfo {
+  private async upstreamInfo(row: RegistryRow): Promise<UpstreamInfo> {
     const upstream = this.mirror?.upstreamFor(row.source);
     const heard = [
       this.mirror?.heardAt(row.name),
       row.lastSyncStatus === 'succeeded' || row.lastSyncStatus === 'unchanged' ? row.lastSyncAt : null,
     ].filter((t): t is number => typeof t === 'number');
     const checkedAt = heard.length > 0 ? Math.max(...heard) : null;
-    const removed =
-      this.store.db
-        .select({ n: sql<number>`count(*)` })
-        .from(versions)
-        .where(and(eq(versions.registryId, row.id), isNotNull(versions.removedUpstreamAt)))
-        .get()?.n ?? 0;
+    const removed = await this.data.registries.removedUpstreamCount(row.id);
     const state = upstream?.state();
     const url = upstream?.url ?? withoutCredentials(row.source).slice(0, -(row.name.length + 1));
     return {
@@ -617,17 +671,11 @@ export class RegistryService {
    * A registry as the API and the pages show it. Only an admin sees where a directory source is
    * on the server's disk: others see `local directory`, in the location and in a sync error.
    */
-  info(row: RegistryRow, options: RegistryInfoOptions): RegistryInfo {
+  async info(row: RegistryRow, options: RegistryInfoOptions): Promise<RegistryInfo> {
     const hidePath = row.sourceType === 'directory' && !options.viewer.admin;
     const shown = (text: string | null) =>
       text === null || !hidePath || row.source === '' ? text : text.split(row.source).join(LOCAL_DIRECTORY);
-    const last = this.store.db
-      .select()
-      .from(syncs)
-      .where(eq(syncs.registryId, row.id))
-      .orderBy(desc(syncs.id))
-      .limit(1)
-      .get();
+    const last = await this.data.syncs.latest(row.id);
     const info: RegistryInfo = {
       id: row.id,
       name: row.name,
@@ -655,20 +703,8 @@ export class RegistryService {
       },
       counts: { templates: row.templateCount, versions: row.versionCount, findings: row.findingCount },
     };
-    if (row.sourceType === 'upstream') info.upstream = this.upstreamInfo(row);
-    if (options.findings) {
-      info.findings = this.store.db
-        .select({
-          code: findings.code,
-          severity: findings.severity,
-          path: findings.path,
-          message: findings.message,
-        })
-        .from(findings)
-        .where(eq(findings.registryId, row.id))
-        .orderBy(findings.path, findings.code)
-        .all();
-    }
+    if (row.sourceType === 'upstream') info.upstream = await this.upstreamInfo(row);
+    if (options.findings) info.findings = await this.data.registries.findings(row.id);
     return info;
   }
 }

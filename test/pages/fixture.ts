@@ -78,7 +78,7 @@ export async function pagesServer(): Promise<TestServer> {
     [privateRegistry(), PRIVATE, 'private'],
   ];
   for (const [source, name, visibility] of sources) {
-    const row = s.service.add({ source, name, visibility });
+    const row = await s.service.add({ source, name, visibility });
     const outcome = await s.service.sync(row.id, 'manual');
     assert.equal(outcome.status, 'succeeded', `indexing ${name}: ${outcome.error?.message ?? ''}`);
   }

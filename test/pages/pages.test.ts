@@ -181,7 +181,7 @@ describe('web pages', () => {
     put('registry.yaml', 'name: github.com/acme/swap\n');
     put('zebra/v1/zebra.jinja', 'resources: []\n');
     put('zebra/v1/example.yaml', 'resources: []\n');
-    const row = s.service.add({ source: root, name: 'github.com/acme/swap' });
+    const row = await s.service.add({ source: root, name: 'github.com/acme/swap' });
     assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
     const before = await page('/search?q=zebra');
     assert.ok(before.text.includes('github.com/acme/swap/zebra<'));
@@ -198,7 +198,7 @@ describe('web pages', () => {
     const after = await page('/search?q=zebra');
     assert.ok(after.text.includes('github.com/acme/swap/zebra-two<'));
     assert.match((await page('/templates/github.com/acme/swap/zebra')).text, /zebra:v1.1</);
-    s.service.remove(row.id);
+    await s.service.remove(row.id);
     assert.equal((await get('/templates/github.com/acme/swap/zebra')).status, 404);
     assert.ok(!(await page('/search?q=zebra')).text.includes('github.com/acme/swap'));
   });

@@ -1,6 +1,9 @@
 /**
  * Shared set-up for the server tests: a real temporary SQLite file with the migrations of
- * migrations/ applied, the real app over it, and the real sources.
+ * migrations/ applied (or, `testServerOn('postgres')`, a fresh database on this test process's
+ * private PostgreSQL cluster, test/support/postgres.ts), the real app over it, and the real sources.
+ * `DIALECTS` is the database parameter of the suites that run against both (docs/server.md,
+ * "Tests and measurements").
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +13,8 @@ import { type CreateAppDeps, createApp, type RegistryApp } from '../../server/sr
 import { silentLogger } from '../../server/src/log.js';
 import { defaultSourceFactory } from '../../server/src/service.js';
 import { openStore, type Store } from '../../server/src/store/db.js';
+import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres.js';
+import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';
 
 export const FIXTURES = join(process.cwd(), 'registry-fixtures');
 export const ADMIN_TOKEN = 'test-admin-token';
@@ -52,3 +57,55 @@ export function testServer(
 }
 
 export const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** The databases the dialect-parameterised suites run against: PostgreSQL where it is installed. */
+export const DIALECTS: readonly Dialect[] = postgresBinaries() ? ['sqlite', 'postgres'] : ['sqlite'];
+if (!DIALECTS.includes('postgres')) {
+  process.stderr.write(
+    'note: PostgreSQL (initdb, pg_ctl) is not installed: the server tests run on SQLite only\n',
+  );
+}
+
+export interface DialectTestServer extends RegistryApp {
+  dir: string;
+  store: Store | PostgresStore;
+  close(): Promise<void>;
+}
+
+let cluster: Promise<PostgresCluster> | undefined;
+let databases = 0;
+
+/** A test server on `dialect`: SQLite as testServer(), or a new database of this process's cluster. */
+export async function testServerOn(
+  dialect: Dialect,
+  options: Partial<CreateAppDeps> & { githubApiUrl?: string; githubToken?: string } = {},
+): Promise<DialectTestServer> {
+  if (dialect === 'sqlite') return testServer(options);
+  // One cluster per test process, stopped when it exits (test/support/postgres.ts).
+  cluster ??= startPostgres();
+  const url = await (await cluster).createDatabase(`t${process.pid}_${++databases}`);
+  const store = await openPostgresStore(url, { max: 8 });
+  const dir = tempDir();
+  const { githubApiUrl, githubToken, ...rest } = options;
+  const server = createApp({
+    store,
+    sources: defaultSourceFactory({ githubApiUrl, githubToken, gitCacheDir: join(dir, 'git') }),
+    secretKey: randomBytes(32),
+    adminTokens: [ADMIN_TOKEN],
+    logger: silentLogger,
+    accessLog: false,
+    ...rest,
+  });
+  return {
+    ...server,
+    dir,
+    store,
+    async close() {
+      await server.service.stop();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -50,7 +50,7 @@ describe('GitHub source through the stand-in', () => {
     const s = server();
     const local = testServer();
     try {
-      const gh = s.service.add({ source: 'github.com/acme/templates' });
+      const gh = await s.service.add({ source: 'github.com/acme/templates' });
       const cold = await s.service.sync(gh.id, 'manual');
       assert.equal(cold.status, 'succeeded', JSON.stringify(cold.error));
       assert.ok(cold.apiRequests <= 4, `cold sync made ${cold.apiRequests} requests`);
@@ -60,11 +60,11 @@ describe('GitHub source through the stand-in', () => {
       assert.equal(again.status, 'unchanged');
       assert.equal(again.apiRequests, 1);
 
-      const lr = local.service.add({ source: FIXTURES, name: 'github.com/acme/templates' });
+      const lr = await local.service.add({ source: FIXTURES, name: 'github.com/acme/templates' });
       const localOutcome = await local.service.sync(lr.id, 'manual');
       assert.equal(localOutcome.versionCount, cold.versionCount);
-      const fromGitHub = s.service.catalog.resolve('github.com/acme/templates/redis:v1.0', everyone);
-      const fromDisk = local.service.catalog.resolve('github.com/acme/templates/redis:v1.0', everyone);
+      const fromGitHub = await s.service.catalog.resolve('github.com/acme/templates/redis:v1.0', everyone);
+      const fromDisk = await local.service.catalog.resolve('github.com/acme/templates/redis:v1.0', everyone);
       assert.equal(fromGitHub.digest, fromDisk.digest);
       assert.deepEqual(fromGitHub.files, fromDisk.files);
       assert.equal(fromGitHub.commit, cold.commit);
@@ -89,10 +89,10 @@ describe('GitHub source through the stand-in', () => {
         [linkedRepo, 'git.example/acme/linked'],
         [linked, 'local.dm/acme/linked'],
       ] as const) {
-        const row = s.service.add({ source, name });
+        const row = await s.service.add({ source, name });
         const outcome = await s.service.sync(row.id, 'manual');
         assert.equal(outcome.status, 'succeeded', `${source}: ${JSON.stringify(outcome.error)}`);
-        digests.push(s.service.catalog.resolve(`${name}/redis:v1.1`, everyone).digest);
+        digests.push((await s.service.catalog.resolve(`${name}/redis:v1.1`, everyone)).digest);
       }
       assert.ok(gh.requests.some((r) => r.path.includes('/tarball/')));
       assert.equal(new Set(digests).size, 1, digests.join(' '));
@@ -105,9 +105,9 @@ describe('GitHub source through the stand-in', () => {
   it('re-indexes a one-file change in at most 6 requests', async () => {
     const s = server();
     try {
-      const gh = s.service.add({ source: 'github.com/acme/templates' });
+      const gh = await s.service.add({ source: 'github.com/acme/templates' });
       await s.service.sync(gh.id, 'manual');
-      const before = s.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
+      const before = await s.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
       writeFileSync(
         join(repo, 'redis', 'v1.1', 'example.yaml'),
         'resources:\n- name: changed\n  type: redis.jinja\n',
@@ -116,7 +116,7 @@ describe('GitHub source through the stand-in', () => {
       const outcome = await s.service.sync(gh.id, 'manual');
       assert.equal(outcome.status, 'succeeded', JSON.stringify(outcome.error));
       assert.ok(outcome.apiRequests <= 6, `one-file change made ${outcome.apiRequests} requests`);
-      const afterChange = s.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
+      const afterChange = await s.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
       assert.notEqual(afterChange.digest, before.digest);
       assert.notEqual(afterChange.commit, before.commit);
     } finally {
@@ -131,7 +131,7 @@ describe('GitHub source through the stand-in', () => {
     });
     const s = testServer({ githubApiUrl: truncating.url });
     try {
-      const gh = s.service.add({ source: 'github.com/acme/templates' });
+      const gh = await s.service.add({ source: 'github.com/acme/templates' });
       const outcome = await s.service.sync(gh.id, 'manual');
       assert.equal(outcome.status, 'succeeded', JSON.stringify(outcome.error));
       assert.ok(outcome.apiRequests <= 4, `truncated sync made ${outcome.apiRequests} requests`);
@@ -146,14 +146,17 @@ describe('GitHub source through the stand-in', () => {
   it('backs off on a 403 rate limit with a reset time and on a 429 with Retry-After, then resumes', async () => {
     const s = server();
     try {
-      const gh = s.service.add({ source: 'github.com/acme/templates' });
+      const gh = await s.service.add({ source: 'github.com/acme/templates' });
       standin.injectRateLimit('primary', 1, 1);
       let started = Date.now();
       const first = await s.service.sync(gh.id, 'manual');
       assert.equal(first.status, 'succeeded', JSON.stringify(first.error));
       assert.ok(Date.now() - started >= 900, 'did not wait for the reset');
 
-      const reset = s.service.add({ source: 'github.com/acme/templates', name: 'github.com/acme/again' });
+      const reset = await s.service.add({
+        source: 'github.com/acme/templates',
+        name: 'github.com/acme/again',
+      });
       standin.injectRateLimit('secondary', 1, 1);
       started = Date.now();
       const second = await s.service.sync(reset.id, 'manual');
@@ -167,12 +170,12 @@ describe('GitHub source through the stand-in', () => {
   it('cannot read a private repository without a credential, and can with one', async () => {
     const s = server();
     try {
-      const anonymous = s.service.add({ source: 'github.com/acme/secret' });
+      const anonymous = await s.service.add({ source: 'github.com/acme/secret' });
       const denied = await s.service.sync(anonymous.id, 'manual');
       assert.equal(denied.status, 'failed');
       assert.equal(denied.error?.code, 'SOURCE_NOT_FOUND');
-      s.service.storeCredential('acme', 'reader-token');
-      const withToken = s.service.add({
+      await s.service.storeCredential('acme', 'reader-token');
+      const withToken = await s.service.add({
         source: 'github.com/acme/secret',
         name: 'github.com/acme/secret2',
         credential: 'acme',
@@ -188,11 +191,11 @@ describe('GitHub source through the stand-in', () => {
     const s = testServer({ githubApiUrl: standin.url });
     try {
       // Forced onto the tarball path: every blob is missing, more than the blob budget.
-      const gh = s.service.add({ source: 'github.com/acme/hostile' });
+      const gh = await s.service.add({ source: 'github.com/acme/hostile' });
       const outcome = await s.service.sync(gh.id, 'manual');
       assert.equal(outcome.status, 'failed');
       assert.equal(outcome.error?.code, 'UNSAFE_ARCHIVE');
-      const row = s.service.find(gh.id, everyone);
+      const row = await s.service.find(gh.id, everyone);
       assert.equal(row.versionCount, 0);
       assert.equal(row.lastSyncStatus, 'failed');
     } finally {

@@ -87,14 +87,14 @@ describe('dm-registry for a newcomer (issue 13, server)', () => {
     const s = testServer();
     const missing = join(tempDir('dm-hidden-'), 'srv-secret-registry');
     try {
-      const row = s.service.add({ source: FIXTURES, name: 'local.dm/acme/fixtures' });
+      const row = await s.service.add({ source: FIXTURES, name: 'local.dm/acme/fixtures' });
       assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
       mkdirSync(missing);
-      const gone = s.service.add({ source: missing, name: 'local.dm/acme/gone' });
+      const gone = await s.service.add({ source: missing, name: 'local.dm/acme/gone' });
       rmSync(missing, { recursive: true });
       assert.equal((await s.service.sync(gone.id, 'manual')).status, 'failed');
 
-      const reader = s.service.createToken({ admin: false, registry: null });
+      const reader = await s.service.createToken({ admin: false, registry: null });
       for (const headers of [{}, { authorization: `Bearer ${reader}` }] as Record<string, string>[]) {
         for (const path of [
           '/api/v1/registries',
@@ -133,8 +133,8 @@ describe('dm-registry for a newcomer (issue 13, server)', () => {
   it('writes: no token is 401 UNAUTHORIZED with WWW-Authenticate, a read token 403 FORBIDDEN without it', async () => {
     const s = testServer();
     try {
-      const row = s.service.add({ source: FIXTURES, name: 'local.dm/acme/fixtures' });
-      const reader = s.service.createToken({ admin: false, registry: null });
+      const row = await s.service.add({ source: FIXTURES, name: 'local.dm/acme/fixtures' });
+      const reader = await s.service.createToken({ admin: false, registry: null });
       for (const [method, path, body] of [
         ['POST', '/api/v1/registries', { source: FIXTURES, name: 'local.dm/acme/x' }],
         ['POST', `/api/v1/registries/${row.id}/sync`, undefined],
@@ -163,7 +163,7 @@ describe('dm-registry for a newcomer (issue 13, server)', () => {
           );
         }
       }
-      assert.equal(s.service.all().length, 1);
+      assert.equal((await s.service.all()).length, 1);
     } finally {
       await s.close();
     }
@@ -172,7 +172,7 @@ describe('dm-registry for a newcomer (issue 13, server)', () => {
   it('an archive carries a safe Content-Disposition filename; a directory sync counts no API request', async () => {
     const s = testServer();
     try {
-      const row = s.service.add({ source: FIXTURES, name: 'local.dm/acme/fixtures' });
+      const row = await s.service.add({ source: FIXTURES, name: 'local.dm/acme/fixtures' });
       const outcome = await s.service.sync(row.id, 'manual');
       assert.equal(outcome.status, 'succeeded');
       assert.equal(outcome.apiRequests, 0);

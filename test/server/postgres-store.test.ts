@@ -6,7 +6,7 @@
  * is installed (always in CI).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,7 +14,7 @@ import pg from 'pg';
 import { openStore } from '../../server/src/store/db.js';
 import { findPostgresMigrations, openPostgresStore } from '../../server/src/store/postgres.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';
-import { tempDir } from './helpers.js';
+import { FIXTURES, tempDir } from './helpers.js';
 
 const BIN = join(process.cwd(), 'bin', 'dm-registry.js');
 
@@ -90,13 +90,84 @@ if (postgresBinaries()) {
       assert.ok(!/\n\s+at /.test(run.stderr));
     });
 
-    it('serving from PostgreSQL is refused with a clear usage error, for now', async () => {
-      const url = cluster.url();
-      const run = spawnSync(process.execPath, [BIN, 'start', '--port', '0', '--db', url], {
-        encoding: 'utf8',
-      });
-      assert.equal(run.status, 2, run.stderr);
-      assert.match(run.stderr, /PostgreSQL is supported by `dm-registry migrate` only so far/);
+    it('dm-registry index, token and start run on PostgreSQL; bundle export asks for an SQLite file', async () => {
+      const url = await cluster.createDatabase('cli_serve');
+      const dir = tempDir();
+      const env = { ...process.env, DM_REGISTRY_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') };
+      try {
+        const index = spawnSync(process.execPath, [BIN, 'index', FIXTURES, '--db', url], {
+          encoding: 'utf8',
+          env,
+          cwd: dir,
+        });
+        assert.equal(index.status, 0, index.stderr);
+        assert.match(index.stdout, /: succeeded at dir-[0-9a-f]+; \d+ templates/);
+        const token = spawnSync(process.execPath, [BIN, 'token', 'create', '--admin', '--db', url], {
+          encoding: 'utf8',
+          env,
+          cwd: dir,
+        });
+        assert.equal(token.status, 0, token.stderr);
+        const admin = token.stdout.trim();
+        assert.match(admin, /^dmr_/);
+        const list = spawnSync(process.execPath, [BIN, 'token', 'list', '--db', url], {
+          encoding: 'utf8',
+          env,
+          cwd: dir,
+        });
+        assert.equal(list.status, 0, list.stderr);
+        assert.match(list.stdout, /^1\tadmin\t/);
+        const bundle = spawnSync(process.execPath, [BIN, 'bundle', 'export', '--out', 'b.tgz', '--db', url], {
+          encoding: 'utf8',
+          env,
+          cwd: dir,
+        });
+        assert.equal(bundle.status, 2, bundle.stderr);
+        assert.match(bundle.stderr, /^dm-registry: bundle export needs an SQLite file/);
+
+        const child = spawn(process.execPath, [BIN, 'start', '--port', '0', '--db', url], {
+          env,
+          cwd: dir,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        try {
+          let log = '';
+          const port = await new Promise<number>((resolve, reject) => {
+            child.stdout.on('data', (chunk: Buffer) => {
+              log += chunk.toString();
+              const m = /"msg":"listening","port":(\d+)/.exec(log);
+              if (m) resolve(Number(m[1]));
+            });
+            child.on('exit', (code) => reject(new Error(`exited ${code}: ${log}`)));
+          });
+          const base = `http://127.0.0.1:${port}`;
+          const ready = await fetch(`${base}/readyz`);
+          assert.equal(ready.status, 200);
+          const resolved = await fetch(
+            `${base}/api/v1/resolve?ref=github.com/dm-samples/templates/redis:v1.0`,
+          );
+          assert.equal(resolved.status, 200);
+          assert.equal(((await resolved.json()) as { version: string }).version, 'v1.0.3');
+          // The token created by the CLI is read from the database.
+          const syncs = await fetch(`${base}/api/v1/registries/1/syncs`, {
+            headers: { authorization: `Bearer ${admin}` },
+          });
+          assert.equal(syncs.status, 200);
+          const history = (await syncs.json()) as { syncs: { trigger: string; status: string }[] };
+          assert.deepEqual(
+            history.syncs.map((x) => [x.trigger, x.status]),
+            [['cli', 'succeeded']],
+          );
+          const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+          child.kill('SIGTERM');
+          assert.equal(await exited, 0);
+          assert.match(log, /"db":"postgres:\/\/postgres@localhost/);
+        } finally {
+          child.kill('SIGKILL');
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('has the same tables and columns as the SQLite schema (besides each one’s search)', async () => {

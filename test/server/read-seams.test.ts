@@ -67,7 +67,7 @@ describe('template paths', () => {
     let s: TestServer;
     before(async () => {
       s = testServer({ defaultRegistry: REG });
-      const row = s.service.add({ source: FIXTURES, name: REG });
+      const row = await s.service.add({ source: FIXTURES, name: REG });
       assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
     });
     after(() => s.close());
@@ -114,7 +114,7 @@ describe('read queries', () => {
   it('search returns store matches; the API adds each reference', async () => {
     const s = testServer({ defaultRegistry: REG });
     try {
-      const row = s.service.add({ source: FIXTURES, name: REG });
+      const row = await s.service.add({ source: FIXTURES, name: REG });
       assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
       const page = await readsOf(s.store).search({
         q: 'redis',
@@ -156,28 +156,28 @@ describe('start --index goes through the service', () => {
       mkdirSync(join(two, 'zebra', 'v1.0'), { recursive: true });
       writeFileSync(join(two, 'zebra', 'v1.0', 'zebra.jinja'), 'resources: []\n');
       writeFileSync(join(two, 'zebra', 'v1.0', 'example.yaml'), 'resources: []\n');
-      const first = s.service.addOrUpdate({ source: one, name: 'local.dm/acme/moved' });
+      const first = await s.service.addOrUpdate({ source: one, name: 'local.dm/acme/moved' });
       assert.equal((await s.service.sync(first.id, 'start')).status, 'succeeded');
-      assert.equal(s.service.catalog.resolveAnswer('redis', { canRead: () => true }).status, 200);
-      const second = s.service.addOrUpdate({ source: two, name: 'local.dm/acme/moved' });
+      assert.equal((await s.service.catalog.resolveAnswer('redis', { canRead: () => true })).status, 200);
+      const second = await s.service.addOrUpdate({ source: two, name: 'local.dm/acme/moved' });
       assert.equal(second.id, first.id);
       assert.equal(second.source, two);
       assert.equal((await s.service.sync(second.id, 'start')).status, 'succeeded');
-      assert.equal(s.service.catalog.resolveAnswer('redis', { canRead: () => true }).status, 404);
-      assert.equal(s.service.catalog.resolveAnswer('zebra', { canRead: () => true }).status, 200);
+      assert.equal((await s.service.catalog.resolveAnswer('redis', { canRead: () => true })).status, 404);
+      assert.equal((await s.service.catalog.resolveAnswer('zebra', { canRead: () => true })).status, 200);
     } finally {
       await s.close();
     }
   });
 
-  it('is validated as add is: a bad name is refused before anything is written', () => {
+  it('is validated as add is: a bad name is refused before anything is written', async () => {
     const s = testServer();
     try {
-      assert.throws(
+      await assert.rejects(
         () => s.service.addOrUpdate({ source: FIXTURES, name: 'not a name' }),
         (e: unknown) => isDmError(e) && e.code === 'INVALID_REGISTRY',
       );
-      assert.equal(s.service.all().length, 0);
+      assert.equal((await s.service.all()).length, 0);
     } finally {
       void s.close();
     }

@@ -138,7 +138,7 @@ describe('search with typos on SQLite (API)', () => {
     writeFileSync(join(root, 'registry.yaml'), 'name: github.com/acme/typos\n');
     writeFileSync(join(root, 'redsis/v1/redsis.jinja'), 'resources: []\n');
     writeFileSync(join(root, 'redsis/v1/example.yaml'), 'resources: []\n');
-    const row = s.service.add({ source: root, name: 'github.com/acme/typos' });
+    const row = await s.service.add({ source: root, name: 'github.com/acme/typos' });
     assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
     const after = (await (await s.app.request('/api/v1/search?q=redsix')).json()) as {
       hits: { reference: string }[];

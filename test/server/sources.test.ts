@@ -48,13 +48,13 @@ describe('git source', () => {
   it('indexes a git URL (file://) and a sub-path, and re-syncs an unchanged one as unchanged', async () => {
     const s = testServer();
     try {
-      const row = s.service.add({ source: `file://${repo}`, name: 'git.example/acme/templates' });
+      const row = await s.service.add({ source: `file://${repo}`, name: 'git.example/acme/templates' });
       const first = await s.service.sync(row.id, 'manual');
       assert.equal(first.status, 'succeeded', JSON.stringify(first.error));
       assert.ok((first.versionCount ?? 0) > 10);
       const second = await s.service.sync(row.id, 'manual');
       assert.equal(second.status, 'unchanged');
-      const sub = s.service.add({ source: repo, name: 'git.example/acme/redis-only', path: 'redis' });
+      const sub = await s.service.add({ source: repo, name: 'git.example/acme/redis-only', path: 'redis' });
       const subOutcome = await s.service.sync(sub.id, 'manual');
       assert.equal(subOutcome.status, 'succeeded');
     } finally {
@@ -65,14 +65,14 @@ describe('git source', () => {
   it('a new commit in a local repository is picked up by the next sync', async () => {
     const s = testServer();
     try {
-      const row = s.service.add({ source: repo, name: 'git.example/acme/local' });
+      const row = await s.service.add({ source: repo, name: 'git.example/acme/local' });
       await s.service.sync(row.id, 'manual');
-      const before = s.service.catalog.resolve('git.example/acme/local/redis:v1.1', everyone);
+      const before = await s.service.catalog.resolve('git.example/acme/local/redis:v1.1', everyone);
       writeFileSync(join(repo, 'redis', 'v1.1', 'NOTES.txt'), 'new file\n');
       commitAll(repo, 'add notes');
       const outcome = await s.service.sync(row.id, 'manual');
       assert.equal(outcome.status, 'succeeded');
-      const afterChange = s.service.catalog.resolve('git.example/acme/local/redis:v1.1', everyone);
+      const afterChange = await s.service.catalog.resolve('git.example/acme/local/redis:v1.1', everyone);
       assert.ok(afterChange.files.some((f) => f.path === 'NOTES.txt'));
       assert.notEqual(afterChange.digest, before.digest);
     } finally {
@@ -83,7 +83,7 @@ describe('git source', () => {
   it('a git source that does not exist fails the sync with a message, not a crash', async () => {
     const s = testServer();
     try {
-      const row = s.service.add({
+      const row = await s.service.add({
         source: `file://${join(dir, 'missing')}`,
         name: 'git.example/acme/missing',
       });
@@ -104,9 +104,9 @@ describe('directory source', () => {
     try {
       cpSync(join(FIXTURES, 'redis'), join(dir, 'redis'), { recursive: true });
       symlinkSync('redis.jinja', join(dir, 'redis', 'v1.1', 'alias.jinja'));
-      const row = s.service.add({ source: dir, name: 'github.com/acme/linked' });
+      const row = await s.service.add({ source: dir, name: 'github.com/acme/linked' });
       assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
-      const resolved = s.service.catalog.resolve('github.com/acme/linked/redis:v1.1', everyone);
+      const resolved = await s.service.catalog.resolve('github.com/acme/linked/redis:v1.1', everyone);
       const alias = resolved.files.find((f) => f.path === 'alias.jinja');
       assert.equal(alias?.sha256, createHash('sha256').update('redis.jinja').digest('hex'));
       const again = await s.service.sync(row.id, 'manual');
@@ -122,10 +122,13 @@ describe('malformed registry', () => {
   it('registry-fixtures/broken indexes its valid versions and reports the rest as findings', async () => {
     const s = testServer();
     try {
-      const row = s.service.add({ source: join(FIXTURES, 'broken'), name: 'local.dm/acme/broken' });
+      const row = await s.service.add({ source: join(FIXTURES, 'broken'), name: 'local.dm/acme/broken' });
       const outcome = await s.service.sync(row.id, 'manual');
       assert.equal(outcome.status, 'succeeded', JSON.stringify(outcome.error));
-      const info = s.service.info(s.service.find(row.id, everyone), { findings: true, viewer: everyone });
+      const info = await s.service.info(await s.service.find(row.id, everyone), {
+        findings: true,
+        viewer: everyone,
+      });
       assert.ok(info.counts.versions > 0, 'no valid version was kept');
       assert.ok(info.findings && info.findings.length > 5, 'findings were not stored');
       const codes = new Set(info.findings.map((f) => f.code));

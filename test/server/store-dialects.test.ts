@@ -48,10 +48,13 @@ if (postgresBinaries()) {
       cluster = await startPostgres();
       s = await pagesServer();
       pgStore = await openPostgresStore(await cluster.createDatabase('dialects'), { max: 4 });
-      registries = s.service
-        .all()
-        .map((r) => ({ id: r.id, name: r.name, visibility: r.visibility, versionCount: r.versionCount }));
-      for (const r of s.service.all()) {
+      registries = (await s.service.all()).map((r) => ({
+        id: r.id,
+        name: r.name,
+        visibility: r.visibility,
+        versionCount: r.versionCount,
+      }));
+      for (const r of await s.service.all()) {
         await pgStore.pool.query(
           `INSERT INTO registries (id, name, source_type, source, visibility, created_at)
            VALUES ($1, $2, $3, $4, $5, 0)`,

@@ -38,11 +38,11 @@ describe('killed sync', () => {
         return { store, ...app };
       };
       let first = open();
-      const row = first.service.add({ source: registryDir, name: 'github.com/acme/templates' });
+      const row = await first.service.add({ source: registryDir, name: 'github.com/acme/templates' });
       assert.equal(row.id, 1);
       assert.equal((await first.service.sync(row.id, 'manual')).status, 'succeeded');
-      const before = first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
-      const countsBefore = first.service.find(1, everyone);
+      const before = await first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
+      const countsBefore = await first.service.find(1, everyone);
       first.store.close();
 
       // Change the registry, then sync it in a child process killed mid-swap.
@@ -77,9 +77,9 @@ describe('killed sync', () => {
         n: number;
       };
       assert.equal(fts.n, templates.n);
-      const served = first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
+      const served = await first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
       assert.equal(served.digest, before.digest);
-      const countsAfter = first.service.find(1, everyone);
+      const countsAfter = await first.service.find(1, everyone);
       assert.equal(countsAfter.versionCount, countsBefore.versionCount);
       assert.equal(countsAfter.commit, countsBefore.commit);
       const syncs = first.store.sqlite.prepare('SELECT status FROM syncs ORDER BY id').pluck().all();
@@ -88,7 +88,7 @@ describe('killed sync', () => {
 
       // And the next sync swaps the change in.
       assert.equal((await first.service.sync(1, 'manual')).status, 'succeeded');
-      const changed = first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
+      const changed = await first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
       assert.notEqual(changed.digest, before.digest);
       first.store.close();
     } finally {

@@ -260,7 +260,7 @@ async function loadPostgres(pg: PostgresStore, w: World): Promise<void> {
 async function tokenFor(s: TestServer, w: World, user: UserSpec): Promise<string | undefined> {
   if (user.kind === 'anonymous') return undefined;
   if (user.kind === 'admin') return ADMIN_TOKEN;
-  return s.service.createToken(grantOptions(w, user.grants[0]!));
+  return await s.service.createToken(grantOptions(w, user.grants[0]!));
 }
 
 function grantOptions(w: World, g: Grant) {
@@ -343,7 +343,7 @@ describe('per-organisation visibility against an oracle', () => {
         for (const user of w.users) {
           const token = await tokenFor(s, w, user);
           const reader: Reader = token
-            ? s.service.tokens.accessFor(`Bearer ${token}`).readable()
+            ? (await s.service.tokens.accessFor(`Bearer ${token}`)).readable()
             : PUBLIC_READER;
           for (const search of w.searches) {
             const expected = oracleSearch(w, user, search);

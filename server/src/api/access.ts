@@ -9,9 +9,8 @@
  */
 import { DmError } from '../../../client/src/error.js';
 import type { Access, RegistryView } from '../resolve/catalog.js';
-import type { Store } from '../store/db.js';
 import { hashToken } from '../store/secrets.js';
-import { allTokens, recordTokensUsed, tokensFingerprint } from '../store/tokens.js';
+import type { TokenQueries } from '../store/service-store.js';
 import { EVERY_REGISTRY, mayRead, organisationsOf, PUBLIC_READER, type Reader } from '../store/visibility.js';
 
 interface TokenGrant {
@@ -36,13 +35,16 @@ const ANONYMOUS: RequestAccess = {
 
 export class TokenBook {
   private grants: Map<string, TokenGrant[]> | undefined;
+  /** The load in flight (one at a time; requests meanwhile wait for it). */
+  private loading: Promise<Map<string, TokenGrant[]>> | undefined;
+  private rounds = 0;
   private fingerprint: string | undefined;
   private readonly adminHashes: Set<string>;
   private readonly used = new Map<number, number>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: TokenQueries,
     adminTokens: readonly string[] = [],
     private readonly clock: () => number = Date.now,
   ) {
@@ -53,70 +55,96 @@ export class TokenBook {
     this.grants = undefined;
   }
 
+  /** Reads the tokens again now (after a token is created or revoked here). */
+  async reload(): Promise<void> {
+    this.invalidate();
+    await this.read();
+  }
+
   /** Polls the table's fingerprint every `intervalMs` and writes last-use times; unref'd. */
   watch(intervalMs = 1000, onError?: (error: unknown) => void): void {
     if (this.timer) return;
+    let ticking = false;
     this.timer = setInterval(() => {
-      try {
-        this.tick();
-      } catch (error) {
-        onError?.(error);
-      }
+      if (ticking) return;
+      ticking = true;
+      this.tick()
+        .catch((error: unknown) => onError?.(error))
+        .finally(() => {
+          ticking = false;
+        });
     }, intervalMs);
     this.timer.unref();
   }
 
   /** Stops watching and writes the last-use times collected so far. */
-  stop(): void {
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     try {
-      this.tick();
+      await this.tick();
     } catch {
       // The database is going away with the server.
     }
   }
 
   /** One watch step: reload when the table changed; record last uses. */
-  tick(): void {
-    const now = tokensFingerprint(this.store);
+  async tick(): Promise<void> {
+    const now = await this.store.fingerprint();
     if (now !== this.fingerprint) this.grants = undefined;
     if (this.used.size) {
       const used = new Map(this.used);
       this.used.clear();
-      recordTokensUsed(this.store, used);
+      await this.store.recordUsed(used);
     }
   }
 
-  private load(): Map<string, TokenGrant[]> {
-    if (!this.grants) {
-      const map = new Map<string, TokenGrant[]>();
-      this.fingerprint = tokensFingerprint(this.store);
-      for (const row of allTokens(this.store)) {
-        const list = map.get(row.hash) ?? [];
-        list.push({
-          id: row.id,
-          role: row.role,
-          registryId: row.registryId,
-          organisations: organisationsOf(row.organisations),
-          expiresAt: row.expiresAt,
-        });
-        map.set(row.hash, list);
-      }
+  private load(): Map<string, TokenGrant[]> | Promise<Map<string, TokenGrant[]>> {
+    if (this.grants) return this.grants;
+    if (!this.loading) {
+      this.loading = this.read().finally(() => {
+        this.loading = undefined;
+      });
+    }
+    return this.loading;
+  }
+
+  /** Reads the table; a read started later wins over one started earlier. */
+  private async read(): Promise<Map<string, TokenGrant[]>> {
+    const round = ++this.rounds;
+    const map = new Map<string, TokenGrant[]>();
+    const fingerprint = await this.store.fingerprint();
+    for (const row of await this.store.all()) {
+      const list = map.get(row.hash) ?? [];
+      list.push({
+        id: row.id,
+        role: row.role,
+        registryId: row.registryId,
+        organisations: organisationsOf(row.organisations),
+        expiresAt: row.expiresAt,
+      });
+      map.set(row.hash, list);
+    }
+    if (round === this.rounds) {
+      this.fingerprint = fingerprint;
       this.grants = map;
     }
-    return this.grants;
+    return map;
   }
 
   /** The access of an `Authorization` header value; a present but unknown token is rejected. */
-  accessFor(authorization: string | undefined): RequestAccess {
+  accessFor(authorization: string | undefined): RequestAccess | Promise<RequestAccess> {
     if (!authorization) return ANONYMOUS;
     const hash = hashToken(bearerToken(authorization));
     if (this.adminHashes.has(hash)) return adminAccess();
+    // The table is in memory but while it is (re)read: then the request waits for it.
+    const grants = this.grants ?? this.load();
+    return grants instanceof Promise ? grants.then((g) => this.grant(g, hash)) : this.grant(grants, hash);
+  }
+
+  private grant(all: Map<string, TokenGrant[]>, hash: string): RequestAccess {
     const now = this.clock();
-    const grants = this.load()
-      .get(hash)
-      ?.filter((g) => g.expiresAt === null || g.expiresAt > now);
+    const grants = all.get(hash)?.filter((g) => g.expiresAt === null || g.expiresAt > now);
     if (!grants?.length) {
       throw new DmError('UNAUTHORIZED', 'the token is not valid (unknown, revoked or expired)', {
         category: 'unauthorized',

@@ -15,7 +15,7 @@ import { storeTarget } from '../mirror/store-target.js';
 import { Upstream } from '../mirror/upstream.js';
 import { pageRoutes } from '../pages/routes.js';
 import { RegistryService, type ServiceDeps } from '../service.js';
-import { migrationsApplied } from '../store/db.js';
+import { isPostgres } from '../store/service-store.js';
 import { type AppEnv, errorResponse } from './http.js';
 import { ServerMetrics } from './metrics.js';
 import { OPENAPI } from './openapi.js';
@@ -58,7 +58,16 @@ function isDatabaseDown(error: unknown): boolean {
     ) {
       return true;
     }
-    if (e instanceof Error && /database connection is not open/.test(e.message)) return true;
+    // PostgreSQL: connection exceptions (08…), the server shutting down (57P…), no server there.
+    if (typeof code === 'string' && /^(08|57P0)|^ECONNREFUSED$|^ECONNRESET$/.test(code)) return true;
+    if (
+      e instanceof Error &&
+      /database connection is not open|Connection terminated|Cannot use a pool after calling end/.test(
+        e.message,
+      )
+    ) {
+      return true;
+    }
   }
   return false;
 }
@@ -79,6 +88,11 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     },
   });
   if (deps.upstreams && deps.upstreams.length > 0) {
+    if (isPostgres(service.store)) {
+      throw new DmError('UNSUPPORTED_DATABASE', 'mirroring an upstream (--upstream) needs the SQLite store', {
+        category: 'usage',
+      });
+    }
     const target = storeTarget(
       service.store,
       logger,
@@ -137,16 +151,15 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
   });
 
   served.get('/healthz', (c) => c.json({ status: 'ok' }));
-  served.get('/readyz', (c) => {
-    try {
-      service.store.sqlite.prepare('SELECT 1').get();
-      if (!migrationsApplied(service.store)) {
-        return errorResponse(
-          c,
-          new DmError('NOT_READY', 'database migrations are not applied', { category: 'unreachable' }),
-        );
-      }
-    } catch {
+  served.get('/readyz', async (c) => {
+    const state = await service.data.ready();
+    if (state === 'migrations-pending') {
+      return errorResponse(
+        c,
+        new DmError('NOT_READY', 'database migrations are not applied', { category: 'unreachable' }),
+      );
+    }
+    if (state === 'unreachable') {
       return errorResponse(
         c,
         new DmError('NOT_READY', 'the database is unreachable', { category: 'unreachable' }),

@@ -12,7 +12,7 @@ export interface AppEnv {
   Variables: { requestId: string; service: RegistryService };
 }
 
-export function accessOf(c: Context<AppEnv>): RequestAccess {
+export async function accessOf(c: Context<AppEnv>): Promise<RequestAccess> {
   return c.get('service').tokens.accessFor(c.req.header('authorization'));
 }
 

@@ -9,8 +9,9 @@ import { DmError } from '../../../client/src/error.js';
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
 import { batchCacheStatus } from '../mirror/mirror.js';
 import type { RegistryView } from '../resolve/catalog.js';
-import { type ReadStore, readsOf } from '../store/reads.js';
+import type { ReadStore } from '../store/reads.js';
 import { mayRead } from '../store/visibility.js';
+import type { RequestAccess } from './access.js';
 import {
   type AppEnv,
   accessOf,
@@ -45,17 +46,19 @@ function resolveEtag(answer: { body: string }): string {
 export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.get('/registries', (c) => {
+  app.get('/registries', async (c) => {
     const service = c.get('service');
-    const access = accessOf(c);
-    const rows = service.all().filter((r) => access.canRead(r));
-    return c.json({ registries: rows.map((r) => service.info(r, { viewer: access })) });
+    const access = await accessOf(c);
+    const rows = (await service.all()).filter((r) => access.canRead(r));
+    return c.json({
+      registries: await Promise.all(rows.map((r) => service.info(r, { viewer: access }))),
+    });
   });
 
   // Admin tokens and read tokens for that registry; a registry the token may not read is not found.
   app.get('/registries/:id{[^/]+}/syncs', async (c) => {
     const service = c.get('service');
-    const access = accessOf(c);
+    const access = await accessOf(c);
     if (c.req.header('authorization') === undefined) {
       throw new DmError(
         'UNAUTHORIZED',
@@ -65,7 +68,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
         },
       );
     }
-    const row = service.find(c.req.param('id'), access);
+    const row = await service.find(c.req.param('id'), access);
     // Not for anonymous readers of a public registry: the reader must be granted it.
     if (!mayRead(access.readable(), { ...row, visibility: 'private' })) {
       throw new DmError('REGISTRY_NOT_FOUND', `no registry ${c.req.param('id')} on this server`, {
@@ -73,14 +76,14 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
         details: { registry: c.req.param('id') },
       });
     }
-    return c.json(syncHistory(await readsOf(service.store).syncs(row.id)));
+    return c.json(syncHistory(await service.data.reads.syncs(row.id)));
   });
 
   // What a mirror syncs from (docs/mirroring.md): revalidated with If-None-Match; the ETag changes
   // with every index swap or added version (the registry's generation).
   app.get('/registries/:id{.+}/versions', async (c) => {
     const service = c.get('service');
-    const row = service.find(c.req.param('id'), accessOf(c));
+    const row = await service.find(c.req.param('id'), await accessOf(c));
     const etag = `"${row.id}.${row.generation}"`;
     c.header('ETag', etag);
     if (row.visibility === 'public') c.header('Cache-Control', 'no-cache');
@@ -92,21 +95,21 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     const list: RegistryVersionList = {
       registry: row.name,
       commit: row.commit,
-      versions: await readsOf(service.store).versionList(row.id),
+      versions: await service.data.reads.versionList(row.id),
     };
     return c.json(list);
   });
 
-  app.get('/registries/:id{.+}', (c) => {
+  app.get('/registries/:id{.+}', async (c) => {
     const service = c.get('service');
-    const access = accessOf(c);
-    const row = service.find(c.req.param('id'), access);
-    return c.json(service.info(row, { findings: true, viewer: access }));
+    const access = await accessOf(c);
+    const row = await service.find(c.req.param('id'), access);
+    return c.json(await service.info(row, { findings: true, viewer: access }));
   });
 
   app.get('/search', async (c) => {
     const service = c.get('service');
-    const access = accessOf(c);
+    const access = await accessOf(c);
     const q = c.req.query('q') ?? '';
     if (q.length > 256) {
       throw new DmError('INVALID_PARAMETER', 'q must be at most 256 characters', {
@@ -115,7 +118,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     }
     return c.json(
       searchResult(
-        await readsOf(service.store).search({
+        await service.data.reads.search({
           q,
           collection: c.req.query('collection'),
           registry: c.req.query('registry'),
@@ -127,51 +130,20 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     );
   });
 
-  // The hot path: tracked inline and synchronous (tracking.ts), answered from the catalog's cache.
+  // The hot path: tracked inline and synchronous (tracking.ts), answered from the catalog's cache;
+  // only a miss (or a token book being read) continues asynchronously.
   app.get('/resolve', (c) => {
     const requestId = tracker.begin(c, false);
-    let res: Response;
-    try {
-      const ref = c.req.query('ref');
-      if (!ref) {
-        throw new DmError('INVALID_PARAMETER', 'the ref query parameter is required, e.g. ?ref=redis:v1.0', {
-          category: 'invalid-input',
-        });
-      }
-      const service = c.get('service');
-      const access = accessOf(c);
-      const mirror = service.mirror;
-      if (mirror?.involves(ref)) {
-        // A mirror's references may go upstream (docs/mirroring.md): answered asynchronously.
-        return mirror
-          .resolve(ref, () => service.catalog.resolveAnswer(ref, access))
-          .then(
-            (m) => {
-              const headers: Record<string, string> = {
-                'content-type': 'application/json',
-                'x-request-id': requestId,
-                'cache-status': m.cacheStatus,
-              };
-              if (m.age !== undefined) headers.age = String(m.age);
-              if (m.status === 200) headers.etag = resolveEtag(m);
-              const answer =
-                m.status === 200 && notModified(c, headers.etag!)
-                  ? new Response(null, { status: 304, headers })
-                  : new Response(m.body, { status: m.status, headers });
-              tracker.end(c, answer.status);
-              return answer;
-            },
-            (error: unknown) => {
-              if (!(error instanceof DmError)) throw error;
-              c.header('X-Request-Id', requestId);
-              const answer = errorResponse(c, error);
-              tracker.end(c, answer.status);
-              return answer;
-            },
-          );
-      }
-      const answer = service.catalog.resolveAnswer(ref, access);
+    const fail = (error: unknown): Response => {
+      if (!(error instanceof DmError)) throw error;
+      c.header('X-Request-Id', requestId);
+      const res = errorResponse(c, error);
+      tracker.end(c, res.status);
+      return res;
+    };
+    const send = (answer: { status: number; body: string }): Response => {
       // A plain header object (not c.body with two headers, which builds a Headers instance).
+      let res: Response;
       if (answer.status === 200) {
         const etag = resolveEtag(answer);
         res = notModified(c, etag)
@@ -186,13 +158,52 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
           headers: { 'content-type': 'application/json', 'x-request-id': requestId },
         });
       }
+      tracker.end(c, res.status);
+      return res;
+    };
+    const answerFor = (ref: string, access: RequestAccess): Response | Promise<Response> => {
+      const service = c.get('service');
+      const mirror = service.mirror;
+      if (mirror?.involves(ref)) {
+        // A mirror's references may go upstream (docs/mirroring.md): answered asynchronously.
+        return mirror
+          .resolve(ref, () => service.catalog.resolveAnswer(ref, access))
+          .then((m) => {
+            const headers: Record<string, string> = {
+              'content-type': 'application/json',
+              'x-request-id': requestId,
+              'cache-status': m.cacheStatus,
+            };
+            if (m.age !== undefined) headers.age = String(m.age);
+            let answer: Response;
+            if (m.status === 200) {
+              const etag = resolveEtag(m);
+              headers.etag = etag;
+              answer = notModified(c, etag)
+                ? new Response(null, { status: 304, headers })
+                : new Response(m.body, { status: 200, headers });
+            } else {
+              answer = new Response(m.body, { status: m.status, headers });
+            }
+            tracker.end(c, answer.status);
+            return answer;
+          }, fail);
+      }
+      const answer = service.catalog.resolveAnswer(ref, access);
+      return answer instanceof Promise ? answer.then(send, fail) : send(answer);
+    };
+    try {
+      const ref = c.req.query('ref');
+      if (!ref) {
+        throw new DmError('INVALID_PARAMETER', 'the ref query parameter is required, e.g. ?ref=redis:v1.0', {
+          category: 'invalid-input',
+        });
+      }
+      const access = c.get('service').tokens.accessFor(c.req.header('authorization'));
+      return access instanceof Promise ? access.then((a) => answerFor(ref, a), fail) : answerFor(ref, access);
     } catch (error) {
-      if (!(error instanceof DmError)) throw error;
-      c.header('X-Request-Id', requestId);
-      res = errorResponse(c, error);
+      return fail(error);
     }
-    tracker.end(c, res.status);
-    return res;
   });
 
   app.post(
@@ -230,7 +241,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
         );
       }
       const catalog = c.get('service').catalog;
-      const access = accessOf(c);
+      const access = await accessOf(c);
       const mirror = c.get('service').mirror;
       const list = refs as string[];
       const mirrored =
@@ -241,8 +252,11 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
         const status = batchCacheStatus(mirrored);
         if (status) c.header('Cache-Status', status);
       }
+      const answers = await Promise.all(
+        list.map((ref, i) => mirrored?.[i] ?? catalog.resolveAnswer(ref, access)),
+      );
       const parts = list.map((ref, i) => {
-        const answer = mirrored?.[i] ?? catalog.resolveAnswer(ref, access);
+        const answer = answers[i]!;
         const key = answer.status === 200 ? 'resolution' : 'error';
         const value = answer.status === 200 ? answer.body : JSON.stringify(JSON.parse(answer.body).error);
         return `{"ref":${JSON.stringify(ref)},"${key}":${value}}`;
@@ -253,7 +267,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
 
   app.get('/templates/*', async (c) => {
     const service = c.get('service');
-    const access = accessOf(c);
+    const access = await accessOf(c);
     const raw = c.req.path.replace(/^.*?\/templates\//, '');
     const p = parseTemplatePath(raw);
     // A mirror pulls an exact version it does not hold through before serving its content
@@ -268,9 +282,9 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
           })
         : '';
     // Set only once the caller may read the registry: a private one's stays unsaid.
-    const { registry } = service.catalog.locate(p, access);
+    const { registry } = await service.catalog.locate(p, access);
     if (cache) c.header('Cache-Status', cache);
-    const reads = readsOf(service.store);
+    const reads = service.data.reads;
     if (p.version === undefined) return templateInfo(c, reads, registry, p);
     return versionContent(c, reads, registry, p);
   });

@@ -37,7 +37,7 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
   const limit = bodyLimit({ maxSize: options.maxBodyBytes, onError: tooLarge(options.maxBodyBytes) });
 
   app.post('/registries', limit, async (c) => {
-    requireAdmin(accessOf(c));
+    requireAdmin(await accessOf(c));
     const body = await jsonBody(c);
     const service = c.get('service');
     const interval = body.interval;
@@ -57,25 +57,25 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
       credential: optionalString(body, 'credential'),
       webhookSecret: optionalString(body, 'webhookSecret'),
     };
-    const row = service.add(input);
+    const row = await service.add(input);
     void service.sync(row.id, 'manual');
-    return c.json(service.info(row, { viewer: { admin: true } }), 201);
+    return c.json(await service.info(row, { viewer: { admin: true } }), 201);
   });
 
-  app.delete('/registries/:id{.+}', (c) => {
-    const access = accessOf(c);
+  app.delete('/registries/:id{.+}', async (c) => {
+    const access = await accessOf(c);
     requireAdmin(access);
     const service = c.get('service');
-    const row = service.find(c.req.param('id'), access);
-    service.remove(row.id);
+    const row = await service.find(c.req.param('id'), access);
+    await service.remove(row.id);
     return c.body(null, 204);
   });
 
   app.post('/registries/:id{.+}/sync', async (c) => {
-    const access = accessOf(c);
+    const access = await accessOf(c);
     requireAdmin(access);
     const service = c.get('service');
-    const row = service.find(c.req.param('id'), access);
+    const row = await service.find(c.req.param('id'), access);
     const promise = service.sync(row.id, 'manual');
     if (c.req.query('wait') === 'false') {
       void promise;
@@ -85,11 +85,13 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
   });
 
   app.post('/credentials/:name', limit, async (c) => {
-    requireAdmin(accessOf(c));
+    requireAdmin(await accessOf(c));
     const body = await jsonBody(c);
     const secret = optionalString(body, 'secret');
     if (!secret) throw new DmError('INVALID_JSON', 'secret is required', { category: 'invalid-input' });
-    c.get('service').storeCredential(c.req.param('name'), secret, optionalString(body, 'kind') ?? 'token');
+    await c
+      .get('service')
+      .storeCredential(c.req.param('name'), secret, optionalString(body, 'kind') ?? 'token');
     return c.body(null, 204);
   });
 
@@ -108,7 +110,7 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
       // secret, before anything of the body is parsed.
       const verified = [];
       if (signature) {
-        for (const r of service.all()) {
+        for (const r of await service.all()) {
           if (r.sourceType !== 'github' || !r.webhookSecret) continue;
           let secret: string | null = null;
           try {

@@ -131,6 +131,13 @@ async function lookUpKnown(entries: readonly TreeEntry[], known: KnownContent): 
   const out = new Map<string, string>();
   const seen = new Set<string>();
   let n = 0;
+  if (known.sha256ForGitShas) {
+    const wanted = [...new Set(entries.flatMap((e) => (e.type === 'blob' && e.gitSha ? [e.gitSha] : [])))];
+    for (let i = 0; i < wanted.length; i += SLICE) {
+      for (const [g, sha] of await known.sha256ForGitShas(wanted.slice(i, i + SLICE))) out.set(g, sha);
+    }
+    return out;
+  }
   for (const e of entries) {
     if (e.type !== 'blob' || !e.gitSha || seen.has(e.gitSha)) continue;
     seen.add(e.gitSha);
@@ -283,6 +290,12 @@ export class IndexBuildPool {
     };
     const contents = async (shas: readonly string[]) => {
       const out = new Map<string, Buffer>();
+      if (known.contents) {
+        for (let i = 0; i < shas.length; i += SLICE) {
+          for (const [sha, content] of await known.contents(shas.slice(i, i + SLICE))) out.set(sha, content);
+        }
+        return out;
+      }
       for (const [i, sha] of shas.entries()) {
         const content = known.content(sha);
         if (content) out.set(sha, content);

@@ -50,10 +50,17 @@ export interface BuiltIndex {
   registryYaml: IndexedFile | null;
 }
 
-/** What the store already has, by git blob id: the sha256 and (lazily) the content. */
+/**
+ * What the store already has, by git blob id: the sha256 and (lazily) the content. A store that
+ * answers over the network (PostgreSQL) gives the batched forms, used instead when present.
+ */
 export interface KnownContent {
   sha256ForGitSha(gitSha: string): string | undefined;
   content(sha256: string): Buffer | undefined;
+  /** git blob id → sha256 for those of `gitShas` the store has. */
+  sha256ForGitShas?(gitShas: readonly string[]): Promise<Map<string, string>>;
+  /** sha256 → content for those of `sha256s` the store has. */
+  contents?(sha256s: readonly string[]): Promise<Map<string, Buffer>>;
 }
 
 const VERSION_SEGMENT = /^v\d/;

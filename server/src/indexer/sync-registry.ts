@@ -4,7 +4,6 @@
  * and the rate-limit budget left. Syncs of one registry are serialised (and coalesced: a request
  * while one runs queues at most one more); a failure leaves the serving index untouched.
  */
-import { eq, sql } from 'drizzle-orm';
 import { DmError } from '../../../client/src/error.js';
 import {
   checkSourceSize,
@@ -12,11 +11,15 @@ import {
   type OpenOptions,
   type Source,
 } from '../../../client/src/source/source.js';
-import type { Store } from '../store/db.js';
 import { replicaName } from '../store/replica.js';
-import { files, registries, syncs } from '../store/schema.js';
-import { swapIndex } from '../store/swap-index.js';
-import { buildIndex, type KnownContent } from './build-index.js';
+import {
+  type RegistryRow,
+  type ServiceStore,
+  type StoreHandle,
+  type SyncValues,
+  serviceStoreOf,
+} from '../store/service-store.js';
+import { buildIndex } from './build-index.js';
 import type { IndexBuildPool } from './build-index-pool.js';
 
 /** Sync history kept per registry. */
@@ -28,7 +31,11 @@ export interface SyncOutcome {
   /** The sync's row in the history; null when the registry was gone before the sync began. */
   syncId: number | null;
   registryId: number;
-  status: 'succeeded' | 'unchanged' | 'failed';
+  /**
+   * `coalesced`: another replica holds the registry's sync lease (PostgreSQL); it runs one more
+   * sync when it finishes, which covers this trigger (docs/server.md, "Several replicas").
+   */
+  status: 'succeeded' | 'unchanged' | 'failed' | 'coalesced';
   commit: string | null;
   apiRequests: number;
   rateLimitRemaining: number | null;
@@ -72,15 +79,6 @@ export interface IncrementalSource {
   }>;
 }
 
-function knownContent(store: Store): KnownContent {
-  const byGit = store.sqlite.prepare('SELECT sha256 FROM files WHERE git_sha = ?').pluck();
-  const content = store.sqlite.prepare('SELECT content FROM files WHERE sha256 = ?').pluck();
-  return {
-    sha256ForGitSha: (gitSha) => (byGit.get(gitSha) as string | undefined) ?? undefined,
-    content: (sha) => (content.get(sha) as Buffer | undefined) ?? undefined,
-  };
-}
-
 /** Default overall deadline of one sync. */
 export const SYNC_DEADLINE_MS = 10 * 60 * 1000;
 
@@ -107,18 +105,8 @@ function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /** Marks syncs a killed process left `running` as `interrupted` (their transaction never committed). */
-export function recoverInterruptedSyncs(store: Store, now: number): number {
-  const result = store.db
-    .update(syncs)
-    .set({ status: 'interrupted', finishedAt: now, error: 'the server stopped during the sync' })
-    .where(eq(syncs.status, 'running'))
-    .run();
-  store.db
-    .update(registries)
-    .set({ lastSyncStatus: 'interrupted' })
-    .where(eq(registries.lastSyncStatus, 'running'))
-    .run();
-  return result.changes;
+export function recoverInterruptedSyncs(store: ServiceStore | StoreHandle, now: number): Promise<number> {
+  return queriesOf(store).syncs.recoverInterrupted(now);
 }
 
 /**
@@ -127,13 +115,16 @@ export function recoverInterruptedSyncs(store: Store, now: number): number {
  * recorded in the sync history when the registry still exists (docs/server.md, "Background work").
  */
 export async function syncRegistry(
-  store: Store,
+  storeOrHandle: ServiceStore | StoreHandle,
   registryId: number,
-  source: Source | ((registry: typeof registries.$inferSelect) => Source | IncrementalSource),
+  source:
+    | Source
+    | ((registry: RegistryRow) => Source | IncrementalSource | Promise<Source | IncrementalSource>),
   options: SyncOptions,
 ): Promise<SyncOutcome> {
   const now = options.clock ?? Date.now;
-  const registry = store.db.select().from(registries).where(eq(registries.id, registryId)).get();
+  const store = queriesOf(storeOrHandle);
+  const registry = await store.registries.byId(registryId);
   if (!registry) {
     return {
       syncId: null,
@@ -146,18 +137,7 @@ export async function syncRegistry(
     };
   }
   const started = now();
-  const syncRow = store.db
-    .insert(syncs)
-    .values({
-      registryId,
-      trigger: options.trigger,
-      status: 'running',
-      startedAt: started,
-      replica: replicaName(),
-    })
-    .returning({ id: syncs.id })
-    .get();
-  store.db.update(registries).set({ lastSyncStatus: 'running' }).where(eq(registries.id, registryId)).run();
+  const syncRow = { id: await store.syncs.start(registryId, options.trigger, started, replicaName()) };
   const meter = createMeter();
   const deadlineMs = options.deadlineMs ?? SYNC_DEADLINE_MS;
   const deadline = new AbortController();
@@ -172,44 +152,30 @@ export async function syncRegistry(
   );
   timer.unref();
   const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
-  const finish = (values: Partial<typeof syncs.$inferInsert>) => {
-    store.db
-      .update(syncs)
-      .set({
-        ...values,
-        finishedAt: now(),
-        apiRequests: meter.requests,
-        rateLimitRemaining: meter.rateLimitRemaining,
-      })
-      .where(eq(syncs.id, syncRow.id))
-      .run();
-    // The history keeps the last KEEP_SYNCS syncs of each registry.
-    store.sqlite
-      .prepare(
-        `DELETE FROM syncs WHERE registry_id = ? AND id NOT IN
-           (SELECT id FROM syncs WHERE registry_id = ? ORDER BY id DESC LIMIT ${KEEP_SYNCS})`,
-      )
-      .run(registryId, registryId);
-  };
+  // The history keeps the last KEEP_SYNCS syncs of each registry.
+  const ended = (values: SyncValues): SyncValues => ({
+    ...values,
+    finishedAt: now(),
+    apiRequests: meter.requests,
+    rateLimitRemaining: meter.rateLimitRemaining,
+  });
+  const finish = (values: SyncValues) =>
+    store.syncs.finish(syncRow.id, registryId, ended(values), KEEP_SYNCS);
   try {
-    const opener = typeof source === 'function' ? source(registry) : source;
+    const opener = typeof source === 'function' ? await source(registry) : source;
     if ('update' in opener) {
       const updated = await withDeadline(
         opener.update({ etag: registry.etag, commit: registry.commit, meter, signal }),
         signal,
       );
-      finish({ status: updated.status, commit: updated.commit });
-      store.db
-        .update(registries)
-        .set({
-          lastSyncAt: now(),
-          lastSyncStatus: updated.status,
-          lastSyncError: null,
-          etag: updated.etag,
-          ...(updated.commit === null ? {} : { commit: updated.commit }),
-        })
-        .where(eq(registries.id, registryId))
-        .run();
+      await finish({ status: updated.status, commit: updated.commit });
+      await store.syncs.setRegistryState(registryId, {
+        lastSyncAt: now(),
+        lastSyncStatus: updated.status,
+        lastSyncError: null,
+        etag: updated.etag,
+        ...(updated.commit === null ? {} : { commit: updated.commit }),
+      });
       options.onSwap?.(registryId);
       return {
         syncId: syncRow.id,
@@ -232,12 +198,12 @@ export async function syncRegistry(
       signal,
     );
     if (opened.status === 'unchanged') {
-      finish({ status: 'unchanged', commit: opened.commit });
-      store.db
-        .update(registries)
-        .set({ lastSyncAt: now(), lastSyncStatus: 'unchanged', lastSyncError: null })
-        .where(eq(registries.id, registryId))
-        .run();
+      await finish({ status: 'unchanged', commit: opened.commit });
+      await store.syncs.setRegistryState(registryId, {
+        lastSyncAt: now(),
+        lastSyncStatus: 'unchanged',
+        lastSyncError: null,
+      });
       return {
         syncId: syncRow.id,
         registryId,
@@ -250,7 +216,7 @@ export async function syncRegistry(
     // The bound on what any source may hold, before its content is read (docs/server.md).
     checkSourceSize(opened.entries, opener.description);
     const built = await withDeadline(
-      buildIndex(opened, knownContent(store), {
+      buildIndex(opened, store.knownContent(), {
         signal,
         ...(options.indexPool ? { pool: options.indexPool } : {}),
       }),
@@ -260,19 +226,18 @@ export async function syncRegistry(
     if (signal.aborted) throw signal.reason;
     // The outcome is recorded inside the swap transaction: a process killed right after the
     // commit leaves the new index and `succeeded` together, never the new index and `interrupted`.
-    const swapped = swapIndex(store, built, {
+    const swapped = await store.swap(built, {
       registryId,
       commit: opened.commit,
       etag: opened.etag ?? null,
       now: now(),
       ...(options.midSwap ? { midSwap: options.midSwap } : {}),
-      record: () => {
-        finish({ status: 'succeeded', commit: opened.commit });
-        store.db
-          .update(registries)
-          .set({ lastSyncAt: now(), lastSyncStatus: 'succeeded', lastSyncError: null })
-          .where(eq(registries.id, registryId))
-          .run();
+      record: {
+        syncId: syncRow.id,
+        registryId,
+        sync: ended({ status: 'succeeded', commit: opened.commit }),
+        state: { lastSyncAt: now(), lastSyncStatus: 'succeeded', lastSyncError: null },
+        keep: KEEP_SYNCS,
       },
     });
     options.afterSwap?.();
@@ -292,12 +257,12 @@ export async function syncRegistry(
     const code = error instanceof DmError ? error.code : 'SYNC_FAILED';
     const message = error instanceof Error ? error.message : String(error);
     try {
-      finish({ status: 'failed', error: `${code}: ${message}` });
-      store.db
-        .update(registries)
-        .set({ lastSyncAt: now(), lastSyncStatus: 'failed', lastSyncError: `${code}: ${message}` })
-        .where(eq(registries.id, registryId))
-        .run();
+      await finish({ status: 'failed', error: `${code}: ${message}` });
+      await store.syncs.setRegistryState(registryId, {
+        lastSyncAt: now(),
+        lastSyncStatus: 'failed',
+        lastSyncError: `${code}: ${message}`,
+      });
     } catch {
       // The database refused the record (gone, or the registry with it): the outcome still says it.
     }
@@ -356,6 +321,10 @@ export class SyncQueue {
 }
 
 /** Counts content rows (for metrics and tests). */
-export function countFiles(store: Store): number {
-  return store.db.select({ n: sql<number>`count(*)` }).from(files).get()?.n ?? 0;
+export function countFiles(store: ServiceStore | StoreHandle): Promise<number> {
+  return queriesOf(store).syncs.countFiles();
+}
+
+function queriesOf(store: ServiceStore | StoreHandle): ServiceStore {
+  return 'handle' in store ? store : serviceStoreOf(store);
 }

@@ -13,9 +13,9 @@ import type { Resolution as ServerResolution } from '../api/shapes.js';
 /** What the manager needs of the server's catalog: resolve a reference, read a file's bytes. */
 export interface CatalogView {
   /** Resolves as `GET /api/v1/resolve` does for this caller; throws DmError when it cannot. */
-  resolve(reference: string): ServerResolution;
+  resolve(reference: string): Promise<ServerResolution>;
   /** The stored bytes of a file by sha256 (hex), or undefined. */
-  fileContent(sha256: string): Buffer | undefined;
+  fileContent(sha256: string): Promise<Buffer | undefined>;
 }
 
 export class CatalogResolver implements Resolver {
@@ -24,9 +24,10 @@ export class CatalogResolver implements Resolver {
   constructor(private readonly catalog: CatalogView) {}
 
   async resolve(refs: readonly RegistryReference[]): Promise<Resolution[]> {
-    return refs.map((ref) => {
+    const out: Resolution[] = [];
+    for (const ref of refs) {
       try {
-        const r = this.catalog.resolve(formatReference(ref));
+        const r = await this.catalog.resolve(formatReference(ref));
         const template = r.resolved.slice(0, r.resolved.lastIndexOf(':='));
         const resolved: ResolvedVersion = {
           reference: r.reference,
@@ -43,15 +44,16 @@ export class CatalogResolver implements Resolver {
           })),
           digest: r.digest,
         };
-        return resolved;
+        out.push(resolved);
       } catch (error) {
-        if (error instanceof DmError) return error;
-        throw error;
+        if (error instanceof DmError) out.push(error);
+        else throw error;
       }
-    });
+    }
+    return out;
   }
 
   async fetchFile(_resolved: ResolvedVersion, file: ResolvedFile): Promise<Buffer | null> {
-    return this.catalog.fileContent(file.sha256.replace(/^sha256:/, '')) ?? null;
+    return (await this.catalog.fileContent(file.sha256.replace(/^sha256:/, ''))) ?? null;
   }
 }

@@ -47,10 +47,10 @@ const ADMIN: ManagerAccess = {
   clusterWide: () => true,
 };
 
-export function managerAccessFor(
+export async function managerAccessFor(
   authorization: string | undefined,
   deps: { tokens: TokenBook; operations: OperationStore },
-): ManagerAccess {
+): Promise<ManagerAccess> {
   if (!authorization) {
     throw new DmError('UNAUTHORIZED', 'deployments need a token (Authorization: Bearer <token>)', {
       category: 'unauthorized',
@@ -68,7 +68,7 @@ export function managerAccessFor(
       clusterWide: (c) => deploy && scopes.some((s) => s === '*' || s === `${c}/*`),
     };
   }
-  const server = deps.tokens.accessFor(authorization);
+  const server = await deps.tokens.accessFor(authorization);
   if (server.admin) return ADMIN;
   throw new DmError('FORBIDDEN', 'this token has no rights on deployments', { category: 'forbidden' });
 }

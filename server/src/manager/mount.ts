@@ -19,10 +19,9 @@ function catalogView(service: RegistryService, access: ManagerAccess): CatalogVi
   const registryAccess = {
     canRead: (r: { visibility: string }) => access.admin || r.visibility !== 'private',
   };
-  const file = service.store.sqlite.prepare('SELECT content FROM files WHERE sha256 = ?');
   return {
     resolve: (reference) => service.catalog.resolve(reference, registryAccess),
-    fileContent: (sha256) => (file.get(sha256) as { content: Buffer } | undefined)?.content,
+    fileContent: (sha256) => service.data.catalog.content(sha256),
   };
 }
 

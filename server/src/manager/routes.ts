@@ -50,7 +50,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   const accessOf = (c: {
     req: { header(name: string): string | undefined };
     get(k: 'service'): AppEnv['Variables']['service'];
-  }): ManagerAccess =>
+  }): Promise<ManagerAccess> =>
     managerAccessFor(c.req.header('authorization'), {
       tokens: c.get('service').tokens,
       operations: manager.operations,
@@ -63,8 +63,8 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
     return [view, wait ? 200 : 202];
   };
 
-  app.get('/api/v1/deployments', (c) => {
-    const access = accessOf(c);
+  app.get('/api/v1/deployments', async (c) => {
+    const access = await accessOf(c);
     const where = manager.operations.placements();
     const list = manager.store.listDeployments().flatMap((d) => {
       const p = where.get(d.name);
@@ -74,7 +74,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   });
 
   app.post('/api/v1/deployments', limit, async (c) => {
-    const access = accessOf(c);
+    const access = await accessOf(c);
     const req = parseDeploymentRequest(await jsonBody(c));
     if (wantsDryRun(c.req.query('dryRun'))) return c.json(await manager.plan(req, 'create', access));
     const op = await manager.submit(req, 'create', access);
@@ -83,8 +83,8 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
     return c.json(view, status);
   });
 
-  app.get('/api/v1/deployments/:name', (c) => {
-    const access = accessOf(c);
+  app.get('/api/v1/deployments/:name', async (c) => {
+    const access = await accessOf(c);
     const name = c.req.param('name');
     const p = manager.visible(name, access);
     const d = manager.store.getDeployment(name);
@@ -97,7 +97,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   });
 
   app.put('/api/v1/deployments/:name', limit, async (c) => {
-    const access = accessOf(c);
+    const access = await accessOf(c);
     const req = parseDeploymentRequest(await jsonBody(c), c.req.param('name'));
     if (wantsDryRun(c.req.query('dryRun'))) return c.json(await manager.plan(req, 'update', access));
     const op = await manager.submit(req, 'update', access);
@@ -107,22 +107,22 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   });
 
   app.delete('/api/v1/deployments/:name', async (c) => {
-    const access = accessOf(c);
+    const access = await accessOf(c);
     const op = manager.remove(c.req.param('name'), access);
     const [view, status] = await answer(op, wantsWait(c.req.query('wait')));
     c.header('Location', `/api/v1/operations/${op.id}`);
     return c.json(view, status);
   });
 
-  app.get('/api/v1/deployments/:name/manifests', (c) => {
-    const access = accessOf(c);
+  app.get('/api/v1/deployments/:name/manifests', async (c) => {
+    const access = await accessOf(c);
     const name = c.req.param('name');
     manager.visible(name, access);
     return c.json(manager.store.listManifests(name).map(manifestSummary));
   });
 
-  app.get('/api/v1/deployments/:name/manifests/:manifest', (c) => {
-    const access = accessOf(c);
+  app.get('/api/v1/deployments/:name/manifests/:manifest', async (c) => {
+    const access = await accessOf(c);
     const name = c.req.param('name');
     const id = c.req.param('manifest');
     const p = manager.visible(name, access);
@@ -137,8 +137,8 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
     return c.json(manifestView(m, p.cluster, manager.store));
   });
 
-  app.get('/api/v1/deployments/:name/operations', (c) => {
-    const access = accessOf(c);
+  app.get('/api/v1/deployments/:name/operations', async (c) => {
+    const access = await accessOf(c);
     const name = c.req.param('name');
     manager.visible(name, access);
     return c.json(manager.operations.listFor(name).map((op) => operationView(op, manager.store)));
@@ -147,7 +147,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   // `?wait=N` (1-30 s) holds the answer until the operation has finished or N seconds have passed
   // (docs/manager.md): a client following an operation learns its end at once, without polling.
   app.get('/api/v1/operations/:id', async (c) => {
-    const access = accessOf(c);
+    const access = await accessOf(c);
     const id = c.req.param('id');
     const found = manager.operations.get(id);
     if (!found || !access.canRead(found.cluster, found.namespace)) {
@@ -173,7 +173,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   });
 
   app.post('/api/v1/expand', limit, async (c) => {
-    const access = accessOf(c);
+    const access = await accessOf(c);
     const body = await jsonBody(c);
     const name = typeof body.name === 'string' ? body.name : 'expand';
     const properties = body.properties;
@@ -201,8 +201,8 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
     });
   };
 
-  app.get('/api/v1/types', (c) => {
-    const access = accessOf(c);
+  app.get('/api/v1/types', async (c) => {
+    const access = await accessOf(c);
     const counts = new Map<string, number>();
     for (const i of visibleInstances(access, 'all')) counts.set(i.type, (counts.get(i.type) ?? 0) + 1);
     return c.json(
@@ -210,8 +210,8 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
     );
   });
 
-  app.get('/api/v1/types/:type/instances', (c) => {
-    const access = accessOf(c);
+  app.get('/api/v1/types/:type/instances', async (c) => {
+    const access = await accessOf(c);
     return c.json(
       visibleInstances(access, c.req.param('type')).map((i) => ({
         name: i.name,
@@ -224,7 +224,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   });
 
   app.get('/deployments/:name', async (c) => {
-    const access = accessOf(c);
+    const access = await accessOf(c);
     return c.html(await deploymentPage(manager, c.req.param('name'), access));
   });
 

@@ -11,6 +11,7 @@ import type { Resolution } from '../api/shapes.js';
 import { Catalog } from '../resolve/catalog.js';
 import { addVersions, missingContent } from '../store/add-versions.js';
 import type { Store } from '../store/db.js';
+import { serviceStoreOf } from '../store/service-store.js';
 import {
   type BundleManifest,
   type BundleRegistry,
@@ -51,7 +52,7 @@ function templateRef(r: { registry: string; collection: string; template: string
 
 export async function exportBundle(store: Store, options: ExportOptions): Promise<ExportResult> {
   const db = store.sqlite;
-  const catalog = new Catalog(store);
+  const catalog = new Catalog(serviceStoreOf(store).catalog);
   const known = new Map(
     (
       db.prepare('SELECT name, visibility, source, "commit" FROM registries').all() as {
@@ -97,7 +98,7 @@ export async function exportBundle(store: Store, options: ExportOptions): Promis
     const ref = queue.pop()!;
     let r: Resolution;
     try {
-      r = catalog.resolve(ref, everyone);
+      r = await catalog.resolve(ref, everyone);
     } catch (error) {
       if (error instanceof DmError && error.category === 'not-found') {
         unresolved.add(ref);

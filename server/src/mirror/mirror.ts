@@ -116,9 +116,9 @@ export class Mirror {
    * Never throws for upstream trouble: a stored answer is served stale, otherwise the answer is
    * `UPSTREAM_UNAVAILABLE` (502) naming the upstream.
    */
-  async resolve(ref: string, local: () => LocalAnswer): Promise<MirroredAnswer> {
+  async resolve(ref: string, local: () => LocalAnswer | Promise<LocalAnswer>): Promise<MirroredAnswer> {
     const registry = this.registryOf(ref);
-    const first = local();
+    const first = await local();
     if (!registry || this.options.ownRegistry(registry.name)) return { ...first, cacheStatus: '' };
     const key = ref;
     const checked = this.checked.get(key);
@@ -154,7 +154,7 @@ export class Mirror {
     if (result.kind === 'unchanged') {
       this.checked.set(key, { at: this.now(), revalidate: checked?.revalidate });
       this.noteHeard(registry.name);
-      const after = local();
+      const after = await local();
       if (after.status !== 200) return { ...after, cacheStatus: cacheStatus({ fwd: 'miss' }) };
       return { ...after, cacheStatus: `${cacheStatus({ hit: true, fwd: 'stale' })}; fwd-status=304` };
     }
@@ -169,7 +169,7 @@ export class Mirror {
       if (first.status === 200) {
         this.removedUpstream(first.body);
         return {
-          ...local(),
+          ...(await local()),
           cacheStatus: cacheStatus({ hit: true, fwd: 'stale', detail: 'removed-upstream' }),
         };
       }
@@ -181,7 +181,7 @@ export class Mirror {
     }
     this.noteHeard(result.resolution.registry);
     if (result.kind === 'stored') this.options.onStored(result.resolution.registry);
-    const after = local();
+    const after = await local();
     // A caller who may not read what was stored (a private registry) learns nothing of it: the
     // answer is the catalog's not-found, with the Cache-Status of an upstream that had nothing.
     if (after.status !== 200) return { ...after, cacheStatus: cacheStatus({ fwd: 'miss' }) };
@@ -221,7 +221,10 @@ export class Mirror {
   }
 
   /** Answers many references, pulling at most a few at a time. */
-  async resolveMany(refs: readonly string[], local: (ref: string) => LocalAnswer): Promise<MirroredAnswer[]> {
+  async resolveMany(
+    refs: readonly string[],
+    local: (ref: string) => LocalAnswer | Promise<LocalAnswer>,
+  ): Promise<MirroredAnswer[]> {
     const out: MirroredAnswer[] = new Array(refs.length);
     let next = 0;
     const worker = async () => {

@@ -47,8 +47,8 @@ function keyOf(ref: RegistryReference): string {
   return targetKey(`${ref.host}/${ref.owner}/${ref.repo}`, ref.collection, ref.template);
 }
 
-function hostsOf(catalog: Catalog): string[] {
-  return [...new Set([...catalog.registries().values()].map((r) => r.name.split('/')[0] ?? ''))];
+function hostsOf(registries: Map<string, RegistryView>): string[] {
+  return [...new Set([...registries.values()].map((r) => r.name.split('/')[0] ?? ''))];
 }
 
 function isText(f: Pick<FileInfo, 'path' | 'size'>): boolean {
@@ -115,8 +115,8 @@ export class UsedByIndex {
     private readonly reads: ReadStore,
   ) {}
 
-  private registryUses(registry: RegistryView): Promise<RegistryUses> {
-    const generation = this.catalog.registries();
+  private async registryUses(registry: RegistryView): Promise<RegistryUses> {
+    const generation = await this.catalog.registries();
     let map = this.generations.get(generation);
     if (!map) {
       map = new Map();
@@ -125,7 +125,7 @@ export class UsedByIndex {
     let uses = map.get(registry.id);
     if (!uses) {
       // A failed scan is an incomplete list, never a failed page.
-      uses = scanRegistry(this.reads, registry, hostsOf(this.catalog)).catch(() => ({
+      uses = scanRegistry(this.reads, registry, hostsOf(generation)).catch(() => ({
         users: new Map(),
         incomplete: true,
       }));
@@ -144,7 +144,7 @@ export class UsedByIndex {
     const key = targetKey(registry, collection, template);
     const users: User[] = [];
     let incomplete = false;
-    for (const r of this.catalog.registries().values()) {
+    for (const r of (await this.catalog.registries()).values()) {
       if (!access.canRead(r)) continue;
       const uses = await this.registryUses(r);
       incomplete ||= uses.incomplete;
@@ -173,7 +173,7 @@ export async function relationsOf(
     exact: boolean;
   },
 ): Promise<Relations> {
-  const hosts = hostsOf(catalog);
+  const hosts = hostsOf(await catalog.registries());
   const named = new Set<string>();
   for (const f of shown.files) {
     if (!isText(f)) continue;
@@ -188,7 +188,7 @@ export async function relationsOf(
     let href: string | undefined;
     let version: string | undefined;
     try {
-      const resolved = catalog.resolve(reference, access);
+      const resolved = await catalog.resolve(reference, access);
       if (shown.exact) href = templateUrl(resolved.registry, resolved.collection, resolved.template);
       else {
         version = resolved.version;

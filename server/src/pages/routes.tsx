@@ -15,7 +15,7 @@ import { searchResult } from '../api/shapes.js';
 import { parseTemplatePath, type TemplatePath } from '../api/template-path.js';
 import type { RegistryView } from '../resolve/catalog.js';
 import type { RegistryService } from '../service.js';
-import { readsOf, type VersionRow } from '../store/reads.js';
+import type { VersionRow } from '../store/reads.js';
 import { SIMILARITY_THRESHOLD, similarity } from '../store/similar-names.js';
 import { CONTENT_SECURITY_POLICY } from './layout.js';
 import { propertyRows } from './properties.js';
@@ -114,9 +114,9 @@ const MEMO_ENTRIES = 2000;
  */
 function memoizer() {
   const generations = new WeakMap<object, Map<string, PageEntry>>();
-  return (c: PageContext, key: string): PageMemo | undefined => {
+  return async (c: PageContext, key: string): Promise<PageMemo | undefined> => {
     if (c.req.header('authorization') !== undefined) return undefined;
-    const generation = c.get('service').catalog.registries();
+    const generation = await c.get('service').catalog.registries();
     let map = generations.get(generation);
     if (!map) {
       map = new Map();
@@ -147,7 +147,7 @@ export function pageRoutes(): Hono<AppEnv> {
   const usedByOf = (service: RegistryService) => {
     let index = usedByIndexes.get(service);
     if (!index) {
-      index = new UsedByIndex(service.catalog, readsOf(service.store));
+      index = new UsedByIndex(service.catalog, service.data.reads);
       usedByIndexes.set(service, index);
     }
     return index;
@@ -215,7 +215,7 @@ export function pageRoutes(): Hono<AppEnv> {
 
   const searchPage = page(async (c) => {
     const service = c.get('service');
-    const access = accessOf(c);
+    const access = await accessOf(c);
     const q = (c.req.query('q') ?? '').trim();
     if (q.length > 256) {
       throw new DmError('INVALID_PARAMETER', 'the search text must be at most 256 characters', {
@@ -228,14 +228,14 @@ export function pageRoutes(): Hono<AppEnv> {
       registry: c.req.query('registry'),
       page: intParam(c, 'page', 1, 1, 1000),
     };
-    const memo = memoOf(
+    const memo = await memoOf(
       c,
       `s\0${q}\0${params.collection ?? '\u0001'}\0${params.registry ?? '\u0001'}\0${params.page}`,
     );
     const hit = memo?.get();
     if (hit) return send(c, hit);
     const result = searchResult(
-      await readsOf(service.store).search({
+      await service.data.reads.search({
         q,
         collection: params.collection,
         registry: params.registry,
@@ -260,7 +260,7 @@ export function pageRoutes(): Hono<AppEnv> {
     '/templates/*',
     page(async (c) => {
       const service = c.get('service');
-      const access = accessOf(c);
+      const access = await accessOf(c);
       const raw = c.req.path.replace(/^.*?\/templates\//, '');
       const p = parseTemplatePath(raw);
       if (p.rest[0] === 'diff' && p.rest.length === 2 && p.version !== undefined) {
@@ -275,7 +275,7 @@ export function pageRoutes(): Hono<AppEnv> {
           },
         );
       }
-      const memo = memoOf(
+      const memo = await memoOf(
         c,
         `t\0${p.host}/${p.owner}/${p.repo}\0${p.collection}\0${p.template}\0${p.version ?? '\u0001'}`,
       );
@@ -283,12 +283,12 @@ export function pageRoutes(): Hono<AppEnv> {
       if (hit) return send(c, hit);
       let registry: RegistryView;
       try {
-        registry = service.catalog.locate(p, access).registry;
+        registry = (await service.catalog.locate(p, access)).registry;
       } catch (error) {
         if (!isDmError(error)) throw error;
         return errorPage(c, error, ...(await suggestionsFor(service, access, p, error)));
       }
-      const d = readsOf(service.store);
+      const d = service.data.reads;
       const versions = await d.versions(registry.id, p.collection, p.template);
       const template = await d.template(registry.id, p.collection, p.template);
       const exact = p.version !== undefined;
@@ -298,7 +298,7 @@ export function pageRoutes(): Hono<AppEnv> {
       if (!shown) {
         return noVersion(c, registry, p, versions, p.version ?? '');
       }
-      const resolution = service.catalog.resolutionOf(shown.id);
+      const resolution = await service.catalog.resolutionOf(shown.id);
       const info =
         isMapping(resolution.schema) && isMapping(resolution.schema.info) ? resolution.schema.info : {};
       const cache = `${scope(c, [registry])}, ${exact ? IMMUTABLE.replace(/^public, /, '') : SHORT}`;
@@ -315,7 +315,7 @@ export function pageRoutes(): Hono<AppEnv> {
         }
       }
       const dir = exact ? shown.dir : shown.dir.replace(/\/[^/]*$/, '');
-      const row = service.find(registry.id, access);
+      const row = await service.find(registry.id, access);
       const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : null);
       const readme = resolution.files.find((f) => /^readme\.md$/i.test(f.path));
       return html(
@@ -368,9 +368,9 @@ export function pageRoutes(): Hono<AppEnv> {
   /** `…/versions/{from}/diff/{to}`: immutable like the exact-version pages (both are). */
   const diffPage = async (c: PageContext, p: TemplatePath, from: string, to: string) => {
     const service = c.get('service');
-    const access = accessOf(c);
-    const registry = service.catalog.locate(p, access).registry;
-    const d = readsOf(service.store);
+    const access = await accessOf(c);
+    const registry = (await service.catalog.locate(p, access)).registry;
+    const d = service.data.reads;
     const versions = await d.versions(registry.id, p.collection, p.template);
     const missing = [from, to].find((v) => !versions.some((row) => row.version === v.replace(/^=/, '')));
     if (missing !== undefined) {
@@ -387,8 +387,8 @@ export function pageRoutes(): Hono<AppEnv> {
     if (notModified(c, etag)) {
       return c.body(null, 304, { ETag: etag, 'Cache-Control': cache, Vary: 'Authorization' });
     }
-    const ra = service.catalog.resolutionOf(a.id);
-    const rb = service.catalog.resolutionOf(b.id);
+    const ra = await service.catalog.resolutionOf(a.id);
+    const rb = await service.catalog.resolutionOf(b.id);
     const diff = await versionDiff(
       ra.files,
       rb.files,
@@ -439,14 +439,10 @@ export function pageRoutes(): Hono<AppEnv> {
     '/registries',
     page(async (c) => {
       const service = c.get('service');
-      const access = accessOf(c);
-      const rows = service.all().filter((r) => access.canRead(r));
-      return html(
-        c,
-        200,
-        <RegistriesPage registries={rows.map((r) => service.info(r, { viewer: access }))} />,
-        `${scope(c, rows)}, ${LIVE}`,
-      );
+      const access = await accessOf(c);
+      const rows = (await service.all()).filter((r) => access.canRead(r));
+      const infos = await Promise.all(rows.map((r) => service.info(r, { viewer: access })));
+      return html(c, 200, <RegistriesPage registries={infos} />, `${scope(c, rows)}, ${LIVE}`);
     }),
   );
 
@@ -454,14 +450,13 @@ export function pageRoutes(): Hono<AppEnv> {
     '/registries/:id{.+}',
     page(async (c) => {
       const service = c.get('service');
-      const access = accessOf(c);
-      let row: ReturnType<RegistryService['find']>;
+      const access = await accessOf(c);
+      let row: Awaited<ReturnType<RegistryService['find']>>;
       try {
-        row = service.find(c.req.param('id') ?? '', access);
+        row = await service.find(c.req.param('id') ?? '', access);
       } catch (error) {
         if (!isDmError(error)) throw error;
-        const list = service
-          .all()
+        const list = (await service.all())
           .filter((r) => access.canRead(r))
           .map((r) => ({ label: r.name, href: `/registries/${r.id}` }));
         return errorPage(c, error, list, 'Registries on this server');
@@ -470,8 +465,8 @@ export function pageRoutes(): Hono<AppEnv> {
         c,
         200,
         <RegistryPage
-          info={service.info(row, { findings: true, viewer: access })}
-          templates={await readsOf(service.store).templates(row.id)}
+          info={await service.info(row, { findings: true, viewer: access })}
+          templates={await service.data.reads.templates(row.id)}
           local={isLocalSource(row)}
           showLocalPath={access.admin}
         />,
@@ -498,9 +493,9 @@ async function suggestionsFor(
   error: DmError,
 ): Promise<[Suggestion[], string, Suggestion?]> {
   const name = `${p.host}/${p.owner}/${p.repo}`;
-  const registry = service.catalog.registry(name);
+  const registry = await service.catalog.registry(name);
   if (error.code === 'TEMPLATE_NOT_FOUND' && registry && access.canRead(registry)) {
-    const all = await readsOf(service.store).templates(registry.id);
+    const all = await service.data.reads.templates(registry.id);
     const same = all.filter((t) => t.collection === p.collection);
     const shown = same.length > 0 ? same : all;
     const list = shown.map((t) => ({
@@ -521,7 +516,7 @@ async function suggestionsFor(
       best ? list[best.at] : undefined,
     ];
   }
-  const list = [...service.catalog.registries().values()]
+  const list = [...(await service.catalog.registries()).values()]
     .filter((r) => access.canRead(r))
     .map((r) => ({ label: r.name, href: `/registries/${r.id}` }));
   return [list, 'Registries on this server'];

@@ -16,7 +16,7 @@ import {
 } from '../../../client/src/reference/reference.js';
 import { newestFirst } from '../../../client/src/reference/version.js';
 import type { FileInfo, Resolution } from '../api/shapes.js';
-import type { Store } from '../store/db.js';
+import type { CatalogQueries } from '../store/service-store.js';
 
 export interface RegistryView {
   id: number;
@@ -61,32 +61,20 @@ export class Catalog {
   private readonly templatesByRegistry = new Map<number, Map<string, TemplateView>>();
   private readonly answers: LRUCache<string, CachedAnswer>;
   private readonly resolutions = new Map<number, Omit<Resolution, 'reference'>>();
-  private readonly statements;
+  /** Loads in flight, shared by the requests that miss together. */
+  private registriesLoading: Promise<Map<string, RegistryView>> | undefined;
+  private readonly templatesLoading = new Map<number, Promise<Map<string, TemplateView>>>();
+  /** Bumped by `invalidate()`: a load begun before it does not fill the caches after it. */
+  private epoch = 0;
 
   constructor(
-    store: Store,
+    private readonly store: CatalogQueries,
     private readonly options: CatalogOptions = {},
   ) {
     this.answers = new LRUCache<string, CachedAnswer>({
       maxSize: options.maxCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES,
       sizeCalculation: (answer, key) => 2 * (key.length + answer.body.length) + ENTRY_OVERHEAD,
     });
-    const s = store.sqlite;
-    this.statements = {
-      registries: s.prepare('SELECT id, name, visibility, organisation, "commit" FROM registries'),
-      versions: s.prepare(
-        `SELECT t.collection AS collection, t.name AS name, v.version AS version, v.id AS id
-         FROM templates t JOIN versions v ON v.template_id = t.id WHERE t.registry_id = ?`,
-      ),
-      version: s.prepare(
-        `SELECT v.id, v.version, v.kind, v.template_file AS templateFile, v.schema_file AS schemaFile,
-                v.digest, v.schema_json AS schemaJson, v.removed_upstream_at AS removedUpstreamAt, t.collection, t.name AS template, r.name AS registry,
-                r."commit" AS "commit"
-         FROM versions v JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
-         WHERE v.id = ?`,
-      ),
-      files: s.prepare('SELECT path, size, sha256 FROM version_files WHERE version_id = ? ORDER BY path'),
-    };
   }
 
   get defaultRegistry(): string | undefined {
@@ -100,74 +88,90 @@ export class Catalog {
 
   /** Drops everything derived from the store (after an index swap, a registry added or removed). */
   invalidate(): void {
+    this.epoch++;
+    this.registriesLoading = undefined;
+    this.templatesLoading.clear();
     this.registriesByName = undefined;
     this.templatesByRegistry.clear();
     this.answers.clear();
     this.resolutions.clear();
   }
 
-  registries(): Map<string, RegistryView> {
-    if (!this.registriesByName) {
-      const map = new Map<string, RegistryView>();
-      for (const row of this.statements.registries.all() as RegistryView[])
-        map.set(row.name.toLowerCase(), row);
-      this.registriesByName = map;
+  async registries(): Promise<Map<string, RegistryView>> {
+    if (this.registriesByName) return this.registriesByName;
+    if (!this.registriesLoading) {
+      const epoch = this.epoch;
+      const loading = this.store.registries().then((rows) => {
+        const map = new Map<string, RegistryView>();
+        for (const row of rows) map.set(row.name.toLowerCase(), row);
+        if (epoch === this.epoch) this.registriesByName = map;
+        return map;
+      });
+      this.registriesLoading = loading;
+      const done = () => {
+        if (this.registriesLoading === loading) this.registriesLoading = undefined;
+      };
+      void loading.then(done, done);
     }
-    return this.registriesByName;
+    return this.registriesLoading;
   }
 
-  registry(name: string): RegistryView | undefined {
-    return this.registries().get(name.toLowerCase());
+  async registry(name: string): Promise<RegistryView | undefined> {
+    return (this.registriesByName ?? (await this.registries())).get(name.toLowerCase());
   }
 
-  private templates(registryId: number): Map<string, TemplateView> {
-    let map = this.templatesByRegistry.get(registryId);
-    if (!map) {
-      map = new Map();
-      for (const row of this.statements.versions.all(registryId) as {
-        collection: string;
-        name: string;
-        version: string;
-        id: number;
-      }[]) {
-        const key = `${row.collection}/${row.name}`;
-        let t = map.get(key);
-        if (!t) {
-          t = { versions: [], ids: new Map() };
-          map.set(key, t);
-        }
-        t.versions.push(row.version);
-        t.ids.set(row.version, row.id);
+  private templates(registryId: number): Map<string, TemplateView> | Promise<Map<string, TemplateView>> {
+    const map = this.templatesByRegistry.get(registryId);
+    if (map) return map;
+    let loading = this.templatesLoading.get(registryId);
+    if (!loading) {
+      const epoch = this.epoch;
+      const started = this.loadTemplates(registryId).then((loaded) => {
+        if (epoch === this.epoch) this.templatesByRegistry.set(registryId, loaded);
+        return loaded;
+      });
+      loading = started;
+      this.templatesLoading.set(registryId, started);
+      const done = () => {
+        if (this.templatesLoading.get(registryId) === started) this.templatesLoading.delete(registryId);
+      };
+      void started.then(done, done);
+    }
+    return loading;
+  }
+
+  private async loadTemplates(registryId: number): Promise<Map<string, TemplateView>> {
+    const map = new Map<string, TemplateView>();
+    for (const row of await this.store.versions(registryId)) {
+      const key = `${row.collection}/${row.name}`;
+      let t = map.get(key);
+      if (!t) {
+        t = { versions: [], ids: new Map() };
+        map.set(key, t);
       }
-      this.templatesByRegistry.set(registryId, map);
+      t.versions.push(row.version);
+      t.ids.set(row.version, row.id);
     }
     return map;
   }
 
   /** The versions of a template, or undefined. */
-  templateVersions(registryId: number, collection: string, template: string): TemplateView | undefined {
-    return this.templates(registryId).get(`${collection}/${template}`);
+  async templateVersions(
+    registryId: number,
+    collection: string,
+    template: string,
+  ): Promise<TemplateView | undefined> {
+    return (this.templatesByRegistry.get(registryId) ?? (await this.templates(registryId))).get(
+      `${collection}/${template}`,
+    );
   }
 
   /** The resolution of an exact version (without the asked reference). */
-  resolutionOf(versionId: number): Omit<Resolution, 'reference'> {
+  async resolutionOf(versionId: number): Promise<Omit<Resolution, 'reference'>> {
     const hit = this.resolutions.get(versionId);
     if (hit) return hit;
-    const row = this.statements.version.get(versionId) as
-      | {
-          version: string;
-          kind: Resolution['kind'];
-          templateFile: string;
-          schemaFile: string | null;
-          digest: string;
-          schemaJson: string | null;
-          removedUpstreamAt: number | null;
-          collection: string;
-          template: string;
-          registry: string;
-          commit: string | null;
-        }
-      | undefined;
+    const epoch = this.epoch;
+    const row = await this.store.version(versionId);
     if (!row)
       throw new DmError('VERSION_NOT_FOUND', `version ${versionId} is gone`, { category: 'not-found' });
     const [host = '', owner = '', repo = ''] = row.registry.split('/');
@@ -185,20 +189,24 @@ export class Catalog {
       template: row.template,
       version: row.version,
       commit: row.commit ?? '',
-      kind: row.kind,
+      kind: row.kind as Resolution['kind'],
       templateFile: row.templateFile,
       schemaFile: row.schemaFile,
       digest: row.digest,
-      files: this.statements.files.all(versionId) as FileInfo[],
+      files: (await this.store.files(versionId)) as FileInfo[],
       schema: row.schemaJson === null ? null : JSON.parse(row.schemaJson),
       ...(row.removedUpstreamAt === null ? {} : { removedUpstream: true as const }),
     };
-    this.resolutions.set(versionId, resolution);
+    if (epoch === this.epoch) this.resolutions.set(versionId, resolution);
     return resolution;
   }
 
   /** Resolves a reference; throws DmError (invalid reference, registry/template/version not found). */
-  resolve(text: string, access: Access, onRegistry?: (registry: RegistryView) => void): Resolution {
+  async resolve(
+    text: string,
+    access: Access,
+    onRegistry?: (registry: RegistryView) => void,
+  ): Promise<Resolution> {
     const ref = parseReference(text, {
       defaultRegistry: this.options.defaultRegistry,
       allowMissingVersion: true,
@@ -213,7 +221,7 @@ export class Catalog {
         },
       );
     }
-    const { template } = this.locate(ref, access, onRegistry);
+    const { template } = await this.locate(ref, access, onRegistry);
     const subject = formatTemplateName(ref);
     let version: string;
     try {
@@ -230,17 +238,17 @@ export class Catalog {
       });
     }
     const id = template.ids.get(version)!;
-    return { reference: formatReference(ref), ...this.resolutionOf(id) };
+    return { reference: formatReference(ref), ...(await this.resolutionOf(id)) };
   }
 
   /** The registry and template a reference names, visible to `access`; throws not found. */
-  locate(
+  async locate(
     ref: Omit<RegistryReference, 'kind' | 'version'>,
     access: Access,
     onRegistry?: (registry: RegistryView) => void,
-  ): { registry: RegistryView; template: TemplateView } {
+  ): Promise<{ registry: RegistryView; template: TemplateView }> {
     const registryName = `${ref.host}/${ref.owner}/${ref.repo}`;
-    const registry = this.registry(registryName);
+    const registry = await this.registry(registryName);
     if (registry) onRegistry?.(registry);
     if (!registry || !access.canRead(registry)) {
       throw new DmError('REGISTRY_NOT_FOUND', `no registry ${registryName} on this server`, {
@@ -248,7 +256,7 @@ export class Catalog {
         details: { registry: registryName },
       });
     }
-    const template = this.templateVersions(registry.id, ref.collection, ref.template);
+    const template = await this.templateVersions(registry.id, ref.collection, ref.template);
     if (!template) {
       const name = formatTemplateName(ref);
       throw new DmError('TEMPLATE_NOT_FOUND', `no template ${name} in ${registryName}`, {
@@ -267,13 +275,18 @@ export class Catalog {
    * that the caller may not see) are never cached: they are cheap to compute, a flood of distinct
    * ones cannot grow memory, and a hidden private registry answers exactly as a missing one does.
    */
-  resolveAnswer(text: string, access: Access): CachedAnswer {
+  resolveAnswer(text: string, access: Access): CachedAnswer | Promise<CachedAnswer> {
     const hit = this.answers.get(text);
     if (hit && (hit.registry?.visibility !== 'private' || access.canRead(hit.registry!))) return hit;
+    return this.computeAnswer(text, access);
+  }
+
+  private async computeAnswer(text: string, access: Access): Promise<CachedAnswer> {
+    const epoch = this.epoch;
     let touched: RegistryView | undefined;
     let answer: CachedAnswer;
     try {
-      const resolution = this.resolve(text, access, (r) => {
+      const resolution = await this.resolve(text, access, (r) => {
         touched = r;
       });
       answer = { status: 200, body: JSON.stringify(resolution), registry: touched };
@@ -282,7 +295,8 @@ export class Catalog {
       answer = { status: httpStatusFor(error), body: JSON.stringify(error.toJSON()), registry: touched };
       if (!touched || error.code === 'REGISTRY_NOT_FOUND') return answer;
     }
-    this.answers.set(text, answer);
+    // An answer computed across an invalidation may be about the old index: not kept.
+    if (epoch === this.epoch) this.answers.set(text, answer);
     return answer;
   }
 

@@ -12,7 +12,7 @@ describe('hostile: archive requests', () => {
   it('20 concurrent and 20 later requests for one archive build it once', async () => {
     const s = testServer();
     try {
-      const row = s.service.add({ source: FIXTURES, name: 'github.com/acme/arch' });
+      const row = await s.service.add({ source: FIXTURES, name: 'github.com/acme/arch' });
       assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
       const path = '/api/v1/templates/github.com/acme/arch/redis/versions/v1.0.3/archive.tar.gz';
       const before = archiveCache.builds;

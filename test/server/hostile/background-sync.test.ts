@@ -81,7 +81,7 @@ describe('hostile: background syncs that fail before they start', () => {
   it('a queued follow-up sync of a registry deleted meanwhile ends failed, not as a rejection', async () => {
     const s = testServer();
     try {
-      const row = s.service.add({ source: FIXTURES, name: 'local.dm/local/doomed' });
+      const row = await s.service.add({ source: FIXTURES, name: 'local.dm/local/doomed' });
       let release!: () => void;
       const held = new Promise<void>((r) => {
         release = r;
@@ -98,7 +98,7 @@ describe('hostile: background syncs that fail before they start', () => {
       });
       await atSwap;
       const followUp = s.service.sync(row.id, 'webhook');
-      s.service.remove(row.id);
+      await s.service.remove(row.id);
       release();
       assert.equal((await first).status, 'failed');
       const outcome = await followUp;
@@ -112,8 +112,8 @@ describe('hostile: background syncs that fail before they start', () => {
   it('the scheduler survives a registry whose credential cannot be decrypted', async () => {
     const s = testServer();
     try {
-      s.service.storeCredential('old', 'secret');
-      const row = s.service.add({
+      await s.service.storeCredential('old', 'secret');
+      const row = await s.service.add({
         source: FIXTURES,
         name: 'local.dm/local/sched',
         credential: 'old',
@@ -130,7 +130,7 @@ describe('hostile: background syncs that fail before they start', () => {
       other.service.startScheduler(10);
       try {
         for (let i = 0; i < 600; i++) {
-          const info = other.service.info(other.service.all().find((r) => r.id === row.id)!, {
+          const info = await other.service.info((await other.service.all()).find((r) => r.id === row.id)!, {
             viewer: { admin: true },
           });
           if (info.sync.status === 'failed') {

@@ -217,7 +217,7 @@ describe('index building in worker threads', () => {
     const dir = tempDir('dm-index-oom-sync-');
     try {
       for (let v = 0; v < 4; v++) hostileSchema(join(dir, 'bomb', `v1.${v}`));
-      const row = server.service.add({ source: dir, name: 'local.dm/local/bomb' });
+      const row = await server.service.add({ source: dir, name: 'local.dm/local/bomb' });
       const failed = await server.service.sync(row.id, 'manual');
       assert.equal(failed.status, 'failed');
       assert.equal(failed.error?.code, 'INDEX_BUILD_FAILED');

@@ -33,10 +33,10 @@ describe('hostile: killed right after the swap', () => {
         return { store, service };
       };
       let first = open();
-      const row = first.service.add({ source: registryDir, name: 'github.com/acme/templates' });
+      const row = await first.service.add({ source: registryDir, name: 'github.com/acme/templates' });
       assert.equal(row.id, 1);
       assert.equal((await first.service.sync(row.id, 'manual')).status, 'succeeded');
-      const before = first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
+      const before = await first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
       first.store.close();
 
       writeFileSync(join(registryDir, 'redis', 'v1.1', 'example.yaml'), 'resources: []\n');
@@ -60,9 +60,9 @@ describe('hostile: killed right after the swap', () => {
       assert.equal(child.signalCode, 'SIGKILL');
 
       first = open();
-      const served = first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
+      const served = await first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
       assert.notEqual(served.digest, before.digest, 'the new index is not serving');
-      const info = first.service.info(first.service.find(1, everyone), { viewer: everyone });
+      const info = await first.service.info(await first.service.find(1, everyone), { viewer: everyone });
       assert.equal(info.sync.status, 'succeeded');
       const last = first.store.sqlite.prepare('SELECT status FROM syncs ORDER BY id DESC LIMIT 1').get() as {
         status: string;

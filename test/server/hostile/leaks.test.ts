@@ -16,10 +16,10 @@ describe('hostile: leaks through headers and listings', () => {
         ['github.com/acme/public', 'public'],
         ['github.com/acme/private', 'private'],
       ] as const) {
-        const row = s.service.add({ source: FIXTURES, name, visibility });
+        const row = await s.service.add({ source: FIXTURES, name, visibility });
         assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
       }
-      const reader = s.service.createToken({ admin: false, registry: 'github.com/acme/private' });
+      const reader = await s.service.createToken({ admin: false, registry: 'github.com/acme/private' });
       const auth = { authorization: `Bearer ${reader}` };
       for (const tail of ['files/redis.jinja', 'schema', 'archive.tar.gz']) {
         const priv = await s.app.request(
@@ -45,8 +45,8 @@ describe('hostile: leaks through headers and listings', () => {
   it('git URL credentials are stripped from listings; 401 carries WWW-Authenticate: Bearer', async () => {
     const s = testServer();
     try {
-      s.service.add({ source: 'https://user:pw@git.example.com/acme/a.git?access_token=sekrit#frag' });
-      s.service.add({ source: 'https://git.example.com/acme/b.git?private_token=sekrit2' });
+      await s.service.add({ source: 'https://user:pw@git.example.com/acme/a.git?access_token=sekrit#frag' });
+      await s.service.add({ source: 'https://git.example.com/acme/b.git?private_token=sekrit2' });
       const res = await s.app.request('/api/v1/registries');
       const text = await res.text();
       assert.equal(res.status, 200);
@@ -75,7 +75,7 @@ describe('hostile: metrics', () => {
         ['github.com/acme/open', 'public'],
         ['git.secret.corp/acme/hidden', 'private'],
       ] as const) {
-        const row = s.service.add({ source: FIXTURES, name, visibility });
+        const row = await s.service.add({ source: FIXTURES, name, visibility });
         assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
       }
       const res = await s.app.request('/metrics');

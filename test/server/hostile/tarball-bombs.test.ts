@@ -108,7 +108,7 @@ describe('hostile: tarball bombs and silent sources', () => {
     const port = (silent.address() as { port: number }).port;
     const s = testServer({ githubApiUrl: `http://127.0.0.1:${port}`, syncDeadlineMs: 300 });
     try {
-      const row = s.service.add({ source: 'github.com/acme/silent' });
+      const row = await s.service.add({ source: 'github.com/acme/silent' });
       const first = await s.service.sync(row.id, 'manual');
       assert.equal(first.status, 'failed');
       assert.equal(first.error?.code, 'SYNC_TIMEOUT');

@@ -14,7 +14,7 @@ describe('hostile: webhook', () => {
     const standin = await startGitHubStandin({ repos: {} });
     const s = testServer({ githubApiUrl: standin.url });
     try {
-      const row = s.service.add({ source: 'github.com/acme/hooked', webhookSecret: 'hook-secret' });
+      const row = await s.service.add({ source: 'github.com/acme/hooked', webhookSecret: 'hook-secret' });
       const sign = (body: string) =>
         `sha256=${createHmac('sha256', 'hook-secret').update(body).digest('hex')}`;
       const send = (body: string, signature: string, delivery?: string) =>

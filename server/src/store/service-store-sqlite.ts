@@ -1,0 +1,247 @@
+/**
+ * The service store on SQLite (service-store.ts; docs/server.md, "Store"): better-sqlite3 answers
+ * at once, so every method does its work synchronously (prepared once per store, as before) and
+ * hands back a settled promise. The swap records the sync's outcome inside its transaction.
+ */
+import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
+import type { KnownContent } from '../indexer/build-index.js';
+import { migrationsApplied, type Store } from './db.js';
+import { readsOf } from './reads.js';
+import { credentials, files, findings, registries, syncs, versions } from './schema.js';
+import type {
+  CatalogQueries,
+  CatalogRegistryRow,
+  CatalogVersionDetail,
+  CatalogVersionRow,
+  CredentialQueries,
+  RegistryQueries,
+  RegistrySyncState,
+  ServiceStore,
+  SyncQueries,
+  SyncValues,
+  TokenQueries,
+} from './service-store.js';
+import { swapIndex } from './swap-index.js';
+import { allTokens, deleteToken, insertToken, recordTokensUsed, tokensFingerprint } from './tokens.js';
+
+const PRUNE_FILES = `DELETE FROM files WHERE NOT EXISTS (SELECT 1 FROM version_files vf WHERE vf.sha256 = files.sha256)
+  AND NOT EXISTS (SELECT 1 FROM registries r WHERE r.registry_yaml_sha256 = files.sha256)`;
+
+export function sqliteServiceStore(store: Store): ServiceStore {
+  const { db, sqlite } = store;
+
+  const registryQueries: RegistryQueries = {
+    async list() {
+      return db.select().from(registries).orderBy(registries.name).all();
+    },
+    async byId(id) {
+      return db.select().from(registries).where(eq(registries.id, id)).get();
+    },
+    async byName(name) {
+      return db.select().from(registries).where(eq(registries.name, name)).get();
+    },
+    async insert(values) {
+      return db.insert(registries).values(values).returning().get();
+    },
+    async updateSource(id, source) {
+      return db
+        .update(registries)
+        .set({ ...source, etag: null })
+        .where(eq(registries.id, id))
+        .returning()
+        .get();
+    },
+    async delete(id) {
+      const row = db.delete(registries).where(eq(registries.id, id)).returning().get();
+      if (row) sqlite.exec(PRUNE_FILES);
+      return row;
+    },
+    async removedUpstreamCount(id) {
+      return (
+        db
+          .select({ n: sql<number>`count(*)` })
+          .from(versions)
+          .where(and(eq(versions.registryId, id), isNotNull(versions.removedUpstreamAt)))
+          .get()?.n ?? 0
+      );
+    },
+    async findings(id) {
+      return db
+        .select({
+          code: findings.code,
+          severity: findings.severity,
+          path: findings.path,
+          message: findings.message,
+        })
+        .from(findings)
+        .where(eq(findings.registryId, id))
+        .orderBy(findings.path, findings.code)
+        .all();
+    },
+  };
+
+  const credentialQueries: CredentialQueries = {
+    async secret(name) {
+      return db.select().from(credentials).where(eq(credentials.name, name)).get()?.secret;
+    },
+    async upsert(name, kind, secret, now) {
+      db.insert(credentials)
+        .values({ name, kind, secret, createdAt: now, updatedAt: now })
+        .onConflictDoUpdate({ target: credentials.name, set: { secret, kind, updatedAt: now } })
+        .run();
+    },
+  };
+
+  const tokenQueries: TokenQueries = {
+    async all() {
+      return allTokens(store);
+    },
+    async fingerprint() {
+      return tokensFingerprint(store);
+    },
+    async insert(values) {
+      return insertToken(store, values);
+    },
+    async delete(by) {
+      return deleteToken(store, by);
+    },
+    async recordUsed(used) {
+      recordTokensUsed(store, used);
+    },
+  };
+
+  const trim = sqlite.prepare(
+    `DELETE FROM syncs WHERE registry_id = ? AND id NOT IN
+       (SELECT id FROM syncs WHERE registry_id = ? ORDER BY id DESC LIMIT ?)`,
+  );
+  const finishSync = (syncId: number, registryId: number, values: SyncValues, keep: number) => {
+    db.update(syncs).set(values).where(eq(syncs.id, syncId)).run();
+    // The history keeps the last `keep` syncs of each registry.
+    trim.run(registryId, registryId, keep);
+  };
+  const setState = (registryId: number, state: RegistrySyncState) => {
+    db.update(registries).set(state).where(eq(registries.id, registryId)).run();
+  };
+
+  const syncQueries: SyncQueries = {
+    async recoverInterrupted(now) {
+      const result = db
+        .update(syncs)
+        .set({ status: 'interrupted', finishedAt: now, error: 'the server stopped during the sync' })
+        .where(eq(syncs.status, 'running'))
+        .run();
+      db.update(registries)
+        .set({ lastSyncStatus: 'interrupted' })
+        .where(eq(registries.lastSyncStatus, 'running'))
+        .run();
+      return result.changes;
+    },
+    async interruptRunning(registryId, now) {
+      return db
+        .update(syncs)
+        .set({ status: 'interrupted', finishedAt: now, error: 'the server stopped during the sync' })
+        .where(and(eq(syncs.registryId, registryId), eq(syncs.status, 'running')))
+        .run().changes;
+    },
+    async start(registryId, trigger, startedAt, replica) {
+      const row = db
+        .insert(syncs)
+        .values({ registryId, trigger, status: 'running', startedAt, replica })
+        .returning({ id: syncs.id })
+        .get();
+      setState(registryId, { lastSyncStatus: 'running' });
+      return row.id;
+    },
+    async finish(syncId, registryId, values, keep) {
+      finishSync(syncId, registryId, values, keep);
+    },
+    async setRegistryState(registryId, state) {
+      setState(registryId, state);
+    },
+    async latest(registryId) {
+      return db
+        .select({ apiRequests: syncs.apiRequests, rateLimitRemaining: syncs.rateLimitRemaining })
+        .from(syncs)
+        .where(eq(syncs.registryId, registryId))
+        .orderBy(desc(syncs.id))
+        .limit(1)
+        .get();
+    },
+    async countFiles() {
+      return db.select({ n: sql<number>`count(*)` }).from(files).get()?.n ?? 0;
+    },
+  };
+
+  const c = {
+    registries: sqlite.prepare('SELECT id, name, visibility, organisation, "commit" FROM registries'),
+    versions: sqlite.prepare(
+      `SELECT t.collection AS collection, t.name AS name, v.version AS version, v.id AS id
+       FROM templates t JOIN versions v ON v.template_id = t.id WHERE t.registry_id = ?`,
+    ),
+    version: sqlite.prepare(
+      `SELECT v.id, v.version, v.kind, v.template_file AS templateFile, v.schema_file AS schemaFile,
+              v.digest, v.schema_json AS schemaJson, v.removed_upstream_at AS removedUpstreamAt, t.collection, t.name AS template, r.name AS registry,
+              r."commit" AS "commit"
+       FROM versions v JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
+       WHERE v.id = ?`,
+    ),
+    files: sqlite.prepare('SELECT path, size, sha256 FROM version_files WHERE version_id = ? ORDER BY path'),
+    content: sqlite.prepare('SELECT content FROM files WHERE sha256 = ?').pluck(),
+    byGit: sqlite.prepare('SELECT sha256 FROM files WHERE git_sha = ?').pluck(),
+  };
+  const catalogQueries: CatalogQueries = {
+    async registries() {
+      return c.registries.all() as CatalogRegistryRow[];
+    },
+    async versions(registryId) {
+      return c.versions.all(registryId) as CatalogVersionRow[];
+    },
+    async version(versionId) {
+      return c.version.get(versionId) as CatalogVersionDetail | undefined;
+    },
+    async files(versionId) {
+      return c.files.all(versionId) as { path: string; size: number; sha256: string }[];
+    },
+    async content(sha256) {
+      return (c.content.get(sha256) as Buffer | undefined) ?? undefined;
+    },
+  };
+
+  return {
+    dialect: 'sqlite',
+    handle: store,
+    registries: registryQueries,
+    credentials: credentialQueries,
+    tokens: tokenQueries,
+    syncs: syncQueries,
+    catalog: catalogQueries,
+    reads: readsOf(store),
+    knownContent(): KnownContent {
+      return {
+        sha256ForGitSha: (gitSha) => (c.byGit.get(gitSha) as string | undefined) ?? undefined,
+        content: (sha) => (c.content.get(sha) as Buffer | undefined) ?? undefined,
+      };
+    },
+    async swap(built, { record, ...meta }) {
+      return swapIndex(store, built, {
+        ...meta,
+        ...(record
+          ? {
+              record: () => {
+                finishSync(record.syncId, record.registryId, record.sync, record.keep);
+                setState(record.registryId, record.state);
+              },
+            }
+          : {}),
+      });
+    },
+    async ready() {
+      try {
+        sqlite.prepare('SELECT 1').get();
+        return migrationsApplied(store) ? 'ready' : 'migrations-pending';
+      } catch {
+        return 'unreachable';
+      }
+    },
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * The store as the service, the catalog, the token book and the indexer use it (docs/server.md,
+ * "Store"): one asynchronous interface, small query groups per concern, with a SQLite
+ * implementation (service-store-sqlite.ts, better-sqlite3's prepared statements, answering at once)
+ * and a PostgreSQL one (service-store-pg.ts, the `pg` pool). The store owns its row types. Reads of
+ * the API and the pages are reads.ts / reads-pg.ts (`reads`).
+ */
+import type { BuiltIndex, KnownContent } from '../indexer/build-index.js';
+import type { Store } from './db.js';
+import type { PostgresStore } from './postgres.js';
+import type { FindingRow, ReadStore } from './reads.js';
+import type { registries, syncs } from './schema.js';
+import { postgresServiceStore } from './service-store-pg.js';
+import { sqliteServiceStore } from './service-store-sqlite.js';
+import type { SwapMeta, SwapResult } from './swap-index.js';
+import type { TokenRow } from './tokens.js';
+
+/** An opened store of either dialect (db.ts, postgres.ts). */
+export type StoreHandle = Store | PostgresStore;
+
+export function isPostgres(store: StoreHandle): store is PostgresStore {
+  return 'pool' in store;
+}
+
+export type RegistryRow = typeof registries.$inferSelect;
+export type NewRegistry = Omit<typeof registries.$inferInsert, 'id'>;
+export type SyncValues = Partial<typeof syncs.$inferInsert>;
+
+/** What a registry's row says about its last sync (`lastSync*`, and what the sync learnt). */
+export interface RegistrySyncState {
+  lastSyncAt?: number | null;
+  lastSyncStatus: string;
+  lastSyncError?: string | null;
+  etag?: string | null;
+  commit?: string;
+}
+
+export interface RegistryQueries {
+  /** Every registry, by name. */
+  list(): Promise<RegistryRow[]>;
+  byId(id: number): Promise<RegistryRow | undefined>;
+  byName(name: string): Promise<RegistryRow | undefined>;
+  insert(values: NewRegistry): Promise<RegistryRow>;
+  /** Points a registry at another source (forgets its ETag). */
+  updateSource(
+    id: number,
+    source: Pick<RegistryRow, 'sourceType' | 'source' | 'branch' | 'path'>,
+  ): Promise<RegistryRow | undefined>;
+  /** Deletes a registry (its index with it) and the content nothing references any more. */
+  delete(id: number): Promise<RegistryRow | undefined>;
+  /** How many of a registry's versions its upstream no longer serves (docs/mirroring.md). */
+  removedUpstreamCount(id: number): Promise<number>;
+  /** The findings of a registry's last sync, by path and code. */
+  findings(id: number): Promise<FindingRow[]>;
+}
+
+export interface CredentialQueries {
+  /** The encrypted secret of a credential, or undefined. */
+  secret(name: string): Promise<string | undefined>;
+  upsert(name: string, kind: string, secret: string, now: number): Promise<void>;
+}
+
+export interface TokenQueries {
+  all(): Promise<TokenRow[]>;
+  /** Changes with every creation and revocation (count, largest id, sum of ids). */
+  fingerprint(): Promise<string>;
+  insert(values: Omit<TokenRow, 'id' | 'lastUsedAt'>): Promise<number>;
+  delete(by: { id: number } | { hash: string }): Promise<boolean>;
+  /** Records when tokens were last used (ids → epoch ms). */
+  recordUsed(used: ReadonlyMap<number, number>): Promise<void>;
+}
+
+export interface SyncQueries {
+  /** Marks syncs left `running` by a stopped process as `interrupted`; answers how many. */
+  recoverInterrupted(now: number): Promise<number>;
+  /**
+   * Marks a registry's syncs left `running` as `interrupted`: called under its sync lease, when no
+   * live process can be running one (PostgreSQL, docs/server.md "Several replicas").
+   */
+  interruptRunning(registryId: number, now: number): Promise<number>;
+  /** Records a sync as running (and its registry's status); answers its id. */
+  start(registryId: number, trigger: string, startedAt: number, replica: string): Promise<number>;
+  /** Records how a sync ended, keeping the registry's last `keep` syncs. */
+  finish(syncId: number, registryId: number, values: SyncValues, keep: number): Promise<void>;
+  setRegistryState(registryId: number, state: RegistrySyncState): Promise<void>;
+  /** The registry's latest sync's request figures, for its info. */
+  latest(registryId: number): Promise<{ apiRequests: number; rateLimitRemaining: number | null } | undefined>;
+  /** Content rows (metrics and tests). */
+  countFiles(): Promise<number>;
+}
+
+/** What the catalog (resolve/catalog.ts) loads into memory. */
+export interface CatalogRegistryRow {
+  id: number;
+  name: string;
+  visibility: string;
+  organisation: string | null;
+  commit: string | null;
+}
+
+export interface CatalogVersionRow {
+  collection: string;
+  name: string;
+  version: string;
+  id: number;
+}
+
+export interface CatalogVersionDetail {
+  version: string;
+  kind: string;
+  templateFile: string;
+  schemaFile: string | null;
+  digest: string;
+  schemaJson: string | null;
+  removedUpstreamAt: number | null;
+  collection: string;
+  template: string;
+  registry: string;
+  commit: string | null;
+}
+
+export interface CatalogQueries {
+  registries(): Promise<CatalogRegistryRow[]>;
+  versions(registryId: number): Promise<CatalogVersionRow[]>;
+  version(versionId: number): Promise<CatalogVersionDetail | undefined>;
+  /** A version's files by path (byte order). */
+  files(versionId: number): Promise<{ path: string; size: number; sha256: string }[]>;
+  /** Stored bytes by sha256. */
+  content(sha256: string): Promise<Buffer | undefined>;
+}
+
+/** A sync's outcome, written with the swap that ends it. */
+export interface SwapRecord {
+  syncId: number;
+  registryId: number;
+  sync: SyncValues;
+  state: RegistrySyncState;
+  keep: number;
+}
+
+export interface ServiceStore {
+  readonly dialect: 'sqlite' | 'postgres';
+  readonly handle: StoreHandle;
+  readonly registries: RegistryQueries;
+  readonly credentials: CredentialQueries;
+  readonly tokens: TokenQueries;
+  readonly syncs: SyncQueries;
+  readonly catalog: CatalogQueries;
+  readonly reads: ReadStore;
+  /** Content already stored, by git blob id (the indexer reuses it). */
+  knownContent(): KnownContent;
+  /**
+   * Swaps a registry's index in, in one transaction (swap-index.ts, swap-index-pg.ts), and records
+   * the sync's outcome: on SQLite inside that transaction, on PostgreSQL right after its COMMIT.
+   */
+  swap(built: BuiltIndex, meta: Omit<SwapMeta, 'record'> & { record?: SwapRecord }): Promise<SwapResult>;
+  /** Whether the database answers and every migration is applied (/readyz). */
+  ready(): Promise<'ready' | 'unreachable' | 'migrations-pending'>;
+}
+
+const instances = new WeakMap<StoreHandle, ServiceStore>();
+
+/** The one ServiceStore of an opened store (its statements prepared once). */
+export function serviceStoreOf(store: StoreHandle): ServiceStore {
+  let found = instances.get(store);
+  if (!found) {
+    found = isPostgres(store) ? postgresServiceStore(store) : sqliteServiceStore(store);
+    instances.set(store, found);
+  }
+  return found;
+}
