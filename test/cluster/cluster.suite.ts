@@ -249,7 +249,9 @@ describe('the Deployment Manager service against a real kube-apiserver 1.20', ()
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'dm-cluster-manager-'));
     kubeconfig = execFileSync('bash', [script, 'start', join(dir, 'server')], { encoding: 'utf8' }).trim();
-    const ns = await kubectl(['create', 'namespace', NS]);
+    const nsFile = join(dir, 'namespace.json');
+    writeFileSync(nsFile, JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }));
+    const ns = await kubectl(['apply', '-f', nsFile]);
     assert.equal(ns.code, 0, ns.stderr);
     const child = spawn(
       process.execPath,
