@@ -177,7 +177,7 @@ async function main(): Promise<void> {
       const sandbox = new RenderSandbox();
       const result = await expandConfiguration(
         { content, path: join(dir, 'config.yaml') },
-        { sandbox, deployment: 'bench', timings },
+        { sandbox, deployment: 'bench', timings, pythonValues: true },
       );
       const s0 = performance.now();
       const output = formatYaml({ config: result.config, layout: result.layout });

@@ -66,7 +66,7 @@ describe('realistic DM configurations: dm and the Python reference agree', () =>
       const expected = JSON.parse(ref.stdout) as unknown;
       const result = await expandConfiguration(
         { content: readFileSync(config, 'utf8'), path: config },
-        { sandbox, deployment, project: 'my-project', now: () => new Date(NOW) },
+        { sandbox, deployment, project: 'my-project', now: () => new Date(NOW), pythonValues: true },
       );
       const got = { config: result.config, layout: result.layout };
       assert.deepEqual(typed(got), expected);

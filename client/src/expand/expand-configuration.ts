@@ -11,7 +11,7 @@ import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import { isTemplateReferenceType, oneResourceConfiguration, readTextFile } from '../input.js';
 import { nearest } from '../nearest.js';
-import { cloneData } from '../python/values.js';
+import { cloneData, plainFloatsInPlace } from '../python/values.js';
 import {
   chainTemplateSources,
   type ImportEntry,
@@ -73,6 +73,12 @@ export interface ExpandOptions {
   onWarning?: (warning: Warning) => void;
   /** Properties that break a template's schema: fail (`strict`, default), warn, or ignore. */
   schemaValidation?: SchemaValidationMode;
+  /**
+   * Keep floats with an integral value as PyFloat in the result (they print `1.0` through
+   * formatYaml, as DM's output did): for `dm expand`'s output. Default false: plain numbers, as
+   * other consumers (deploy, JSON) take data; a PyFloat does not survive structuredClone.
+   */
+  pythonValues?: boolean;
   /** Adds up where the main process's time went (bench/expand.ts prints it). */
   timings?: ExpansionTimings;
 }
@@ -473,6 +479,10 @@ export async function expandConfiguration(
       options.properties && Object.keys(options.properties).length ? options.properties : undefined,
     );
     for (const w of expanded.warnings) options.onWarning?.(w);
+    if (!options.pythonValues) {
+      plainFloatsInPlace(expanded.primitives);
+      plainFloatsInPlace(expanded.layout);
+    }
     const referencesStart = performance.now();
     const references =
       options.references === false
