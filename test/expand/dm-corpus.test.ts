@@ -11,8 +11,8 @@ import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { formatYaml, parseYaml } from '../../client/src/document/yaml.js';
 import { expandConfiguration, RenderSandbox } from '../../client/src/expand/index.js';
-import { isDict, PyFloat, pyFloatRepr, pyKeys } from '../../client/src/python/values.js';
 import { findOracle } from '../support/python-oracle.js';
+import { typed } from './typed-data.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = [join(here, '../../..'), join(here, '../..')].find((d) =>
@@ -30,15 +30,6 @@ function configurations(dir: string, depth = 0): string[] {
     else if (entry === 'config.yaml') out.push(full);
   }
   return out.sort();
-}
-
-/** dm's data in dm_reference.py's typed form: mappings as ordered pairs, floats as their repr. */
-function typed(value: unknown): unknown {
-  if (isDict(value)) return { dict: pyKeys(value).map((k) => [k, typed(value[k])]) };
-  if (Array.isArray(value)) return value.map(typed);
-  if (value instanceof PyFloat) return { float: pyFloatRepr(value.value) };
-  if (typeof value === 'number' && !Number.isInteger(value)) return { float: pyFloatRepr(value) };
-  return value;
 }
 
 const sandbox = new RenderSandbox({ timeoutMs: 10_000 });
@@ -66,7 +57,7 @@ describe('realistic DM configurations: dm and the Python reference agree', () =>
       const expected = JSON.parse(ref.stdout) as unknown;
       const result = await expandConfiguration(
         { content: readFileSync(config, 'utf8'), path: config },
-        { sandbox, deployment, project: 'my-project', now: () => new Date(NOW) },
+        { sandbox, deployment, project: 'my-project', now: () => new Date(NOW), pythonValues: true },
       );
       const got = { config: result.config, layout: result.layout };
       assert.deepEqual(typed(got), expected);

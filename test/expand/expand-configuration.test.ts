@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DmError } from '../../client/src/error.js';
 import { type ExpandOptions, expandConfiguration, RenderSandbox } from '../../client/src/expand/index.js';
+import { PyFloat } from '../../client/src/python/values.js';
 
 const root = mkdtempSync(join(tmpdir(), 'dm-expand-'));
 let sandbox: RenderSandbox;
@@ -267,6 +268,30 @@ describe('expandConfiguration()', () => {
       { name: 'b', type: 'n.py' },
     ]);
     assert.deepEqual(result.config.resources, []);
+  });
+
+  it('expandConfiguration() keeps 1.0 a float through Jinja and Python only when asked (pythonValues), else plain numbers', async () => {
+    const files = {
+      'config.yaml':
+        'resources:\n- {name: j, type: f.jinja, properties: {x: 1.0, d: {b: 1, "10": 2}}}\n- {name: p, type: f.py, properties: {x: 2.0}}\n',
+      'f.jinja':
+        'resources:\n- {name: {{ env.name }}-r, type: T, properties: {x: {{ properties.x }}, s: "{{ properties.x }}", k: "{{ properties.d|list|join(\',\') }}"}}\n',
+      'f.py':
+        'def GenerateConfig(context):\n    x = context.properties["x"]\n    return {"resources": [{"name": "p-r", "type": "T", "properties": {"x": x, "t": type(x).__name__}}]}\n',
+    };
+    const kept = await expand(files, { pythonValues: true });
+    const [j, p] = kept.config.resources;
+    assert.ok(j?.properties?.x instanceof PyFloat);
+    assert.deepEqual([j?.properties?.s, j?.properties?.k], ['1.0', 'b,10']);
+    assert.ok(p?.properties?.x instanceof PyFloat);
+    assert.equal(p?.properties?.t, 'float');
+    assert.ok((kept.layout.resources[0]?.properties?.x as unknown) instanceof PyFloat);
+    // By default the data is as JSON holds it (deploy clones it with structuredClone).
+    const plain = await expand(files);
+    assert.deepEqual(structuredClone(plain.config.resources), [
+      { name: 'j-r', type: 'T', properties: { x: 1, s: '1.0', k: 'b,10' } },
+      { name: 'p-r', type: 'T', properties: { x: 2, t: 'float' } },
+    ]);
   });
 
   it("expandConfiguration() drops a template's final newline on every path, as Jinja2 and PyYAML did", async () => {

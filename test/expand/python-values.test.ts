@@ -12,23 +12,13 @@ import { formatYaml, parseYaml } from '../../client/src/document/yaml.js';
 import {
   fromWire,
   hasPythonValues,
-  isDict,
-  PyFloat,
   pyFloatRepr,
   pyKeys,
   pySetItem,
   toWire,
 } from '../../client/src/python/values.js';
 import { findOracle } from '../support/python-oracle.js';
-
-/** Mappings as ordered pairs, floats as their Python repr: what plain deepEqual would not see. */
-function typed(value: unknown): unknown {
-  if (isDict(value)) return { dict: pyKeys(value).map((k) => [k, typed(value[k])]) };
-  if (Array.isArray(value)) return value.map(typed);
-  if (value instanceof PyFloat) return { float: pyFloatRepr(value.value) };
-  if (typeof value === 'number' && !Number.isInteger(value)) return { float: pyFloatRepr(value) };
-  return value;
-}
+import { typed } from './typed-data.js';
 
 const PY_TYPED = `
 import json, sys, yaml

@@ -11,7 +11,7 @@ import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import { isTemplateReferenceType, oneResourceConfiguration, readTextFile } from '../input.js';
 import { nearest } from '../nearest.js';
-import { cloneData } from '../python/values.js';
+import { cloneData, plainFloatsInPlace } from '../python/values.js';
 import {
   chainTemplateSources,
   type ImportEntry,
@@ -73,11 +73,23 @@ export interface ExpandOptions {
   onWarning?: (warning: Warning) => void;
   /** Properties that break a template's schema: fail (`strict`, default), warn, or ignore. */
   schemaValidation?: SchemaValidationMode;
+  /**
+   * Keep floats with an integral value as PyFloat in the result (they print `1.0` through
+   * formatYaml, as DM's output did): for `dm expand`'s output. Default false: plain numbers, as
+   * other consumers (deploy, JSON) take data; a PyFloat does not survive structuredClone.
+   */
+  pythonValues?: boolean;
   /** Adds up where the main process's time went (bench/expand.ts prints it). */
   timings?: ExpansionTimings;
 }
 
-/** Milliseconds of the main process's own work, by step (rendering: RenderSandbox.timings). */
+/** This process's CPU time in ms: the timings count work, not waiting (a busy machine). */
+export function cpuMs(): number {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+}
+
+/** CPU milliseconds of the main process's own work, by step (rendering: RenderSandbox.timings). */
 export interface ExpansionTimings {
   /** Reading the configuration. */
   configurationMs: number;
@@ -340,7 +352,7 @@ class Expander {
   ): Promise<Expanded & { properties: Record<string, unknown> }> {
     const violations: Warning[] = [];
     const timings = this.options.timings;
-    const schemaStart = timings ? performance.now() : 0;
+    const schemaStart = timings ? cpuMs() : 0;
     const properties = template.schema
       ? applySchema(
           parseTemplateSchema(template.schema),
@@ -350,7 +362,7 @@ class Expander {
           (message) => violations.push({ code: 'SCHEMA_VIOLATION', message }),
         )
       : (cloneData(written) as Record<string, unknown>);
-    if (timings) timings.schemaMs += performance.now() - schemaStart;
+    if (timings) timings.schemaMs += cpuMs() - schemaStart;
     const key = `${template.type}\u0000${stableKey(properties)}`;
     const label = `${resource.name} (${template.type})`;
     const chain = [...frame.chain, { key, label }];
@@ -400,9 +412,9 @@ class Expander {
     if (template.kind === 'python') {
       const result = await this.sandbox.renderPython(request);
       if ('text' in result) {
-        const parseStart = timings ? performance.now() : 0;
+        const parseStart = timings ? cpuMs() : 0;
         output = parseRenderedYaml(result.text, { source: outputSource, dialect: 'pyyaml' });
-        if (timings) timings.outputYamlMs += performance.now() - parseStart;
+        if (timings) timings.outputYamlMs += cpuMs() - parseStart;
       } else output = result.data;
       checkNodeBudget(output, outputSource, this.maxNodes);
     } else {
@@ -449,9 +461,9 @@ export async function expandConfiguration(
   options: ExpandOptions = {},
 ): Promise<ExpansionResult> {
   const maxNodes = options.maxNodes ?? DEFAULT_MAX_NODES;
-  const start = performance.now();
+  const start = options.timings ? cpuMs() : 0;
   const parsed = parseConfiguration(input.content, input.path, maxNodes);
-  if (options.timings) options.timings.configurationMs += performance.now() - start;
+  if (options.timings) options.timings.configurationMs += cpuMs() - start;
   const local = new LocalTemplateSource({
     baseDir: dirname(resolve(input.path)),
     ...(options.importsDir ? { importsDir: options.importsDir } : {}),
@@ -473,12 +485,16 @@ export async function expandConfiguration(
       options.properties && Object.keys(options.properties).length ? options.properties : undefined,
     );
     for (const w of expanded.warnings) options.onWarning?.(w);
-    const referencesStart = performance.now();
+    if (!options.pythonValues) {
+      plainFloatsInPlace(expanded.primitives);
+      plainFloatsInPlace(expanded.layout);
+    }
+    const referencesStart = options.timings ? cpuMs() : 0;
     const references =
       options.references === false
         ? { order: [], dependsOn: {}, references: [] }
         : buildReferenceGraph(expanded.primitives);
-    if (options.timings) options.timings.referencesMs += performance.now() - referencesStart;
+    if (options.timings) options.timings.referencesMs += cpuMs() - referencesStart;
     return {
       config: { resources: expanded.primitives },
       layout: { resources: expanded.layout },

@@ -5,6 +5,7 @@
  */
 export {
   type ConfigurationInput,
+  cpuMs,
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_TEMPLATES,
   type ExpandOptions,

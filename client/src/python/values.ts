@@ -718,6 +718,28 @@ export function toPlain(value: unknown): unknown {
   return value;
 }
 
+/**
+ * Replaces every PyFloat in data by its number, in place (for modules that take data as JSON
+ * holds it: a PyFloat does not survive structuredClone). Key order is left as it is.
+ */
+export function plainFloatsInPlace(value: unknown): unknown {
+  if (value instanceof PyFloat) return value.value;
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i];
+      if (v !== null && typeof v === 'object') value[i] = plainFloatsInPlace(v);
+    }
+  } else {
+    const d = value as PyDict;
+    for (const k in d) {
+      const v = d[k];
+      if (v !== null && typeof v === 'object') d[k] = plainFloatsInPlace(v);
+    }
+  }
+  return value;
+}
+
 export function checkHashable(value: unknown): void {
   if (isDict(value) || (Array.isArray(value) && !(value instanceof PyTuple))) {
     throw new PyError('TypeError', `unhashable type: '${typeName(value)}'`);

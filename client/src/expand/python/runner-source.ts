@@ -239,7 +239,7 @@ def _render(req):
         module = types.ModuleType(name.rsplit('/', 1)[-1].rsplit('.', 1)[0])
         module.__file__ = name
         signal.setitimer(signal.ITIMER_REAL, timeout)
-        _started = time.perf_counter()
+        _started = time.process_time()
         _state['active'] = True
         try:
             exec(code, module.__dict__)
@@ -279,16 +279,16 @@ def _render(req):
                     msg += (' (this is Python 2 syntax: the template was written for Python 2.7, as Deployment'
                             ' Manager ran it; dm runs Python templates with Python 3)')
         return {'ok': False, 'kind': kind, 'message': msg, 'file': f or name, 'line': line}
-    ran = (time.perf_counter() - _started) * 1000
+    ran = (time.process_time() - _started) * 1000
     if isinstance(result, str):
         return {'ok': True, 'text': result, 'ms': [ran, 0]}
     try:
-        encoding = time.perf_counter()
+        encoding = time.process_time()
         text = json.dumps(result, default=_unjson)
         if _MAY_NEED_WIRE.search(text) is None:
-            return {'ok': True, 'data': _Raw(text), 'ms': [ran, (time.perf_counter() - encoding) * 1000]}
+            return {'ok': True, 'data': _Raw(text), 'ms': [ran, (time.process_time() - encoding) * 1000]}
         text = json.dumps(_to_wire(result), default=_unjson)
-        return {'ok': True, 'wire': True, 'data': _Raw(text), 'ms': [ran, (time.perf_counter() - encoding) * 1000]}
+        return {'ok': True, 'wire': True, 'data': _Raw(text), 'ms': [ran, (time.process_time() - encoding) * 1000]}
     except (TypeError, ValueError) as e:
         return {'ok': False, 'kind': 'error', 'message': 'GenerateConfig returned a value that is not YAML/JSON data: %s' % e,
                 'file': name, 'line': None}

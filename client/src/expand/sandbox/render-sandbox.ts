@@ -71,7 +71,7 @@ type Answer = ({ ok: true; text?: string; data?: unknown; wire?: boolean; ms?: n
 };
 
 /**
- * Where a sandbox's time went, in milliseconds of each rendering process's own work (the
+ * Where a sandbox's time went, in CPU milliseconds of each rendering process's own work (the
  * processes run beside the main one, so these overlap with it): Jinja rendering and reading the
  * rendering as YAML in the Jinja process; GenerateConfig and encoding its result in the Python
  * process. bench/expand.ts prints them.
