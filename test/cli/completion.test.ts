@@ -4,31 +4,14 @@
  * Deployment names come from a real deployment made against the Kubernetes stand-in.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type DeployHarness, deployHarness } from '../deploy/harness.js';
-import { dmBin } from '../support/run-cli.js';
+import { type CliResult, dmBin, runProcess } from '../support/run-cli.js';
 
-function bash(
-  script: string,
-  cwd: string,
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], { cwd, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-  });
+function bash(script: string, cwd: string, env: Record<string, string>): Promise<CliResult> {
+  return runProcess('bash', ['-c', script], { cwd, env });
 }
 
 describe('dm completion bash', () => {

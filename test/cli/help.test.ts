@@ -45,17 +45,17 @@ describe('dm --help', () => {
     }
   });
 
-  it('every command and subcommand has --help with examples', async () => {
-    const top = commandsOf((await runDm(['--help'])).stdout);
-    const missing: string[] = [];
+  it('the root, every group, command and subcommand has --help with examples', async () => {
+    const root = (await runDm(['--help'])).stdout;
+    const top = commandsOf(root);
+    const missing: string[] = /^Examples?:$/m.test(root) ? [] : ['dm'];
     await Promise.all(
       top.map(async (c) => {
         const help = (await runDm([c, '--help'])).stdout;
         const subs = commandsOf(help);
-        if (subs.length === 0) {
-          if (!/Examples?:/.test(help)) missing.push(c);
-          return;
-        }
+        // A leaf, or a group (its own examples, then each subcommand's).
+        if (!/Examples?:/.test(help)) missing.push(c);
+        if (subs.length === 0) return;
         for (const s of subs) {
           const sub = await runDm([c, s, '--help']);
           assert.equal(sub.code, 0, `${c} ${s} --help`);

@@ -4,7 +4,7 @@
  * flags, "did you mean" for flags, system errors (a directory, a busy port) as sentences.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -13,23 +13,11 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { exitCodeFor, fromSystemError } from '../../client/src/error.js';
 import { nearest } from '../../client/src/nearest.js';
-import { type CliResult, isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
+import { type CliResult, isolatedEnv, repoRoot, runDm, runProcess } from '../support/run-cli.js';
 
 function runRegistry(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(repoRoot, 'bin', 'dm-registry.js'), ...args], {
-      env: { ...process.env, ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+  return runProcess(process.execPath, [join(repoRoot, 'bin', 'dm-registry.js'), ...args], {
+    env: { ...process.env, ...env },
   });
 }
 

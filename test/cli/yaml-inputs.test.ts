@@ -39,6 +39,27 @@ describe('YAML inputs of the CLI', () => {
     }
   });
 
+  it('an alias bomb as dm.lock fails at once: install --frozen-lockfile, expand and deploy --dry-run; install rebuilds it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dm-yaml-lock-'));
+    await writeFile(join(dir, 'dm.lock'), BOMB);
+    await writeFile(join(dir, 'config.yaml'), 'resources:\n- {name: c, type: v1/ConfigMap}\n');
+    const env = await isolatedEnv();
+    const limit = /dm\.lock: limit: the document expands to more than \d+ nodes/;
+    for (const args of [
+      ['install', '--frozen-lockfile'],
+      ['expand', 'config.yaml'],
+      ['deploy', 'config.yaml', '--name', 'x', '--dry-run'],
+    ]) {
+      const r = await runDm(args, { cwd: dir, env });
+      assert.notEqual(r.code, 0, `${args.join(' ')}: ${r.stdout}`);
+      assert.match(r.stderr, limit, args.join(' '));
+      assert.doesNotMatch(r.stderr, /internal error|\n\s+at /, args.join(' '));
+    }
+    const rebuilt = await runDm(['install'], { cwd: dir, env });
+    assert.equal(rebuilt.code, 0, rebuilt.stderr);
+    assert.match(rebuilt.stderr, /warning: .*dm\.lock is damaged .*; rebuilding it/);
+  });
+
   it('a duplicated key in a configuration: the last value wins, with a warning naming file:line and the key', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'dm-yaml-'));
     await writeFile(

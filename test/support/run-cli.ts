@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -18,6 +18,8 @@ export interface RunOptions {
   cwd?: string;
   env?: Record<string, string | undefined>;
   input?: string;
+  /** What a "killed by" note calls the program (default: the file's name). */
+  label?: string;
 }
 
 /** Fresh, empty XDG directories for one test's `dm` runs. */
@@ -32,13 +34,31 @@ export async function isolatedEnv(): Promise<Record<string, string>> {
 }
 
 export function runDm(args: readonly string[], options: RunOptions = {}): Promise<CliResult> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1', ...options.env })) {
+    if (v !== undefined && !k.startsWith('DM_')) env[k] = v;
+  }
+  for (const [k, v] of Object.entries(options.env ?? {})) if (v !== undefined) env[k] = v;
+  return runProcess(process.execPath, [dmBin, ...args], {
+    ...options,
+    cwd: options.cwd ?? repoRoot,
+    env,
+    label: 'dm',
+  });
+}
+
+/**
+ * Runs a program to its end with its output collected; stdin is `input` (or empty). `env` is the
+ * whole environment (default: this process's).
+ */
+export function runProcess(
+  file: string,
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1', ...options.env })) {
-      if (v !== undefined && !k.startsWith('DM_')) env[k] = v;
-    }
-    for (const [k, v] of Object.entries(options.env ?? {})) if (v !== undefined) env[k] = v;
-    const child = spawn(process.execPath, [dmBin, ...args], { cwd: options.cwd ?? repoRoot, env });
+    const env = options.env ?? process.env;
+    const child = spawn(file, args, { ...(options.cwd ? { cwd: options.cwd } : {}), env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -48,14 +68,14 @@ export function runDm(args: readonly string[], options: RunOptions = {}): Promis
       stderr += d;
     });
     child.on('error', reject);
-    // Killed by a signal: the shell's 128 + signal number, never a status a test could expect from dm.
+    // Killed by a signal: the shell's 128 + signal number, never a status a test could expect.
     child.on('close', (code, signal) =>
       code !== null
         ? resolve({ code, stdout, stderr })
         : resolve({
             code: 128 + (signal ? constants.signals[signal] : 0),
             stdout,
-            stderr: `${stderr}\n[dm was killed by ${signal}]`,
+            stderr: `${stderr}\n[${options.label ?? basename(file)} was killed by ${signal}]`,
           }),
     );
     child.stdin.end(options.input ?? '');

@@ -3,6 +3,7 @@
  * `BEGIN IMMEDIATE`), so a crash leaves each manifest saying exactly what had been applied.
  */
 import { and, asc, desc, eq } from 'drizzle-orm';
+import type { KubeObject } from '../deploy/objects.js';
 import { DmError } from '../error.js';
 import type { StateDatabase } from './database.js';
 import { deployments, manifestResources, manifests, typeInstances } from './schema.js';
@@ -13,13 +14,7 @@ export type ManifestResourceRow = typeof manifestResources.$inferSelect;
 export type TypeInstanceRow = typeof typeInstances.$inferSelect;
 
 /** An object that may be in the cluster for a deployment. */
-export interface InventoryEntry {
-  name: string;
-  type: string;
-  apiVersion: string;
-  kind: string;
-  namespace: string;
-  objectName: string;
+export interface InventoryEntry extends Omit<KubeObject, 'body'> {
   level: number;
 }
 
