@@ -50,6 +50,22 @@ describe('dm expand', () => {
     assert.equal(JSON.parse(fromFlag.stdout).config.resources[0].properties.replicas, 3);
   });
 
+  it('dm expand prints integral floats and integer-like keys as DM (PyYAML) did', async () => {
+    const dir = fixture({
+      'config.yaml':
+        'resources:\n- name: f\n  type: f.jinja\n  properties: {ratio: 1.0, m: {b: 1, "10": 2, "2": 3}}\n',
+      'f.jinja':
+        'resources:\n- name: cm\n  type: ConfigMap\n  properties:\n    r: {{ properties.ratio }}\n    s: "{{ properties.ratio }}"\n    keys: "{% for k in properties.m %}{{ k }},{% endfor %}"\n',
+    });
+    const result = await runDm(['expand', join(dir, 'config.yaml'), '-o', 'yaml'], {
+      env: await isolatedEnv(),
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /\n +r: 1\.0\n/);
+    assert.match(result.stdout, /\n +s: '1\.0'\n/);
+    assert.match(result.stdout, /keys: b,10,2,\n/);
+  });
+
   it('dm expand of a template file expands it as a one-resource configuration', async () => {
     const dir = fixture({ 'rs.jinja': RS });
     const result = await runDm(

@@ -92,6 +92,8 @@ export function registerExpandCommands(program: Command): void {
           sandbox: sandboxOptions(options),
           sources: [registry],
           onWarning: (w: { message: string }) => warner(ctx)(w.message),
+          // Integral floats and integer-keyed order as PyYAML printed them (docs/expansion.md).
+          pythonValues: true,
         });
         return { data: { config: result.config, layout: result.layout } };
       }),
