@@ -36,6 +36,11 @@ py_ok jinja2 || add python3-jinja2
 # PostgreSQL's server binaries (initdb, pg_ctl): the tests start their own cluster in a temp dir.
 { command -v pg_ctl >/dev/null && command -v initdb >/dev/null; } ||
   compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null || add postgresql postgresql-contrib
+# The cluster suite runs (inside npm test) when a real kube-apiserver is built and cached
+# (test/cluster/real-apiserver.sh build); it runs over Debian's etcd.
+if bash test/cluster/real-apiserver.sh path >/dev/null 2>&1; then
+  command -v etcd >/dev/null || add etcd-server
+fi
 # apt-get download and dpkg -x fetch cloud-init's merging code for the differential merge test.
 command -v dpkg >/dev/null || { echo "install-system-deps.sh: this is not a Debian machine (no dpkg)" >&2; exit 1; }
 
