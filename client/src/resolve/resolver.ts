@@ -13,7 +13,16 @@ import {
 } from '../reference/reference.js';
 import type { ResolvedFile, ResolvedVersion } from './types.js';
 
-export type Resolution = ResolvedVersion | DmError | null;
+export type Resolution = ResolvedVersion | DmError | Declined | null;
+
+/**
+ * "Not mine", with a sentence worth telling the user if nobody else takes the reference either
+ * (e.g. "the registry server at URL does not host github.com/acme/templates"): the chain goes on,
+ * and a failure of that reference later in the chain carries the sentence in its hint.
+ */
+export class Declined {
+  constructor(readonly note: string) {}
+}
 
 export interface Resolver {
   /** Shown in errors and `--verbose` output, e.g. `lock file`, `registry server http://…`. */
@@ -45,6 +54,7 @@ export async function resolveThroughChain(
   const resolved: (ResolvedVersion | undefined)[] = refs.map(() => undefined);
   const answeredBy: string[] = refs.map(() => '');
   const failures = new Map<number, DmError>();
+  const notes = new Map<number, string[]>();
   let pending = refs.map((_, i) => i);
   for (const resolver of chain) {
     if (pending.length === 0) break;
@@ -67,7 +77,10 @@ export async function resolveThroughChain(
     for (const index of pending) {
       const answer = answers.get(index) ?? null;
       if (answer === null) still.push(index);
-      else if (answer instanceof DmError) failures.set(index, answer);
+      else if (answer instanceof Declined) {
+        still.push(index);
+        notes.set(index, [...(notes.get(index) ?? []), answer.note]);
+      } else if (answer instanceof DmError) failures.set(index, answer);
       else {
         resolved[index] = answer;
         answeredBy[index] = resolver.name;
@@ -76,6 +89,10 @@ export async function resolveThroughChain(
     pending = still;
   }
   for (const index of pending) failures.set(index, notTaken(chain, refs[index]!));
+  for (const [index, said] of notes) {
+    const failure = failures.get(index);
+    if (failure) failures.set(index, withNotes(failure, said));
+  }
   if (failures.size > 0) {
     const sorted = [...failures.entries()].sort(([a], [b]) => a - b);
     const [, first] = sorted[0]!;
@@ -97,6 +114,16 @@ export async function resolveThroughChain(
     });
   }
   return { resolved: resolved as ResolvedVersion[], answeredBy };
+}
+
+/** A failure with what earlier resolvers said when they passed the reference on, first. */
+function withNotes(error: DmError, notes: readonly string[]): DmError {
+  const hint = [...notes, ...(error.hint ? [error.hint] : [])].join('; ');
+  return new DmError(error.code, error.message, {
+    category: error.category,
+    hint,
+    ...(error.details ? { details: error.details } : {}),
+  });
 }
 
 /** The chain's end for a reference nobody took (only a chain without an end leaves any). */

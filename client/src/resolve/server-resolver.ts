@@ -2,14 +2,15 @@
  * A registry server (`--registry-url`, docs/server.md "HTTP API") as a resolver: one batch
  * `POST /api/v1/resolve` for all references, file contents from the immutable
  * `…/versions/{version}/files/{path}` endpoint, version lists from `GET /api/v1/templates/…`.
- * A reference to a registry the server does not host is "not mine", so the chain goes on.
+ * A reference to a registry the server does not host is "not mine", so the chain goes on; should
+ * nothing else take it, the failure's hint says the server does not host it.
  */
 
 import type { BatchResolveItem, Resolution as ServerResolution } from '../../../server/src/api/shapes.js';
 import { type DmError, relayedError } from '../error.js';
 import { formatReference, formatTemplateName, type RegistryReference } from '../reference/reference.js';
 import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
-import type { Resolution, Resolver } from './resolver.js';
+import { Declined, type Resolution, type Resolver } from './resolver.js';
 import type { ResolvedFile, ResolvedVersion } from './types.js';
 
 /** Codes by which a server says "I do not host that registry" rather than "no such version". */
@@ -72,7 +73,12 @@ export class ServerResolver implements Resolver {
         if (item.resolution) {
           out.push(this.toResolved(texts[i]!, item.resolution));
         } else if (!item.error || NOT_HOSTED.has(item.error.code)) {
-          out.push(null);
+          const ref = batch[i]!;
+          out.push(
+            new Declined(
+              `the registry server at ${this.base} does not host ${ref.host}/${ref.owner}/${ref.repo}`,
+            ),
+          );
         } else {
           // A batch item has no status of its own: a code dm does not know is a plain error.
           out.push(relayedError(0, item.error, (message) => message));
