@@ -7,6 +7,7 @@
 
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../../client/src/cli/package-version.js';
@@ -65,6 +66,9 @@ async function openEverything(
     accessLog?: boolean;
     clusters?: string[] | undefined;
     upstreams?: Pick<CreateAppDeps, 'upstreams' | 'upstreamTtlMs' | 'upstreamNegativeTtlMs'>;
+    /** `--checksum-key FILE` (default log.key beside the database) and `--notify-url` (repeatable). */
+    checksumKey?: string | undefined;
+    notifyUrls?: string[] | undefined;
   },
 ) {
   const { openStore } = await import('./store/db.js');
@@ -79,6 +83,11 @@ async function openEverything(
   const secretKey = loadSecretKey({
     keyBase64: env.DM_REGISTRY_SECRET_KEY,
     keyFile: join(dataDir, 'secret.key'),
+  });
+  const { loadChecksumKey } = await import('./checksums.js');
+  const signer = loadChecksumKey({
+    file: extra.checksumKey ?? join(dataDir, 'log.key'),
+    name: `${hostname().toLowerCase()}/checksums`,
   });
   const githubApiUrl = env.GITHUB_API_URL;
   const manager = extra.clusters?.length
@@ -105,8 +114,28 @@ async function openEverything(
     ...(extra.accessLog === undefined ? {} : { accessLog: extra.accessLog }),
     manager,
     ...extra.upstreams,
+    checksums: {
+      signer,
+      notify: { urls: notifyUrlsOf(extra.notifyUrls ?? []), secret: env.DM_REGISTRY_NOTIFY_SECRET },
+    },
   });
   return { store, server, logger, githubHosts };
+}
+
+/** `--notify-url` values: http(s) URLs only (docs/integrity-store.md §2). */
+function notifyUrlsOf(urls: readonly string[]): string[] {
+  return urls.map((url) => {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {}
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+      throw new DmError('INVALID_FLAG_VALUE', `--notify-url '${url.slice(0, 200)}' is not an http(s) URL`, {
+        category: 'usage',
+      });
+    }
+    return parsed.toString();
+  });
 }
 
 /** Adds (or updates) the registries named by `--index source[=name]`; returns their ids. */
@@ -213,6 +242,8 @@ async function start(
     upstreamTokenEnv?: string[];
     upstreamTtl?: string;
     upstreamNegativeTtl?: string;
+    checksumKey?: string;
+    notifyUrl?: string[];
   },
   env: NodeJS.ProcessEnv,
 ) {
@@ -240,6 +271,8 @@ async function start(
   const { store, server, logger, githubHosts } = await openEverything(dbFile, env, {
     clusters: options.cluster,
     upstreams,
+    checksumKey: options.checksumKey,
+    notifyUrls: options.notifyUrl,
   });
   const { service, app } = server;
   // The last line of defence: background work handles its own failures (service.sync never
@@ -456,11 +489,33 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       '--upstream-negative-ttl <seconds>',
       "how long an upstream's not-found is remembered (default 60)",
     )
+    .option(
+      '--checksum-key <file>',
+      "the checksum log's signer key (default log.key beside the database; created)",
+    )
+    .option(
+      '--notify-url <url>',
+      'POST quarantined versions here, signed with DM_REGISTRY_NOTIFY_SECRET (repeatable)',
+      collect,
+    )
     .addHelpText(
       'after',
       '\nExamples:\n  dm-registry start --index registry-fixtures\n  dm-registry start --upstream https://registry.example --upstream-token-env UPSTREAM_TOKEN\n  dm-registry start --port 9090 --index registry-fixtures --index github.com/acme/templates@main\n  dm-registry start --host 0.0.0.0 --index registry-fixtures   # reachable from other machines\n',
     )
     .action((o) => start(o, env));
+  program
+    .command('checksum-key')
+    .description("print the checksum log's verifier key, for clients' checksumKey (docs/integrity-store.md)")
+    .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .option('--checksum-key <file>', 'the signer key file (default log.key beside the database)')
+    .action(async (o: CommonOptions & { checksumKey?: string }) => {
+      const { loadChecksumKey } = await import('./checksums.js');
+      const signer = loadChecksumKey({
+        file: o.checksumKey ?? join(dirname(databaseFile(o.db, env)), 'log.key'),
+        name: `${hostname().toLowerCase()}/checksums`,
+      });
+      process.stdout.write(`${signer.verifierKey}\n`);
+    });
   program
     .command('index <source>')
     .description('index one source once and print the findings')

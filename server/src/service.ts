@@ -12,6 +12,7 @@ import { DEFAULT_SOURCE_LIMITS, type Source } from '../../client/src/source/sour
 import type { RequestAccess } from './api/access.js';
 import { TokenBook } from './api/access.js';
 import type { RegistryInfo, UpstreamInfo } from './api/shapes.js';
+import { Checksums, type ChecksumsOptions } from './checksums.js';
 import type { IndexBuildPool } from './indexer/build-index-pool.js';
 import {
   type IncrementalSource,
@@ -125,6 +126,8 @@ export interface ServiceDeps {
    * registry (and one gone before its sync): metrics are public and never name private registries.
    */
   onSync?: (registry: string, outcome: SyncOutcome) => void;
+  /** The checksum log's key, quarantine notifications and metric (docs/integrity-store.md). */
+  checksums?: ChecksumsOptions;
 }
 
 /**
@@ -169,6 +172,7 @@ export class RegistryService {
   readonly catalog: Catalog;
   readonly tokens: TokenBook;
   readonly queue = new SyncQueue();
+  readonly checksums: Checksums;
   private readonly clock: () => number;
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -179,6 +183,12 @@ export class RegistryService {
     this.catalog = new Catalog(deps.store, { defaultRegistry: deps.defaultRegistry });
     this.tokens = new TokenBook(deps.store, deps.adminTokens ?? [], this.clock);
     recoverInterruptedSyncs(deps.store, this.clock());
+    this.checksums = new Checksums(
+      deps.store,
+      deps.checksums ?? {},
+      (l, m, f) => this.log(l, m, f),
+      this.clock,
+    );
   }
 
   get defaultRegistry(): string | undefined {
@@ -481,6 +491,9 @@ export class RegistryService {
             ...(this.deps.syncDeadlineMs ? { deadlineMs: this.deps.syncDeadlineMs } : {}),
             ...(this.deps.indexPool ? { indexPool: this.deps.indexPool } : {}),
             onSwap: () => this.catalog.invalidate(),
+            signer: this.checksums.signer,
+            onQuarantine: (events) =>
+              this.checksums.quarantined(events, visibility === 'public' ? name : PRIVATE_LABEL),
             ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
             ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),
             ...(hooks.afterSwap ? { afterSwap: hooks.afterSwap } : {}),
@@ -577,6 +590,7 @@ export class RegistryService {
     if (this.timer) clearInterval(this.timer);
     await this.queue.idle();
     this.tokens.stop();
+    this.checksums.notifier.stop();
   }
 
   /** A mirrored registry's upstream: its state, and how stale what the mirror holds may be. */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ADMIN_ACCESS } from '../../server/src/api/access.js';
 import { openStore } from '../../server/src/store/db.js';
+import { readsOf } from '../../server/src/store/reads.js';
 import { FIXTURES, tempDir } from './helpers.js';
 
 const everyone = ADMIN_ACCESS;
@@ -86,10 +87,12 @@ describe('killed sync', () => {
       assert.deepEqual(syncs, ['succeeded', 'interrupted']);
       assert.equal(countsAfter.lastSyncStatus, 'interrupted');
 
-      // And the next sync swaps the change in.
+      // And the next sync swaps the new commit in (the edited published version quarantined,
+      // docs/integrity-store.md).
       assert.equal((await first.service.sync(1, 'manual')).status, 'succeeded');
-      const changed = first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
-      assert.notEqual(changed.digest, before.digest);
+      assert.notEqual(first.service.find(1, everyone).commit, countsBefore.commit);
+      const quarantined = await readsOf(first.store).openQuarantines(1);
+      assert.equal(quarantined.length, 1);
       first.store.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -19,6 +19,7 @@ import { migrationsApplied } from '../store/db.js';
 import { type AppEnv, errorResponse } from './http.js';
 import { ServerMetrics } from './metrics.js';
 import { OPENAPI } from './openapi.js';
+import { checksumRoutes } from './routes-checksums.js';
 import { readRoutes } from './routes-read.js';
 import { writeRoutes } from './routes-write.js';
 import { RequestTracker, trackServedRoutes } from './tracking.js';
@@ -77,7 +78,12 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       }
       if (outcome.versionCount !== undefined) metrics.versions.set({ registry }, outcome.versionCount);
     },
+    checksums: {
+      ...deps.checksums,
+      onQuarantine: (registry, count) => metrics.quarantinedVersions.inc({ registry }, count),
+    },
   });
+  service.checksums.resendUndelivered();
   if (deps.upstreams && deps.upstreams.length > 0) {
     const target = storeTarget(
       service.store,
@@ -158,6 +164,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
   );
   served.get('/api/v1/openapi.json', (c) => c.json(OPENAPI));
+  served.route('/api/v1', checksumRoutes({ maxBodyBytes: deps.maxBodyBytes ?? 1024 * 1024 }));
   served.route('/api/v1', readRoutes(tracker));
   served.route(
     '/api/v1',

@@ -6,6 +6,7 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { DmError } from '../../../client/src/error.js';
+import type { LogSigner } from '../../../client/src/integrity/index.js';
 import {
   checkSourceSize,
   createMeter,
@@ -13,6 +14,7 @@ import {
   type Source,
 } from '../../../client/src/source/source.js';
 import type { Store } from '../store/db.js';
+import type { QuarantineEvent } from '../store/first-seen.js';
 import { replicaName } from '../store/replica.js';
 import { files, registries, syncs } from '../store/schema.js';
 import { swapIndex } from '../store/swap-index.js';
@@ -54,6 +56,10 @@ export interface SyncOptions {
   midSwap?: () => void;
   /** Test hook: runs right after the swap transaction commits (to kill a process there). */
   afterSwap?: () => void;
+  /** Signs the checksum log's checkpoints (docs/integrity-store.md §2). */
+  signer?: LogSigner;
+  /** Called after the swap committed with the versions it quarantined (must not throw). */
+  onQuarantine?: (events: QuarantineEvent[]) => void;
 }
 
 /**
@@ -265,6 +271,8 @@ export async function syncRegistry(
       commit: opened.commit,
       etag: opened.etag ?? null,
       now: now(),
+      signer: options.signer,
+      syncId: syncRow.id,
       ...(options.midSwap ? { midSwap: options.midSwap } : {}),
       record: () => {
         finish({ status: 'succeeded', commit: opened.commit });
@@ -277,6 +285,7 @@ export async function syncRegistry(
     });
     options.afterSwap?.();
     options.onSwap?.(registryId);
+    if (swapped.quarantined.length > 0) options.onQuarantine?.(swapped.quarantined);
     return {
       syncId: syncRow.id,
       registryId,

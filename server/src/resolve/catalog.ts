@@ -5,6 +5,7 @@
  * sync swaps an index in or a registry is added or removed (`invalidate()`). A per-request SQL
  * lookup alone would cap resolve at about a third of bare Hono's throughput (§7).
  */
+
 import { LRUCache } from 'lru-cache';
 import { DmError, httpStatusFor } from '../../../client/src/error.js';
 import { pickLatest, pickVersion } from '../../../client/src/reference/pick-version.js';
@@ -17,6 +18,7 @@ import {
 import { newestFirst } from '../../../client/src/reference/version.js';
 import type { FileInfo, Resolution } from '../api/shapes.js';
 import type { Store } from '../store/db.js';
+import { OPEN_QUARANTINE_OF_SQL, quarantineField } from '../store/quarantine.js';
 
 export interface RegistryView {
   id: number;
@@ -86,6 +88,7 @@ export class Catalog {
          WHERE v.id = ?`,
       ),
       files: s.prepare('SELECT path, size, sha256 FROM version_files WHERE version_id = ? ORDER BY path'),
+      quarantine: s.prepare(OPEN_QUARANTINE_OF_SQL),
     };
   }
 
@@ -192,6 +195,7 @@ export class Catalog {
       files: this.statements.files.all(versionId) as FileInfo[],
       schema: row.schemaJson === null ? null : JSON.parse(row.schemaJson),
       ...(row.removedUpstreamAt === null ? {} : { removedUpstream: true as const }),
+      ...quarantineField(this.statements.quarantine.get(name, row.version) as never),
     };
     this.resolutions.set(versionId, resolution);
     return resolution;

@@ -212,6 +212,7 @@ export function addVersions(
           v.hasExample ? 1 : 0,
           v.digest,
           v.schemaJson,
+          null,
         ).lastInsertRowid,
       );
       for (const f of v.files) insertVersionFile.run(versionId, f.path, f.sha256, f.size);
