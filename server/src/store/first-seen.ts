@@ -16,7 +16,7 @@ import {
   latestOf,
   schemaInfo,
 } from '../indexer/build-index.js';
-import type { PgQueryable } from './checksum-log.js';
+import { appendRecordsSqlite, type PgQueryable } from './checksum-log.js';
 
 /** One changed file of a quarantined version: sha256 before and after (null: added or removed). */
 export interface ChangedFile {
@@ -424,4 +424,70 @@ export async function firstSeenPg(
 /** PostgreSQL folds unquoted aliases to lower case: quote the camelCase ones. */
 function pgQuoted(sql: string): string {
   return sql.replace(/ AS ([a-z]+[A-Z][A-Za-z]*)/g, ' AS "$1"');
+}
+
+/**
+ * The first-seen step of adding versions without a swap (a mirror's pull-through or sync, a bundle
+ * import; docs/integrity-store.md §6), inside add-versions.ts's transaction: a version never seen
+ * is recorded and appended to the log; one whose digest differs from its first-seen digest is
+ * quarantined and left out. Returns the versions to add.
+ */
+export function firstSeenOfAdded<
+  V extends { collection: string; template: string; version: string; digest: string },
+>(db: Database.Database, meta: FirstSeenMeta, versions: readonly V[]): V[] {
+  const newest = db.prepare(
+    'SELECT digest FROM first_seen WHERE template = ? AND version = ? ORDER BY id DESC LIMIT 1',
+  );
+  const records: LogRecord[] = [];
+  const kept: V[] = [];
+  for (const v of versions) {
+    const template = canonicalTemplate(meta.registry, v.collection, v.template);
+    const first = (newest.get(template, v.version) as { digest: string } | undefined)?.digest;
+    const record = { template, version: v.version, digest: v.digest };
+    if (first === undefined) {
+      if (recordable(record)) records.push(record);
+    } else if (first !== v.digest) {
+      openQuarantine(db, { ...meta, template, version: v.version, firstDigest: first, newDigest: v.digest });
+      continue;
+    }
+    kept.push(v);
+  }
+  if (records.length > 0) {
+    const { fromSize } = appendRecordsSqlite(db, records, undefined, meta.now);
+    const insert = db.prepare(
+      `INSERT INTO first_seen (template, version, digest, supersedes, log_index, registry_id, sync_id, seen_at)
+       VALUES (?, ?, ?, NULL, ?, ?, ?, ?)`,
+    );
+    records.forEach((r, i) => {
+      insert.run(r.template, r.version, r.digest, fromSize + i, meta.registryId, meta.syncId, meta.now);
+    });
+  }
+  return kept;
+}
+
+/**
+ * Opens (or refreshes) the quarantine of a version whose new digest is known but not its files (a
+ * mirror's upstream disagreeing with its first-seen record). Whether a new event was recorded.
+ */
+export function openQuarantine(
+  db: Database.Database,
+  q: FirstSeenMeta & { template: string; version: string; firstDigest: string; newDigest: string },
+): boolean {
+  const open = db
+    .prepare(
+      'SELECT id, new_digest AS newDigest FROM quarantines WHERE template = ? AND version = ? AND accepted_at IS NULL',
+    )
+    .get(q.template, q.version) as { id: number; newDigest: string } | undefined;
+  if (open?.newDigest === q.newDigest) return false;
+  if (open) {
+    db.prepare(
+      "UPDATE quarantines SET new_digest = ?, changed_files = '[]', notified_at = NULL WHERE id = ?",
+    ).run(q.newDigest, open.id);
+  } else {
+    db.prepare(
+      `INSERT INTO quarantines (registry_id, template, version, first_digest, new_digest, changed_files, since)
+       VALUES (?, ?, ?, ?, ?, '[]', ?)`,
+    ).run(q.registryId, q.template, q.version, q.firstDigest, q.newDigest, q.now);
+  }
+  return true;
 }
