@@ -181,6 +181,8 @@ describe('quarantine of a changed published version', () => {
       status.quarantined.map((q) => `${q.template}@${q.version}`),
       [`${NAME}/redis@v1.1`],
     );
+    const page = await (await s.app.request(`/templates/${NAME}/redis`)).text();
+    assert.match(page, /Quarantined since .*redis\.jinja\.schema/s);
     const metrics = await (await s.app.request('/metrics')).text();
     assert.match(metrics, /dm_registry_quarantined_versions_total\{registry="git\.example\/acme\/local"\} 1/);
 
