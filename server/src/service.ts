@@ -11,6 +11,7 @@ import { DEFAULT_SOURCE_LIMITS, type Source } from '../../client/src/source/sour
 import type { RequestAccess } from './api/access.js';
 import { TokenBook } from './api/access.js';
 import type { RegistryInfo, UpstreamInfo } from './api/shapes.js';
+import { Checksums, type ChecksumsOptions } from './checksums.js';
 import type { IndexBuildPool } from './indexer/build-index-pool.js';
 import {
   type IncrementalSource,
@@ -134,6 +135,8 @@ export interface ServiceDeps {
    * registry (and one gone before its sync): metrics are public and never name private registries.
    */
   onSync?: (registry: string, outcome: SyncOutcome) => void;
+  /** The checksum log's key, quarantine notifications and metric (docs/integrity-store.md). */
+  checksums?: ChecksumsOptions;
 }
 
 /**
@@ -204,6 +207,7 @@ export class RegistryService {
   private readonly leases: SyncLeases | undefined;
   /** Drops cached answers when another replica swaps an index in (PostgreSQL only). */
   private readonly generations: GenerationWatch | undefined;
+  readonly checksums: Checksums;
   private readonly clock: () => number;
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -221,6 +225,12 @@ export class RegistryService {
     this.recovered = recoverInterruptedSyncs(this.data, this.clock());
     // Nothing awaits it before the first sync; a failure is the first sync's to report.
     this.recovered.catch(() => {});
+    this.checksums = new Checksums(
+      this.data.checksums,
+      deps.checksums ?? {},
+      (l, m, f) => this.log(l, m, f),
+      this.clock,
+    );
   }
 
   /** Syncs a stopped process left `running`, marked `interrupted` at construction. */
@@ -534,6 +544,9 @@ export class RegistryService {
           ...(this.deps.syncDeadlineMs ? { deadlineMs: this.deps.syncDeadlineMs } : {}),
           ...(this.deps.indexPool ? { indexPool: this.deps.indexPool } : {}),
           onSwap: () => this.catalog.invalidate(),
+          signer: this.checksums.signer,
+          onQuarantine: (events) =>
+            this.checksums.quarantined(events, visibility === 'public' ? name : PRIVATE_LABEL),
           ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
           ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),
           ...(hooks.afterSwap ? { afterSwap: hooks.afterSwap } : {}),
@@ -636,6 +649,7 @@ export class RegistryService {
     this.generations?.stop();
     await this.queue.idle();
     await this.tokens.stop();
+    this.checksums.notifier.stop();
   }
 
   /** A mirrored registry's upstream: its state, and how stale what the mirror holds may be. */

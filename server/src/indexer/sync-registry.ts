@@ -5,12 +5,14 @@
  * while one runs queues at most one more); a failure leaves the serving index untouched.
  */
 import { DmError } from '../../../client/src/error.js';
+import type { LogSigner } from '../../../client/src/integrity/index.js';
 import {
   checkSourceSize,
   createMeter,
   type OpenOptions,
   type Source,
 } from '../../../client/src/source/source.js';
+import type { QuarantineEvent } from '../store/first-seen.js';
 import { replicaName } from '../store/replica.js';
 import {
   type RegistryRow,
@@ -61,6 +63,10 @@ export interface SyncOptions {
   midSwap?: () => void;
   /** Test hook: runs right after the swap transaction commits (to kill a process there). */
   afterSwap?: () => void;
+  /** Signs the checksum log's checkpoints (docs/integrity-store.md §2). */
+  signer?: LogSigner;
+  /** Called after the swap committed with the versions it quarantined (must not throw). */
+  onQuarantine?: (events: QuarantineEvent[]) => void;
 }
 
 /**
@@ -231,6 +237,8 @@ export async function syncRegistry(
       commit: opened.commit,
       etag: opened.etag ?? null,
       now: now(),
+      signer: options.signer,
+      syncId: syncRow.id,
       ...(options.midSwap ? { midSwap: options.midSwap } : {}),
       record: {
         syncId: syncRow.id,
@@ -242,6 +250,7 @@ export async function syncRegistry(
     });
     options.afterSwap?.();
     options.onSwap?.(registryId);
+    if (swapped.quarantined.length > 0) options.onQuarantine?.(swapped.quarantined);
     return {
       syncId: syncRow.id,
       registryId,

@@ -16,6 +16,7 @@ import {
 } from '../../../client/src/reference/reference.js';
 import { newestFirst } from '../../../client/src/reference/version.js';
 import type { FileInfo, Resolution } from '../api/shapes.js';
+import { quarantineField } from '../store/quarantine.js';
 import type { CatalogQueries } from '../store/service-store.js';
 
 export interface RegistryView {
@@ -196,6 +197,7 @@ export class Catalog {
       files: (await this.store.files(versionId)) as FileInfo[],
       schema: row.schemaJson === null ? null : JSON.parse(row.schemaJson),
       ...(row.removedUpstreamAt === null ? {} : { removedUpstream: true as const }),
+      ...quarantineField(await this.store.quarantine(name, row.version)),
     };
     if (epoch === this.epoch) this.resolutions.set(versionId, resolution);
     return resolution;

@@ -9,13 +9,22 @@
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import type { KnownContent } from '../indexer/build-index.js';
 import { type PostgresStore, postgresMigrationsApplied } from './postgres.js';
+import {
+  acceptQuarantinePg,
+  currentCheckpointPg,
+  markNotifiedPg,
+  OPEN_QUARANTINE_OF_SQL,
+  undeliveredPg,
+} from './quarantine.js';
 import type { FindingRow } from './reads.js';
 import { PostgresReads } from './reads-pg.js';
 import { credentials, files, registries, syncs, tokens, versions } from './schema-pg.js';
 import type {
   CatalogQueries,
   CatalogVersionDetail,
+  ChecksumQueries,
   CredentialQueries,
+  OpenQuarantineOf,
   RegistryQueries,
   RegistryRow,
   RegistrySyncState,
@@ -236,6 +245,20 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
       const [row] = await rows<{ content: Buffer }>('SELECT content FROM files WHERE sha256 = $1', [sha256]);
       return row?.content;
     },
+    async quarantine(template, version) {
+      const [row] = await rows<OpenQuarantineOf & { since: string }>(OPEN_QUARANTINE_OF_SQL, [
+        template,
+        version,
+      ]);
+      return row ? { ...row, since: Number(row.since) } : undefined;
+    },
+  };
+
+  const checksumQueries: ChecksumQueries = {
+    accept: (input) => acceptQuarantinePg(pool, input),
+    markNotified: (id, now) => markNotifiedPg(pool, id, now),
+    undelivered: () => undeliveredPg(pool),
+    checkpoint: (signer, now) => currentCheckpointPg(pool, signer, now),
   };
 
   return {
@@ -246,6 +269,7 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
     tokens: tokenQueries,
     syncs: syncQueries,
     catalog: catalogQueries,
+    checksums: checksumQueries,
     reads: new PostgresReads(store),
     knownContent(): KnownContent {
       return {
