@@ -153,6 +153,35 @@ function acceptedOf(
 }
 
 /**
+ * The accept's writes once its log record took index `fromSize` (`$n` statements with their
+ * parameters): the superseding first_seen row, the closed quarantine, the forgotten source state.
+ */
+function acceptWrites(
+  input: AcceptInput,
+  reason: string,
+  openId: number,
+  record: LogRecord & { supersedes: string },
+  fromSize: number,
+): [string, unknown[]][] {
+  return [
+    [
+      SUPERSEDE_SQL,
+      [
+        record.template,
+        record.version,
+        record.digest,
+        record.supersedes,
+        fromSize,
+        input.registryId,
+        input.now,
+      ],
+    ],
+    [CLOSE_SQL, [input.now, input.by, reason, openId]],
+    [FORGET_SOURCE_STATE_SQL, [input.registryId]],
+  ];
+}
+
+/**
  * Closes the open quarantine of a version and records its new digest as superseding the old
  * one: a first_seen row and a log record `… <new> supersedes <old>`, with a signed checkpoint, in
  * one transaction. The next sync then serves the new content.
@@ -173,17 +202,9 @@ export function acceptQuarantine(store: Store, input: AcceptInput): Accepted {
       )?.digest,
     );
     const { fromSize } = appendRecordsSqlite(db, [record], input.signer, input.now);
-    db.prepare(sqlite(SUPERSEDE_SQL)).run(
-      record.template,
-      record.version,
-      record.digest,
-      record.supersedes,
-      fromSize,
-      input.registryId,
-      input.now,
-    );
-    db.prepare(sqlite(CLOSE_SQL)).run(input.now, input.by, request.reason, open.id);
-    db.prepare(sqlite(FORGET_SOURCE_STATE_SQL)).run(input.registryId);
+    for (const [sql, params] of acceptWrites(input, request.reason, open.id, record, fromSize)) {
+      db.prepare(sqlite(sql)).run(...params);
+    }
     return acceptedOf(input, request.reason, record, fromSize);
   })();
 }
@@ -206,17 +227,9 @@ export async function acceptQuarantinePg(pool: Pool, input: AcceptInput): Promis
       ]);
       const { open: row, record } = acceptPlan(request, open.rows[0], current.rows[0]?.digest);
       const { fromSize } = await appendRecordsPg(client, [record], input.signer, input.now);
-      await client.query(SUPERSEDE_SQL, [
-        record.template,
-        record.version,
-        record.digest,
-        record.supersedes,
-        fromSize,
-        input.registryId,
-        input.now,
-      ]);
-      await client.query(CLOSE_SQL, [input.now, input.by, request.reason, row.id]);
-      await client.query(FORGET_SOURCE_STATE_SQL, [input.registryId]);
+      for (const [sql, params] of acceptWrites(input, request.reason, row.id, record, fromSize)) {
+        await client.query(sql, params);
+      }
       await client.query('COMMIT');
       return acceptedOf(input, request.reason, record, fromSize);
     } catch (error) {
