@@ -13,6 +13,7 @@ import { TokenBook } from './api/access.js';
 import type { RegistryInfo, UpstreamInfo } from './api/shapes.js';
 import type { IndexBuildPool } from './indexer/build-index-pool.js';
 import {
+  failedOutcome,
   type IncrementalSource,
   recoverInterruptedSyncs,
   type SyncOutcome,
@@ -162,26 +163,6 @@ export interface RegistryInfoOptions {
   findings?: boolean;
   /** Who asks: only an admin sees a directory source's path. */
   viewer: Pick<RequestAccess, 'admin'>;
-}
-
-/** A sync that failed before syncRegistry could record it (`error` null: no error to say). */
-function failedOutcome(registryId: number, error: unknown): SyncOutcome {
-  return {
-    syncId: null,
-    registryId,
-    status: 'failed',
-    commit: null,
-    apiRequests: 0,
-    rateLimitRemaining: null,
-    ...(error === null
-      ? {}
-      : {
-          error: {
-            code: error instanceof DmError ? error.code : 'SYNC_FAILED',
-            message: error instanceof Error ? error.message : String(error),
-          },
-        }),
-  };
 }
 
 /** The `registry` metrics label of every private registry. */
