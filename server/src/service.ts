@@ -14,6 +14,7 @@ import type { RegistryInfo, UpstreamInfo } from './api/shapes.js';
 import { Checksums, type ChecksumsOptions } from './checksums.js';
 import type { IndexBuildPool } from './indexer/build-index-pool.js';
 import {
+  failedOutcome,
   type IncrementalSource,
   recoverInterruptedSyncs,
   type SyncOutcome,
@@ -165,26 +166,6 @@ export interface RegistryInfoOptions {
   findings?: boolean;
   /** Who asks: only an admin sees a directory source's path. */
   viewer: Pick<RequestAccess, 'admin'>;
-}
-
-/** A sync that failed before syncRegistry could record it (`error` null: no error to say). */
-function failedOutcome(registryId: number, error: unknown): SyncOutcome {
-  return {
-    syncId: null,
-    registryId,
-    status: 'failed',
-    commit: null,
-    apiRequests: 0,
-    rateLimitRemaining: null,
-    ...(error === null
-      ? {}
-      : {
-          error: {
-            code: error instanceof DmError ? error.code : 'SYNC_FAILED',
-            message: error instanceof Error ? error.message : String(error),
-          },
-        }),
-  };
 }
 
 /** The `registry` metrics label of every private registry. */

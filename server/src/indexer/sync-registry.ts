@@ -132,15 +132,12 @@ export async function syncRegistry(
   const store = queriesOf(storeOrHandle);
   const registry = await store.registries.byId(registryId);
   if (!registry) {
-    return {
-      syncId: null,
+    return failedOutcome(
       registryId,
-      status: 'failed',
-      commit: null,
-      apiRequests: 0,
-      rateLimitRemaining: null,
-      error: { code: 'REGISTRY_NOT_FOUND', message: `no registry with id ${registryId} (deleted?)` },
-    };
+      new DmError('REGISTRY_NOT_FOUND', `no registry with id ${registryId} (deleted?)`, {
+        category: 'not-found',
+      }),
+    );
   }
   const started = now();
   const syncRow = { id: await store.syncs.start(registryId, options.trigger, started, replicaName()) };
@@ -287,6 +284,26 @@ export async function syncRegistry(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A sync that failed before it had a row in the history (`error` null: nothing to say). */
+export function failedOutcome(registryId: number, error: unknown): SyncOutcome {
+  return {
+    syncId: null,
+    registryId,
+    status: 'failed',
+    commit: null,
+    apiRequests: 0,
+    rateLimitRemaining: null,
+    ...(error === null
+      ? {}
+      : {
+          error: {
+            code: error instanceof DmError ? error.code : 'SYNC_FAILED',
+            message: error instanceof Error ? error.message : String(error),
+          },
+        }),
+  };
 }
 
 /** Serialises syncs per registry; a request while one runs coalesces into one follow-up sync. */

@@ -207,10 +207,8 @@ export function sqliteServiceStore(store: Store): ServiceStore {
       return c.versions.all(registryId) as CatalogVersionRow[];
     },
     async version(versionId) {
-      return c.version.get(versionId) as CatalogVersionDetail | undefined;
-    },
-    async files(versionId) {
-      return c.files.all(versionId) as { path: string; size: number; sha256: string }[];
+      const row = c.version.get(versionId) as Omit<CatalogVersionDetail, 'files'> | undefined;
+      return row && { ...row, files: c.files.all(versionId) as CatalogVersionDetail['files'] };
     },
     async content(sha256) {
       return (c.content.get(sha256) as Buffer | undefined) ?? undefined;

@@ -120,14 +120,14 @@ export interface CatalogVersionDetail {
   template: string;
   registry: string;
   commit: string | null;
+  /** Its files by path (byte order), read in the same statement: one snapshot of the index. */
+  files: { path: string; size: number; sha256: string }[];
 }
 
 export interface CatalogQueries {
   registries(): Promise<CatalogRegistryRow[]>;
   versions(registryId: number): Promise<CatalogVersionRow[]>;
   version(versionId: number): Promise<CatalogVersionDetail | undefined>;
-  /** A version's files by path (byte order). */
-  files(versionId: number): Promise<{ path: string; size: number; sha256: string }[]>;
   /** Stored bytes by sha256. */
   content(sha256: string): Promise<Buffer | undefined>;
   /** The open quarantine of `template@version` (canonical template name; docs/integrity-store.md §4). */
