@@ -3,7 +3,7 @@
  * log (docs/integrity.md §5), against real dm-registry processes: an honest server passes and the
  * checkpoint is remembered; a server that answers another digest than its own log is refused
  * (nothing locked); a server whose log does not extend the remembered checkpoint is refused;
- * DM_NOSUMCHECK exempts a registry.
+ * DM_NOSUMCHECK exempts a registry. The honest case runs against a PostgreSQL-backed server too.
  */
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, writeFileSync } from 'node:fs';
@@ -14,8 +14,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateLogKey, parseVerifierKey } from '../../client/src/integrity/index.js';
+import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';
 import { type RunningRegistry, startRegistry } from '../support/registry-server.js';
 import { isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
+import { type RegistryProcess, startRegistry as startRegistryOn } from './hostile/process.js';
 
 const NAME = 'github.com/dm-samples/templates';
 const FIXTURES = join(repoRoot, 'registry-fixtures');
@@ -53,6 +55,13 @@ async function lyingProxy(upstream: string): Promise<{ url: string; close(): Pro
   };
 }
 
+/** A project whose configuration uses one template of the registry. */
+async function project(): Promise<string> {
+  const p = await mkdtemp(join(tmpdir(), 'dm-proj-'));
+  await writeFile(join(p, 'config.yaml'), `resources:\n- name: cache\n  type: ${NAME}/redis:v1.0\n`);
+  return p;
+}
+
 describe('dm install verifies digests against the checksum log', () => {
   let dir: string;
   let keyFile: string;
@@ -70,12 +79,6 @@ describe('dm install verifies digests against the checksum log', () => {
   after(async () => {
     await honest?.stop();
   });
-
-  async function project(): Promise<string> {
-    const p = await mkdtemp(join(tmpdir(), 'dm-proj-'));
-    await writeFile(join(p, 'config.yaml'), `resources:\n- name: cache\n  type: ${NAME}/redis:v1.0\n`);
-    return p;
-  }
 
   it('an honest server passes; the verified checkpoint is remembered in the state directory', async () => {
     const env: Record<string, string> = { ...(await isolatedEnv()), DM_CHECKSUM_KEY: verifierKey };
@@ -141,3 +144,51 @@ describe('dm install verifies digests against the checksum log', () => {
     }
   });
 });
+
+if (postgresBinaries()) {
+  describe('dm install verifies digests against the checksum log of a PostgreSQL-backed server', () => {
+    let cluster: PostgresCluster;
+    let server: RegistryProcess;
+    let verifierKey: string;
+    before(async () => {
+      cluster = await startPostgres();
+      const dir = await mkdtemp(join(tmpdir(), 'dm-checksums-pg-'));
+      const keys = generateLogKey('registry-pg.test/checksums');
+      const keyFile = join(dir, 'log.key');
+      writeFileSync(keyFile, `${keys.signerKey}\n`, { mode: 0o600 });
+      verifierKey = keys.verifierKey;
+      server = await startRegistryOn(['--index', `${FIXTURES}=${NAME}`, '--checksum-key', keyFile], {
+        db: await cluster.createDatabase('checksums'),
+        dir,
+        cwd: dir,
+      });
+    });
+    after(async () => {
+      if (server) {
+        await server.stop();
+        server.dispose();
+      }
+      cluster?.stop();
+    });
+
+    it('an honest server passes; the verified checkpoint is remembered in the state directory', async () => {
+      const env: Record<string, string> = { ...(await isolatedEnv()), DM_CHECKSUM_KEY: verifierKey };
+      const p = await project();
+      const r = await runDm(['install', '--registry-url', server.url], { env, cwd: p });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(server.log(), /\/api\/v1\/checksums\/lookup\//);
+      const saved = await readFile(
+        join(
+          env.XDG_STATE_HOME ?? '',
+          'dm',
+          'checksums',
+          encodeURIComponent('registry-pg.test/checksums'),
+          'latest',
+        ),
+        'utf8',
+      );
+      assert.match(saved, /^registry-pg\.test\/checksums\n\d+\n/);
+      assert.ok(existsSync(join(p, 'dm.lock')));
+    });
+  });
+}
