@@ -6,17 +6,28 @@
  *   past GitHub's 7 MB truncation) the same count as cold, indexed in < 10 s.
  * Baseline in the same run: DM's indexer made one request per collection, per template and per
  * version (plus one per file it read); its count for the same registries is printed alongside.
+ * Issue 11 (docs/integrity-store.md): one published version of the 10,000 edited and synced again
+ * (quarantined: requests must stay those of a one-file change), and the first-seen step alone
+ * (load, decide, keep the served rows, log append) timed inside a rolled-back transaction against
+ * the whole swap of the same index, also rolled back.
  * Usage: node dist/bench/server-sync.js
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GitSource } from '../client/src/source/git.js';
+import { createMeter } from '../client/src/source/source.js';
 import { ADMIN_ACCESS } from '../server/src/api/access.js';
 import { createApp } from '../server/src/api/app.js';
+import { type BuiltIndex, buildIndex } from '../server/src/indexer/build-index.js';
 import { silentLogger } from '../server/src/log.js';
 import { defaultSourceFactory } from '../server/src/service.js';
-import { openStore } from '../server/src/store/db.js';
+import { appendRecordsSqlite } from '../server/src/store/checksum-log.js';
+import { openStore, type Store } from '../server/src/store/db.js';
+import { firstSeenSqlite } from '../server/src/store/first-seen.js';
+import { readsOf } from '../server/src/store/reads.js';
+import { swapIndex } from '../server/src/store/swap-index.js';
 import { commitAll, commitDirectory, startGitHubStandin } from '../test/github-standin/standin.js';
 
 function server(dir: string, githubApiUrl: string) {
@@ -53,6 +64,56 @@ function generate(dir: string, templates: number, versions: number): void {
 /** DM's per-directory walk: one request per collection listing, per template, per version, per file read. */
 function dmRequestCount(collections: number, templates: number, versions: number, files: number): number {
   return 1 + collections + templates + versions + files;
+}
+
+/** The first-seen step's time against the whole swap of the same 10,000-version index (both rolled back). */
+async function firstSeenCost(store: Store, repo: string): Promise<string> {
+  const opened = await new GitSource({ location: repo }).open({ meter: createMeter() });
+  if (opened.status !== 'changed') throw new Error('the bench repository did not open');
+  const byGit = store.sqlite.prepare('SELECT sha256 FROM files WHERE git_sha = ?').pluck();
+  const content = store.sqlite.prepare('SELECT content FROM files WHERE sha256 = ?').pluck();
+  const known = {
+    sha256ForGitSha: (g: string) => (byGit.get(g) as string | undefined) ?? undefined,
+    content: (sha: string) => (content.get(sha) as Buffer | undefined) ?? undefined,
+  };
+  const db = store.sqlite;
+  const registry = db
+    .prepare('SELECT id, name FROM registries WHERE name = ?')
+    .get('github.com/acme/big') as {
+    id: number;
+    name: string;
+  };
+  const rollback = new Error('rollback');
+  const timed = async (work: (built: BuiltIndex) => void): Promise<number> => {
+    const runs: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const built = await buildIndex(opened, known);
+      const started = performance.now();
+      try {
+        db.transaction(() => {
+          work(built);
+          throw rollback;
+        })();
+      } catch (error) {
+        if (error !== rollback) throw error;
+      }
+      runs.push(performance.now() - started);
+    }
+    return Math.min(...runs);
+  };
+  const meta = { registryId: registry.id, registry: registry.name, syncId: null, now: Date.now() };
+  const step = await timed((built) => {
+    firstSeenSqlite(
+      db,
+      built,
+      meta,
+      (records) => appendRecordsSqlite(db, records, undefined, meta.now).fromSize,
+    );
+  });
+  const swap = await timed((built) => {
+    swapIndex(store, built, { registryId: registry.id, commit: 'bench', etag: null, now: meta.now });
+  });
+  return `first-seen step on 10,000 versions ${step.toFixed(0)} ms of a ${swap.toFixed(0)} ms swap (${((100 * step) / swap).toFixed(1)} %; swap without it ≈ ${(swap - step).toFixed(0)} ms, ratio ${(swap / (swap - step)).toFixed(2)}×)`;
 }
 
 async function main(): Promise<void> {
@@ -105,6 +166,19 @@ async function main(): Promise<void> {
     rows.push(
       `10,000 versions unchanged    ${String(again.apiRequests).padStart(3)} requests [${again.status}]`,
     );
+    writeFileSync(
+      join(big, 't0042', 'v1.3', 'example.yaml'),
+      'resources:\n- name: edited\n  type: t0042.jinja\n',
+    );
+    commitAll(big, 'edit a published version');
+    const editStarted = performance.now();
+    const edited = await b.service.sync(bigReg.id, 'cli');
+    const editSeconds = (performance.now() - editStarted) / 1000;
+    const open = await readsOf(b.store).openQuarantines(bigReg.id);
+    rows.push(
+      `10,000 versions, 1 edited    ${String(edited.apiRequests).padStart(3)} requests (target: a one-file change, ≤ 6) in ${editSeconds.toFixed(2)} s   [${edited.status}; quarantined: ${open.map((q) => `${q.template}@${q.version} ${q.changedFiles.map((f) => f.path).join(',')}`).join('; ')}]`,
+    );
+    rows.push(await firstSeenCost(b.store, big));
     console.log('sync bench: GitHub API requests per sync through @octokit/rest against the stand-in');
     for (const r of rows) console.log(r);
     console.log(`rate-limit budget left after the run: ${bigSync.rateLimitRemaining ?? 'unknown'}`);

@@ -583,6 +583,14 @@ export const ERROR_CODES = {
     category: 'conflict',
     meaning: 'The hash store changed under a writer (two writers appended at once).',
   },
+  CHECKSUM_RECORD_NOT_FOUND: {
+    category: 'not-found',
+    meaning: 'The checksum log has no record of the version asked for (never seen by this server).',
+  },
+  QUARANTINE_NOT_FOUND: {
+    category: 'not-found',
+    meaning: 'The version to accept is not quarantined (its content never changed, or was accepted).',
+  },
 
   // The registry server (dm-registry) and its HTTP API.
   INVALID_REQUEST: { category: 'invalid-input', meaning: 'A request body has the wrong form.' },

@@ -7,6 +7,7 @@
 
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../../client/src/cli/package-version.js';
@@ -101,6 +102,9 @@ async function openEverything(
     accessLog?: boolean;
     clusters?: string[] | undefined;
     upstreams?: Pick<CreateAppDeps, 'upstreams' | 'upstreamTtlMs' | 'upstreamNegativeTtlMs'>;
+    /** `--checksum-key FILE` (default log.key beside the database) and `--notify-url` (repeatable). */
+    checksumKey?: string | undefined;
+    notifyUrls?: string[] | undefined;
   },
 ) {
   const { loadSecretKey } = await import('./store/secrets.js');
@@ -108,6 +112,12 @@ async function openEverything(
   const { defaultSourceFactory } = await import('./service.js');
   const { createLogger } = await import('./log.js');
   const dataDir = localDir(target);
+  // Keys before the database: a refused key file leaves no pool open.
+  const { loadChecksumKey } = await import('./checksums.js');
+  const signer = loadChecksumKey({
+    file: extra.checksumKey ?? join(dataDir, 'log.key'),
+    name: `${hostname().toLowerCase()}/checksums`,
+  });
   const database = await openDatabase(target);
   const { store } = database;
   // `start` logs to stdout; one-off commands keep stdout for their output.
@@ -144,12 +154,32 @@ async function openEverything(
       ...(extra.accessLog === undefined ? {} : { accessLog: extra.accessLog }),
       manager,
       ...extra.upstreams,
+      checksums: {
+        signer,
+        notify: { urls: notifyUrlsOf(extra.notifyUrls ?? []), secret: env.DM_REGISTRY_NOTIFY_SECRET },
+      },
     });
   } catch (error) {
     await database.close();
     throw error;
   }
   return { store, server, logger, githubHosts, database };
+}
+
+/** `--notify-url` values: http(s) URLs only (docs/integrity-store.md §2). */
+function notifyUrlsOf(urls: readonly string[]): string[] {
+  return urls.map((url) => {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {}
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+      throw new DmError('INVALID_FLAG_VALUE', `--notify-url '${url.slice(0, 200)}' is not an http(s) URL`, {
+        category: 'usage',
+      });
+    }
+    return parsed.toString();
+  });
 }
 
 /** Adds (or updates) the registries named by `--index source[=name]`; returns their ids. */
@@ -256,6 +286,8 @@ async function start(
     upstreamTokenEnv?: string[];
     upstreamTtl?: string;
     upstreamNegativeTtl?: string;
+    checksumKey?: string;
+    notifyUrl?: string[];
   },
   env: NodeJS.ProcessEnv,
 ) {
@@ -283,6 +315,8 @@ async function start(
   const { server, logger, githubHosts, database } = await openEverything(target, env, {
     clusters: options.cluster,
     upstreams,
+    checksumKey: options.checksumKey,
+    notifyUrls: options.notifyUrl,
   });
   const { service, app } = server;
   // The last line of defence: background work handles its own failures (service.sync never
@@ -505,11 +539,37 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       '--upstream-negative-ttl <seconds>',
       "how long an upstream's not-found is remembered (default 60)",
     )
+    .option(
+      '--checksum-key <file>',
+      "the checksum log's signer key (default log.key beside the database; created)",
+    )
+    .option(
+      '--notify-url <url>',
+      'POST quarantined versions here, signed with DM_REGISTRY_NOTIFY_SECRET (repeatable)',
+      collect,
+    )
     .addHelpText(
       'after',
       '\nExamples:\n  dm-registry start --index registry-fixtures\n  dm-registry start --upstream https://registry.example --upstream-token-env UPSTREAM_TOKEN\n  dm-registry start --port 9090 --index registry-fixtures --index github.com/acme/templates@main\n  dm-registry start --host 0.0.0.0 --index registry-fixtures   # reachable from other machines\n',
     )
     .action((o) => start(o, env));
+  program
+    .command('checksum-key')
+    .description("print the checksum log's verifier key, for clients' checksumKey (docs/integrity-store.md)")
+    .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .option('--checksum-key <file>', 'the signer key file (default log.key beside the database)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dm-registry checksum-key --db file:./data/registry.db\n  dm-registry checksum-key --checksum-key /etc/dm-registry/log.key\n',
+    )
+    .action(async (o: CommonOptions & { checksumKey?: string }) => {
+      const { loadChecksumKey } = await import('./checksums.js');
+      const signer = loadChecksumKey({
+        file: o.checksumKey ?? join(localDir(databaseTarget(o.db, env)), 'log.key'),
+        name: `${hostname().toLowerCase()}/checksums`,
+      });
+      process.stdout.write(`${signer.verifierKey}\n`);
+    });
   program
     .command('index <source>')
     .description('index one source once and print the findings')

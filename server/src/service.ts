@@ -11,8 +11,10 @@ import { DEFAULT_SOURCE_LIMITS, type Source } from '../../client/src/source/sour
 import type { RequestAccess } from './api/access.js';
 import { TokenBook } from './api/access.js';
 import type { RegistryInfo, UpstreamInfo } from './api/shapes.js';
+import { Checksums, type ChecksumsOptions } from './checksums.js';
 import type { IndexBuildPool } from './indexer/build-index-pool.js';
 import {
+  failedOutcome,
   type IncrementalSource,
   recoverInterruptedSyncs,
   type SyncOutcome,
@@ -134,6 +136,8 @@ export interface ServiceDeps {
    * registry (and one gone before its sync): metrics are public and never name private registries.
    */
   onSync?: (registry: string, outcome: SyncOutcome) => void;
+  /** The checksum log's key, quarantine notifications and metric (docs/integrity-store.md). */
+  checksums?: ChecksumsOptions;
 }
 
 /**
@@ -164,26 +168,6 @@ export interface RegistryInfoOptions {
   viewer: Pick<RequestAccess, 'admin'>;
 }
 
-/** A sync that failed before syncRegistry could record it (`error` null: no error to say). */
-function failedOutcome(registryId: number, error: unknown): SyncOutcome {
-  return {
-    syncId: null,
-    registryId,
-    status: 'failed',
-    commit: null,
-    apiRequests: 0,
-    rateLimitRemaining: null,
-    ...(error === null
-      ? {}
-      : {
-          error: {
-            code: error instanceof DmError ? error.code : 'SYNC_FAILED',
-            message: error instanceof Error ? error.message : String(error),
-          },
-        }),
-  };
-}
-
 /** The `registry` metrics label of every private registry. */
 export const PRIVATE_LABEL = '(private)';
 
@@ -204,6 +188,7 @@ export class RegistryService {
   private readonly leases: SyncLeases | undefined;
   /** Drops cached answers when another replica swaps an index in (PostgreSQL only). */
   private readonly generations: GenerationWatch | undefined;
+  readonly checksums: Checksums;
   private readonly clock: () => number;
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -221,6 +206,12 @@ export class RegistryService {
     this.recovered = recoverInterruptedSyncs(this.data, this.clock());
     // Nothing awaits it before the first sync; a failure is the first sync's to report.
     this.recovered.catch(() => {});
+    this.checksums = new Checksums(
+      this.data.checksums,
+      deps.checksums ?? {},
+      (l, m, f) => this.log(l, m, f),
+      this.clock,
+    );
   }
 
   /** Syncs a stopped process left `running`, marked `interrupted` at construction. */
@@ -534,6 +525,9 @@ export class RegistryService {
           ...(this.deps.syncDeadlineMs ? { deadlineMs: this.deps.syncDeadlineMs } : {}),
           ...(this.deps.indexPool ? { indexPool: this.deps.indexPool } : {}),
           onSwap: () => this.catalog.invalidate(),
+          signer: this.checksums.signer,
+          onQuarantine: (events) =>
+            this.checksums.quarantined(events, visibility === 'public' ? name : PRIVATE_LABEL),
           ...(hooks.beforeSwap ? { beforeSwap: hooks.beforeSwap } : {}),
           ...(hooks.midSwap ? { midSwap: hooks.midSwap } : {}),
           ...(hooks.afterSwap ? { afterSwap: hooks.afterSwap } : {}),
@@ -636,6 +630,7 @@ export class RegistryService {
     this.generations?.stop();
     await this.queue.idle();
     await this.tokens.stop();
+    this.checksums.notifier.stop();
   }
 
   /** A mirrored registry's upstream: its state, and how stale what the mirror holds may be. */

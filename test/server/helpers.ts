@@ -34,6 +34,15 @@ export function testServer(
 ): TestServer {
   const dir = tempDir();
   const store = openStore(join(dir, 'registry.db'));
+  return serverOver(store, dir, options);
+}
+
+/** The real app over an opened store; `close()` stops it, closes the store and removes `dir`. */
+function serverOver<S extends Store | PostgresStore>(
+  store: S,
+  dir: string,
+  options: Partial<CreateAppDeps> & { githubApiUrl?: string; githubToken?: string },
+): RegistryApp & { dir: string; store: S; close(): Promise<void> } {
   const { githubApiUrl, githubToken, ...rest } = options;
   const server = createApp({
     store,
@@ -50,7 +59,7 @@ export function testServer(
     store,
     async close() {
       await server.service.stop();
-      store.close();
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -86,26 +95,5 @@ export async function testServerOn(
   // One cluster per test process, stopped when it exits (test/support/postgres.ts).
   cluster ??= startPostgres();
   const url = await (await cluster).createDatabase(`t${process.pid}_${++databases}`);
-  const store = await openPostgresStore(url, { max: 8 });
-  const dir = tempDir();
-  const { githubApiUrl, githubToken, ...rest } = options;
-  const server = createApp({
-    store,
-    sources: defaultSourceFactory({ githubApiUrl, githubToken, gitCacheDir: join(dir, 'git') }),
-    secretKey: randomBytes(32),
-    adminTokens: [ADMIN_TOKEN],
-    logger: silentLogger,
-    accessLog: false,
-    ...rest,
-  });
-  return {
-    ...server,
-    dir,
-    store,
-    async close() {
-      await server.service.stop();
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return serverOver(await openPostgresStore(url, { max: 8 }), tempDir(), options);
 }

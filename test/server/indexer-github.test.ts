@@ -8,6 +8,7 @@ import { cpSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN_ACCESS } from '../../server/src/api/access.js';
+import { readsOf } from '../../server/src/store/reads.js';
 import { commitAll, commitDirectory, type Standin, startGitHubStandin } from '../github-standin/standin.js';
 import { FIXTURES, type TestServer, tempDir, testServer } from './helpers.js';
 import { hostileTarball } from './tar-fixtures.js';
@@ -116,9 +117,16 @@ describe('GitHub source through the stand-in', () => {
       const outcome = await s.service.sync(gh.id, 'manual');
       assert.equal(outcome.status, 'succeeded', JSON.stringify(outcome.error));
       assert.ok(outcome.apiRequests <= 6, `one-file change made ${outcome.apiRequests} requests`);
+      // The edit is seen (a new commit) and quarantined: the first-seen digest stays served
+      // (docs/integrity-store.md).
       const afterChange = await s.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
-      assert.notEqual(afterChange.digest, before.digest);
+      assert.equal(afterChange.digest, before.digest);
       assert.notEqual(afterChange.commit, before.commit);
+      const [open] = await readsOf(s.store).openQuarantines(gh.id);
+      assert.deepEqual(
+        open?.changedFiles.map((f) => f.path),
+        ['example.yaml'],
+      );
     } finally {
       await s.close();
     }

@@ -7,13 +7,14 @@ import { createMeter } from '../../client/src/source/source.js';
 import { buildIndex } from '../../server/src/indexer/build-index.js';
 import { DirectorySource } from '../../server/src/source/directory.js';
 import type { PostgresStore } from '../../server/src/store/postgres.js';
-import type { SwapResult } from '../../server/src/store/swap-index.js';
+import type { SwapMeta, SwapResult } from '../../server/src/store/swap-index.js';
 import { swapIndexPg } from '../../server/src/store/swap-index-pg.js';
 
 export async function indexDirectoryPg(
   store: PostgresStore,
   registryId: number,
   directory: string,
+  extra: Partial<Pick<SwapMeta, 'signer' | 'now'>> = {},
 ): Promise<SwapResult> {
   const opened = await new DirectorySource({ directory }).open({
     etag: null,
@@ -23,5 +24,5 @@ export async function indexDirectoryPg(
   assert.equal(opened.status, 'changed');
   if (opened.status !== 'changed') throw new Error('unreachable');
   const built = await buildIndex(opened, { sha256ForGitSha: () => undefined, content: () => undefined });
-  return swapIndexPg(store, built, { registryId, commit: opened.commit, etag: null, now: 0 });
+  return swapIndexPg(store, built, { registryId, commit: opened.commit, etag: null, now: 0, ...extra });
 }

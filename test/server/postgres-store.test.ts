@@ -6,7 +6,7 @@
  * is installed (always in CI).
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,6 +15,7 @@ import { openStore } from '../../server/src/store/db.js';
 import { findPostgresMigrations, openPostgresStore } from '../../server/src/store/postgres.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';
 import { FIXTURES, tempDir } from './helpers.js';
+import { startRegistry } from './hostile/process.js';
 
 const BIN = join(process.cwd(), 'bin', 'dm-registry.js');
 
@@ -125,22 +126,9 @@ if (postgresBinaries()) {
         assert.equal(bundle.status, 2, bundle.stderr);
         assert.match(bundle.stderr, /^dm-registry: bundle export needs an SQLite file/);
 
-        const child = spawn(process.execPath, [BIN, 'start', '--port', '0', '--db', url], {
-          env,
-          cwd: dir,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
+        const server = await startRegistry([], { db: url, dir: join(dir, 'serve'), cwd: dir, env });
         try {
-          let log = '';
-          const port = await new Promise<number>((resolve, reject) => {
-            child.stdout.on('data', (chunk: Buffer) => {
-              log += chunk.toString();
-              const m = /"msg":"listening","port":(\d+)/.exec(log);
-              if (m) resolve(Number(m[1]));
-            });
-            child.on('exit', (code) => reject(new Error(`exited ${code}: ${log}`)));
-          });
-          const base = `http://127.0.0.1:${port}`;
+          const base = server.url;
           const ready = await fetch(`${base}/readyz`);
           assert.equal(ready.status, 200);
           const resolved = await fetch(
@@ -158,12 +146,10 @@ if (postgresBinaries()) {
             history.syncs.map((x) => [x.trigger, x.status]),
             [['cli', 'succeeded']],
           );
-          const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-          child.kill('SIGTERM');
-          assert.equal(await exited, 0);
-          assert.match(log, /"db":"postgres:\/\/postgres@localhost/);
+          assert.equal(await server.stop(), 0);
+          assert.match(server.log(), /"db":"postgres:\/\/postgres@localhost/);
         } finally {
-          child.kill('SIGKILL');
+          server.dispose();
         }
       } finally {
         rmSync(dir, { recursive: true, force: true });

@@ -68,13 +68,18 @@ describe('git source', () => {
       const row = await s.service.add({ source: repo, name: 'git.example/acme/local' });
       await s.service.sync(row.id, 'manual');
       const before = await s.service.catalog.resolve('git.example/acme/local/redis:v1.1', everyone);
+      cpSync(join(repo, 'redis', 'v1.1'), join(repo, 'redis', 'v1.9'), { recursive: true });
+      writeFileSync(join(repo, 'redis', 'v1.9', 'NOTES.txt'), 'new file\n');
+      // A published version never changes (docs/integrity-store.md): this edit is quarantined.
       writeFileSync(join(repo, 'redis', 'v1.1', 'NOTES.txt'), 'new file\n');
       commitAll(repo, 'add notes');
       const outcome = await s.service.sync(row.id, 'manual');
       assert.equal(outcome.status, 'succeeded');
-      const afterChange = await s.service.catalog.resolve('git.example/acme/local/redis:v1.1', everyone);
-      assert.ok(afterChange.files.some((f) => f.path === 'NOTES.txt'));
-      assert.notEqual(afterChange.digest, before.digest);
+      const added = await s.service.catalog.resolve('git.example/acme/local/redis:v1.9', everyone);
+      assert.ok(added.files.some((f) => f.path === 'NOTES.txt'));
+      const published = await s.service.catalog.resolve('git.example/acme/local/redis:v1.1', everyone);
+      assert.equal(published.digest, before.digest);
+      assert.ok(!published.files.some((f) => f.path === 'NOTES.txt'));
     } finally {
       await s.close();
     }

@@ -86,10 +86,12 @@ describe('killed sync', () => {
       assert.deepEqual(syncs, ['succeeded', 'interrupted']);
       assert.equal(countsAfter.lastSyncStatus, 'interrupted');
 
-      // And the next sync swaps the change in.
+      // And the next sync swaps the new commit in (the edited published version quarantined,
+      // docs/integrity-store.md).
       assert.equal((await first.service.sync(1, 'manual')).status, 'succeeded');
-      const changed = await first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
-      assert.notEqual(changed.digest, before.digest);
+      assert.notEqual((await first.service.find(1, everyone)).commit, countsBefore.commit);
+      const quarantined = await first.service.data.reads.openQuarantines(1);
+      assert.equal(quarantined.length, 1);
       first.store.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -8,7 +8,9 @@
  * 10,000 anonymous queries over a world whose private registries hold words found nowhere else
  * return no private name, hit or count.
  */
+
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { BuiltIndex, IndexedTemplate } from '../../server/src/indexer/build-index.js';
@@ -188,8 +190,10 @@ function oracleSearch(w: World, user: UserSpec, s: SearchSpec): Expected {
 // ---- Putting a world into the databases.
 
 function builtIndex(r: RegistrySpec): BuiltIndex {
-  const templates: IndexedTemplate[] = r.templates.map((t, i) => {
-    const sha = (r.id * 1000 + i).toString(16).padStart(64, '0');
+  const templates: IndexedTemplate[] = r.templates.map((t) => {
+    // The same content for the same name in every world: the first-seen record outlives a
+    // world's registries (docs/integrity-store.md), and a changed digest would be quarantined.
+    const sha = createHash('sha256').update(`${r.name}/${t.collection}/${t.name}`).digest('hex');
     const dir = `${t.collection ? `${t.collection}/` : ''}${t.name}/v1`;
     return {
       collection: t.collection,

@@ -56,6 +56,10 @@ export interface DmConfig {
   configFile: string;
   /** What properties that break a template's schema do (`schemaValidation`, default strict). */
   schemaValidation: SchemaValidationMode;
+  /** The registry server's checksum log verifier key (`checksumKey`, `DM_CHECKSUM_KEY`; docs/integrity.md §5). */
+  checksumKey?: string | undefined;
+  /** Registries whose digests are not checked against the log (`DM_NOSUMCHECK=<glob>,…`). */
+  noSumCheck?: string[];
 }
 
 /** Flags as the CLI parsed them; undefined means "not given". */
@@ -101,6 +105,7 @@ interface ConfigFile {
   context?: string;
   namespace?: string;
   schemaValidation?: string;
+  checksumKey?: string;
 }
 
 export const CONFIG_FILE_KEYS = [
@@ -117,6 +122,7 @@ export const CONFIG_FILE_KEYS = [
   'context',
   'namespace',
   'schemaValidation',
+  'checksumKey',
 ] as const;
 
 /** XDG base directories (https://specifications.freedesktop.org/basedir-spec/). */
@@ -272,6 +278,11 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
       file.schemaValidation === undefined
         ? 'strict'
         : parseSchemaValidation(file.schemaValidation, `${configFile}: schemaValidation`),
+    checksumKey: env.DM_CHECKSUM_KEY || file.checksumKey,
+    noSumCheck: (env.DM_NOSUMCHECK ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter((p) => p !== ''),
   };
 }
 

@@ -52,6 +52,37 @@ export class MerkleLog {
     return log;
   }
 
+  /**
+   * A log at `size` whose right edge the caller read itself: `edge[i]` is the stored hash of
+   * `subtreesOf(0, size)[i]`. For a writer inside a synchronous database transaction
+   * (better-sqlite3), which cannot await open() (docs/integrity-store.md §2).
+   */
+  static atEdge(store: MerkleHashStore, size: number, edge: readonly Uint8Array[]): MerkleLog {
+    const ids = subtreesOf(0, size);
+    if (ids.length !== edge.length) {
+      throw integrityError(
+        'CHECKSUM_STORE_CONFLICT',
+        `the log at size ${size} has ${ids.length} right-edge hashes, not ${edge.length}`,
+      );
+    }
+    const log = new MerkleLog(store);
+    log.#size = size;
+    ids.forEach((id, i) => {
+      log.#edge[id.level] = edge[i];
+    });
+    return log;
+  }
+
+  /** The root hash of the tree an append plan leaves (no store access). */
+  static planRoot(plan: Pick<AppendPlan, 'edge'>): Buffer {
+    const hashes: Uint8Array[] = [];
+    for (let level = plan.edge.length - 1; level >= 0; level--) {
+      const h = plan.edge[level];
+      if (h !== undefined) hashes.push(h);
+    }
+    return foldSubtrees(hashes);
+  }
+
   /** Re-reads the size and right edge from the store (after another writer appended). */
   async refresh(): Promise<void> {
     const size = await this.#store.size();
@@ -132,14 +163,7 @@ export class MerkleLog {
   /** The root hash of the tree of the first `size` leaves (default: all). */
   async root(size = this.#size): Promise<Buffer> {
     this.#checkSize(size, 'tree size');
-    if (size === this.#size) {
-      const hashes: Uint8Array[] = [];
-      for (let level = this.#edge.length - 1; level >= 0; level--) {
-        const h = this.#edge[level];
-        if (h !== undefined) hashes.push(h);
-      }
-      return foldSubtrees(hashes);
-    }
+    if (size === this.#size) return MerkleLog.planRoot({ edge: this.#edge });
     const [hash] = await this.#hashRanges([[0, size]]);
     return hash!;
   }

@@ -10,7 +10,7 @@ export interface TreeEntry {
   type: 'blob' | 'tree';
   /** Size in bytes, for blobs, when known. */
   size?: number;
-  /** The git blob id (SHA-1) when the tree came from git/GitHub; absent for a plain directory. */
+  /** The git object id (SHA-1; a blob's, or a tree's) when the tree came from git/GitHub; absent for a plain directory. */
   gitSha?: string;
 }
 

@@ -32,6 +32,7 @@ import {
 import { LockResolver } from './lock-resolver.js';
 import { ResolutionSession } from './resolution-session.js';
 import type { ResolvedVersion } from './types.js';
+import { checksumVerifierFor, verifyChecksums } from './verify-checksums.js';
 
 export interface InstallOptions {
   config: DmConfig;
@@ -416,6 +417,25 @@ export async function install(configPath: string, options: InstallOptions): Prom
     ({ resolutions, missing } = await resolveTransitively(session, [...resolutions.keys(), ...found], hosts));
   }
   const lock = compareWithLock(resolutions, previous, options.frozenLockfile);
+  const verifier = checksumVerifierFor(options.config);
+  if (verifier) {
+    // What dm.lock already pins was verified when it was locked; new or changed entries (all of
+    // them with --frozen-lockfile) are checked against the server's checksum log first.
+    const changed = new Set(lock.references.filter((r) => r.change !== 'unchanged').map((r) => r.reference));
+    const keyOf = new Map([...resolutions].map(([key, r]) => [r, key]));
+    const answeredBy = (r: ResolvedVersion) => session.answeredBy.get(keyOf.get(r) ?? '');
+    await verifyChecksums(
+      verifier,
+      [...resolutions].filter(([key]) => options.frozenLockfile || changed.has(key)).map(([, r]) => r),
+      {
+        exempt: options.config.noSumCheck ?? [],
+        lockPath,
+        locked: (r) => answeredBy(r) === lockResolver.name,
+        fromServer: (r) => answeredBy(r)?.startsWith('registry server ') === true,
+        warn: options.warn,
+      },
+    );
+  }
   const { filesCached } = await fetchAll(session, resolutions, missing, options);
 
   // Remember what sources answered (not what the lock or the cache already knew): one small write each.

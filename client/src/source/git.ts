@@ -219,7 +219,7 @@ export class GitSource implements Source {
       const path = record.slice(tab + 1);
       if (type === 'blob')
         all.push({ path, type: 'blob', size: Number(size), ...(sha ? { gitSha: sha } : {}) });
-      else if (type === 'tree') all.push({ path, type: 'tree' });
+      else if (type === 'tree') all.push({ path, type: 'tree', ...(sha ? { gitSha: sha } : {}) });
     }
     const entries = entriesUnder(all, this.options.path ?? '');
     const read = async (wanted: readonly TreeEntry[]): Promise<Map<string, Buffer>> => {

@@ -19,6 +19,7 @@ import { isPostgres } from '../store/service-store.js';
 import { type AppEnv, errorResponse } from './http.js';
 import { ServerMetrics } from './metrics.js';
 import { OPENAPI } from './openapi.js';
+import { checksumRoutes } from './routes-checksums.js';
 import { readRoutes } from './routes-read.js';
 import { writeRoutes } from './routes-write.js';
 import { RequestTracker, trackServedRoutes } from './tracking.js';
@@ -86,7 +87,12 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       }
       if (outcome.versionCount !== undefined) metrics.versions.set({ registry }, outcome.versionCount);
     },
+    checksums: {
+      ...deps.checksums,
+      onQuarantine: (registry, count) => metrics.quarantinedVersions.inc({ registry }, count),
+    },
   });
+  void service.checksums.resendUndelivered();
   if (deps.upstreams && deps.upstreams.length > 0) {
     if (isPostgres(service.store)) {
       throw new DmError('UNSUPPORTED_DATABASE', 'mirroring an upstream (--upstream) needs the SQLite store', {
@@ -171,6 +177,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
   );
   served.get('/api/v1/openapi.json', (c) => c.json(OPENAPI));
+  served.route('/api/v1', checksumRoutes({ maxBodyBytes: deps.maxBodyBytes ?? 1024 * 1024 }));
   served.route('/api/v1', readRoutes(tracker));
   served.route(
     '/api/v1',

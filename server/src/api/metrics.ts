@@ -43,6 +43,12 @@ export class ServerMetrics {
     help: 'Times an upstream answered another digest for a version the mirror stored (the stored one is served)',
     registers: [this.registry],
   });
+  readonly quarantinedVersions = new Counter({
+    name: 'dm_registry_quarantined_versions_total',
+    help: 'Versions a sync found changed after they were first seen (docs/integrity-store.md)',
+    labelNames: ['registry'] as const,
+    registers: [this.registry],
+  });
   readonly versions = new Gauge({
     name: 'dm_registry_versions',
     help: 'Template versions in the serving index',

@@ -21,6 +21,28 @@ const immutable = {
   headers: { ETag: { schema: { type: 'string' } }, 'Cache-Control': { schema: { type: 'string' } } },
 };
 const admin = [{ bearer: [] }];
+/** docs/integrity-store.md §4: an open quarantine (the first-seen content stays served). */
+const quarantine = {
+  type: 'object',
+  required: ['since', 'newDigest', 'changedFiles'],
+  description: 'The source changed this version after it was first seen; the first-seen content is served',
+  properties: {
+    since: { type: 'string' },
+    newDigest: { type: 'string' },
+    changedFiles: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['path', 'old', 'new'],
+        properties: {
+          path: { type: 'string' },
+          old: { type: ['string', 'null'] },
+          new: { type: ['string', 'null'] },
+        },
+      },
+    },
+  },
+};
 
 export const OPENAPI = {
   openapi: '3.1.0',
@@ -88,6 +110,7 @@ export const OPENAPI = {
           files: { type: 'array', items: ref('File') },
           schema: {},
           removedUpstream: { const: true, description: "a mirror's upstream no longer serves this version" },
+          quarantined: quarantine,
         },
       },
       Registry: {
@@ -121,6 +144,18 @@ export const OPENAPI = {
             },
           },
           findings: { type: 'array', items: { type: 'object' } },
+          quarantined: {
+            type: 'array',
+            items: {
+              ...quarantine,
+              required: ['template', 'version', ...quarantine.required],
+              properties: {
+                template: { type: 'string' },
+                version: { type: 'string' },
+                ...quarantine.properties,
+              },
+            },
+          },
         },
       },
     },
@@ -202,6 +237,101 @@ export const OPENAPI = {
         summary: 'Sync now (admin)',
         security: admin,
         responses: { 200: json({ type: 'object' }), 202: json({ type: 'object' }) },
+      },
+    },
+    '/api/v1/registries/{id}/versions/{ref}/accept': {
+      parameters: [
+        { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+        {
+          name: 'ref',
+          in: 'path',
+          required: true,
+          description: '[{collection}/]{template}@{version}',
+          schema: { type: 'string' },
+        },
+      ],
+      post: {
+        summary: "Accept a quarantined version's changed content (admin; audited, logged as superseding)",
+        security: admin,
+        requestBody: json({
+          type: 'object',
+          required: ['reason'],
+          properties: { reason: { type: 'string', minLength: 1, maxLength: 1000 } },
+        }),
+        responses: {
+          200: json({
+            type: 'object',
+            required: [
+              'template',
+              'version',
+              'oldDigest',
+              'newDigest',
+              'acceptedAt',
+              'acceptedBy',
+              'reason',
+              'logIndex',
+            ],
+            properties: {
+              template: { type: 'string' },
+              version: { type: 'string' },
+              oldDigest: { type: 'string' },
+              newDigest: { type: 'string' },
+              acceptedAt: { type: 'string' },
+              acceptedBy: { type: 'string' },
+              reason: { type: 'string' },
+              logIndex: { type: 'integer' },
+            },
+          }),
+          400: error,
+          401: error,
+          403: error,
+          404: error,
+        },
+      },
+    },
+    '/api/v1/checksums/latest': {
+      get: {
+        summary: "The checksum log's latest signed checkpoint (docs/integrity.md §3.2)",
+        responses: {
+          200: { description: 'A signed note', content: { 'text/plain': { schema: { type: 'string' } } } },
+        },
+      },
+    },
+    '/api/v1/checksums/lookup/{host}/{owner}/{repo}/{template}@{version}': {
+      parameters: [...pathParams, versionParam],
+      get: {
+        summary: "A version's newest record with its inclusion proof in the latest checkpoint",
+        responses: {
+          200: json({
+            type: 'object',
+            required: ['record', 'index', 'proof', 'checkpoint'],
+            properties: {
+              record: { type: 'string' },
+              index: { type: 'integer' },
+              proof: { type: 'array', items: { type: 'string' } },
+              checkpoint: { type: 'string' },
+            },
+          }),
+          400: error,
+          404: error,
+        },
+      },
+    },
+    '/api/v1/checksums/consistency': {
+      parameters: [
+        { name: 'from', in: 'query', required: true, schema: { type: 'integer' } },
+        { name: 'to', in: 'query', required: true, schema: { type: 'integer' } },
+      ],
+      get: {
+        summary: 'A consistency proof between two tree sizes, up to the latest signed one',
+        responses: {
+          200: json({
+            type: 'object',
+            required: ['proof'],
+            properties: { proof: { type: 'array', items: { type: 'string' } } },
+          }),
+          400: error,
+        },
       },
     },
     '/api/v1/registries/{id}/syncs': {

@@ -9,7 +9,8 @@ import { DmError } from '../../../client/src/error.js';
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
 import { batchCacheStatus } from '../mirror/mirror.js';
 import type { RegistryView } from '../resolve/catalog.js';
-import type { ReadStore } from '../store/reads.js';
+import { quarantineField } from '../store/quarantine.js';
+import type { QuarantineRow, ReadStore } from '../store/reads.js';
 import { mayRead } from '../store/visibility.js';
 import type { RequestAccess } from './access.js';
 import {
@@ -104,7 +105,11 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     const service = c.get('service');
     const access = await accessOf(c);
     const row = await service.find(c.req.param('id'), access);
-    return c.json(await service.info(row, { findings: true, viewer: access }));
+    const quarantined = await service.data.reads.openQuarantines(row.id);
+    return c.json({
+      ...(await service.info(row, { findings: true, viewer: access })),
+      ...quarantineList(quarantined),
+    });
   });
 
   app.get('/search', async (c) => {
@@ -292,6 +297,18 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
   return app;
 }
 
+/** A registry status's open quarantines (docs/integrity-store.md §4), when it has any. */
+function quarantineList(rows: readonly QuarantineRow[]) {
+  if (rows.length === 0) return {};
+  return {
+    quarantined: rows.map((q) => ({
+      template: q.template,
+      version: q.version,
+      ...quarantineField(q).quarantined,
+    })),
+  };
+}
+
 /** immutableContent with a body read from the store only when the client does not have it. */
 async function immutable(
   c: Context<AppEnv>,
@@ -307,6 +324,10 @@ async function immutable(
 async function templateInfo(c: Context<AppEnv>, reads: ReadStore, registry: RegistryView, p: TemplatePath) {
   const t = await reads.template(registry.id, p.collection, p.template);
   const rows = await reads.versions(registry.id, p.collection, p.template);
+  const name = formatTemplateName(p);
+  const quarantined = new Map(
+    (await reads.openQuarantines(registry.id)).filter((q) => q.template === name).map((q) => [q.version, q]),
+  );
   return c.json({
     registry: registry.name,
     collection: p.collection,
@@ -324,6 +345,7 @@ async function templateInfo(c: Context<AppEnv>, reads: ReadStore, registry: Regi
       schemaFile: r.schemaFile,
       hasExample: r.hasExample,
       ...(r.removedUpstream ? { removedUpstream: true } : {}),
+      ...quarantineField(quarantined.get(r.version)),
     })),
   });
 }

@@ -4,6 +4,7 @@
  * its own types; the mappings from them to these shapes are here.
  */
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
+import type { QuarantineInfo } from '../store/quarantine.js';
 import type { SyncRow } from '../store/reads.js';
 import type { SearchPage } from '../store/search.js';
 
@@ -32,6 +33,8 @@ export interface Resolution {
   schema: unknown;
   /** Present (true) when a mirror's upstream no longer serves this version (docs/mirroring.md). */
   removedUpstream?: true;
+  /** Present when the source changed this version after it was first seen (docs/integrity-store.md). */
+  quarantined?: QuarantineInfo;
 }
 
 /** `GET /api/v1/registries/{id}/versions`: every version with its digest, what a mirror syncs from. */

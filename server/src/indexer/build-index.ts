@@ -29,6 +29,8 @@ export interface IndexedVersion {
   schemaFile: string | null;
   hasExample: boolean;
   digest: string;
+  /** The git tree SHA of the version directory, when the source is git (docs/integrity-store.md §3). */
+  treeSha?: string | null;
   schema: unknown;
   files: IndexedFile[];
 }
@@ -253,6 +255,7 @@ export async function indexSnapshot(entries: readonly TreeEntry[], ports: IndexP
         schemaFile: v.schemaFile ?? null,
         hasExample: v.hasExample,
         digest: versionDigest(files),
+        treeSha: byPath.get(v.dir)?.gitSha ?? null,
         schema,
         files,
       });
@@ -274,7 +277,7 @@ export async function indexSnapshot(entries: readonly TreeEntry[], ports: IndexP
 }
 
 /** The highest released version (pre-releases only when nothing else exists). */
-function latestOf(versions: readonly IndexedVersion[]): IndexedVersion | undefined {
+export function latestOf(versions: readonly IndexedVersion[]): IndexedVersion | undefined {
   let best: IndexedVersion | undefined;
   let bestParsed: ReturnType<typeof tryParseVersion>;
   let bestPre = true;

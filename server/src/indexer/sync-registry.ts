@@ -5,12 +5,14 @@
  * while one runs queues at most one more); a failure leaves the serving index untouched.
  */
 import { DmError } from '../../../client/src/error.js';
+import type { LogSigner } from '../../../client/src/integrity/index.js';
 import {
   checkSourceSize,
   createMeter,
   type OpenOptions,
   type Source,
 } from '../../../client/src/source/source.js';
+import type { QuarantineEvent } from '../store/first-seen.js';
 import { replicaName } from '../store/replica.js';
 import {
   type RegistryRow,
@@ -61,6 +63,10 @@ export interface SyncOptions {
   midSwap?: () => void;
   /** Test hook: runs right after the swap transaction commits (to kill a process there). */
   afterSwap?: () => void;
+  /** Signs the checksum log's checkpoints (docs/integrity-store.md §2). */
+  signer?: LogSigner;
+  /** Called after the swap committed with the versions it quarantined (must not throw). */
+  onQuarantine?: (events: QuarantineEvent[]) => void;
 }
 
 /**
@@ -126,15 +132,12 @@ export async function syncRegistry(
   const store = queriesOf(storeOrHandle);
   const registry = await store.registries.byId(registryId);
   if (!registry) {
-    return {
-      syncId: null,
+    return failedOutcome(
       registryId,
-      status: 'failed',
-      commit: null,
-      apiRequests: 0,
-      rateLimitRemaining: null,
-      error: { code: 'REGISTRY_NOT_FOUND', message: `no registry with id ${registryId} (deleted?)` },
-    };
+      new DmError('REGISTRY_NOT_FOUND', `no registry with id ${registryId} (deleted?)`, {
+        category: 'not-found',
+      }),
+    );
   }
   const started = now();
   const syncRow = { id: await store.syncs.start(registryId, options.trigger, started, replicaName()) };
@@ -231,6 +234,8 @@ export async function syncRegistry(
       commit: opened.commit,
       etag: opened.etag ?? null,
       now: now(),
+      signer: options.signer,
+      syncId: syncRow.id,
       ...(options.midSwap ? { midSwap: options.midSwap } : {}),
       record: {
         syncId: syncRow.id,
@@ -242,6 +247,7 @@ export async function syncRegistry(
     });
     options.afterSwap?.();
     options.onSwap?.(registryId);
+    if (swapped.quarantined.length > 0) options.onQuarantine?.(swapped.quarantined);
     return {
       syncId: syncRow.id,
       registryId,
@@ -278,6 +284,26 @@ export async function syncRegistry(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A sync that failed before it had a row in the history (`error` null: nothing to say). */
+export function failedOutcome(registryId: number, error: unknown): SyncOutcome {
+  return {
+    syncId: null,
+    registryId,
+    status: 'failed',
+    commit: null,
+    apiRequests: 0,
+    rateLimitRemaining: null,
+    ...(error === null
+      ? {}
+      : {
+          error: {
+            code: error instanceof DmError ? error.code : 'SYNC_FAILED',
+            message: error instanceof Error ? error.message : String(error),
+          },
+        }),
+  };
 }
 
 /** Serialises syncs per registry; a request while one runs coalesces into one follow-up sync. */

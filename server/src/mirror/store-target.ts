@@ -4,9 +4,11 @@
  * `upstream`, named as at the origin. Which registries this server indexes itself (never pulled
  * through) is read from the store at most once a second, not per request.
  */
+
 import type { Logger } from '../log.js';
 import { addVersions, markRemovedUpstream, storedVersionDigest } from '../store/add-versions.js';
 import type { Store } from '../store/db.js';
+import { openQuarantine } from '../store/first-seen.js';
 import type { MirrorTarget, PulledVersion } from './pull-through.js';
 
 export interface StoreTarget extends MirrorTarget {
@@ -85,6 +87,24 @@ export function storeTarget(
       onStored(r.registry);
     },
     reportMismatch(m) {
+      // The upstream disagrees with what the mirror first saw: quarantined (docs/integrity-store.md §6).
+      const at = m.reference.lastIndexOf(':=');
+      const registryId = store.sqlite
+        .prepare('SELECT id FROM registries WHERE name = ?')
+        .pluck()
+        .get(m.registry);
+      if (at > 0 && typeof registryId === 'number') {
+        openQuarantine(store.sqlite, {
+          registryId,
+          registry: m.registry,
+          syncId: null,
+          now: Date.now(),
+          template: m.reference.slice(0, at),
+          version: m.reference.slice(at + 2),
+          firstDigest: m.storedDigest,
+          newDigest: m.upstreamDigest,
+        });
+      }
       target.mismatches++;
       mismatchesByRegistry.set(m.registry, (mismatchesByRegistry.get(m.registry) ?? 0) + 1);
       onMismatch();

@@ -328,6 +328,7 @@ export function pageRoutes(): Hono<AppEnv> {
           name={p.template}
           exact={exact}
           version={shown}
+          quarantined={exact ? undefined : resolution.quarantined}
           latestVersion={template?.latestVersion ?? null}
           versions={versions}
           title={typeof info.title === 'string' ? info.title : exact ? null : (template?.title ?? null)}

@@ -7,6 +7,7 @@ import type { Child } from 'hono/jsx';
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
 import { tryParseVersion } from '../../../client/src/reference/version.js';
 import type { FileInfo, RegistryInfo, SearchResult, UpstreamInfo } from '../api/shapes.js';
+import type { QuarantineInfo } from '../store/quarantine.js';
 import type { FindingRow, RegistryTemplateRow, VersionRow } from '../store/reads.js';
 import { CopyButton, Layout } from './layout.js';
 import { Markdown } from './markdown.js';
@@ -289,6 +290,8 @@ export interface TemplatePageProps {
   example: string | undefined;
   files: FileInfo[];
   findings: FindingRow[];
+  /** The source changed this version after it was first seen (template page only; docs/integrity-store.md). */
+  quarantined?: QuarantineInfo | undefined;
 }
 
 /** A template another one names: its reference, and the page it resolves to here (if any). */
@@ -429,6 +432,14 @@ export function TemplatePage(p: TemplatePageProps) {
           </span>
         )}
       </h1>
+      {p.quarantined && (
+        <p class="warning" id="quarantined">
+          Quarantined since {p.quarantined.since}: the source changed version {p.version.version} after it was
+          first seen ({p.quarantined.changedFiles.map((f) => f.path).join(', ') || 'files unknown'}; new
+          digest <code>{shortHash(p.quarantined.newDigest)}</code>). The first-seen content is shown and
+          served until an administrator accepts the change.
+        </p>
+      )}
       {p.title && (
         <p>
           <strong id="title">{p.title}</strong>

@@ -16,6 +16,7 @@ import {
 } from '../../../client/src/reference/reference.js';
 import { newestFirst } from '../../../client/src/reference/version.js';
 import type { FileInfo, Resolution } from '../api/shapes.js';
+import { quarantineField } from '../store/quarantine.js';
 import type { CatalogQueries } from '../store/service-store.js';
 
 export interface RegistryView {
@@ -193,9 +194,10 @@ export class Catalog {
       templateFile: row.templateFile,
       schemaFile: row.schemaFile,
       digest: row.digest,
-      files: (await this.store.files(versionId)) as FileInfo[],
+      files: row.files as FileInfo[],
       schema: row.schemaJson === null ? null : JSON.parse(row.schemaJson),
       ...(row.removedUpstreamAt === null ? {} : { removedUpstream: true as const }),
+      ...quarantineField(await this.store.quarantine(name, row.version)),
     };
     if (epoch === this.epoch) this.resolutions.set(versionId, resolution);
     return resolution;
@@ -206,6 +208,7 @@ export class Catalog {
     text: string,
     access: Access,
     onRegistry?: (registry: RegistryView) => void,
+    attempt = 0,
   ): Promise<Resolution> {
     const ref = parseReference(text, {
       defaultRegistry: this.options.defaultRegistry,
@@ -221,7 +224,7 @@ export class Catalog {
         },
       );
     }
-    const { template } = await this.locate(ref, access, onRegistry);
+    const { registry, template } = await this.locate(ref, access, onRegistry);
     const subject = formatTemplateName(ref);
     let version: string;
     try {
@@ -238,7 +241,16 @@ export class Catalog {
       });
     }
     const id = template.ids.get(version)!;
-    return { reference: formatReference(ref), ...(await this.resolutionOf(id)) };
+    try {
+      return { reference: formatReference(ref), ...(await this.resolutionOf(id)) };
+    } catch (error) {
+      // Another replica swapped the index in between reading the template's versions and the
+      // version (PostgreSQL, before the generation watch says so): read the registry again.
+      if (!(error instanceof DmError) || error.code !== 'VERSION_NOT_FOUND' || attempt > 0) throw error;
+      this.templatesByRegistry.delete(registry.id);
+      this.templatesLoading.delete(registry.id);
+      return this.resolve(text, access, onRegistry, attempt + 1);
+    }
   }
 
   /** The registry and template a reference names, visible to `access`; throws not found. */

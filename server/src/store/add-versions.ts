@@ -10,6 +10,7 @@ import { compareVersions, tryParseVersion } from '../../../client/src/reference/
 import { gitBlobSha } from '../../../client/src/source/source.js';
 import { schemaInfo } from '../indexer/build-index.js';
 import type { Store } from './db.js';
+import { firstSeenOfAdded } from './first-seen.js';
 import { prepareIndexWrites } from './index-writes.js';
 
 export interface AddedFile {
@@ -146,6 +147,10 @@ export function addVersions(
         { category: 'conflict', details: { conflicts } },
       );
     }
+    // The mirror's own first-seen record (docs/integrity-store.md §6): a version whose digest
+    // differs from the one first seen here is quarantined, not added.
+    const accepted = firstSeenOfAdded(db, { registryId, registry: registry.name, syncId: null, now }, todo);
+    todo.splice(0, todo.length, ...accepted);
     const { insertFile, insertTemplate, insertFts, insertVersion, insertVersionFile } =
       prepareIndexWrites(db);
     const hasFile = db.prepare('SELECT 1 FROM files WHERE sha256 = ?').pluck();
@@ -212,6 +217,7 @@ export function addVersions(
           v.hasExample ? 1 : 0,
           v.digest,
           v.schemaJson,
+          null,
         ).lastInsertRowid,
       );
       for (const f of v.files) insertVersionFile.run(versionId, f.path, f.sha256, f.size);

@@ -18,8 +18,8 @@ export function prepareIndexWrites(db: Database.Database) {
       'INSERT INTO templates_fts (rowid, name, collection, title, description, properties, registry_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
     insertVersion: db.prepare(
-      `INSERT INTO versions (template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO versions (template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json, tree_sha)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertVersionFile: db.prepare(
       'INSERT INTO version_files (version_id, path, sha256, size) VALUES (?, ?, ?, ?)',

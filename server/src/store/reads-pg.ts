@@ -12,10 +12,15 @@
  * facets count only what the caller may see.
  */
 
+import type { MerkleHashStore } from '../../../client/src/integrity/index.js';
+import { PgHashStore } from './checksum-log.js';
 import type { PostgresStore } from './postgres.js';
 import type {
+  CheckpointRow,
   FindingRow,
+  FirstSeenRow,
   ListedVersionRow,
+  QuarantineRow,
   ReadStore,
   RegistryTemplateRow,
   StoredFile,
@@ -23,7 +28,15 @@ import type {
   TemplateRow,
   VersionRow,
 } from './reads.js';
-import { MAX_INLINE_BYTES, newestFirst, SYNC_HISTORY } from './reads.js';
+import {
+  LATEST_CHECKPOINT_SQL,
+  MAX_INLINE_BYTES,
+  NEWEST_RECORD_SQL,
+  newestFirst,
+  OPEN_QUARANTINES_SQL,
+  quarantineRows,
+  SYNC_HISTORY,
+} from './reads.js';
 import {
   CANDIDATES,
   countFacets,
@@ -158,6 +171,23 @@ export class PostgresReads implements ReadStore {
       startedAt: Number(r.startedAt),
       finishedAt: r.finishedAt === null ? null : Number(r.finishedAt),
     }));
+  }
+  logHashes(): MerkleHashStore {
+    return new PgHashStore(this.store.pool);
+  }
+
+  async latestCheckpoint(): Promise<CheckpointRow | undefined> {
+    const [row] = await this.rows<{ size: string; note: string }>(LATEST_CHECKPOINT_SQL, []);
+    return row ? { size: Number(row.size), note: row.note } : undefined;
+  }
+
+  async newestRecord(template: string, version: string): Promise<FirstSeenRow | undefined> {
+    const [row] = await this.rows<FirstSeenRow>(NEWEST_RECORD_SQL, [template, version]);
+    return row ? { ...row, logIndex: Number(row.logIndex) } : undefined;
+  }
+
+  async openQuarantines(registryId: number): Promise<QuarantineRow[]> {
+    return quarantineRows(await this.rows(OPEN_QUARANTINES_SQL, [registryId]));
   }
 
   async search(options: SearchOptions): Promise<SearchPage> {

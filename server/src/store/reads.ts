@@ -6,8 +6,11 @@
  * search with its caches).
  */
 import type Database from 'better-sqlite3';
+import type { MerkleHashStore } from '../../../client/src/integrity/index.js';
 import { compareVersions, tryParseVersion } from '../../../client/src/reference/version.js';
+import { SqliteHashStore } from './checksum-log.js';
 import type { Store } from './db.js';
+import type { ChangedFile } from './first-seen.js';
 import { type SearchOptions, type SearchPage, TemplateSearch } from './search.js';
 
 export interface TemplateRow {
@@ -63,6 +66,57 @@ export interface SyncRow {
   error: string | null;
 }
 
+/** The newest first-seen record of a version (docs/integrity-store.md §1). */
+export interface FirstSeenRow {
+  digest: string;
+  supersedes: string | null;
+  logIndex: number;
+}
+
+/** A signed checkpoint of the checksum log. */
+export interface CheckpointRow {
+  size: number;
+  note: string;
+}
+
+/** An open quarantine (docs/integrity-store.md §4): what the status and the answers show. */
+export interface QuarantineRow {
+  id: number;
+  template: string;
+  version: string;
+  firstDigest: string;
+  newDigest: string;
+  changedFiles: ChangedFile[];
+  since: number;
+}
+
+/** Open quarantines as stored (changed_files as JSON text, times maybe as text on PostgreSQL). */
+export function quarantineRows(
+  rows: readonly (Omit<QuarantineRow, 'changedFiles' | 'since'> & {
+    changedFiles: string;
+    since: number | string;
+  })[],
+): QuarantineRow[] {
+  return rows.map((r) => ({
+    ...r,
+    since: Number(r.since),
+    changedFiles: JSON.parse(r.changedFiles) as ChangedFile[],
+  }));
+}
+
+const QUARANTINE_COLUMNS = `id, template, version, first_digest AS "firstDigest", new_digest AS "newDigest",
+  changed_files AS "changedFiles", since`;
+/** Open quarantines of a registry, by template and version. */
+export const OPEN_QUARANTINES_SQL = `SELECT ${QUARANTINE_COLUMNS} FROM quarantines
+  WHERE registry_id = $1 AND accepted_at IS NULL ORDER BY template, version`;
+/** The newest first-seen row of a key. */
+export const NEWEST_RECORD_SQL = `SELECT digest, supersedes, log_index AS "logIndex" FROM first_seen
+  WHERE template = $1 AND version = $2 ORDER BY id DESC LIMIT 1`;
+export const LATEST_CHECKPOINT_SQL = 'SELECT size, note FROM log_checkpoints ORDER BY size DESC LIMIT 1';
+
+/** `$1`-style placeholders as SQLite's `?`, in order (the statements above serve both dialects). */
+export const sqlite = (sql: string) => sql.replace(/\$\d+/g, '?');
+
 /** How many syncs the history answers (the store keeps as many: KEEP_SYNCS). */
 export const SYNC_HISTORY = 100;
 
@@ -110,6 +164,14 @@ export interface ReadStore {
   search(options: SearchOptions): Promise<SearchPage>;
   /** A registry's last SYNC_HISTORY syncs, newest first. */
   syncs(registryId: number): Promise<SyncRow[]>;
+  /** The checksum log's stored hashes (docs/integrity-store.md §1). */
+  logHashes(): MerkleHashStore;
+  /** The newest signed checkpoint, if any. */
+  latestCheckpoint(): Promise<CheckpointRow | undefined>;
+  /** The newest first-seen record of `template@version` (canonical template name). */
+  newestRecord(template: string, version: string): Promise<FirstSeenRow | undefined>;
+  /** A registry's open quarantines, by template and version. */
+  openQuarantines(registryId: number): Promise<QuarantineRow[]>;
 }
 
 export class ReadQueries implements ReadStore {
@@ -125,14 +187,22 @@ export class ReadQueries implements ReadStore {
     | 'findings'
     | 'templates'
     | 'versionList'
-    | 'syncs',
+    | 'syncs'
+    | 'quarantines'
+    | 'newestRecord'
+    | 'latestCheckpoint',
     Database.Statement
   >;
+  private readonly hashes: SqliteHashStore;
 
   constructor(store: Store) {
     const db = store.sqlite;
     this.searcher = new TemplateSearch(store);
+    this.hashes = new SqliteHashStore(db);
     this.s = {
+      quarantines: db.prepare(sqlite(OPEN_QUARANTINES_SQL)),
+      newestRecord: db.prepare(sqlite(NEWEST_RECORD_SQL)),
+      latestCheckpoint: db.prepare(LATEST_CHECKPOINT_SQL),
       template: db.prepare(
         'SELECT latest_version AS latestVersion, title, description FROM templates WHERE registry_id = ? AND collection = ? AND name = ?',
       ),
@@ -233,6 +303,22 @@ export class ReadQueries implements ReadStore {
 
   async syncs(registryId: number): Promise<SyncRow[]> {
     return this.s.syncs.all(registryId) as SyncRow[];
+  }
+
+  logHashes(): MerkleHashStore {
+    return this.hashes;
+  }
+
+  async latestCheckpoint(): Promise<CheckpointRow | undefined> {
+    return this.s.latestCheckpoint.get() as CheckpointRow | undefined;
+  }
+
+  async newestRecord(template: string, version: string): Promise<FirstSeenRow | undefined> {
+    return this.s.newestRecord.get(template, version) as FirstSeenRow | undefined;
+  }
+
+  async openQuarantines(registryId: number): Promise<QuarantineRow[]> {
+    return quarantineRows(this.s.quarantines.all(registryId) as never);
   }
 }
 

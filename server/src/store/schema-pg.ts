@@ -129,6 +129,7 @@ export const versions = pgTable(
     schemaJson: text('schema_json'),
     /** When a mirror saw its upstream no longer list this version (ms since the epoch; docs/mirroring.md). */
     removedUpstreamAt: millis('removed_upstream_at'),
+    treeSha: text('tree_sha'),
   },
   (t) => [uniqueIndex('versions_template_idx').on(t.templateId, t.version)],
 );
@@ -213,3 +214,66 @@ export const syncLeases = pgTable('sync_leases', {
   expiresAt: millis('expires_at').notNull(),
   pending: boolean('pending').notNull().default(false),
 });
+
+/* The first-seen record, checksum log and quarantine (docs/integrity-store.md §1; append-only triggers in the custom migration 0009). */
+
+export const firstSeen = pgTable(
+  'first_seen',
+  {
+    id: id(),
+    template: text('template').notNull(),
+    version: text('version').notNull(),
+    digest: text('digest').notNull(),
+    supersedes: text('supersedes'),
+    logIndex: bigint('log_index', { mode: 'number' }).notNull().unique(),
+    registryId: integer('registry_id').notNull(),
+    syncId: integer('sync_id'),
+    seenAt: millis('seen_at').notNull(),
+  },
+  (t) => [index('first_seen_key_idx').on(t.template, t.version, t.id)],
+);
+
+export const logHashes = pgTable(
+  'log_hashes',
+  {
+    level: integer('level').notNull(),
+    idx: bigint('idx', { mode: 'number' }).notNull(),
+    hash: bytea('hash').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.level, t.idx] })],
+);
+
+export const logState = pgTable('log_state', {
+  id: integer('id').primaryKey(),
+  size: bigint('size', { mode: 'number' }).notNull(),
+});
+
+export const logCheckpoints = pgTable('log_checkpoints', {
+  size: bigint('size', { mode: 'number' }).primaryKey(),
+  root: text('root').notNull(),
+  note: text('note').notNull(),
+  signedAt: millis('signed_at').notNull(),
+});
+
+export const quarantines = pgTable(
+  'quarantines',
+  {
+    id: id(),
+    registryId: integer('registry_id').notNull(),
+    template: text('template').notNull(),
+    version: text('version').notNull(),
+    firstDigest: text('first_digest').notNull(),
+    newDigest: text('new_digest').notNull(),
+    changedFiles: text('changed_files').notNull(),
+    treeSha: text('tree_sha'),
+    since: millis('since').notNull(),
+    notifiedAt: millis('notified_at'),
+    acceptedAt: millis('accepted_at'),
+    acceptedBy: text('accepted_by'),
+    reason: text('reason'),
+  },
+  (t) => [
+    index('quarantines_key_idx').on(t.template, t.version),
+    index('quarantines_registry_idx').on(t.registryId),
+  ],
+);

@@ -116,6 +116,8 @@ export const versions = sqliteTable(
     schemaJson: text('schema_json'),
     /** When a mirror saw its upstream no longer list this version (ms since the epoch; docs/mirroring.md). */
     removedUpstreamAt: integer('removed_upstream_at'),
+    /** The git tree SHA of the version directory (null for directory sources): unchanged → digest unchanged (docs/integrity-store.md §3). */
+    treeSha: text('tree_sha'),
   },
   (t) => [uniqueIndex('versions_template_idx').on(t.templateId, t.version)],
 );
@@ -195,4 +197,85 @@ export const tokens = sqliteTable(
     lastUsedAt: integer('last_used_at'),
   },
   (t) => [index('tokens_registry_idx').on(t.registryId)],
+);
+
+/*
+ * The first-seen record, checksum log and quarantine (docs/integrity-store.md §1). `first_seen`,
+ * `log_hashes` and `log_checkpoints` are append-only: triggers in the custom migration
+ * `0008_integrity-append-only.sql` abort any UPDATE or DELETE. No foreign keys to registries:
+ * deleting a registry never deletes what the log recorded.
+ */
+
+/** Every first-seen (template, version, digest), and every accepted superseding digest. */
+export const firstSeen = sqliteTable(
+  'first_seen',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    /** The canonical full template name (`github.com/o/r/[c/]t`). */
+    template: text('template').notNull(),
+    /** The version directory's name as published (`v1.0.3`). */
+    version: text('version').notNull(),
+    digest: text('digest').notNull(),
+    /** The digest an accepted change replaced; null for a first sight. */
+    supersedes: text('supersedes'),
+    /** The record's leaf index in the checksum log. */
+    logIndex: integer('log_index').notNull().unique(),
+    registryId: integer('registry_id').notNull(),
+    syncId: integer('sync_id'),
+    seenAt: integer('seen_at').notNull(),
+  },
+  (t) => [index('first_seen_key_idx').on(t.template, t.version, t.id)],
+);
+
+/** The Merkle log's stored complete-subtree hashes (docs/integrity.md §1.2). */
+export const logHashes = sqliteTable(
+  'log_hashes',
+  {
+    level: integer('level').notNull(),
+    idx: integer('idx').notNull(),
+    hash: blob('hash', { mode: 'buffer' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.level, t.idx] })],
+);
+
+/** The log's size: one row (id 1), moved only by a conditional update (one writer at a time). */
+export const logState = sqliteTable('log_state', {
+  id: integer('id').primaryKey(),
+  size: integer('size').notNull(),
+});
+
+/** Signed checkpoints, one per append; the newest is served by GET /api/v1/checksums/latest. */
+export const logCheckpoints = sqliteTable('log_checkpoints', {
+  size: integer('size').primaryKey(),
+  /** base64 root hash. */
+  root: text('root').notNull(),
+  /** The signed note's text. */
+  note: text('note').notNull(),
+  signedAt: integer('signed_at').notNull(),
+});
+
+/** Versions whose content changed after it was first seen; the audit trail of accepted changes. */
+export const quarantines = sqliteTable(
+  'quarantines',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    registryId: integer('registry_id').notNull(),
+    template: text('template').notNull(),
+    version: text('version').notNull(),
+    firstDigest: text('first_digest').notNull(),
+    newDigest: text('new_digest').notNull(),
+    /** JSON: [{path, old, new}] with old/new sha256 or null (added/removed). */
+    changedFiles: text('changed_files').notNull(),
+    treeSha: text('tree_sha'),
+    since: integer('since').notNull(),
+    notifiedAt: integer('notified_at'),
+    acceptedAt: integer('accepted_at'),
+    /** Who accepted: the admin token's id (`token:<id>`) or `cli`. */
+    acceptedBy: text('accepted_by'),
+    reason: text('reason'),
+  },
+  (t) => [
+    index('quarantines_key_idx').on(t.template, t.version),
+    index('quarantines_registry_idx').on(t.registryId),
+  ],
 );

@@ -4,7 +4,8 @@
  * directory); API tokens are stored as sha256 hashes only. None of them is ever returned or logged.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { DmError } from '../../../client/src/error.js';
 
@@ -29,7 +30,7 @@ export function decryptSecret(key: Buffer, stored: string): string {
   }
 }
 
-/** A 32-byte key from base64 text, or from a key file (created with mode 0600 when missing). */
+/** A 32-byte key from base64 text, or from a key file (created, with its directory, mode 0600 when missing). */
 export function loadSecretKey(options: { keyBase64?: string | undefined; keyFile: string }): Buffer {
   if (options.keyBase64) {
     const key = Buffer.from(options.keyBase64, 'base64');
@@ -42,6 +43,8 @@ export function loadSecretKey(options: { keyBase64?: string | undefined; keyFile
   }
   if (existsSync(options.keyFile)) return Buffer.from(readFileSync(options.keyFile, 'utf8').trim(), 'base64');
   const key = randomBytes(32);
+  // The data directory may not exist yet (PostgreSQL: ./data, which nothing else created).
+  mkdirSync(dirname(options.keyFile), { recursive: true });
   writeFileAtomic.sync(options.keyFile, `${key.toString('base64')}\n`, { mode: 0o600 });
   return key;
 }

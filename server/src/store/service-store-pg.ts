@@ -9,13 +9,22 @@
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import type { KnownContent } from '../indexer/build-index.js';
 import { type PostgresStore, postgresMigrationsApplied } from './postgres.js';
+import {
+  acceptQuarantinePg,
+  currentCheckpointPg,
+  markNotifiedPg,
+  OPEN_QUARANTINE_OF_SQL,
+  undeliveredPg,
+} from './quarantine.js';
 import type { FindingRow } from './reads.js';
 import { PostgresReads } from './reads-pg.js';
 import { credentials, files, registries, syncs, tokens, versions } from './schema-pg.js';
 import type {
   CatalogQueries,
   CatalogVersionDetail,
+  ChecksumQueries,
   CredentialQueries,
+  OpenQuarantineOf,
   RegistryQueries,
   RegistryRow,
   RegistrySyncState,
@@ -217,7 +226,10 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
       const [row] = await rows<CatalogVersionDetail & { removedUpstreamAt: string | null }>(
         `SELECT v.id, v.version, v.kind, v.template_file AS "templateFile", v.schema_file AS "schemaFile",
                 v.digest, v.schema_json AS "schemaJson", v.removed_upstream_at AS "removedUpstreamAt",
-                t.collection, t.name AS template, r.name AS registry, r."commit" AS "commit"
+                t.collection, t.name AS template, r.name AS registry, r."commit" AS "commit",
+                (SELECT coalesce(json_agg(json_build_object('path', f.path, 'size', f.size, 'sha256', f.sha256)
+                                          ORDER BY f.path COLLATE "C"), '[]'::json)
+                 FROM version_files f WHERE f.version_id = v.id) AS files
          FROM versions v JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
          WHERE v.id = $1`,
         [versionId],
@@ -226,16 +238,24 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
         ? { ...row, removedUpstreamAt: row.removedUpstreamAt === null ? null : Number(row.removedUpstreamAt) }
         : undefined;
     },
-    async files(versionId) {
-      return rows(
-        'SELECT path, size, sha256 FROM version_files WHERE version_id = $1 ORDER BY path COLLATE "C"',
-        [versionId],
-      );
-    },
     async content(sha256) {
       const [row] = await rows<{ content: Buffer }>('SELECT content FROM files WHERE sha256 = $1', [sha256]);
       return row?.content;
     },
+    async quarantine(template, version) {
+      const [row] = await rows<OpenQuarantineOf & { since: string }>(OPEN_QUARANTINE_OF_SQL, [
+        template,
+        version,
+      ]);
+      return row ? { ...row, since: Number(row.since) } : undefined;
+    },
+  };
+
+  const checksumQueries: ChecksumQueries = {
+    accept: (input) => acceptQuarantinePg(pool, input),
+    markNotified: (id, now) => markNotifiedPg(pool, id, now),
+    undelivered: () => undeliveredPg(pool),
+    checkpoint: (signer, now) => currentCheckpointPg(pool, signer, now),
   };
 
   return {
@@ -246,6 +266,7 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
     tokens: tokenQueries,
     syncs: syncQueries,
     catalog: catalogQueries,
+    checksums: checksumQueries,
     reads: new PostgresReads(store),
     knownContent(): KnownContent {
       return {

@@ -6,14 +6,23 @@
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import type { KnownContent } from '../indexer/build-index.js';
 import { migrationsApplied, type Store } from './db.js';
-import { readsOf } from './reads.js';
+import {
+  acceptQuarantine,
+  currentCheckpoint,
+  markNotified,
+  OPEN_QUARANTINE_OF_SQL,
+  undelivered,
+} from './quarantine.js';
+import { readsOf, sqlite as sqlite_ } from './reads.js';
 import { credentials, files, findings, registries, syncs, versions } from './schema.js';
 import type {
   CatalogQueries,
   CatalogRegistryRow,
   CatalogVersionDetail,
   CatalogVersionRow,
+  ChecksumQueries,
   CredentialQueries,
+  OpenQuarantineOf,
   RegistryQueries,
   RegistrySyncState,
   ServiceStore,
@@ -186,6 +195,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
        WHERE v.id = ?`,
     ),
     files: sqlite.prepare('SELECT path, size, sha256 FROM version_files WHERE version_id = ? ORDER BY path'),
+    quarantine: sqlite.prepare(sqlite_(OPEN_QUARANTINE_OF_SQL)),
     content: sqlite.prepare('SELECT content FROM files WHERE sha256 = ?').pluck(),
     byGit: sqlite.prepare('SELECT sha256 FROM files WHERE git_sha = ?').pluck(),
   };
@@ -197,13 +207,29 @@ export function sqliteServiceStore(store: Store): ServiceStore {
       return c.versions.all(registryId) as CatalogVersionRow[];
     },
     async version(versionId) {
-      return c.version.get(versionId) as CatalogVersionDetail | undefined;
-    },
-    async files(versionId) {
-      return c.files.all(versionId) as { path: string; size: number; sha256: string }[];
+      const row = c.version.get(versionId) as Omit<CatalogVersionDetail, 'files'> | undefined;
+      return row && { ...row, files: c.files.all(versionId) as CatalogVersionDetail['files'] };
     },
     async content(sha256) {
       return (c.content.get(sha256) as Buffer | undefined) ?? undefined;
+    },
+    async quarantine(template, version) {
+      return c.quarantine.get(template, version) as OpenQuarantineOf | undefined;
+    },
+  };
+
+  const checksumQueries: ChecksumQueries = {
+    async accept(input) {
+      return acceptQuarantine(store, input);
+    },
+    async markNotified(id, now) {
+      markNotified(store, id, now);
+    },
+    async undelivered() {
+      return undelivered(store);
+    },
+    checkpoint(signer, now) {
+      return currentCheckpoint(store, signer, now);
     },
   };
 
@@ -215,6 +241,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
     tokens: tokenQueries,
     syncs: syncQueries,
     catalog: catalogQueries,
+    checksums: checksumQueries,
     reads: readsOf(store),
     knownContent(): KnownContent {
       return {

@@ -5,9 +5,12 @@
  * and a PostgreSQL one (service-store-pg.ts, the `pg` pool). The store owns its row types. Reads of
  * the API and the pages are reads.ts / reads-pg.ts (`reads`).
  */
+import type { LogSigner } from '../../../client/src/integrity/index.js';
 import type { BuiltIndex, KnownContent } from '../indexer/build-index.js';
 import type { Store } from './db.js';
+import type { QuarantineEvent } from './first-seen.js';
 import type { PostgresStore } from './postgres.js';
+import type { Accepted, AcceptInput } from './quarantine.js';
 import type { FindingRow, ReadStore } from './reads.js';
 import type { registries, syncs } from './schema.js';
 import { postgresServiceStore } from './service-store-pg.js';
@@ -117,16 +120,39 @@ export interface CatalogVersionDetail {
   template: string;
   registry: string;
   commit: string | null;
+  /** Its files by path (byte order), read in the same statement: one snapshot of the index. */
+  files: { path: string; size: number; sha256: string }[];
 }
 
 export interface CatalogQueries {
   registries(): Promise<CatalogRegistryRow[]>;
   versions(registryId: number): Promise<CatalogVersionRow[]>;
   version(versionId: number): Promise<CatalogVersionDetail | undefined>;
-  /** A version's files by path (byte order). */
-  files(versionId: number): Promise<{ path: string; size: number; sha256: string }[]>;
   /** Stored bytes by sha256. */
   content(sha256: string): Promise<Buffer | undefined>;
+  /** The open quarantine of `template@version` (canonical template name; docs/integrity-store.md §4). */
+  quarantine(template: string, version: string): Promise<OpenQuarantineOf | undefined>;
+}
+
+/** What a resolution shows of an open quarantine. */
+export interface OpenQuarantineOf {
+  since: number;
+  newDigest: string;
+  changedFiles: string;
+}
+
+/**
+ * The checksum log and quarantines outside a swap (store/quarantine.ts; docs/integrity-store.md):
+ * an admin's acceptance, notification delivery marks and the checkpoint reads serve.
+ */
+export interface ChecksumQueries {
+  accept(input: AcceptInput): Promise<Accepted>;
+  /** Records that every configured URL received a quarantine's notification. */
+  markNotified(id: number, now: number): Promise<void>;
+  /** Open quarantines whose notification was never delivered. */
+  undelivered(): Promise<QuarantineEvent[]>;
+  /** The newest signed checkpoint, signing the log's current size first when it is newer. */
+  checkpoint(signer: LogSigner, now: number): Promise<{ size: number; note: string }>;
 }
 
 /** A sync's outcome, written with the swap that ends it. */
@@ -146,6 +172,7 @@ export interface ServiceStore {
   readonly tokens: TokenQueries;
   readonly syncs: SyncQueries;
   readonly catalog: CatalogQueries;
+  readonly checksums: ChecksumQueries;
   readonly reads: ReadStore;
   /** Content already stored, by git blob id (the indexer reuses it). */
   knownContent(): KnownContent;

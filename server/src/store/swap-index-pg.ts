@@ -8,6 +8,8 @@
  * PostgreSQL delivers to listeners at COMMIT only.
  */
 import type { BuiltIndex } from '../indexer/build-index.js';
+import { appendRecordsPg } from './checksum-log.js';
+import { firstSeenPg } from './first-seen.js';
 import type { PostgresStore } from './postgres.js';
 import type { SwapMeta, SwapResult } from './swap-index.js';
 
@@ -36,6 +38,21 @@ export async function swapIndexPg(
   try {
     await client.query('BEGIN');
     try {
+      // The first-seen record first, while the served rows are still there (docs/integrity-store.md §2).
+      const registry = await client.query<{ name: string }>('SELECT name FROM registries WHERE id = $1', [
+        meta.registryId,
+      ]);
+      const firstSeen = await firstSeenPg(
+        client,
+        built,
+        {
+          registryId: meta.registryId,
+          registry: registry.rows[0]?.name ?? '',
+          syncId: meta.syncId ?? null,
+          now: meta.now,
+        },
+        async (records) => (await appendRecordsPg(client, records, meta.signer, meta.now)).fromSize,
+      );
       const files = new Map<string, { gitSha: string; size: number; content: Buffer }>();
       const addFile = (f: { sha256: string; gitSha: string; size: number; content?: Buffer }) => {
         if (f.content && !files.has(f.sha256)) files.set(f.sha256, { ...f, content: f.content });
@@ -90,10 +107,10 @@ export async function swapIndexPg(
       const versionIds = await ids(client, 'versions', versions.length);
       if (versions.length > 0) {
         await client.query(
-          `INSERT INTO versions (id, template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json)
-           SELECT u.id, u.template_id, $1, u.version, u.kind, u.dir, u.template_file, u.schema_file, u.has_example, u.digest, u.schema_json
-           FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bool[], $10::text[], $11::text[])
-             AS u(id, template_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json)`,
+          `INSERT INTO versions (id, template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json, tree_sha)
+           SELECT u.id, u.template_id, $1, u.version, u.kind, u.dir, u.template_file, u.schema_file, u.has_example, u.digest, u.schema_json, u.tree_sha
+           FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bool[], $10::text[], $11::text[], $12::text[])
+             AS u(id, template_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json, tree_sha)`,
           [
             meta.registryId,
             versionIds,
@@ -108,6 +125,7 @@ export async function swapIndexPg(
             versions.map((x) =>
               x.v.schema === null || x.v.schema === undefined ? null : JSON.stringify(x.v.schema),
             ),
+            versions.map((x) => x.v.treeSha ?? null),
           ],
         );
         const vf = versions.flatMap((x, i) => x.v.files.map((f) => ({ id: versionIds[i]!, f })));
@@ -158,6 +176,8 @@ export async function swapIndexPg(
         versionCount: versions.length,
         findingCount: built.findings.length,
         generation,
+        recorded: firstSeen.records.length,
+        quarantined: firstSeen.quarantined,
       };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});

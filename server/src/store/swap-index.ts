@@ -8,9 +8,12 @@
  * drizzle per row: a 10,000-version registry is ~50,000 rows, and drizzle's per-call query
  * building and re-preparing tripled the swap time. The tables are drizzle's (schema.ts).
  */
+import type { LogSigner } from '../../../client/src/integrity/index.js';
 import type { Finding } from '../../../client/src/registry/types.js';
 import type { BuiltIndex } from '../indexer/build-index.js';
+import { appendRecordsSqlite } from './checksum-log.js';
 import type { Store } from './db.js';
+import { firstSeenSqlite, type QuarantineEvent } from './first-seen.js';
 import { prepareIndexWrites } from './index-writes.js';
 
 export interface SwapMeta {
@@ -22,6 +25,10 @@ export interface SwapMeta {
   midSwap?: () => void;
   /** Runs last inside the transaction: the caller records the sync's outcome with the swap. */
   record?: (result: SwapResult) => void;
+  /** Signs the checksum log's checkpoint of the swap's appends (docs/integrity-store.md §2). */
+  signer?: LogSigner | undefined;
+  /** The sync that swaps, for the first-seen record. */
+  syncId?: number | null;
 }
 
 export interface SwapResult {
@@ -29,6 +36,10 @@ export interface SwapResult {
   versionCount: number;
   findingCount: number;
   generation: number;
+  /** Versions first seen by this swap (appended to the checksum log). */
+  recorded: number;
+  /** Versions this swap found changed since first seen (new quarantines or new digests). */
+  quarantined: QuarantineEvent[];
 }
 
 export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): SwapResult {
@@ -39,6 +50,16 @@ export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): Swap
   );
 
   const swap = db.transaction((): SwapResult => {
+    // The first-seen record first, while the served rows are still there (docs/integrity-store.md §2).
+    const registry = db.prepare('SELECT name FROM registries WHERE id = ?').pluck().get(meta.registryId) as
+      | string
+      | undefined;
+    const firstSeen = firstSeenSqlite(
+      db,
+      built,
+      { registryId: meta.registryId, registry: registry ?? '', syncId: meta.syncId ?? null, now: meta.now },
+      (records) => appendRecordsSqlite(db, records, meta.signer, meta.now).fromSize,
+    );
     const stored = new Set<string>();
     const addFile = (f: { sha256: string; gitSha: string; size: number; content?: Buffer }) => {
       if (f.content && !stored.has(f.sha256)) {
@@ -82,6 +103,7 @@ export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): Swap
             v.hasExample ? 1 : 0,
             v.digest,
             v.schema === null || v.schema === undefined ? null : JSON.stringify(v.schema),
+            v.treeSha ?? null,
           ).lastInsertRowid,
         );
         versionCount++;
@@ -119,6 +141,8 @@ export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): Swap
       versionCount,
       findingCount: built.findings.length,
       generation: row?.generation ?? 0,
+      recorded: firstSeen.records.length,
+      quarantined: firstSeen.quarantined,
     };
     meta.record?.(result);
     return result;

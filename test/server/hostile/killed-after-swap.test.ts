@@ -39,7 +39,9 @@ describe('hostile: killed right after the swap', () => {
       const before = await first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
       first.store.close();
 
-      writeFileSync(join(registryDir, 'redis', 'v1.1', 'example.yaml'), 'resources: []\n');
+      // A new version (an edit of a published one would be quarantined, docs/integrity-store.md).
+      cpSync(join(registryDir, 'redis', 'v1.1'), join(registryDir, 'redis', 'v1.9'), { recursive: true });
+      writeFileSync(join(registryDir, 'redis', 'v1.9', 'example.yaml'), 'resources: []\n');
       const child = spawn(process.execPath, [join(import.meta.dirname, 'after-swap-child.js'), dbFile], {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
@@ -60,8 +62,9 @@ describe('hostile: killed right after the swap', () => {
       assert.equal(child.signalCode, 'SIGKILL');
 
       first = open();
-      const served = await first.service.catalog.resolve('github.com/acme/templates/redis:v1.1', everyone);
-      assert.notEqual(served.digest, before.digest, 'the new index is not serving');
+      const served = await first.service.catalog.resolve('github.com/acme/templates/redis:v1.9', everyone);
+      assert.equal(served.version, 'v1.9', 'the new index is not serving');
+      assert.notEqual(served.digest, before.digest);
       const info = await first.service.info(await first.service.find(1, everyone), { viewer: everyone });
       assert.equal(info.sync.status, 'succeeded');
       const last = first.store.sqlite.prepare('SELECT status FROM syncs ORDER BY id DESC LIMIT 1').get() as {

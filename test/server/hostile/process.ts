@@ -18,6 +18,8 @@ export interface RegistryProcess {
   log(): string;
   /** The exit code (or signal) once the process has exited, else undefined. */
   exited(): number | string | undefined;
+  /** Settles with the exit code (or signal) when the process exits. */
+  exit: Promise<number | string>;
   /** SIGTERM, then waits for the exit; returns the code. */
   stop(): Promise<number | string>;
   /** Kills it if still running and removes its directory. */
@@ -26,13 +28,26 @@ export interface RegistryProcess {
 
 export async function startRegistry(
   args: readonly string[],
-  options: { nodeArgs?: readonly string[]; env?: Record<string, string>; dir?: string } = {},
+  options: {
+    nodeArgs?: readonly string[];
+    env?: Record<string, string>;
+    dir?: string;
+    /** The database (default an SQLite file in `dir`). */
+    db?: string;
+    /** The working directory (default this process's). */
+    cwd?: string;
+  } = {},
 ): Promise<RegistryProcess> {
   const dir = options.dir ?? tempDir('dm-hostile-');
+  const db = options.db ?? `file:${join(dir, 'r.db')}`;
   const child = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), BIN, 'start', '--port', '0', '--db', `file:${join(dir, 'r.db')}`, ...args],
-    { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, DM_ADMIN_TOKEN: ADMIN, ...options.env } },
+    [...(options.nodeArgs ?? []), BIN, 'start', '--port', '0', '--db', db, ...args],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, DM_ADMIN_TOKEN: ADMIN, ...options.env },
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+    },
   );
   let log = '';
   let exit: number | string | undefined;
@@ -59,6 +74,7 @@ export async function startRegistry(
     url: `http://127.0.0.1:${port}`,
     log: () => log,
     exited: () => exit,
+    exit: exitPromise,
     async stop() {
       if (exit === undefined) child.kill('SIGTERM');
       return exitPromise;

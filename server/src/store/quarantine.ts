@@ -1,0 +1,352 @@
+/**
+ * Quarantine writes outside a swap (docs/integrity-store.md §2, §4): an admin accepting changed
+ * content (audited: who, when, reason, old → new; the acceptance is itself a log record), the
+ * delivery mark of notifications, and the checkpoint an API read needs when the newest stored
+ * one is older than the log (a swap without a signer). Both dialects (the service store's
+ * `checksums`, service-store.ts); the swap's own writes are in first-seen.ts.
+ */
+import type { Pool } from 'pg';
+import { DmError } from '../../../client/src/error.js';
+import {
+  type LogRecord,
+  type LogSigner,
+  type MerkleHashStore,
+  MerkleLog,
+  signCheckpoint,
+} from '../../../client/src/integrity/index.js';
+import { appendRecordsPg, appendRecordsSqlite, PgHashStore, SqliteHashStore } from './checksum-log.js';
+import type { Store } from './db.js';
+import { type ChangedFile, canonicalTemplate, type QuarantineEvent } from './first-seen.js';
+import {
+  type CheckpointRow,
+  type FirstSeenRow,
+  LATEST_CHECKPOINT_SQL,
+  NEWEST_RECORD_SQL,
+  sqlite,
+} from './reads.js';
+
+/** The longest accepted reason. */
+export const MAX_REASON_LENGTH = 1000;
+
+export interface AcceptInput {
+  registryId: number;
+  /** `host/owner/repo`. */
+  registry: string;
+  /** `[<collection>/]<template>@<version>`, as in the route. */
+  ref: string;
+  reason: unknown;
+  /** Who accepts (`token:<id>`, `admin`). */
+  by: string;
+  now: number;
+  signer: LogSigner | undefined;
+}
+
+export interface Accepted {
+  template: string;
+  version: string;
+  oldDigest: string;
+  newDigest: string;
+  acceptedAt: number;
+  acceptedBy: string;
+  reason: string;
+  logIndex: number;
+}
+
+/** Splits `[<collection>/]<template>@<version>`; throws INVALID_REQUEST naming the part. */
+export function parseVersionRef(ref: string): { collection: string; template: string; version: string } {
+  const at = ref.lastIndexOf('@');
+  const path = at > 0 ? ref.slice(0, at) : '';
+  const parts = path.split('/');
+  if (at <= 0 || at === ref.length - 1 || parts.length > 2 || parts.some((p) => p === '')) {
+    throw new DmError(
+      'INVALID_REQUEST',
+      `'${ref.slice(0, 200)}' is not [<collection>/]<template>@<version>`,
+      { category: 'invalid-input' },
+    );
+  }
+  return {
+    collection: parts.length === 2 ? parts[0]! : '',
+    template: parts[parts.length - 1]!,
+    version: ref.slice(at + 1),
+  };
+}
+
+const OPEN_OF_VERSION_SQL = `SELECT id, first_digest AS "firstDigest", new_digest AS "newDigest" FROM quarantines
+  WHERE registry_id = $1 AND template = $2 AND version = $3 AND accepted_at IS NULL`;
+const SUPERSEDE_SQL = `INSERT INTO first_seen (template, version, digest, supersedes, log_index, registry_id, sync_id, seen_at)
+  VALUES ($1, $2, $3, $4, $5, $6, NULL, $7)`;
+const CLOSE_SQL = 'UPDATE quarantines SET accepted_at = $1, accepted_by = $2, reason = $3 WHERE id = $4';
+// The source has not changed since: forget the conditional-request state so the next sync
+// rebuilds the index (and serves the accepted content) instead of answering `unchanged`.
+const FORGET_SOURCE_STATE_SQL = 'UPDATE registries SET etag = NULL, "commit" = NULL WHERE id = $1';
+const MARK_NOTIFIED_SQL = 'UPDATE quarantines SET notified_at = $1 WHERE id = $2 AND notified_at IS NULL';
+const UNDELIVERED_SQL = `SELECT q.id, q.registry_id AS "registryId", r.name AS registry, q.template, q.version,
+    q.first_digest AS "firstDigest", q.new_digest AS "newDigest", q.changed_files AS "changedFiles",
+    q.tree_sha AS "treeSha", q.since
+  FROM quarantines q JOIN registries r ON r.id = q.registry_id
+  WHERE q.accepted_at IS NULL AND q.notified_at IS NULL ORDER BY q.id`;
+const INSERT_CHECKPOINT_SQL =
+  'INSERT INTO log_checkpoints (size, root, note, signed_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING';
+
+/** An accept request checked: its reason, version and canonical template name. */
+function acceptRequest(input: AcceptInput): { reason: string; template: string; version: string } {
+  if (
+    typeof input.reason !== 'string' ||
+    input.reason.trim() === '' ||
+    input.reason.length > MAX_REASON_LENGTH
+  ) {
+    throw new DmError(
+      'INVALID_REQUEST',
+      `reason must be a string of 1 to ${MAX_REASON_LENGTH} characters saying why the changed content is accepted`,
+      { category: 'invalid-input' },
+    );
+  }
+  const ref = parseVersionRef(input.ref);
+  return {
+    reason: input.reason,
+    template: canonicalTemplate(input.registry, ref.collection, ref.template),
+    version: ref.version,
+  };
+}
+
+type OpenOfVersion = { id: number; firstDigest: string; newDigest: string };
+
+/** What the accept transaction reads: the open quarantine and the newest first-seen digest. */
+function acceptPlan(
+  request: { reason: string; template: string; version: string },
+  open: OpenOfVersion | undefined,
+  current: string | undefined,
+) {
+  if (!open || current === undefined) {
+    throw new DmError('QUARANTINE_NOT_FOUND', `${request.template}@${request.version} is not quarantined`, {
+      category: 'not-found',
+      details: { template: request.template, version: request.version },
+    });
+  }
+  return {
+    open,
+    record: {
+      template: request.template,
+      version: request.version,
+      digest: open.newDigest,
+      supersedes: current,
+    },
+  };
+}
+
+function acceptedOf(
+  input: AcceptInput,
+  reason: string,
+  record: LogRecord & { supersedes: string },
+  logIndex: number,
+): Accepted {
+  return {
+    template: record.template,
+    version: record.version,
+    oldDigest: record.supersedes,
+    newDigest: record.digest,
+    acceptedAt: input.now,
+    acceptedBy: input.by,
+    reason,
+    logIndex,
+  };
+}
+
+/**
+ * The accept's writes once its log record took index `fromSize` (`$n` statements with their
+ * parameters): the superseding first_seen row, the closed quarantine, the forgotten source state.
+ */
+function acceptWrites(
+  input: AcceptInput,
+  reason: string,
+  openId: number,
+  record: LogRecord & { supersedes: string },
+  fromSize: number,
+): [string, unknown[]][] {
+  return [
+    [
+      SUPERSEDE_SQL,
+      [
+        record.template,
+        record.version,
+        record.digest,
+        record.supersedes,
+        fromSize,
+        input.registryId,
+        input.now,
+      ],
+    ],
+    [CLOSE_SQL, [input.now, input.by, reason, openId]],
+    [FORGET_SOURCE_STATE_SQL, [input.registryId]],
+  ];
+}
+
+/**
+ * Closes the open quarantine of a version and records its new digest as superseding the old
+ * one: a first_seen row and a log record `… <new> supersedes <old>`, with a signed checkpoint, in
+ * one transaction. The next sync then serves the new content.
+ */
+export function acceptQuarantine(store: Store, input: AcceptInput): Accepted {
+  const request = acceptRequest(input);
+  const db = store.sqlite;
+  return db.transaction((): Accepted => {
+    const { open, record } = acceptPlan(
+      request,
+      db.prepare(sqlite(OPEN_OF_VERSION_SQL)).get(input.registryId, request.template, request.version) as
+        | OpenOfVersion
+        | undefined,
+      (
+        db.prepare(sqlite(NEWEST_RECORD_SQL)).get(request.template, request.version) as
+          | FirstSeenRow
+          | undefined
+      )?.digest,
+    );
+    const { fromSize } = appendRecordsSqlite(db, [record], input.signer, input.now);
+    for (const [sql, params] of acceptWrites(input, request.reason, open.id, record, fromSize)) {
+      db.prepare(sqlite(sql)).run(...params);
+    }
+    return acceptedOf(input, request.reason, record, fromSize);
+  })();
+}
+
+/** acceptQuarantine on PostgreSQL: one transaction, the log's row lock serialising appenders. */
+export async function acceptQuarantinePg(pool: Pool, input: AcceptInput): Promise<Accepted> {
+  const request = acceptRequest(input);
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    try {
+      const open = await client.query<OpenOfVersion>(`${OPEN_OF_VERSION_SQL} FOR UPDATE`, [
+        input.registryId,
+        request.template,
+        request.version,
+      ]);
+      const current = await client.query<FirstSeenRow>(NEWEST_RECORD_SQL, [
+        request.template,
+        request.version,
+      ]);
+      const { open: row, record } = acceptPlan(request, open.rows[0], current.rows[0]?.digest);
+      const { fromSize } = await appendRecordsPg(client, [record], input.signer, input.now);
+      for (const [sql, params] of acceptWrites(input, request.reason, row.id, record, fromSize)) {
+        await client.query(sql, params);
+      }
+      await client.query('COMMIT');
+      return acceptedOf(input, request.reason, record, fromSize);
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/** Records that every configured URL received a quarantine's notification. */
+export function markNotified(store: Store, id: number, now: number): void {
+  store.sqlite.prepare(sqlite(MARK_NOTIFIED_SQL)).run(now, id);
+}
+
+export async function markNotifiedPg(pool: Pool, id: number, now: number): Promise<void> {
+  await pool.query(MARK_NOTIFIED_SQL, [now, id]);
+}
+
+type UndeliveredRow = Omit<QuarantineEvent, 'changedFiles' | 'openId' | 'since'> & {
+  id: number;
+  changedFiles: string;
+  since: number | string;
+};
+
+function undeliveredEvents(rows: readonly UndeliveredRow[]): QuarantineEvent[] {
+  return rows.map((r) => ({
+    ...r,
+    since: Number(r.since),
+    openId: r.id,
+    changedFiles: JSON.parse(r.changedFiles) as ChangedFile[],
+  }));
+}
+
+/** Open quarantines whose notification was never delivered (resent at start). */
+export function undelivered(store: Store): QuarantineEvent[] {
+  return undeliveredEvents(store.sqlite.prepare(UNDELIVERED_SQL).all() as UndeliveredRow[]);
+}
+
+export async function undeliveredPg(pool: Pool): Promise<QuarantineEvent[]> {
+  return undeliveredEvents((await pool.query<UndeliveredRow>(UNDELIVERED_SQL)).rows);
+}
+
+/**
+ * The newest checkpoint, signing one of the log's current size first when the newest stored one
+ * is older (or there is none: the empty log's). `hashes` and `stored` read the store; `insert`
+ * keeps the new checkpoint (a concurrent signer of the same size wins: ON CONFLICT DO NOTHING).
+ */
+async function checkpointOf(
+  hashes: MerkleHashStore,
+  stored: CheckpointRow | undefined,
+  signer: LogSigner,
+  insert: (size: number, root: string, note: string) => Promise<void> | void,
+): Promise<{ size: number; note: string }> {
+  const size = await hashes.size();
+  if (stored && stored.size >= size) return stored;
+  const log = await MerkleLog.open(hashes);
+  const root = await log.root();
+  const note = signCheckpoint({ size: log.size, root }, signer);
+  await insert(log.size, root.toString('base64'), note);
+  return { size: log.size, note };
+}
+
+export function currentCheckpoint(
+  store: Store,
+  signer: LogSigner,
+  now: number,
+): Promise<{ size: number; note: string }> {
+  const db = store.sqlite;
+  return checkpointOf(
+    new SqliteHashStore(db),
+    db.prepare(LATEST_CHECKPOINT_SQL).get() as CheckpointRow | undefined,
+    signer,
+    (size, root, note) => {
+      db.prepare(sqlite(INSERT_CHECKPOINT_SQL)).run(size, root, note, now);
+    },
+  );
+}
+
+export async function currentCheckpointPg(
+  pool: Pool,
+  signer: LogSigner,
+  now: number,
+): Promise<{ size: number; note: string }> {
+  const [stored] = (await pool.query<{ size: string; note: string }>(LATEST_CHECKPOINT_SQL)).rows;
+  return checkpointOf(
+    new PgHashStore(pool),
+    stored ? { size: Number(stored.size), note: stored.note } : undefined,
+    signer,
+    async (size, root, note) => {
+      await pool.query(INSERT_CHECKPOINT_SQL, [size, root, note, now]);
+    },
+  );
+}
+
+/** The open quarantine of a version (by canonical template name and version), for the catalog. */
+export const OPEN_QUARANTINE_OF_SQL = `SELECT since, new_digest AS "newDigest", changed_files AS "changedFiles"
+  FROM quarantines WHERE template = $1 AND version = $2 AND accepted_at IS NULL`;
+
+/** What answers show of a quarantine (docs/integrity-store.md §4). */
+export interface QuarantineInfo {
+  since: string;
+  newDigest: string;
+  changedFiles: ChangedFile[];
+}
+
+/** `{quarantined: …}` for a stored open quarantine row, or nothing. */
+export function quarantineField(
+  row: { since: number | string; newDigest: string; changedFiles: string | ChangedFile[] } | undefined,
+): { quarantined?: QuarantineInfo } {
+  if (!row) return {};
+  return {
+    quarantined: {
+      since: new Date(Number(row.since)).toISOString(),
+      newDigest: row.newDigest,
+      changedFiles: typeof row.changedFiles === 'string' ? JSON.parse(row.changedFiles) : row.changedFiles,
+    },
+  };
+}
