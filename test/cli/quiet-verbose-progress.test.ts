@@ -59,12 +59,28 @@ describe('-q, -v and progress', () => {
 
   it('dm install -v shows the resolver chain in its order and the time taken', async () => {
     const env = await isolatedEnv();
-    const r = await runDm(['install', '--registry-dir', FIXTURES, '-v'], { cwd: await project(), env });
+    const cwd = await project();
+    const r = await runDm(['install', '--registry-dir', FIXTURES, '-v'], { cwd, env });
     assert.equal(r.code, 0, r.stderr);
     assert.match(
       r.stderr,
       /^dm: resolving through lock file → cache → registry directory .*registry-fixtures → GitHub → plain URLs\n/m,
     );
+    // Then each step as it ends, in order, with what it found and its duration.
+    const steps = [...r.stderr.matchAll(/^dm: ([a-z. ]+): (.+) \((\d+) ms\)$/gm)].map((m) =>
+      // how many files were fetched depends on what the expansion already read
+      `${m[1]}: ${m[2]}`.replace(/^fetch: \d+ files? fetched/, 'fetch: N files fetched'),
+    );
+    assert.deepEqual(steps, [
+      'read dm.lock: none yet',
+      `discover: 1 reference in ${join(cwd, 'config.yaml')}`,
+      'resolve: 1 version',
+      'expand: 1 reference emitted',
+      'resolve: 1 version',
+      'compare with dm.lock: 1 change',
+      'fetch: N files fetched, 0 already cached',
+      'write dm.lock: written',
+    ]);
     assert.match(r.stderr, /^dm: install took \d+ ms\n/m);
     const offline = await runDm(['install', '--registry-dir', FIXTURES, '-v', '--offline'], {
       cwd: await project(),

@@ -49,6 +49,31 @@ export interface InstallOptions {
   properties?: Record<string, unknown>;
   /** Expand the configuration to find references templates emit when rendered (default true). */
   expand?: boolean;
+  /** Called as each step ends (`dm install -v`): its name, what it found, and how long it took. */
+  onStep?: (step: InstallStep) => void;
+}
+
+/** One finished step of `install` (docs/client.md "Progress, -q and -v"). */
+export interface InstallStep {
+  name: string;
+  /** What the step found, in a few words ("3 references"). */
+  detail: string;
+  ms: number;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** Runs one step of install and reports it to `onStep` with its duration. */
+async function step<T>(
+  options: InstallOptions,
+  name: string,
+  run: () => T | Promise<T>,
+  detail: (result: T) => string,
+): Promise<T> {
+  const started = performance.now();
+  const result = await run();
+  options.onStep?.({ name, detail: detail(result), ms: performance.now() - started });
+  return result;
 }
 
 export interface InstalledReference {
@@ -387,7 +412,13 @@ async function fetchAll(
 export async function install(configPath: string, options: InstallOptions): Promise<InstallResult> {
   const path = resolvePath(configPath);
   const lockPath = join(dirname(path), LOCKFILE_NAME);
-  const previous = await readLock(lockPath, options);
+  const previous = await step(
+    options,
+    'read dm.lock',
+    () => readLock(lockPath, options),
+    (p) =>
+      p.text === undefined ? 'none yet' : plural(Object.keys(p.lock.references).length, 'locked reference'),
+  );
   const setup = await buildResolverChain({
     config: options.config,
     registryDirs: options.registryDirs,
@@ -402,21 +433,54 @@ export async function install(configPath: string, options: InstallOptions): Prom
   });
   const hosts = ['github.com', ...Object.keys(options.config.hosts)];
 
-  const { doc, text } = await readConfiguration(path);
-  const wanted = referencesOfConfiguration(doc, setup.defaultRegistry);
-  let { resolutions, missing } = await resolveTransitively(session, wanted, hosts);
+  const { text, wanted } = await step(
+    options,
+    'discover',
+    async () => {
+      const read = await readConfiguration(path);
+      return { ...read, wanted: referencesOfConfiguration(read.doc, setup.defaultRegistry) };
+    },
+    (r) => `${plural(new Set(r.wanted).size, 'reference')} in ${path}`,
+  );
+  const resolvedNote = (r: Resolved) =>
+    `${plural(r.resolutions.size, 'version')}${r.missing.length ? `, ${r.missing.length} not cached` : ''}`;
+  let { resolutions, missing } = await step(
+    options,
+    'resolve',
+    () => resolveTransitively(session, wanted, hosts),
+    resolvedNote,
+  );
   if (options.expand !== false && missing.length === 0) {
-    const found = await referencesByExpansion(path, {
-      text,
-      properties: options.properties ?? {},
-      session,
-      resolutions,
-      defaultRegistry: setup.defaultRegistry,
-      warn: options.warn,
-    });
-    ({ resolutions, missing } = await resolveTransitively(session, [...resolutions.keys(), ...found], hosts));
+    const found = await step(
+      options,
+      'expand',
+      () =>
+        referencesByExpansion(path, {
+          text,
+          properties: options.properties ?? {},
+          session,
+          resolutions,
+          defaultRegistry: setup.defaultRegistry,
+          warn: options.warn,
+        }),
+      (f) => `${plural(f.length, 'reference')} emitted`,
+    );
+    ({ resolutions, missing } = await step(
+      options,
+      'resolve',
+      () => resolveTransitively(session, [...resolutions.keys(), ...found], hosts),
+      resolvedNote,
+    ));
   }
-  const lock = compareWithLock(resolutions, previous, options.frozenLockfile);
+  const lock = await step(
+    options,
+    'compare with dm.lock',
+    () => compareWithLock(resolutions, previous, options.frozenLockfile),
+    (l) => {
+      const changed = l.references.filter((r) => r.change !== 'unchanged').length + l.removed.length;
+      return changed === 0 ? 'unchanged' : plural(changed, 'change');
+    },
+  );
   const verifier = checksumVerifierFor(options.config);
   if (verifier) {
     // What dm.lock already pins was verified when it was locked; new or changed entries (all of
@@ -424,27 +488,44 @@ export async function install(configPath: string, options: InstallOptions): Prom
     const changed = new Set(lock.references.filter((r) => r.change !== 'unchanged').map((r) => r.reference));
     const keyOf = new Map([...resolutions].map(([key, r]) => [r, key]));
     const answeredBy = (r: ResolvedVersion) => session.answeredBy.get(keyOf.get(r) ?? '');
-    await verifyChecksums(
-      verifier,
-      [...resolutions].filter(([key]) => options.frozenLockfile || changed.has(key)).map(([, r]) => r),
-      {
-        exempt: options.config.noSumCheck ?? [],
-        lockPath,
-        locked: (r) => answeredBy(r) === lockResolver.name,
-        fromServer: (r) => answeredBy(r)?.startsWith('registry server ') === true,
-        warn: options.warn,
-      },
+    const checked = [...resolutions]
+      .filter(([key]) => options.frozenLockfile || changed.has(key))
+      .map(([, r]) => r);
+    await step(
+      options,
+      'verify checksums',
+      () =>
+        verifyChecksums(verifier, checked, {
+          exempt: options.config.noSumCheck ?? [],
+          lockPath,
+          locked: (r) => answeredBy(r) === lockResolver.name,
+          fromServer: (r) => answeredBy(r)?.startsWith('registry server ') === true,
+          warn: options.warn,
+        }),
+      () => plural(checked.length, 'version'),
     );
   }
-  const { filesCached } = await fetchAll(session, resolutions, missing, options);
+  const { filesCached } = await step(
+    options,
+    'fetch',
+    () => fetchAll(session, resolutions, missing, options),
+    (f) => `${plural(session.fetched.size, 'file')} fetched, ${f.filesCached} already cached`,
+  );
 
   // Remember what sources answered (not what the lock or the cache already knew): one small write each.
   const notRemembered = new Set([lockResolver.name, setup.cache?.name, ...setup.unremembered]);
   const fresh = [...resolutions.keys()]
     .filter((key) => !notRemembered.has(session.answeredBy.get(key)))
     .map((key) => resolutions.get(key)!);
-  if (!options.config.offline && fresh.length > 0) await setup.cache?.remember(fresh);
-  if (lock.changed) await writeFileAtomic(lockPath, lock.text);
+  await step(
+    options,
+    'write dm.lock',
+    async () => {
+      if (!options.config.offline && fresh.length > 0) await setup.cache?.remember(fresh);
+      if (lock.changed) await writeFileAtomic(lockPath, lock.text);
+    },
+    () => (lock.changed ? 'written' : 'up to date'),
+  );
   return {
     lockFile: lockPath,
     references: lock.references,

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { InstallStep } from '../../resolve/install.js';
 import { action, type CommandContext, propertiesOf, warner } from '../context.js';
 import { formatTable, printable } from '../format.js';
 
@@ -23,6 +24,12 @@ function progress(ctx: CommandContext, label: string): ((done: number, total: nu
  * `-v`: the resolver chain a command resolves through, in its order, from the one builder
  * (client/src/resolve/build-chain.ts); the lock file first when `lock` says the command reads one.
  */
+/** `-v`: each step of install or update with what it found and how long it took, on stderr. */
+function showSteps(ctx: CommandContext): ((step: InstallStep) => void) | undefined {
+  if (!ctx.config.verbose) return undefined;
+  return (s) => ctx.streams.stderr(`dm: ${s.name}: ${s.detail} (${Math.round(s.ms)} ms)\n`);
+}
+
 async function showChain(ctx: CommandContext, lock: boolean): Promise<void> {
   if (!ctx.config.verbose) return;
   const { buildResolverChain } = await import('../../resolve/build-chain.js');
@@ -79,6 +86,7 @@ export function registerPackageCommands(program: Command): void {
           properties: await propertiesOf(ctx),
           warn: warner(ctx),
           onProgress: progress(ctx, 'fetching'),
+          onStep: showSteps(ctx),
         });
         return printable(result, (r) => {
           if (ctx.config.quiet) return ''; // -q: nothing on success, as npm install --silent
@@ -109,6 +117,7 @@ export function registerPackageCommands(program: Command): void {
           update: refs,
           properties: await propertiesOf(ctx),
           warn: warner(ctx),
+          onStep: showSteps(ctx),
         });
         return printable(result, (r) => {
           if (ctx.config.quiet) return '';
