@@ -112,6 +112,22 @@ describe('web pages in headless Chromium', () => {
     assert.equal(await page.locator('code#pin').textContent(), `${SAMPLES}/redis:=v1.0.3`);
   });
 
+  it('the versions table says when each version first appeared (its first-seen record)', async () => {
+    const started = Date.now();
+    await page.goto(`${base}/templates/${SAMPLES}/redis`);
+    const headers = await page.locator('#versions thead th').allTextContents();
+    assert.deepEqual(headers, ['Version', 'Kind', 'Digest', 'First seen', 'Note']);
+    const rows = page.locator('#versions tbody tr');
+    assert.equal(await rows.count(), 5);
+    for (const row of await rows.all()) {
+      const time = row.locator('td.first-seen time');
+      const iso = (await time.getAttribute('datetime')) ?? '';
+      // Recorded by the fixture's sync, before this test started; shown to the second, in UTC.
+      assert.ok(Date.parse(iso) <= started, iso);
+      assert.equal(await time.textContent(), `${iso.replace('T', ' ').slice(0, 19)} UTC`);
+    }
+  });
+
   it('a 404 page lists the versions that exist, as links', async () => {
     const res = await page.goto(`${base}/templates/${SAMPLES}/redis/versions/v9.9`);
     assert.equal(res?.status(), 404);

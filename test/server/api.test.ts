@@ -16,8 +16,10 @@ for (const dialect of DIALECTS) {
   describe(`registry API (${dialect})`, () => {
     let s: DialectTestServer;
     let registryId: number;
+    let addedAt: number;
 
     before(async () => {
+      addedAt = Date.now();
       s = await testServerOn(dialect, { defaultRegistry: REG });
       const row = await s.service.add({ source: FIXTURES, name: REG });
       registryId = row.id;
@@ -154,11 +156,20 @@ for (const dialect of DIALECTS) {
     it('GET /api/v1/templates/... lists a template with all its versions', async () => {
       const res = await get(`/api/v1/templates/${REG}/redis`);
       assert.equal(res.status, 200);
-      const body = (await res.json()) as { versions: { version: string }[]; latestVersion: string };
+      const body = (await res.json()) as {
+        versions: { version: string; firstSeenAt: string | null }[];
+        latestVersion: string;
+      };
       assert.deepEqual(
         body.versions.map((v) => v.version),
         ['v2.0.0-rc.1', 'v1.1', 'v1.0.3', 'v1.0.1', 'v1'],
       );
+      // When each version first appeared: its first-seen record, from the sync that indexed it.
+      for (const v of body.versions) {
+        assert.match(v.firstSeenAt ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, v.version);
+        const at = Date.parse(v.firstSeenAt!);
+        assert.ok(at >= addedAt && at <= Date.now(), `${v.version} first seen at ${v.firstSeenAt}`);
+      }
       assert.equal(body.latestVersion, 'v1.1');
       assert.equal((await get(`/api/v1/templates/${REG}/nothing`)).status, 404);
     });

@@ -430,7 +430,49 @@ export const OPENAPI = {
     },
     [templatePath]: {
       parameters: pathParams,
-      get: { summary: 'A template with all its versions', responses: { 200: json({}), 404: error } },
+      get: {
+        summary: 'A template with all its versions, newest first',
+        responses: {
+          200: json({
+            type: 'object',
+            required: ['registry', 'collection', 'name', 'reference', 'latestVersion', 'versions'],
+            properties: {
+              registry: { type: 'string' },
+              collection: { type: 'string' },
+              name: { type: 'string' },
+              reference: { type: 'string' },
+              commit: { type: ['string', 'null'] },
+              latestVersion: { type: ['string', 'null'] },
+              title: { type: ['string', 'null'] },
+              description: { type: ['string', 'null'] },
+              versions: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['version', 'kind', 'digest', 'firstSeenAt'],
+                  properties: {
+                    version: { type: 'string' },
+                    kind: { enum: ['jinja', 'python', 'blueprint'] },
+                    digest: { type: 'string' },
+                    templateFile: { type: 'string' },
+                    schemaFile: { type: ['string', 'null'] },
+                    hasExample: { type: 'boolean' },
+                    firstSeenAt: {
+                      type: ['string', 'null'],
+                      format: 'date-time',
+                      description:
+                        'when this server first saw the version (its first-seen record); null if never recorded',
+                    },
+                    removedUpstream: { const: true },
+                    quarantined: quarantine,
+                  },
+                },
+              },
+            },
+          }),
+          404: error,
+        },
+      },
     },
     [`${templatePath}/versions/{version}/files/{path}`]: {
       parameters: [

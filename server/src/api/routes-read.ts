@@ -344,6 +344,7 @@ async function templateInfo(c: Context<AppEnv>, reads: ReadStore, registry: Regi
       templateFile: r.templateFile,
       schemaFile: r.schemaFile,
       hasExample: r.hasExample,
+      firstSeenAt: r.firstSeenAt === null ? null : new Date(r.firstSeenAt).toISOString(),
       ...(r.removedUpstream ? { removedUpstream: true } : {}),
       ...quarantineField(quarantined.get(r.version)),
     })),

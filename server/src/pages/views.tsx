@@ -492,7 +492,8 @@ export function TemplatePage(p: TemplatePageProps) {
             />
           )}
           <Table
-            columns={['Version', 'Kind', 'Digest', 'Note']}
+            id="versions"
+            columns={['Version', 'Kind', 'Digest', 'First seen', 'Note']}
             items={p.versions}
             row={(v) => (
               <tr>
@@ -502,6 +503,13 @@ export function TemplatePage(p: TemplatePageProps) {
                 <td>{v.kind}</td>
                 <td>
                   <code title={v.digest}>{shortHash(v.digest)}</code>
+                </td>
+                <td class="first-seen">
+                  {v.firstSeenAt === null ? (
+                    <span class="muted">not recorded</span>
+                  ) : (
+                    <Time iso={new Date(v.firstSeenAt).toISOString()} />
+                  )}
                 </td>
                 <td>
                   {v.version === p.latestVersion

@@ -29,6 +29,7 @@ import type {
   VersionRow,
 } from './reads.js';
 import {
+  FIRST_SEEN_AT_SQL,
   LATEST_CHECKPOINT_SQL,
   MAX_INLINE_BYTES,
   NEWEST_RECORD_SQL,
@@ -79,14 +80,16 @@ export class PostgresReads implements ReadStore {
 
   async versions(registryId: number, collection: string, name: string): Promise<VersionRow[]> {
     return newestFirst(
-      await this.rows<VersionRow>(
-        `SELECT v.id, v.version, v.kind, v.digest, v.dir, v.template_file AS "templateFile",
+      (
+        await this.rows<Omit<VersionRow, 'firstSeenAt'> & { firstSeenAt: string | null }>(
+          `SELECT v.id, v.version, v.kind, v.digest, v.dir, v.template_file AS "templateFile",
                 v.schema_file AS "schemaFile", v.has_example AS "hasExample",
-                v.removed_upstream_at IS NOT NULL AS "removedUpstream"
-         FROM versions v JOIN templates t ON t.id = v.template_id
+                v.removed_upstream_at IS NOT NULL AS "removedUpstream", ${FIRST_SEEN_AT_SQL} AS "firstSeenAt"
+         FROM versions v JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
          WHERE t.registry_id = $1 AND t.collection = $2 AND t.name = $3`,
-        [registryId, collection, name],
-      ),
+          [registryId, collection, name],
+        )
+      ).map((r) => ({ ...r, firstSeenAt: r.firstSeenAt === null ? null : Number(r.firstSeenAt) })),
     );
   }
 

@@ -30,7 +30,17 @@ export interface VersionRow {
   hasExample: boolean;
   /** A mirror's upstream no longer serves this version (docs/mirroring.md). */
   removedUpstream: boolean;
+  /** When the server first saw this version (ms since the epoch; its first `first_seen` row), if recorded. */
+  firstSeenAt: number | null;
 }
+
+/**
+ * The version's first sight, by its canonical full template name (`host/owner/repo/[collection/]template`),
+ * for the versions queries (`v`, `t`, `r`: versions, templates, registries).
+ */
+export const FIRST_SEEN_AT_SQL = `(SELECT fs.seen_at FROM first_seen fs
+  WHERE fs.template = r.name || '/' || CASE WHEN t.collection = '' THEN '' ELSE t.collection || '/' END || t.name
+    AND fs.version = v.version ORDER BY fs.id LIMIT 1)`;
 
 export interface FindingRow {
   code: string;
@@ -209,8 +219,8 @@ export class ReadQueries implements ReadStore {
       versions: db.prepare(
         `SELECT v.id, v.version, v.kind, v.digest, v.dir, v.template_file AS templateFile,
                 v.schema_file AS schemaFile, v.has_example AS hasExample,
-                v.removed_upstream_at IS NOT NULL AS removedUpstream
-         FROM versions v JOIN templates t ON t.id = v.template_id
+                v.removed_upstream_at IS NOT NULL AS removedUpstream, ${FIRST_SEEN_AT_SQL} AS firstSeenAt
+         FROM versions v JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
          WHERE t.registry_id = ? AND t.collection = ? AND t.name = ?`,
       ),
       fileSha: db.prepare('SELECT sha256 FROM version_files WHERE version_id = ? AND path = ?'),
