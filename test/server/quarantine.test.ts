@@ -234,6 +234,25 @@ for (const dialect of DIALECTS)
         { code: 'CHECKSUM_MISMATCH' },
       );
 
+      // The open-quarantines gauge, read at each scrape; a private registry's under `(private)`.
+      assert.match(metrics, /^dm_registry_open_quarantines\{registry="git\.example\/acme\/local"\} 1$/m);
+      await query(s, "UPDATE registries SET visibility = 'private' WHERE id = $1", [row.id]);
+      const hidden = await (await s.app.request('/metrics')).text();
+      assert.match(hidden, /^dm_registry_open_quarantines\{registry="\(private\)"\} 1$/m);
+      assert.doesNotMatch(hidden, /dm_registry_open_quarantines\{registry="git/);
+      await query(s, "UPDATE registries SET visibility = 'public' WHERE id = $1", [row.id]);
+
+      // The audit listing: admin only, empty before any acceptance.
+      const auditUrl = `/api/v1/registries/${row.id}/audit`;
+      assert.equal((await s.app.request(auditUrl)).status, 401);
+      const reader = await s.service.createToken({ admin: false, registry: null });
+      const forbidden = await s.app.request(auditUrl, { headers: { authorization: `Bearer ${reader}` } });
+      assert.equal(forbidden.status, 403);
+      const none = await s.app.request(auditUrl, { headers: admin });
+      assert.equal(none.status, 200);
+      assert.deepEqual(await none.json(), { registry: NAME, acceptances: [] });
+      assert.equal((await s.app.request(`${auditUrl}?limit=0`, { headers: admin })).status, 400);
+
       // Accepting: refused without a reason or a token, then audited, logged, served.
       const url = `/api/v1/registries/${row.id}/versions/redis@v1.1/accept`;
       const post = (init: { headers?: Record<string, string>; body: string }) =>
@@ -253,6 +272,15 @@ for (const dialect of DIALECTS)
       assert.equal(audit.newDigest, answer.quarantined.newDigest);
       assert.match(audit.acceptedBy, /^token:[0-9a-f]{12}$/);
       assert.equal((await post({ headers: admin, body: '{"reason":"again"}' })).status, 404);
+      // The audit listing holds exactly what the accept answered; the gauge has nothing open.
+      const listed = (await (await s.app.request(auditUrl, { headers: admin })).json()) as {
+        acceptances: unknown[];
+      };
+      assert.deepEqual(listed.acceptances, [audit]);
+      assert.doesNotMatch(
+        await (await s.app.request('/metrics')).text(),
+        /^dm_registry_open_quarantines\{registry="git\.example\/acme\/local"\} [1-9]/m,
+      );
       await s.service.sync(row.id, 'manual');
       const after = (await (await s.app.request(`/api/v1/resolve?ref=${ref}`)).json()) as {
         digest: string;

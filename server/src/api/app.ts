@@ -14,7 +14,7 @@ import { Mirror } from '../mirror/mirror.js';
 import { storeTarget } from '../mirror/store-target.js';
 import { Upstream } from '../mirror/upstream.js';
 import { pageRoutes } from '../pages/routes.js';
-import { RegistryService, type ServiceDeps } from '../service.js';
+import { PRIVATE_LABEL, RegistryService, type ServiceDeps } from '../service.js';
 import { isPostgres } from '../store/service-store.js';
 import { type AppEnv, errorResponse } from './http.js';
 import { ServerMetrics } from './metrics.js';
@@ -92,6 +92,12 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       onQuarantine: (registry, count) => metrics.quarantinedVersions.inc({ registry }, count),
     },
   });
+  metrics.countOpenQuarantines(async () =>
+    (await service.data.checksums.openCounts()).map((c) => ({
+      registry: c.visibility === 'public' ? c.registry : PRIVATE_LABEL,
+      open: c.open,
+    })),
+  );
   void service.checksums.resendUndelivered();
   if (deps.upstreams && deps.upstreams.length > 0) {
     if (isPostgres(service.store)) {

@@ -55,4 +55,23 @@ export class ServerMetrics {
     labelNames: ['registry'] as const,
     registers: [this.registry],
   });
+  /** Read at each scrape (one grouped query), so accepts, reverts and restarts never leave it stale. */
+  private openQuarantines: (() => Promise<readonly { registry: string; open: number }[]>) | undefined;
+  readonly openQuarantinesGauge = new Gauge({
+    name: 'dm_registry_open_quarantines',
+    help: 'Versions quarantined now: changed after they were first seen and not accepted (docs/integrity-store.md)',
+    labelNames: ['registry'] as const,
+    registers: [this.registry],
+    collect: async () => {
+      if (!this.openQuarantines) return;
+      const counts = await this.openQuarantines();
+      this.openQuarantinesGauge.reset();
+      for (const { registry, open } of counts) this.openQuarantinesGauge.inc({ registry }, open);
+    },
+  });
+
+  /** Where the open-quarantines gauge reads its counts, by metrics label (private ones summed). */
+  countOpenQuarantines(read: () => Promise<readonly { registry: string; open: number }[]>): void {
+    this.openQuarantines = read;
+  }
 }

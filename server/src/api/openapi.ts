@@ -21,6 +21,30 @@ const immutable = {
   headers: { ETag: { schema: { type: 'string' } }, 'Cache-Control': { schema: { type: 'string' } } },
 };
 const admin = [{ bearer: [] }];
+/** An admin's acceptance of changed content: the accept's answer and an audit listing's entry. */
+const acceptance = {
+  type: 'object',
+  required: [
+    'template',
+    'version',
+    'oldDigest',
+    'newDigest',
+    'acceptedAt',
+    'acceptedBy',
+    'reason',
+    'logIndex',
+  ],
+  properties: {
+    template: { type: 'string' },
+    version: { type: 'string' },
+    oldDigest: { type: 'string' },
+    newDigest: { type: 'string' },
+    acceptedAt: { type: 'string', format: 'date-time' },
+    acceptedBy: { type: 'string' },
+    reason: { type: 'string' },
+    logIndex: { type: 'integer' },
+  },
+};
 /** docs/integrity-store.md §4: an open quarantine (the first-seen content stays served). */
 const quarantine = {
   type: 'object',
@@ -259,27 +283,33 @@ export const OPENAPI = {
           properties: { reason: { type: 'string', minLength: 1, maxLength: 1000 } },
         }),
         responses: {
+          200: json(acceptance),
+          400: error,
+          401: error,
+          403: error,
+          404: error,
+        },
+      },
+    },
+    '/api/v1/registries/{id}/audit': {
+      parameters: [
+        { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+      ],
+      get: {
+        summary:
+          "The registry's acceptances of changed content, newest first (admin; docs/integrity-store.md §4)",
+        security: admin,
+        responses: {
           200: json({
             type: 'object',
-            required: [
-              'template',
-              'version',
-              'oldDigest',
-              'newDigest',
-              'acceptedAt',
-              'acceptedBy',
-              'reason',
-              'logIndex',
-            ],
+            required: ['registry', 'acceptances'],
             properties: {
-              template: { type: 'string' },
-              version: { type: 'string' },
-              oldDigest: { type: 'string' },
-              newDigest: { type: 'string' },
-              acceptedAt: { type: 'string' },
-              acceptedBy: { type: 'string' },
-              reason: { type: 'string' },
-              logIndex: { type: 'integer' },
+              registry: { type: 'string' },
+              acceptances: {
+                type: 'array',
+                items: acceptance,
+              },
             },
           }),
           400: error,

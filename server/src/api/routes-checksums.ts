@@ -1,7 +1,8 @@
 /**
  * The checksum log's endpoints and the admin's acceptance of changed content
  * (docs/integrity-store.md §4): the signed checkpoint, a version's record with its inclusion
- * proof, consistency proofs between two signed sizes, and `POST …/versions/{ref}/accept`. Proofs
+ * proof, consistency proofs between two signed sizes, `POST …/versions/{ref}/accept` and the
+ * audit listing of acceptances `GET /registries/{id}/audit`. Proofs
  * are only given up to the latest signed size, so a client never sees an unsigned tree. A record
  * of a private registry is answered only to a caller who may read it (the leaf hashes alone
  * name nothing).
@@ -16,9 +17,10 @@ import {
   MerkleLog,
   parseRecordKey,
 } from '../../../client/src/integrity/index.js';
+import { MAX_AUDIT_ENTRIES } from '../store/quarantine.js';
 import { hashToken } from '../store/secrets.js';
 import { bearerToken, requireAdmin } from './access.js';
-import { type AppEnv, accessOf, jsonBody } from './http.js';
+import { type AppEnv, accessOf, intParam, jsonBody } from './http.js';
 
 /** A size query parameter: a whole number from 0 to 2^53 − 1, or CHECKSUM_RANGE_INVALID. */
 function sizeParam(value: string | undefined, name: string): number {
@@ -129,6 +131,20 @@ export function checksumRoutes(options: { maxBodyBytes: number }): Hono<AppEnv> 
       });
     },
   );
+
+  // The audit trail of acceptances (admin only: who accepted is an admin token's id).
+  app.get('/registries/:id{[^/]+}/audit', async (c) => {
+    const access = await accessOf(c);
+    requireAdmin(access);
+    const service = c.get('service');
+    const row = await service.find(c.req.param('id'), access);
+    const limit = intParam(c, 'limit', 100, 1, MAX_AUDIT_ENTRIES);
+    const entries = await service.data.checksums.acceptances(row.id, limit);
+    return c.json({
+      registry: row.name,
+      acceptances: entries.map((a) => ({ ...a, acceptedAt: new Date(a.acceptedAt).toISOString() })),
+    });
+  });
 
   return app;
 }

@@ -350,3 +350,59 @@ export function quarantineField(
     },
   };
 }
+
+/** The most acceptances one audit answer lists (newest first). */
+export const MAX_AUDIT_ENTRIES = 1000;
+
+/**
+ * An admin's acceptances of changed content in a registry, newest first: who, when, why, the
+ * digest replaced and the one accepted, and the superseding record's log index. Quarantines a
+ * sync closed itself (the source went back, `accepted_by = 'sync'`) accepted nothing: not listed.
+ */
+const ACCEPTANCES_SQL = `SELECT q.template, q.version, q.first_digest AS "oldDigest", q.new_digest AS "newDigest",
+    q.accepted_at AS "acceptedAt", q.accepted_by AS "acceptedBy", q.reason,
+    (SELECT fs.log_index FROM first_seen fs WHERE fs.template = q.template AND fs.version = q.version
+       AND fs.digest = q.new_digest AND fs.supersedes = q.first_digest ORDER BY fs.id DESC LIMIT 1) AS "logIndex"
+  FROM quarantines q
+  WHERE q.registry_id = $1 AND q.accepted_at IS NOT NULL AND q.accepted_by <> 'sync'
+  ORDER BY q.accepted_at DESC, q.id DESC LIMIT $2`;
+
+type AcceptanceRow = Omit<Accepted, 'acceptedAt' | 'logIndex'> & {
+  acceptedAt: number | string;
+  logIndex: number | string | null;
+};
+
+const acceptancesOf = (rows: readonly AcceptanceRow[]): Accepted[] =>
+  rows.map((r) => ({ ...r, acceptedAt: Number(r.acceptedAt), logIndex: Number(r.logIndex ?? -1) }));
+
+export function acceptances(store: Store, registryId: number, limit: number): Accepted[] {
+  return acceptancesOf(
+    store.sqlite.prepare(sqlite(ACCEPTANCES_SQL)).all(registryId, limit) as AcceptanceRow[],
+  );
+}
+
+export async function acceptancesPg(pool: Pool, registryId: number, limit: number): Promise<Accepted[]> {
+  return acceptancesOf((await pool.query<AcceptanceRow>(ACCEPTANCES_SQL, [registryId, limit])).rows);
+}
+
+/** Open quarantines per registry (the `dm_registry_open_quarantines` gauge, read at each scrape). */
+export interface OpenQuarantineCount {
+  registry: string;
+  visibility: string;
+  open: number;
+}
+
+const OPEN_COUNTS_SQL = `SELECT r.name AS registry, r.visibility, count(*) AS open
+  FROM quarantines q JOIN registries r ON r.id = q.registry_id
+  WHERE q.accepted_at IS NULL GROUP BY r.name, r.visibility`;
+
+const openCountsOf = (rows: readonly (Omit<OpenQuarantineCount, 'open'> & { open: number | string })[]) =>
+  rows.map((r) => ({ ...r, open: Number(r.open) }));
+
+export function openQuarantineCounts(store: Store): OpenQuarantineCount[] {
+  return openCountsOf(store.sqlite.prepare(OPEN_COUNTS_SQL).all() as OpenQuarantineCount[]);
+}
+
+export async function openQuarantineCountsPg(pool: Pool): Promise<OpenQuarantineCount[]> {
+  return openCountsOf((await pool.query<OpenQuarantineCount>(OPEN_COUNTS_SQL)).rows);
+}

@@ -10,10 +10,12 @@ import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import type { KnownContent } from '../indexer/build-index.js';
 import { type PostgresStore, postgresMigrationsApplied } from './postgres.js';
 import {
+  acceptancesPg,
   acceptQuarantinePg,
   currentCheckpointPg,
   markNotifiedPg,
   OPEN_QUARANTINE_OF_SQL,
+  openQuarantineCountsPg,
   undeliveredPg,
 } from './quarantine.js';
 import type { FindingRow } from './reads.js';
@@ -256,6 +258,8 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
     markNotified: (id, now) => markNotifiedPg(pool, id, now),
     undelivered: () => undeliveredPg(pool),
     checkpoint: (signer, now) => currentCheckpointPg(pool, signer, now),
+    acceptances: (registryId, limit) => acceptancesPg(pool, registryId, limit),
+    openCounts: () => openQuarantineCountsPg(pool),
   };
 
   return {

@@ -7,10 +7,12 @@ import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import type { KnownContent } from '../indexer/build-index.js';
 import { migrationsApplied, type Store } from './db.js';
 import {
+  acceptances,
   acceptQuarantine,
   currentCheckpoint,
   markNotified,
   OPEN_QUARANTINE_OF_SQL,
+  openQuarantineCounts,
   undelivered,
 } from './quarantine.js';
 import { readsOf, sqlite as sqlite_ } from './reads.js';
@@ -230,6 +232,12 @@ export function sqliteServiceStore(store: Store): ServiceStore {
     },
     checkpoint(signer, now) {
       return currentCheckpoint(store, signer, now);
+    },
+    async acceptances(registryId, limit) {
+      return acceptances(store, registryId, limit);
+    },
+    async openCounts() {
+      return openQuarantineCounts(store);
     },
   };
 

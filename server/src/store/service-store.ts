@@ -10,7 +10,7 @@ import type { BuiltIndex, KnownContent } from '../indexer/build-index.js';
 import type { Store } from './db.js';
 import type { QuarantineEvent } from './first-seen.js';
 import type { PostgresStore } from './postgres.js';
-import type { Accepted, AcceptInput } from './quarantine.js';
+import type { Accepted, AcceptInput, OpenQuarantineCount } from './quarantine.js';
 import type { FindingRow, ReadStore } from './reads.js';
 import type { registries, syncs } from './schema.js';
 import { postgresServiceStore } from './service-store-pg.js';
@@ -153,6 +153,10 @@ export interface ChecksumQueries {
   undelivered(): Promise<QuarantineEvent[]>;
   /** The newest signed checkpoint, signing the log's current size first when it is newer. */
   checkpoint(signer: LogSigner, now: number): Promise<{ size: number; note: string }>;
+  /** A registry's acceptances of changed content, newest first, at most `limit` (the audit listing). */
+  acceptances(registryId: number, limit: number): Promise<Accepted[]>;
+  /** Open quarantines per registry (a gauge in /metrics). */
+  openCounts(): Promise<OpenQuarantineCount[]>;
 }
 
 /** A sync's outcome, written with the swap that ends it. */
