@@ -4,7 +4,7 @@
  * flags, "did you mean" for flags, system errors (a directory, a busy port) as sentences.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { exitCodeFor, fromSystemError } from '../../client/src/error.js';
 import { nearest } from '../../client/src/nearest.js';
-import { type CliResult, isolatedEnv, repoRoot, runDm, runProcess } from '../support/run-cli.js';
+import { type CliResult, dmBin, isolatedEnv, repoRoot, runDm, runProcess } from '../support/run-cli.js';
 
 function runRegistry(args: string[], env: Record<string, string>): Promise<CliResult> {
   return runProcess(process.execPath, [join(repoRoot, 'bin', 'dm-registry.js'), ...args], {
@@ -195,6 +195,22 @@ describe('system errors as sentences', () => {
     } finally {
       busy.close();
     }
+  });
+
+  it('a reader that closes the pipe early (dm … | head) ends dm quietly: no EPIPE stack', async () => {
+    // stdout is a pipe whose only reader is closed before dm writes: every write fails with EPIPE.
+    const child = spawn(process.execPath, [dmBin, 'completion', 'bash'], {
+      env: { ...process.env, ...(await isolatedEnv()) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    assert.equal(stderr, '');
+    assert.equal(code, 0);
   });
 
   it('dm-registry --version prints the version', async () => {

@@ -201,4 +201,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that stops early (`dm … | head`) closes the pipe: stop quietly, as cat and kubectl do,
+// instead of crashing on EPIPE with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? 0);
+  });
+}
 process.exitCode = await main(process.argv);
