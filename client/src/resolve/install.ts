@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
+import { count } from '../cli/format.js';
 import type { DmConfig } from '../config/config.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
@@ -60,8 +61,6 @@ export interface InstallStep {
   detail: string;
   ms: number;
 }
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** Runs one step of install and reports it to `onStep` with its duration. */
 async function step<T>(
@@ -417,7 +416,7 @@ export async function install(configPath: string, options: InstallOptions): Prom
     'read dm.lock',
     () => readLock(lockPath, options),
     (p) =>
-      p.text === undefined ? 'none yet' : plural(Object.keys(p.lock.references).length, 'locked reference'),
+      p.text === undefined ? 'none yet' : count(Object.keys(p.lock.references).length, 'locked reference'),
   );
   const setup = await buildResolverChain({
     config: options.config,
@@ -440,10 +439,10 @@ export async function install(configPath: string, options: InstallOptions): Prom
       const read = await readConfiguration(path);
       return { ...read, wanted: referencesOfConfiguration(read.doc, setup.defaultRegistry) };
     },
-    (r) => `${plural(new Set(r.wanted).size, 'reference')} in ${path}`,
+    (r) => `${count(new Set(r.wanted).size, 'reference')} in ${path}`,
   );
   const resolvedNote = (r: Resolved) =>
-    `${plural(r.resolutions.size, 'version')}${r.missing.length ? `, ${r.missing.length} not cached` : ''}`;
+    `${count(r.resolutions.size, 'version')}${r.missing.length ? `, ${r.missing.length} not cached` : ''}`;
   let { resolutions, missing } = await step(
     options,
     'resolve',
@@ -463,7 +462,7 @@ export async function install(configPath: string, options: InstallOptions): Prom
           defaultRegistry: setup.defaultRegistry,
           warn: options.warn,
         }),
-      (f) => `${plural(f.length, 'reference')} emitted`,
+      (f) => `${count(f.length, 'reference')} emitted`,
     );
     ({ resolutions, missing } = await step(
       options,
@@ -478,7 +477,7 @@ export async function install(configPath: string, options: InstallOptions): Prom
     () => compareWithLock(resolutions, previous, options.frozenLockfile),
     (l) => {
       const changed = l.references.filter((r) => r.change !== 'unchanged').length + l.removed.length;
-      return changed === 0 ? 'unchanged' : plural(changed, 'change');
+      return changed === 0 ? 'unchanged' : count(changed, 'change');
     },
   );
   const verifier = checksumVerifierFor(options.config);
@@ -502,14 +501,14 @@ export async function install(configPath: string, options: InstallOptions): Prom
           fromServer: (r) => answeredBy(r)?.startsWith('registry server ') === true,
           warn: options.warn,
         }),
-      () => plural(checked.length, 'version'),
+      () => count(checked.length, 'version'),
     );
   }
   const { filesCached } = await step(
     options,
     'fetch',
     () => fetchAll(session, resolutions, missing, options),
-    (f) => `${plural(session.fetched.size, 'file')} fetched, ${f.filesCached} already cached`,
+    (f) => `${count(session.fetched.size, 'file')} fetched, ${f.filesCached} already cached`,
   );
 
   // Remember what sources answered (not what the lock or the cache already knew): one small write each.
