@@ -92,12 +92,18 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       onQuarantine: (registry, count) => metrics.quarantinedVersions.inc({ registry }, count),
     },
   });
-  metrics.countOpenQuarantines(async () =>
-    (await service.data.checksums.openCounts()).map((c) => ({
-      registry: c.visibility === 'public' ? c.registry : PRIVATE_LABEL,
-      open: c.open,
-    })),
-  );
+  // A database that does not answer leaves the gauge empty; the rest of /metrics is still served.
+  metrics.countOpenQuarantines(async () => {
+    try {
+      return (await service.data.checksums.openCounts()).map((c) => ({
+        registry: c.visibility === 'public' ? c.registry : PRIVATE_LABEL,
+        open: c.open,
+      }));
+    } catch (error) {
+      logger.log('error', 'open quarantines could not be counted for /metrics', { error: String(error) });
+      return [];
+    }
+  });
   void service.checksums.resendUndelivered();
   if (deps.upstreams && deps.upstreams.length > 0) {
     if (isPostgres(service.store)) {
