@@ -178,7 +178,7 @@ export interface ServiceStore {
   knownContent(): KnownContent;
   /**
    * Swaps a registry's index in, in one transaction (swap-index.ts, swap-index-pg.ts), and records
-   * the sync's outcome: on SQLite inside that transaction, on PostgreSQL right after its COMMIT.
+   * the sync's outcome inside that transaction.
    */
   swap(built: BuiltIndex, meta: Omit<SwapMeta, 'record'> & { record?: SwapRecord }): Promise<SwapResult>;
   /** Whether the database answers and every migration is applied (/readyz). */
