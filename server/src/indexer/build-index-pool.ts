@@ -118,7 +118,7 @@ export function toWireError(error: unknown): WireError {
 }
 
 /** The error a worker reported, as the same kind of error it was (so the sync records the same code). */
-function fromWireError(error: WireError): Error {
+export function fromWireError(error: WireError): Error {
   if (!isErrorCode(error.code)) return new Error(error.message);
   return new DmError(error.code, error.message, {
     ...(error.category ? { category: error.category as never } : {}),
