@@ -9,7 +9,7 @@
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
-import type { KnownContent } from '../indexer/build-index.js';
+import type { KnownContent, PreviousVersion } from '../indexer/build-index.js';
 import { type PgDb, type PostgresStore, postgresMigrationsApplied } from './postgres.js';
 import {
   acceptQuarantinePg,
@@ -218,6 +218,14 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
     async countFiles() {
       const [row] = await db.select({ n: sql<string>`count(*)` }).from(files);
       return Number(row?.n ?? 0);
+    },
+    async versionTrees(registryId) {
+      const found = await rows<PreviousVersion & { dir: string }>(
+        `SELECT dir, tree_sha AS "treeSha", digest, schema_json AS "schemaJson" FROM versions
+         WHERE registry_id = $1 AND tree_sha IS NOT NULL`,
+        [registryId],
+      );
+      return new Map(found.map(({ dir, ...v }) => [dir, v]));
     },
   };
 

@@ -5,7 +5,7 @@
  * connection (swap-index-thread.ts) and records the sync's outcome inside its transaction.
  */
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
-import type { KnownContent } from '../indexer/build-index.js';
+import type { KnownContent, PreviousVersion } from '../indexer/build-index.js';
 import { migrationsApplied, type Store } from './db.js';
 import {
   acceptQuarantine,
@@ -126,6 +126,10 @@ export function sqliteServiceStore(store: Store): ServiceStore {
   const setState = (registryId: number, state: RegistrySyncState) =>
     setSyncStateSqlite(store, registryId, state);
 
+  const versionTrees = sqlite.prepare(
+    `SELECT dir, tree_sha AS treeSha, digest, schema_json AS schemaJson FROM versions
+     WHERE registry_id = ? AND tree_sha IS NOT NULL`,
+  );
   const syncQueries: SyncQueries = {
     async recoverInterrupted(now) {
       const result = db
@@ -172,6 +176,10 @@ export function sqliteServiceStore(store: Store): ServiceStore {
     },
     async countFiles() {
       return db.select({ n: sql<number>`count(*)` }).from(files).get()?.n ?? 0;
+    },
+    async versionTrees(registryId) {
+      const found = versionTrees.all(registryId) as (PreviousVersion & { dir: string })[];
+      return new Map(found.map(({ dir, ...v }) => [dir, v]));
     },
   };
 
