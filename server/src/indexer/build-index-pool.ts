@@ -15,7 +15,13 @@ import { DmError, type ErrorCategory } from '../../../client/src/error.js';
 import { isErrorCode } from '../../../client/src/error-codes.js';
 import type { Finding, TreeEntry } from '../../../client/src/registry/types.js';
 import type { Snapshot } from '../../../client/src/source/source.js';
-import type { BuiltIndex, IndexedFile, IndexedTemplate, KnownContent } from './build-index.js';
+import type {
+  BuiltIndex,
+  IndexedFile,
+  IndexedTemplate,
+  KnownContent,
+  PreviousVersion,
+} from './build-index.js';
 
 export interface IndexBuildPoolOptions {
   /** Most workers at once; default min(2, cores − 1), at least 1. Builds beyond it queue. */
@@ -49,7 +55,12 @@ export interface WireError {
 
 /** Main thread → worker. */
 export type ToWorker =
-  | { type: 'task'; entries: TreeEntry[]; knownSha: Map<string, string> }
+  | {
+      type: 'task';
+      entries: TreeEntry[];
+      knownSha: Map<string, string>;
+      previous: ReadonlyMap<string, PreviousVersion> | undefined;
+    }
   | { type: 'reply'; id: number; packed: PackedBuffers };
 
 /** Worker → main thread. */
@@ -118,7 +129,7 @@ export function toWireError(error: unknown): WireError {
 }
 
 /** The error a worker reported, as the same kind of error it was (so the sync records the same code). */
-function fromWireError(error: WireError): Error {
+export function fromWireError(error: WireError): Error {
   if (!isErrorCode(error.code)) return new Error(error.message);
   return new DmError(error.code, error.message, {
     ...(error.category ? { category: error.category as never } : {}),
@@ -191,14 +202,19 @@ export class IndexBuildPool {
    * (the worker is terminated), with INDEX_BUILD_FAILED when the worker crashes, and otherwise
    * with the error the build itself raised.
    */
-  async build(snapshot: Snapshot, known: KnownContent, signal?: AbortSignal): Promise<BuiltIndex> {
+  async build(
+    snapshot: Snapshot,
+    known: KnownContent,
+    signal?: AbortSignal,
+    previous?: ReadonlyMap<string, PreviousVersion>,
+  ): Promise<BuiltIndex> {
     signal?.throwIfAborted();
     const knownSha = await lookUpKnown(snapshot.entries, known);
     signal?.throwIfAborted();
     const worker = await this.acquire(signal);
     let reusable = false;
     try {
-      const result = await this.run(worker, snapshot, known, knownSha, signal);
+      const result = await this.run(worker, snapshot, known, knownSha, signal, previous);
       reusable = result.reusable;
       if ('error' in result) throw result.error;
       return result.built;
@@ -273,6 +289,7 @@ export class IndexBuildPool {
     known: KnownContent,
     knownSha: Map<string, string>,
     signal: AbortSignal | undefined,
+    previous: ReadonlyMap<string, PreviousVersion> | undefined,
   ): Promise<{ reusable: boolean; built: BuiltIndex } | { reusable: boolean; error: unknown }> {
     const byPath = new Map<string, TreeEntry>();
     for (const e of snapshot.entries) byPath.set(e.path, e);
@@ -364,7 +381,7 @@ export class IndexBuildPool {
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
       worker.ref();
-      const task: ToWorker = { type: 'task', entries: snapshot.entries, knownSha };
+      const task: ToWorker = { type: 'task', entries: snapshot.entries, knownSha, previous };
       worker.postMessage(task);
     });
   }

@@ -47,6 +47,7 @@ async function runTask(task: Extract<ToWorker, { type: 'task' }>): Promise<void>
   try {
     const built = await indexSnapshot(task.entries, {
       knownSha: task.knownSha,
+      ...(task.previous ? { previous: task.previous } : {}),
       read: async (paths) => {
         const got = await request({ type: 'read', paths: [...paths] });
         for (const [path, content] of got) pathOf.set(content, path);

@@ -65,6 +65,17 @@ export interface KnownContent {
   contents?(sha256s: readonly string[]): Promise<Map<string, Buffer>>;
 }
 
+/**
+ * A version as the last sync stored it, by its directory: reused as it is when the tree SHA of
+ * its directory has not changed (docs/server.md, "Indexing": cheap change detection).
+ */
+export interface PreviousVersion {
+  treeSha: string;
+  digest: string;
+  /** The parsed schema as stored (JSON), or null. */
+  schemaJson: string | null;
+}
+
 const VERSION_SEGMENT = /^v\d/;
 
 /** Top-level directories holding their own registry.yaml: separate registries, never read. */
@@ -105,6 +116,8 @@ export interface BuildIndexOptions {
   signal?: AbortSignal;
   /** The workers to build in; default the process's shared pool. */
   pool?: IndexBuildPool;
+  /** The registry's stored versions by directory, reused where their tree SHA is unchanged. */
+  previous?: ReadonlyMap<string, PreviousVersion>;
 }
 
 /**
@@ -116,7 +129,7 @@ export function buildIndex(
   known: KnownContent,
   options: BuildIndexOptions = {},
 ): Promise<BuiltIndex> {
-  return (options.pool ?? sharedIndexBuildPool()).build(snapshot, known, options.signal);
+  return (options.pool ?? sharedIndexBuildPool()).build(snapshot, known, options.signal, options.previous);
 }
 
 /**
@@ -130,6 +143,8 @@ export interface IndexPorts {
   read(paths: readonly string[]): Promise<Map<string, Buffer>>;
   /** Content the store has, by sha256, in one batch. */
   contents(sha256s: readonly string[]): Promise<Map<string, Buffer>>;
+  /** The registry's stored versions by directory (BuildIndexOptions.previous). */
+  previous?: ReadonlyMap<string, PreviousVersion>;
 }
 
 /**
@@ -183,11 +198,28 @@ export async function indexSnapshot(entries: readonly TreeEntry[], ports: IndexP
     ...(yamlContent ? { registryYaml: yamlContent.toString('utf8') } : {}),
   });
 
+  // Cheap change detection: a version whose directory has the tree SHA the last sync stored, every
+  // file known with its size, and a parsed schema when it has one, is taken as stored — nothing of
+  // it is read, loaded or parsed again. Sources without tree SHAs (directories) never match.
+  const reused = new Map<ScannedVersion, PreviousVersion>();
+  for (const v of scan.versions) {
+    const prev = ports.previous?.get(v.dir);
+    const treeSha = byPath.get(v.dir)?.gitSha;
+    if (!prev || !treeSha || prev.treeSha !== treeSha) continue;
+    if (v.schemaFile && prev.schemaJson === null) continue;
+    const whole = v.files.every((f) => {
+      const e = byPath.get(f.repoPath);
+      return e !== undefined && e.size !== undefined && isKnown(e);
+    });
+    if (whole) reused.set(v, prev);
+  }
+
   // The content of the versions' files that the store lacks (all of it, when nothing was read yet).
   const missing: TreeEntry[] = [];
   // Stored content needed here: schemas to parse, and files whose tree entry has no size.
   const needStored: string[] = [];
   for (const v of scan.versions) {
+    if (reused.has(v)) continue;
     if (v.schemaFile) needStored.push(`${v.dir}/${v.schemaFile}`);
     for (const f of v.files) {
       if (fetched.has(f.repoPath)) continue;
@@ -229,8 +261,10 @@ export async function indexSnapshot(entries: readonly TreeEntry[], ports: IndexP
     const versions: IndexedVersion[] = [];
     for (const v of list) {
       const files = v.files.map((f) => fileOf(f.repoPath, f.path));
+      const prev = reused.get(v);
       let schema: unknown = null;
-      if (v.schemaFile) {
+      if (prev) schema = prev.schemaJson === null ? null : JSON.parse(prev.schemaJson);
+      else if (v.schemaFile) {
         const schemaPath = `${v.dir}/${v.schemaFile}`;
         const content = contentOf(schemaPath);
         try {
@@ -254,7 +288,7 @@ export async function indexSnapshot(entries: readonly TreeEntry[], ports: IndexP
         templateFile: v.templateFile,
         schemaFile: v.schemaFile ?? null,
         hasExample: v.hasExample,
-        digest: versionDigest(files),
+        digest: prev ? prev.digest : versionDigest(files),
         treeSha: byPath.get(v.dir)?.gitSha ?? null,
         schema,
         files,

@@ -221,6 +221,7 @@ export async function syncRegistry(
     const built = await withDeadline(
       buildIndex(opened, store.knownContent(), {
         signal,
+        previous: await store.syncs.versionTrees(registryId),
         ...(options.indexPool ? { pool: options.indexPool } : {}),
       }),
       signal,

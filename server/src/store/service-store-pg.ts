@@ -4,11 +4,13 @@
  * driver, schema-pg.ts), every statement its own short transaction (nothing session-level, so it
  * works behind PgBouncer in transaction mode). Replicas share the database, so recovering
  * interrupted syncs spares the ones another replica still holds the lease of (sync-lease.ts), and
- * the swap's outcome is recorded right after its COMMIT.
+ * the swap's outcome is recorded inside its transaction.
  */
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
-import type { KnownContent } from '../indexer/build-index.js';
-import { type PostgresStore, postgresMigrationsApplied } from './postgres.js';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import type pg from 'pg';
+import type { KnownContent, PreviousVersion } from '../indexer/build-index.js';
+import { type PgDb, type PostgresStore, postgresMigrationsApplied } from './postgres.js';
 import {
   acceptancesPg,
   acceptQuarantinePg,
@@ -20,6 +22,7 @@ import {
 } from './quarantine.js';
 import type { FindingRow } from './reads.js';
 import { PostgresReads } from './reads-pg.js';
+import * as schema from './schema-pg.js';
 import { credentials, files, registries, syncs, tokens, versions } from './schema-pg.js';
 import type {
   CatalogQueries,
@@ -152,17 +155,24 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
     },
   };
 
-  const finishSync = async (syncId: number, registryId: number, values: SyncValues, keep: number) => {
-    await db.update(syncs).set(values).where(eq(syncs.id, syncId));
+  // `on`: a transaction's connection (the swap records its outcome inside it), else the pool.
+  const finishSync = async (
+    syncId: number,
+    registryId: number,
+    values: SyncValues,
+    keep: number,
+    on: { db: PgDb; client: pg.PoolClient | pg.Pool } = { db, client: pool },
+  ) => {
+    await on.db.update(syncs).set(values).where(eq(syncs.id, syncId));
     // The history keeps the last `keep` syncs of each registry.
-    await pool.query(
+    await on.client.query(
       `DELETE FROM syncs WHERE registry_id = $1 AND id NOT IN
          (SELECT id FROM syncs WHERE registry_id = $1 ORDER BY id DESC LIMIT $2)`,
       [registryId, keep],
     );
   };
-  const setState = async (registryId: number, state: RegistrySyncState) => {
-    await db.update(registries).set(state).where(eq(registries.id, registryId));
+  const setState = async (registryId: number, state: RegistrySyncState, on: PgDb = db) => {
+    await on.update(registries).set(state).where(eq(registries.id, registryId));
   };
 
   const syncQueries: SyncQueries = {
@@ -210,6 +220,14 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
     async countFiles() {
       const [row] = await db.select({ n: sql<string>`count(*)` }).from(files);
       return Number(row?.n ?? 0);
+    },
+    async versionTrees(registryId) {
+      const found = await rows<PreviousVersion & { dir: string }>(
+        `SELECT dir, tree_sha AS "treeSha", digest, schema_json AS "schemaJson" FROM versions
+         WHERE registry_id = $1 AND tree_sha IS NOT NULL`,
+        [registryId],
+      );
+      return new Map(found.map(({ dir, ...v }) => [dir, v]));
     },
   };
 
@@ -293,12 +311,21 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
       };
     },
     async swap(built, { record, ...meta }) {
-      const result = await swapIndexPg(store, built, meta);
-      if (record) {
-        await finishSync(record.syncId, record.registryId, record.sync, record.keep);
-        await setState(record.registryId, record.state);
-      }
-      return result;
+      return swapIndexPg(store, built, {
+        ...meta,
+        ...(record
+          ? {
+              record: async (client) => {
+                const tx = drizzle(client, { schema });
+                await finishSync(record.syncId, record.registryId, record.sync, record.keep, {
+                  db: tx,
+                  client,
+                });
+                await setState(record.registryId, record.state, tx);
+              },
+            }
+          : {}),
+      });
     },
     async ready() {
       try {

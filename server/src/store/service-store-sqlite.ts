@@ -1,10 +1,11 @@
 /**
  * The service store on SQLite (service-store.ts; docs/server.md, "Store"): better-sqlite3 answers
  * at once, so every method does its work synchronously (prepared once per store, as before) and
- * hands back a settled promise. The swap records the sync's outcome inside its transaction.
+ * hands back a settled promise — except the index swap, which runs in a worker thread on its own
+ * connection (swap-index-thread.ts) and records the sync's outcome inside its transaction.
  */
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
-import type { KnownContent } from '../indexer/build-index.js';
+import type { KnownContent, PreviousVersion } from '../indexer/build-index.js';
 import { migrationsApplied, type Store } from './db.js';
 import {
   acceptances,
@@ -32,7 +33,8 @@ import type {
   SyncValues,
   TokenQueries,
 } from './service-store.js';
-import { swapIndex } from './swap-index.js';
+import { finishSyncSqlite, setSyncStateSqlite } from './swap-index.js';
+import { swapIndexOffThread } from './swap-index-thread.js';
 import { allTokens, deleteToken, insertToken, recordTokensUsed, tokensFingerprint } from './tokens.js';
 
 const PRUNE_FILES = `DELETE FROM files WHERE NOT EXISTS (SELECT 1 FROM version_files vf WHERE vf.sha256 = files.sha256)
@@ -121,19 +123,15 @@ export function sqliteServiceStore(store: Store): ServiceStore {
     },
   };
 
-  const trim = sqlite.prepare(
-    `DELETE FROM syncs WHERE registry_id = ? AND id NOT IN
-       (SELECT id FROM syncs WHERE registry_id = ? ORDER BY id DESC LIMIT ?)`,
-  );
-  const finishSync = (syncId: number, registryId: number, values: SyncValues, keep: number) => {
-    db.update(syncs).set(values).where(eq(syncs.id, syncId)).run();
-    // The history keeps the last `keep` syncs of each registry.
-    trim.run(registryId, registryId, keep);
-  };
-  const setState = (registryId: number, state: RegistrySyncState) => {
-    db.update(registries).set(state).where(eq(registries.id, registryId)).run();
-  };
+  const finishSync = (syncId: number, registryId: number, values: SyncValues, keep: number) =>
+    finishSyncSqlite(store, syncId, registryId, values, keep);
+  const setState = (registryId: number, state: RegistrySyncState) =>
+    setSyncStateSqlite(store, registryId, state);
 
+  const versionTrees = sqlite.prepare(
+    `SELECT dir, tree_sha AS treeSha, digest, schema_json AS schemaJson FROM versions
+     WHERE registry_id = ? AND tree_sha IS NOT NULL`,
+  );
   const syncQueries: SyncQueries = {
     async recoverInterrupted(now) {
       const result = db
@@ -180,6 +178,10 @@ export function sqliteServiceStore(store: Store): ServiceStore {
     },
     async countFiles() {
       return db.select({ n: sql<number>`count(*)` }).from(files).get()?.n ?? 0;
+    },
+    async versionTrees(registryId) {
+      const found = versionTrees.all(registryId) as (PreviousVersion & { dir: string })[];
+      return new Map(found.map(({ dir, ...v }) => [dir, v]));
     },
   };
 
@@ -257,19 +259,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
         content: (sha) => (c.content.get(sha) as Buffer | undefined) ?? undefined,
       };
     },
-    async swap(built, { record, ...meta }) {
-      return swapIndex(store, built, {
-        ...meta,
-        ...(record
-          ? {
-              record: () => {
-                finishSync(record.syncId, record.registryId, record.sync, record.keep);
-                setState(record.registryId, record.state);
-              },
-            }
-          : {}),
-      });
-    },
+    swap: (built, meta) => swapIndexOffThread(store, built, meta),
     async ready() {
       try {
         sqlite.prepare('SELECT 1').get();

@@ -6,7 +6,7 @@
  * the API and the pages are reads.ts / reads-pg.ts (`reads`).
  */
 import type { LogSigner } from '../../../client/src/integrity/index.js';
-import type { BuiltIndex, KnownContent } from '../indexer/build-index.js';
+import type { BuiltIndex, KnownContent, PreviousVersion } from '../indexer/build-index.js';
 import type { Store } from './db.js';
 import type { QuarantineEvent } from './first-seen.js';
 import type { PostgresStore } from './postgres.js';
@@ -90,6 +90,11 @@ export interface SyncQueries {
   latest(registryId: number): Promise<{ apiRequests: number; rateLimitRemaining: number | null } | undefined>;
   /** Content rows (metrics and tests). */
   countFiles(): Promise<number>;
+  /**
+   * The registry's stored versions that have a tree SHA, by directory: a sync reuses those whose
+   * tree SHA is unchanged instead of re-reading them (docs/server.md, "Indexing").
+   */
+  versionTrees(registryId: number): Promise<Map<string, PreviousVersion>>;
 }
 
 /** What the catalog (resolve/catalog.ts) loads into memory. */
@@ -182,7 +187,7 @@ export interface ServiceStore {
   knownContent(): KnownContent;
   /**
    * Swaps a registry's index in, in one transaction (swap-index.ts, swap-index-pg.ts), and records
-   * the sync's outcome: on SQLite inside that transaction, on PostgreSQL right after its COMMIT.
+   * the sync's outcome inside that transaction.
    */
   swap(built: BuiltIndex, meta: Omit<SwapMeta, 'record'> & { record?: SwapRecord }): Promise<SwapResult>;
   /** Whether the database answers and every migration is applied (/readyz). */

@@ -5,8 +5,11 @@
  * one. Rows go in as arrays (`unnest`), a few statements per table whatever the registry's size;
  * ids are drawn from the tables' sequences first so versions can name their template. The
  * registry's generation is bumped and announced with `pg_notify('dm_registry_index', …)`, which
- * PostgreSQL delivers to listeners at COMMIT only.
+ * PostgreSQL delivers to listeners at COMMIT only. The sync's outcome is written last in the same
+ * transaction, as on SQLite: a process killed right after COMMIT never leaves the new index with
+ * its sync still `running`.
  */
+import type pg from 'pg';
 import type { BuiltIndex } from '../indexer/build-index.js';
 import { appendRecordsPg } from './checksum-log.js';
 import { firstSeenPg } from './first-seen.js';
@@ -32,7 +35,11 @@ async function ids(
 export async function swapIndexPg(
   store: PostgresStore,
   built: BuiltIndex,
-  meta: Omit<SwapMeta, 'midSwap'> & { midSwap?: () => Promise<void> | void },
+  meta: Omit<SwapMeta, 'midSwap' | 'record'> & {
+    midSwap?: () => Promise<void> | void;
+    /** Runs last inside the transaction, on its connection: the caller records the sync's outcome. */
+    record?: (client: pg.PoolClient, result: SwapResult) => Promise<void>;
+  },
 ): Promise<SwapResult> {
   const client = await store.pool.connect();
   try {
@@ -170,8 +177,7 @@ export async function swapIndexPg(
            AND NOT EXISTS (SELECT 1 FROM registries r WHERE r.registry_yaml_sha256 = files.sha256)`,
       );
       await client.query('SELECT pg_notify($1, $2)', [INDEX_CHANNEL, `${meta.registryId}:${generation}`]);
-      await client.query('COMMIT');
-      return {
+      const result: SwapResult = {
         templateCount: built.templates.length,
         versionCount: versions.length,
         findingCount: built.findings.length,
@@ -179,6 +185,9 @@ export async function swapIndexPg(
         recorded: firstSeen.records.length,
         quarantined: firstSeen.quarantined,
       };
+      await meta.record?.(client, result);
+      await client.query('COMMIT');
+      return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       throw error;

@@ -2,12 +2,14 @@
  * Swapping a registry's index in one transaction (docs/server.md "Indexing"): readers (WAL) see the old
  * index or the new one, never a mix; a failure or a killed process before COMMIT leaves the old
  * one. Content is stored once by sha256; content no index references any more is removed in the
- * same transaction.
+ * same transaction, and the sync's outcome is written last in it. The server runs this in a worker
+ * thread on its own connection (swap-index-thread.ts), so requests keep being answered meanwhile.
  *
  * The statements are prepared once per swap on better-sqlite3 directly rather than built by
  * drizzle per row: a 10,000-version registry is ~50,000 rows, and drizzle's per-call query
  * building and re-preparing tripled the swap time. The tables are drizzle's (schema.ts).
  */
+import { eq } from 'drizzle-orm';
 import type { LogSigner } from '../../../client/src/integrity/index.js';
 import type { Finding } from '../../../client/src/registry/types.js';
 import type { BuiltIndex } from '../indexer/build-index.js';
@@ -15,6 +17,8 @@ import { appendRecordsSqlite } from './checksum-log.js';
 import type { Store } from './db.js';
 import { firstSeenSqlite, type QuarantineEvent } from './first-seen.js';
 import { prepareIndexWrites } from './index-writes.js';
+import { registries, syncs } from './schema.js';
+import type { RegistrySyncState, SwapRecord, SyncValues } from './service-store.js';
 
 export interface SwapMeta {
   registryId: number;
@@ -23,8 +27,8 @@ export interface SwapMeta {
   now: number;
   /** Test hook: runs inside the transaction, after the old index is deleted and half the new one written. */
   midSwap?: () => void;
-  /** Runs last inside the transaction: the caller records the sync's outcome with the swap. */
-  record?: (result: SwapResult) => void;
+  /** The sync's outcome, written last inside the transaction. */
+  record?: SwapRecord;
   /** Signs the checksum log's checkpoint of the swap's appends (docs/integrity-store.md §2). */
   signer?: LogSigner | undefined;
   /** The sync that swaps, for the first-seen record. */
@@ -144,8 +148,36 @@ export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): Swap
       recorded: firstSeen.records.length,
       quarantined: firstSeen.quarantined,
     };
-    meta.record?.(result);
+    if (meta.record) {
+      const r = meta.record;
+      finishSyncSqlite(store, r.syncId, r.registryId, r.sync, r.keep);
+      setSyncStateSqlite(store, r.registryId, r.state);
+    }
     return result;
   });
-  return swap();
+  // IMMEDIATE: the write lock is taken (waiting the busy timeout) before the first read, so a write
+  // on another connection in between cannot void the transaction's snapshot.
+  return swap.immediate();
+}
+
+/** Ends a sync's history row; the history keeps the last `keep` syncs of each registry. */
+export function finishSyncSqlite(
+  store: Store,
+  syncId: number,
+  registryId: number,
+  values: SyncValues,
+  keep: number,
+): void {
+  store.db.update(syncs).set(values).where(eq(syncs.id, syncId)).run();
+  store.sqlite
+    .prepare(
+      `DELETE FROM syncs WHERE registry_id = ? AND id NOT IN
+         (SELECT id FROM syncs WHERE registry_id = ? ORDER BY id DESC LIMIT ?)`,
+    )
+    .run(registryId, registryId, keep);
+}
+
+/** A registry's sync state (status, error, time). */
+export function setSyncStateSqlite(store: Store, registryId: number, state: RegistrySyncState): void {
+  store.db.update(registries).set(state).where(eq(registries.id, registryId)).run();
 }

@@ -1,0 +1,72 @@
+/**
+ * The index swap runs off the request thread (docs/server.md, "Indexing"): while a 10,000-version
+ * swap holds the database's write lock (its transaction is open in the swap worker), the server
+ * answers requests from the old index. No timing: a second connection probes the write lock
+ * before and after each request.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { generatedIndex } from '../../bench/generated-index.js';
+import { ADMIN_ACCESS } from '../../server/src/api/access.js';
+import { serviceStoreOf } from '../../server/src/store/service-store.js';
+import { FIXTURES, type TestServer, testServer } from './helpers.js';
+
+const REG = 'github.com/acme/templates';
+
+/** Whether another connection holds the database's write lock (a transaction is open). */
+function writeLocked(probe: Database.Database): boolean {
+  try {
+    probe.exec('BEGIN IMMEDIATE');
+    probe.exec('ROLLBACK');
+    return false;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'SQLITE_BUSY') return true;
+    throw error;
+  }
+}
+
+describe('index swap off the request thread', () => {
+  let s: TestServer;
+  before(() => {
+    s = testServer({ defaultRegistry: REG });
+  });
+  after(() => s.close());
+
+  it('answers requests while a 10,000-version swap is in its transaction', async () => {
+    const small = await s.service.add({ source: FIXTURES, name: REG });
+    assert.equal((await s.service.sync(small.id, 'manual')).status, 'succeeded');
+    const big = await s.service.add({ source: FIXTURES, name: 'local.dm/local/big' });
+    const probe = new Database(s.store.file, { timeout: 0 });
+    try {
+      let done = false;
+      const swapped = serviceStoreOf(s.store)
+        .swap(generatedIndex(10_000), { registryId: big.id, commit: 'big', etag: null, now: Date.now() })
+        .finally(() => {
+          done = true;
+        });
+      let during = 0;
+      let requests = 0;
+      while (!done && requests < 100_000) {
+        const lockedBefore = writeLocked(probe);
+        const res = await s.app.request('/api/v1/resolve?ref=redis:v1.1');
+        requests++;
+        assert.equal(res.status, 200);
+        assert.equal(((await res.json()) as { version: string }).version, 'v1.1');
+        if (lockedBefore && writeLocked(probe) && !done) during++;
+        // Let the hand-over to the worker go on between requests.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const result = await swapped;
+      assert.equal(result.versionCount, 10_000);
+      assert.ok(
+        during > 0,
+        `no request was answered while the swap's transaction was open (${requests} in all)`,
+      );
+      // And the new index is there once it settled.
+      assert.equal((await s.service.find(big.id, ADMIN_ACCESS)).versionCount, 10_000);
+    } finally {
+      probe.close();
+    }
+  });
+});
