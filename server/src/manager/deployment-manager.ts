@@ -50,6 +50,8 @@ export interface ManagerConfig {
   stateFile: string;
   /** How long a deployment's lease lasts without a heartbeat on PostgreSQL (ms; default 15 s). */
   leaseTtlMs?: number | undefined;
+  /** This replica's name in leases (default `host:pid`; tests run two in one process). */
+  replica?: string | undefined;
   /** Where the manager keeps caches (templates, kubectl discovery). */
   dataDir: string;
   /** kubectl executable (DM_KUBECTL; default `kubectl`). */

@@ -42,7 +42,7 @@ export function mountManager(
   }
   const store = service.store;
   const leases = isPostgres(store)
-    ? new DeploymentLeases(store.pool, replicaName(), config.leaseTtlMs ?? 15_000)
+    ? new DeploymentLeases(store.pool, config.replica ?? replicaName(), config.leaseTtlMs ?? 15_000)
     : undefined;
   const manager = new DeploymentManager(
     config,
