@@ -73,6 +73,8 @@ CREATE TABLE "operations" (
 	"namespace" text NOT NULL,
 	"manifest" text,
 	"previous_manifest" text,
+	"replica" text,
+	"heartbeat_at" bigint,
 	"errors" text DEFAULT '[]' NOT NULL,
 	"error" text,
 	"created_at" bigint NOT NULL,

@@ -1,9 +1,10 @@
 /**
  * The Deployment Manager on two real `dm-registry start --cluster` processes sharing PostgreSQL
  * (docs/manager.md, "Several replicas"), the real kubectl against the Kubernetes stand-in: the
- * replica applying a change is killed with SIGKILL mid-apply; the other replica notices its expired
- * lease (its sweep) and marks the operation interrupted, the previous manifest current, and the
- * deployment applies again through it.
+ * replica applying a change is killed with SIGKILL mid-apply, another change queued behind it; the
+ * other replica notices its expired lease (its sweep) and marks the operation interrupted, the
+ * previous manifest current, then the queued one (its heartbeat stopped), and the deployment
+ * applies again through it.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -104,6 +105,11 @@ if (postgresBinaries()) {
         assert.ok(['pending', 'running'].includes(String(op.body.status)), JSON.stringify(op.body));
         await new Promise((r) => setTimeout(r, 100));
       }
+      // A second change queued on replica a behind the first: pending when a dies.
+      const queued = await api(0, 'PUT', '/api/v1/deployments/app', {
+        configuration: { content: APP_WITHOUT_EXTRA, imports: [] },
+      });
+      assert.equal(queued.body.status, 'pending', JSON.stringify(queued.body));
       replicas[0]!.child.kill('SIGKILL');
       await replicas[0]!.exit;
 
@@ -122,6 +128,15 @@ if (postgresBinaries()) {
       const m2 = await api(1, 'GET', '/api/v1/deployments/app/manifests/app-2');
       assert.equal(m2.body.status, 'failed');
       assert.match(String(m2.body.error), /interrupted/);
+      // The queued one: its heartbeat stopped with its replica (three lease lifetimes).
+      for (;;) {
+        const q = await api(1, 'GET', `/api/v1/operations/${queued.body.id}`);
+        if (q.body.status !== 'pending' || Date.now() > deadline) {
+          assert.equal(q.body.status, 'interrupted', JSON.stringify(q.body));
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
 
       standin.setReadyByDefault(true);
       standin.setReady('Deployment', 'default', 'web', true);

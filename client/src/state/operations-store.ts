@@ -18,6 +18,8 @@ export type OperationStatus = 'pending' | 'running' | 'done' | 'failed' | 'inter
 export type ManagerTokenRow = typeof managerTokens.$inferSelect;
 
 export interface NewOperation {
+  /** The replica accepting it (several replicas on PostgreSQL). */
+  replica?: string | undefined;
   deployment: string;
   action: 'create' | 'update' | 'delete';
   actor: string;
@@ -26,7 +28,7 @@ export interface NewOperation {
 }
 
 export const INTERRUPTED_MESSAGE =
-  'interrupted: the server applying this operation stopped while it was running';
+  'interrupted: the server that accepted this operation stopped before it finished';
 
 export class OperationStore {
   private readonly t: StateDatabase['tables'];
@@ -209,6 +211,19 @@ export class OperationStore {
       const out: OperationRow[] = [];
       for (const op of stale) out.push((await this.get(op.id, db))!);
       return out;
+    });
+  }
+
+  /** Marks operations still pending interrupted (their replica died before running them). */
+  interruptPending(ids: readonly string[]): Promise<OperationRow[]> {
+    const { operations } = this.t;
+    return this.database.transaction(async (db) => {
+      if (ids.length === 0) return [];
+      return await db
+        .update(operations)
+        .set({ status: 'interrupted', error: INTERRUPTED_MESSAGE, finishedAt: this.clock() })
+        .where(and(inArray(operations.id, [...ids]), eq(operations.status, 'pending')))
+        .returning();
     });
   }
 

@@ -95,6 +95,8 @@ export const operations = pgTable(
     namespace: text('namespace').notNull(),
     manifest: text('manifest'),
     previousManifest: text('previous_manifest'),
+    replica: text('replica'),
+    heartbeatAt: millis('heartbeat_at'),
     errors: text('errors').notNull().default('[]'),
     error: text('error'),
     createdAt: millis('created_at').notNull(),

@@ -48,6 +48,29 @@ export class DeploymentLeases {
     ]);
   }
 
+  /** Renews the heartbeat of this replica's unfinished operations (`operations.heartbeat_at`). */
+  async beat(): Promise<void> {
+    await this.pool.query(
+      `UPDATE operations SET heartbeat_at = ${NOW}
+       WHERE replica = $1 AND status IN ('pending', 'running')`,
+      [this.holder],
+    );
+  }
+
+  /**
+   * Operations still `pending` on another replica that has not renewed their heartbeat for three
+   * lease lifetimes: accepted by a replica that died before running them.
+   */
+  async abandoned(): Promise<string[]> {
+    const res = await this.pool.query<{ id: string }>(
+      `SELECT id FROM operations
+       WHERE status = 'pending' AND replica IS NOT NULL AND replica <> $1
+         AND coalesce(heartbeat_at, created_at) < ${NOW} - 3 * $2::bigint`,
+      [this.holder, this.ttlMs],
+    );
+    return res.rows.map((r) => r.id);
+  }
+
   /** Deployments with an operation `running` and no live lease: their replica stopped. */
   async orphaned(): Promise<string[]> {
     const res = await this.pool.query<{ deployment: string }>(

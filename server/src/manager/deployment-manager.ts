@@ -38,7 +38,11 @@ import { parseDefaultRegistry } from '../../../client/src/reference/reference.js
 import { RegistryTemplateSource } from '../../../client/src/resolve/registry-template-source.js';
 import type { StateDatabase } from '../../../client/src/state/database.js';
 import { DeploymentStore } from '../../../client/src/state/deployments-store.js';
-import { type OperationRow, OperationStore } from '../../../client/src/state/operations-store.js';
+import {
+  type NewOperation,
+  type OperationRow,
+  OperationStore,
+} from '../../../client/src/state/operations-store.js';
 import { CatalogResolver, type CatalogView } from './catalog-resolver.js';
 import type { DeploymentLeases } from './deployment-lease.js';
 import type { ManagerAccess } from './manager-access.js';
@@ -212,8 +216,16 @@ export class DeploymentManager {
     this.operations = new OperationStore(database);
     this.ready = this.recover();
     if (leases) {
-      // Whichever replica notices first marks the operations of a replica that died interrupted.
-      this.sweeper = setInterval(() => void this.recover().catch(() => {}), leases.ttlMs);
+      // Heartbeats of this replica's operations; whichever replica notices first marks the
+      // operations of a replica that died interrupted.
+      this.sweeper = setInterval(
+        () =>
+          void leases
+            .beat()
+            .then(() => this.recover())
+            .catch(() => {}),
+        Math.max(100, Math.floor(leases.ttlMs / 3)),
+      );
       this.sweeper.unref();
     }
   }
@@ -236,6 +248,7 @@ export class DeploymentManager {
           await leases.release(deployment);
         }
       }
+      interrupted.push(...(await this.operations.interruptPending(await leases.abandoned())));
     }
     for (const op of interrupted) {
       this.deps.log('warn', 'operation interrupted by a stopped server', {
@@ -375,7 +388,7 @@ export class DeploymentManager {
     access: ManagerAccess,
   ): Promise<OperationRow> {
     const { cluster, namespace, input } = await this.prepareChange(req, action, access);
-    const op = await this.operations.create({
+    const op = await this.accept({
       deployment: req.name,
       action,
       actor: access.actor,
@@ -457,6 +470,13 @@ export class DeploymentManager {
     return { cluster, namespace, input };
   }
 
+  /** Records an operation as this replica's (its heartbeat starts at once on PostgreSQL). */
+  private async accept(op: NewOperation): Promise<OperationRow> {
+    const row = await this.operations.create({ ...op, replica: this.leases?.holder });
+    await this.leases?.beat();
+    return row;
+  }
+
   /** Deletes a deployment (an update to an empty manifest, then the deployment goes) as an operation. */
   async remove(name: string, access: ManagerAccess): Promise<OperationRow> {
     if (!(await this.exists(name))) {
@@ -466,7 +486,7 @@ export class DeploymentManager {
     }
     const p = await this.visible(name, access);
     this.requireDeploy(access, p.cluster, p.namespace);
-    const op = await this.operations.create({
+    const op = await this.accept({
       deployment: name,
       action: 'delete',
       actor: access.actor,
