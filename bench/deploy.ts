@@ -79,7 +79,7 @@ try {
     kubectl,
   });
   const dmMs = performance.now() - t0;
-  database.close();
+  await database.close();
   if (result.status !== 'applied')
     throw new Error(
       `bench deploy failed: ${JSON.stringify(result.resources.find((r) => r.outcome !== 'applied'))}`,

@@ -4,8 +4,11 @@
  * `dm --manager-url … deploy` (the dm CLI sending it to a dm-registry app in its own process, as in
  * production, which expands and applies it) against `dm deploy` (the CLI applying it itself), in
  * alternating rounds (the machine is shared: the median of the per-round ratios is the figure);
- * then 20 deployments of 20 resources each sent at once to the API. Prints wall times, the added
- * ratio (target ≤ 1.10), and kubectl processes. Run: node dist/bench/manager.js [rounds, default 5]
+ * then 20 deployments of 20 resources each sent at once to the API. Where PostgreSQL is installed,
+ * the same with a second server whose store (and so the manager's state and deployment leases) is
+ * on a private PostgreSQL cluster (docs/manager.md, "Several replicas"), in the same rounds. Prints
+ * wall times, the added ratio (target ≤ 1.10), and kubectl processes.
+ * Run: node dist/bench/manager.js [rounds, default 5]
  */
 import { fork, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +21,9 @@ import { createLogger } from '../server/src/log.js';
 import { managerPaths } from '../server/src/manager/manager-tokens.js';
 import { defaultSourceFactory } from '../server/src/service.js';
 import { openStore } from '../server/src/store/db.js';
+import { openPostgresStore } from '../server/src/store/postgres.js';
 import { startKubeStandin } from '../test/kube-standin/server.js';
+import { postgresBinaries, startPostgres } from '../test/support/postgres.js';
 
 /** A configuration in the deployment's namespace: Services, ConfigMaps filled from them by $(ref), Deployments. */
 function configuration(prefix: string, services: number, maps: number, apps: number): string {
@@ -47,10 +52,10 @@ function configuration(prefix: string, services: number, maps: number, apps: num
   return `${lines.join('\n')}\n`;
 }
 
-/** The dm-registry side, in a child process: the app with the manager on one cluster. */
-async function serveManager(dir: string, kubeconfig: string, kubectl: string): Promise<void> {
-  const dbFile = join(dir, 'data', 'registry.db');
-  const store = openStore(dbFile);
+/** The dm-registry side, in a child process: the app with the manager on one cluster (SQLite, or PostgreSQL at `dbUrl`). */
+async function serveManager(dir: string, kubeconfig: string, kubectl: string, dbUrl?: string): Promise<void> {
+  const dbFile = join(dir, dbUrl ? 'data-pg' : 'data', 'registry.db');
+  const store = dbUrl ? await openPostgresStore(dbUrl) : openStore(dbFile);
   const server = createApp({
     store,
     sources: defaultSourceFactory({ gitCacheDir: join(dir, 'git') }),
@@ -66,9 +71,7 @@ async function serveManager(dir: string, kubeconfig: string, kubectl: string): P
   process.on('disconnect', () => {
     void server.manager?.idle().then(() => {
       http.close();
-      server.manager?.close();
-      store.close();
-      process.exit(0);
+      void Promise.all([server.manager?.close(), store.close()]).then(() => process.exit(0));
     });
   });
 }
@@ -77,10 +80,15 @@ function startServer(
   dir: string,
   kubeconfig: string,
   kubectl: string,
+  dbUrl?: string,
 ): Promise<{ url: string; stop(): void }> {
-  const child = fork(fileURLToPath(import.meta.url), ['serve', dir, kubeconfig, kubectl], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const child = fork(
+    fileURLToPath(import.meta.url),
+    ['serve', dir, kubeconfig, kubectl, ...(dbUrl ? [dbUrl] : [])],
+    {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   return new Promise((resolve, reject) => {
     child.once('message', (port) =>
       resolve({ url: `http://127.0.0.1:${String(port)}`, stop: () => child.disconnect() }),
@@ -108,7 +116,10 @@ async function bench(rounds: number): Promise<void> {
   writeFileSync(callLog, '');
   const kubectlCount = () => readFileSync(callLog, 'utf8').length / 2;
   const server = await startServer(dir, kubeconfig, wrapper);
-  const url = server.url;
+  const pgCluster = postgresBinaries() ? await startPostgres() : undefined;
+  const pgServer = pgCluster
+    ? await startServer(dir, kubeconfig, wrapper, await pgCluster.createDatabase('bench_manager'))
+    : undefined;
 
   const env = {
     PATH: process.env.PATH,
@@ -137,86 +148,96 @@ async function bench(rounds: number): Promise<void> {
       );
     });
   const local = (file: string) => dm(['--kubeconfig', kubeconfig, '-n', 'default', 'deploy', file]);
-  const remote = (file: string) =>
+  const remoteOn = (url: string) => (file: string) =>
     dm(['--manager-url', url, 'deploy', file, '--cluster', 'bench', '-n', 'default']);
+  const sides = [
+    { name: 'dm deploy (local)', run: local, ms: [] as number[], kubectl: 0, url: '' },
+    { name: 'service on SQLite', run: remoteOn(server.url), ms: [] as number[], kubectl: 0, url: server.url },
+    ...(pgServer
+      ? [
+          {
+            name: 'service on PostgreSQL',
+            run: remoteOn(pgServer.url),
+            ms: [] as number[],
+            kubectl: 0,
+            url: pgServer.url,
+          },
+        ]
+      : []),
+  ];
 
   try {
-    // Warm both paths (kubectl discovery caches, the server's first expansion) with a small deploy.
-    writeFileSync(join(dir, 'warm-local.yaml'), configuration('warm-local', 2, 2, 1));
-    writeFileSync(join(dir, 'warm-remote.yaml'), configuration('warm-remote', 2, 2, 1));
-    await local('warm-local.yaml');
-    await remote('warm-remote.yaml');
-
-    const localMs: number[] = [];
-    const remoteMs: number[] = [];
-    const ratios: number[] = [];
-    let localKubectl = 0;
-    let remoteKubectl = 0;
+    // Warm every path (kubectl discovery caches, the server's first expansion) with a small deploy.
+    for (const [i, side] of sides.entries()) {
+      writeFileSync(join(dir, `warm-${i}.yaml`), configuration(`warm-${i}`, 2, 2, 1));
+      await side.run(`warm-${i}.yaml`);
+    }
     for (let round = 0; round < rounds; round++) {
-      // A new 200-resource deployment each time, on each side; which goes first alternates.
-      writeFileSync(join(dir, `local-${round}.yaml`), configuration(`local-${round}`, 60, 60, 80));
-      writeFileSync(join(dir, `remote-${round}.yaml`), configuration(`remote-${round}`, 60, 60, 80));
-      const runLocal = async () => {
+      // A new 200-resource deployment each time, on each side; which goes first rotates.
+      for (let k = 0; k < sides.length; k++) {
+        const i = (k + round) % sides.length;
+        const side = sides[i]!;
+        writeFileSync(join(dir, `r${round}-${i}.yaml`), configuration(`r${round}-${i}`, 60, 60, 80));
         const before = kubectlCount();
-        localMs.push(await local(`local-${round}.yaml`));
-        localKubectl = kubectlCount() - before;
-      };
-      const runRemote = async () => {
-        const before = kubectlCount();
-        remoteMs.push(await remote(`remote-${round}.yaml`));
-        remoteKubectl = kubectlCount() - before;
-      };
-      if (round % 2 === 0) {
-        await runLocal();
-        await runRemote();
-      } else {
-        await runRemote();
-        await runLocal();
+        side.ms[round] = await side.run(`r${round}-${i}.yaml`);
+        side.kubectl = kubectlCount() - before;
       }
-      ratios.push(remoteMs[round]! / localMs[round]!);
     }
     const s = (ms: number[]) => ms.map((m) => (m / 1000).toFixed(2)).join(' ');
     console.log(`200 resources against the stand-in (real kubectl, dm CLI process each), ${rounds} rounds:`);
-    console.log(`  dm deploy (local):          ${s(localMs)} s, ${localKubectl} kubectl processes each`);
-    console.log(`  dm --manager-url deploy:    ${s(remoteMs)} s, ${remoteKubectl} kubectl processes each`);
-    console.log(
-      `  service / local per round:  ${ratios.map((r) => r.toFixed(2)).join(' ')}; median ${median(ratios).toFixed(2)}x (target ≤ 1.10)`,
-    );
+    for (const side of sides) {
+      console.log(`  ${`${side.name}:`.padEnd(34)}${s(side.ms)} s, ${side.kubectl} kubectl processes each`);
+    }
+    const localMs = sides[0]!.ms;
+    for (const side of sides.slice(1)) {
+      const ratios = side.ms.map((m, round) => m / localMs[round]!);
+      console.log(
+        `  ${side.name} / local:`.padEnd(36) +
+          `${ratios.map((r) => r.toFixed(2)).join(' ')}; median ${median(ratios).toFixed(2)}x (target ≤ 1.10)`,
+      );
+    }
 
-    // 20 deployments of 20 resources each, sent at once.
-    const before = kubectlCount();
-    const t0 = performance.now();
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, async (_, i) => {
-        const res = await fetch(`${url}/api/v1/deployments?wait=true`, {
-          method: 'POST',
-          headers: { authorization: 'Bearer bench-admin', 'content-type': 'application/json' },
-          body: JSON.stringify({
-            name: `many-${i}`,
-            cluster: 'bench',
-            namespace: 'default',
-            configuration: { content: configuration(`many-${i}`, 7, 7, 6), imports: [] },
-          }),
-        });
-        return (await res.json()) as { status?: string; error?: unknown };
-      }),
-    );
-    const manyMs = performance.now() - t0;
-    const failed = answers.filter((a) => a.status !== 'done');
-    console.log('20 concurrent deployments of 20 resources through the API:');
-    console.log(
-      `  ${(manyMs / 1000).toFixed(2)} s, ${kubectlCount() - before} kubectl processes, ${failed.length} not done${failed.length ? `: ${JSON.stringify(failed[0])}` : ''}`,
-    );
-    if (failed.length > 0) process.exitCode = 1;
+    // 20 deployments of 20 resources each, sent at once, to each server.
+    for (const [j, side] of sides.slice(1).entries()) {
+      const before = kubectlCount();
+      const t0 = performance.now();
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, async (_, i) => {
+          const res = await fetch(`${side.url}/api/v1/deployments?wait=true`, {
+            method: 'POST',
+            headers: { authorization: 'Bearer bench-admin', 'content-type': 'application/json' },
+            body: JSON.stringify({
+              name: `many-${j}-${i}`,
+              cluster: 'bench',
+              namespace: 'default',
+              configuration: {
+                content: configuration(`many-${j}-${i}`, 7, 7, 6),
+                imports: [],
+              },
+            }),
+          });
+          return (await res.json()) as { status?: string; error?: unknown };
+        }),
+      );
+      const manyMs = performance.now() - t0;
+      const failed = answers.filter((a) => a.status !== 'done');
+      console.log(`20 concurrent deployments of 20 resources through the API (${side.name}):`);
+      console.log(
+        `  ${(manyMs / 1000).toFixed(2)} s, ${kubectlCount() - before} kubectl processes, ${failed.length} not done${failed.length ? `: ${JSON.stringify(failed[0])}` : ''}`,
+      );
+      if (failed.length > 0) process.exitCode = 1;
+    }
   } finally {
     server.stop();
+    pgServer?.stop();
     await standin.close();
+    await pgCluster?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 if (process.argv[2] === 'serve') {
-  await serveManager(process.argv[3]!, process.argv[4]!, process.argv[5]!);
+  await serveManager(process.argv[3]!, process.argv[4]!, process.argv[5]!, process.argv[6]);
 } else {
   await bench(Math.max(1, Number(process.argv[2] ?? 5) || 5));
 }

@@ -132,6 +132,7 @@ async function openEverything(
         clusters: parseClusterFlags(extra.clusters!),
         ...(await import('./manager/manager-tokens.js')).managerPaths(join(dataDir, 'registry.db')),
         kubectlBinary: env.DM_KUBECTL,
+        leaseTtlMs: syncLeaseTtl(env).syncLeaseTtlMs,
         env,
       }))
     : undefined;
@@ -405,6 +406,7 @@ async function start(
         await service.stop();
         // Operations in flight finish (or, past the forced exit, are marked interrupted at the next start).
         await server.manager?.idle();
+        await server.manager?.close();
         logger.log('info', 'stopped');
         logger.flush();
         await database.close();
@@ -727,9 +729,16 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
             throw new DmError('USAGE', 'give --deploy or --read-deployments alone', { category: 'usage' });
           }
           const role = o.deploy ? 'deploy' : 'read';
-          process.stdout.write(
-            `${createManagerToken(join(localDir(databaseTarget(o.db, env)), 'registry.db'), role, o.deploy ?? o.readDeployments!)}\n`,
-          );
+          const dbFile = join(localDir(databaseTarget(o.db, env)), 'registry.db');
+          await withService(o, env, async (service) => {
+            const token = await createManagerToken(
+              service.store,
+              dbFile,
+              role,
+              o.deploy ?? o.readDeployments!,
+            );
+            process.stdout.write(`${token}\n`);
+          });
           return;
         }
         if ([o.admin, o.read, o.org].filter((x) => x !== undefined).length !== 1) {

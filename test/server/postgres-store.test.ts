@@ -10,7 +10,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
 import pg from 'pg';
+import { openStateDatabase } from '../../client/src/state/database.js';
 import { openStore } from '../../server/src/store/db.js';
 import { findPostgresMigrations, openPostgresStore } from '../../server/src/store/postgres.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';
@@ -179,12 +181,30 @@ if (postgresBinaries()) {
           ),
         );
         sqlite.close();
-        // PostgreSQL's own: its search columns and the replicas' sync leases.
+        // The Deployment Manager's tables: the client's deployments database on SQLite (docs/manager.md).
+        const state = openStateDatabase(join(dir, 'manager.db'));
+        const stateTables = [
+          'deployments',
+          'manifests',
+          'manifest_resources',
+          'type_instances',
+          'operations',
+          'manager_tokens',
+        ];
+        for (const t of stateTables) {
+          for (const c of state.db.all<{ name: string }>(sql.raw(`PRAGMA table_info(${t})`))) {
+            sqliteColumns.push(`${t}.${c.name}`);
+          }
+        }
+        await state.close();
+        // PostgreSQL's own: its search columns and the replicas' sync and deployment leases.
         const pgOnly = new Set(['templates.properties', 'templates.search']);
         assert.deepEqual(
           pgColumns
             .map((r) => `${r.t}.${r.c}`)
-            .filter((c) => !pgOnly.has(c) && !c.startsWith('sync_leases.'))
+            .filter(
+              (c) => !pgOnly.has(c) && !c.startsWith('sync_leases.') && !c.startsWith('deployment_leases.'),
+            )
             .sort(),
           sqliteColumns.sort(),
         );

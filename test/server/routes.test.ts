@@ -124,7 +124,7 @@ for (const dialect of DIALECTS) {
       );
     });
     after(async () => {
-      s.manager?.close();
+      await s.manager?.close();
       await s.close();
       rmSync(dir, { recursive: true, force: true });
     });

@@ -167,9 +167,9 @@ async function complete(program: Command, words: string[]): Promise<number> {
         if (!existsSync(file)) return [];
         const store = new DeploymentStore(openStateDatabase(file));
         try {
-          return store.listDeployments().map((d) => d.name);
+          return (await store.listDeployments()).map((d) => d.name);
         } finally {
-          store.database.close();
+          await store.database.close();
         }
       } catch {
         return [];

@@ -207,7 +207,7 @@ async function prepare(options: DeployOptions, requireCluster: boolean): Promise
       },
     );
   }
-  const manifestName = store.nextManifestName(name).name;
+  const manifestName = (await store.nextManifestName(name)).name;
   const objects = toObjects(
     planned.map((p) => p.primitive),
     {
@@ -217,7 +217,7 @@ async function prepare(options: DeployOptions, requireCluster: boolean): Promise
       annotations: { [ANNOTATION_MANIFEST]: manifestName },
     },
   ).map((o, i) => ({ ...o, level: planned[i]!.level, references: planned[i]!.references }));
-  const previous = store.getDeployment(name) ? store.inventory(name) : [];
+  const previous = (await store.getDeployment(name)) ? await store.inventory(name) : [];
   const keys = new Set(objects.map(objectKey));
   const prunes = previous.filter((p) => !keys.has(objectKey(p)));
   return { objects, target, served, previous, prunes, manifestName, offlineReason };
@@ -227,29 +227,31 @@ async function prepare(options: DeployOptions, requireCluster: boolean): Promise
 export async function deployConfiguration(options: DeployOptions, action?: 'delete'): Promise<DeployResult> {
   const { name, input, store, kubectl } = options;
   const p = await prepare(options, true);
-  const existing = store.getDeployment(name);
+  const existing = await store.getDeployment(name);
   const manifestAction = action ?? (existing ? 'update' : 'create');
-  const manifest = store.beginManifest({
-    deployment: name,
-    action: manifestAction,
-    inputConfig: input.inputConfig,
-    expandedConfig: input.config,
-    layout: input.layout,
-    references: input.references,
-    target: {
-      ...(kubectl.options.kubeconfig ? { kubeconfig: kubectl.options.kubeconfig } : {}),
-      ...(p.target.context ? { context: kubectl.options.context ?? p.target.context } : {}),
-      namespace: p.target.namespace,
-      ...(p.target.server ? { server: p.target.server } : {}),
-    },
-    resources: [
-      ...p.objects.map((o) => ({ ...inventoryEntry(o), action: 'apply' as const })),
-      ...p.prunes.map((o) => ({ ...o, action: 'prune' as const })),
-    ],
-    instances: manifestAction === 'delete' ? [] : typeInstancesOf(input.layout),
-    lockOwner: options.lockOwner ?? defaultLockOwner(),
-    isAlive: lockOwnerAlive,
-  }).name;
+  const manifest = (
+    await store.beginManifest({
+      deployment: name,
+      action: manifestAction,
+      inputConfig: input.inputConfig,
+      expandedConfig: input.config,
+      layout: input.layout,
+      references: input.references,
+      target: {
+        ...(kubectl.options.kubeconfig ? { kubeconfig: kubectl.options.kubeconfig } : {}),
+        ...(p.target.context ? { context: kubectl.options.context ?? p.target.context } : {}),
+        namespace: p.target.namespace,
+        ...(p.target.server ? { server: p.target.server } : {}),
+      },
+      resources: [
+        ...p.objects.map((o) => ({ ...inventoryEntry(o), action: 'apply' as const })),
+        ...p.prunes.map((o) => ({ ...o, action: 'prune' as const })),
+      ],
+      instances: manifestAction === 'delete' ? [] : typeInstancesOf(input.layout),
+      lockOwner: options.lockOwner ?? defaultLockOwner(),
+      isAlive: lockOwnerAlive,
+    })
+  ).name;
 
   // The inventory after each step: what may be in the cluster now.
   const applied = new Set<string>();
@@ -258,6 +260,11 @@ export async function deployConfiguration(options: DeployOptions, action?: 'dele
     for (const e of p.previous) if (!pruned.has(e.name)) entries.set(objectKey(e), e);
     for (const o of p.objects) if (applied.has(o.name)) entries.set(objectKey(o), inventoryEntry(o));
     return [...entries.values()];
+  };
+  // Progress arrives in callbacks; its records are written in order, and all before the end.
+  let recording: Promise<void> = Promise.resolve();
+  const record = (...args: Parameters<DeploymentStore['recordOutcomes']>) => {
+    recording = recording.then(() => store.recordOutcomes(...args));
   };
   let error: string | undefined;
   let applyResults: ResourceResult[] = [];
@@ -268,7 +275,7 @@ export async function deployConfiguration(options: DeployOptions, action?: 'dele
       ...(options.timeoutSeconds ? { timeoutSeconds: options.timeoutSeconds } : {}),
       onProgress: (results) => {
         for (const r of results) if (r.outcome === 'applied' || r.outcome === 'applying') applied.add(r.name);
-        store.recordOutcomes(
+        record(
           manifest,
           results.map((r) => ({ action: 'apply', ...r })),
           inventoryNow(new Set()),
@@ -276,14 +283,15 @@ export async function deployConfiguration(options: DeployOptions, action?: 'dele
       },
     });
     applyResults = result.results;
-    store.recordResolvedValues(manifest, result.resolvedValues);
+    await recording;
+    await store.recordResolvedValues(manifest, result.resolvedValues);
     if (result.ok) {
       const pruned = new Set<string>();
       pruneResults = await pruneObjects(kubectl, p.prunes, {
         ...(options.timeoutSeconds ? { timeoutSeconds: options.timeoutSeconds } : {}),
         onProgress: (results) => {
           for (const r of results) if (r.outcome === 'pruned') pruned.add(r.name);
-          store.recordOutcomes(
+          record(
             manifest,
             results.map((r) => ({ action: 'prune', ...r })),
             inventoryNow(pruned),
@@ -292,14 +300,16 @@ export async function deployConfiguration(options: DeployOptions, action?: 'dele
       });
     } else {
       pruneResults = p.prunes.map((t) => ({ name: t.name, outcome: 'not-attempted' }));
-      store.recordOutcomes(
+      record(
         manifest,
         pruneResults.map((r) => ({ action: 'prune', ...r })),
       );
     }
+    await recording;
   } catch (e) {
     error = e instanceof Error ? e.message : String(e);
-    store.finishManifest(manifest, 'failed', error);
+    await recording.catch(() => {});
+    await store.finishManifest(manifest, 'failed', error);
     throw e;
   }
   const ok =
@@ -307,7 +317,7 @@ export async function deployConfiguration(options: DeployOptions, action?: 'dele
   const failures = [...applyResults, ...pruneResults].filter(
     (r) => r.outcome === 'failed' || r.outcome === 'prune-failed',
   );
-  store.finishManifest(
+  await store.finishManifest(
     manifest,
     ok ? 'applied' : 'failed',
     ok
@@ -330,7 +340,7 @@ export async function deployConfiguration(options: DeployOptions, action?: 'dele
 export async function deleteDeployment(
   options: Omit<DeployOptions, 'input'> & { input?: undefined },
 ): Promise<DeployResult> {
-  if (!options.store.getDeployment(options.name)) {
+  if (!(await options.store.getDeployment(options.name))) {
     throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${options.name}' does not exist`, {
       category: 'not-found',
     });
@@ -401,12 +411,14 @@ export async function planDeployment(options: DeployOptions): Promise<DryRunResu
     ...('level' in o && typeof o.level === 'number' ? { level: o.level } : {}),
   });
   if (p.served === undefined) {
-    const last = store.getDeployment(name)?.currentManifest;
+    const last = (await store.getDeployment(name))?.currentManifest;
+    const lastManifest = last ? await store.getManifest(last) : undefined;
     const before = new Map(
-      last
-        ? (JSON.parse(store.getManifest(last)!.expandedConfig) as { resources: Primitive[] }).resources.map(
-            (r) => [r.name, r],
-          )
+      lastManifest
+        ? (JSON.parse(lastManifest.expandedConfig) as { resources: Primitive[] }).resources.map((r) => [
+            r.name,
+            r,
+          ])
         : [],
     );
     for (const o of p.objects) {

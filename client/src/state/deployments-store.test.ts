@@ -39,45 +39,47 @@ describe('DeploymentStore', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dm-state-'));
   const file = join(dir, 'deployments.db');
 
-  it('migrates at open and records a manifest with its resources and instances', () => {
+  it('migrates at open and records a manifest with its resources and instances', async () => {
     const store = new DeploymentStore(openStateDatabase(file));
-    const m = store.beginManifest(manifest());
+    const m = await store.beginManifest(manifest());
     assert.equal(m.name, 'web-1');
-    store.recordOutcomes('web-1', [{ action: 'apply', name: 'cm', outcome: 'applied' }]);
-    store.finishManifest('web-1', 'applied');
-    assert.equal(store.getDeployment('web')!.state, 'deployed');
-    assert.equal(store.manifestResources('web-1')[0]!.outcome, 'applied');
-    assert.deepEqual(store.listTypes(), [{ type: 'ConfigMap', instances: 1 }]);
-    store.database.close();
+    await store.recordOutcomes('web-1', [{ action: 'apply', name: 'cm', outcome: 'applied' }]);
+    await store.finishManifest('web-1', 'applied');
+    assert.equal((await store.getDeployment('web'))!.state, 'deployed');
+    assert.equal((await store.manifestResources('web-1'))[0]!.outcome, 'applied');
+    assert.deepEqual(await store.listTypes(), [{ type: 'ConfigMap', instances: 1 }]);
+    await store.database.close();
   });
 
-  it('refuses a second live process on the same deployment and takes over a dead one', () => {
+  it('refuses a second live process on the same deployment and takes over a dead one', async () => {
     const store = new DeploymentStore(openStateDatabase(file));
-    store.beginManifest(manifest({ action: 'update', lockOwner: '2@a' }));
-    assert.throws(
+    await store.beginManifest(manifest({ action: 'update', lockOwner: '2@a' }));
+    await assert.rejects(
       () => store.beginManifest(manifest({ action: 'update', lockOwner: '3@a', isAlive: () => true })),
       (e: unknown) => isDmError(e) && e.code === 'DEPLOYMENT_BUSY' && e.category === 'conflict',
     );
-    const taken = store.beginManifest(manifest({ action: 'update', lockOwner: '3@a', isAlive: () => false }));
+    const taken = await store.beginManifest(
+      manifest({ action: 'update', lockOwner: '3@a', isAlive: () => false }),
+    );
     assert.equal(taken.name, 'web-3');
-    assert.equal(store.getManifest('web-2')!.status, 'applying');
-    store.finishManifest('web-3', 'failed', 'boom');
-    assert.equal(store.getDeployment('web')!.state, 'failed');
-    assert.equal(store.getDeployment('web')!.lastGoodManifest, 'web-1');
-    store.database.close();
+    assert.equal((await store.getManifest('web-2'))!.status, 'applying');
+    await store.finishManifest('web-3', 'failed', 'boom');
+    assert.equal((await store.getDeployment('web'))!.state, 'failed');
+    assert.equal((await store.getDeployment('web'))!.lastGoodManifest, 'web-1');
+    await store.database.close();
   });
 
-  it('a finished delete removes the deployment and its instances but keeps the manifests', () => {
+  it('a finished delete removes the deployment and its instances but keeps the manifests', async () => {
     const store = new DeploymentStore(openStateDatabase(file));
-    store.beginManifest(manifest({ action: 'delete', resources: [], instances: [] }));
-    store.finishManifest('web-4', 'applied');
-    assert.equal(store.getDeployment('web'), undefined);
-    assert.deepEqual(store.listInstances('all'), []);
+    await store.beginManifest(manifest({ action: 'delete', resources: [], instances: [] }));
+    await store.finishManifest('web-4', 'applied');
+    assert.equal(await store.getDeployment('web'), undefined);
+    assert.deepEqual(await store.listInstances('all'), []);
     assert.deepEqual(
-      store.listManifests('web').map((m) => m.action),
+      (await store.listManifests('web')).map((m) => m.action),
       ['create', 'update', 'update', 'delete'],
     );
-    store.database.close();
+    await store.database.close();
     rmSync(dir, { recursive: true, force: true });
   });
 });

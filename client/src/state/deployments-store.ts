@@ -1,12 +1,13 @@
 /**
- * Queries over the deployments database. Every change is one transaction (better-sqlite3
- * `BEGIN IMMEDIATE`), so a crash leaves each manifest saying exactly what had been applied.
+ * Queries over the deployments database, asynchronous, the same code on SQLite (`dm deploy`, the
+ * single-machine server) and PostgreSQL (the manager's replicas; database.ts). Every change is one
+ * transaction, so a crash leaves each manifest saying exactly what had been applied.
  */
 import { and, asc, desc, eq } from 'drizzle-orm';
 import type { KubeObject } from '../deploy/objects.js';
 import { DmError } from '../error.js';
-import type { StateDatabase } from './database.js';
-import { deployments, manifestResources, manifests, typeInstances } from './schema.js';
+import type { StateDatabase, StateDb } from './database.js';
+import type { deployments, manifestResources, manifests, typeInstances } from './schema.js';
 
 export type DeploymentRow = typeof deployments.$inferSelect;
 export type ManifestRow = typeof manifests.$inferSelect;
@@ -84,67 +85,85 @@ export function manifestDocuments(m: ManifestRow): ManifestDocuments {
   };
 }
 
+/** Rows inserted per statement: well under either dialect's limit on bound parameters. */
+const ROWS_PER_INSERT = 500;
+
+export function chunks<T>(rows: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) out.push(rows.slice(i, i + ROWS_PER_INSERT));
+  return out;
+}
+
 export class DeploymentStore {
+  private readonly t: StateDatabase['tables'];
+
   constructor(
     readonly database: StateDatabase,
     private readonly clock: () => number = Date.now,
-  ) {}
-
-  private tx<T>(fn: () => T): T {
-    return this.database.sqlite.transaction(fn).immediate();
+  ) {
+    this.t = database.tables;
   }
 
-  getDeployment(name: string): DeploymentRow | undefined {
-    return this.database.db.select().from(deployments).where(eq(deployments.name, name)).get();
+  private tx<T>(fn: (db: StateDb) => Promise<T>): Promise<T> {
+    return this.database.transaction(fn);
   }
 
-  listDeployments(): DeploymentRow[] {
-    return this.database.db.select().from(deployments).orderBy(asc(deployments.name)).all();
+  async getDeployment(name: string, db = this.database.db): Promise<DeploymentRow | undefined> {
+    const { deployments } = this.t;
+    return (await db.select().from(deployments).where(eq(deployments.name, name)).limit(1))[0];
   }
 
-  listManifests(deployment: string): ManifestRow[] {
-    return this.database.db
+  async listDeployments(): Promise<DeploymentRow[]> {
+    const { deployments } = this.t;
+    return await this.database.db.select().from(deployments).orderBy(asc(deployments.name));
+  }
+
+  async listManifests(deployment: string): Promise<ManifestRow[]> {
+    const { manifests } = this.t;
+    return await this.database.db
       .select()
       .from(manifests)
       .where(eq(manifests.deployment, deployment))
-      .orderBy(asc(manifests.seq))
-      .all();
+      .orderBy(asc(manifests.seq));
   }
 
-  getManifest(name: string): ManifestRow | undefined {
-    return this.database.db.select().from(manifests).where(eq(manifests.name, name)).get();
+  async getManifest(name: string, db = this.database.db): Promise<ManifestRow | undefined> {
+    const { manifests } = this.t;
+    return (await db.select().from(manifests).where(eq(manifests.name, name)).limit(1))[0];
   }
 
-  manifestResources(manifest: string): ManifestResourceRow[] {
-    return this.database.db
+  async manifestResources(manifest: string): Promise<ManifestResourceRow[]> {
+    const { manifestResources } = this.t;
+    return await this.database.db
       .select()
       .from(manifestResources)
       .where(eq(manifestResources.manifest, manifest))
-      .orderBy(asc(manifestResources.id))
-      .all();
+      .orderBy(asc(manifestResources.id));
   }
 
   /** The inventory the deployment's latest manifest left (empty for a new deployment). */
-  inventory(deployment: string): InventoryEntry[] {
-    const latest = this.database.db
+  async inventory(deployment: string, db = this.database.db): Promise<InventoryEntry[]> {
+    const { manifests } = this.t;
+    const [latest] = await db
       .select()
       .from(manifests)
       .where(eq(manifests.deployment, deployment))
       .orderBy(desc(manifests.seq))
-      .get();
-    const current = this.getDeployment(deployment);
+      .limit(1);
+    const current = await this.getDeployment(deployment, db);
     if (!latest || !current) return [];
     return JSON.parse(latest.inventory) as InventoryEntry[];
   }
 
   /** The next manifest's name (used in object annotations before the manifest exists). */
-  nextManifestName(deployment: string): { name: string; seq: number } {
-    const last = this.database.db
+  async nextManifestName(deployment: string, db = this.database.db): Promise<{ name: string; seq: number }> {
+    const { manifests } = this.t;
+    const [last] = await db
       .select({ seq: manifests.seq })
       .from(manifests)
       .where(eq(manifests.deployment, deployment))
       .orderBy(desc(manifests.seq))
-      .get();
+      .limit(1);
     const seq = (last?.seq ?? 0) + 1;
     return { name: `${deployment}-${seq}`, seq };
   }
@@ -153,10 +172,11 @@ export class DeploymentStore {
    * Creates the manifest and its resource rows, marks the deployment busy (refusing when another
    * live process holds it) and records the type instances, in one transaction.
    */
-  beginManifest(m: NewManifest): ManifestRow {
-    return this.tx(() => {
+  beginManifest(m: NewManifest): Promise<ManifestRow> {
+    const { deployments, manifests, manifestResources, typeInstances } = this.t;
+    return this.tx(async (db) => {
       const now = this.clock();
-      const existing = this.getDeployment(m.deployment);
+      const existing = await this.getDeployment(m.deployment, db);
       if (existing?.lockOwner && existing.lockOwner !== m.lockOwner && m.isAlive(existing.lockOwner)) {
         throw new DmError(
           'DEPLOYMENT_BUSY',
@@ -169,8 +189,8 @@ export class DeploymentStore {
           category: 'not-found',
         });
       }
-      const { name, seq } = this.nextManifestName(m.deployment);
-      const manifest = this.database.db
+      const { name, seq } = await this.nextManifestName(m.deployment, db);
+      const [manifest] = await db
         .insert(manifests)
         .values({
           name,
@@ -183,15 +203,13 @@ export class DeploymentStore {
           references: JSON.stringify(m.references),
           target: JSON.stringify(m.target),
           status: 'applying',
-          inventory: JSON.stringify(this.inventory(m.deployment)),
+          inventory: JSON.stringify(await this.inventory(m.deployment, db)),
           createdAt: now,
         })
-        .returning()
-        .get();
-      for (const r of m.resources) {
-        this.database.db
-          .insert(manifestResources)
-          .values({
+        .returning();
+      for (const part of chunks(m.resources)) {
+        await db.insert(manifestResources).values(
+          part.map((r) => ({
             manifest: name,
             action: r.action,
             name: r.name,
@@ -202,46 +220,48 @@ export class DeploymentStore {
             objectName: r.objectName,
             level: r.level,
             outcome: 'pending',
-          })
-          .run();
+          })),
+        );
       }
       const state = m.action === 'delete' ? 'deleting' : 'applying';
       if (existing) {
-        this.database.db
+        await db
           .update(deployments)
           .set({ state, currentManifest: name, lockOwner: m.lockOwner, lockedAt: now, updatedAt: now })
-          .where(eq(deployments.name, m.deployment))
-          .run();
+          .where(eq(deployments.name, m.deployment));
       } else {
-        this.database.db
-          .insert(deployments)
-          .values({
-            name: m.deployment,
-            state,
-            currentManifest: name,
-            lockOwner: m.lockOwner,
-            lockedAt: now,
-            createdAt: now,
-            updatedAt: now,
-          })
-          .run();
+        await db.insert(deployments).values({
+          name: m.deployment,
+          state,
+          currentManifest: name,
+          lockOwner: m.lockOwner,
+          lockedAt: now,
+          createdAt: now,
+          updatedAt: now,
+        });
       }
-      this.database.db.delete(typeInstances).where(eq(typeInstances.deployment, m.deployment)).run();
-      for (const i of m.instances) {
-        this.database.db
-          .insert(typeInstances)
-          .values({ deployment: m.deployment, manifest: name, name: i.name, type: i.type, path: i.path })
-          .run();
+      await db.delete(typeInstances).where(eq(typeInstances.deployment, m.deployment));
+      for (const part of chunks(m.instances)) {
+        await db.insert(typeInstances).values(
+          part.map((i) => ({
+            deployment: m.deployment,
+            manifest: name,
+            name: i.name,
+            type: i.type,
+            path: i.path,
+          })),
+        );
       }
-      return manifest;
+      return manifest!;
     });
   }
 
   /** Records outcomes of some resources (one transaction). */
-  recordOutcomes(manifest: string, updates: OutcomeUpdate[], inventory?: InventoryEntry[]): void {
-    this.tx(() => {
+  recordOutcomes(manifest: string, updates: OutcomeUpdate[], inventory?: InventoryEntry[]): Promise<void> {
+    const { manifests, manifestResources } = this.t;
+    return this.tx(async (db) => {
       for (const u of updates) {
-        this.database.db
+        await db
           .update(manifestResources)
           .set({
             outcome: u.outcome,
@@ -254,26 +274,24 @@ export class DeploymentStore {
               eq(manifestResources.action, u.action),
               eq(manifestResources.name, u.name),
             ),
-          )
-          .run();
+          );
       }
       if (inventory) {
-        this.database.db
+        await db
           .update(manifests)
           .set({ inventory: JSON.stringify(inventory) })
-          .where(eq(manifests.name, manifest))
-          .run();
+          .where(eq(manifests.name, manifest));
       }
     });
   }
 
-  recordResolvedValues(manifest: string, values: unknown): void {
-    this.tx(() => {
-      this.database.db
+  recordResolvedValues(manifest: string, values: unknown): Promise<void> {
+    const { manifests } = this.t;
+    return this.tx(async (db) => {
+      await db
         .update(manifests)
         .set({ resolvedValues: JSON.stringify(values) })
-        .where(eq(manifests.name, manifest))
-        .run();
+        .where(eq(manifests.name, manifest));
     });
   }
 
@@ -281,21 +299,21 @@ export class DeploymentStore {
    * Ends a manifest: its status, the deployment's state, and the lock released. A finished delete
    * removes the deployment and its type instances (the manifests stay in history).
    */
-  finishManifest(manifest: string, status: 'applied' | 'failed', error?: string): void {
-    this.tx(() => {
+  finishManifest(manifest: string, status: 'applied' | 'failed', error?: string): Promise<void> {
+    const { deployments, manifests, typeInstances } = this.t;
+    return this.tx(async (db) => {
       const now = this.clock();
-      const m = this.getManifest(manifest)!;
-      this.database.db
+      const m = (await this.getManifest(manifest, db))!;
+      await db
         .update(manifests)
         .set({ status, error: error ?? null, finishedAt: now })
-        .where(eq(manifests.name, manifest))
-        .run();
+        .where(eq(manifests.name, manifest));
       if (m.action === 'delete' && status === 'applied') {
-        this.database.db.delete(deployments).where(eq(deployments.name, m.deployment)).run();
-        this.database.db.delete(typeInstances).where(eq(typeInstances.deployment, m.deployment)).run();
+        await db.delete(deployments).where(eq(deployments.name, m.deployment));
+        await db.delete(typeInstances).where(eq(typeInstances.deployment, m.deployment));
         return;
       }
-      this.database.db
+      await db
         .update(deployments)
         .set({
           state: status === 'applied' ? 'deployed' : 'failed',
@@ -304,14 +322,13 @@ export class DeploymentStore {
           lockedAt: null,
           updatedAt: now,
         })
-        .where(eq(deployments.name, m.deployment))
-        .run();
+        .where(eq(deployments.name, m.deployment));
     });
   }
 
   /** Distinct types with their instance counts. */
-  listTypes(): { type: string; instances: number }[] {
-    const rows = this.database.db.select().from(typeInstances).all();
+  async listTypes(): Promise<{ type: string; instances: number }[]> {
+    const rows = await this.database.db.select().from(this.t.typeInstances);
     const counts = new Map<string, number>();
     for (const r of rows) counts.set(r.type, (counts.get(r.type) ?? 0) + 1);
     return [...counts]
@@ -320,9 +337,10 @@ export class DeploymentStore {
   }
 
   /** Instances of a type (`all`: every instance). */
-  listInstances(type: string): TypeInstanceRow[] {
+  async listInstances(type: string): Promise<TypeInstanceRow[]> {
+    const { typeInstances } = this.t;
     const q = this.database.db.select().from(typeInstances);
-    const rows = type === 'all' ? q.all() : q.where(eq(typeInstances.type, type)).all();
+    const rows = type === 'all' ? await q : await q.where(eq(typeInstances.type, type));
     return rows.sort((a, b) => a.deployment.localeCompare(b.deployment) || a.id - b.id);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Operations and tokens of the Deployment Manager service (docs/manager.md), over the same
- * deployments database as `dm deploy` (schema.ts). An operation is one create, update or delete of
+ * deployments database as `dm deploy` (schema.ts; on PostgreSQL schema-pg.ts, the same code). An operation is one create, update or delete of
  * a deployment asked over HTTP: pending until its turn, running while `deployConfiguration` applies
  * it, then done or failed; a server that stopped mid-apply finds it running at start and marks it
  * interrupted, with the deployment's previous manifest current again (recoverInterrupted).
@@ -10,20 +10,16 @@ import { and, asc, desc, eq, inArray } from 'drizzle-orm';
 import { typeInstancesOf } from '../deploy/deploy.js';
 import type { Layout } from '../deploy/model.js';
 import type { StateDatabase } from './database.js';
-import {
-  deployments,
-  managerTokens,
-  manifestResources,
-  manifests,
-  operations,
-  typeInstances,
-} from './schema.js';
+import { chunks } from './deployments-store.js';
+import type { managerTokens, operations } from './schema.js';
 
 export type OperationRow = typeof operations.$inferSelect;
 export type OperationStatus = 'pending' | 'running' | 'done' | 'failed' | 'interrupted';
 export type ManagerTokenRow = typeof managerTokens.$inferSelect;
 
 export interface NewOperation {
+  /** The replica accepting it (several replicas on PostgreSQL). */
+  replica?: string | undefined;
   deployment: string;
   action: 'create' | 'update' | 'delete';
   actor: string;
@@ -31,71 +27,83 @@ export interface NewOperation {
   namespace: string;
 }
 
-export const INTERRUPTED_MESSAGE = 'interrupted: the server stopped while this operation was running';
+export const INTERRUPTED_MESSAGE =
+  'interrupted: the server that accepted this operation stopped before it finished';
 
 export class OperationStore {
+  private readonly t: StateDatabase['tables'];
+
   constructor(
     readonly database: StateDatabase,
     private readonly clock: () => number = Date.now,
-  ) {}
-
-  private tx<T>(fn: () => T): T {
-    return this.database.sqlite.transaction(fn).immediate();
+  ) {
+    this.t = database.tables;
   }
 
-  create(op: NewOperation): OperationRow {
-    return this.database.db
-      .insert(operations)
-      .values({ id: `op-${randomUUID()}`, ...op, status: 'pending', createdAt: this.clock() })
-      .returning()
-      .get();
+  // Writes go through transactions even when single: on SQLite they queue behind an open one.
+  create(op: NewOperation): Promise<OperationRow> {
+    return this.database.transaction(async (db) => {
+      const [row] = await db
+        .insert(this.t.operations)
+        .values({ id: `op-${randomUUID()}`, ...op, status: 'pending', createdAt: this.clock() })
+        .returning();
+      return row!;
+    });
   }
 
-  get(id: string): OperationRow | undefined {
-    return this.database.db.select().from(operations).where(eq(operations.id, id)).get();
+  async get(id: string, db = this.database.db): Promise<OperationRow | undefined> {
+    const { operations } = this.t;
+    return (await db.select().from(operations).where(eq(operations.id, id)).limit(1))[0];
   }
 
   /** A deployment's operations, newest first. */
-  listFor(deployment: string, limit = 100): OperationRow[] {
-    return this.database.db
+  async listFor(deployment: string, limit = 100): Promise<OperationRow[]> {
+    const { operations } = this.t;
+    return await this.database.db
       .select()
       .from(operations)
       .where(eq(operations.deployment, deployment))
       .orderBy(desc(operations.createdAt), desc(operations.id))
-      .limit(limit)
-      .all();
+      .limit(limit);
   }
 
   /** The newest operation of a deployment: where it lives (cluster, namespace). */
-  latestFor(deployment: string): OperationRow | undefined {
-    return this.database.db
-      .select()
-      .from(operations)
-      .where(eq(operations.deployment, deployment))
-      .orderBy(desc(operations.createdAt), desc(operations.id))
-      .get();
+  async latestFor(deployment: string): Promise<OperationRow | undefined> {
+    return (await this.listFor(deployment, 1))[0];
   }
 
   /** Where each deployment lives, from its newest operation (one query). */
-  placements(): Map<string, { cluster: string; namespace: string }> {
-    const rows = this.database.db
+  async placements(): Promise<Map<string, { cluster: string; namespace: string }>> {
+    const { operations } = this.t;
+    const rows = await this.database.db
       .select({
         deployment: operations.deployment,
         cluster: operations.cluster,
         namespace: operations.namespace,
       })
       .from(operations)
-      .orderBy(asc(operations.createdAt), asc(operations.id))
-      .all();
+      .orderBy(asc(operations.createdAt), asc(operations.id));
     return new Map(rows.map((r) => [r.deployment, { cluster: r.cluster, namespace: r.namespace }]));
   }
 
-  start(id: string, manifest: string, previousManifest: string | null): void {
-    this.database.db
-      .update(operations)
-      .set({ status: 'running', manifest, previousManifest, startedAt: this.clock() })
-      .where(eq(operations.id, id))
-      .run();
+  /** The operations of a deployment not yet finished, oldest first (its queue). */
+  async unfinished(deployment: string): Promise<OperationRow[]> {
+    const { operations } = this.t;
+    return await this.database.db
+      .select()
+      .from(operations)
+      .where(and(eq(operations.deployment, deployment), inArray(operations.status, ['pending', 'running'])))
+      .orderBy(asc(operations.createdAt), asc(operations.id));
+  }
+
+  start(id: string, manifest: string, previousManifest: string | null): Promise<void> {
+    const { operations } = this.t;
+    return this.database.transaction(async (db) => {
+      await db
+        .update(operations)
+        .set({ status: 'running', manifest, previousManifest, startedAt: this.clock() })
+        .where(eq(operations.id, id));
+    });
   }
 
   finish(
@@ -103,18 +111,21 @@ export class OperationStore {
     status: 'done' | 'failed',
     errors: { resource: string; message: string }[],
     error?: string,
-  ): void {
-    this.tx(() => {
-      const op = this.get(id);
+  ): Promise<void> {
+    const { manifests, operations } = this.t;
+    return this.database.transaction(async (db) => {
+      const op = await this.get(id, db);
       // A run that failed before its manifest was written made none (the name goes to the next one).
       const made =
         op?.manifest &&
-        this.database.db
-          .select({ id: manifests.id })
-          .from(manifests)
-          .where(eq(manifests.name, op.manifest))
-          .get();
-      this.database.db
+        (
+          await db
+            .select({ id: manifests.id })
+            .from(manifests)
+            .where(eq(manifests.name, op.manifest))
+            .limit(1)
+        ).length > 0;
+      await db
         .update(operations)
         .set({
           status,
@@ -123,58 +134,61 @@ export class OperationStore {
           finishedAt: this.clock(),
           ...(made ? {} : { manifest: null }),
         })
-        .where(eq(operations.id, id))
-        .run();
+        .where(eq(operations.id, id));
     });
   }
 
   /**
-   * At start: operations left pending or running by a server that stopped. A running one whose
-   * manifest had not finished is marked interrupted, its manifest failed, and the deployment's
-   * previous manifest (with its type instances) made current again, the lock released — so the
-   * deployment can be applied again. Returns the operations it marked.
+   * Operations left pending or running by a server that stopped (at start, on SQLite). With a
+   * `deployment` (PostgreSQL, under its lease: docs/manager.md "Several replicas"), only its
+   * operations left running by a replica whose lease expired; pending ones wait on live replicas.
+   * A running one whose manifest had not
+   * finished is marked interrupted, its manifest failed, and the deployment's previous manifest
+   * (with its type instances) made current again, the lock released — so the deployment can be
+   * applied again. Returns the operations it marked.
    */
-  recoverInterrupted(): OperationRow[] {
-    return this.tx(() => {
+  recoverInterrupted(deployment?: string): Promise<OperationRow[]> {
+    const { deployments, manifestResources, manifests, operations, typeInstances } = this.t;
+    return this.database.transaction(async (db) => {
       const now = this.clock();
-      const stale = this.database.db
+      const stale = await db
         .select()
         .from(operations)
-        .where(inArray(operations.status, ['pending', 'running']))
-        .all();
+        .where(
+          deployment === undefined
+            ? inArray(operations.status, ['pending', 'running'])
+            : and(eq(operations.status, 'running'), eq(operations.deployment, deployment)),
+        )
+        .orderBy(asc(operations.createdAt), asc(operations.id));
       for (const op of stale) {
         const m = op.manifest
-          ? this.database.db.select().from(manifests).where(eq(manifests.name, op.manifest)).get()
+          ? (await db.select().from(manifests).where(eq(manifests.name, op.manifest)).limit(1))[0]
           : undefined;
         if (op.status === 'running' && m && m.status !== 'applying') {
           // The manifest finished; only the operation's own end was lost.
-          this.database.db
+          await db
             .update(operations)
             .set({ status: m.status === 'applied' ? 'done' : 'failed', finishedAt: m.finishedAt ?? now })
-            .where(eq(operations.id, op.id))
-            .run();
+            .where(eq(operations.id, op.id));
           continue;
         }
-        this.database.db
+        await db
           .update(operations)
           .set({ status: 'interrupted', error: INTERRUPTED_MESSAGE, finishedAt: now })
-          .where(eq(operations.id, op.id))
-          .run();
+          .where(eq(operations.id, op.id));
         if (!m) continue;
-        this.database.db
+        await db
           .update(manifests)
           .set({ status: 'failed', error: INTERRUPTED_MESSAGE, finishedAt: now })
-          .where(eq(manifests.name, m.name))
-          .run();
-        this.database.db
+          .where(eq(manifests.name, m.name));
+        await db
           .update(manifestResources)
           .set({ outcome: 'not-attempted' })
-          .where(and(eq(manifestResources.manifest, m.name), eq(manifestResources.outcome, 'pending')))
-          .run();
+          .where(and(eq(manifestResources.manifest, m.name), eq(manifestResources.outcome, 'pending')));
         const previous = op.previousManifest
-          ? this.database.db.select().from(manifests).where(eq(manifests.name, op.previousManifest)).get()
+          ? (await db.select().from(manifests).where(eq(manifests.name, op.previousManifest)).limit(1))[0]
           : undefined;
-        this.database.db
+        await db
           .update(deployments)
           .set({
             state: 'failed',
@@ -183,31 +197,50 @@ export class OperationStore {
             lockedAt: null,
             updatedAt: now,
           })
-          .where(eq(deployments.name, op.deployment))
-          .run();
-        this.database.db.delete(typeInstances).where(eq(typeInstances.deployment, op.deployment)).run();
+          .where(eq(deployments.name, op.deployment));
+        await db.delete(typeInstances).where(eq(typeInstances.deployment, op.deployment));
         if (previous && previous.action !== 'delete') {
-          for (const i of typeInstancesOf(JSON.parse(previous.layout) as Layout)) {
-            this.database.db
+          const instances = typeInstancesOf(JSON.parse(previous.layout) as Layout);
+          for (const part of chunks(instances)) {
+            await db
               .insert(typeInstances)
-              .values({ deployment: op.deployment, manifest: previous.name, ...i })
-              .run();
+              .values(part.map((i) => ({ deployment: op.deployment, manifest: previous.name, ...i })));
           }
         }
       }
-      return stale.map((op) => this.get(op.id)!);
+      const out: OperationRow[] = [];
+      for (const op of stale) out.push((await this.get(op.id, db))!);
+      return out;
     });
   }
 
-  addToken(hash: string, role: 'deploy' | 'read', scopes: string[]): ManagerTokenRow {
-    return this.database.db
-      .insert(managerTokens)
-      .values({ hash, role, scopes: JSON.stringify(scopes), createdAt: this.clock() })
-      .returning()
-      .get();
+  /** Marks operations still pending interrupted (their replica died before running them). */
+  interruptPending(ids: readonly string[]): Promise<OperationRow[]> {
+    const { operations } = this.t;
+    return this.database.transaction(async (db) => {
+      if (ids.length === 0) return [];
+      return await db
+        .update(operations)
+        .set({ status: 'interrupted', error: INTERRUPTED_MESSAGE, finishedAt: this.clock() })
+        .where(and(inArray(operations.id, [...ids]), eq(operations.status, 'pending')))
+        .returning();
+    });
   }
 
-  tokenByHash(hash: string): ManagerTokenRow | undefined {
-    return this.database.db.select().from(managerTokens).where(eq(managerTokens.hash, hash)).get();
+  addToken(hash: string, role: 'deploy' | 'read', scopes: string[]): Promise<ManagerTokenRow> {
+    return this.database.transaction(async (db) => {
+      const [row] = await db
+        .insert(this.t.managerTokens)
+        .values({ hash, role, scopes: JSON.stringify(scopes), createdAt: this.clock() })
+        .returning();
+      return row!;
+    });
+  }
+
+  async tokenByHash(hash: string): Promise<ManagerTokenRow | undefined> {
+    const { managerTokens } = this.t;
+    return (
+      await this.database.db.select().from(managerTokens).where(eq(managerTokens.hash, hash)).limit(1)
+    )[0];
   }
 }

@@ -128,6 +128,13 @@ export const operations = sqliteTable(
     manifest: text('manifest'),
     /** The deployment's current manifest when the operation started (restored if it is interrupted). */
     previousManifest: text('previous_manifest'),
+    /**
+     * The replica that accepted it and runs it (docs/manager.md "Several replicas"); with
+     * `heartbeatAt` (the database's clock, renewed while it is pending or running there), how another
+     * replica knows it died. Unused on SQLite, where one process serves.
+     */
+    replica: text('replica'),
+    heartbeatAt: integer('heartbeat_at'),
     /** JSON: [{resource, message}] once finished. */
     errors: text('errors').notNull().default('[]'),
     error: text('error'),

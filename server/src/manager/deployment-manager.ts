@@ -6,6 +6,12 @@
  * once (pending), run one at a time per deployment in the order they came (a queue, not 409), and
  * recorded as they go, so a server killed mid-apply restarts with the operation interrupted and the
  * deployment's previous manifest current (OperationStore.recoverInterrupted).
+ *
+ * The state is the server's database's dialect: SQLite (`manager.db` beside the server's file) or,
+ * for replicas sharing PostgreSQL, the server's PostgreSQL (docs/manager.md "Several replicas"),
+ * where a lease per deployment (deployment-lease.ts) keeps two replicas from changing one
+ * deployment at once, and the replica that next takes an expired lease marks the operation of the
+ * replica that died interrupted.
  */
 
 import { existsSync } from 'node:fs';
@@ -30,17 +36,26 @@ import { objectKey, toObjects } from '../../../client/src/deploy/objects.js';
 import { DmError } from '../../../client/src/error.js';
 import { parseDefaultRegistry } from '../../../client/src/reference/reference.js';
 import { RegistryTemplateSource } from '../../../client/src/resolve/registry-template-source.js';
-import { openStateDatabase } from '../../../client/src/state/database.js';
+import type { StateDatabase } from '../../../client/src/state/database.js';
 import { DeploymentStore } from '../../../client/src/state/deployments-store.js';
-import { type OperationRow, OperationStore } from '../../../client/src/state/operations-store.js';
+import {
+  type NewOperation,
+  type OperationRow,
+  OperationStore,
+} from '../../../client/src/state/operations-store.js';
 import { CatalogResolver, type CatalogView } from './catalog-resolver.js';
+import type { DeploymentLeases } from './deployment-lease.js';
 import type { ManagerAccess } from './manager-access.js';
 
 export interface ManagerConfig {
   /** Configured clusters: name → kubeconfig file (`--cluster NAME=KUBECONFIG`). */
   clusters: Record<string, string>;
-  /** The manager's SQLite file (beside the server's database). */
+  /** The manager's SQLite file (beside the server's database); unused on PostgreSQL. */
   stateFile: string;
+  /** How long a deployment's lease lasts without a heartbeat on PostgreSQL (ms; default 15 s). */
+  leaseTtlMs?: number | undefined;
+  /** This replica's name in leases (default `host:pid`; tests run two in one process). */
+  replica?: string | undefined;
   /** Where the manager keeps caches (templates, kubectl discovery). */
   dataDir: string;
   /** kubectl executable (DM_KUBECTL; default `kubectl`). */
@@ -185,17 +200,58 @@ export class DeploymentManager {
   /** Slots for operations running at once (bounded kubectl processes and memory). */
   private slots: number;
   private readonly waitingForSlot: (() => void)[] = [];
+  /** Operations left by a stopped server recovered (awaited before anything is read or run). */
+  readonly ready: Promise<void>;
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
     readonly config: ManagerConfig,
     private readonly deps: ManagerDeps,
+    database: StateDatabase,
+    /** The deployment lock across replicas (PostgreSQL); one process serialises without it. */
+    private readonly leases?: DeploymentLeases,
   ) {
     this.slots = Math.max(1, config.maxConcurrentOperations ?? 4);
-    const database = openStateDatabase(config.stateFile);
     this.store = new DeploymentStore(database);
     this.operations = new OperationStore(database);
-    for (const op of this.operations.recoverInterrupted()) {
-      deps.log('warn', 'operation interrupted by a restart', {
+    this.ready = this.recover();
+    if (leases) {
+      // Heartbeats of this replica's operations; whichever replica notices first marks the
+      // operations of a replica that died interrupted.
+      this.sweeper = setInterval(
+        () =>
+          void leases
+            .beat()
+            .then(() => this.recover())
+            .catch(() => {}),
+        Math.max(100, Math.floor(leases.ttlMs / 3)),
+      );
+      this.sweeper.unref();
+    }
+  }
+
+  /**
+   * SQLite: every operation left pending or running by the stopped server. PostgreSQL: operations
+   * left running by replicas whose lease expired, each under the deployment's lease (so never one
+   * a live replica runs); pending ones belong to live replicas' queues.
+   */
+  private async recover(): Promise<void> {
+    const leases = this.leases;
+    const interrupted: OperationRow[] = [];
+    if (!leases) interrupted.push(...(await this.operations.recoverInterrupted()));
+    else {
+      for (const deployment of await leases.orphaned()) {
+        if (!(await leases.acquire(deployment, 'recovery'))) continue;
+        try {
+          interrupted.push(...(await this.operations.recoverInterrupted(deployment)));
+        } finally {
+          await leases.release(deployment);
+        }
+      }
+      interrupted.push(...(await this.operations.interruptPending(await leases.abandoned())));
+    }
+    for (const op of interrupted) {
+      this.deps.log('warn', 'operation interrupted by a stopped server', {
         operation: op.id,
         deployment: op.deployment,
         status: op.status,
@@ -230,21 +286,21 @@ export class DeploymentManager {
   }
 
   /** Where a deployment lives (from its newest operation); undefined if it never existed here. */
-  placement(name: string): { cluster: string; namespace: string } | undefined {
-    const op = this.operations.latestFor(name);
+  async placement(name: string): Promise<{ cluster: string; namespace: string } | undefined> {
+    const op = await this.operations.latestFor(name);
     return op ? { cluster: op.cluster, namespace: op.namespace } : undefined;
   }
 
   /** Whether a deployment exists or a create of it is queued or running. */
-  private exists(name: string): boolean {
-    if (this.store.getDeployment(name)) return true;
-    const op = this.operations.latestFor(name);
+  private async exists(name: string): Promise<boolean> {
+    if (await this.store.getDeployment(name)) return true;
+    const op = await this.operations.latestFor(name);
     return op !== undefined && (op.status === 'pending' || op.status === 'running') && op.action !== 'delete';
   }
 
   /** A deployment's placement, if `access` may read it; otherwise not found. */
-  visible(name: string, access: ManagerAccess): { cluster: string; namespace: string } {
-    const p = this.placement(name);
+  async visible(name: string, access: ManagerAccess): Promise<{ cluster: string; namespace: string }> {
+    const p = await this.placement(name);
     if (!p || !access.canRead(p.cluster, p.namespace)) {
       throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
         category: 'not-found',
@@ -332,7 +388,7 @@ export class DeploymentManager {
     access: ManagerAccess,
   ): Promise<OperationRow> {
     const { cluster, namespace, input } = await this.prepareChange(req, action, access);
-    const op = this.operations.create({
+    const op = await this.accept({
       deployment: req.name,
       action,
       actor: access.actor,
@@ -371,8 +427,8 @@ export class DeploymentManager {
     let cluster = req.cluster;
     let namespace = req.namespace;
     if (action === 'create') {
-      if (this.exists(req.name)) {
-        const p = this.placement(req.name);
+      if (await this.exists(req.name)) {
+        const p = await this.placement(req.name);
         if (p && !access.canRead(p.cluster, p.namespace))
           this.requireDeploy(access, cluster, namespace ?? '');
         throw new DmError(
@@ -384,12 +440,12 @@ export class DeploymentManager {
         );
       }
     } else {
-      if (!this.exists(req.name)) {
+      if (!(await this.exists(req.name))) {
         throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${req.name}' does not exist`, {
           category: 'not-found',
         });
       }
-      const p = this.visible(req.name, access);
+      const p = await this.visible(req.name, access);
       if ((cluster && cluster !== p.cluster) || (namespace && namespace !== p.namespace)) {
         throw new DmError(
           'DEPLOYMENT_TARGET_CHANGED',
@@ -414,16 +470,23 @@ export class DeploymentManager {
     return { cluster, namespace, input };
   }
 
+  /** Records an operation as this replica's (its heartbeat starts at once on PostgreSQL). */
+  private async accept(op: NewOperation): Promise<OperationRow> {
+    const row = await this.operations.create({ ...op, replica: this.leases?.holder });
+    await this.leases?.beat();
+    return row;
+  }
+
   /** Deletes a deployment (an update to an empty manifest, then the deployment goes) as an operation. */
-  remove(name: string, access: ManagerAccess): OperationRow {
-    if (!this.exists(name)) {
+  async remove(name: string, access: ManagerAccess): Promise<OperationRow> {
+    if (!(await this.exists(name))) {
       throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
         category: 'not-found',
       });
     }
-    const p = this.visible(name, access);
+    const p = await this.visible(name, access);
     this.requireDeploy(access, p.cluster, p.namespace);
-    const op = this.operations.create({
+    const op = await this.accept({
       deployment: name,
       action: 'delete',
       actor: access.actor,
@@ -445,7 +508,10 @@ export class DeploymentManager {
       if (this.slots > 0) this.slots--;
       else await new Promise<void>((resolve) => this.waitingForSlot.push(resolve));
       try {
-        await this.run(op, kubectl, input, req);
+        await this.ready;
+        if (this.leases)
+          await this.leases.run(op.deployment, op.id, () => this.runLeased(op, kubectl, input, req));
+        else await this.run(op, kubectl, input, req);
       } finally {
         const next = this.waitingForSlot.shift();
         if (next) next();
@@ -460,6 +526,23 @@ export class DeploymentManager {
     });
   }
 
+  /** Under the deployment's lease: first what a replica that died left running, then the operation. */
+  private async runLeased(
+    op: OperationRow,
+    kubectl: Kubectl,
+    input: DeploymentInput | undefined,
+    req: DeploymentRequest | undefined,
+  ): Promise<void> {
+    for (const stale of await this.operations.recoverInterrupted(op.deployment)) {
+      this.deps.log('warn', 'operation interrupted by a stopped server', {
+        operation: stale.id,
+        deployment: stale.deployment,
+        status: stale.status,
+      });
+    }
+    await this.run(op, kubectl, input, req);
+  }
+
   /** Runs one operation; never throws (a background task must not take the server down). */
   private async run(
     op: OperationRow,
@@ -468,8 +551,8 @@ export class DeploymentManager {
     req: DeploymentRequest | undefined,
   ): Promise<void> {
     try {
-      const previous = this.store.getDeployment(op.deployment)?.currentManifest ?? null;
-      this.operations.start(op.id, this.store.nextManifestName(op.deployment).name, previous);
+      const previous = (await this.store.getDeployment(op.deployment))?.currentManifest ?? null;
+      await this.operations.start(op.id, (await this.store.nextManifestName(op.deployment)).name, previous);
       const common = {
         name: op.deployment,
         store: this.store,
@@ -478,7 +561,7 @@ export class DeploymentManager {
       };
       const result = input
         ? await deployConfiguration({ ...common, input, ...(req?.waitForReady ? { wait: true } : {}) })
-        : op.action === 'delete' && !this.store.getDeployment(op.deployment)
+        : op.action === 'delete' && !(await this.store.getDeployment(op.deployment))
           ? undefined
           : await deleteDeployment(common);
       const failures = result
@@ -487,7 +570,7 @@ export class DeploymentManager {
             .map((r) => ({ resource: r.name, message: r.message ?? r.outcome }))
         : [];
       const ok = result ? result.status === 'applied' : false;
-      this.operations.finish(
+      await this.operations.finish(
         op.id,
         ok ? 'done' : 'failed',
         failures,
@@ -507,7 +590,7 @@ export class DeploymentManager {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       try {
-        this.operations.finish(op.id, 'failed', [], message);
+        await this.operations.finish(op.id, 'failed', [], message);
       } catch (inner) {
         this.deps.log('error', 'cannot record an operation', { operation: op.id, error: String(inner) });
       }
@@ -533,7 +616,7 @@ export class DeploymentManager {
       objectName: string;
     }[],
   ): Promise<{ objects: Map<string, Record<string, unknown>>; error?: string }> {
-    const p = this.placement(name);
+    const p = await this.placement(name);
     const objects = new Map<string, Record<string, unknown>>();
     if (!p || resources.length === 0) return { objects };
     try {
@@ -569,7 +652,9 @@ export class DeploymentManager {
     await Promise.all([...this.running.values()]);
   }
 
-  close(): void {
-    this.store.database.close();
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.ready.catch(() => {});
+    await this.store.database.close();
   }
 }

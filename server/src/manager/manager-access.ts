@@ -56,7 +56,7 @@ export async function managerAccessFor(
       category: 'unauthorized',
     });
   }
-  const row = deps.operations.tokenByHash(hashToken(bearerToken(authorization)));
+  const row = await deps.operations.tokenByHash(hashToken(bearerToken(authorization)));
   if (row) {
     const scopes = JSON.parse(row.scopes) as string[];
     const deploy = row.role === 'deploy';

@@ -1,12 +1,15 @@
 /**
  * Where the manager keeps its state, and its tokens (docs/manager.md): `manager.db` beside the
- * server's database (SQLite; PostgreSQL for the manager is a later step), tokens stored as sha256
- * hashes like the server's own, printed once when created.
+ * server's database on SQLite, the server's own PostgreSQL database when it runs on PostgreSQL
+ * (docs/manager.md "Several replicas"); tokens stored as sha256 hashes like the server's own,
+ * printed once when created.
  */
 import { dirname, join } from 'node:path';
-import { openStateDatabase } from '../../../client/src/state/database.js';
+import { openStateDatabase, type StateDatabase } from '../../../client/src/state/database.js';
+import { postgresStateDatabase } from '../../../client/src/state/database-pg.js';
 import { OperationStore } from '../../../client/src/state/operations-store.js';
 import { hashToken, newToken } from '../store/secrets.js';
+import { isPostgres, type StoreHandle } from '../store/service-store.js';
 import { parseScope } from './manager-access.js';
 
 /** The manager's SQLite file and cache directory for a server database file. */
@@ -15,19 +18,27 @@ export function managerPaths(serverDbFile: string): { stateFile: string; dataDir
   return { stateFile: join(dir, 'manager.db'), dataDir: join(dir, 'manager') };
 }
 
+/** The manager's state for the server's store: its PostgreSQL, or the SQLite file `stateFile`. */
+export function openManagerState(store: StoreHandle, stateFile: string): StateDatabase {
+  return isPostgres(store)
+    ? postgresStateDatabase(store.pool, store.displayUrl)
+    : openStateDatabase(stateFile);
+}
+
 /** Creates a deployment token (`deploy`: change and read; `read`: read only) for the scopes given. */
-export function createManagerToken(
+export async function createManagerToken(
+  store: StoreHandle,
   serverDbFile: string,
   role: 'deploy' | 'read',
   scopes: readonly string[],
-): string {
+): Promise<string> {
   const parsed = scopes.map(parseScope);
-  const database = openStateDatabase(managerPaths(serverDbFile).stateFile);
+  const database = openManagerState(store, managerPaths(serverDbFile).stateFile);
   try {
     const token = newToken();
-    new OperationStore(database).addToken(hashToken(token), role, parsed);
+    await new OperationStore(database).addToken(hashToken(token), role, parsed);
     return token;
   } finally {
-    database.close();
+    await database.close();
   }
 }

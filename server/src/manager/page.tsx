@@ -37,12 +37,14 @@ function liveStatus(live: Record<string, unknown> | undefined): string {
 }
 
 export async function deploymentPage(manager: DeploymentManager, name: string, access: ManagerAccess) {
-  const where = manager.visible(name, access);
-  const d = manager.store.getDeployment(name);
-  const view = d ? deploymentView(d, where, manager.store) : undefined;
-  const manifests = manager.store.listManifests(name).map(manifestSummary);
-  const operations = manager.operations.listFor(name, 50).map((op) => operationView(op, manager.store));
-  const current = d?.currentManifest ? manager.store.getManifest(d.currentManifest) : undefined;
+  const where = await manager.visible(name, access);
+  const d = await manager.store.getDeployment(name);
+  const view = d ? await deploymentView(d, where, manager.store) : undefined;
+  const manifests = (await manager.store.listManifests(name)).map(manifestSummary);
+  const operations = await Promise.all(
+    (await manager.operations.listFor(name, 50)).map((op) => operationView(op, manager.store)),
+  );
+  const current = d?.currentManifest ? await manager.store.getManifest(d.currentManifest) : undefined;
   const layout = current ? (JSON.parse(current.layout) as Layout) : { resources: [] };
   const applied = (view?.resources ?? []).filter((r) => r.action === 'apply');
   const live = await manager.liveObjects(name, applied);

@@ -51,22 +51,25 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
     req: { header(name: string): string | undefined };
     get(k: 'service'): AppEnv['Variables']['service'];
   }): Promise<ManagerAccess> =>
-    managerAccessFor(c.req.header('authorization'), {
-      tokens: c.get('service').tokens,
-      operations: manager.operations,
-    });
+    // Nothing is read before what a stopped server left is recovered (interrupted, not running).
+    manager.ready.then(() =>
+      managerAccessFor(c.req.header('authorization'), {
+        tokens: c.get('service').tokens,
+        operations: manager.operations,
+      }),
+    );
   const wantsWait = (q: string | undefined) => q === 'true' || q === '1';
   const wantsDryRun = wantsWait;
   const answer = async (op: { id: string }, wait: boolean): Promise<[OperationView, 200 | 202]> => {
     if (wait) await manager.waitFor(op.id);
-    const view = operationView(manager.operations.get(op.id)!, manager.store);
+    const view = await operationView((await manager.operations.get(op.id))!, manager.store);
     return [view, wait ? 200 : 202];
   };
 
   app.get('/api/v1/deployments', async (c) => {
     const access = await accessOf(c);
-    const where = manager.operations.placements();
-    const list = manager.store.listDeployments().flatMap((d) => {
+    const where = await manager.operations.placements();
+    const list = (await manager.store.listDeployments()).flatMap((d) => {
       const p = where.get(d.name);
       return p && access.canRead(p.cluster, p.namespace) ? [deploymentSummary(d, p)] : [];
     });
@@ -86,14 +89,14 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   app.get('/api/v1/deployments/:name', async (c) => {
     const access = await accessOf(c);
     const name = c.req.param('name');
-    const p = manager.visible(name, access);
-    const d = manager.store.getDeployment(name);
+    const p = await manager.visible(name, access);
+    const d = await manager.store.getDeployment(name);
     if (!d) {
       throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
         category: 'not-found',
       });
     }
-    return c.json(deploymentView(d, p, manager.store));
+    return c.json(await deploymentView(d, p, manager.store));
   });
 
   app.put('/api/v1/deployments/:name', limit, async (c) => {
@@ -108,7 +111,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
 
   app.delete('/api/v1/deployments/:name', async (c) => {
     const access = await accessOf(c);
-    const op = manager.remove(c.req.param('name'), access);
+    const op = await manager.remove(c.req.param('name'), access);
     const [view, status] = await answer(op, wantsWait(c.req.query('wait')));
     c.header('Location', `/api/v1/operations/${op.id}`);
     return c.json(view, status);
@@ -117,16 +120,16 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   app.get('/api/v1/deployments/:name/manifests', async (c) => {
     const access = await accessOf(c);
     const name = c.req.param('name');
-    manager.visible(name, access);
-    return c.json(manager.store.listManifests(name).map(manifestSummary));
+    await manager.visible(name, access);
+    return c.json((await manager.store.listManifests(name)).map(manifestSummary));
   });
 
   app.get('/api/v1/deployments/:name/manifests/:manifest', async (c) => {
     const access = await accessOf(c);
     const name = c.req.param('name');
     const id = c.req.param('manifest');
-    const p = manager.visible(name, access);
-    const all = manager.store.listManifests(name);
+    const p = await manager.visible(name, access);
+    const all = await manager.store.listManifests(name);
     const m = all.find((x) => x.name === id || String(x.seq) === id);
     if (!m) {
       throw new DmError('MANIFEST_NOT_FOUND', `deployment '${name}' has no manifest '${id}'`, {
@@ -134,14 +137,15 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
         details: { manifests: all.map((x) => x.name) },
       });
     }
-    return c.json(manifestView(m, p.cluster, manager.store));
+    return c.json(await manifestView(m, p.cluster, manager.store));
   });
 
   app.get('/api/v1/deployments/:name/operations', async (c) => {
     const access = await accessOf(c);
     const name = c.req.param('name');
-    manager.visible(name, access);
-    return c.json(manager.operations.listFor(name).map((op) => operationView(op, manager.store)));
+    await manager.visible(name, access);
+    const ops = await manager.operations.listFor(name);
+    return c.json(await Promise.all(ops.map((op) => operationView(op, manager.store))));
   });
 
   // `?wait=N` (1-30 s) holds the answer until the operation has finished or N seconds have passed
@@ -149,7 +153,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   app.get('/api/v1/operations/:id', async (c) => {
     const access = await accessOf(c);
     const id = c.req.param('id');
-    const found = manager.operations.get(id);
+    const found = await manager.operations.get(id);
     if (!found || !access.canRead(found.cluster, found.namespace)) {
       throw new DmError('OPERATION_NOT_FOUND', `no operation '${id}'`, {
         category: 'not-found',
@@ -169,7 +173,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
       }
       await manager.waitFor(id, seconds * 1000);
     }
-    return c.json(operationView(manager.operations.get(id) ?? found, manager.store));
+    return c.json(await operationView((await manager.operations.get(id)) ?? found, manager.store));
   });
 
   app.post('/api/v1/expand', limit, async (c) => {
@@ -193,9 +197,9 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   });
 
   /** Instances visible to the caller (of deployments it may read). */
-  const visibleInstances = (access: ManagerAccess, type: string) => {
-    const where = manager.operations.placements();
-    return manager.store.listInstances(type).filter((i) => {
+  const visibleInstances = async (access: ManagerAccess, type: string) => {
+    const where = await manager.operations.placements();
+    return (await manager.store.listInstances(type)).filter((i) => {
       const p = where.get(i.deployment);
       return p !== undefined && access.canRead(p.cluster, p.namespace);
     });
@@ -204,7 +208,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   app.get('/api/v1/types', async (c) => {
     const access = await accessOf(c);
     const counts = new Map<string, number>();
-    for (const i of visibleInstances(access, 'all')) counts.set(i.type, (counts.get(i.type) ?? 0) + 1);
+    for (const i of await visibleInstances(access, 'all')) counts.set(i.type, (counts.get(i.type) ?? 0) + 1);
     return c.json(
       [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([type, instances]) => ({ type, instances })),
     );
@@ -213,7 +217,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   app.get('/api/v1/types/:type/instances', async (c) => {
     const access = await accessOf(c);
     return c.json(
-      visibleInstances(access, c.req.param('type')).map((i) => ({
+      (await visibleInstances(access, c.req.param('type'))).map((i) => ({
         name: i.name,
         type: i.type,
         deployment: i.deployment,

@@ -93,17 +93,17 @@ export function deploymentSummary(
   };
 }
 
-export function deploymentView(
+export async function deploymentView(
   d: DeploymentRow,
   where: { cluster: string; namespace: string },
   store: DeploymentStore,
-): DeploymentView {
+): Promise<DeploymentView> {
   return {
     ...deploymentSummary(d, where),
     lastGoodManifest: d.lastGoodManifest,
     createdAt: iso(d.createdAt),
-    manifests: store.listManifests(d.name).map((m) => m.name),
-    resources: d.currentManifest ? store.manifestResources(d.currentManifest).map(resourceView) : [],
+    manifests: (await store.listManifests(d.name)).map((m) => m.name),
+    resources: d.currentManifest ? (await store.manifestResources(d.currentManifest)).map(resourceView) : [],
   };
 }
 
@@ -118,7 +118,11 @@ export function manifestSummary(m: ManifestRow): ManifestSummary {
 }
 
 /** A manifest in full; the server's kubeconfig path is replaced by the cluster's name. */
-export function manifestView(m: ManifestRow, cluster: string, store: DeploymentStore): ManifestView {
+export async function manifestView(
+  m: ManifestRow,
+  cluster: string,
+  store: DeploymentStore,
+): Promise<ManifestView> {
   const {
     target: { kubeconfig: _path, ...target },
     ...documents
@@ -129,7 +133,7 @@ export function manifestView(m: ManifestRow, cluster: string, store: DeploymentS
     ...(m.finishedAt ? { finishedAt: iso(m.finishedAt) } : {}),
     target: { cluster, ...target },
     ...documents,
-    resources: store.manifestResources(m.name).map(resourceView),
+    resources: (await store.manifestResources(m.name)).map(resourceView),
   };
 }
 
@@ -161,8 +165,8 @@ export function progressOf(resources: readonly ManifestResourceRow[]): LevelProg
   );
 }
 
-export function operationView(op: OperationRow, store: DeploymentStore): OperationView {
-  const manifest = op.manifest && store.getManifest(op.manifest) ? op.manifest : null;
+export async function operationView(op: OperationRow, store: DeploymentStore): Promise<OperationView> {
+  const manifest = op.manifest && (await store.getManifest(op.manifest)) ? op.manifest : null;
   return {
     id: op.id,
     deployment: op.deployment,
@@ -175,7 +179,7 @@ export function operationView(op: OperationRow, store: DeploymentStore): Operati
     createdAt: iso(op.createdAt),
     startedAt: op.startedAt ? iso(op.startedAt) : null,
     finishedAt: op.finishedAt ? iso(op.finishedAt) : null,
-    progress: manifest ? progressOf(store.manifestResources(manifest)) : [],
+    progress: manifest ? progressOf(await store.manifestResources(manifest)) : [],
     errors: JSON.parse(op.errors) as { resource: string; message: string }[],
     ...(op.error ? { error: op.error } : {}),
   };

@@ -277,3 +277,6 @@ export const quarantines = pgTable(
     index('quarantines_registry_idx').on(t.registryId),
   ],
 );
+
+/* The Deployment Manager's tables (docs/manager.md, "Several replicas"), defined beside the client's SQLite schema. */
+export * from '../../../client/src/state/schema-pg.js';

@@ -157,7 +157,7 @@ export function registerBlueprintCommands(program: Command): void {
               ].join('\n'),
           };
         } finally {
-          store.database.close();
+          await store.database.close();
         }
       }),
     );

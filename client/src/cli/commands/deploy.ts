@@ -32,7 +32,7 @@ async function withStore<T>(
   try {
     return await use(store);
   } finally {
-    store.database.close();
+    await store.database.close();
   }
 }
 
@@ -126,9 +126,9 @@ export function registerDeployCommands(program: Command): void {
       action(async (ctx) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteList(ctx);
         const { reportDeploymentList } = await import('./deploy-output.js');
-        return withStore(ctx, (store) =>
+        return withStore(ctx, async (store) =>
           reportDeploymentList(
-            store.listDeployments().map((x) => ({
+            (await store.listDeployments()).map((x) => ({
               name: x.name,
               state: x.state,
               manifest: x.currentManifest,
@@ -148,20 +148,20 @@ export function registerDeployCommands(program: Command): void {
         return withStore(ctx, async (store) => {
           const { DmError } = await import('../../error.js');
           const { resourceOutcome } = await import('../../state/deployments-store.js');
-          const d = store.getDeployment(name!);
+          const d = await store.getDeployment(name!);
           if (!d) {
             throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
               category: 'not-found',
             });
           }
-          const resources = d.currentManifest ? store.manifestResources(d.currentManifest) : [];
+          const resources = d.currentManifest ? await store.manifestResources(d.currentManifest) : [];
           return {
             data: {
               name: d.name,
               state: d.state,
               manifest: d.currentManifest,
               lastGoodManifest: d.lastGoodManifest,
-              manifests: store.listManifests(d.name).map((m) => m.name),
+              manifests: (await store.listManifests(d.name)).map((m) => m.name),
               resources: resources.map(resourceOutcome),
             },
           };
@@ -202,9 +202,9 @@ export function registerDeployCommands(program: Command): void {
         return withStore(ctx, async (store) => {
           const { DmError } = await import('../../error.js');
           const { manifestDocuments, resourceOutcome } = await import('../../state/deployments-store.js');
-          const all = store.listManifests(deployment!);
+          const all = await store.listManifests(deployment!);
           if (all.length === 0) {
-            const exists = store.getDeployment(deployment!) !== undefined;
+            const exists = (await store.getDeployment(deployment!)) !== undefined;
             const message = exists
               ? `deployment '${deployment}' has no manifests`
               : `deployment '${deployment}' does not exist`;
@@ -241,7 +241,7 @@ export function registerDeployCommands(program: Command): void {
               created: new Date(m.createdAt).toISOString(),
               ...(m.finishedAt ? { finished: new Date(m.finishedAt).toISOString() } : {}),
               ...manifestDocuments(m),
-              resources: store.manifestResources(m.name).map(resourceOutcome),
+              resources: (await store.manifestResources(m.name)).map(resourceOutcome),
             },
           };
         });
@@ -257,7 +257,7 @@ export function registerDeployCommands(program: Command): void {
       action(async (ctx) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteTypes(ctx);
         return withStore(ctx, async (store) => {
-          const d = store.listTypes();
+          const d = await store.listTypes();
           return { data: d, text: () => d.map((r) => `${r.type}  ${r.instances}`).join('\n') || 'no types' };
         });
       }),
@@ -270,7 +270,7 @@ export function registerDeployCommands(program: Command): void {
       action(async (ctx, [type]) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteInstances(ctx, type!);
         return withStore(ctx, async (store) => {
-          const d = store.listInstances(type!).map((i) => ({
+          const d = (await store.listInstances(type!)).map((i) => ({
             name: i.name,
             type: i.type,
             deployment: i.deployment,

@@ -1,0 +1,2 @@
+ALTER TABLE `operations` ADD `replica` text;--> statement-breakpoint
+ALTER TABLE `operations` ADD `heartbeat_at` integer;
