@@ -69,4 +69,52 @@ describe('index swap off the request thread', () => {
       probe.close();
     }
   });
+
+  it('lets writes of the request thread and a second swap wait for the swap instead of failing busy', async () => {
+    const other = await s.service.add({ source: FIXTURES, name: 'local.dm/local/other' });
+    const probe = new Database(s.store.file, { timeout: 0 });
+    const store = serviceStoreOf(s.store);
+    try {
+      let done = false;
+      const first = store
+        .swap(generatedIndex(10_000), { registryId: other.id, commit: 'one', etag: null, now: Date.now() })
+        .finally(() => {
+          done = true;
+        });
+      // Wait (answering requests) until the swap's transaction holds the write lock.
+      while (!done && !writeLocked(probe)) {
+        const res = await s.app.request('/api/v1/resolve?ref=redis:v1.1');
+        assert.equal(res.status, 200);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      assert.equal(done, false, 'the swap ended before its transaction could be observed');
+      // A write of this thread (a registry added) and a second swap, both while the lock is held.
+      let added = false;
+      const adding = s.service.add({ source: FIXTURES, name: 'local.dm/local/later' }).then((r) => {
+        added = true;
+        return r;
+      });
+      const second = store.swap(generatedIndex(100), {
+        registryId: other.id,
+        commit: 'two',
+        etag: null,
+        now: Date.now(),
+      });
+      let answeredWhileWaiting = 0;
+      while (!added) {
+        const res = await s.app.request('/api/v1/resolve?ref=redis:v1.1');
+        assert.equal(res.status, 200);
+        if (!added && !done) answeredWhileWaiting++;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      assert.ok((await adding).id > other.id);
+      assert.equal(done, true, 'the write went ahead while the swap was writing');
+      assert.ok(answeredWhileWaiting > 0, 'no request was answered while the write waited');
+      assert.equal((await first).versionCount, 10_000);
+      assert.equal((await second).versionCount, 100);
+      assert.equal((await s.service.find(other.id, ADMIN_ACCESS)).versionCount, 100);
+    } finally {
+      probe.close();
+    }
+  });
 });

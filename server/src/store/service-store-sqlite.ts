@@ -34,7 +34,7 @@ import type {
   TokenQueries,
 } from './service-store.js';
 import { finishSyncSqlite, setSyncStateSqlite } from './swap-index.js';
-import { swapIndexOffThread } from './swap-index-thread.js';
+import { swapIndexOffThread, swapsSettled } from './swap-index-thread.js';
 import { allTokens, deleteToken, insertToken, recordTokensUsed, tokensFingerprint } from './tokens.js';
 
 const PRUNE_FILES = `DELETE FROM files WHERE NOT EXISTS (SELECT 1 FROM version_files vf WHERE vf.sha256 = files.sha256)
@@ -42,6 +42,8 @@ const PRUNE_FILES = `DELETE FROM files WHERE NOT EXISTS (SELECT 1 FROM version_f
 
 export function sqliteServiceStore(store: Store): ServiceStore {
   const { db, sqlite } = store;
+  /** Every write of this thread waits out an index swap in progress (swap-index-thread.ts). */
+  const settled = () => swapsSettled(store);
 
   const registryQueries: RegistryQueries = {
     async list() {
@@ -54,9 +56,11 @@ export function sqliteServiceStore(store: Store): ServiceStore {
       return db.select().from(registries).where(eq(registries.name, name)).get();
     },
     async insert(values) {
+      await settled();
       return db.insert(registries).values(values).returning().get();
     },
     async updateSource(id, source) {
+      await settled();
       return db
         .update(registries)
         .set({ ...source, etag: null })
@@ -65,6 +69,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
         .get();
     },
     async delete(id) {
+      await settled();
       const row = db.delete(registries).where(eq(registries.id, id)).returning().get();
       if (row) sqlite.exec(PRUNE_FILES);
       return row;
@@ -98,6 +103,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
       return db.select().from(credentials).where(eq(credentials.name, name)).get()?.secret;
     },
     async upsert(name, kind, secret, now) {
+      await settled();
       db.insert(credentials)
         .values({ name, kind, secret, createdAt: now, updatedAt: now })
         .onConflictDoUpdate({ target: credentials.name, set: { secret, kind, updatedAt: now } })
@@ -113,12 +119,15 @@ export function sqliteServiceStore(store: Store): ServiceStore {
       return tokensFingerprint(store);
     },
     async insert(values) {
+      await settled();
       return insertToken(store, values);
     },
     async delete(by) {
+      await settled();
       return deleteToken(store, by);
     },
     async recordUsed(used) {
+      await settled();
       recordTokensUsed(store, used);
     },
   };
@@ -134,6 +143,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
   );
   const syncQueries: SyncQueries = {
     async recoverInterrupted(now) {
+      await settled();
       const result = db
         .update(syncs)
         .set({ status: 'interrupted', finishedAt: now, error: 'the server stopped during the sync' })
@@ -146,6 +156,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
       return result.changes;
     },
     async interruptRunning(registryId, now) {
+      await settled();
       return db
         .update(syncs)
         .set({ status: 'interrupted', finishedAt: now, error: 'the server stopped during the sync' })
@@ -153,6 +164,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
         .run().changes;
     },
     async start(registryId, trigger, startedAt, replica) {
+      await settled();
       const row = db
         .insert(syncs)
         .values({ registryId, trigger, status: 'running', startedAt, replica })
@@ -162,9 +174,11 @@ export function sqliteServiceStore(store: Store): ServiceStore {
       return row.id;
     },
     async finish(syncId, registryId, values, keep) {
+      await settled();
       finishSync(syncId, registryId, values, keep);
     },
     async setRegistryState(registryId, state) {
+      await settled();
       setState(registryId, state);
     },
     async latest(registryId) {
@@ -224,15 +238,18 @@ export function sqliteServiceStore(store: Store): ServiceStore {
 
   const checksumQueries: ChecksumQueries = {
     async accept(input) {
+      await settled();
       return acceptQuarantine(store, input);
     },
     async markNotified(id, now) {
+      await settled();
       markNotified(store, id, now);
     },
     async undelivered() {
       return undelivered(store);
     },
-    checkpoint(signer, now) {
+    async checkpoint(signer, now) {
+      await settled();
       return currentCheckpoint(store, signer, now);
     },
     async acceptances(registryId, limit) {

@@ -52,6 +52,21 @@ export type FromSwapWorker =
 /** Versions per message to the worker. */
 const BATCH_VERSIONS = 500;
 
+/**
+ * The swap in progress on each database file, if any. While a swap worker holds SQLite's write
+ * lock, a write on the request thread would wait in better-sqlite3's busy timeout, blocking the
+ * event loop, then fail with SQLITE_BUSY: writes on this thread (service-store-sqlite.ts) and the
+ * next swap wait here first instead (docs/server.md, "Indexing").
+ */
+const swapping = new Map<string, Promise<unknown>>();
+
+/** Settles once no index swap is writing to `store`'s file (at once when none is). */
+export async function swapsSettled(store: Store): Promise<void> {
+  for (let current = swapping.get(store.file); current; current = swapping.get(store.file)) {
+    await current.catch(() => {});
+  }
+}
+
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 function wire(f: IndexedFile, fresh: Map<string, Uint8Array>): SwapWireFile {
@@ -71,6 +86,20 @@ export async function swapIndexOffThread(
   meta: SwapMeta,
 ): Promise<SwapResult> {
   if (!store.file || store.file === ':memory:') return swapIndex(store, built, meta);
+  // Check and claim with no await between them: one swap at a time per file.
+  for (let current = swapping.get(store.file); current; current = swapping.get(store.file)) {
+    await current.catch(() => {});
+  }
+  const running = swapInWorker(store, built, meta);
+  swapping.set(store.file, running);
+  try {
+    return await running;
+  } finally {
+    if (swapping.get(store.file) === running) swapping.delete(store.file);
+  }
+}
+
+async function swapInWorker(store: Store, built: BuiltIndex, meta: SwapMeta): Promise<SwapResult> {
   const { midSwap, ...wireMeta } = meta;
   const worker = new Worker(new URL('./swap-index-worker.js', import.meta.url), {
     name: 'dm-index-swap',
