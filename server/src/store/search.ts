@@ -155,13 +155,24 @@ class TemplateRows {
       if (held?.generation === r.generation) continue;
       for (const id of held?.ids ?? []) this.byId.delete(id);
       const ids: number[] = [];
+      // Collections are few: one string each (less memory; counting facets hashes the same few).
+      const collections = new Map<string, { collection: string; lower: string }>();
       for (const row of this.load(r.id)) {
         ids.push(row.id);
+        let c = collections.get(row.collection);
+        if (!c) {
+          c = { collection: row.collection, lower: row.collection.toLowerCase() };
+          collections.set(row.collection, c);
+        }
         this.byId.set(row.id, {
-          ...row,
+          id: row.id,
+          name: row.name,
+          collection: c.collection,
+          title: row.title,
+          registryId: row.registryId,
           lowerName: row.name.toLowerCase(),
           lowerTitle: (row.title ?? '').toLowerCase(),
-          lowerCollection: row.collection.toLowerCase(),
+          lowerCollection: c.lower,
           order: 0,
         });
       }
