@@ -229,6 +229,9 @@ export class PostgresReads implements ReadStore {
       // A bounded candidate set read from the GIN index without ranking (ranking every match is
       // the slow tail), plus the exactly named templates however far the bound is; then the
       // candidates are ranked: exact name, name prefix, ts_rank, name (the order SQLite's has).
+      // Only the shown page's rows carry their title, version and description back: the others
+      // are counted (total, facets) and need no more than name, collection and registry.
+      const first = (options.page - 1) * options.limit;
       rows = await this.rows<Candidate & { bounded: boolean }>(
         `WITH query AS (SELECT to_tsquery('simple', $${at + 1}) AS q),
               candidates AS (
@@ -237,12 +240,21 @@ export class PostgresReads implements ReadStore {
               picked AS (
                 (SELECT id FROM candidates LIMIT ${CANDIDATES})
                 UNION
-                SELECT t.id FROM templates t WHERE lower(t.name) = $${at + 2} AND ${where})
-         SELECT ${columns}, (SELECT count(*) FROM candidates) > ${CANDIDATES} AS bounded
-         FROM picked JOIN templates t ON t.id = picked.id JOIN registries r ON r.id = t.registry_id, query
-         ORDER BY lower(t.name) = $${at + 2} DESC, lower(t.name) LIKE $${at + 3} DESC,
-                  ts_rank(t.search, query.q) DESC, t.name COLLATE "C", t.collection COLLATE "C"`,
-        [...values, tsq, q, likePrefix(q)],
+                SELECT t.id FROM templates t WHERE lower(t.name) = $${at + 2} AND ${where}),
+              ranked AS (
+                SELECT t.id, t.name, t.collection, t.title, t.description, t.registry_id AS "registryId",
+                  t.latest_version AS "latestVersion", r.name AS "registryName",
+                  row_number() OVER (
+                    ORDER BY lower(t.name) = $${at + 2} DESC, lower(t.name) LIKE $${at + 3} DESC,
+                      ts_rank(t.search, query.q) DESC, t.name COLLATE "C", t.collection COLLATE "C") AS pos
+                FROM picked JOIN templates t ON t.id = picked.id JOIN registries r ON r.id = t.registry_id, query)
+         SELECT id, name, collection, "registryId", "registryName",
+           CASE WHEN pos > $${at + 4} AND pos <= $${at + 5} THEN title END AS title,
+           CASE WHEN pos > $${at + 4} AND pos <= $${at + 5} THEN description END AS description,
+           CASE WHEN pos > $${at + 4} AND pos <= $${at + 5} THEN "latestVersion" END AS "latestVersion",
+           (SELECT count(*) FROM candidates) > ${CANDIDATES} AS bounded
+         FROM ranked ORDER BY pos`,
+        [...values, tsq, q, likePrefix(q), first, first + options.limit],
       );
       totalIsLowerBound = (rows[0] as { bounded?: boolean } | undefined)?.bounded === true;
       if (rows.length === 0 && q.length >= 3) {

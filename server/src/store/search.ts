@@ -13,7 +13,7 @@
 import type Database from 'better-sqlite3';
 import type { Store } from './db.js';
 import { type NamedRow, SimilarNames } from './similar-names.js';
-import { mayRead, type Reader, visibleRegistriesSqlite } from './visibility.js';
+import { EVERY_REGISTRY, mayRead, type Reader, visibleRegistriesSqlite } from './visibility.js';
 
 export const CANDIDATES = 1000;
 
@@ -54,13 +54,14 @@ export interface SearchPage {
   didYouMean: string | null;
 }
 
-interface Candidate {
-  id: number;
-  name: string;
-  collection: string;
+/** A template's fields the ranking reads, held in memory (TemplateRows) with their lower-cased forms. */
+interface HeldRow extends NamedRow {
   title: string | null;
-  registryId: number;
-  score: number;
+  lowerName: string;
+  lowerTitle: string;
+  lowerCollection: string;
+  /** Position of the row in the order by name, collection and id of every held row. */
+  order: number;
 }
 
 /** The words of a query, lower-cased; only letters, digits and `_` (no FTS syntax from users). */
@@ -73,33 +74,130 @@ export function ftsQuery(words: readonly string[]): string | null {
   return words.length ? words.map((w) => `"${w}"*`).join(' AND ') : null;
 }
 
-const WORD_SPLIT = /[^\p{L}\p{N}_]+/u;
+const WORD_CHAR = /[\p{L}\p{N}_]/u;
 
+/** Whether the character ending just before `at` in `text` is a word character (letter, digit, `_`). */
+function wordCharBefore(text: string, at: number): boolean {
+  if (at === 0) return false;
+  const c = text.charCodeAt(at - 1);
+  if (c < 0x80) return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+  const start = c >= 0xdc00 && c <= 0xdfff && at >= 2 ? at - 2 : at - 1;
+  return WORD_CHAR.test(String.fromCodePoint(text.codePointAt(start)!));
+}
+
+/** Whether the character starting at `at` in `text` is a word character. */
+function wordCharAt(text: string, at: number): boolean {
+  if (at >= text.length) return false;
+  const c = text.charCodeAt(at);
+  if (c < 0x80) return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+  return WORD_CHAR.test(String.fromCodePoint(text.codePointAt(at)!));
+}
+
+/**
+ * `weight` per query word that starts a word of the lower-cased `text`, twice that when the first
+ * such word is the query word itself. Scans the text in place (no split per candidate).
+ */
 function fieldScore(text: string, words: readonly string[], weight: number): number {
   if (!text) return 0;
-  const tokens = text.toLowerCase().split(WORD_SPLIT);
   let score = 0;
   for (const w of words) {
-    for (const t of tokens) {
-      if (t === w) {
-        score += weight * 2;
-        break;
-      }
-      if (t.startsWith(w)) {
-        score += weight;
-        break;
-      }
-    }
+    let at = text.indexOf(w);
+    while (at !== -1 && wordCharBefore(text, at)) at = text.indexOf(w, at + 1);
+    if (at !== -1) score += wordCharAt(text, at + w.length) ? weight : weight * 2;
   }
   return score;
 }
 
-function rank(c: Candidate, words: readonly string[]): number {
-  let score = fieldScore(c.name, words, 20);
-  score += fieldScore(c.title ?? '', words, 8);
-  score += fieldScore(c.collection, words, 6);
+function rank(r: HeldRow, words: readonly string[]): number {
+  let score = fieldScore(r.lowerName, words, 20);
+  score += fieldScore(r.lowerTitle, words, 8);
+  score += fieldScore(r.lowerCollection, words, 6);
   // Matches only in the description or property names keep the base score.
   return score;
+}
+
+interface RegistryRow {
+  id: number;
+  name: string;
+  visibility: string;
+  organisation: string | null;
+  generation: number;
+}
+
+/**
+ * Every template's name, collection, title and registry, in memory by id, read again per registry
+ * when its generation changes (every index swap or added version bumps it): a search then reads
+ * only the matching ids from SQLite, and the names' trigram index (similar-names.ts) is built from
+ * the same rows.
+ */
+class TemplateRows {
+  readonly byId = new Map<number, HeldRow>();
+  /** Every held row by `order`. */
+  ordered: HeldRow[] = [];
+  /** Each registry's rows, in the order its load gave (by name, collection and id). */
+  private readonly held = new Map<number, { generation: number; rows: HeldRow[] }>();
+  /** The registries' ids and generations the rows are of, e.g. `1:4,2:7`. */
+  version = '';
+
+  constructor(
+    private readonly load: (
+      registryId: number,
+    ) => Omit<HeldRow, 'lowerName' | 'lowerTitle' | 'lowerCollection' | 'order'>[],
+  ) {}
+
+  /** Brings the rows up to the registries' generations. */
+  refresh(registries: readonly RegistryRow[]): void {
+    const version = registries.map((r) => `${r.id}:${r.generation}`).join(',');
+    if (version === this.version) return;
+    const present = new Set<number>();
+    for (const r of registries) {
+      present.add(r.id);
+      const held = this.held.get(r.id);
+      if (held?.generation === r.generation) continue;
+      for (const row of held?.rows ?? []) this.byId.delete(row.id);
+      const rows: HeldRow[] = [];
+      // Collections are few: one string each (less memory; counting facets hashes the same few).
+      const collections = new Map<string, { collection: string; lower: string }>();
+      for (const row of this.load(r.id)) {
+        let c = collections.get(row.collection);
+        if (!c) {
+          c = { collection: row.collection, lower: row.collection.toLowerCase() };
+          collections.set(row.collection, c);
+        }
+        const heldRow: HeldRow = {
+          id: row.id,
+          name: row.name,
+          collection: c.collection,
+          title: row.title,
+          registryId: row.registryId,
+          lowerName: row.name.toLowerCase(),
+          lowerTitle: (row.title ?? '').toLowerCase(),
+          lowerCollection: c.lower,
+          order: 0,
+        };
+        rows.push(heldRow);
+        this.byId.set(row.id, heldRow);
+      }
+      this.held.set(r.id, { generation: r.generation, rows });
+    }
+    for (const [id, held] of this.held) {
+      if (present.has(id)) continue;
+      for (const row of held.rows) this.byId.delete(row.id);
+      this.held.delete(id);
+    }
+    // Each registry's rows come sorted (or nearly: SQLite compares bytes, JavaScript UTF-16 units),
+    // so the sort merges a few runs rather than sorting every row from scratch.
+    this.ordered = [...this.held.values()]
+      .flatMap((h) => h.rows)
+      .sort(
+        (a, b) =>
+          (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+          (a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : 0) ||
+          a.id - b.id,
+      );
+    for (let i = 0; i < this.ordered.length; i++) this.ordered[i]!.order = i;
+    this.version = version;
+  }
 }
 
 /** Facet counts of the candidates by collection and registry name (both dialects). */
@@ -107,12 +205,19 @@ export function countFacets(
   rows: readonly { collection: string; registryId: number }[],
   registryNames: ReadonlyMap<number, string>,
 ): SearchPage['facets'] {
-  const collection: Record<string, number> = {};
-  const registry: Record<string, number> = {};
+  // Counted in Maps (an object with many keys added one by one is slow), then made objects once.
+  const collections = new Map<string, number>();
+  const registries = new Map<number, number>();
   for (const r of rows) {
-    collection[r.collection] = (collection[r.collection] ?? 0) + 1;
-    const name = registryNames.get(r.registryId) ?? '';
-    registry[name] = (registry[name] ?? 0) + 1;
+    collections.set(r.collection, (collections.get(r.collection) ?? 0) + 1);
+    registries.set(r.registryId, (registries.get(r.registryId) ?? 0) + 1);
+  }
+  const collection: Record<string, number> = {};
+  for (const [name, n] of collections) collection[name] = n;
+  const registry: Record<string, number> = {};
+  for (const [id, n] of registries) {
+    const name = registryNames.get(id) ?? '';
+    registry[name] = (registry[name] ?? 0) + n;
   }
   return { collection, registry };
 }
@@ -137,61 +242,43 @@ function searchFilters(prefix: string, options: SearchOptions): { sql: string; p
   return { sql, params };
 }
 
+/** Scores stay below this (16 words × 68 at most); the sort key packs tier, score and name order. */
+const SCORE_LIMIT = 4096;
+const ORDER_LIMIT = 2 ** 32;
+
 /** Prepared statements kept per search (their text varies with the caller's grants). */
 const MAX_STATEMENTS = 256;
 
 export class TemplateSearch {
   private readonly statements = new Map<string, Database.Statement>();
+  private readonly rows: TemplateRows;
   private readonly names: SimilarNames;
 
   constructor(private readonly store: Store) {
-    this.names = new SimilarNames(
-      () =>
-        (this.statement("SELECT group_concat(id || ':' || generation) FROM registries").pluck().get() as
-          | string
-          | null) ?? '',
-      () =>
+    this.rows = new TemplateRows(
+      (registryId) =>
         this.statement(
-          'SELECT id, name, collection, registry_id AS registryId FROM templates',
-        ).all() as NamedRow[],
+          `SELECT id, name, collection, title, registry_id AS registryId FROM templates WHERE registry_id = ?
+           ORDER BY name, collection, id`,
+        ).all(registryId) as HeldRow[],
+    );
+    // Built from the held rows, which each search brings up to date first.
+    this.names = new SimilarNames(
+      () => this.rows.version,
+      () => [...this.rows.byId.values()],
     );
   }
 
   /** When no words matched: templates with names similar to the query, as on PostgreSQL. */
-  private similarTo(q: string, options: SearchOptions): Candidate[] {
+  private similarTo(q: string, visible: ReadonlySet<number>, collection: string | undefined): HeldRow[] {
     if (q.trim().length < 3) return [];
-    // The same visibility rule as the SQL condition (store/visibility.ts), over the registries.
-    const registries = new Set(
-      (
-        this.statement('SELECT id, name, visibility, organisation FROM registries').all() as {
-          id: number;
-          name: string;
-          visibility: string;
-          organisation: string | null;
-        }[]
-      )
-        .filter(
-          (r) =>
-            mayRead(options.reader, r) && (options.registry === undefined || r.name === options.registry),
-        )
-        .map((r) => r.id),
-    );
-    const collection = options.collection;
     const similar = this.names.similar(
       q.trim().toLowerCase(),
-      (r) => registries.has(r.registryId) && (collection === undefined || r.collection === collection),
+      (r) => visible.has(r.registryId) && (collection === undefined || r.collection === collection),
       CANDIDATES + 1,
     );
-    const titles = new Map(
-      (
-        this.statement('SELECT id, title FROM templates WHERE id IN (SELECT value FROM json_each(?))').all(
-          JSON.stringify(similar.map((r) => r.id)),
-        ) as { id: number; title: string | null }[]
-      ).map((r) => [r.id, r.title]),
-    );
-    return similar.map((r) => ({ ...r, title: titles.get(r.id) ?? null, score: 0 }));
+    return similar.map((r) => this.rows.byId.get(r.id)!);
   }
-
   private statement(sql: string): Database.Statement {
     let stmt = this.statements.get(sql);
     if (!stmt) {
@@ -205,31 +292,48 @@ export class TemplateSearch {
   search(options: SearchOptions): SearchPage {
     const words = queryWords(options.q);
     const match = ftsQuery(words);
+    const registries = this.statement(
+      'SELECT id, name, visibility, organisation, generation FROM registries',
+    ).all() as RegistryRow[];
+    this.rows.refresh(registries);
     const registryNames = new Map<number, string>();
-    for (const r of this.statement('SELECT id, name FROM registries').all() as {
-      id: number;
-      name: string;
-    }[]) {
+    // The registries the caller may read (the rule of store/visibility.ts) and asked for.
+    const visible = new Set<number>();
+    for (const r of registries) {
       registryNames.set(r.id, r.name);
+      if (mayRead(options.reader, r) && (options.registry === undefined || r.name === options.registry)) {
+        visible.add(r.id);
+      }
     }
     // Visibility and the filters go inside the bounded FTS scan (docs/server.md, "Organisations and
-    // visibility"), so the candidates, totals and facets hold only what the caller may see.
-    const { sql: filters, params } = searchFilters('', options);
-    const { sql: plain } = searchFilters('t.', options);
-    const columns =
-      't.id AS id, t.name AS name, t.collection AS collection, t.title AS title, t.registry_id AS registryId, 0 AS score';
-    const rows = (
+    // visibility"), so the candidates, totals and facets hold only what the caller may see. When the
+    // caller may read every registry and names none, the registry condition is left out.
+    const narrowed = visible.size < registries.length;
+    const { sql: filters, params } = searchFilters('', {
+      ...options,
+      reader: narrowed ? options.reader : EVERY_REGISTRY,
+    });
+    const ids = (
       match
         ? this.statement(
-            `SELECT ${columns} FROM templates t WHERE t.id IN
-               (SELECT rowid FROM templates_fts WHERE templates_fts MATCH ?${filters} LIMIT ${CANDIDATES + 1})`,
-          ).all(match, ...params)
+            `SELECT rowid FROM templates_fts WHERE templates_fts MATCH ?${filters} LIMIT ${CANDIDATES + 1}`,
+          )
+            .pluck()
+            .all(match, ...params)
         : this.statement(
-            `SELECT ${columns} FROM templates t WHERE 1${plain} ORDER BY t.name, t.collection LIMIT ${CANDIDATES + 1}`,
-          ).all(...params)
-    ) as Candidate[];
+            `SELECT id FROM templates WHERE 1${filters} ORDER BY name, collection LIMIT ${CANDIDATES + 1}`,
+          )
+            .pluck()
+            .all(...params)
+    ) as number[];
+    const held = this.rows.byId;
+    const rows: HeldRow[] = [];
+    for (const id of ids) {
+      const r = held.get(id);
+      if (r) rows.push(r);
+    }
     // Nothing matched the words: names similar to the query are the answer (similar-names.ts).
-    const similar = match && rows.length === 0 ? this.similarTo(options.q, options) : [];
+    const similar = match && rows.length === 0 ? this.similarTo(options.q, visible, options.collection) : [];
     rows.push(...similar);
     const totalIsLowerBound = rows.length > CANDIDATES;
     if (totalIsLowerBound) rows.length = CANDIDATES;
@@ -238,28 +342,30 @@ export class TemplateSearch {
     if (match && similar.length === 0) {
       const q = options.q.trim().toLowerCase();
       const exactName = options.q.trim();
-      const seen = new Set(rows.map((r) => r.id));
       if (exactName) {
         // Exactly named templates first, even when the bound cut them off.
-        const exact = this.statement(`SELECT ${columns} FROM templates t WHERE t.name = ?${plain}`).all(
-          exactName,
-          ...params,
-        ) as Candidate[];
-        for (const e of exact) if (!seen.has(e.id)) rows.push(e);
+        const seen = new Set(ids);
+        const exact = this.statement(`SELECT id FROM templates WHERE name = ?${filters}`)
+          .pluck()
+          .all(exactName, ...params) as number[];
+        for (const id of exact) {
+          const r = seen.has(id) ? undefined : held.get(id);
+          if (r) rows.push(r);
+        }
       }
-      // The order PostgreSQL's search has too (reads-pg.ts): exact name, name prefix, rank, name.
-      const tier = (c: Candidate) => {
-        const name = c.name.toLowerCase();
-        return name === q ? 2 : name.startsWith(q) ? 1 : 0;
-      };
-      for (const r of rows) r.score = rank(r, words);
-      ranked = rows.sort(
-        (a, b) =>
-          tier(b) - tier(a) ||
-          b.score - a.score ||
-          (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
-          (a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : 0),
-      );
+      // The order PostgreSQL's search has too (reads-pg.ts): exact name, name prefix, rank, then
+      // name (and collection), as one number per row — tier, score, the row's place in the name
+      // order — so the sort compares numbers only.
+      const keys = new Float64Array(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i]!;
+        const tier = r.lowerName === q ? 2 : r.lowerName.startsWith(q) ? 1 : 0;
+        const score = Math.min(rank(r, words), SCORE_LIMIT - 1);
+        keys[i] = ((2 - tier) * SCORE_LIMIT + (SCORE_LIMIT - 1 - score)) * ORDER_LIMIT + r.order;
+      }
+      keys.sort();
+      const ordered = this.rows.ordered;
+      ranked = Array.from(keys, (k) => ordered[k % ORDER_LIMIT]!);
     }
 
     const facets = countFacets(ranked, registryNames);
