@@ -63,10 +63,9 @@ export function registerExpandCommands(program: Command): void {
     .addHelpText('after', EXPAND_HELP)
     .action(
       action(async (ctx, [config], options) => {
-        const { expandConfiguration } = await import('../../expand/index.js');
+        const { expandConfiguration, lazyTemplateSource } = await import('../../expand/index.js');
         const { loadInput } = await import('../../input.js');
         const { schemaValidationOf } = await import('../../config/config.js');
-        const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
         const input = loadInput(config!, {
           cwd: ctx.cwd,
           accept: ['file', 'template', 'reference'],
@@ -74,11 +73,15 @@ export function registerExpandCommands(program: Command): void {
         });
         // Registry references and URLs in types (and as the argument) resolve through the
         // resolver chain: dm.lock beside the configuration first, then --registry-dir and servers.
-        const registry = await createRegistryTemplateSource({
-          config: ctx.config,
-          registryDirs: ctx.registryDirs,
-          configPath: input.path,
-          warn: warner(ctx),
+        // Built when a type first needs it: local templates alone never load the chain.
+        const registry = lazyTemplateSource(async () => {
+          const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
+          return createRegistryTemplateSource({
+            config: ctx.config,
+            registryDirs: ctx.registryDirs,
+            configPath: input.path,
+            warn: warner(ctx),
+          });
         });
         const result = await expandConfiguration(input.configuration!, {
           ...(input.deployment ? { deployment: input.deployment } : {}),
