@@ -334,6 +334,10 @@ const STR_TAG = FORMAT_SCHEMA.defaultScalarTag.tagName;
 /** Strings formatBlocks writes itself: one line, no character that changes how they are quoted. */
 const SIMPLE_STRING = /^[A-Za-z0-9_./](?:[A-Za-z0-9_./:@,+=()%~ -]*[A-Za-z0-9_./@+=()%~-])?$/;
 const MAX_SIMPLE_DEPTH = 100;
+/** How each simple string was written (names, types and values repeat across resources). */
+const simpleStrings = new Map<string, string>();
+const indents: string[] = [];
+const indent = (column: number): string => (indents[column] ??= ' '.repeat(column));
 
 function simpleScalar(value: unknown): string {
   if (value === null) return 'null';
@@ -341,7 +345,13 @@ function simpleScalar(value: unknown): string {
     if (value === '') return "''";
     if (value.length > 200 || !SIMPLE_STRING.test(value) || value.includes(': ')) throw NOT_MINE;
     // Plain when it reads back as this string, else single-quoted (as the presenter chooses).
-    return FORMAT_SCHEMA.resolveImplicitScalarTag(value).tag.tagName === STR_TAG ? value : `'${value}'`;
+    let written = simpleStrings.get(value);
+    if (written === undefined) {
+      written = FORMAT_SCHEMA.resolveImplicitScalarTag(value).tag.tagName === STR_TAG ? value : `'${value}'`;
+      if (simpleStrings.size > 10_000) simpleStrings.clear();
+      simpleStrings.set(value, written);
+    }
+    return written;
   }
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (typeof value === 'number') {
@@ -385,7 +395,7 @@ function blockMapping(
   for (const key of pyKeys(map)) {
     const value = map[key];
     if (value === undefined) continue;
-    const head = `${first ? '' : ' '.repeat(column)}${simpleScalar(key)}:`;
+    const head = `${first ? '' : indent(column)}${simpleScalar(key)}:`;
     first = false;
     if (!isBlock(value)) out.push(`${head} ${inline(value)}\n`);
     else {
@@ -403,7 +413,7 @@ function blockNode(value: unknown, column: number, firstInline: boolean, depth: 
   if (depth > MAX_SIMPLE_DEPTH) throw NOT_MINE;
   for (let i = 0; i < value.length; i++) {
     const item = value[i] === undefined ? null : value[i];
-    const head = `${i === 0 && firstInline ? '' : ' '.repeat(column)}- `;
+    const head = `${i === 0 && firstInline ? '' : indent(column)}- `;
     if (!isBlock(item)) out.push(`${head}${inline(item)}\n`);
     else {
       out.push(head);
