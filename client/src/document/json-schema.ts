@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import type { ValidateFunction } from 'ajv';
 import { isMapping } from '../data.js';
+import { DRAFT07_VALIDATOR_SOURCE } from './json-schema-meta.js';
 
 const require = createRequire(import.meta.url);
 
@@ -23,14 +24,51 @@ export interface SchemaCompilerOptions {
 
 const compilers = new Map<string, SchemaCompiler>();
 
+/** The ajv set-up every compiler shares (and the meta-schema validator's generation, below). */
+function newAjv(options: SchemaCompilerOptions, extra: Record<string, unknown> = {}): SchemaCompiler {
+  const Ajv = require('ajv').default as new (options: Record<string, unknown>) => SchemaCompiler;
+  const ajv = new Ajv({ allErrors: true, strict: false, ...options, ...extra });
+  (require('ajv-formats').default as (ajv: SchemaCompiler) => void)(ajv);
+  return ajv;
+}
+
+const DRAFT07 = 'http://json-schema.org/draft-07/schema';
+const TEMPLATE_OPTIONS: SchemaCompilerOptions = { useDefaults: true, validateSchema: true };
+
+/**
+ * Ajv compiles the draft-07 meta-schema the first time it checks a schema, most of the cost of a
+ * first `dm expand`. The same validator, generated ahead by Ajv's standalone code from the same
+ * set-up (json-schema-meta.ts; its test regenerates it from the installed Ajv and compares), is
+ * handed to the instance instead, so nothing else about checking a schema changes.
+ */
+function primeMetaSchema(ajv: SchemaCompiler): void {
+  const env = (ajv as unknown as { schemas: Record<string, { validate?: unknown } | undefined> }).schemas[
+    DRAFT07
+  ];
+  if (!env || env.validate) return;
+  const module: { exports: unknown } = { exports: {} };
+  new Function('require', 'module', DRAFT07_VALIDATOR_SOURCE)(require, module);
+  env.validate = module.exports;
+}
+
+/** The standalone module text of the draft-07 meta-schema validator as the installed Ajv generates it. */
+export function draft07ValidatorSource(): string {
+  const { _ } = require('ajv') as { _: (s: TemplateStringsArray) => unknown };
+  const standaloneCode = require('ajv/dist/standalone').default as (ajv: unknown, v: unknown) => string;
+  const ajv = newAjv(TEMPLATE_OPTIONS, {
+    code: { source: true, formats: _`require("ajv-formats/dist/formats").fullFormats` },
+  }) as SchemaCompiler & { getSchema(id: string): unknown };
+  return standaloneCode(ajv, ajv.getSchema(DRAFT07));
+}
+
 /** The ajv instance for these options (made once): every error reported, unknown keywords ignored, ajv-formats. */
 export function schemaCompiler(options: SchemaCompilerOptions): SchemaCompiler {
   const key = `${options.useDefaults}/${options.validateSchema}`;
   let compiler = compilers.get(key);
   if (!compiler) {
-    const Ajv = require('ajv').default as new (options: Record<string, unknown>) => SchemaCompiler;
-    compiler = new Ajv({ allErrors: true, strict: false, ...options });
-    (require('ajv-formats').default as (ajv: SchemaCompiler) => void)(compiler);
+    compiler = newAjv(options);
+    if (options.useDefaults === TEMPLATE_OPTIONS.useDefaults && options.validateSchema)
+      primeMetaSchema(compiler);
     compilers.set(key, compiler);
   }
   return compiler;

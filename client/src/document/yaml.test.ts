@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { DmError } from '../error.js';
-import { duplicatedKeys, formatYaml, parseYaml, parseYamlDocuments } from './yaml.js';
+import { PyFloat } from '../python/values.js';
+import { dumpYaml, duplicatedKeys, formatBlocks, formatYaml, parseYaml, parseYamlDocuments } from './yaml.js';
 
 describe('parseYaml()', () => {
   it('reads the YAML 1.2 core schema by default: y, n, yes, on stay strings', () => {
@@ -154,5 +155,162 @@ describe('duplicated mapping keys (as PyYAML reads them)', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+const LOOKALIKES = [
+  'yes',
+  'No',
+  'ON',
+  'off',
+  'y',
+  'n',
+  'Y',
+  'true',
+  'False',
+  'null',
+  'Null',
+  '~',
+  '',
+  '1',
+  '-1',
+  '+1',
+  '1.0',
+  '.5',
+  '-.5',
+  '1e3',
+  '1.5e+3',
+  '0x1F',
+  '0o17',
+  '017',
+  '1_000',
+  '1:30',
+  '1:30.5',
+  '2001-12-14',
+  '2001-12-14 21:59:43.10 -5',
+  '.inf',
+  '-.Inf',
+  '.NaN',
+  '=',
+  '<<',
+  '-',
+  '---',
+  '...',
+  'a: b',
+  'a:',
+  'a #b',
+  'a#b',
+  ' a',
+  'a ',
+  'a  b',
+  'x:y',
+  'http://h/p',
+  'nginx:1.25',
+  'r0-svc',
+  'apps/v1/Deployment',
+  '/usr/bin',
+  './x',
+  '@a',
+  'a@b',
+  '%a',
+  'a%',
+  '(a)',
+  'a,b',
+  'a=b',
+  '~a',
+  'a~',
+  'a - b',
+  '- a',
+  '? a',
+  'a?',
+  "it's",
+  'a"b',
+  'tab\there',
+  'line\nbreak',
+  'é',
+  'a\u00a0b',
+];
+const tricky = fc.oneof(
+  fc.constantFrom(...LOOKALIKES),
+  fc.string({ unit: fc.constantFrom(...'aZ09_./:@,+=()%~ -#\'"!&*?|>{}[]yYnN\n\t'.split('')), maxLength: 8 }),
+);
+/** Strings of the characters formatBlocks writes itself, where its quoting decisions are. */
+const friendly = fc.oneof(
+  fc.constantFrom(...LOOKALIKES),
+  fc.string({ unit: fc.constantFrom(...'aZ09_./:@,+=()%~ -yYnNeE'.split('')), maxLength: 6 }),
+);
+const documentOf = (text: fc.Arbitrary<string>): fc.Arbitrary<Record<string, unknown>> => {
+  const node = fc.letrec<{ node: unknown }>((tie) => ({
+    node: fc.oneof(
+      { depthSize: 'small' },
+      text,
+      fc.integer({ min: -2000, max: 2000 }),
+      fc.constantFrom(
+        -0,
+        1e21,
+        2 ** 53,
+        0.1,
+        -2.5,
+        1.5e300,
+        Number.POSITIVE_INFINITY,
+        Number.NaN,
+        true,
+        false,
+        null,
+        undefined,
+      ),
+      fc.double(),
+      fc.integer({ min: -5, max: 5 }).map((n) => new PyFloat(n)),
+      fc.array(tie('node'), { maxLength: 4 }),
+      fc.dictionary(text, tie('node'), { maxKeys: 4 }),
+    ),
+  })).node;
+  return fc.dictionary(text, node, { minKeys: 1, maxKeys: 5 });
+};
+
+describe('formatYaml() fast path', () => {
+  for (const [name, text, least] of [
+    ['any text', tricky, 50],
+    ['its own characters', friendly, 300],
+  ] as const) {
+    it(`formatBlocks() writes exactly what js-yaml dump writes, or leaves the document to it: ${name} (property)`, () => {
+      let mine = 0;
+      fc.assert(
+        fc.property(documentOf(text), (doc) => {
+          const written = formatBlocks(doc);
+          if (written === undefined) return;
+          mine++;
+          assert.equal(written, dumpYaml(doc));
+        }),
+        { numRuns: 3000, seed: 20261126 },
+      );
+      assert.ok(mine >= least, `the fast path wrote only ${mine} of 3000 documents`);
+    });
+  }
+
+  it('formatBlocks() takes an expansion output of the usual shapes', () => {
+    const doc = {
+      config: {
+        resources: [
+          {
+            name: 'r0-svc',
+            type: 'Service',
+            properties: { ports: [{ port: 80, protocol: 'TCP' }], empty: {} },
+          },
+          {
+            name: 'r0-cm',
+            type: 'ConfigMap',
+            properties: { data: { replicas: '1', on: 'yes', f: new PyFloat(1) } },
+          },
+        ],
+      },
+      layout: { resources: [{ name: 'r0', type: 'a.jinja', properties: { image: 'nginx:1.25', list: [] } }] },
+    };
+    const text = formatBlocks(doc);
+    assert.ok(text !== undefined);
+    assert.equal(text, dumpYaml(doc));
+    assert.match(text, /replicas: '1'\n/);
+    assert.match(text, /'on': 'yes'\n/);
+    assert.match(text, /f: 1\.0\n/);
   });
 });

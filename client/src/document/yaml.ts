@@ -309,14 +309,135 @@ export function parseYamlDocuments(text: string, options: ParseYamlOptions = {})
   return docs;
 }
 
-/** Block-style YAML with keys in insertion order; `undefined` values are dropped. */
+/**
+ * Block-style YAML with keys in insertion order; `undefined` values are dropped. Documents of
+ * the common shapes are written by formatBlocks below, the rest by js-yaml's dump; both give the
+ * same text (yaml.test.ts compares them on random data).
+ */
 export function formatYaml(value: unknown): string {
+  return formatBlocks(value) ?? dumpYaml(value);
+}
+
+/** js-yaml's dump with FORMAT_SCHEMA: what formatYaml writes, for every input. */
+export function dumpYaml(value: unknown): string {
   return dump(value, {
     noRefs: true,
     lineWidth: -1,
     skipInvalid: true,
     schema: FORMAT_SCHEMA,
   } as Parameters<typeof dump>[1]);
+}
+
+/** Thrown inside formatBlocks for a value it leaves to js-yaml. */
+const NOT_MINE = Symbol('not mine');
+const STR_TAG = FORMAT_SCHEMA.defaultScalarTag.tagName;
+/** Strings formatBlocks writes itself: one line, no character that changes how they are quoted. */
+const SIMPLE_STRING = /^[A-Za-z0-9_./](?:[A-Za-z0-9_./:@,+=()%~ -]*[A-Za-z0-9_./@+=()%~-])?$/;
+const MAX_SIMPLE_DEPTH = 100;
+/** How each simple string was written (names, types and values repeat across resources). */
+const simpleStrings = new Map<string, string>();
+const indents: string[] = [];
+const indent = (column: number): string => (indents[column] ??= ' '.repeat(column));
+
+function simpleScalar(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'string') {
+    if (value === '') return "''";
+    if (value.length > 200 || !SIMPLE_STRING.test(value) || value.includes(': ')) throw NOT_MINE;
+    // Plain when it reads back as this string, else single-quoted (as the presenter chooses).
+    let written = simpleStrings.get(value);
+    if (written === undefined) {
+      written = FORMAT_SCHEMA.resolveImplicitScalarTag(value).tag.tagName === STR_TAG ? value : `'${value}'`;
+      if (simpleStrings.size > 10_000) simpleStrings.clear();
+      simpleStrings.set(value, written);
+    }
+    return written;
+  }
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') {
+    if (Number.isSafeInteger(value) && !Object.is(value, -0)) return String(value);
+    if (Number.isInteger(value)) throw NOT_MINE;
+    return pythonFloatTag.represent(value) as string;
+  }
+  if (value instanceof PyFloat) return pythonFloatTag.represent(value) as string;
+  throw NOT_MINE;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** A non-empty block collection below a key or a `- `, or the scalar / empty flow form after it. */
+function isBlock(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
+  if (!isPlainObject(value)) return false;
+  for (const k of pyKeys(value)) if (value[k] !== undefined) return true;
+  return false;
+}
+
+function inline(value: unknown): string {
+  if (Array.isArray(value)) return '[]';
+  if (isPlainObject(value)) return '{}';
+  return simpleScalar(value);
+}
+
+function blockMapping(
+  map: Record<string, unknown>,
+  column: number,
+  firstInline: boolean,
+  depth: number,
+  out: string[],
+): void {
+  if (depth > MAX_SIMPLE_DEPTH) throw NOT_MINE;
+  let first = firstInline;
+  for (const key of pyKeys(map)) {
+    const value = map[key];
+    if (value === undefined) continue;
+    const head = `${first ? '' : indent(column)}${simpleScalar(key)}:`;
+    first = false;
+    if (!isBlock(value)) out.push(`${head} ${inline(value)}\n`);
+    else {
+      out.push(`${head}\n`);
+      blockNode(value, column + 2, false, depth + 1, out);
+    }
+  }
+}
+
+function blockNode(value: unknown, column: number, firstInline: boolean, depth: number, out: string[]): void {
+  if (!Array.isArray(value)) {
+    blockMapping(value as Record<string, unknown>, column, firstInline, depth, out);
+    return;
+  }
+  if (depth > MAX_SIMPLE_DEPTH) throw NOT_MINE;
+  for (let i = 0; i < value.length; i++) {
+    const item = value[i] === undefined ? null : value[i];
+    const head = `${i === 0 && firstInline ? '' : indent(column)}- `;
+    if (!isBlock(item)) out.push(`${head}${inline(item)}\n`);
+    else {
+      out.push(head);
+      blockNode(item, column + 2, true, depth + 1, out);
+    }
+  }
+}
+
+/**
+ * The text js-yaml's presenter writes for a document whose top is a non-empty mapping of plain
+ * objects, arrays, numbers, booleans, null and SIMPLE_STRING strings, or `undefined` when the
+ * document holds anything else. Its cold start is a fraction of the presenter's (a `dm expand`
+ * writes one document per process).
+ */
+export function formatBlocks(value: unknown): string | undefined {
+  if (!isPlainObject(value) || !isBlock(value)) return undefined;
+  const out: string[] = [];
+  try {
+    blockMapping(value, 0, false, 0, out);
+  } catch (error) {
+    if (error === NOT_MINE) return undefined;
+    throw error;
+  }
+  return out.join('');
 }
 
 /** A multi-document YAML stream, each document introduced by `---`. */

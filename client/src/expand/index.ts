@@ -22,6 +22,7 @@ export {
   type ImportEntry,
   LocalTemplateSource,
   type LocalTemplateSourceOptions,
+  lazyTemplateSource,
   templateKindOf,
 } from './local-template-source.js';
 export { type RenderedTemplate, type RenderTemplateOptions, renderTemplateFile } from './render-template.js';

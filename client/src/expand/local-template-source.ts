@@ -221,3 +221,17 @@ export function chainTemplateSources(sources: readonly TemplateSource[]): Templa
     },
   };
 }
+
+/**
+ * A source made on its first use: a configuration whose templates are all local never builds
+ * what `make` builds (for `dm expand`, the resolver chain and its modules).
+ */
+export function lazyTemplateSource(make: () => Promise<TemplateSource>): TemplateSource {
+  let made: Promise<TemplateSource> | undefined;
+  return {
+    async load(typeRef, from) {
+      made ??= make();
+      return (await made).load(typeRef, from);
+    },
+  };
+}

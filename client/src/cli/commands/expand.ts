@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { action, collect, contextFromCommand, propertiesOf, warner } from '../context.js';
 import { printResult } from '../format.js';
@@ -63,39 +65,60 @@ export function registerExpandCommands(program: Command): void {
     .addHelpText('after', EXPAND_HELP)
     .action(
       action(async (ctx, [config], options) => {
-        const { expandConfiguration } = await import('../../expand/index.js');
         const { loadInput } = await import('../../input.js');
-        const { schemaValidationOf } = await import('../../config/config.js');
-        const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
+        const { enginesNamedIn, RenderSandbox } = await import('../../expand/sandbox/render-sandbox.js');
         const input = loadInput(config!, {
           cwd: ctx.cwd,
           accept: ['file', 'template', 'reference'],
           ...(options.deployment ? { deployment: String(options.deployment) } : {}),
         });
-        // Registry references and URLs in types (and as the argument) resolve through the
-        // resolver chain: dm.lock beside the configuration first, then --registry-dir and servers.
-        const registry = await createRegistryTemplateSource({
-          config: ctx.config,
-          registryDirs: ctx.registryDirs,
-          configPath: input.path,
-          warn: warner(ctx),
-        });
-        const result = await expandConfiguration(input.configuration!, {
-          ...(input.deployment ? { deployment: input.deployment } : {}),
-          ...(options.deployment ? { deployment: String(options.deployment) } : {}),
-          ...(options.project ? { project: String(options.project) } : {}),
-          ...(options.importsDir ? { importsDir: String(options.importsDir) } : {}),
-          env: await envAssignments(options.env as string[] | undefined),
-          properties: await propertiesOf(ctx),
-          maxDepth: Number(options.maxDepth),
-          schemaValidation: schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation),
-          sandbox: sandboxOptions(options),
-          sources: [registry],
-          onWarning: (w: { message: string }) => warner(ctx)(w.message),
-          // Integral floats and integer-keyed order as PyYAML printed them (docs/expansion.md).
-          pythonValues: true,
-        });
-        return { data: { config: result.config, layout: result.layout } };
+        const { schemaValidationOf } = await import('../../config/config.js');
+        const schemaValidation = schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation);
+        const env = await envAssignments(options.env as string[] | undefined);
+        const properties = await propertiesOf(ctx);
+        // The rendering processes the configuration names start now, beside the loading of the
+        // engine and the parsing (the expansion starts any other it turns out to need).
+        const sandbox = new RenderSandbox(sandboxOptions(options));
+        sandbox.warm(enginesNamedIn(input.configuration!.content));
+        try {
+          const { expandConfiguration, lazyTemplateSource } = await import('../../expand/index.js');
+          // Registry references and URLs in types (and as the argument) resolve through the
+          // resolver chain: dm.lock beside the configuration first, then --registry-dir and servers.
+          // Without a dm.lock there, built when a type first needs it: local templates alone never
+          // load the chain (a dm.lock is read at once, so a damaged one fails every expansion).
+          const registrySource = async () => {
+            const { createRegistryTemplateSource } = await import(
+              '../../resolve/registry-template-source.js'
+            );
+            return createRegistryTemplateSource({
+              config: ctx.config,
+              registryDirs: ctx.registryDirs,
+              configPath: input.path,
+              warn: warner(ctx),
+            });
+          };
+          const locked =
+            input.path !== undefined && existsSync(join(dirname(resolve(input.path)), 'dm.lock'));
+          const registry = locked ? await registrySource() : lazyTemplateSource(registrySource);
+          const result = await expandConfiguration(input.configuration!, {
+            ...(input.deployment ? { deployment: input.deployment } : {}),
+            ...(options.deployment ? { deployment: String(options.deployment) } : {}),
+            ...(options.project ? { project: String(options.project) } : {}),
+            ...(options.importsDir ? { importsDir: String(options.importsDir) } : {}),
+            env,
+            properties,
+            maxDepth: Number(options.maxDepth),
+            schemaValidation,
+            sandbox,
+            sources: [registry],
+            onWarning: (w: { message: string }) => warner(ctx)(w.message),
+            // Integral floats and integer-keyed order as PyYAML printed them (docs/expansion.md).
+            pythonValues: true,
+          });
+          return { data: { config: result.config, layout: result.layout } };
+        } finally {
+          sandbox.close();
+        }
       }),
     );
   const template = program.command('template').description('work with single templates');

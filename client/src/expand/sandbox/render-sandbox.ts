@@ -471,6 +471,14 @@ class PythonWorker extends Worker {
   }
 }
 
+/**
+ * The engines a configuration's text names (a file name ending in `.jinja` or `.py`, as its
+ * imports and types do): a guess for warm() before the configuration is parsed.
+ */
+export function enginesNamedIn(text: string): { jinja: boolean; python: boolean } {
+  return { jinja: /\.jinja\b/.test(text), python: /\.py\b/.test(text) };
+}
+
 /** Renders templates out of process; one per expansion run. Always `close()` it. */
 export class RenderSandbox {
   private readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses'>>;
