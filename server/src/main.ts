@@ -35,19 +35,6 @@ function databaseTarget(option: string | undefined, env: NodeJS.ProcessEnv): Dat
   return { kind: 'sqlite', file: resolve(text.replace(/^file:/, '')) };
 }
 
-/** The SQLite file of the commands that need one (bundles, deployment tokens). */
-function databaseFile(option: string | undefined, env: NodeJS.ProcessEnv, command: string): string {
-  const target = databaseTarget(option, env);
-  if (target.kind === 'postgres') {
-    throw new DmError(
-      'UNSUPPORTED_DATABASE',
-      `${command} needs an SQLite file (--db file:./data/registry.db), not PostgreSQL`,
-      { category: 'usage' },
-    );
-  }
-  return target.file;
-}
-
 /**
  * Where a process keeps what is its own (the git cache, the secret key file when
  * DM_REGISTRY_SECRET_KEY is not set, the Deployment Manager's state): beside an SQLite file, or
@@ -639,8 +626,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
         },
       ) => {
         const { exportBundle } = await import('./mirror/bundle.js');
-        const { openStore } = await import('./store/db.js');
-        const store = openStore(databaseFile(o.db, env, 'bundle export'));
+        const { store, close } = await openDatabase(databaseTarget(o.db, env));
         try {
           const r = await exportBundle(store, {
             out: o.out,
@@ -655,7 +641,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
             `${r.file}: ${r.versions} versions, ${r.blobs} files, ${r.bytes} bytes, digest ${r.digest}\n`,
           );
         } finally {
-          store.close();
+          await close();
         }
       },
     );
@@ -670,15 +656,19 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     )
     .action(async (file: string, o: CommonOptions & { verifyKey?: string }) => {
       const { importBundle } = await import('./mirror/bundle.js');
-      const { openStore } = await import('./store/db.js');
-      const store = openStore(databaseFile(o.db, env, 'bundle import'));
+      const { store, close } = await openDatabase(databaseTarget(o.db, env));
       try {
         const r = await importBundle(store, file, o.verifyKey ? { verifyKey: o.verifyKey } : {});
+        if (r.quarantined > 0) {
+          process.stderr.write(
+            `warning: ${r.quarantined} versions differ from what this database first saw; quarantined, not added\n`,
+          );
+        }
         process.stdout.write(
           `${file}: ${r.added} versions added, ${r.unchanged} already present, ${r.registries} registries${r.signed ? ', signature verified' : ''}\n`,
         );
       } finally {
-        store.close();
+        await close();
       }
     });
   const token = program

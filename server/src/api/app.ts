@@ -15,7 +15,6 @@ import { storeTarget } from '../mirror/store-target.js';
 import { Upstream } from '../mirror/upstream.js';
 import { pageRoutes } from '../pages/routes.js';
 import { RegistryService, type ServiceDeps } from '../service.js';
-import { isPostgres } from '../store/service-store.js';
 import { type AppEnv, errorResponse } from './http.js';
 import { ServerMetrics } from './metrics.js';
 import { OPENAPI } from './openapi.js';
@@ -94,25 +93,26 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
   });
   void service.checksums.resendUndelivered();
   if (deps.upstreams && deps.upstreams.length > 0) {
-    if (isPostgres(service.store)) {
-      throw new DmError('UNSUPPORTED_DATABASE', 'mirroring an upstream (--upstream) needs the SQLite store', {
-        category: 'usage',
-      });
-    }
-    const target = storeTarget(
-      service.store,
-      logger,
-      () => service.catalog.invalidate(),
-      () => metrics.upstreamDigestMismatches.inc(),
-    );
+    const target = storeTarget(service.data.mirror, logger, {
+      onStored: () => service.catalog.invalidate(),
+      onMismatch: () => metrics.upstreamDigestMismatches.inc(),
+      onQuarantine: (events) => service.mirrorQuarantined(events),
+    });
     service.mirrorTarget = target;
     service.mirror = new Mirror({
       upstreams: deps.upstreams.map((u) => new Upstream({ url: u.url, token: u.token })),
       target,
       ownRegistry: (name) => target.ownRegistry(name),
+      refreshOwn: () => target.refreshOwn(),
       defaultRegistry: () => service.catalog.defaultRegistry,
       onStored: () => undefined,
-      onRemovedUpstream: (key) => target.markRemoved(key),
+      onRemovedUpstream: (key) => {
+        target
+          .markRemoved(key)
+          .catch((error: unknown) =>
+            logger.log('error', 'removed-upstream mark failed', { error: String(error) }),
+          );
+      },
       ...(deps.upstreamTtlMs === undefined ? {} : { ttlMs: deps.upstreamTtlMs }),
       ...(deps.upstreamNegativeTtlMs === undefined ? {} : { negativeTtlMs: deps.upstreamNegativeTtlMs }),
     });

@@ -15,14 +15,16 @@ import { DmError } from '../../../client/src/error.js';
 import type { OpenOptions } from '../../../client/src/source/source.js';
 import type { RegistryVersionList } from '../api/shapes.js';
 import type { IncrementalSource } from '../indexer/sync-registry.js';
-import { flagRemovedUpstream, versionKey } from '../store/add-versions.js';
-import type { Store } from '../store/db.js';
-import { readsOf } from '../store/reads.js';
+import { versionKey } from '../store/add-versions.js';
+import type { ReadStore } from '../store/reads.js';
+import type { MirrorQueries } from '../store/service-store.js';
 import type { DigestMismatch, PullThrough } from './pull-through.js';
 import type { Upstream } from './upstream.js';
 
 export interface MirroredRegistryOptions {
-  store: Store;
+  store: MirrorQueries;
+  /** The registry's stored versions with their digests. */
+  reads: Pick<ReadStore, 'versionList'>;
   registry: { id: number; name: string; visibility: string };
   upstream: Upstream;
   pullThrough: PullThrough;
@@ -30,7 +32,7 @@ export interface MirroredRegistryOptions {
   concurrency?: number;
   now?: () => number;
   /** A listed version's digest differs from the stored one (the stored one stays). */
-  onMismatch(m: DigestMismatch): void;
+  onMismatch(m: DigestMismatch): void | Promise<void>;
   /** The registry became private because the upstream serves it privately. */
   onPrivate(): void;
 }
@@ -75,7 +77,7 @@ function exactReference(registry: string, v: { collection: string; template: str
 }
 
 export function mirroredRegistrySource(options: MirroredRegistryOptions): IncrementalSource {
-  const { store, registry, upstream, pullThrough } = options;
+  const { store, reads, registry, upstream, pullThrough } = options;
   const now = options.now ?? Date.now;
   return {
     description: `${upstream.url}/${registry.name}`,
@@ -108,13 +110,11 @@ export function mirroredRegistrySource(options: MirroredRegistryOptions): Increm
         /(^|[\s,])private([\s,]|$)/.test(answer.headers.get('cache-control') ?? '') &&
         registry.visibility !== 'private'
       ) {
-        store.sqlite.prepare("UPDATE registries SET visibility = 'private' WHERE id = ?").run(registry.id);
+        await store.makePrivate(registry.id);
         registry.visibility = 'private';
         options.onPrivate();
       }
-      const stored = new Map(
-        (await readsOf(store).versionList(registry.id)).map((v) => [versionKey(v), v.digest]),
-      );
+      const stored = new Map((await reads.versionList(registry.id)).map((v) => [versionKey(v), v.digest]));
       const listed = new Set<string>();
       const missing: RegistryVersionList['versions'] = [];
       for (const v of list.versions) {
@@ -123,7 +123,7 @@ export function mirroredRegistrySource(options: MirroredRegistryOptions): Increm
         const digest = stored.get(key);
         if (digest === undefined) missing.push(v);
         else if (digest !== v.digest) {
-          options.onMismatch({
+          await options.onMismatch({
             reference: exactReference(registry.name, v),
             registry: registry.name,
             storedDigest: digest,
@@ -151,12 +151,8 @@ export function mirroredRegistrySource(options: MirroredRegistryOptions): Increm
       await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, missing.length) }, worker));
       open.meter.requests += pullThrough.requests - before;
       if (failure) throw failure.error;
-      flagRemovedUpstream(store, registry.id, listed, now());
-      const counts = store.sqlite
-        .prepare(
-          'SELECT template_count AS templateCount, version_count AS versionCount FROM registries WHERE id = ?',
-        )
-        .get(registry.id) as { templateCount: number; versionCount: number } | undefined;
+      await store.flagRemovedUpstream(registry.id, listed, now());
+      const counts = await store.counts(registry.id);
       return {
         status: 'succeeded' as const,
         commit: list.commit,

@@ -27,7 +27,7 @@ export interface MirrorTarget {
   /** Stores a verified version in one transaction (creating its registry and template as needed). */
   store(version: PulledVersion): Promise<void>;
   /** The upstream now answers another digest for a version the mirror stored (never applied). */
-  reportMismatch(mismatch: DigestMismatch): void;
+  reportMismatch(mismatch: DigestMismatch): void | Promise<void>;
 }
 
 /** An exact version of a registry. */
@@ -241,7 +241,7 @@ export class PullThrough {
       return { kind: 'present', resolution, upstream: upstream.url, etag: answerEtag };
     }
     if (stored !== undefined) {
-      target.reportMismatch({
+      await target.reportMismatch({
         reference: resolution.resolved,
         registry: resolution.registry,
         storedDigest: stored,

@@ -8,6 +8,7 @@
  */
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import type { KnownContent } from '../indexer/build-index.js';
+import { postgresMirrorQueries } from './add-versions-pg.js';
 import { type PostgresStore, postgresMigrationsApplied } from './postgres.js';
 import {
   acceptQuarantinePg,
@@ -267,6 +268,7 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
     syncs: syncQueries,
     catalog: catalogQueries,
     checksums: checksumQueries,
+    mirror: postgresMirrorQueries(store),
     reads: new PostgresReads(store),
     knownContent(): KnownContent {
       return {

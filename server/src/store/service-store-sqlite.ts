@@ -5,6 +5,7 @@
  */
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import type { KnownContent } from '../indexer/build-index.js';
+import { sqliteMirrorQueries } from './add-versions.js';
 import { migrationsApplied, type Store } from './db.js';
 import {
   acceptQuarantine,
@@ -242,6 +243,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
     syncs: syncQueries,
     catalog: catalogQueries,
     checksums: checksumQueries,
+    mirror: sqliteMirrorQueries(store),
     reads: readsOf(store),
     knownContent(): KnownContent {
       return {
