@@ -592,6 +592,7 @@ export class RegistryService {
       upstream,
       pullThrough: mirror.pullThrough,
       onMismatch: (m) => target.reportMismatch(m),
+      onQuarantined: (q) => target.upstreamQuarantined?.(q),
       onPrivate: () => {
         this.catalog.invalidate();
         this.log('warn', 'mirrored registry made private: the upstream serves it privately', {

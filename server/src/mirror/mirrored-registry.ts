@@ -18,7 +18,12 @@ import type { IncrementalSource } from '../indexer/sync-registry.js';
 import { versionKey } from '../store/add-versions.js';
 import type { ReadStore } from '../store/reads.js';
 import type { MirrorQueries } from '../store/service-store.js';
-import type { DigestMismatch, PullThrough } from './pull-through.js';
+import {
+  checkQuarantine,
+  type DigestMismatch,
+  type PullThrough,
+  type UpstreamQuarantine,
+} from './pull-through.js';
 import type { Upstream } from './upstream.js';
 
 export interface MirroredRegistryOptions {
@@ -33,6 +38,8 @@ export interface MirroredRegistryOptions {
   now?: () => number;
   /** A listed version's digest differs from the stored one (the stored one stays). */
   onMismatch(m: DigestMismatch): void | Promise<void>;
+  /** A listed version the upstream serves quarantined (after it is stored here). */
+  onQuarantined(q: UpstreamQuarantine): void | Promise<void>;
   /** The registry became private because the upstream serves it privately. */
   onPrivate(): void;
 }
@@ -117,9 +124,12 @@ export function mirroredRegistrySource(options: MirroredRegistryOptions): Increm
       const stored = new Map((await reads.versionList(registry.id)).map((v) => [versionKey(v), v.digest]));
       const listed = new Set<string>();
       const missing: RegistryVersionList['versions'] = [];
+      const quarantined: UpstreamQuarantine[] = [];
       for (const v of list.versions) {
         const key = versionKey(v);
         listed.add(key);
+        const q = checkQuarantine(v.quarantined, upstream.url);
+        if (q) quarantined.push({ ...v, registry: registry.name, quarantined: q });
         const digest = stored.get(key);
         if (digest === undefined) missing.push(v);
         else if (digest !== v.digest) {
@@ -152,6 +162,8 @@ export function mirroredRegistrySource(options: MirroredRegistryOptions): Increm
       open.meter.requests += pullThrough.requests - before;
       if (failure) throw failure.error;
       await store.flagRemovedUpstream(registry.id, listed, now());
+      // Quarantined upstream: the mirror stores the served (first-seen) bytes and shows it quarantined.
+      for (const q of quarantined) if (listed.has(versionKey(q))) await options.onQuarantined(q);
       const counts = await store.counts(registry.id);
       return {
         status: 'succeeded' as const,

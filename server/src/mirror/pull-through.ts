@@ -17,6 +17,7 @@ import { LRUCache } from 'lru-cache';
 import { DmError } from '../../../client/src/error.js';
 import { readTarball } from '../../../client/src/source/tarball.js';
 import type { Resolution } from '../api/shapes.js';
+import type { QuarantineInfo } from '../store/quarantine.js';
 import type { Upstream } from './upstream.js';
 import { type VerifiedFile, verifyVersionContent } from './verify-version.js';
 
@@ -28,6 +29,11 @@ export interface MirrorTarget {
   store(version: PulledVersion): Promise<void>;
   /** The upstream now answers another digest for a version the mirror stored (never applied). */
   reportMismatch(mismatch: DigestMismatch): void | Promise<void>;
+  /**
+   * The upstream serves this version quarantined (its source changed it after it was first seen
+   * there): the mirror shows it quarantined too (docs/integrity-store.md §6).
+   */
+  upstreamQuarantined?(version: UpstreamQuarantine): void | Promise<void>;
 }
 
 /** An exact version of a registry. */
@@ -119,6 +125,48 @@ function checkResolution(value: unknown, upstream: string): Resolution {
     });
   }
   return r as Resolution;
+}
+
+/** A version the upstream serves quarantined, with what the upstream says changed. */
+export interface UpstreamQuarantine {
+  registry: string;
+  collection: string;
+  template: string;
+  version: string;
+  /** The digest served (the first-seen one). */
+  digest: string;
+  quarantined: QuarantineInfo;
+}
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/**
+ * An upstream's `quarantined` field (a resolve answer's or a version list entry's), checked: at
+ * most 10,000 changed files, digests and times in their forms. Absent → undefined.
+ */
+export function checkQuarantine(value: unknown, upstream: string): QuarantineInfo | undefined {
+  if (value === undefined) return undefined;
+  const q = value as Partial<QuarantineInfo> | null;
+  const sha = (x: unknown) => x === null || (typeof x === 'string' && SHA256.test(x));
+  const ok =
+    q !== null &&
+    typeof q === 'object' &&
+    typeof q.since === 'string' &&
+    !Number.isNaN(Date.parse(q.since)) &&
+    typeof q.newDigest === 'string' &&
+    /^sha256:[0-9a-f]{64}$/.test(q.newDigest) &&
+    Array.isArray(q.changedFiles) &&
+    q.changedFiles.length <= 10_000 &&
+    q.changedFiles.every(
+      (f) => f !== null && typeof f === 'object' && isString(f.path) && sha(f.old) && sha(f.new),
+    );
+  if (!ok) {
+    throw new DmError('UPSTREAM_INVALID_ANSWER', `${upstream} answered a quarantine dm cannot use`, {
+      category: 'upstream',
+      details: { upstream },
+    });
+  }
+  return { since: q.since!, newDigest: q.newDigest!, changedFiles: q.changedFiles! };
 }
 
 /** The archive URL path of an exact version on a registry server. */
@@ -234,10 +282,15 @@ export class PullThrough {
       );
     }
     const resolution = checkResolution(answer.json, upstream.url);
+    const quarantined = checkQuarantine(resolution.quarantined, upstream.url);
     const answerEtag = answer.headers.get('etag') ?? undefined;
     const target = this.options.target;
     const stored = await target.storedDigest(resolution);
+    const noteQuarantine = async () => {
+      if (quarantined) await target.upstreamQuarantined?.({ ...resolution, quarantined });
+    };
     if (stored === resolution.digest) {
+      await noteQuarantine();
       return { kind: 'present', resolution, upstream: upstream.url, etag: answerEtag };
     }
     if (stored !== undefined) {
@@ -275,6 +328,7 @@ export class PullThrough {
       upstream: upstream.url,
       private: /(^|[\s,])private([\s,]|$)/.test(cacheControl),
     });
+    await noteQuarantine();
     return { kind: 'stored', resolution, upstream: upstream.url, etag: answerEtag };
   }
 }

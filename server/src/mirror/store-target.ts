@@ -6,7 +6,7 @@
  */
 
 import type { Logger } from '../log.js';
-import type { QuarantineEvent } from '../store/first-seen.js';
+import { canonicalTemplate, type QuarantineEvent } from '../store/first-seen.js';
 import type { MirrorQueries } from '../store/service-store.js';
 import type { MirrorTarget, PulledVersion } from './pull-through.js';
 
@@ -106,6 +106,24 @@ export function storeTarget(store: MirrorQueries, logger: Logger, hooks: StoreTa
       if (added.quarantined.length > 0) onQuarantine(added.quarantined);
       logger.log('info', 'pulled through', { reference: r.resolved, digest: r.digest, upstream: v.upstream });
       onStored(r.registry);
+    },
+    async upstreamQuarantined(u) {
+      const event = await store.openQuarantine({
+        registry: u.registry,
+        template: canonicalTemplate(u.registry, u.collection, u.template),
+        version: u.version,
+        firstDigest: u.digest,
+        newDigest: u.quarantined.newDigest,
+        changedFiles: u.quarantined.changedFiles,
+        since: Date.parse(u.quarantined.since),
+      });
+      if (!event) return;
+      logger.log('warn', 'version quarantined upstream; quarantined here too', {
+        registry: u.registry,
+        key: `${event.template}@${event.version}`,
+        newDigest: event.newDigest,
+      });
+      onQuarantine([event]);
     },
     async reportMismatch(m) {
       // The upstream disagrees with what the mirror first saw: quarantined (docs/integrity-store.md §6).
