@@ -13,6 +13,7 @@ import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../../client/src/cli/package-version.js';
 import { parseYaml } from '../../client/src/document/yaml.js';
 import { DmError, exitCodeFor, fromSystemError, isDmError } from '../../client/src/error.js';
+import { parseVerifierKey } from '../../client/src/integrity/keys.js';
 import { ADMIN_ACCESS } from './api/access.js';
 import type { CreateAppDeps } from './api/app.js';
 import { Upstream } from './mirror/upstream.js';
@@ -196,11 +197,40 @@ async function ensureIndexed(
   return out;
 }
 
+/** An upstream's checksum log verifier key from its file (docs/mirroring.md), checked. */
+function readVerifierKeyFile(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new DmError(
+      'USAGE',
+      `--upstream-checksum-key ${file}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`,
+      {
+        category: 'usage',
+      },
+    );
+  }
+  try {
+    parseVerifierKey(text);
+  } catch {
+    throw new DmError(
+      'CHECKSUM_KEY_INVALID',
+      `${file} is not a checksum log verifier key (dm-registry checksum-key prints one)`,
+      {
+        category: 'invalid-input',
+      },
+    );
+  }
+  return text;
+}
+
 /** `--upstream URL` (repeatable) with `--upstream-token-env NAME` paired by position (docs/mirroring.md). */
 function upstreamsOf(
   options: {
     upstream?: string[];
     upstreamTokenEnv?: string[];
+    upstreamChecksumKey?: string[];
     upstreamTtl?: string;
     upstreamNegativeTtl?: string;
   },
@@ -208,17 +238,25 @@ function upstreamsOf(
 ): Pick<CreateAppDeps, 'upstreams' | 'upstreamTtlMs' | 'upstreamNegativeTtlMs'> | undefined {
   const urls = options.upstream ?? [];
   const tokenEnvs = options.upstreamTokenEnv ?? [];
+  const keyFiles = options.upstreamChecksumKey ?? [];
   if (urls.length === 0) {
-    if (tokenEnvs.length > 0 || options.upstreamTtl || options.upstreamNegativeTtl) {
+    if (tokenEnvs.length > 0 || keyFiles.length > 0 || options.upstreamTtl || options.upstreamNegativeTtl) {
       throw new DmError(
         'USAGE',
-        '--upstream-token-env, --upstream-ttl and --upstream-negative-ttl need --upstream',
+        '--upstream-token-env, --upstream-checksum-key, --upstream-ttl and --upstream-negative-ttl need --upstream',
         {
           category: 'usage',
         },
       );
     }
     return undefined;
+  }
+  if (keyFiles.length > urls.length) {
+    throw new DmError(
+      'USAGE',
+      `${keyFiles.length} --upstream-checksum-key for ${urls.length} --upstream: they pair by position`,
+      { category: 'usage' },
+    );
   }
   if (tokenEnvs.length > urls.length) {
     throw new DmError(
@@ -255,7 +293,12 @@ function upstreamsOf(
           category: 'usage',
         });
       }
-      return { url: Upstream.normaliseUrl(url), token };
+      const keyFile = keyFiles[i];
+      return {
+        url: Upstream.normaliseUrl(url),
+        token,
+        ...(keyFile === undefined ? {} : { checksumKey: readVerifierKeyFile(keyFile) }),
+      };
     }),
     upstreamTtlMs: seconds('--upstream-ttl', options.upstreamTtl, 300),
     upstreamNegativeTtlMs: seconds('--upstream-negative-ttl', options.upstreamNegativeTtl, 60),
@@ -271,6 +314,7 @@ async function start(
     cluster?: string[];
     upstream?: string[];
     upstreamTokenEnv?: string[];
+    upstreamChecksumKey?: string[];
     upstreamTtl?: string;
     upstreamNegativeTtl?: string;
     checksumKey?: string;
@@ -516,6 +560,11 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .option(
       '--upstream-token-env <name>',
       "the variable holding the n-th upstream's token (repeatable)",
+      collect,
+    )
+    .option(
+      '--upstream-checksum-key <file>',
+      "the n-th upstream's checksum log verifier key (dm-registry checksum-key there); pulled versions are verified (repeatable)",
       collect,
     )
     .option(

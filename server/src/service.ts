@@ -591,7 +591,6 @@ export class RegistryService {
       registry: { id: row.id, name: row.name, visibility: row.visibility },
       upstream,
       pullThrough: mirror.pullThrough,
-      onMismatch: (m) => target.reportMismatch(m),
       onQuarantined: (q) => target.upstreamQuarantined?.(q),
       onPrivate: () => {
         this.catalog.invalidate();

@@ -7,6 +7,7 @@
  * notify their own webhooks once.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -77,6 +78,21 @@ async function sync(server: RunningRegistry): Promise<{ status: string }> {
   return r.body;
 }
 
+/** The verifier key of the checksum log signed with `keyFile` (created when missing). */
+function verifierKey(keyFile: string): string {
+  const r = spawnSync(
+    process.execPath,
+    [join(repoRoot, 'bin', 'dm-registry.js'), 'checksum-key', '--checksum-key', keyFile],
+    {
+      encoding: 'utf8',
+    },
+  );
+  assert.equal(r.status, 0, r.stderr);
+  const out = join(dir, `${keyFile.split('/').pop()}.pub`);
+  writeFileSync(out, r.stdout);
+  return out;
+}
+
 /** Waits (bounded) until `check` holds: notifications are sent after the answer. */
 async function eventually(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
@@ -89,12 +105,36 @@ for (const dialect of DIALECTS) {
     let origin: RunningRegistry;
     let eager: RunningRegistry;
     let pulling: RunningRegistry;
+    let verifying: RunningRegistry;
+    let misled: RunningRegistry;
     let eagerHook: Hook;
     let pullingHook: Hook;
 
     before(async () => {
       cpSync(join(repoRoot, 'registry-fixtures'), registryDir, { recursive: true });
-      origin = await startRegistry([registryDir], env);
+      const originKey = join(dir, `origin-${dialect}.key`);
+      const rightKey = verifierKey(originKey);
+      const wrongKey = verifierKey(join(dir, `other-${dialect}.key`));
+      origin = await startRegistry([registryDir], env, ['--checksum-key', originKey]);
+      // Mirrors that know a checksum key for the upstream: its own, and another log's.
+      [verifying, misled] = await Promise.all([
+        startRegistry([], env, [
+          '--upstream',
+          origin.url,
+          '--upstream-checksum-key',
+          rightKey,
+          '--upstream-ttl',
+          '0',
+          ...(await dbArgs(dialect)),
+        ]),
+        startRegistry([], env, [
+          '--upstream',
+          origin.url,
+          '--upstream-checksum-key',
+          wrongKey,
+          ...(await dbArgs(dialect)),
+        ]),
+      ]);
       [eagerHook, pullingHook] = await Promise.all([hook(), hook()]);
       [eager, pulling] = await Promise.all([
         startRegistry([`${origin.url}/${NAME}`], env, [
@@ -178,6 +218,62 @@ for (const dialect of DIALECTS) {
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(eagerHook.received.length, 1);
       assert.equal(pullingHook.received.length, 1);
+    });
+
+    it('a mirror that knows the upstream log key verifies what it pulls, and refuses and says so on a mismatch', async () => {
+      const good = await resolve(verifying);
+      assert.equal(good.status, 200, JSON.stringify(good.body));
+      const bad = await json<{ error: { code: string; message: string } }>(
+        `${misled.url}/api/v1/resolve?ref=${encodeURIComponent(PIN)}`,
+      );
+      assert.equal(bad.status, 502, JSON.stringify(bad.body));
+      assert.equal(bad.body.error.code, 'UPSTREAM_CHECKSUM_MISMATCH');
+      assert.match(bad.body.error.message, /checksum log does not confirm .*not stored/);
+      const archive = await fetch(
+        `${misled.url}/api/v1/templates/${NAME}/redis/versions/v1.1/archive.tar.gz`,
+      );
+      assert.equal(archive.status, 502, 'nothing was stored');
+      await archive.arrayBuffer();
+    });
+
+    it('a change accepted upstream is taken by the next mirror sync and by a verifying pull-through', async () => {
+      const before = await resolve(origin);
+      const newDigest = before.body.quarantined?.newDigest;
+      assert.ok(newDigest);
+      const { id } = (
+        await json<{ id: number }>(`${origin.url}/api/v1/registries/${NAME}`, { headers: admin })
+      ).body;
+      const accepted = await json<{ newDigest: string }>(
+        `${origin.url}/api/v1/registries/${id}/versions/redis@v1.1/accept`,
+        {
+          method: 'POST',
+          headers: { ...admin, 'content-type': 'application/json' },
+          body: JSON.stringify({ reason: 'reviewed' }),
+        },
+      );
+      assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
+      let served = await resolve(origin);
+      for (let i = 0; i < 100 && served.body.digest !== newDigest; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        served = await resolve(origin);
+      }
+      assert.equal(served.body.digest, newDigest, 'the origin serves the accepted content');
+
+      assert.equal((await sync(eager)).status, 'succeeded');
+      const mirrored = await resolve(eager);
+      assert.equal(mirrored.body.digest, newDigest);
+      assert.equal(mirrored.body.quarantined, undefined);
+      const status = await json<{ quarantined?: unknown[] }>(`${eager.url}/api/v1/registries/${NAME}`, {
+        headers: admin,
+      });
+      assert.equal(status.body.quarantined, undefined);
+
+      // The verifying mirror revalidates the floating reference (--upstream-ttl 0) and checks the
+      // superseding record against the upstream's log before replacing what it stored.
+      const floating = await resolve(verifying, `${NAME}/redis:v1.1`);
+      assert.equal(floating.status, 200, JSON.stringify(floating.body));
+      assert.equal(floating.body.digest, newDigest);
+      assert.equal((await resolve(verifying)).body.digest, newDigest);
     });
   });
 }

@@ -34,7 +34,7 @@ export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync'> {
   /** The Deployment Manager (docs/manager.md): mounted when clusters are configured. */
   manager?: ManagerConfig | undefined;
   /** Upstream registry servers to pull through, in order (docs/mirroring.md). */
-  upstreams?: readonly { url: string; token?: string | undefined }[];
+  upstreams?: readonly { url: string; token?: string | undefined; checksumKey?: string | undefined }[];
   /** How long a floating reference's answer is trusted before the upstream is asked again, ms. */
   upstreamTtlMs?: number;
   /** How long an upstream's not-found answer is remembered, ms. */
@@ -100,7 +100,9 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     });
     service.mirrorTarget = target;
     service.mirror = new Mirror({
-      upstreams: deps.upstreams.map((u) => new Upstream({ url: u.url, token: u.token })),
+      upstreams: deps.upstreams.map(
+        (u) => new Upstream({ url: u.url, token: u.token, checksumKey: u.checksumKey }),
+      ),
       target,
       ownRegistry: (name) => target.ownRegistry(name),
       refreshOwn: () => target.refreshOwn(),

@@ -5,10 +5,12 @@
  *
  * 1. asks the upstream for the registry's version list (`GET /api/v1/registries/{name}/versions`),
  *    conditionally: with the ETag of the last list, an unchanged registry costs one `304`;
- * 2. pulls every listed version the mirror does not hold through the pull-through path (resolve +
- *    archive, verified, stored with `addVersions` in one transaction per version);
+ * 2. pulls every listed version the mirror does not hold, or holds with another digest, through
+ *    the pull-through path (resolve + archive, verified, stored with `addVersions` in one
+ *    transaction per version): a change the upstream accepted replaces the stored version, any
+ *    other difference is reported and quarantined (the stored bytes stay);
  * 3. marks stored versions the upstream no longer lists as removed upstream (they keep being
- *    served) and reports versions whose digest upstream differs from the stored one (never applied);
+ *    served), and shows versions the upstream serves quarantined as quarantined here too;
  * 4. makes the registry private on the mirror when the upstream serves it privately.
  */
 import { DmError } from '../../../client/src/error.js';
@@ -18,12 +20,7 @@ import type { IncrementalSource } from '../indexer/sync-registry.js';
 import { versionKey } from '../store/add-versions.js';
 import type { ReadStore } from '../store/reads.js';
 import type { MirrorQueries } from '../store/service-store.js';
-import {
-  checkQuarantine,
-  type DigestMismatch,
-  type PullThrough,
-  type UpstreamQuarantine,
-} from './pull-through.js';
+import { checkQuarantine, type PullThrough, type UpstreamQuarantine } from './pull-through.js';
 import type { Upstream } from './upstream.js';
 
 export interface MirroredRegistryOptions {
@@ -36,8 +33,6 @@ export interface MirroredRegistryOptions {
   /** Versions pulled at once (default 4). */
   concurrency?: number;
   now?: () => number;
-  /** A listed version's digest differs from the stored one (the stored one stays). */
-  onMismatch(m: DigestMismatch): void | Promise<void>;
   /** A listed version the upstream serves quarantined (after it is stored here). */
   onQuarantined(q: UpstreamQuarantine): void | Promise<void>;
   /** The registry became private because the upstream serves it privately. */
@@ -131,16 +126,9 @@ export function mirroredRegistrySource(options: MirroredRegistryOptions): Increm
         const q = checkQuarantine(v.quarantined, upstream.url);
         if (q) quarantined.push({ ...v, registry: registry.name, quarantined: q });
         const digest = stored.get(key);
-        if (digest === undefined) missing.push(v);
-        else if (digest !== v.digest) {
-          await options.onMismatch({
-            reference: exactReference(registry.name, v),
-            registry: registry.name,
-            storedDigest: digest,
-            upstreamDigest: v.digest,
-            upstream: upstream.url,
-          });
-        }
+        // A version not held, or held with another digest: pulled through, which stores it, takes
+        // a change the upstream accepted (its log says so) or reports the disagreement.
+        if (digest !== v.digest) missing.push(v);
       }
       const before = pullThrough.requests;
       // The first failure stops the others from taking more; what was stored stays (each version

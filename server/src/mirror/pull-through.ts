@@ -17,6 +17,7 @@ import { LRUCache } from 'lru-cache';
 import { DmError } from '../../../client/src/error.js';
 import { readTarball } from '../../../client/src/source/tarball.js';
 import type { Resolution } from '../api/shapes.js';
+import { canonicalTemplate } from '../store/first-seen.js';
 import type { QuarantineInfo } from '../store/quarantine.js';
 import type { Upstream } from './upstream.js';
 import { type VerifiedFile, verifyVersionContent } from './verify-version.js';
@@ -54,6 +55,8 @@ export interface PulledVersion {
   upstream: string;
   /** The upstream serves this registry only to token holders: private on the mirror too. */
   private: boolean;
+  /** The stored digest this version replaces: a change the upstream accepted (its log says so). */
+  supersedes?: string | undefined;
 }
 
 export type PullResult =
@@ -293,7 +296,22 @@ export class PullThrough {
       await noteQuarantine();
       return { kind: 'present', resolution, upstream: upstream.url, etag: answerEtag };
     }
+    const logged = {
+      template: canonicalTemplate(resolution.registry, resolution.collection, resolution.template),
+      version: resolution.version,
+      digest: resolution.digest,
+    };
+    let supersedes: string | undefined;
     if (stored !== undefined) {
+      // A change the upstream accepted: its log's newest record replaces what is stored here.
+      this.requests += 1;
+      const record = await upstream.log.record(logged);
+      if (record?.digest === resolution.digest && record.supersedes === stored) supersedes = stored;
+    } else if (upstream.log.verifying) {
+      this.requests += 1;
+      await upstream.log.record(logged); // throws UPSTREAM_CHECKSUM_MISMATCH: nothing is stored
+    }
+    if (stored !== undefined && supersedes === undefined) {
       await target.reportMismatch({
         reference: resolution.resolved,
         registry: resolution.registry,
@@ -327,6 +345,7 @@ export class PullThrough {
       files,
       upstream: upstream.url,
       private: /(^|[\s,])private([\s,]|$)/.test(cacheControl),
+      supersedes,
     });
     await noteQuarantine();
     return { kind: 'stored', resolution, upstream: upstream.url, etag: answerEtag };

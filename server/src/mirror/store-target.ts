@@ -97,6 +97,7 @@ export function storeTarget(store: MirrorQueries, logger: Logger, hooks: StoreTa
                 digest: r.digest,
                 schemaJson: r.schema === null || r.schema === undefined ? null : JSON.stringify(r.schema),
                 files: v.files.map((f) => ({ path: f.path, sha256: f.sha256, size: f.size })),
+                supersedes: v.supersedes,
               },
             ],
           },
@@ -104,7 +105,19 @@ export function storeTarget(store: MirrorQueries, logger: Logger, hooks: StoreTa
         (sha) => content.get(sha),
       );
       if (added.quarantined.length > 0) onQuarantine(added.quarantined);
-      logger.log('info', 'pulled through', { reference: r.resolved, digest: r.digest, upstream: v.upstream });
+      if (v.supersedes !== undefined) {
+        logger.log('warn', 'accepted upstream: the stored version is replaced', {
+          reference: r.resolved,
+          oldDigest: v.supersedes,
+          newDigest: r.digest,
+          upstream: v.upstream,
+        });
+      } else
+        logger.log('info', 'pulled through', {
+          reference: r.resolved,
+          digest: r.digest,
+          upstream: v.upstream,
+        });
       onStored(r.registry);
     },
     async upstreamQuarantined(u) {

@@ -11,9 +11,9 @@ import {
   type AddVersionsResult,
   contentMissing,
   type ExportedTemplate,
-  newer,
   schemaInfoOf,
   sortAdded,
+  takesLatest,
   type VersionKey,
   versionKey,
 } from './add-versions.js';
@@ -151,12 +151,19 @@ export function postgresMirrorQueries(store: PostgresStore): MirrorQueries {
               templateId = inserted.rows[0]!.id;
             } else {
               templateId = found.id;
-              if (newer(v.version, found.latestVersion)) {
+              if (takesLatest(v, found.latestVersion)) {
                 await client.query(
                   'UPDATE templates SET latest_version = $1, title = $2, description = $3, properties = $4 WHERE id = $5',
                   [v.version, info.title, info.description, properties, templateId],
                 );
               }
+            }
+            // Accepted upstream: the superseded rows go (their files cascade), the new ones come in.
+            if (v.supersedes !== undefined) {
+              await client.query('DELETE FROM versions WHERE template_id = $1 AND version = $2', [
+                templateId,
+                v.version,
+              ]);
             }
             const version = await client.query<{ id: number }>(
               `INSERT INTO versions (template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json, tree_sha)

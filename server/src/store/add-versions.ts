@@ -35,6 +35,8 @@ export interface AddedVersion {
   files: AddedFile[];
   /** When the version was first seen where it came from (epoch ms; a bundle's first-seen time). */
   seenAt?: number | null;
+  /** The stored digest this version replaces: a change its upstream accepted (docs/mirroring.md). */
+  supersedes?: string | undefined;
 }
 
 export interface AddedRegistry {
@@ -88,6 +90,11 @@ export interface VersionConflict {
   incoming: string;
 }
 
+/** Whether an added version becomes its template's latest (newer, or the latest replaced). */
+export function takesLatest(v: AddedVersion, latest: string | null): boolean {
+  return newer(v.version, latest) || (v.supersedes !== undefined && v.version === latest);
+}
+
 export function newer(a: string, b: string | null): boolean {
   if (b === null) return true;
   const va = tryParseVersion(a);
@@ -121,6 +128,8 @@ export function sortAdded(
     const digest = stored(v);
     if (digest === undefined) todo.push(v);
     else if (digest === v.digest) unchanged++;
+    else if (v.supersedes === digest)
+      todo.push(v); // accepted upstream: replaces the stored one
     else conflicts.push({ reference: exactName(registry, v), stored: digest, incoming: v.digest });
   }
   if (conflicts.length > 0) throw conflictError(conflicts);
@@ -221,6 +230,7 @@ export function addVersions(
       'UPDATE templates SET latest_version = ?, title = ?, description = ? WHERE id = ?',
     );
     const deleteFts = db.prepare('DELETE FROM templates_fts WHERE rowid = ?');
+    const dropVersion = db.prepare('DELETE FROM versions WHERE template_id = ? AND version = ?');
     for (const v of todo) {
       for (const f of v.files) {
         if (hasFile.get(f.sha256) !== undefined) continue;
@@ -247,7 +257,7 @@ export function addVersions(
           registryId,
         );
         t = { id, latestVersion: v.version };
-      } else if (newer(v.version, t.latestVersion)) {
+      } else if (takesLatest(v, t.latestVersion)) {
         updateTemplate.run(v.version, info.title, info.description, t.id);
         deleteFts.run(t.id);
         insertFts.run(
@@ -260,6 +270,8 @@ export function addVersions(
           registryId,
         );
       }
+      // Accepted upstream: the superseded rows go (their files cascade), the new ones come in.
+      if (v.supersedes !== undefined) dropVersion.run(t.id, v.version);
       const versionId = Number(
         insertVersion.run(
           t.id,

@@ -434,6 +434,8 @@ export interface AddedKey {
   digest: string;
   /** When it was first seen elsewhere (a bundle's first-seen time, epoch ms); default `now`. */
   seenAt?: number | null;
+  /** The first-seen digest this version replaces: a change its upstream accepted (docs/mirroring.md). */
+  supersedes?: string | undefined;
 }
 
 /** What adding versions decided: the versions to add, and the quarantines opened or refreshed. */
@@ -456,9 +458,15 @@ function planAdded<V extends AddedKey>(
   meta: FirstSeenMeta,
   versions: readonly V[],
   first: (template: string, version: string) => string | undefined,
-): { kept: V[]; records: (LogRecord & { seenAt: number })[]; openings: QuarantineOpening[] } {
+): {
+  kept: V[];
+  records: (LogRecord & { seenAt: number })[];
+  openings: QuarantineOpening[];
+  accepted: { template: string; version: string; reason: string }[];
+} {
   const records: (LogRecord & { seenAt: number })[] = [];
   const openings: QuarantineOpening[] = [];
+  const accepted: { template: string; version: string; reason: string }[] = [];
   const kept: V[] = [];
   for (const v of versions) {
     const template = canonicalTemplate(meta.registry, v.collection, v.template);
@@ -468,6 +476,14 @@ function planAdded<V extends AddedKey>(
       // A first-seen time from elsewhere is kept when it is earlier than now, never a later one.
       const seenAt = Math.min(v.seenAt ?? meta.now, meta.now);
       if (recordable(record)) records.push({ ...record, seenAt });
+    } else if (firstDigest !== v.digest && v.supersedes === firstDigest) {
+      // Accepted upstream: logged here too as a superseding record; an open quarantine closes.
+      records.push({ ...record, supersedes: firstDigest, seenAt: meta.now });
+      accepted.push({
+        template,
+        version: v.version,
+        reason: `accepted upstream: ${v.digest} supersedes ${firstDigest}`,
+      });
     } else if (firstDigest !== v.digest) {
       openings.push({
         registryId: meta.registryId,
@@ -482,8 +498,11 @@ function planAdded<V extends AddedKey>(
     }
     kept.push(v);
   }
-  return { kept, records, openings };
+  return { kept, records, openings, accepted };
 }
+
+const CLOSE_ACCEPTED_SQL = `UPDATE quarantines SET accepted_at = ?, accepted_by = 'upstream', reason = ?
+  WHERE template = ? AND version = ? AND accepted_at IS NULL`;
 
 const NEWEST_FIRST_SEEN_SQL =
   'SELECT digest FROM first_seen WHERE template = ? AND version = ? ORDER BY id DESC LIMIT 1';
@@ -527,12 +546,24 @@ export function firstSeenOfAdded<V extends AddedKey>(
     const { fromSize } = appendRecordsSqlite(db, plan.records, undefined, meta.now);
     const insert = db.prepare(
       `INSERT INTO first_seen (template, version, digest, supersedes, log_index, registry_id, sync_id, seen_at)
-       VALUES (?, ?, ?, NULL, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     plan.records.forEach((r, i) => {
-      insert.run(r.template, r.version, r.digest, fromSize + i, meta.registryId, meta.syncId, r.seenAt);
+      const supersedes = r.supersedes ?? null;
+      insert.run(
+        r.template,
+        r.version,
+        r.digest,
+        supersedes,
+        fromSize + i,
+        meta.registryId,
+        meta.syncId,
+        r.seenAt,
+      );
     });
   }
+  const close = db.prepare(CLOSE_ACCEPTED_SQL);
+  for (const a of plan.accepted) close.run(meta.now, a.reason, a.template, a.version);
   const quarantined: QuarantineEvent[] = [];
   for (const q of plan.openings) {
     const event = openQuarantine(db, q);
@@ -566,19 +597,27 @@ export async function firstSeenOfAddedPg<V extends AddedKey>(
   if (plan.records.length > 0) {
     const { fromSize } = await appendRecordsPg(client, plan.records, undefined, meta.now);
     await client.query(
-      `INSERT INTO first_seen (template, version, digest, log_index, registry_id, sync_id, seen_at)
-       SELECT u.template, u.version, u.digest, u.log_index, $6, $7, u.seen_at
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])
-         AS u(template, version, digest, log_index, seen_at)`,
+      `INSERT INTO first_seen (template, version, digest, supersedes, log_index, registry_id, sync_id, seen_at)
+       SELECT u.template, u.version, u.digest, u.supersedes, u.log_index, $7, $8, u.seen_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
+         AS u(template, version, digest, supersedes, log_index, seen_at)`,
       [
         plan.records.map((r) => r.template),
         plan.records.map((r) => r.version),
         plan.records.map((r) => r.digest),
+        plan.records.map((r) => r.supersedes ?? null),
         plan.records.map((_, i) => fromSize + i),
         plan.records.map((r) => r.seenAt),
         meta.registryId,
         meta.syncId,
       ],
+    );
+  }
+  for (const a of plan.accepted) {
+    let n = 0;
+    await client.query(
+      CLOSE_ACCEPTED_SQL.replace(/\?/g, () => `$${++n}`),
+      [meta.now, a.reason, a.template, a.version],
     );
   }
   const quarantined: QuarantineEvent[] = [];
