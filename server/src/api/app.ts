@@ -98,6 +98,10 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       onMismatch: () => metrics.upstreamDigestMismatches.inc(),
       onQuarantine: (events) => service.mirrorQuarantined(events),
     });
+    // Which registries are this server's own, read before the first request needs it.
+    target
+      .refreshOwn()
+      .catch((error: unknown) => logger.log('error', 'registries unreadable', { error: String(error) }));
     service.mirrorTarget = target;
     service.mirror = new Mirror({
       upstreams: deps.upstreams.map(
