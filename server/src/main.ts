@@ -142,6 +142,25 @@ async function openEverything(
       ...(extra.accessLog === undefined ? {} : { accessLog: extra.accessLog }),
       manager,
       ...extra.upstreams,
+      ...(extra.upstreams?.upstreams
+        ? {
+            // The latest checkpoint of each upstream's log a verifying mirror checked, kept across
+            // restarts (docs/mirroring.md): `<data>/upstream-checksums/<upstream>/latest`.
+            upstreams: extra.upstreams.upstreams.map((u) =>
+              u.checksumKey === undefined
+                ? u
+                : {
+                    ...u,
+                    checkpointFile: join(
+                      dataDir,
+                      'upstream-checksums',
+                      u.url.replace(/^https?:\/\//, '').replace(/[^A-Za-z0-9._-]+/g, '_'),
+                      'latest',
+                    ),
+                  },
+            ),
+          }
+        : {}),
       checksums: {
         signer,
         notify: { urls: notifyUrlsOf(extra.notifyUrls ?? []), secret: env.DM_REGISTRY_NOTIFY_SECRET },

@@ -7,6 +7,7 @@
 
 import { Hono } from 'hono';
 import { DmError, isDmError } from '../../../client/src/error.js';
+import { FileCheckpointMemory } from '../../../client/src/integrity/verifier.js';
 import { createLogger, type Logger } from '../log.js';
 import type { DeploymentManager } from '../manager/deployment-manager.js';
 import { type ManagerConfig, mountManager } from '../manager/mount.js';
@@ -34,7 +35,14 @@ export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync'> {
   /** The Deployment Manager (docs/manager.md): mounted when clusters are configured. */
   manager?: ManagerConfig | undefined;
   /** Upstream registry servers to pull through, in order (docs/mirroring.md). */
-  upstreams?: readonly { url: string; token?: string | undefined; checksumKey?: string | undefined }[];
+  upstreams?: readonly {
+    url: string;
+    token?: string | undefined;
+    /** The upstream checksum log's verifier key (docs/mirroring.md). */
+    checksumKey?: string | undefined;
+    /** Where the latest verified checkpoint of that log is kept (default: memory). */
+    checkpointFile?: string | undefined;
+  }[];
   /** How long a floating reference's answer is trusted before the upstream is asked again, ms. */
   upstreamTtlMs?: number;
   /** How long an upstream's not-found answer is remembered, ms. */
@@ -105,7 +113,13 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     service.mirrorTarget = target;
     service.mirror = new Mirror({
       upstreams: deps.upstreams.map(
-        (u) => new Upstream({ url: u.url, token: u.token, checksumKey: u.checksumKey }),
+        (u) =>
+          new Upstream({
+            url: u.url,
+            token: u.token,
+            checksumKey: u.checksumKey,
+            checkpointMemory: u.checkpointFile ? new FileCheckpointMemory(u.checkpointFile) : undefined,
+          }),
       ),
       target,
       ownRegistry: (name) => target.ownRegistry(name),
