@@ -592,6 +592,13 @@ export class RegistryService {
       upstream,
       pullThrough: mirror.pullThrough,
       onQuarantined: (q) => target.upstreamQuarantined?.(q),
+      onReverted: (count) => {
+        this.catalog.invalidate();
+        this.log('info', 'quarantines closed: the upstream serves the first-seen content again', {
+          registry: row.name,
+          count,
+        });
+      },
       onPrivate: () => {
         this.catalog.invalidate();
         this.log('warn', 'mirrored registry made private: the upstream serves it privately', {

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -274,6 +274,22 @@ for (const dialect of DIALECTS) {
       assert.equal(floating.status, 200, JSON.stringify(floating.body));
       assert.equal(floating.body.digest, newDigest);
       assert.equal((await resolve(verifying)).body.digest, newDigest);
+    });
+
+    it("a quarantine the upstream closes by reverting its source closes on the mirror's next sync", async () => {
+      const file = join(registryDir, 'redis', 'v1.0.3', 'redis.jinja');
+      const original = readFileSync(file);
+      const pin = `${NAME}/redis:=v1.0.3`;
+      writeFileSync(file, 'resources: [] # edited, then reverted\n');
+      assert.equal((await sync(origin)).status, 'succeeded');
+      assert.ok((await resolve(origin, pin)).body.quarantined);
+      assert.equal((await sync(eager)).status, 'succeeded');
+      assert.ok((await resolve(eager, pin)).body.quarantined, 'quarantined on the mirror');
+      writeFileSync(file, original);
+      assert.equal((await sync(origin)).status, 'succeeded');
+      assert.equal((await resolve(origin, pin)).body.quarantined, undefined);
+      assert.equal((await sync(eager)).status, 'succeeded');
+      assert.equal((await resolve(eager, pin)).body.quarantined, undefined, 'closed on the mirror');
     });
   });
 }

@@ -18,6 +18,7 @@ import type { OpenOptions } from '../../../client/src/source/source.js';
 import type { RegistryVersionList } from '../api/shapes.js';
 import type { IncrementalSource } from '../indexer/sync-registry.js';
 import { versionKey } from '../store/add-versions.js';
+import { canonicalTemplate } from '../store/first-seen.js';
 import type { ReadStore } from '../store/reads.js';
 import type { MirrorQueries } from '../store/service-store.js';
 import { checkQuarantine, type PullThrough, type UpstreamQuarantine } from './pull-through.js';
@@ -26,13 +27,15 @@ import type { Upstream } from './upstream.js';
 export interface MirroredRegistryOptions {
   store: MirrorQueries;
   /** The registry's stored versions with their digests. */
-  reads: Pick<ReadStore, 'versionList'>;
+  reads: Pick<ReadStore, 'versionList' | 'openQuarantines'>;
   registry: { id: number; name: string; visibility: string };
   upstream: Upstream;
   pullThrough: PullThrough;
   /** Versions pulled at once (default 4). */
   concurrency?: number;
   now?: () => number;
+  /** Quarantines closed because the upstream serves the first-seen content again. */
+  onReverted?(count: number): void;
   /** A listed version the upstream serves quarantined (after it is stored here). */
   onQuarantined(q: UpstreamQuarantine): void | Promise<void>;
   /** The registry became private because the upstream serves it privately. */
@@ -152,6 +155,23 @@ export function mirroredRegistrySource(options: MirroredRegistryOptions): Increm
       await store.flagRemovedUpstream(registry.id, listed, now());
       // Quarantined upstream: the mirror stores the served (first-seen) bytes and shows it quarantined.
       for (const q of quarantined) if (listed.has(versionKey(q))) await options.onQuarantined(q);
+      // Served upstream at the stored digest and no longer quarantined there: the source went
+      // back to the first-seen content, so the mirror's quarantine of it closes too.
+      const held = list.versions.filter(
+        (v) => v.quarantined === undefined && stored.get(versionKey(v)) === v.digest,
+      );
+      if (held.length > 0 && (await reads.openQuarantines(registry.id)).length > 0) {
+        const closed = await store.closeReverted(
+          registry.id,
+          held.map((v) => ({
+            template: canonicalTemplate(registry.name, v.collection, v.template),
+            version: v.version,
+            digest: v.digest,
+          })),
+          now(),
+        );
+        if (closed > 0) options.onReverted?.(closed);
+      }
       const counts = await store.counts(registry.id);
       return {
         status: 'succeeded' as const,

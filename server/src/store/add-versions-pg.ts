@@ -18,7 +18,13 @@ import {
   versionKey,
 } from './add-versions.js';
 import type { PgQueryable } from './checksum-log.js';
-import { canonicalTemplate, firstSeenOfAddedPg, openQuarantinePg } from './first-seen.js';
+import {
+  CLOSE_REVERTED_SQL,
+  canonicalTemplate,
+  firstSeenOfAddedPg,
+  openQuarantinePg,
+  REVERTED_REASON,
+} from './first-seen.js';
 import type { PostgresStore } from './postgres.js';
 import type { MirrorQueries } from './service-store.js';
 import { INDEX_CHANNEL } from './swap-index-pg.js';
@@ -268,6 +274,16 @@ export function postgresMirrorQueries(store: PostgresStore): MirrorQueries {
         await client.query("SELECT pg_advisory_xact_lock(hashtext('dm-add-versions:' || $1))", [q.registry]);
         return openQuarantinePg(client, { ...q, registryId: reg.id });
       });
+    },
+    async closeReverted(id, versions, now) {
+      let n = 0;
+      const text = CLOSE_REVERTED_SQL.replace(/\?/g, () => `$${++n}`);
+      let closed = 0;
+      for (const v of versions) {
+        const res = await pool.query(text, [now, REVERTED_REASON, id, v.template, v.version, v.digest]);
+        closed += res.rowCount ?? 0;
+      }
+      return closed;
     },
     async makePrivate(id) {
       await pool.query("UPDATE registries SET visibility = 'private' WHERE id = $1", [id]);

@@ -10,7 +10,14 @@ import { compareVersions, tryParseVersion } from '../../../client/src/reference/
 import { gitBlobSha } from '../../../client/src/source/source.js';
 import { schemaInfo } from '../indexer/build-index.js';
 import type { Store } from './db.js';
-import { canonicalTemplate, firstSeenOfAdded, openQuarantine, type QuarantineEvent } from './first-seen.js';
+import {
+  CLOSE_REVERTED_SQL,
+  canonicalTemplate,
+  firstSeenOfAdded,
+  openQuarantine,
+  type QuarantineEvent,
+  REVERTED_REASON,
+} from './first-seen.js';
 import { prepareIndexWrites } from './index-writes.js';
 import type { TemplateMatch } from './search.js';
 import type { MirrorQueries } from './service-store.js';
@@ -413,6 +420,15 @@ export function sqliteMirrorQueries(store: Store): MirrorQueries {
       const id = registryId.get(q.registry) as number | undefined;
       if (id === undefined) return undefined;
       return db.transaction(() => openQuarantine(db, { ...q, registryId: id }))();
+    },
+    async closeReverted(id, versions, now) {
+      const close = db.prepare(CLOSE_REVERTED_SQL);
+      return db.transaction(() =>
+        versions.reduce(
+          (n, v) => n + close.run(now, REVERTED_REASON, id, v.template, v.version, v.digest).changes,
+          0,
+        ),
+      )();
     },
     async makePrivate(id) {
       db.prepare("UPDATE registries SET visibility = 'private' WHERE id = ?").run(id);

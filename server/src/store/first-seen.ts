@@ -501,6 +501,10 @@ function planAdded<V extends AddedKey>(
   return { kept, records, openings, accepted };
 }
 
+/** Closes a version's open quarantine when the served content is its first digest again. */
+export const CLOSE_REVERTED_SQL = `UPDATE quarantines SET accepted_at = ?, accepted_by = 'upstream', reason = ?
+  WHERE registry_id = ? AND template = ? AND version = ? AND first_digest = ? AND accepted_at IS NULL`;
+
 const CLOSE_ACCEPTED_SQL = `UPDATE quarantines SET accepted_at = ?, accepted_by = 'upstream', reason = ?
   WHERE template = ? AND version = ? AND accepted_at IS NULL`;
 

@@ -196,6 +196,16 @@ export interface MirrorQueries {
    * (docs/integrity-store.md §6); the event to announce, or undefined when nothing changed.
    */
   openQuarantine(q: OpenQuarantineInput): Promise<QuarantineEvent | undefined>;
+  /**
+   * Closes the open quarantines of these versions (canonical `template`, `version`) whose first
+   * digest is `digest`: the upstream serves that content again and no longer quarantines it.
+   * Answers how many closed.
+   */
+  closeReverted(
+    registryId: number,
+    versions: readonly { template: string; version: string; digest: string }[],
+    now: number,
+  ): Promise<number>;
   makePrivate(registryId: number): Promise<void>;
   counts(registryId: number): Promise<{ templateCount: number; versionCount: number } | undefined>;
   /** Every version of a registry (by name, any case), for a bundle. */
