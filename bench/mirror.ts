@@ -154,6 +154,16 @@ async function generatedBundles(dir: string, count: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  if (process.argv[2] === 'bundles') {
+    // Only the generated registry's bundle figures: `node dist/bench/mirror.js bundles [versions]`.
+    const dir = mkdtempSync(join(tmpdir(), 'bench-mirror-'));
+    try {
+      await generatedBundles(dir, Number(process.argv[3] ?? 10_000));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    return;
+  }
   const seconds = Number(process.argv[2] ?? 3);
   const rounds = Number(process.argv[3] ?? 2);
   const dir = mkdtempSync(join(tmpdir(), 'bench-mirror-'));

@@ -650,6 +650,11 @@ export const ERROR_CODES = {
     category: 'upstream',
     meaning: "A mirror's upstream answered something dm cannot use.",
   },
+  UPSTREAM_CHECKSUM_MISMATCH: {
+    category: 'upstream',
+    meaning:
+      "A mirror's upstream answered a version digest its own checksum log does not confirm (the mirror knows the log's key); nothing was stored.",
+  },
   UPSTREAM_NOT_A_REGISTRY: {
     category: 'upstream',
     meaning: "A mirror's upstream is not a dm registry server.",

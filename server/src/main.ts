@@ -13,6 +13,7 @@ import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../../client/src/cli/package-version.js';
 import { parseYaml } from '../../client/src/document/yaml.js';
 import { DmError, exitCodeFor, fromSystemError, isDmError } from '../../client/src/error.js';
+import { parseVerifierKey } from '../../client/src/integrity/keys.js';
 import { ADMIN_ACCESS } from './api/access.js';
 import type { CreateAppDeps } from './api/app.js';
 import { Upstream } from './mirror/upstream.js';
@@ -33,19 +34,6 @@ function databaseTarget(option: string | undefined, env: NodeJS.ProcessEnv): Dat
   const text = option ?? env.DM_REGISTRY_DB ?? 'file:./data/registry.db';
   if (/^postgres(ql)?:\/\//i.test(text)) return { kind: 'postgres', url: text };
   return { kind: 'sqlite', file: resolve(text.replace(/^file:/, '')) };
-}
-
-/** The SQLite file of the commands that need one (bundles, deployment tokens). */
-function databaseFile(option: string | undefined, env: NodeJS.ProcessEnv, command: string): string {
-  const target = databaseTarget(option, env);
-  if (target.kind === 'postgres') {
-    throw new DmError(
-      'UNSUPPORTED_DATABASE',
-      `${command} needs an SQLite file (--db file:./data/registry.db), not PostgreSQL`,
-      { category: 'usage' },
-    );
-  }
-  return target.file;
 }
 
 /**
@@ -155,6 +143,25 @@ async function openEverything(
       ...(extra.accessLog === undefined ? {} : { accessLog: extra.accessLog }),
       manager,
       ...extra.upstreams,
+      ...(extra.upstreams?.upstreams
+        ? {
+            // The latest checkpoint of each upstream's log a verifying mirror checked, kept across
+            // restarts (docs/mirroring.md): `<data>/upstream-checksums/<upstream>/latest`.
+            upstreams: extra.upstreams.upstreams.map((u) =>
+              u.checksumKey === undefined
+                ? u
+                : {
+                    ...u,
+                    checkpointFile: join(
+                      dataDir,
+                      'upstream-checksums',
+                      u.url.replace(/^https?:\/\//, '').replace(/[^A-Za-z0-9._-]+/g, '_'),
+                      'latest',
+                    ),
+                  },
+            ),
+          }
+        : {}),
       checksums: {
         signer,
         notify: { urls: notifyUrlsOf(extra.notifyUrls ?? []), secret: env.DM_REGISTRY_NOTIFY_SECRET },
@@ -210,11 +217,40 @@ async function ensureIndexed(
   return out;
 }
 
+/** An upstream's checksum log verifier key from its file (docs/mirroring.md), checked. */
+function readVerifierKeyFile(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new DmError(
+      'USAGE',
+      `--upstream-checksum-key ${file}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`,
+      {
+        category: 'usage',
+      },
+    );
+  }
+  try {
+    parseVerifierKey(text);
+  } catch {
+    throw new DmError(
+      'CHECKSUM_KEY_INVALID',
+      `${file} is not a checksum log verifier key (dm-registry checksum-key prints one)`,
+      {
+        category: 'invalid-input',
+      },
+    );
+  }
+  return text;
+}
+
 /** `--upstream URL` (repeatable) with `--upstream-token-env NAME` paired by position (docs/mirroring.md). */
 function upstreamsOf(
   options: {
     upstream?: string[];
     upstreamTokenEnv?: string[];
+    upstreamChecksumKey?: string[];
     upstreamTtl?: string;
     upstreamNegativeTtl?: string;
   },
@@ -222,17 +258,25 @@ function upstreamsOf(
 ): Pick<CreateAppDeps, 'upstreams' | 'upstreamTtlMs' | 'upstreamNegativeTtlMs'> | undefined {
   const urls = options.upstream ?? [];
   const tokenEnvs = options.upstreamTokenEnv ?? [];
+  const keyFiles = options.upstreamChecksumKey ?? [];
   if (urls.length === 0) {
-    if (tokenEnvs.length > 0 || options.upstreamTtl || options.upstreamNegativeTtl) {
+    if (tokenEnvs.length > 0 || keyFiles.length > 0 || options.upstreamTtl || options.upstreamNegativeTtl) {
       throw new DmError(
         'USAGE',
-        '--upstream-token-env, --upstream-ttl and --upstream-negative-ttl need --upstream',
+        '--upstream-token-env, --upstream-checksum-key, --upstream-ttl and --upstream-negative-ttl need --upstream',
         {
           category: 'usage',
         },
       );
     }
     return undefined;
+  }
+  if (keyFiles.length > urls.length) {
+    throw new DmError(
+      'USAGE',
+      `${keyFiles.length} --upstream-checksum-key for ${urls.length} --upstream: they pair by position`,
+      { category: 'usage' },
+    );
   }
   if (tokenEnvs.length > urls.length) {
     throw new DmError(
@@ -269,7 +313,12 @@ function upstreamsOf(
           category: 'usage',
         });
       }
-      return { url: Upstream.normaliseUrl(url), token };
+      const keyFile = keyFiles[i];
+      return {
+        url: Upstream.normaliseUrl(url),
+        token,
+        ...(keyFile === undefined ? {} : { checksumKey: readVerifierKeyFile(keyFile) }),
+      };
     }),
     upstreamTtlMs: seconds('--upstream-ttl', options.upstreamTtl, 300),
     upstreamNegativeTtlMs: seconds('--upstream-negative-ttl', options.upstreamNegativeTtl, 60),
@@ -285,6 +334,7 @@ async function start(
     cluster?: string[];
     upstream?: string[];
     upstreamTokenEnv?: string[];
+    upstreamChecksumKey?: string[];
     upstreamTtl?: string;
     upstreamNegativeTtl?: string;
     checksumKey?: string;
@@ -534,6 +584,11 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       collect,
     )
     .option(
+      '--upstream-checksum-key <file>',
+      "the n-th upstream's checksum log verifier key (dm-registry checksum-key there); pulled versions are verified (repeatable)",
+      collect,
+    )
+    .option(
       '--upstream-ttl <seconds>',
       'how long what a floating reference resolves to is trusted (default 300)',
     )
@@ -641,8 +696,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
         },
       ) => {
         const { exportBundle } = await import('./mirror/bundle.js');
-        const { openStore } = await import('./store/db.js');
-        const store = openStore(databaseFile(o.db, env, 'bundle export'));
+        const { store, close } = await openDatabase(databaseTarget(o.db, env));
         try {
           const r = await exportBundle(store, {
             out: o.out,
@@ -657,7 +711,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
             `${r.file}: ${r.versions} versions, ${r.blobs} files, ${r.bytes} bytes, digest ${r.digest}\n`,
           );
         } finally {
-          store.close();
+          await close();
         }
       },
     );
@@ -672,15 +726,19 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     )
     .action(async (file: string, o: CommonOptions & { verifyKey?: string }) => {
       const { importBundle } = await import('./mirror/bundle.js');
-      const { openStore } = await import('./store/db.js');
-      const store = openStore(databaseFile(o.db, env, 'bundle import'));
+      const { store, close } = await openDatabase(databaseTarget(o.db, env));
       try {
         const r = await importBundle(store, file, o.verifyKey ? { verifyKey: o.verifyKey } : {});
+        if (r.quarantined > 0) {
+          process.stderr.write(
+            `warning: ${r.quarantined} versions differ from what this database first saw; quarantined, not added\n`,
+          );
+        }
         process.stdout.write(
           `${file}: ${r.added} versions added, ${r.unchanged} already present, ${r.registries} registries${r.signed ? ', signature verified' : ''}\n`,
         );
       } finally {
-        store.close();
+        await close();
       }
     });
   const token = program

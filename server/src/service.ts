@@ -26,6 +26,7 @@ import { mirroredRegistrySource } from './mirror/mirrored-registry.js';
 import { Catalog } from './resolve/catalog.js';
 import { DirectorySource } from './source/directory.js';
 import { parseSourceSpec, type SourceType } from './source/source-spec.js';
+import type { QuarantineEvent } from './store/first-seen.js';
 import { GenerationWatch } from './store/generation-watch.js';
 import { replicaName } from './store/replica.js';
 import { decryptSecret, encryptSecret, hashToken, newToken } from './store/secrets.js';
@@ -554,6 +555,24 @@ export class RegistryService {
     return outcome;
   }
 
+  /**
+   * Quarantines a mirror opened without a swap (its first-seen record disagreeing with what it
+   * added, or the upstream's quarantine taken over): announced like a sync's (log line, metric,
+   * webhooks; docs/integrity-store.md §6). Never throws.
+   */
+  mirrorQuarantined(events: readonly QuarantineEvent[]): void {
+    if (events.length === 0) return;
+    this.catalog.invalidate();
+    const byRegistry = new Map<string, QuarantineEvent[]>();
+    for (const e of events) byRegistry.set(e.registry, [...(byRegistry.get(e.registry) ?? []), e]);
+    for (const [name, list] of byRegistry) {
+      void this.data.registries.byName(name).then(
+        (row) => this.checksums.quarantined(list, row?.visibility === 'public' ? name : PRIVATE_LABEL),
+        (error: unknown) => this.log('error', 'quarantine bookkeeping failed', { error: String(error) }),
+      );
+    }
+  }
+
   /** The incremental source of a registry mirrored from an upstream (docs/mirroring.md). */
   private mirroredSource(row: RegistryRow): IncrementalSource {
     const mirror = this.mirror;
@@ -566,17 +585,20 @@ export class RegistryService {
       );
     }
     const target = this.mirrorTarget;
-    if (isPostgres(this.store)) {
-      throw new DmError('UNSUPPORTED_DATABASE', 'mirroring an upstream needs the SQLite store', {
-        category: 'usage',
-      });
-    }
     const source = mirroredRegistrySource({
-      store: this.store,
+      store: this.data.mirror,
+      reads: this.data.reads,
       registry: { id: row.id, name: row.name, visibility: row.visibility },
       upstream,
       pullThrough: mirror.pullThrough,
-      onMismatch: (m) => target.reportMismatch(m),
+      onQuarantined: (q) => target.upstreamQuarantined?.(q),
+      onReverted: (count) => {
+        this.catalog.invalidate();
+        this.log('info', 'quarantines closed: the upstream serves the first-seen content again', {
+          registry: row.name,
+          count,
+        });
+      },
       onPrivate: () => {
         this.catalog.invalidate();
         this.log('warn', 'mirrored registry made private: the upstream serves it privately', {

@@ -198,4 +198,19 @@ describe('bundle files', () => {
     writeFileSync(bad, 'not a key');
     await assert.rejects(readVerifyKey(bad), /is not an Ed25519 public key/);
   });
+
+  it('refuses a first-seen time later than the bundle or not a time', async () => {
+    for (const [name, firstSeen, pattern] of [
+      ['late.tgz', '2026-11-25T00:00:00.000Z', /firstSeen 2026-11-25T00:00:00.000Z is later than the bundle/],
+      ['garbled.tgz', 'yesterday', /firstSeen is not a time/],
+    ] as const) {
+      const { content, blobs } = sample();
+      content.versions[0]!.firstSeen = firstSeen;
+      const out = join(dir, name);
+      await writeBundle(out, content, (s) => blobs.get(s)!);
+      await refused(out, pattern);
+    }
+    const kept = await write('kept.tgz');
+    assert.equal((await readBundle(kept.out)).manifest.versions[0]?.firstSeen, '2026-11-01T00:00:00.000Z');
+  });
 });

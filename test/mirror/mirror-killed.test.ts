@@ -7,12 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { versionDigest } from '../../client/src/registry/digest.js';
 import { openStore } from '../../server/src/store/db.js';
 import { tempDir } from '../server/helpers.js';
 import { type RegistryProcess, startRegistry } from '../server/hostile/process.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { type RunningRegistry, startRegistry as startOrigin } from '../support/registry-server.js';
+import { DIALECTS, postgresDatabase } from './dialect.js';
 
 const NAME = 'github.com/dm-samples/templates';
 const HELD = `/api/v1/templates/${NAME}/redis/versions/v1.0.3/archive.tar.gz`;
@@ -28,7 +30,6 @@ const REFS = [
 ];
 let origin: RunningRegistry;
 let proxy: FaultProxy;
-const dir = tempDir('dm-mirror-killed-');
 
 before(async () => {
   origin = await startOrigin(['registry-fixtures']);
@@ -40,90 +41,107 @@ after(async () => {
   await origin?.stop();
 });
 
-/** Every stored version is whole: its files' content is stored and its digest recomputes. */
-function checkStore(file: string): { versions: string[] } {
-  const store = openStore(file);
-  try {
-    const db = store.sqlite;
-    assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
-    assert.deepEqual(db.pragma('foreign_key_check'), []);
-    const versions = db
-      .prepare(
-        `SELECT v.id, t.name AS template, v.version, v.digest FROM versions v JOIN templates t ON t.id = v.template_id`,
-      )
-      .all() as { id: number; template: string; version: string; digest: string }[];
-    const files = db.prepare(
-      `SELECT vf.path, vf.sha256, f.sha256 AS stored FROM version_files vf LEFT JOIN files f ON f.sha256 = vf.sha256
-       WHERE vf.version_id = ?`,
-    );
-    for (const v of versions) {
-      const rows = files.all(v.id) as { path: string; sha256: string; stored: string | null }[];
-      assert.ok(rows.length > 0, `${v.template} ${v.version} has files`);
-      for (const r of rows)
-        assert.equal(r.stored, r.sha256, `${v.template} ${v.version} ${r.path} content stored`);
-      assert.equal(versionDigest(rows), v.digest, `${v.template} ${v.version} digest`);
+/** Rows of `sql` in the mirror's database: an SQLite file or a PostgreSQL URL. */
+async function rowsOf<T>(db: string, sql: string): Promise<T[]> {
+  if (!db.startsWith('postgres')) {
+    const store = openStore(db);
+    try {
+      assert.equal(store.sqlite.pragma('integrity_check', { simple: true }), 'ok');
+      assert.deepEqual(store.sqlite.pragma('foreign_key_check'), []);
+      return store.sqlite.prepare(sql).all() as T[];
+    } finally {
+      store.close();
     }
-    const counts = db
-      .prepare(
-        'SELECT r.name, r.version_count AS n, (SELECT count(*) FROM versions v WHERE v.registry_id = r.id) AS actual FROM registries r',
-      )
-      .all() as { name: string; n: number; actual: number }[];
-    for (const c of counts) assert.equal(c.n, c.actual, `${c.name} counts`);
-    return { versions: versions.map((v) => `${v.template} ${v.version}`) };
+  }
+  const client = new pg.Client({ connectionString: db });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows as T[];
   } finally {
-    store.close();
+    await client.end();
   }
 }
 
-describe('a mirror killed during a pull-through', () => {
-  it('leaves a consistent store, each version whole or absent, and pulls the rest after a restart', async () => {
-    let mirror: RegistryProcess | undefined = await startRegistry(['--upstream', proxy.url], { dir });
-    try {
-      proxy.set({ mode: 'hang', only: HELD });
-      const batch = fetch(`${mirror.url}/api/v1/resolve`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ refs: REFS }),
-      }).catch(() => undefined); // the kill ends it
-      // Kill once the held archive was asked for (the other pulls run around it).
-      for (let i = 0; !proxy.seen.some((l) => l.includes(HELD)) && i < 600; i++) {
-        await new Promise((done) => setTimeout(done, 100));
-      }
-      assert.ok(
-        proxy.seen.some((l) => l.includes(HELD)),
-        `the held archive was asked for: ${proxy.seen.join(', ')}`,
-      );
-      mirror.child.kill('SIGKILL');
-      assert.equal(await mirror.stop(), 'SIGKILL');
-      await batch;
+/** Every stored version is whole: its files' content is stored and its digest recomputes. */
+async function checkStore(db: string): Promise<{ versions: string[] }> {
+  const versions = await rowsOf<{ id: number; template: string; version: string; digest: string }>(
+    db,
+    'SELECT v.id, t.name AS template, v.version, v.digest FROM versions v JOIN templates t ON t.id = v.template_id',
+  );
+  const files = await rowsOf<{ versionId: number; path: string; sha256: string; stored: string | null }>(
+    db,
+    `SELECT vf.version_id AS "versionId", vf.path, vf.sha256, f.sha256 AS stored
+     FROM version_files vf LEFT JOIN files f ON f.sha256 = vf.sha256`,
+  );
+  for (const v of versions) {
+    const rows = files.filter((f) => f.versionId === v.id);
+    assert.ok(rows.length > 0, `${v.template} ${v.version} has files`);
+    for (const r of rows)
+      assert.equal(r.stored, r.sha256, `${v.template} ${v.version} ${r.path} content stored`);
+    assert.equal(versionDigest(rows), v.digest, `${v.template} ${v.version} digest`);
+  }
+  const counts = await rowsOf<{ name: string; n: number; actual: number | string }>(
+    db,
+    'SELECT r.name, r.version_count AS n, (SELECT count(*) FROM versions v WHERE v.registry_id = r.id) AS actual FROM registries r',
+  );
+  for (const c of counts) assert.equal(Number(c.n), Number(c.actual), `${c.name} counts`);
+  return { versions: versions.map((v) => `${v.template} ${v.version}`) };
+}
 
-      const after = checkStore(`${dir}/r.db`);
-      assert.ok(!after.versions.includes('redis v1.0.3'), 'the held version is absent');
+for (const dialect of DIALECTS) {
+  describe(`a mirror killed during a pull-through on ${dialect}`, () => {
+    it('leaves a consistent store, each version whole or absent, and pulls the rest after a restart', async () => {
+      const dir = tempDir('dm-mirror-killed-');
+      const db = dialect === 'sqlite' ? `${dir}/r.db` : await postgresDatabase();
+      const options = { dir, db: dialect === 'sqlite' ? `file:${db}` : db };
+      let mirror: RegistryProcess | undefined = await startRegistry(['--upstream', proxy.url], options);
+      try {
+        proxy.set({ mode: 'hang', only: HELD });
+        const batch = fetch(`${mirror.url}/api/v1/resolve`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ refs: REFS }),
+        }).catch(() => undefined); // the kill ends it
+        // Kill once the held archive was asked for (the other pulls run around it).
+        for (let i = 0; !proxy.seen.some((l) => l.includes(HELD)) && i < 600; i++) {
+          await new Promise((done) => setTimeout(done, 100));
+        }
+        assert.ok(
+          proxy.seen.some((l) => l.includes(HELD)),
+          `the held archive was asked for: ${proxy.seen.join(', ')}`,
+        );
+        mirror.child.kill('SIGKILL');
+        assert.equal(await mirror.stop(), 'SIGKILL');
+        await batch;
 
-      proxy.set({ mode: 'pass' });
-      mirror = await startRegistry(['--upstream', proxy.url], { dir });
-      const res = await fetch(`${mirror.url}/api/v1/resolve?ref=${encodeURIComponent(REFS[0]!)}`);
-      assert.equal(res.status, 200, await res.clone().text());
-      assert.equal(res.headers.get('cache-status'), 'dm-registry; fwd=miss; stored');
-      const body = (await res.json()) as { digest: string };
-      const direct = (await (
-        await fetch(`${origin.url}/api/v1/resolve?ref=${encodeURIComponent(REFS[0]!)}`)
-      ).json()) as {
-        digest: string;
-      };
-      assert.equal(body.digest, direct.digest);
-      const [m, o] = await Promise.all([fetch(`${mirror.url}${HELD}`), fetch(`${origin.url}${HELD}`)]);
-      assert.equal(m.status, 200);
-      assert.ok(Buffer.from(await m.arrayBuffer()).equals(Buffer.from(await o.arrayBuffer())));
-      for (const ref of REFS) {
-        const r = await fetch(`${mirror.url}/api/v1/resolve?ref=${encodeURIComponent(ref)}`);
-        assert.equal(r.status, 200, `${ref}: ${await r.text()}`);
+        const after = await checkStore(db);
+        assert.ok(!after.versions.includes('redis v1.0.3'), 'the held version is absent');
+
+        proxy.set({ mode: 'pass' });
+        mirror = await startRegistry(['--upstream', proxy.url], options);
+        const res = await fetch(`${mirror.url}/api/v1/resolve?ref=${encodeURIComponent(REFS[0]!)}`);
+        assert.equal(res.status, 200, await res.clone().text());
+        assert.equal(res.headers.get('cache-status'), 'dm-registry; fwd=miss; stored');
+        const body = (await res.json()) as { digest: string };
+        const direct = (await (
+          await fetch(`${origin.url}/api/v1/resolve?ref=${encodeURIComponent(REFS[0]!)}`)
+        ).json()) as {
+          digest: string;
+        };
+        assert.equal(body.digest, direct.digest);
+        const [m, o] = await Promise.all([fetch(`${mirror.url}${HELD}`), fetch(`${origin.url}${HELD}`)]);
+        assert.equal(m.status, 200);
+        assert.ok(Buffer.from(await m.arrayBuffer()).equals(Buffer.from(await o.arrayBuffer())));
+        for (const ref of REFS) {
+          const r = await fetch(`${mirror.url}/api/v1/resolve?ref=${encodeURIComponent(ref)}`);
+          assert.equal(r.status, 200, `${ref}: ${await r.text()}`);
+        }
+        await mirror.stop();
+        const final = await checkStore(db);
+        assert.ok(final.versions.includes('redis v1.0.3'));
+      } finally {
+        mirror?.dispose();
       }
-      await mirror.stop();
-      const final = checkStore(`${dir}/r.db`);
-      assert.ok(final.versions.includes('redis v1.0.3'));
-    } finally {
-      mirror?.dispose();
-    }
+    });
   });
-});
+}

@@ -16,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import { ADMIN, BIN, type RegistryProcess, startRegistry } from '../server/hostile/process.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { repoRoot } from '../support/run-cli.js';
+import { DIALECTS, postgresDatabase } from './dialect.js';
 
 const PRIVATE = 'github.com/acme/private';
 const PRIVATE_EAGER = 'github.com/acme/private-eager';
@@ -26,12 +27,22 @@ let origin: RegistryProcess;
 let proxy: FaultProxy;
 let mirror: RegistryProcess;
 let tokenless: RegistryProcess;
+/** The database of each server started here, when not its own SQLite file. */
+const databases = new Map<RegistryProcess, string>();
 
 /** A read token for `registry`, made by the CLI on a server's database (seen within a second). */
 function readToken(server: RegistryProcess, registry: string): string {
   return execFileSync(
     process.execPath,
-    [BIN, 'token', 'create', '--read', registry, '--db', `file:${join(server.dir, 'r.db')}`],
+    [
+      BIN,
+      'token',
+      'create',
+      '--read',
+      registry,
+      '--db',
+      databases.get(server) ?? `file:${join(server.dir, 'r.db')}`,
+    ],
     { cwd: repoRoot, encoding: 'utf8' },
   ).trim();
 }
@@ -67,139 +78,151 @@ async function eventually<T>(attempt: () => Promise<T>, ok: (value: T) => boolea
   return last.value;
 }
 
-before(async () => {
-  const copy = join(dir, 'private');
-  cpSync(join(repoRoot, 'registry-fixtures'), copy, { recursive: true });
-  origin = await startRegistry(['--index', 'registry-fixtures']);
-  for (const name of [PRIVATE, PRIVATE_EAGER]) {
-    const added = await fetch(`${origin.url}/api/v1/registries`, {
-      method: 'POST',
-      headers: { ...admin, 'content-type': 'application/json' },
-      body: JSON.stringify({ source: copy, name, visibility: 'private' }),
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+for (const dialect of DIALECTS) {
+  describe(`private upstreams on ${dialect}`, () => {
+    before(async () => {
+      const copy = join(dir, `private-${dialect}`);
+      cpSync(join(repoRoot, 'registry-fixtures'), copy, { recursive: true });
+      origin = await startRegistry(['--index', 'registry-fixtures']);
+      for (const name of [PRIVATE, PRIVATE_EAGER]) {
+        const added = await fetch(`${origin.url}/api/v1/registries`, {
+          method: 'POST',
+          headers: { ...admin, 'content-type': 'application/json' },
+          body: JSON.stringify({ source: copy, name, visibility: 'private' }),
+        });
+        assert.equal(added.status, 201, await added.text());
+        const synced = await fetch(`${origin.url}/api/v1/registries/${name}/sync`, {
+          method: 'POST',
+          headers: admin,
+        });
+        assert.equal(((await synced.json()) as { status: string }).status !== 'failed', true);
+      }
+      const token = readToken(origin, '*');
+      // The origin answers the token once it has seen it.
+      const seen = await eventually(
+        () => resolve(origin, REF, token),
+        (r) => r.status === 200,
+      );
+      assert.equal(seen.status, 200, JSON.stringify(seen.body));
+      proxy = await startFaultProxy(origin.url);
+      const mirrorDb = dialect === 'postgres' ? await postgresDatabase() : undefined;
+      const tokenlessDb = dialect === 'postgres' ? await postgresDatabase() : undefined;
+      [mirror, tokenless] = await Promise.all([
+        startRegistry(['--upstream', proxy.url, '--upstream-token-env', 'UPSTREAM_TOKEN'], {
+          env: { UPSTREAM_TOKEN: token },
+          ...(mirrorDb ? { db: mirrorDb } : {}),
+        }),
+        startRegistry(['--upstream', proxy.url], tokenlessDb ? { db: tokenlessDb } : {}),
+      ]);
+      if (mirrorDb) databases.set(mirror, mirrorDb);
     });
-    assert.equal(added.status, 201, await added.text());
-    const synced = await fetch(`${origin.url}/api/v1/registries/${name}/sync`, {
-      method: 'POST',
-      headers: admin,
+
+    after(async () => {
+      for (const server of [mirror, tokenless, origin]) {
+        await server?.stop();
+        server?.dispose();
+      }
+      await proxy?.close();
     });
-    assert.equal(((await synced.json()) as { status: string }).status !== 'failed', true);
-  }
-  const token = readToken(origin, '*');
-  // The origin answers the token once it has seen it.
-  const seen = await eventually(
-    () => resolve(origin, REF, token),
-    (r) => r.status === 200,
-  );
-  assert.equal(seen.status, 200, JSON.stringify(seen.body));
-  proxy = await startFaultProxy(origin.url);
-  [mirror, tokenless] = await Promise.all([
-    startRegistry(['--upstream', proxy.url, '--upstream-token-env', 'UPSTREAM_TOKEN'], {
-      env: { UPSTREAM_TOKEN: token },
-    }),
-    startRegistry(['--upstream', proxy.url]),
-  ]);
-});
 
-after(async () => {
-  for (const server of [mirror, tokenless, origin]) {
-    await server?.stop();
-    server?.dispose();
-  }
-  await proxy?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+    describe('a mirror of a private upstream registry', () => {
+      it("the mirror's token decides what it can see upstream: without one the private registry is not found", async () => {
+        const r = await resolve(tokenless, REF);
+        assert.equal(r.status, 404, JSON.stringify(r.body));
+        const registries = (await (
+          await fetch(`${tokenless.url}/api/v1/registries`, { headers: admin })
+        ).json()) as {
+          registries: { name: string }[];
+        };
+        assert.ok(!registries.registries.some((x) => x.name === PRIVATE), 'nothing stored');
+      });
 
-describe('a mirror of a private upstream registry', () => {
-  it("the mirror's token decides what it can see upstream: without one the private registry is not found", async () => {
-    const r = await resolve(tokenless, REF);
-    assert.equal(r.status, 404, JSON.stringify(r.body));
-    const registries = (await (
-      await fetch(`${tokenless.url}/api/v1/registries`, { headers: admin })
-    ).json()) as {
-      registries: { name: string }[];
-    };
-    assert.ok(!registries.registries.some((x) => x.name === PRIVATE), 'nothing stored');
-  });
+      it('never serves what it pulled from a private registry to anonymous callers, and says nothing of it', async () => {
+        const direct = await resolve(origin, REF, ADMIN);
+        assert.equal(direct.status, 200);
+        const anonymous = await resolve(mirror, REF);
+        assert.equal(anonymous.status, 404, JSON.stringify(anonymous.body));
+        assert.doesNotMatch(String(anonymous.cacheStatus), /stored|hit/);
+        const unknown = await resolve(mirror, 'github.com/acme/nothing-here/redis:=v1.0.3');
+        assert.equal(
+          anonymous.body.error?.code,
+          unknown.body.error?.code,
+          'the same answer as for no registry at all',
+        );
+        // It was stored, privately: the mirror's admin sees it, with the origin's digest, from the store.
+        const withAdmin = await resolve(mirror, REF, ADMIN);
+        assert.equal(withAdmin.status, 200, JSON.stringify(withAdmin.body));
+        assert.equal(withAdmin.body.digest, direct.body.digest);
+        assert.equal(withAdmin.cacheStatus, 'dm-registry; hit');
+        const files = await fetch(
+          `${mirror.url}/api/v1/templates/${PRIVATE}/redis/versions/v1.0.3/archive.tar.gz`,
+        );
+        assert.equal(files.status, 404, 'content too');
+        assert.equal(files.headers.get('cache-status'), null);
+        await files.arrayBuffer();
+      });
 
-  it('never serves what it pulled from a private registry to anonymous callers, and says nothing of it', async () => {
-    const direct = await resolve(origin, REF, ADMIN);
-    assert.equal(direct.status, 200);
-    const anonymous = await resolve(mirror, REF);
-    assert.equal(anonymous.status, 404, JSON.stringify(anonymous.body));
-    assert.doesNotMatch(String(anonymous.cacheStatus), /stored|hit/);
-    const unknown = await resolve(mirror, 'github.com/acme/nothing-here/redis:=v1.0.3');
-    assert.equal(
-      anonymous.body.error?.code,
-      unknown.body.error?.code,
-      'the same answer as for no registry at all',
-    );
-    // It was stored, privately: the mirror's admin sees it, with the origin's digest, from the store.
-    const withAdmin = await resolve(mirror, REF, ADMIN);
-    assert.equal(withAdmin.status, 200, JSON.stringify(withAdmin.body));
-    assert.equal(withAdmin.body.digest, direct.body.digest);
-    assert.equal(withAdmin.cacheStatus, 'dm-registry; hit');
-    const files = await fetch(
-      `${mirror.url}/api/v1/templates/${PRIVATE}/redis/versions/v1.0.3/archive.tar.gz`,
-    );
-    assert.equal(files.status, 404, 'content too');
-    assert.equal(files.headers.get('cache-status'), null);
-    await files.arrayBuffer();
-  });
+      it('is never listed, counted or searched for anonymous callers; a read token for it reads it', async () => {
+        const listed = (await (await fetch(`${mirror.url}/api/v1/registries`)).json()) as {
+          registries: { name: string; visibility: string }[];
+        };
+        assert.ok(!listed.registries.some((r) => r.name === PRIVATE));
+        const search = (await (await fetch(`${mirror.url}/api/v1/search?q=redis`)).json()) as {
+          hits: { registry: string }[];
+          facets: { registry: Record<string, number> };
+        };
+        assert.ok(!search.hits.some((h) => h.registry === PRIVATE));
+        assert.equal(search.facets.registry[PRIVATE], undefined);
+        const page = await fetch(`${mirror.url}/registries`);
+        assert.doesNotMatch(await page.text(), /acme\/private/);
 
-  it('is never listed, counted or searched for anonymous callers; a read token for it reads it', async () => {
-    const listed = (await (await fetch(`${mirror.url}/api/v1/registries`)).json()) as {
-      registries: { name: string; visibility: string }[];
-    };
-    assert.ok(!listed.registries.some((r) => r.name === PRIVATE));
-    const search = (await (await fetch(`${mirror.url}/api/v1/search?q=redis`)).json()) as {
-      hits: { registry: string }[];
-      facets: { registry: Record<string, number> };
-    };
-    assert.ok(!search.hits.some((h) => h.registry === PRIVATE));
-    assert.equal(search.facets.registry[PRIVATE], undefined);
-    const page = await fetch(`${mirror.url}/registries`);
-    assert.doesNotMatch(await page.text(), /acme\/private/);
+        const adminView = (await (
+          await fetch(`${mirror.url}/api/v1/registries/${PRIVATE}`, { headers: admin })
+        ).json()) as {
+          visibility: string;
+          source: { type: string };
+        };
+        assert.equal(adminView.visibility, 'private');
+        assert.equal(adminView.source.type, 'upstream');
+        const token = readToken(mirror, PRIVATE);
+        assert.equal(mirror.exited(), undefined, mirror.log());
+        const r = await eventually(
+          () => resolve(mirror, REF, token),
+          (x) => x.status === 200,
+        );
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+      });
 
-    const adminView = (await (
-      await fetch(`${mirror.url}/api/v1/registries/${PRIVATE}`, { headers: admin })
-    ).json()) as {
-      visibility: string;
-      source: { type: string };
-    };
-    assert.equal(adminView.visibility, 'private');
-    assert.equal(adminView.source.type, 'upstream');
-    const token = readToken(mirror, PRIVATE);
-    assert.equal(mirror.exited(), undefined, mirror.log());
-    const r = await eventually(
-      () => resolve(mirror, REF, token),
-      (x) => x.status === 200,
-    );
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-  });
-
-  it('a registry mirrored eagerly becomes private on the mirror when the upstream serves it privately', async () => {
-    const created = await fetch(`${mirror.url}/api/v1/registries`, {
-      method: 'POST',
-      headers: { ...admin, 'content-type': 'application/json' },
-      body: JSON.stringify({ source: `${proxy.url}/${PRIVATE_EAGER}` }),
+      it('a registry mirrored eagerly becomes private on the mirror when the upstream serves it privately', async () => {
+        const created = await fetch(`${mirror.url}/api/v1/registries`, {
+          method: 'POST',
+          headers: { ...admin, 'content-type': 'application/json' },
+          body: JSON.stringify({ source: `${proxy.url}/${PRIVATE_EAGER}` }),
+        });
+        assert.equal(created.status, 201, await created.text());
+        const synced = (await (
+          await fetch(`${mirror.url}/api/v1/registries/${PRIVATE_EAGER}/sync`, {
+            method: 'POST',
+            headers: admin,
+          })
+        ).json()) as { status: string };
+        assert.ok(['succeeded', 'unchanged'].includes(synced.status), JSON.stringify(synced));
+        const view = (await (
+          await fetch(`${mirror.url}/api/v1/registries/${PRIVATE_EAGER}`, { headers: admin })
+        ).json()) as {
+          visibility: string;
+          counts: { versions: number };
+        };
+        assert.equal(view.visibility, 'private');
+        assert.ok(view.counts.versions > 20);
+        assert.equal((await resolve(mirror, `${PRIVATE_EAGER}/redis:=v1.0.3`)).status, 404);
+        assert.equal((await resolve(mirror, `${PRIVATE_EAGER}/redis:=v1.0.3`, ADMIN)).status, 200);
+        const anonymous = await fetch(`${mirror.url}/api/v1/registries/${PRIVATE_EAGER}`);
+        assert.equal(anonymous.status, 404);
+        await anonymous.arrayBuffer();
+      });
     });
-    assert.equal(created.status, 201, await created.text());
-    const synced = (await (
-      await fetch(`${mirror.url}/api/v1/registries/${PRIVATE_EAGER}/sync`, { method: 'POST', headers: admin })
-    ).json()) as { status: string };
-    assert.ok(['succeeded', 'unchanged'].includes(synced.status), JSON.stringify(synced));
-    const view = (await (
-      await fetch(`${mirror.url}/api/v1/registries/${PRIVATE_EAGER}`, { headers: admin })
-    ).json()) as {
-      visibility: string;
-      counts: { versions: number };
-    };
-    assert.equal(view.visibility, 'private');
-    assert.ok(view.counts.versions > 20);
-    assert.equal((await resolve(mirror, `${PRIVATE_EAGER}/redis:=v1.0.3`)).status, 404);
-    assert.equal((await resolve(mirror, `${PRIVATE_EAGER}/redis:=v1.0.3`, ADMIN)).status, 200);
-    const anonymous = await fetch(`${mirror.url}/api/v1/registries/${PRIVATE_EAGER}`);
-    assert.equal(anonymous.status, 404);
-    await anonymous.arrayBuffer();
   });
-});
+}

@@ -7,6 +7,7 @@
 
 import { Hono } from 'hono';
 import { DmError, isDmError } from '../../../client/src/error.js';
+import { FileCheckpointMemory } from '../../../client/src/integrity/verifier.js';
 import { createLogger, type Logger } from '../log.js';
 import type { DeploymentManager } from '../manager/deployment-manager.js';
 import { type ManagerConfig, mountManager } from '../manager/mount.js';
@@ -15,7 +16,6 @@ import { storeTarget } from '../mirror/store-target.js';
 import { Upstream } from '../mirror/upstream.js';
 import { pageRoutes } from '../pages/routes.js';
 import { PRIVATE_LABEL, RegistryService, type ServiceDeps } from '../service.js';
-import { isPostgres } from '../store/service-store.js';
 import { type AppEnv, errorResponse } from './http.js';
 import { ServerMetrics } from './metrics.js';
 import { OPENAPI } from './openapi.js';
@@ -35,7 +35,14 @@ export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync'> {
   /** The Deployment Manager (docs/manager.md): mounted when clusters are configured. */
   manager?: ManagerConfig | undefined;
   /** Upstream registry servers to pull through, in order (docs/mirroring.md). */
-  upstreams?: readonly { url: string; token?: string | undefined }[];
+  upstreams?: readonly {
+    url: string;
+    token?: string | undefined;
+    /** The upstream checksum log's verifier key (docs/mirroring.md). */
+    checksumKey?: string | undefined;
+    /** Where the latest verified checkpoint of that log is kept (default: memory). */
+    checkpointFile?: string | undefined;
+  }[];
   /** How long a floating reference's answer is trusted before the upstream is asked again, ms. */
   upstreamTtlMs?: number;
   /** How long an upstream's not-found answer is remembered, ms. */
@@ -106,25 +113,38 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
   });
   void service.checksums.resendUndelivered();
   if (deps.upstreams && deps.upstreams.length > 0) {
-    if (isPostgres(service.store)) {
-      throw new DmError('UNSUPPORTED_DATABASE', 'mirroring an upstream (--upstream) needs the SQLite store', {
-        category: 'usage',
-      });
-    }
-    const target = storeTarget(
-      service.store,
-      logger,
-      () => service.catalog.invalidate(),
-      () => metrics.upstreamDigestMismatches.inc(),
-    );
+    const target = storeTarget(service.data.mirror, logger, {
+      onStored: () => service.catalog.invalidate(),
+      onMismatch: () => metrics.upstreamDigestMismatches.inc(),
+      onQuarantine: (events) => service.mirrorQuarantined(events),
+    });
+    // Which registries are this server's own, read before the first request needs it.
+    target
+      .refreshOwn()
+      .catch((error: unknown) => logger.log('error', 'registries unreadable', { error: String(error) }));
     service.mirrorTarget = target;
     service.mirror = new Mirror({
-      upstreams: deps.upstreams.map((u) => new Upstream({ url: u.url, token: u.token })),
+      upstreams: deps.upstreams.map(
+        (u) =>
+          new Upstream({
+            url: u.url,
+            token: u.token,
+            checksumKey: u.checksumKey,
+            checkpointMemory: u.checkpointFile ? new FileCheckpointMemory(u.checkpointFile) : undefined,
+          }),
+      ),
       target,
       ownRegistry: (name) => target.ownRegistry(name),
+      refreshOwn: () => target.refreshOwn(),
       defaultRegistry: () => service.catalog.defaultRegistry,
       onStored: () => undefined,
-      onRemovedUpstream: (key) => target.markRemoved(key),
+      onRemovedUpstream: (key) => {
+        target
+          .markRemoved(key)
+          .catch((error: unknown) =>
+            logger.log('error', 'removed-upstream mark failed', { error: String(error) }),
+          );
+      },
       ...(deps.upstreamTtlMs === undefined ? {} : { ttlMs: deps.upstreamTtlMs }),
       ...(deps.upstreamNegativeTtlMs === undefined ? {} : { negativeTtlMs: deps.upstreamNegativeTtlMs }),
     });

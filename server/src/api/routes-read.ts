@@ -9,6 +9,7 @@ import { DmError } from '../../../client/src/error.js';
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
 import { batchCacheStatus } from '../mirror/mirror.js';
 import type { RegistryView } from '../resolve/catalog.js';
+import { canonicalTemplate } from '../store/first-seen.js';
 import { quarantineField } from '../store/quarantine.js';
 import type { QuarantineRow, ReadStore } from '../store/reads.js';
 import { mayRead } from '../store/visibility.js';
@@ -93,10 +94,17 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
       c.header('Vary', 'Authorization');
     }
     if (notModified(c, etag)) return c.body(null, 304);
+    // Open quarantines ride along, so a mirror shows them too (docs/integrity-store.md §6).
+    const open = new Map(
+      (await service.data.reads.openQuarantines(row.id)).map((q) => [`${q.template}@${q.version}`, q]),
+    );
     const list: RegistryVersionList = {
       registry: row.name,
       commit: row.commit,
-      versions: await service.data.reads.versionList(row.id),
+      versions: (await service.data.reads.versionList(row.id)).map((v) => {
+        const q = open.get(`${canonicalTemplate(row.name, v.collection, v.template)}@${v.version}`);
+        return q ? { ...v, ...quarantineField(q) } : v;
+      }),
     };
     return c.json(list);
   });

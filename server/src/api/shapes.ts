@@ -41,7 +41,14 @@ export interface Resolution {
 export interface RegistryVersionList {
   registry: string;
   commit: string | null;
-  versions: { collection: string; template: string; version: string; digest: string }[];
+  versions: {
+    collection: string;
+    template: string;
+    version: string;
+    digest: string;
+    /** Present when the version is quarantined here (docs/integrity-store.md): a mirror shows it too. */
+    quarantined?: QuarantineInfo;
+  }[];
 }
 
 /** A mirrored registry's upstream as `GET /api/v1/registries/{id}` shows it (docs/mirroring.md). */

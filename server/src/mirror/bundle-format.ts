@@ -26,7 +26,7 @@ import {
   verifyBytes,
 } from '../../../client/src/integrity/keys.js';
 import { versionDigest } from '../../../client/src/registry/digest.js';
-import type { AddedVersion } from '../store/add-versions.js';
+import type { AddedVersion, ExportedTemplate } from '../store/add-versions.js';
 
 export const BUNDLE_FORMAT = 'dm-bundle/v1';
 
@@ -49,14 +49,8 @@ export interface BundleRegistry {
   commit: string | null;
 }
 
-export interface BundleTemplate {
-  registry: string;
-  collection: string;
-  name: string;
-  latestVersion: string | null;
-  title: string | null;
-  description: string | null;
-}
+/** A template's search data. */
+export type BundleTemplate = ExportedTemplate;
 
 export interface BundleManifest {
   format: typeof BUNDLE_FORMAT;
@@ -237,9 +231,23 @@ function checkManifestShape(value: unknown, file: string): BundleManifest {
       throw bundleError(file, `manifest.json lists a malformed blob ${JSON.stringify(b).slice(0, 100)}`);
     }
   }
+  const created = typeof m.createdAt === 'string' ? Date.parse(m.createdAt) : Number.NaN;
+  if (Number.isNaN(created)) throw bundleError(file, 'manifest.json has no valid createdAt time');
   for (const v of m.versions) {
     if (!v || typeof v.reference !== 'string' || !Array.isArray(v.files) || typeof v.digest !== 'string') {
       throw bundleError(file, `manifest.json lists a malformed version ${JSON.stringify(v).slice(0, 100)}`);
+    }
+    // A first-seen time is when the exporting server first saw the version: never after it wrote
+    // the bundle (docs/mirroring.md, "Bundles").
+    if (v.firstSeen !== null && v.firstSeen !== undefined) {
+      const seen = typeof v.firstSeen === 'string' ? Date.parse(v.firstSeen) : Number.NaN;
+      if (Number.isNaN(seen)) throw bundleError(file, `${v.reference}: firstSeen is not a time`);
+      if (seen > created) {
+        throw bundleError(
+          file,
+          `${v.reference}: firstSeen ${v.firstSeen} is later than the bundle (${m.createdAt})`,
+        );
+      }
     }
   }
   return m as BundleManifest;

@@ -9,9 +9,8 @@ import { referencesInText } from '../../../client/src/resolve/discover-reference
 import { readLockFile } from '../../../client/src/resolve/lock-file.js';
 import type { Resolution } from '../api/shapes.js';
 import { Catalog } from '../resolve/catalog.js';
-import { addVersions, missingContent } from '../store/add-versions.js';
-import type { Store } from '../store/db.js';
-import { serviceStoreOf } from '../store/service-store.js';
+import type { AddedVersion } from '../store/add-versions.js';
+import { type StoreHandle, serviceStoreOf } from '../store/service-store.js';
 import {
   type BundleManifest,
   type BundleRegistry,
@@ -50,19 +49,10 @@ function templateRef(r: { registry: string; collection: string; template: string
   return `${[r.registry, r.collection, r.template].filter(Boolean).join('/')}:=${r.version}`;
 }
 
-export async function exportBundle(store: Store, options: ExportOptions): Promise<ExportResult> {
-  const db = store.sqlite;
-  const catalog = new Catalog(serviceStoreOf(store).catalog);
-  const known = new Map(
-    (
-      db.prepare('SELECT name, visibility, source, "commit" FROM registries').all() as {
-        name: string;
-        visibility: string;
-        source: string;
-        commit: string | null;
-      }[]
-    ).map((r) => [r.name.toLowerCase(), r]),
-  );
+export async function exportBundle(store: StoreHandle, options: ExportOptions): Promise<ExportResult> {
+  const data = serviceStoreOf(store);
+  const catalog = new Catalog(data.catalog);
+  const known = new Map((await data.registries.list()).map((r) => [r.name.toLowerCase(), r]));
   const seeds: string[] = [];
   const registries = options.registries ?? [];
   for (const name of registries) {
@@ -75,13 +65,7 @@ export async function exportBundle(store: Store, options: ExportOptions): Promis
   const whole =
     registries.length > 0 ? registries : (options.locks ?? []).length > 0 ? [] : [...known.keys()];
   for (const name of whole) {
-    const rows = db
-      .prepare(
-        `SELECT r.name AS registry, t.collection, t.name AS template, v.version FROM versions v
-         JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id WHERE lower(r.name) = lower(?)`,
-      )
-      .all(name) as { registry: string; collection: string; template: string; version: string }[];
-    for (const row of rows) seeds.push(templateRef(row));
+    for (const row of await data.mirror.versionsOf(name)) seeds.push(templateRef(row));
   }
   for (const file of options.locks ?? []) {
     const lock = await readLockFile(file);
@@ -90,7 +74,13 @@ export async function exportBundle(store: Store, options: ExportOptions): Promis
   }
 
   const hosts = [...new Set([...known.keys()].map((n) => n.split('/')[0]!))];
-  const content = db.prepare('SELECT content FROM files WHERE sha256 = ?').pluck();
+  const content = async (sha256: string): Promise<Buffer> => {
+    const bytes = await data.catalog.content(sha256);
+    if (!bytes) {
+      throw new DmError('CONTENT_MISSING', `the content ${sha256} is not in this database`);
+    }
+    return bytes;
+  };
   const chosen = new Map<string, Resolution>();
   const unresolved = new Set<string>();
   const queue = [...seeds];
@@ -110,7 +100,7 @@ export async function exportBundle(store: Store, options: ExportOptions): Promis
     chosen.set(r.resolved, r);
     for (const f of r.files) {
       if (!/\.(jinja|py|ya?ml|schema|json)$/.test(f.path)) continue;
-      const text = (content.get(f.sha256) as Buffer).toString('utf8');
+      const text = (await content(f.sha256)).toString('utf8');
       for (const found of referencesInText(text, hosts)) queue.push(found);
     }
   }
@@ -123,18 +113,10 @@ export async function exportBundle(store: Store, options: ExportOptions): Promis
   const versions: BundleVersion[] = [];
   const blobs = new Map<string, number>();
   const registryNames = new Set<string>();
-  const versionRow = db.prepare(
-    `SELECT v.dir, v.has_example AS hasExample, v.schema_json AS schemaJson FROM versions v
-     JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
-     WHERE r.name = ? AND t.collection = ? AND t.name = ? AND v.version = ?`,
-  );
   for (const r of [...chosen.values()].sort((a, b) => (a.resolved < b.resolved ? -1 : 1))) {
     if (baseVersions.has(`${r.resolved} ${r.digest}`)) continue;
-    const row = versionRow.get(r.registry, r.collection, r.template, r.version) as {
-      dir: string;
-      hasExample: number;
-      schemaJson: string | null;
-    };
+    const row = await data.mirror.bundleVersion(r, r.digest);
+    if (!row) continue; // removed since it was resolved
     versions.push({
       reference: r.resolved,
       registry: r.registry,
@@ -145,10 +127,10 @@ export async function exportBundle(store: Store, options: ExportOptions): Promis
       dir: row.dir,
       templateFile: r.templateFile,
       schemaFile: r.schemaFile,
-      hasExample: row.hasExample === 1,
+      hasExample: row.hasExample,
       digest: r.digest,
       commit: r.commit || null,
-      firstSeen: null,
+      firstSeen: row.firstSeen === null ? null : new Date(row.firstSeen).toISOString(),
       schemaJson: row.schemaJson,
       files: r.files.map((f) => ({ path: f.path, sha256: f.sha256, size: f.size })),
     });
@@ -165,12 +147,7 @@ export async function exportBundle(store: Store, options: ExportOptions): Promis
       commit: k.commit,
     };
   });
-  const templates = db
-    .prepare(
-      `SELECT r.name AS registry, t.collection, t.name, t.latest_version AS latestVersion, t.title, t.description
-       FROM templates t JOIN registries r ON r.id = t.registry_id ORDER BY r.name, t.collection, t.name`,
-    )
-    .all() as BundleManifest['templates'];
+  const templates = await data.mirror.templates();
   const carried = new Set(versions.map((v) => `${v.registry}\0${v.collection}\0${v.template}`));
   const signingKey = options.signKey ? await readSigningKey(options.signKey) : undefined;
   const { manifest, bytes } = await writeBundle(
@@ -183,7 +160,7 @@ export async function exportBundle(store: Store, options: ExportOptions): Promis
       versions,
       blobs: [...blobs].sort(([a], [b]) => (a < b ? -1 : 1)).map(([sha256, size]) => ({ sha256, size })),
     },
-    (sha) => content.get(sha) as Buffer,
+    content,
     signingKey ? { signingKey } : {},
   );
   return {
@@ -199,6 +176,8 @@ export async function exportBundle(store: Store, options: ExportOptions): Promis
 export interface ImportResult {
   added: number;
   unchanged: number;
+  /** Versions whose digest differs from the one this database first saw: quarantined, not added. */
+  quarantined: number;
   registries: number;
   contentBytes: number;
   signed: boolean;
@@ -206,14 +185,15 @@ export interface ImportResult {
 
 /** Verifies the whole bundle, then imports it in one transaction (nothing is written on any error). */
 export async function importBundle(
-  store: Store,
+  store: StoreHandle,
   file: string,
   options: { verifyKey?: string; now?: number } = {},
 ): Promise<ImportResult> {
+  const data = serviceStoreOf(store);
   const verifyKey = options.verifyKey ? await readVerifyKey(options.verifyKey) : undefined;
   const bundle = await readBundle(file, verifyKey ? { verifyKey } : {});
   const { manifest } = bundle;
-  const missing = missingContent(store, bundle.external);
+  const missing = await data.mirror.missingContent(bundle.external);
   if (missing.length > 0) {
     throw new DmError(
       'BUNDLE_BASE_MISSING',
@@ -221,38 +201,35 @@ export async function importBundle(
       { category: 'invalid-input' },
     );
   }
-  const byRegistry = new Map<string, BundleVersion[]>();
+  const byRegistry = new Map<string, AddedVersion[]>();
   for (const v of manifest.versions) {
     const list = byRegistry.get(v.registry) ?? [];
-    list.push(v);
+    // The exporter's first-seen time is kept (readBundle checked it is not after the bundle's).
+    list.push({ ...v, seenAt: v.firstSeen === null ? null : Date.parse(v.firstSeen) });
     byRegistry.set(v.registry, list);
   }
   const registries = new Map(manifest.registries.map((r) => [r.name, r]));
-  let added = 0;
-  let unchanged = 0;
-  store.sqlite.transaction(() => {
-    for (const [name, list] of byRegistry) {
+  const result = await data.mirror.addVersions(
+    [...byRegistry].map(([name, versions]) => {
       const r = registries.get(name);
-      const result = addVersions(
-        store,
-        {
+      return {
+        registry: {
           name,
-          sourceType: 'bundle',
+          sourceType: 'bundle' as const,
           source: `bundle:${manifest.digest}`,
           visibility: r?.visibility ?? 'private',
           commit: r?.commit ?? null,
         },
-        list,
-        (sha) => bundle.blobs.get(sha),
-        options.now === undefined ? {} : { now: options.now },
-      );
-      added += result.added;
-      unchanged += result.unchanged;
-    }
-  })();
+        versions,
+      };
+    }),
+    (sha) => bundle.blobs.get(sha),
+    options.now === undefined ? {} : { now: options.now },
+  );
   return {
-    added,
-    unchanged,
+    added: result.added,
+    unchanged: result.unchanged,
+    quarantined: result.quarantined.length,
     registries: byRegistry.size,
     contentBytes: bundle.contentBytes,
     signed: bundle.signed,

@@ -34,6 +34,8 @@ export interface MirrorOptions {
   target: MirrorTarget;
   /** Whether this server indexes the registry itself (its references never go upstream). */
   ownRegistry(name: string): boolean;
+  /** Brings what `ownRegistry` answers from up to date (awaited before each answer). */
+  refreshOwn?(): Promise<void>;
   /** Registry for short references, as the catalog has it. */
   defaultRegistry?: () => string | undefined;
   /** How long what a floating reference resolves to is trusted before asking again, ms (default 300 s). */
@@ -118,6 +120,7 @@ export class Mirror {
    */
   async resolve(ref: string, local: () => LocalAnswer | Promise<LocalAnswer>): Promise<MirroredAnswer> {
     const registry = this.registryOf(ref);
+    await this.options.refreshOwn?.();
     const first = await local();
     if (!registry || this.options.ownRegistry(registry.name)) return { ...first, cacheStatus: '' };
     const key = ref;
@@ -204,6 +207,7 @@ export class Mirror {
    * not have is left to the caller's own not-found answer.
    */
   async ensureVersion(key: VersionKey): Promise<string> {
+    await this.options.refreshOwn?.();
     if (this.options.ownRegistry(key.registry)) return '';
     if ((await this.options.target.storedDigest(key)) !== undefined) return cacheStatus({ hit: true });
     if (this.pullThrough.allOpen()) {

@@ -5,32 +5,39 @@
  *
  * 1. asks the upstream for the registry's version list (`GET /api/v1/registries/{name}/versions`),
  *    conditionally: with the ETag of the last list, an unchanged registry costs one `304`;
- * 2. pulls every listed version the mirror does not hold through the pull-through path (resolve +
- *    archive, verified, stored with `addVersions` in one transaction per version);
+ * 2. pulls every listed version the mirror does not hold, or holds with another digest, through
+ *    the pull-through path (resolve + archive, verified, stored with `addVersions` in one
+ *    transaction per version): a change the upstream accepted replaces the stored version, any
+ *    other difference is reported and quarantined (the stored bytes stay);
  * 3. marks stored versions the upstream no longer lists as removed upstream (they keep being
- *    served) and reports versions whose digest upstream differs from the stored one (never applied);
+ *    served), and shows versions the upstream serves quarantined as quarantined here too;
  * 4. makes the registry private on the mirror when the upstream serves it privately.
  */
 import { DmError } from '../../../client/src/error.js';
 import type { OpenOptions } from '../../../client/src/source/source.js';
 import type { RegistryVersionList } from '../api/shapes.js';
 import type { IncrementalSource } from '../indexer/sync-registry.js';
-import { flagRemovedUpstream, versionKey } from '../store/add-versions.js';
-import type { Store } from '../store/db.js';
-import { readsOf } from '../store/reads.js';
-import type { DigestMismatch, PullThrough } from './pull-through.js';
+import { versionKey } from '../store/add-versions.js';
+import { canonicalTemplate } from '../store/first-seen.js';
+import type { ReadStore } from '../store/reads.js';
+import type { MirrorQueries } from '../store/service-store.js';
+import { checkQuarantine, type PullThrough, type UpstreamQuarantine } from './pull-through.js';
 import type { Upstream } from './upstream.js';
 
 export interface MirroredRegistryOptions {
-  store: Store;
+  store: MirrorQueries;
+  /** The registry's stored versions with their digests. */
+  reads: Pick<ReadStore, 'versionList' | 'openQuarantines'>;
   registry: { id: number; name: string; visibility: string };
   upstream: Upstream;
   pullThrough: PullThrough;
   /** Versions pulled at once (default 4). */
   concurrency?: number;
   now?: () => number;
-  /** A listed version's digest differs from the stored one (the stored one stays). */
-  onMismatch(m: DigestMismatch): void;
+  /** Quarantines closed because the upstream serves the first-seen content again. */
+  onReverted?(count: number): void;
+  /** A listed version the upstream serves quarantined (after it is stored here). */
+  onQuarantined(q: UpstreamQuarantine): void | Promise<void>;
   /** The registry became private because the upstream serves it privately. */
   onPrivate(): void;
 }
@@ -75,7 +82,7 @@ function exactReference(registry: string, v: { collection: string; template: str
 }
 
 export function mirroredRegistrySource(options: MirroredRegistryOptions): IncrementalSource {
-  const { store, registry, upstream, pullThrough } = options;
+  const { store, reads, registry, upstream, pullThrough } = options;
   const now = options.now ?? Date.now;
   return {
     description: `${upstream.url}/${registry.name}`,
@@ -108,29 +115,23 @@ export function mirroredRegistrySource(options: MirroredRegistryOptions): Increm
         /(^|[\s,])private([\s,]|$)/.test(answer.headers.get('cache-control') ?? '') &&
         registry.visibility !== 'private'
       ) {
-        store.sqlite.prepare("UPDATE registries SET visibility = 'private' WHERE id = ?").run(registry.id);
+        await store.makePrivate(registry.id);
         registry.visibility = 'private';
         options.onPrivate();
       }
-      const stored = new Map(
-        (await readsOf(store).versionList(registry.id)).map((v) => [versionKey(v), v.digest]),
-      );
+      const stored = new Map((await reads.versionList(registry.id)).map((v) => [versionKey(v), v.digest]));
       const listed = new Set<string>();
       const missing: RegistryVersionList['versions'] = [];
+      const quarantined: UpstreamQuarantine[] = [];
       for (const v of list.versions) {
         const key = versionKey(v);
         listed.add(key);
+        const q = checkQuarantine(v.quarantined, upstream.url);
+        if (q) quarantined.push({ ...v, registry: registry.name, quarantined: q });
         const digest = stored.get(key);
-        if (digest === undefined) missing.push(v);
-        else if (digest !== v.digest) {
-          options.onMismatch({
-            reference: exactReference(registry.name, v),
-            registry: registry.name,
-            storedDigest: digest,
-            upstreamDigest: v.digest,
-            upstream: upstream.url,
-          });
-        }
+        // A version not held, or held with another digest: pulled through, which stores it, takes
+        // a change the upstream accepted (its log says so) or reports the disagreement.
+        if (digest !== v.digest) missing.push(v);
       }
       const before = pullThrough.requests;
       // The first failure stops the others from taking more; what was stored stays (each version
@@ -151,12 +152,27 @@ export function mirroredRegistrySource(options: MirroredRegistryOptions): Increm
       await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, missing.length) }, worker));
       open.meter.requests += pullThrough.requests - before;
       if (failure) throw failure.error;
-      flagRemovedUpstream(store, registry.id, listed, now());
-      const counts = store.sqlite
-        .prepare(
-          'SELECT template_count AS templateCount, version_count AS versionCount FROM registries WHERE id = ?',
-        )
-        .get(registry.id) as { templateCount: number; versionCount: number } | undefined;
+      await store.flagRemovedUpstream(registry.id, listed, now());
+      // Quarantined upstream: the mirror stores the served (first-seen) bytes and shows it quarantined.
+      for (const q of quarantined) if (listed.has(versionKey(q))) await options.onQuarantined(q);
+      // Served upstream at the stored digest and no longer quarantined there: the source went
+      // back to the first-seen content, so the mirror's quarantine of it closes too.
+      const held = list.versions.filter(
+        (v) => v.quarantined === undefined && stored.get(versionKey(v)) === v.digest,
+      );
+      if (held.length > 0 && (await reads.openQuarantines(registry.id)).length > 0) {
+        const closed = await store.closeReverted(
+          registry.id,
+          held.map((v) => ({
+            template: canonicalTemplate(registry.name, v.collection, v.template),
+            version: v.version,
+            digest: v.digest,
+          })),
+          now(),
+        );
+        if (closed > 0) options.onReverted?.(closed);
+      }
+      const counts = await store.counts(registry.id);
       return {
         status: 'succeeded' as const,
         commit: list.commit,

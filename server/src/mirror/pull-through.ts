@@ -17,6 +17,8 @@ import { LRUCache } from 'lru-cache';
 import { DmError } from '../../../client/src/error.js';
 import { readTarball } from '../../../client/src/source/tarball.js';
 import type { Resolution } from '../api/shapes.js';
+import { canonicalTemplate } from '../store/first-seen.js';
+import type { QuarantineInfo } from '../store/quarantine.js';
 import type { Upstream } from './upstream.js';
 import { type VerifiedFile, verifyVersionContent } from './verify-version.js';
 
@@ -27,7 +29,12 @@ export interface MirrorTarget {
   /** Stores a verified version in one transaction (creating its registry and template as needed). */
   store(version: PulledVersion): Promise<void>;
   /** The upstream now answers another digest for a version the mirror stored (never applied). */
-  reportMismatch(mismatch: DigestMismatch): void;
+  reportMismatch(mismatch: DigestMismatch): void | Promise<void>;
+  /**
+   * The upstream serves this version quarantined (its source changed it after it was first seen
+   * there): the mirror shows it quarantined too (docs/integrity-store.md §6).
+   */
+  upstreamQuarantined?(version: UpstreamQuarantine): void | Promise<void>;
 }
 
 /** An exact version of a registry. */
@@ -48,6 +55,8 @@ export interface PulledVersion {
   upstream: string;
   /** The upstream serves this registry only to token holders: private on the mirror too. */
   private: boolean;
+  /** The stored digest this version replaces: a change the upstream accepted (its log says so). */
+  supersedes?: string | undefined;
 }
 
 export type PullResult =
@@ -119,6 +128,48 @@ function checkResolution(value: unknown, upstream: string): Resolution {
     });
   }
   return r as Resolution;
+}
+
+/** A version the upstream serves quarantined, with what the upstream says changed. */
+export interface UpstreamQuarantine {
+  registry: string;
+  collection: string;
+  template: string;
+  version: string;
+  /** The digest served (the first-seen one). */
+  digest: string;
+  quarantined: QuarantineInfo;
+}
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/**
+ * An upstream's `quarantined` field (a resolve answer's or a version list entry's), checked: at
+ * most 10,000 changed files, digests and times in their forms. Absent → undefined.
+ */
+export function checkQuarantine(value: unknown, upstream: string): QuarantineInfo | undefined {
+  if (value === undefined) return undefined;
+  const q = value as Partial<QuarantineInfo> | null;
+  const sha = (x: unknown) => x === null || (typeof x === 'string' && SHA256.test(x));
+  const ok =
+    q !== null &&
+    typeof q === 'object' &&
+    typeof q.since === 'string' &&
+    !Number.isNaN(Date.parse(q.since)) &&
+    typeof q.newDigest === 'string' &&
+    /^sha256:[0-9a-f]{64}$/.test(q.newDigest) &&
+    Array.isArray(q.changedFiles) &&
+    q.changedFiles.length <= 10_000 &&
+    q.changedFiles.every(
+      (f) => f !== null && typeof f === 'object' && isString(f.path) && sha(f.old) && sha(f.new),
+    );
+  if (!ok) {
+    throw new DmError('UPSTREAM_INVALID_ANSWER', `${upstream} answered a quarantine dm cannot use`, {
+      category: 'upstream',
+      details: { upstream },
+    });
+  }
+  return { since: q.since!, newDigest: q.newDigest!, changedFiles: q.changedFiles! };
 }
 
 /** The archive URL path of an exact version on a registry server. */
@@ -234,14 +285,34 @@ export class PullThrough {
       );
     }
     const resolution = checkResolution(answer.json, upstream.url);
+    const quarantined = checkQuarantine(resolution.quarantined, upstream.url);
     const answerEtag = answer.headers.get('etag') ?? undefined;
     const target = this.options.target;
     const stored = await target.storedDigest(resolution);
+    const noteQuarantine = async () => {
+      if (quarantined) await target.upstreamQuarantined?.({ ...resolution, quarantined });
+    };
     if (stored === resolution.digest) {
+      await noteQuarantine();
       return { kind: 'present', resolution, upstream: upstream.url, etag: answerEtag };
     }
+    const logged = {
+      template: canonicalTemplate(resolution.registry, resolution.collection, resolution.template),
+      version: resolution.version,
+      digest: resolution.digest,
+    };
+    let supersedes: string | undefined;
     if (stored !== undefined) {
-      target.reportMismatch({
+      // A change the upstream accepted: its log's newest record replaces what is stored here.
+      this.requests += 1;
+      const record = await upstream.log.record(logged);
+      if (record?.digest === resolution.digest && record.supersedes === stored) supersedes = stored;
+    } else if (upstream.log.verifying) {
+      this.requests += 1;
+      await upstream.log.record(logged); // throws UPSTREAM_CHECKSUM_MISMATCH: nothing is stored
+    }
+    if (stored !== undefined && supersedes === undefined) {
+      await target.reportMismatch({
         reference: resolution.resolved,
         registry: resolution.registry,
         storedDigest: stored,
@@ -274,7 +345,9 @@ export class PullThrough {
       files,
       upstream: upstream.url,
       private: /(^|[\s,])private([\s,]|$)/.test(cacheControl),
+      supersedes,
     });
+    await noteQuarantine();
     return { kind: 'stored', resolution, upstream: upstream.url, etag: answerEtag };
   }
 }

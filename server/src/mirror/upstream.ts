@@ -10,7 +10,10 @@
  * closes or re-opens the breaker. The upstream's own error text is never passed through: callers
  * get one sentence naming the upstream and what went wrong.
  */
+
 import { DmError } from '../../../client/src/error.js';
+import type { CheckpointMemory } from '../../../client/src/integrity/index.js';
+import { UpstreamLog } from './upstream-log.js';
 
 export type UpstreamState =
   | { state: 'ok'; checkedAt: string | null }
@@ -23,6 +26,10 @@ export interface UpstreamOptions {
   url: string;
   /** Bearer token sent to the upstream (never logged, never shown). */
   token?: string | undefined;
+  /** The upstream checksum log's verifier key: versions pulled are verified against its log. */
+  checksumKey?: string | undefined;
+  /** Where the latest verified checkpoint of the upstream's log is kept (default memory). */
+  checkpointMemory?: CheckpointMemory | undefined;
   /** Deadline of one request, ms (default 10 s). */
   timeoutMs?: number;
   /** Largest body accepted from the upstream, bytes (default 64 MiB). */
@@ -113,6 +120,8 @@ export class Upstream {
   private current: UpstreamState = { state: 'ok', checkedAt: null };
   /** Requests sent (not counting calls refused by the open breaker). */
   requests = 0;
+  /** The upstream's checksum log (docs/mirroring.md). */
+  readonly log: UpstreamLog;
 
   constructor(options: UpstreamOptions) {
     this.url = Upstream.normaliseUrl(options.url);
@@ -123,6 +132,13 @@ export class Upstream {
     this.maxBackoffMs = options.maxBackoffMs ?? 300_000;
     this.now = options.now ?? Date.now;
     this.fetchImpl = options.fetch ?? fetch;
+    this.log = new UpstreamLog({
+      url: this.url,
+      token: options.token,
+      key: options.checksumKey,
+      ...(options.checkpointMemory ? { memory: options.checkpointMemory } : {}),
+      timeoutMs: this.timeoutMs,
+    });
   }
 
   /** Checks and normalises an upstream URL (http or https, no credentials, no query, no trailing slash). */

@@ -10,8 +10,17 @@ import { compareVersions, tryParseVersion } from '../../../client/src/reference/
 import { gitBlobSha } from '../../../client/src/source/source.js';
 import { schemaInfo } from '../indexer/build-index.js';
 import type { Store } from './db.js';
-import { firstSeenOfAdded } from './first-seen.js';
+import {
+  CLOSE_REVERTED_SQL,
+  canonicalTemplate,
+  firstSeenOfAdded,
+  openQuarantine,
+  type QuarantineEvent,
+  REVERTED_REASON,
+} from './first-seen.js';
 import { prepareIndexWrites } from './index-writes.js';
+import type { TemplateMatch } from './search.js';
+import type { MirrorQueries } from './service-store.js';
 
 export interface AddedFile {
   path: string;
@@ -31,6 +40,10 @@ export interface AddedVersion {
   digest: string;
   schemaJson: string | null;
   files: AddedFile[];
+  /** When the version was first seen where it came from (epoch ms; a bundle's first-seen time). */
+  seenAt?: number | null;
+  /** The stored digest this version replaces: a change its upstream accepted (docs/mirroring.md). */
+  supersedes?: string | undefined;
 }
 
 export interface AddedRegistry {
@@ -43,11 +56,40 @@ export interface AddedRegistry {
 }
 
 export interface AddVersionsResult {
+  /** The registry of the last group (the only one, for a mirror). */
   registryId: number;
   added: number;
   /** Versions already stored with the same digest. */
   unchanged: number;
+  /** Quarantines opened or refreshed: versions whose digest differs from their first-seen one. */
+  quarantined: QuarantineEvent[];
 }
+
+/** One registry's versions to add. */
+export interface AddedGroup {
+  registry: AddedRegistry;
+  versions: readonly AddedVersion[];
+}
+
+/** An exact version of a registry (by name). */
+export interface VersionKey {
+  registry: string;
+  collection: string;
+  template: string;
+  version: string;
+}
+
+/** What a bundle carries of a version beyond its resolution. */
+export interface BundleVersionRow {
+  dir: string;
+  hasExample: boolean;
+  schemaJson: string | null;
+  /** When this server first saw the version with this digest (epoch ms), or null. */
+  firstSeen: number | null;
+}
+
+/** A template's search data, as a bundle carries it. */
+export type ExportedTemplate = TemplateMatch;
 
 export interface VersionConflict {
   reference: string;
@@ -55,7 +97,12 @@ export interface VersionConflict {
   incoming: string;
 }
 
-function newer(a: string, b: string | null): boolean {
+/** Whether an added version becomes its template's latest (newer, or the latest replaced). */
+export function takesLatest(v: AddedVersion, latest: string | null): boolean {
+  return newer(v.version, latest) || (v.supersedes !== undefined && v.version === latest);
+}
+
+export function newer(a: string, b: string | null): boolean {
   if (b === null) return true;
   const va = tryParseVersion(a);
   const vb = tryParseVersion(b);
@@ -63,13 +110,61 @@ function newer(a: string, b: string | null): boolean {
   return compareVersions(va, vb) > 0;
 }
 
-function schemaInfoOf(schemaJson: string | null): ReturnType<typeof schemaInfo> {
+export function schemaInfoOf(schemaJson: string | null): ReturnType<typeof schemaInfo> {
   if (!schemaJson) return schemaInfo(null);
   try {
     return schemaInfo(JSON.parse(schemaJson));
   } catch {
     return schemaInfo(null);
   }
+}
+
+/**
+ * Splits versions to add into new ones and ones stored with the same digest; throws
+ * `VERSION_CONFLICT` when any is stored with another digest (`stored` answers the stored digest).
+ */
+export function sortAdded(
+  registry: string,
+  versions: readonly AddedVersion[],
+  stored: (v: AddedVersion) => string | undefined,
+): { todo: AddedVersion[]; unchanged: number } {
+  const conflicts: VersionConflict[] = [];
+  const todo: AddedVersion[] = [];
+  let unchanged = 0;
+  for (const v of versions) {
+    const digest = stored(v);
+    if (digest === undefined) todo.push(v);
+    else if (digest === v.digest) unchanged++;
+    else if (v.supersedes === digest)
+      todo.push(v); // accepted upstream: replaces the stored one
+    else conflicts.push({ reference: exactName(registry, v), stored: digest, incoming: v.digest });
+  }
+  if (conflicts.length > 0) throw conflictError(conflicts);
+  return { todo, unchanged };
+}
+
+/** Nothing is written when a stored version would change (docs/mirroring.md). */
+export function conflictError(conflicts: readonly VersionConflict[]): DmError {
+  const first = conflicts[0]!;
+  return new DmError(
+    'VERSION_CONFLICT',
+    `${first.reference} is stored with digest ${first.stored} and would become ${first.incoming}; published versions never change, so nothing was written${conflicts.length > 1 ? ` (${conflicts.length} versions conflict)` : ''}`,
+    { category: 'conflict', details: { conflicts } },
+  );
+}
+
+/** `registry/collection/template:=version`, as conflicts name a version. */
+export function exactName(registry: string, v: { collection: string; template: string; version: string }) {
+  return `${[registry, v.collection, v.template].filter(Boolean).join('/')}:=${v.version}`;
+}
+
+/** The content a version needs that is neither stored nor supplied. */
+export function contentMissing(v: AddedVersion, f: AddedFile): DmError {
+  return new DmError(
+    'CONTENT_MISSING',
+    `the content of ${v.template}:${v.version} file ${f.path} (${f.sha256}) is not available`,
+    { category: 'invalid-input' },
+  );
 }
 
 /** The stored digest of one exact version, or undefined. */
@@ -127,30 +222,14 @@ export function addVersions(
       'SELECT id, latest_version AS latestVersion FROM templates WHERE registry_id = ? AND collection = ? AND name = ?',
     );
     const findVersion = db.prepare('SELECT digest FROM versions WHERE template_id = ? AND version = ?');
-    const conflicts: VersionConflict[] = [];
-    let unchanged = 0;
-    const todo: AddedVersion[] = [];
-    for (const v of versions) {
+    const { todo, unchanged } = sortAdded(registry.name, versions, (v) => {
       const t = findTemplate.get(registryId, v.collection, v.template) as { id: number } | undefined;
-      const existing = t ? (findVersion.get(t.id, v.version) as { digest: string } | undefined) : undefined;
-      if (existing && existing.digest !== v.digest) {
-        const name = [registry.name, v.collection, v.template].filter(Boolean).join('/');
-        conflicts.push({ reference: `${name}:=${v.version}`, stored: existing.digest, incoming: v.digest });
-      } else if (existing) unchanged++;
-      else todo.push(v);
-    }
-    if (conflicts.length > 0) {
-      const first = conflicts[0]!;
-      throw new DmError(
-        'VERSION_CONFLICT',
-        `${first.reference} is stored with digest ${first.stored} and would become ${first.incoming}; published versions never change, so nothing was written${conflicts.length > 1 ? ` (${conflicts.length} versions conflict)` : ''}`,
-        { category: 'conflict', details: { conflicts } },
-      );
-    }
+      return t ? (findVersion.get(t.id, v.version) as { digest: string } | undefined)?.digest : undefined;
+    });
     // The mirror's own first-seen record (docs/integrity-store.md §6): a version whose digest
     // differs from the one first seen here is quarantined, not added.
-    const accepted = firstSeenOfAdded(db, { registryId, registry: registry.name, syncId: null, now }, todo);
-    todo.splice(0, todo.length, ...accepted);
+    const plan = firstSeenOfAdded(db, { registryId, registry: registry.name, syncId: null, now }, todo);
+    todo.splice(0, todo.length, ...plan.kept);
     const { insertFile, insertTemplate, insertFts, insertVersion, insertVersionFile } =
       prepareIndexWrites(db);
     const hasFile = db.prepare('SELECT 1 FROM files WHERE sha256 = ?').pluck();
@@ -158,19 +237,12 @@ export function addVersions(
       'UPDATE templates SET latest_version = ?, title = ?, description = ? WHERE id = ?',
     );
     const deleteFts = db.prepare('DELETE FROM templates_fts WHERE rowid = ?');
+    const dropVersion = db.prepare('DELETE FROM versions WHERE template_id = ? AND version = ?');
     for (const v of todo) {
       for (const f of v.files) {
         if (hasFile.get(f.sha256) !== undefined) continue;
         const bytes = content(f.sha256);
-        if (!bytes) {
-          throw new DmError(
-            'CONTENT_MISSING',
-            `the content of ${v.template}:${v.version} file ${f.path} (${f.sha256}) is not available`,
-            {
-              category: 'invalid-input',
-            },
-          );
-        }
+        if (!bytes) throw contentMissing(v, f);
         insertFile.run(f.sha256, gitBlobSha(bytes), f.size, bytes);
       }
       const info = schemaInfoOf(v.schemaJson);
@@ -192,7 +264,7 @@ export function addVersions(
           registryId,
         );
         t = { id, latestVersion: v.version };
-      } else if (newer(v.version, t.latestVersion)) {
+      } else if (takesLatest(v, t.latestVersion)) {
         updateTemplate.run(v.version, info.title, info.description, t.id);
         deleteFts.run(t.id);
         insertFts.run(
@@ -205,6 +277,8 @@ export function addVersions(
           registryId,
         );
       }
+      // Accepted upstream: the superseded rows go (their files cascade), the new ones come in.
+      if (v.supersedes !== undefined) dropVersion.run(t.id, v.version);
       const versionId = Number(
         insertVersion.run(
           t.id,
@@ -231,7 +305,7 @@ export function addVersions(
          WHERE id = ?`,
       ).run(now, registry.commit, registryId, registryId, registryId);
     }
-    return { registryId, added: todo.length, unchanged };
+    return { registryId, added: todo.length, unchanged, quarantined: plan.quarantined };
   });
   return run();
 }
@@ -295,4 +369,102 @@ export function markRemovedUpstream(
     )
     .run(now, key.registry, key.collection, key.template, key.version);
   return result.changes > 0;
+}
+
+/** The first-seen time of a version with this digest (epoch ms), or null. */
+const FIRST_SEEN_AT_SQL = `SELECT min(seen_at) AS seenAt FROM first_seen WHERE template = ? AND version = ? AND digest = ?`;
+
+/** The mirror queries of the SQLite store (service-store.ts `mirror`). */
+export function sqliteMirrorQueries(store: Store): MirrorQueries {
+  const db = store.sqlite;
+  const own = db
+    .prepare("SELECT name FROM registries WHERE source_type NOT IN ('upstream', 'bundle')")
+    .pluck();
+  const registryId = db.prepare('SELECT id FROM registries WHERE name = ?').pluck();
+  const bundleRow = db.prepare(
+    `SELECT v.dir, v.has_example AS hasExample, v.schema_json AS schemaJson FROM versions v
+     JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
+     WHERE r.name = ? AND t.collection = ? AND t.name = ? AND v.version = ?`,
+  );
+  const seenAt = db.prepare(FIRST_SEEN_AT_SQL).pluck();
+  return {
+    async ownRegistries() {
+      return own.all() as string[];
+    },
+    async storedDigest(key) {
+      return storedVersionDigest(store, key);
+    },
+    async missingContent(wanted) {
+      return missingContent(store, wanted);
+    },
+    async addVersions(groups, content, options = {}) {
+      const total: AddVersionsResult = { registryId: 0, added: 0, unchanged: 0, quarantined: [] };
+      db.transaction(() => {
+        for (const g of groups) {
+          const r = addVersions(store, g.registry, g.versions, content, options);
+          total.registryId = r.registryId;
+          total.added += r.added;
+          total.unchanged += r.unchanged;
+          total.quarantined.push(...r.quarantined);
+        }
+      })();
+      return total;
+    },
+    async flagRemovedUpstream(id, listed, now) {
+      return flagRemovedUpstream(store, id, listed, now);
+    },
+    async markRemovedUpstream(key, now) {
+      return markRemovedUpstream(store, key, now);
+    },
+    async openQuarantine(q) {
+      const id = registryId.get(q.registry) as number | undefined;
+      if (id === undefined) return undefined;
+      return db.transaction(() => openQuarantine(db, { ...q, registryId: id }))();
+    },
+    async closeReverted(id, versions, now) {
+      const close = db.prepare(CLOSE_REVERTED_SQL);
+      return db.transaction(() =>
+        versions.reduce(
+          (n, v) => n + close.run(now, REVERTED_REASON, id, v.template, v.version, v.digest).changes,
+          0,
+        ),
+      )();
+    },
+    async makePrivate(id) {
+      db.prepare("UPDATE registries SET visibility = 'private' WHERE id = ?").run(id);
+    },
+    async counts(id) {
+      return db
+        .prepare(
+          'SELECT template_count AS templateCount, version_count AS versionCount FROM registries WHERE id = ?',
+        )
+        .get(id) as { templateCount: number; versionCount: number } | undefined;
+    },
+    async versionsOf(registry) {
+      return db
+        .prepare(
+          `SELECT r.name AS registry, t.collection, t.name AS template, v.version FROM versions v
+           JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
+           WHERE lower(r.name) = lower(?)`,
+        )
+        .all(registry) as VersionKey[];
+    },
+    async bundleVersion(key, digest) {
+      const row = bundleRow.get(key.registry, key.collection, key.template, key.version) as
+        | { dir: string; hasExample: number; schemaJson: string | null }
+        | undefined;
+      if (!row) return undefined;
+      const template = canonicalTemplate(key.registry, key.collection, key.template);
+      const at = seenAt.get(template, key.version, digest) as number | null | undefined;
+      return { ...row, hasExample: row.hasExample === 1, firstSeen: at ?? null };
+    },
+    async templates() {
+      return db
+        .prepare(
+          `SELECT r.name AS registry, t.collection, t.name, t.latest_version AS latestVersion, t.title, t.description
+           FROM templates t JOIN registries r ON r.id = t.registry_id ORDER BY r.name, t.collection, t.name`,
+        )
+        .all() as ExportedTemplate[];
+    },
+  };
 }

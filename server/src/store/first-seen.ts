@@ -16,7 +16,7 @@ import {
   latestOf,
   schemaInfo,
 } from '../indexer/build-index.js';
-import { appendRecordsSqlite, type PgQueryable } from './checksum-log.js';
+import { appendRecordsPg, appendRecordsSqlite, type PgQueryable } from './checksum-log.js';
 
 /** One changed file of a quarantined version: sha256 before and after (null: added or removed). */
 export interface ChangedFile {
@@ -426,68 +426,263 @@ function pgQuoted(sql: string): string {
   return sql.replace(/ AS ([a-z]+[A-Z][A-Za-z]*)/g, ' AS "$1"');
 }
 
+/** A version added without a swap, as the first-seen step sees it. */
+export interface AddedKey {
+  collection: string;
+  template: string;
+  version: string;
+  digest: string;
+  /** When it was first seen elsewhere (a bundle's first-seen time, epoch ms); default `now`. */
+  seenAt?: number | null;
+  /** The first-seen digest this version replaces: a change its upstream accepted (docs/mirroring.md). */
+  supersedes?: string | undefined;
+}
+
+/** What adding versions decided: the versions to add, and the quarantines opened or refreshed. */
+export interface AddedPlan<V> {
+  kept: V[];
+  quarantined: QuarantineEvent[];
+}
+
+/** A quarantine the first-seen record opens for a version whose files were not compared. */
+export type QuarantineOpening = Pick<
+  QuarantineEvent,
+  'registryId' | 'registry' | 'template' | 'version' | 'firstDigest' | 'newDigest' | 'since'
+> & { changedFiles?: ChangedFile[] };
+
 /**
- * The first-seen step of adding versions without a swap (a mirror's pull-through or sync, a bundle
- * import; docs/integrity-store.md §6), inside add-versions.ts's transaction: a version never seen
- * is recorded and appended to the log; one whose digest differs from its first-seen digest is
- * quarantined and left out. Returns the versions to add.
+ * The decision of firstSeenOfAdded, the same for both dialects: `first` answers the newest
+ * first-seen digest of a canonical `template@version`.
  */
-export function firstSeenOfAdded<
-  V extends { collection: string; template: string; version: string; digest: string },
->(db: Database.Database, meta: FirstSeenMeta, versions: readonly V[]): V[] {
-  const newest = db.prepare(
-    'SELECT digest FROM first_seen WHERE template = ? AND version = ? ORDER BY id DESC LIMIT 1',
-  );
-  const records: LogRecord[] = [];
+function planAdded<V extends AddedKey>(
+  meta: FirstSeenMeta,
+  versions: readonly V[],
+  first: (template: string, version: string) => string | undefined,
+): {
+  kept: V[];
+  records: (LogRecord & { seenAt: number })[];
+  openings: QuarantineOpening[];
+  accepted: { template: string; version: string; reason: string }[];
+} {
+  const records: (LogRecord & { seenAt: number })[] = [];
+  const openings: QuarantineOpening[] = [];
+  const accepted: { template: string; version: string; reason: string }[] = [];
   const kept: V[] = [];
   for (const v of versions) {
     const template = canonicalTemplate(meta.registry, v.collection, v.template);
-    const first = (newest.get(template, v.version) as { digest: string } | undefined)?.digest;
+    const firstDigest = first(template, v.version);
     const record = { template, version: v.version, digest: v.digest };
-    if (first === undefined) {
-      if (recordable(record)) records.push(record);
-    } else if (first !== v.digest) {
-      openQuarantine(db, { ...meta, template, version: v.version, firstDigest: first, newDigest: v.digest });
+    if (firstDigest === undefined) {
+      // A first-seen time from elsewhere is kept when it is earlier than now, never a later one.
+      const seenAt = Math.min(v.seenAt ?? meta.now, meta.now);
+      if (recordable(record)) records.push({ ...record, seenAt });
+    } else if (firstDigest !== v.digest && v.supersedes === firstDigest) {
+      // Accepted upstream: logged here too as a superseding record; an open quarantine closes.
+      records.push({ ...record, supersedes: firstDigest, seenAt: meta.now });
+      accepted.push({
+        template,
+        version: v.version,
+        reason: `accepted upstream: ${v.digest} supersedes ${firstDigest}`,
+      });
+    } else if (firstDigest !== v.digest) {
+      openings.push({
+        registryId: meta.registryId,
+        registry: meta.registry,
+        template,
+        version: v.version,
+        firstDigest,
+        newDigest: v.digest,
+        since: meta.now,
+      });
       continue;
     }
     kept.push(v);
   }
-  if (records.length > 0) {
-    const { fromSize } = appendRecordsSqlite(db, records, undefined, meta.now);
-    const insert = db.prepare(
-      `INSERT INTO first_seen (template, version, digest, supersedes, log_index, registry_id, sync_id, seen_at)
-       VALUES (?, ?, ?, NULL, ?, ?, ?, ?)`,
-    );
-    records.forEach((r, i) => {
-      insert.run(r.template, r.version, r.digest, fromSize + i, meta.registryId, meta.syncId, meta.now);
-    });
-  }
-  return kept;
+  return { kept, records, openings, accepted };
+}
+
+/** Closes a version's open quarantine when the served content is its first digest again. */
+export const CLOSE_REVERTED_SQL = `UPDATE quarantines SET accepted_at = ?, accepted_by = 'upstream', reason = ?
+  WHERE registry_id = ? AND template = ? AND version = ? AND first_digest = ? AND accepted_at IS NULL`;
+
+const CLOSE_ACCEPTED_SQL = `UPDATE quarantines SET accepted_at = ?, accepted_by = 'upstream', reason = ?
+  WHERE template = ? AND version = ? AND accepted_at IS NULL`;
+
+const NEWEST_FIRST_SEEN_SQL =
+  'SELECT digest FROM first_seen WHERE template = ? AND version = ? ORDER BY id DESC LIMIT 1';
+const OPEN_OF_SQL =
+  'SELECT id, new_digest AS "newDigest" FROM quarantines WHERE template = ? AND version = ? AND accepted_at IS NULL';
+
+function openingEvent(q: QuarantineOpening, openId: number | undefined, id: number): QuarantineEvent {
+  return {
+    registryId: q.registryId,
+    registry: q.registry,
+    template: q.template,
+    version: q.version,
+    firstDigest: q.firstDigest,
+    newDigest: q.newDigest,
+    changedFiles: q.changedFiles ?? [],
+    treeSha: null,
+    since: q.since,
+    openId,
+    id,
+  };
 }
 
 /**
- * Opens (or refreshes) the quarantine of a version whose new digest is known but not its files (a
- * mirror's upstream disagreeing with its first-seen record). Whether a new event was recorded.
+ * The first-seen step of adding versions without a swap (a mirror's pull-through or sync, a bundle
+ * import; docs/integrity-store.md §6), inside add-versions.ts's transaction: a version never seen
+ * is recorded (at its first-seen time from elsewhere when earlier) and appended to the log; one
+ * whose digest differs from its first-seen digest is quarantined and left out.
  */
-export function openQuarantine(
+export function firstSeenOfAdded<V extends AddedKey>(
   db: Database.Database,
-  q: FirstSeenMeta & { template: string; version: string; firstDigest: string; newDigest: string },
-): boolean {
-  const open = db
-    .prepare(
-      'SELECT id, new_digest AS newDigest FROM quarantines WHERE template = ? AND version = ? AND accepted_at IS NULL',
-    )
-    .get(q.template, q.version) as { id: number; newDigest: string } | undefined;
-  if (open?.newDigest === q.newDigest) return false;
+  meta: FirstSeenMeta,
+  versions: readonly V[],
+): AddedPlan<V> {
+  const newest = db.prepare(NEWEST_FIRST_SEEN_SQL);
+  const plan = planAdded(
+    meta,
+    versions,
+    (template, version) => (newest.get(template, version) as { digest: string } | undefined)?.digest,
+  );
+  if (plan.records.length > 0) {
+    const { fromSize } = appendRecordsSqlite(db, plan.records, undefined, meta.now);
+    const insert = db.prepare(
+      `INSERT INTO first_seen (template, version, digest, supersedes, log_index, registry_id, sync_id, seen_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    plan.records.forEach((r, i) => {
+      const supersedes = r.supersedes ?? null;
+      insert.run(
+        r.template,
+        r.version,
+        r.digest,
+        supersedes,
+        fromSize + i,
+        meta.registryId,
+        meta.syncId,
+        r.seenAt,
+      );
+    });
+  }
+  const close = db.prepare(CLOSE_ACCEPTED_SQL);
+  for (const a of plan.accepted) close.run(meta.now, a.reason, a.template, a.version);
+  const quarantined: QuarantineEvent[] = [];
+  for (const q of plan.openings) {
+    const event = openQuarantine(db, q);
+    if (event) quarantined.push(event);
+  }
+  return { kept: plan.kept, quarantined };
+}
+
+/** firstSeenOfAdded on PostgreSQL, inside the caller's transaction (`client`). */
+export async function firstSeenOfAddedPg<V extends AddedKey>(
+  client: PgQueryable,
+  meta: FirstSeenMeta,
+  versions: readonly V[],
+): Promise<AddedPlan<V>> {
+  const firsts = new Map<string, string>();
+  if (versions.length > 0) {
+    const keys = versions.map((v) => ({
+      template: canonicalTemplate(meta.registry, v.collection, v.template),
+      version: v.version,
+    }));
+    const found = await client.query<{ template: string; version: string; digest: string }>(
+      `SELECT DISTINCT ON (f.template, f.version) f.template, f.version, f.digest
+       FROM first_seen f JOIN unnest($1::text[], $2::text[]) AS k(template, version)
+         ON f.template = k.template AND f.version = k.version
+       ORDER BY f.template, f.version, f.id DESC`,
+      [keys.map((k) => k.template), keys.map((k) => k.version)],
+    );
+    for (const r of found.rows) firsts.set(`${r.template}@${r.version}`, r.digest);
+  }
+  const plan = planAdded(meta, versions, (template, version) => firsts.get(`${template}@${version}`));
+  if (plan.records.length > 0) {
+    const { fromSize } = await appendRecordsPg(client, plan.records, undefined, meta.now);
+    await client.query(
+      `INSERT INTO first_seen (template, version, digest, supersedes, log_index, registry_id, sync_id, seen_at)
+       SELECT u.template, u.version, u.digest, u.supersedes, u.log_index, $7, $8, u.seen_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
+         AS u(template, version, digest, supersedes, log_index, seen_at)`,
+      [
+        plan.records.map((r) => r.template),
+        plan.records.map((r) => r.version),
+        plan.records.map((r) => r.digest),
+        plan.records.map((r) => r.supersedes ?? null),
+        plan.records.map((_, i) => fromSize + i),
+        plan.records.map((r) => r.seenAt),
+        meta.registryId,
+        meta.syncId,
+      ],
+    );
+  }
+  for (const a of plan.accepted) {
+    let n = 0;
+    await client.query(
+      CLOSE_ACCEPTED_SQL.replace(/\?/g, () => `$${++n}`),
+      [meta.now, a.reason, a.template, a.version],
+    );
+  }
+  const quarantined: QuarantineEvent[] = [];
+  for (const q of plan.openings) {
+    const event = await openQuarantinePg(client, q);
+    if (event) quarantined.push(event);
+  }
+  return { kept: plan.kept, quarantined };
+}
+
+/**
+ * Opens (or refreshes) the quarantine of a version whose new digest is known (a mirror's upstream
+ * disagreeing with its first-seen record, or quarantining it itself). The event to announce, or
+ * undefined when the open quarantine already says so.
+ */
+export function openQuarantine(db: Database.Database, q: QuarantineOpening): QuarantineEvent | undefined {
+  const open = db.prepare(OPEN_OF_SQL).get(q.template, q.version) as
+    | { id: number; newDigest: string }
+    | undefined;
+  if (open?.newDigest === q.newDigest) return undefined;
+  const files = JSON.stringify(q.changedFiles ?? []);
   if (open) {
     db.prepare(
-      "UPDATE quarantines SET new_digest = ?, changed_files = '[]', notified_at = NULL WHERE id = ?",
-    ).run(q.newDigest, open.id);
-  } else {
-    db.prepare(
-      `INSERT INTO quarantines (registry_id, template, version, first_digest, new_digest, changed_files, since)
-       VALUES (?, ?, ?, ?, ?, '[]', ?)`,
-    ).run(q.registryId, q.template, q.version, q.firstDigest, q.newDigest, q.now);
+      'UPDATE quarantines SET new_digest = ?, changed_files = ?, notified_at = NULL WHERE id = ?',
+    ).run(q.newDigest, files, open.id);
+    return openingEvent(q, open.id, open.id);
   }
-  return true;
+  const row = db
+    .prepare(
+      `INSERT INTO quarantines (registry_id, template, version, first_digest, new_digest, changed_files, since)
+       VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    )
+    .get(q.registryId, q.template, q.version, q.firstDigest, q.newDigest, files, q.since) as { id: number };
+  return openingEvent(q, undefined, row.id);
+}
+
+/** openQuarantine on PostgreSQL, inside the caller's transaction or on the pool. */
+export async function openQuarantinePg(
+  client: PgQueryable,
+  q: QuarantineOpening,
+): Promise<QuarantineEvent | undefined> {
+  const pg = (text: string) => {
+    let n = 0;
+    return text.replace(/\?/g, () => `$${++n}`);
+  };
+  const open = (
+    await client.query<{ id: number; newDigest: string }>(pg(OPEN_OF_SQL), [q.template, q.version])
+  ).rows[0];
+  if (open?.newDigest === q.newDigest) return undefined;
+  const files = JSON.stringify(q.changedFiles ?? []);
+  if (open) {
+    await client.query(
+      'UPDATE quarantines SET new_digest = $1, changed_files = $2, notified_at = NULL WHERE id = $3',
+      [q.newDigest, files, open.id],
+    );
+    return openingEvent(q, open.id, open.id);
+  }
+  const row = await client.query<{ id: number }>(
+    `INSERT INTO quarantines (registry_id, template, version, first_digest, new_digest, changed_files, since)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+    [q.registryId, q.template, q.version, q.firstDigest, q.newDigest, files, q.since],
+  );
+  return openingEvent(q, undefined, row.rows[0]!.id);
 }

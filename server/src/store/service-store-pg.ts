@@ -10,6 +10,7 @@ import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 import type { KnownContent, PreviousVersion } from '../indexer/build-index.js';
+import { postgresMirrorQueries } from './add-versions-pg.js';
 import { type PgDb, type PostgresStore, postgresMigrationsApplied } from './postgres.js';
 import {
   acceptancesPg,
@@ -289,6 +290,7 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
     syncs: syncQueries,
     catalog: catalogQueries,
     checksums: checksumQueries,
+    mirror: postgresMirrorQueries(store),
     reads: new PostgresReads(store),
     knownContent(): KnownContent {
       return {

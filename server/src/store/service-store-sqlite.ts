@@ -6,6 +6,7 @@
  */
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import type { KnownContent, PreviousVersion } from '../indexer/build-index.js';
+import { sqliteMirrorQueries } from './add-versions.js';
 import { migrationsApplied, type Store } from './db.js';
 import {
   acceptances,
@@ -25,6 +26,7 @@ import type {
   CatalogVersionRow,
   ChecksumQueries,
   CredentialQueries,
+  MirrorQueries,
   OpenQuarantineOf,
   RegistryQueries,
   RegistrySyncState,
@@ -236,6 +238,18 @@ export function sqliteServiceStore(store: Store): ServiceStore {
     },
   };
 
+  const mirror = sqliteMirrorQueries(store);
+  /** The mirror's writes wait out an index swap in progress too. */
+  const mirrorQueries: MirrorQueries = {
+    ...mirror,
+    addVersions: (...a) => settled().then(() => mirror.addVersions(...a)),
+    flagRemovedUpstream: (...a) => settled().then(() => mirror.flagRemovedUpstream(...a)),
+    markRemovedUpstream: (...a) => settled().then(() => mirror.markRemovedUpstream(...a)),
+    openQuarantine: (...a) => settled().then(() => mirror.openQuarantine(...a)),
+    closeReverted: (...a) => settled().then(() => mirror.closeReverted(...a)),
+    makePrivate: (...a) => settled().then(() => mirror.makePrivate(...a)),
+  };
+
   const checksumQueries: ChecksumQueries = {
     async accept(input) {
       await settled();
@@ -269,6 +283,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
     syncs: syncQueries,
     catalog: catalogQueries,
     checksums: checksumQueries,
+    mirror: mirrorQueries,
     reads: readsOf(store),
     knownContent(): KnownContent {
       return {

@@ -7,6 +7,13 @@
  */
 import type { LogSigner } from '../../../client/src/integrity/index.js';
 import type { BuiltIndex, KnownContent, PreviousVersion } from '../indexer/build-index.js';
+import type {
+  AddedGroup,
+  AddVersionsResult,
+  BundleVersionRow,
+  ExportedTemplate,
+  VersionKey,
+} from './add-versions.js';
 import type { Store } from './db.js';
 import type { QuarantineEvent } from './first-seen.js';
 import type { PostgresStore } from './postgres.js';
@@ -164,6 +171,71 @@ export interface ChecksumQueries {
   openCounts(): Promise<OpenQuarantineCount[]>;
 }
 
+/**
+ * Adding versions without a swap and what mirrors and bundles read (add-versions.ts,
+ * add-versions-pg.ts; docs/mirroring.md): pull-through, an eager mirror's sync, bundle export and
+ * import. Every write is one transaction.
+ */
+export interface MirrorQueries {
+  /** The names of the registries this server indexes itself (never pulled through). */
+  ownRegistries(): Promise<string[]>;
+  /** The stored digest of one exact version, or undefined. */
+  storedDigest(key: VersionKey): Promise<string | undefined>;
+  /** The content hashes (of `wanted`) the store does not hold. */
+  missingContent(wanted: readonly string[]): Promise<string[]>;
+  /**
+   * Adds each group's versions to its registry (created when absent), all groups in one
+   * transaction; `VERSION_CONFLICT` (nothing written) when any version exists with another digest.
+   */
+  addVersions(
+    groups: readonly AddedGroup[],
+    content: (sha256: string) => Buffer | undefined,
+    options?: { now?: number },
+  ): Promise<AddVersionsResult>;
+  /** Marks stored versions missing from `listed` as removed upstream (versionKey), unmarks listed ones. */
+  flagRemovedUpstream(
+    registryId: number,
+    listed: ReadonlySet<string>,
+    now: number,
+  ): Promise<{ removed: number; changed: boolean }>;
+  /** Marks one stored version as no longer served upstream; whether the mark is new. */
+  markRemovedUpstream(key: VersionKey, now: number): Promise<boolean>;
+  /**
+   * Opens (or refreshes) the quarantine of a stored version whose other digest is known
+   * (docs/integrity-store.md §6); the event to announce, or undefined when nothing changed.
+   */
+  openQuarantine(q: OpenQuarantineInput): Promise<QuarantineEvent | undefined>;
+  /**
+   * Closes the open quarantines of these versions (canonical `template`, `version`) whose first
+   * digest is `digest`: the upstream serves that content again and no longer quarantines it.
+   * Answers how many closed.
+   */
+  closeReverted(
+    registryId: number,
+    versions: readonly { template: string; version: string; digest: string }[],
+    now: number,
+  ): Promise<number>;
+  makePrivate(registryId: number): Promise<void>;
+  counts(registryId: number): Promise<{ templateCount: number; versionCount: number } | undefined>;
+  /** Every version of a registry (by name, any case), for a bundle. */
+  versionsOf(registry: string): Promise<VersionKey[]>;
+  /** What a bundle carries of a version beyond its resolution, with its first-seen time. */
+  bundleVersion(key: VersionKey, digest: string): Promise<BundleVersionRow | undefined>;
+  /** Every template's search data, by registry name. */
+  templates(): Promise<ExportedTemplate[]>;
+}
+
+export interface OpenQuarantineInput {
+  registry: string;
+  /** Canonical full template name. */
+  template: string;
+  version: string;
+  firstDigest: string;
+  newDigest: string;
+  changedFiles?: QuarantineEvent['changedFiles'];
+  since: number;
+}
+
 /** A sync's outcome, written with the swap that ends it. */
 export interface SwapRecord {
   syncId: number;
@@ -182,6 +254,7 @@ export interface ServiceStore {
   readonly syncs: SyncQueries;
   readonly catalog: CatalogQueries;
   readonly checksums: ChecksumQueries;
+  readonly mirror: MirrorQueries;
   readonly reads: ReadStore;
   /** Content already stored, by git blob id (the indexer reuses it). */
   knownContent(): KnownContent;
