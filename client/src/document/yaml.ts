@@ -31,6 +31,7 @@ import {
 } from 'js-yaml';
 import { DmError } from '../error.js';
 import { PyFloat, pyFloatRepr, pyKeys, pySetItem } from '../python/values.js';
+import { parseSimpleYaml, type ResolvePlain } from './simple-yaml.js';
 
 export interface ParseYamlOptions {
   /** Where the text came from (a file path or a reference), used in error messages. */
@@ -275,8 +276,31 @@ function yamlError(error: unknown, options: ParseYamlOptions): DmError {
   });
 }
 
-/** Parses one YAML document; an empty text gives `null`. */
+const PYYAML_STR_TAG = PYYAML_SCHEMA.defaultScalarTag.tagName;
+/** A plain scalar as the pyyaml dialect resolves it (what parseSimpleYaml reads with). */
+export const resolvePyYamlPlain: ResolvePlain = (source) => {
+  const resolved = PYYAML_SCHEMA.resolveImplicitScalarTag(source);
+  return { value: resolved.value, isString: resolved.tag.tagName === PYYAML_STR_TAG };
+};
+
+/**
+ * Parses one YAML document; an empty text gives `null`. In the pyyaml dialect with objects,
+ * simple block text (what templates render) is read by parseSimpleYaml, the rest by js-yaml.
+ */
 export function parseYaml(text: string, options: ParseYamlOptions = {}): unknown {
+  checkSize(text, options);
+  if (options.dialect === 'pyyaml' && options.mappings !== 'maps') {
+    const simple = parseSimpleYaml(text, resolvePyYamlPlain);
+    if (simple !== undefined) {
+      checkNodeBudget(simple, options.source ?? 'input', options.maxNodes);
+      return simple;
+    }
+  }
+  return parseYamlFully(text, options);
+}
+
+/** parseYaml by js-yaml only (the fast reader's reference, in yaml.test.ts). */
+export function parseYamlFully(text: string, options: ParseYamlOptions = {}): unknown {
   checkSize(text, options);
   try {
     const docs = loadAllLikePyYaml(text, options);

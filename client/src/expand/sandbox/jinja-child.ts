@@ -6,7 +6,6 @@ import type { DmError } from '../../error.js';
 import { fromWire, hasPythonValues, toWire } from '../../python/values.js';
 import { JinjaRenderError, renderJinja } from '../jinja/compat.js';
 import { parseRenderedYaml } from '../rendered-yaml.js';
-import { checkNodeBudget } from '../yaml-budget.js';
 
 interface Request {
   id: number;
@@ -52,8 +51,12 @@ process.on('message', (raw: unknown) => {
     const t1 = cpuMs();
     if (request.parse) {
       try {
-        const data = parseRenderedYaml(text, { source: request.parse.source, dialect: 'pyyaml' });
-        checkNodeBudget(data, request.parse.source, request.parse.maxNodes);
+        // parseYaml holds the document to the request's node budget (aliases expanded).
+        const data = parseRenderedYaml(text, {
+          source: request.parse.source,
+          dialect: 'pyyaml',
+          maxNodes: request.parse.maxNodes,
+        });
         // CPU time spent rendering and reading the rendering as YAML (the sandbox adds them up).
         const ms = [t1 - t0, cpuMs() - t1];
         if (hasPythonValues(data)) answer({ id: request.id, ok: true, data: toWire(data), wire: true, ms });

@@ -332,6 +332,7 @@ class JinjaWorker extends Worker {
       readTrees: [resolve(here, '..'), dirname(nunjucksDir)],
       readFiles: [
         join(srcDir, 'document', 'yaml.js'),
+        join(srcDir, 'document', 'simple-yaml.js'),
         join(srcDir, 'python', 'values.js'),
         join(srcDir, 'error.js'),
         join(srcDir, 'error-codes.js'),
