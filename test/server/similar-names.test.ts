@@ -94,7 +94,7 @@ describe('similar names (pg_trgm rule)', () => {
 describe('search with typos on SQLite (API)', () => {
   let s: TestServer;
   before(async () => {
-    s = await pagesServer();
+    s = await pagesServer('sqlite');
   });
   after(() => s.close());
 
