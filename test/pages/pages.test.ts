@@ -388,6 +388,61 @@ for (const dialect of DIALECTS)
     });
   });
 
+/** Every page, anonymous and with the admin token, as the two databases render it. */
+const SAME_ON_BOTH = [
+  '/',
+  '/search?q=redis',
+  '/search?q=redis&collection=caching',
+  '/search?q=redis&registry=github.com%2Facme%2Fextras',
+  '/search?q=redis&page=2',
+  '/search?q=',
+  '/search?q=redsi',
+  '/search?q=hidden',
+  '/search?q=%25_%22',
+  '/search?q=REDIS%20ha',
+  REDIS,
+  `${REDIS}/versions/v1.0.3`,
+  `${REDIS}/versions/v1.0.3/diff/v1.1`,
+  `${REDIS}/versions/v9`,
+  `/templates/${SAMPLES}/redsi`,
+  `/templates/${SAMPLES}/security/pod-security`,
+  `/templates/${EXTRAS}/caching/markup`,
+  `/templates/${EXTRAS}/caching/redis-sentinel`,
+  `/templates/${PRIVATE}/hidden-redis`,
+  '/registries',
+  `/registries/${SAMPLES}`,
+  `/registries/${EXTRAS}`,
+  `/registries/${PRIVATE}`,
+];
+
+if (DIALECTS.length > 1)
+  describe('the pages on SQLite and PostgreSQL', () => {
+    it('are the same HTML, status and cache headers, save sync times and temporary directories', async () => {
+      const rendered: string[][] = [];
+      for (const dialect of DIALECTS) {
+        const s = await pagesServer(dialect);
+        try {
+          const pages: string[] = [];
+          for (const path of SAME_ON_BOTH) {
+            for (const headers of [{}, admin]) {
+              const res = await s.app.request(path, { headers });
+              const text = (await res.text())
+                .replace(/<time datetime="[^"]+">[^<]+<\/time>/g, '<time>')
+                .replace(/\/dm-pages-(extras|private)-\w+/g, '/dm-pages-$1-');
+              const cache = `${res.headers.get('cache-control')} ${res.headers.get('etag') !== null}`;
+              pages.push(`${path} ${Object.keys(headers).length} ${res.status} ${cache}\n${text}`);
+            }
+          }
+          rendered.push(pages);
+        } finally {
+          await s.close();
+        }
+      }
+      const [sqlite = [], postgres = []] = rendered;
+      for (const [i, page] of sqlite.entries()) assert.equal(postgres[i], page);
+    });
+  });
+
 describe('propertyRows()', () => {
   it('gives nested properties dotted names, array items [] and required flags', () => {
     const rows = propertyRows({
