@@ -1,12 +1,21 @@
 /**
- * The pages' test set-up: the real app over a temporary SQLite file with registry-fixtures/
- * indexed as github.com/dm-samples/templates, plus a small public registry (a second collection
- * and registry for the facets, a description with markup, a lint warning) and a private one.
+ * The pages' test set-up: the real app on a database dialect (a temporary SQLite file, or a new
+ * database of the test process's PostgreSQL cluster: testServerOn(), test/server/helpers.ts) with
+ * registry-fixtures/ indexed as github.com/dm-samples/templates, plus a small public registry (a
+ * second collection and registry for the facets, a description with markup, a lint warning) and a
+ * private one.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURES, type TestServer, tempDir, testServer } from '../server/helpers.js';
+import {
+  type Dialect,
+  type DialectTestServer,
+  FIXTURES,
+  type TestServer,
+  tempDir,
+  testServerOn,
+} from '../server/helpers.js';
 
 export const SAMPLES = 'github.com/dm-samples/templates';
 export const EXTRAS = 'github.com/acme/extras';
@@ -70,8 +79,11 @@ function privateRegistry(): string {
   return root;
 }
 
-export async function pagesServer(): Promise<TestServer> {
-  const s = testServer({ defaultRegistry: SAMPLES });
+/** The pages' server on `dialect`; on SQLite its store is the SQLite one (testServer()). */
+export async function pagesServer(dialect: 'sqlite'): Promise<TestServer>;
+export async function pagesServer(dialect: Dialect): Promise<DialectTestServer>;
+export async function pagesServer(dialect: Dialect): Promise<DialectTestServer> {
+  const s = await testServerOn(dialect, { defaultRegistry: SAMPLES });
   const sources: [string, string, 'public' | 'private'][] = [
     [FIXTURES, SAMPLES, 'public'],
     [extrasRegistry(), EXTRAS, 'public'],

@@ -92,8 +92,12 @@ export async function testServerOn(
   options: Partial<CreateAppDeps> & { githubApiUrl?: string; githubToken?: string } = {},
 ): Promise<DialectTestServer> {
   if (dialect === 'sqlite') return testServer(options);
+  return serverOver(await openPostgresStore(await postgresDatabase(), { max: 8 }), tempDir(), options);
+}
+
+/** The URL of a new, empty database on this test process's private PostgreSQL cluster. */
+export async function postgresDatabase(): Promise<string> {
   // One cluster per test process, stopped when it exits (test/support/postgres.ts).
   cluster ??= startPostgres();
-  const url = await (await cluster).createDatabase(`t${process.pid}_${++databases}`);
-  return serverOver(await openPostgresStore(url, { max: 8 }), tempDir(), options);
+  return (await cluster).createDatabase(`t${process.pid}_${++databases}`);
 }

@@ -1,7 +1,7 @@
 /**
  * Typo tolerance on SQLite (store/similar-names.ts): pg_trgm's trigrams and similarity on known
  * cases, the inverted index answering exactly what comparing every name would (property), and the
- * search's did-you-mean through the real store and API.
+ * search's did-you-mean through the real store and API, on each database of DIALECTS.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -14,7 +14,7 @@ import {
   trigrams,
 } from '../../server/src/store/similar-names.js';
 import { pagesServer, SAMPLES } from '../pages/fixture.js';
-import type { TestServer } from './helpers.js';
+import { DIALECTS, type DialectTestServer } from './helpers.js';
 
 describe('similar names (pg_trgm rule)', () => {
   it('makes the trigrams and similarity pg_trgm makes', () => {
@@ -91,62 +91,63 @@ describe('similar names (pg_trgm rule)', () => {
   });
 });
 
-describe('search with typos on SQLite (API)', () => {
-  let s: TestServer;
-  before(async () => {
-    s = await pagesServer();
-  });
-  after(() => s.close());
+for (const dialect of DIALECTS)
+  describe(`search with typos (API, ${dialect})`, () => {
+    let s: DialectTestServer;
+    before(async () => {
+      s = await pagesServer(dialect);
+    });
+    after(() => s.close());
 
-  it('answers a misspelt query with similar names and didYouMean, never from hidden registries', async () => {
-    const res = await s.app.request('/api/v1/search?q=redsi');
-    assert.equal(res.status, 200);
-    const body = (await res.json()) as {
-      hits: { reference: string }[];
-      didYouMean: string | null;
-      total: number;
-    };
-    assert.equal(body.didYouMean, 'redis');
-    assert.equal(body.hits[0]?.reference, `${SAMPLES}/redis`);
-    assert.equal(body.total, body.hits.length);
-    const exact = (await (await s.app.request('/api/v1/search?q=redis')).json()) as {
-      didYouMean: string | null;
-    };
-    assert.equal(exact.didYouMean, null);
-    // hidden-redis is in a private registry: similar to "hiden-redis", but not for anonymous callers.
-    const hidden = (await (await s.app.request('/api/v1/search?q=hiden-rediss')).json()) as {
-      hits: { reference: string }[];
-    };
-    assert.ok(
-      hidden.hits.every((h) => !h.reference.includes('hidden-redis')),
-      JSON.stringify(hidden.hits),
-    );
-    const short = (await (await s.app.request('/api/v1/search?q=rd')).json()) as {
-      didYouMean: string | null;
-      total: number;
-    };
-    assert.equal(short.didYouMean, null, 'queries under 3 characters are not corrected');
-  });
+    it('answers a misspelt query with similar names and didYouMean, never from hidden registries', async () => {
+      const res = await s.app.request('/api/v1/search?q=redsi');
+      assert.equal(res.status, 200);
+      const body = (await res.json()) as {
+        hits: { reference: string }[];
+        didYouMean: string | null;
+        total: number;
+      };
+      assert.equal(body.didYouMean, 'redis');
+      assert.equal(body.hits[0]?.reference, `${SAMPLES}/redis`);
+      assert.equal(body.total, body.hits.length);
+      const exact = (await (await s.app.request('/api/v1/search?q=redis')).json()) as {
+        didYouMean: string | null;
+      };
+      assert.equal(exact.didYouMean, null);
+      // hidden-redis is in a private registry: similar to "hiden-redis", but not for anonymous callers.
+      const hidden = (await (await s.app.request('/api/v1/search?q=hiden-rediss')).json()) as {
+        hits: { reference: string }[];
+      };
+      assert.ok(
+        hidden.hits.every((h) => !h.reference.includes('hidden-redis')),
+        JSON.stringify(hidden.hits),
+      );
+      const short = (await (await s.app.request('/api/v1/search?q=rd')).json()) as {
+        didYouMean: string | null;
+        total: number;
+      };
+      assert.equal(short.didYouMean, null, 'queries under 3 characters are not corrected');
+    });
 
-  it('sees a template added by a sync (the names are read again after an index swap)', async () => {
-    const before = (await (await s.app.request('/api/v1/search?q=redsi')).json()) as { total: number };
-    const { mkdirSync, writeFileSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const { tempDir } = await import('./helpers.js');
-    const root = tempDir('dm-similar-');
-    mkdirSync(join(root, 'redsis/v1'), { recursive: true });
-    writeFileSync(join(root, 'registry.yaml'), 'name: github.com/acme/typos\n');
-    writeFileSync(join(root, 'redsis/v1/redsis.jinja'), 'resources: []\n');
-    writeFileSync(join(root, 'redsis/v1/example.yaml'), 'resources: []\n');
-    const row = await s.service.add({ source: root, name: 'github.com/acme/typos' });
-    assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
-    const after = (await (await s.app.request('/api/v1/search?q=redsix')).json()) as {
-      hits: { reference: string }[];
-    };
-    assert.ok(
-      after.hits.some((h) => h.reference === 'github.com/acme/typos/redsis'),
-      JSON.stringify(after.hits),
-    );
-    assert.ok(before.total > 0);
+    it('sees a template added by a sync (the names are read again after an index swap)', async () => {
+      const before = (await (await s.app.request('/api/v1/search?q=redsi')).json()) as { total: number };
+      const { mkdirSync, writeFileSync } = await import('node:fs');
+      const { join } = await import('node:path');
+      const { tempDir } = await import('./helpers.js');
+      const root = tempDir('dm-similar-');
+      mkdirSync(join(root, 'redsis/v1'), { recursive: true });
+      writeFileSync(join(root, 'registry.yaml'), 'name: github.com/acme/typos\n');
+      writeFileSync(join(root, 'redsis/v1/redsis.jinja'), 'resources: []\n');
+      writeFileSync(join(root, 'redsis/v1/example.yaml'), 'resources: []\n');
+      const row = await s.service.add({ source: root, name: 'github.com/acme/typos' });
+      assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
+      const after = (await (await s.app.request('/api/v1/search?q=redsix')).json()) as {
+        hits: { reference: string }[];
+      };
+      assert.ok(
+        after.hits.some((h) => h.reference === 'github.com/acme/typos/redsis'),
+        JSON.stringify(after.hits),
+      );
+      assert.ok(before.total > 0);
+    });
   });
-});

@@ -52,7 +52,7 @@ if (postgresBinaries()) {
 
     before(async () => {
       cluster = await startPostgres();
-      s = await pagesServer();
+      s = await pagesServer('sqlite');
       pgStore = await openPostgresStore(await cluster.createDatabase('dialects'), { max: 4 });
       registries = (await s.service.all()).map((r) => ({
         id: r.id,

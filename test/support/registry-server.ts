@@ -1,7 +1,7 @@
 /**
  * Starts the real `dm-registry` (bin/dm-registry.js → dist/) on a port the system picks (`--port 0`,
  * read back from its `listening` log line: no window in which another process can take the port) over
- * a temporary SQLite file.
+ * a temporary SQLite file, or the database `options.db` names (a `postgres://` URL).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
@@ -42,6 +42,7 @@ export async function startRegistry(
   indexArgs: readonly string[],
   env: Record<string, string> = {},
   extraArgs: readonly string[] = [],
+  options: { db?: string } = {},
 ): Promise<RunningRegistry> {
   const dir = await mkdtemp(join(tmpdir(), 'dm-registry-'));
   const args = [
@@ -50,7 +51,7 @@ export async function startRegistry(
     '--port',
     '0',
     '--db',
-    join(dir, 'registry.db'),
+    options.db ?? join(dir, 'registry.db'),
   ];
   for (const a of indexArgs) args.push('--index', a);
   args.push(...extraArgs);
