@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DmError } from '../error.js';
-import { forkRenderer } from '../expand/sandbox/fork-renderer.js';
+import { forkRenderer, sharedRendererModules } from '../expand/sandbox/fork-renderer.js';
 
 export interface BlueprintSandboxOptions {
   /** Per template, default 10 000 ms. */
@@ -79,13 +79,7 @@ export class BlueprintSandbox implements TemplateRenderer {
     const { child, ready, outOfMemory } = forkRenderer({
       entry: join(here, 'sandbox-child.js'),
       readTrees: [here, join(srcDir, 'expand'), dirname(nunjucksDir)],
-      readFiles: [
-        join(srcDir, 'document', 'yaml.js'),
-        join(srcDir, 'python', 'values.js'),
-        join(srcDir, 'error.js'),
-        join(srcDir, 'error-codes.js'),
-        join(resolve(here, '../../../..'), 'package.json'),
-      ],
+      readFiles: [...sharedRendererModules(srcDir), join(resolve(here, '../../../..'), 'package.json')],
       memoryMb: this.memoryMb,
       label: 'the blueprint renderer',
     });

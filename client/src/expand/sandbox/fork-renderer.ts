@@ -5,12 +5,28 @@
  * tokens or configuration reaches templates), a heap limit, and a ready handshake over IPC.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { join } from 'node:path';
 import { DmError } from '../../error.js';
 
 /** Node 20's flag; Node ≥ 22.13 spells it without `experimental`. */
 export function permissionFlag(): string {
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
   return major > 22 || (major === 22 && minor >= 13) ? '--permission' : '--experimental-permission';
+}
+
+/**
+ * The modules of dm's client (`clientSrc`: the compiled client/src) that every renderer loads from
+ * outside its own directory: the YAML reader (with its fast path) and writer, the Python value
+ * leaf, errors. One list, so a module added to these is readable by both renderers.
+ */
+export function sharedRendererModules(clientSrc: string): string[] {
+  return [
+    join(clientSrc, 'document', 'yaml.js'),
+    join(clientSrc, 'document', 'simple-yaml.js'),
+    join(clientSrc, 'python', 'values.js'),
+    join(clientSrc, 'error.js'),
+    join(clientSrc, 'error-codes.js'),
+  ];
 }
 
 export interface ForkRendererOptions {

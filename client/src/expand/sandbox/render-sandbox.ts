@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { DmError } from '../../error.js';
 import { fromWire, hasPythonValues, toWire } from '../../python/values.js';
 import { PYTHON_RUNNER_SOURCE } from '../python/runner-source.js';
-import { forkRenderer } from './fork-renderer.js';
+import { forkRenderer, sharedRendererModules } from './fork-renderer.js';
 
 export interface SandboxOptions {
   /** Per template, default 10 000 ms. */
@@ -330,14 +330,7 @@ class JinjaWorker extends Worker {
     const { child, ready, outOfMemory } = forkRenderer({
       entry: join(here, 'jinja-child.js'),
       readTrees: [resolve(here, '..'), dirname(nunjucksDir)],
-      readFiles: [
-        join(srcDir, 'document', 'yaml.js'),
-        join(srcDir, 'document', 'simple-yaml.js'),
-        join(srcDir, 'python', 'values.js'),
-        join(srcDir, 'error.js'),
-        join(srcDir, 'error-codes.js'),
-        join(resolve(here, '../../../../..'), 'package.json'),
-      ],
+      readFiles: [...sharedRendererModules(srcDir), join(resolve(here, '../../../../..'), 'package.json')],
       memoryMb: this.options.memoryMb,
       label: 'the Jinja renderer',
     });
