@@ -3,9 +3,9 @@
  * rows in the same order as SQLite's (text ordered `COLLATE "C"`, byte order like SQLite's), and the
  * search over the generated `templates.search` vector: every word of the query must match as a
  * prefix (`word:*`). Like SQLite's, the candidate set is bounded (CANDIDATES read from the GIN
- * index unranked, plus the exactly named templates), then ranked: exact name, then name prefix,
- * then `ts_rank` (name A, title and description B, property names and collection C), then name;
- * ranking every match was what made the tail slow. When nothing matches, names within
+ * index unranked, plus the exactly named templates), then ranked in the process by the rule
+ * SQLite's search has (search.ts `rankCandidates`: exact name, name prefix, by-field score, name);
+ * ranking every match, and `ts_rank` over the candidates' vectors, was what made the tail slow. When nothing matches, names within
  * trigram distance of the query (pg_trgm) are the answer, so `rediss` still finds `redis`, with
  * the most similar name as `didYouMean` (SQLite: similar-names.ts, the same rule). The
  * caller's visible registries are a condition of the same statement that ranks, so totals and
@@ -42,6 +42,7 @@ import {
   CANDIDATES,
   countFacets,
   queryWords,
+  rankCandidates,
   type SearchOptions,
   type SearchPage,
   type TemplateMatch,
@@ -49,6 +50,7 @@ import {
 import { visibleRegistriesPg } from './visibility.js';
 
 interface Candidate extends Omit<TemplateMatch, 'registry'> {
+  id: number;
   registryId: number;
   registryName: string;
 }
@@ -56,10 +58,6 @@ interface Candidate extends Omit<TemplateMatch, 'registry'> {
 /** `redis clus` → `redis:* & clus:*` (words are letters, digits and `_` only: no tsquery syntax). */
 export function tsQuery(words: readonly string[]): string | null {
   return words.length ? words.map((w) => `${w}:*`).join(' & ') : null;
-}
-
-function likePrefix(text: string): string {
-  return `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 export class PostgresReads implements ReadStore {
@@ -227,36 +225,42 @@ export class PostgresReads implements ReadStore {
       if (totalIsLowerBound) rows.length = CANDIDATES;
     } else {
       // A bounded candidate set read from the GIN index without ranking (ranking every match is
-      // the slow tail), plus the exactly named templates however far the bound is; then the
-      // candidates are ranked: exact name, name prefix, ts_rank, name (the order SQLite's has).
-      // Only the shown page's rows carry their title, version and description back: the others
-      // are counted (total, facets) and need no more than name, collection and registry.
-      const first = (options.page - 1) * options.limit;
-      rows = await this.rows<Candidate & { bounded: boolean }>(
-        `WITH query AS (SELECT to_tsquery('simple', $${at + 1}) AS q),
-              candidates AS (
-                SELECT t.id FROM templates t, query WHERE t.search @@ query.q AND ${where}
-                LIMIT ${CANDIDATES + 1}),
+      // the slow tail), plus the exactly named templates however far the bound is; then ranked
+      // here by the rule SQLite's search has (rankCandidates: exact name, name prefix, by-field
+      // score, name). The tsquery is written into the scan's condition (no CTE), so the planner
+      // sees the words and may read the table in order for a common prefix rather than build the
+      // index's whole bitmap. Only the shown page's rows then read their version and description.
+      const found = await this.rows<Candidate & { bounded: boolean }>(
+        `WITH candidates AS (
+                SELECT t.id FROM templates t
+                WHERE t.search @@ to_tsquery('simple', $${at + 1}) AND ${where} LIMIT ${CANDIDATES + 1}),
               picked AS (
                 (SELECT id FROM candidates LIMIT ${CANDIDATES})
                 UNION
-                SELECT t.id FROM templates t WHERE lower(t.name) = $${at + 2} AND ${where}),
-              ranked AS (
-                SELECT t.id, t.name, t.collection, t.title, t.description, t.registry_id AS "registryId",
-                  t.latest_version AS "latestVersion", r.name AS "registryName",
-                  row_number() OVER (
-                    ORDER BY lower(t.name) = $${at + 2} DESC, lower(t.name) LIKE $${at + 3} DESC,
-                      ts_rank(t.search, query.q) DESC, t.name COLLATE "C", t.collection COLLATE "C") AS pos
-                FROM picked JOIN templates t ON t.id = picked.id JOIN registries r ON r.id = t.registry_id, query)
-         SELECT id, name, collection, "registryId", "registryName",
-           CASE WHEN pos > $${at + 4} AND pos <= $${at + 5} THEN title END AS title,
-           CASE WHEN pos > $${at + 4} AND pos <= $${at + 5} THEN description END AS description,
-           CASE WHEN pos > $${at + 4} AND pos <= $${at + 5} THEN "latestVersion" END AS "latestVersion",
+                SELECT t.id FROM templates t WHERE lower(t.name) = $${at + 2} AND ${where})
+         SELECT t.id, t.name, t.collection, t.title, t.registry_id AS "registryId", r.name AS "registryName",
            (SELECT count(*) FROM candidates) > ${CANDIDATES} AS bounded
-         FROM ranked ORDER BY pos`,
-        [...values, tsq, q, likePrefix(q), first, first + options.limit],
+         FROM picked JOIN templates t ON t.id = picked.id JOIN registries r ON r.id = t.registry_id`,
+        [...values, tsq, q],
       );
-      totalIsLowerBound = (rows[0] as { bounded?: boolean } | undefined)?.bounded === true;
+      totalIsLowerBound = found[0]?.bounded === true;
+      rows = rankCandidates(found, q, words);
+      const first = (options.page - 1) * options.limit;
+      const shown = rows.slice(first, first + options.limit);
+      if (shown.length > 0) {
+        const extra = new Map(
+          (
+            await this.rows<{ id: number; description: string | null; latestVersion: string | null }>(
+              'SELECT id, description, latest_version AS "latestVersion" FROM templates WHERE id = ANY($1)',
+              [shown.map((r) => r.id)],
+            )
+          ).map((e) => [e.id, e]),
+        );
+        for (const r of shown) {
+          r.description = extra.get(r.id)?.description ?? null;
+          r.latestVersion = extra.get(r.id)?.latestVersion ?? null;
+        }
+      }
       if (rows.length === 0 && q.length >= 3) {
         // Nothing matched: names within trigram distance of the query (pg_trgm), visible ones only.
         rows = await this.rows<Candidate>(

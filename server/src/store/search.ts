@@ -108,12 +108,47 @@ function fieldScore(text: string, words: readonly string[], weight: number): num
   return score;
 }
 
-function rank(r: HeldRow, words: readonly string[]): number {
+function rank(
+  r: Pick<HeldRow, 'lowerName' | 'lowerTitle' | 'lowerCollection'>,
+  words: readonly string[],
+): number {
   let score = fieldScore(r.lowerName, words, 20);
   score += fieldScore(r.lowerTitle, words, 8);
   score += fieldScore(r.lowerCollection, words, 6);
   // Matches only in the description or property names keep the base score.
   return score;
+}
+
+/**
+ * The search order over candidates read from PostgreSQL (reads-pg.ts), the rule SQLite's search
+ * applies to its held rows: the exact name (case-insensitive), names starting with the query, the
+ * by-field score (`rank`), then name, collection and id (code-unit order, as the held rows').
+ */
+export function rankCandidates<
+  T extends { id: number; name: string; collection: string; title: string | null },
+>(rows: readonly T[], q: string, words: readonly string[]): T[] {
+  const keyed = rows.map((row) => {
+    const lowerName = row.name.toLowerCase();
+    const tier = lowerName === q ? 2 : lowerName.startsWith(q) ? 1 : 0;
+    const score = rank(
+      {
+        lowerName,
+        lowerTitle: (row.title ?? '').toLowerCase(),
+        lowerCollection: row.collection.toLowerCase(),
+      },
+      words,
+    );
+    return { row, tier, score };
+  });
+  keyed.sort(
+    (a, b) =>
+      b.tier - a.tier ||
+      b.score - a.score ||
+      (a.row.name < b.row.name ? -1 : a.row.name > b.row.name ? 1 : 0) ||
+      (a.row.collection < b.row.collection ? -1 : a.row.collection > b.row.collection ? 1 : 0) ||
+      a.row.id - b.row.id,
+  );
+  return keyed.map((k) => k.row);
 }
 
 interface RegistryRow {
