@@ -2,14 +2,15 @@
  * The read queries on PostgreSQL (the ReadStore of reads.ts; docs/server.md, "Store"): the same
  * rows in the same order as SQLite's (text ordered `COLLATE "C"`, byte order like SQLite's), and the
  * search over the generated `templates.search` vector: every word of the query must match as a
- * prefix (`word:*`). Like SQLite's, the candidate set is bounded (CANDIDATES read from the GIN
- * index unranked, plus the exactly named templates), then ranked in the process by the rule
- * SQLite's search has (search.ts `rankCandidates`: exact name, name prefix, by-field score, name);
- * ranking every match, and `ts_rank` over the candidates' vectors, was what made the tail slow. When nothing matches, names within
- * trigram distance of the query (pg_trgm) are the answer, so `rediss` still finds `redis`, with
- * the most similar name as `didYouMean` (SQLite: similar-names.ts, the same rule). The
- * caller's visible registries are a condition of the same statement that ranks, so totals and
- * facets count only what the caller may see.
+ * prefix (`word:*`) a lexeme of it. The words are matched in memory against each registry's held
+ * lexemes (search-pg.ts, read again when the registry's generation changes; the GIN prefix scan
+ * was most of each query's time). Like SQLite's, the candidate set is bounded (CANDIDATES, plus
+ * the exactly named templates), then ranked in the process by the rule SQLite's search has
+ * (search.ts `rankCandidates`: exact name, name prefix, by-field score, name). When nothing
+ * matches, names within trigram distance of the query (pg_trgm) are the answer, so `rediss` still
+ * finds `redis`, with the most similar name as `didYouMean` (SQLite: similar-names.ts, the same
+ * rule). The caller's visible registries (store/visibility.ts) are applied before the bound, so
+ * totals and facets count only what the caller may see.
  */
 
 import type { MerkleHashStore } from '../../../client/src/integrity/index.js';
@@ -40,13 +41,15 @@ import {
 } from './reads.js';
 import {
   CANDIDATES,
-  countFacets,
+  type PageExtra,
   queryWords,
   rankCandidates,
   type SearchOptions,
   type SearchPage,
+  searchPage,
   type TemplateMatch,
 } from './search.js';
+import { type PgRegistryRow, PgTemplateWords } from './search-pg.js';
 import { visibleRegistriesPg } from './visibility.js';
 
 interface Candidate extends Omit<TemplateMatch, 'registry'> {
@@ -61,7 +64,12 @@ export function tsQuery(words: readonly string[]): string | null {
 }
 
 export class PostgresReads implements ReadStore {
-  constructor(private readonly store: PostgresStore) {}
+  /** The search's word match, held per registry generation (search-pg.ts). */
+  private readonly words: PgTemplateWords;
+
+  constructor(private readonly store: PostgresStore) {
+    this.words = new PgTemplateWords(store);
+  }
 
   private async rows<T>(text: string, values: unknown[]): Promise<T[]> {
     return (await this.store.pool.query({ text, values })).rows as T[];
@@ -195,7 +203,7 @@ export class PostgresReads implements ReadStore {
     const words = queryWords(options.q);
     const tsq = tsQuery(words);
     const q = options.q.trim().toLowerCase();
-    // Visibility is a condition of the statement that ranks (store/visibility.ts).
+    // Visibility: a condition of the empty and misspelt queries; the word match applies the same rule (search-pg.ts).
     const values: unknown[] = [];
     const conditions = ['TRUE'];
     const visible = visibleRegistriesPg('t.registry_id', options.reader, values);
@@ -224,44 +232,52 @@ export class PostgresReads implements ReadStore {
       totalIsLowerBound = rows.length > CANDIDATES;
       if (totalIsLowerBound) rows.length = CANDIDATES;
     } else {
-      // A bounded candidate set read from the GIN index without ranking (ranking every match is
-      // the slow tail), plus the exactly named templates however far the bound is; then ranked
-      // here by the rule SQLite's search has (rankCandidates: exact name, name prefix, by-field
-      // score, name). The tsquery is written into the scan's condition (no CTE), so the planner
-      // sees the words and may read the table in order for a common prefix rather than build the
-      // index's whole bitmap. Only the shown page's rows then read their version and description.
-      const found = await this.rows<Candidate & { bounded: boolean }>(
-        `WITH candidates AS (
-                SELECT t.id FROM templates t
-                WHERE t.search @@ to_tsquery('simple', $${at + 1}) AND ${where} LIMIT ${CANDIDATES + 1}),
-              picked AS (
-                (SELECT id FROM candidates LIMIT ${CANDIDATES})
-                UNION
-                SELECT t.id FROM templates t WHERE lower(t.name) = $${at + 2} AND ${where})
-         SELECT t.id, t.name, t.collection, t.title, t.registry_id AS "registryId", r.name AS "registryName",
-           (SELECT count(*) FROM candidates) > ${CANDIDATES} AS bounded
-         FROM picked JOIN templates t ON t.id = picked.id JOIN registries r ON r.id = t.registry_id`,
-        [...values, tsq, q],
+      // The words are matched in memory against each registry's held lexemes (search-pg.ts; the
+      // GIN prefix scan was most of each query's time): a bounded candidate set, plus the exactly
+      // named templates however far the bound is, in the registries the caller may read. Then
+      // ranked here by the rule SQLite's search has (rankCandidates: exact name, name prefix,
+      // by-field score, name); only the shown page's rows read their version and description.
+      const registries = await this.rows<PgRegistryRow>(
+        'SELECT id, name, visibility, organisation, generation FROM registries',
+        [],
       );
-      totalIsLowerBound = found[0]?.bounded === true;
-      rows = rankCandidates(found, q, words);
-      const first = (options.page - 1) * options.limit;
-      const shown = rows.slice(first, first + options.limit);
-      if (shown.length > 0) {
+      const registryNames = new Map(registries.map((r) => [r.id, r.name]));
+      const found = await this.words.match(
+        registries,
+        {
+          // The lexemes never hold `_` (PostgreSQL's parser splits on it), so neither do the words.
+          words: words.flatMap((w) => w.split('_').filter(Boolean)),
+          exact: q,
+          reader: options.reader,
+          registry: options.registry,
+          collection: options.collection,
+        },
+        CANDIDATES,
+      );
+      totalIsLowerBound = found.bounded;
+      const ranked = rankCandidates(found.rows, q, words);
+      if (ranked.length > 0) {
+        const first = (options.page - 1) * options.limit;
+        const shown = ranked.slice(first, first + options.limit);
         const extra = new Map(
-          (
-            await this.rows<{ id: number; description: string | null; latestVersion: string | null }>(
-              'SELECT id, description, latest_version AS "latestVersion" FROM templates WHERE id = ANY($1)',
-              [shown.map((r) => r.id)],
-            )
-          ).map((e) => [e.id, e]),
+          shown.length === 0
+            ? []
+            : (
+                await this.rows<PageExtra & { id: number }>(
+                  'SELECT id, description, latest_version AS "latestVersion" FROM templates WHERE id = ANY($1)',
+                  [shown.map((r) => r.id)],
+                )
+              ).map((e) => [e.id, e]),
         );
-        for (const r of shown) {
-          r.description = extra.get(r.id)?.description ?? null;
-          r.latestVersion = extra.get(r.id)?.latestVersion ?? null;
-        }
+        return searchPage(options, ranked, {
+          totalIsLowerBound,
+          registryNames,
+          extra: (id) => extra.get(id),
+          didYouMean: null,
+        });
       }
-      if (rows.length === 0 && q.length >= 3) {
+      rows = [];
+      if (q.length >= 3) {
         // Nothing matched: names within trigram distance of the query (pg_trgm), visible ones only.
         rows = await this.rows<Candidate>(
           `SELECT ${columns} FROM templates t JOIN registries r ON r.id = t.registry_id
@@ -275,24 +291,11 @@ export class PostgresReads implements ReadStore {
         didYouMean = rows[0]?.name ?? null;
       }
     }
-    const names = new Map(rows.map((r) => [r.registryId, r.registryName]));
-    const start = (options.page - 1) * options.limit;
-    return {
-      query: options.q,
-      total: rows.length,
+    return searchPage(options, rows, {
       totalIsLowerBound,
-      page: options.page,
-      limit: options.limit,
-      matches: rows.slice(start, start + options.limit).map((r) => ({
-        registry: r.registryName,
-        collection: r.collection,
-        name: r.name,
-        latestVersion: r.latestVersion,
-        title: r.title || null,
-        description: r.description || null,
-      })),
-      facets: countFacets(rows, names),
+      registryNames: new Map(rows.map((r) => [r.registryId, r.registryName])),
+      extra: (id) => rows.find((r) => r.id === id),
       didYouMean,
-    };
+    });
   }
 }
