@@ -165,9 +165,8 @@ if (postgresBinaries()) {
           `${m.registry}/${m.collection}/${m.name}`;
         assert.deepEqual(b.matches.map(key).sort(), a.matches.map(key).sort(), q);
         // Both rank by the same rule (search.ts: exact name, name prefix, by-field score, name), so
-        // under the candidate bound the order is the same.
-        const shown = (m: { collection: string; name: string }) => `${m.collection}/${m.name}`;
-        assert.deepEqual(b.matches.map(shown), a.matches.map(shown), q);
+        // under the candidate bound the order is the same, and each match's fields too.
+        assert.deepEqual(b.matches, a.matches, q);
       }
     });
 

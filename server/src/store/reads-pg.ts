@@ -52,7 +52,7 @@ import {
 import { type PgRegistryRow, PgTemplateWords } from './search-pg.js';
 import { visibleRegistriesPg } from './visibility.js';
 
-interface Candidate extends Omit<TemplateMatch, 'registry'> {
+interface Candidate extends Omit<TemplateMatch, 'registry' | 'latestVersion' | 'description'> {
   id: number;
   registryId: number;
   registryName: string;
@@ -217,8 +217,8 @@ export class PostgresReads implements ReadStore {
       conditions.push(`t.collection = $${values.length}`);
     }
     const where = conditions.join(' AND ');
-    const columns = `t.id, t.name, t.collection, t.title, t.description, t.registry_id AS "registryId",
-      t.latest_version AS "latestVersion", r.name AS "registryName"`;
+    // What ranking, totals and facets read; the shown page's version and description come after.
+    const columns = `t.id, t.name, t.collection, t.title, t.registry_id AS "registryId", r.name AS "registryName"`;
     const at = values.length;
     let rows: Candidate[];
     let totalIsLowerBound = false;
@@ -257,18 +257,7 @@ export class PostgresReads implements ReadStore {
       totalIsLowerBound = found.bounded;
       const ranked = rankCandidates(found.rows, q, words);
       if (ranked.length > 0) {
-        const first = (options.page - 1) * options.limit;
-        const shown = ranked.slice(first, first + options.limit);
-        const extra = new Map(
-          shown.length === 0
-            ? []
-            : (
-                await this.rows<PageExtra & { id: number }>(
-                  'SELECT id, description, latest_version AS "latestVersion" FROM templates WHERE id = ANY($1)',
-                  [shown.map((r) => r.id)],
-                )
-              ).map((e) => [e.id, e]),
-        );
+        const extra = await this.pageExtras(options, ranked);
         return searchPage(options, ranked, {
           totalIsLowerBound,
           registryNames,
@@ -291,11 +280,27 @@ export class PostgresReads implements ReadStore {
         didYouMean = rows[0]?.name ?? null;
       }
     }
+    const extra = await this.pageExtras(options, rows);
     return searchPage(options, rows, {
       totalIsLowerBound,
       registryNames: new Map(rows.map((r) => [r.registryId, r.registryName])),
-      extra: (id) => rows.find((r) => r.id === id),
+      extra: (id) => extra.get(id),
       didYouMean,
     });
+  }
+
+  /** The version and description of the ranked rows the page shows, by id. */
+  private async pageExtras(
+    options: SearchOptions,
+    ranked: readonly { id: number }[],
+  ): Promise<Map<number, PageExtra>> {
+    const first = (options.page - 1) * options.limit;
+    const shown = ranked.slice(first, first + options.limit).map((r) => r.id);
+    if (shown.length === 0) return new Map();
+    const rows = await this.rows<PageExtra & { id: number }>(
+      'SELECT id, description, latest_version AS "latestVersion" FROM templates WHERE id = ANY($1)',
+      [shown],
+    );
+    return new Map(rows.map((e) => [e.id, e]));
   }
 }
