@@ -58,11 +58,6 @@ interface Candidate extends Omit<TemplateMatch, 'registry' | 'latestVersion' | '
   registryName: string;
 }
 
-/** `redis clus` → `redis:* & clus:*` (words are letters, digits and `_` only: no tsquery syntax). */
-export function tsQuery(words: readonly string[]): string | null {
-  return words.length ? words.map((w) => `${w}:*`).join(' & ') : null;
-}
-
 export class PostgresReads implements ReadStore {
   /** The search's word match, held per registry generation (search-pg.ts). */
   private readonly words: PgTemplateWords;
@@ -201,9 +196,9 @@ export class PostgresReads implements ReadStore {
 
   async search(options: SearchOptions): Promise<SearchPage> {
     const words = queryWords(options.q);
-    const tsq = tsQuery(words);
     const q = options.q.trim().toLowerCase();
-    // Visibility: a condition of the empty and misspelt queries; the word match applies the same rule (search-pg.ts).
+    // Visibility: a condition of the misspelt query's statement; the held rows' match and listing
+    // apply the same rule (search-pg.ts).
     const values: unknown[] = [];
     const conditions = ['TRUE'];
     const visible = visibleRegistriesPg('t.registry_id', options.reader, values);
@@ -223,25 +218,29 @@ export class PostgresReads implements ReadStore {
     let rows: Candidate[];
     let totalIsLowerBound = false;
     let didYouMean: string | null = null;
-    if (tsq === null) {
-      rows = await this.rows<Candidate>(
-        `SELECT ${columns} FROM templates t JOIN registries r ON r.id = t.registry_id WHERE ${where}
-         ORDER BY t.name COLLATE "C", t.collection COLLATE "C" LIMIT ${CANDIDATES + 1}`,
-        values,
-      );
-      totalIsLowerBound = rows.length > CANDIDATES;
-      if (totalIsLowerBound) rows.length = CANDIDATES;
+    const registries = await this.rows<PgRegistryRow>(
+      'SELECT id, name, visibility, organisation, generation FROM registries',
+      [],
+    );
+    const registryNames = new Map(registries.map((r) => [r.id, r.name]));
+    if (words.length === 0) {
+      // The empty query lists the held rows in name order (search-pg.ts).
+      const listed = await this.words.listed(registries, options, CANDIDATES);
+      totalIsLowerBound = listed.length > CANDIDATES;
+      if (totalIsLowerBound) listed.length = CANDIDATES;
+      const extra = await this.pageExtras(options, listed);
+      return searchPage(options, listed, {
+        totalIsLowerBound,
+        registryNames,
+        extra: (id) => extra.get(id),
+        didYouMean: null,
+      });
     } else {
       // The words are matched in memory against each registry's held lexemes (search-pg.ts; the
       // GIN prefix scan was most of each query's time): a bounded candidate set, plus the exactly
       // named templates however far the bound is, in the registries the caller may read. Then
       // ranked here by the rule SQLite's search has (rankCandidates: exact name, name prefix,
       // by-field score, name); only the shown page's rows read their version and description.
-      const registries = await this.rows<PgRegistryRow>(
-        'SELECT id, name, visibility, organisation, generation FROM registries',
-        [],
-      );
-      const registryNames = new Map(registries.map((r) => [r.id, r.name]));
       const found = await this.words.match(
         registries,
         {

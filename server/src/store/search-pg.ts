@@ -123,6 +123,48 @@ export class PgTemplateWords {
     );
   }
 
+  /** Every held row in name, collection and id order (code-unit order), and the version it is of. */
+  private ordered: { version: string; rows: PgHeldRow[] } = { version: '', rows: [] };
+
+  /**
+   * The first `bound` + 1 templates (by name, collection and id) of the registries the caller may
+   * read and asked for: the empty query's listing.
+   */
+  async listed(
+    registries: readonly PgRegistryRow[],
+    options: { reader: Reader; registry?: string | undefined; collection?: string | undefined },
+    bound: number,
+  ): Promise<PgHeldRow[]> {
+    await this.refresh(registries);
+    const version = [...this.held].map(([id, h]) => `${id}:${h.generation}`).join(',');
+    if (this.ordered.version !== version) {
+      const rows = [...this.held.values()].flatMap((h) => h.rows);
+      rows.sort(
+        (a, b) =>
+          (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+          (a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : 0) ||
+          a.id - b.id,
+      );
+      this.ordered = { version, rows };
+    }
+    const visible = new Set(
+      registries
+        .filter(
+          (r) =>
+            mayRead(options.reader, r) && (options.registry === undefined || r.name === options.registry),
+        )
+        .map((r) => r.id),
+    );
+    const listed: PgHeldRow[] = [];
+    for (const row of this.ordered.rows) {
+      if (!visible.has(row.registryId)) continue;
+      if (options.collection !== undefined && row.collection !== options.collection) continue;
+      listed.push(row);
+      if (listed.length > bound) break;
+    }
+    return listed;
+  }
+
   /**
    * The templates of the registries the caller may read (and asked for) whose lexemes every word
    * starts, in registry and id order, at most `bound`; the exactly named ones (lower-cased
