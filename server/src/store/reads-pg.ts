@@ -52,10 +52,9 @@ import {
 import { type PgRegistryRow, PgTemplateWords } from './search-pg.js';
 import { visibleRegistriesPg } from './visibility.js';
 
-interface Candidate extends Omit<TemplateMatch, 'registry' | 'latestVersion' | 'description'> {
+interface Candidate extends Pick<TemplateMatch, 'collection' | 'name' | 'title'> {
   id: number;
   registryId: number;
-  registryName: string;
 }
 
 export class PostgresReads implements ReadStore {
@@ -213,28 +212,21 @@ export class PostgresReads implements ReadStore {
     }
     const where = conditions.join(' AND ');
     // What ranking, totals and facets read; the shown page's version and description come after.
-    const columns = `t.id, t.name, t.collection, t.title, t.registry_id AS "registryId", r.name AS "registryName"`;
+    const columns = 't.id, t.name, t.collection, t.title, t.registry_id AS "registryId"';
     const at = values.length;
-    let rows: Candidate[];
+    let rows: readonly Candidate[];
     let totalIsLowerBound = false;
     let didYouMean: string | null = null;
     const registries = await this.rows<PgRegistryRow>(
       'SELECT id, name, visibility, organisation, generation FROM registries',
       [],
     );
-    const registryNames = new Map(registries.map((r) => [r.id, r.name]));
     if (words.length === 0) {
       // The empty query lists the held rows in name order (search-pg.ts).
       const listed = await this.words.listed(registries, options, CANDIDATES);
       totalIsLowerBound = listed.length > CANDIDATES;
       if (totalIsLowerBound) listed.length = CANDIDATES;
-      const extra = await this.pageExtras(options, listed);
-      return searchPage(options, listed, {
-        totalIsLowerBound,
-        registryNames,
-        extra: (id) => extra.get(id),
-        didYouMean: null,
-      });
+      rows = listed;
     } else {
       // The words are matched in memory against each registry's held lexemes (search-pg.ts; the
       // GIN prefix scan was most of each query's time): a bounded candidate set, plus the exactly
@@ -254,35 +246,25 @@ export class PostgresReads implements ReadStore {
         CANDIDATES,
       );
       totalIsLowerBound = found.bounded;
-      const ranked = rankCandidates(found.rows, q, words);
-      if (ranked.length > 0) {
-        const extra = await this.pageExtras(options, ranked);
-        return searchPage(options, ranked, {
-          totalIsLowerBound,
-          registryNames,
-          extra: (id) => extra.get(id),
-          didYouMean: null,
-        });
-      }
-      rows = [];
-      if (q.length >= 3) {
+      rows = rankCandidates(found.rows, q, words);
+      if (rows.length === 0 && q.length >= 3) {
         // Nothing matched: names within trigram distance of the query (pg_trgm), visible ones only.
-        rows = await this.rows<Candidate>(
-          `SELECT ${columns} FROM templates t JOIN registries r ON r.id = t.registry_id
-           WHERE ${where} AND t.name % $${at + 1}
+        const similar = await this.rows<Candidate>(
+          `SELECT ${columns} FROM templates t WHERE ${where} AND t.name % $${at + 1}
            ORDER BY similarity(t.name, $${at + 1}) DESC, t.name COLLATE "C", t.collection COLLATE "C"
            LIMIT ${CANDIDATES + 1}`,
           [...values, q],
         );
-        totalIsLowerBound = rows.length > CANDIDATES;
-        if (totalIsLowerBound) rows.length = CANDIDATES;
-        didYouMean = rows[0]?.name ?? null;
+        totalIsLowerBound = similar.length > CANDIDATES;
+        if (totalIsLowerBound) similar.length = CANDIDATES;
+        didYouMean = similar[0]?.name ?? null;
+        rows = similar;
       }
     }
     const extra = await this.pageExtras(options, rows);
     return searchPage(options, rows, {
       totalIsLowerBound,
-      registryNames: new Map(rows.map((r) => [r.registryId, r.registryName])),
+      registryNames: new Map(registries.map((r) => [r.id, r.name])),
       extra: (id) => extra.get(id),
       didYouMean,
     });
