@@ -164,10 +164,9 @@ if (postgresBinaries()) {
         const key = (m: { registry: string; collection: string; name: string }) =>
           `${m.registry}/${m.collection}/${m.name}`;
         assert.deepEqual(b.matches.map(key).sort(), a.matches.map(key).sort(), q);
-        // Within a tier (exact name, name prefix, other) the two rank differently (ts_rank vs
-        // by-field scores); the tiers themselves are the same rule.
-        const tier = (name = '') => (name.toLowerCase() === q ? 2 : name.toLowerCase().startsWith(q) ? 1 : 0);
-        if (q !== '') assert.equal(tier(b.matches[0]?.name), tier(a.matches[0]?.name), q);
+        // Both rank by the same rule (search.ts: exact name, name prefix, by-field score, name), so
+        // under the candidate bound the order is the same, and each match's fields too.
+        assert.deepEqual(b.matches, a.matches, q);
       }
     });
 
@@ -206,6 +205,32 @@ if (postgresBinaries()) {
       }
       const exact = await sqlite.search({ q: 'redis', page: 1, limit: 5, reader });
       assert.equal(exact.didYouMean, null, 'no did-you-mean when the words match');
+    });
+
+    it('searches a registry re-indexed or removed on PostgreSQL as it now is (held words follow the generation)', async () => {
+      const reader = EVERY_REGISTRY;
+      const [first, second] = registries;
+      assert.ok(first && second);
+      const namesIn = async (registry: string, q: string) =>
+        (await postgres.search({ q, registry, page: 1, limit: 100, reader })).matches
+          .map((m) => m.name)
+          .sort();
+      const before = await sqlite.templates(first.id);
+      const other = await sqlite.templates(second.id);
+      const gone = before.find((t) => !other.some((o) => o.name === t.name))!;
+      const added = other.find((t) => !before.some((b) => b.name === t.name))!;
+      assert.ok(gone && added, 'the first two registries differ by a template each way');
+      assert.deepEqual(await namesIn(first.name, gone.name), [gone.name]);
+      // The first registry is re-indexed from the second one's source: its generation changes.
+      const source = (await s.service.all()).find((r) => r.id === second.id)!.source;
+      await indexDirectoryPg(pgStore, first.id, source);
+      assert.ok(!(await namesIn(first.name, gone.name)).includes(gone.name));
+      assert.ok((await namesIn(first.name, added.name)).includes(added.name));
+      await pgStore.pool.query('DELETE FROM registries WHERE id = $1', [second.id]);
+      const page = await postgres.search({ q: added.name, page: 1, limit: 100, reader });
+      assert.ok(page.matches.length > 0);
+      for (const m of page.matches) assert.notEqual(m.registry, second.name);
+      assert.equal(page.facets.registry[second.name], undefined);
     });
   });
 } else {

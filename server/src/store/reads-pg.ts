@@ -2,14 +2,15 @@
  * The read queries on PostgreSQL (the ReadStore of reads.ts; docs/server.md, "Store"): the same
  * rows in the same order as SQLite's (text ordered `COLLATE "C"`, byte order like SQLite's), and the
  * search over the generated `templates.search` vector: every word of the query must match as a
- * prefix (`word:*`). Like SQLite's, the candidate set is bounded (CANDIDATES read from the GIN
- * index unranked, plus the exactly named templates), then ranked: exact name, then name prefix,
- * then `ts_rank` (name A, title and description B, property names and collection C), then name;
- * ranking every match was what made the tail slow. When nothing matches, names within
- * trigram distance of the query (pg_trgm) are the answer, so `rediss` still finds `redis`, with
- * the most similar name as `didYouMean` (SQLite: similar-names.ts, the same rule). The
- * caller's visible registries are a condition of the same statement that ranks, so totals and
- * facets count only what the caller may see.
+ * prefix (`word:*`) a lexeme of it. The words are matched in memory against each registry's held
+ * lexemes (search-pg.ts, read again when the registry's generation changes; the GIN prefix scan
+ * was most of each query's time). Like SQLite's, the candidate set is bounded (CANDIDATES, plus
+ * the exactly named templates), then ranked in the process by the rule SQLite's search has
+ * (search.ts `rankCandidates`: exact name, name prefix, by-field score, name). When nothing
+ * matches, names within trigram distance of the query (pg_trgm) are the answer, so `rediss` still
+ * finds `redis`, with the most similar name as `didYouMean` (SQLite: similar-names.ts, the same
+ * rule). The caller's visible registries (store/visibility.ts) are applied before the bound, so
+ * totals and facets count only what the caller may see.
  */
 
 import type { MerkleHashStore } from '../../../client/src/integrity/index.js';
@@ -40,30 +41,29 @@ import {
 } from './reads.js';
 import {
   CANDIDATES,
-  countFacets,
+  type PageExtra,
   queryWords,
+  rankCandidates,
   type SearchOptions,
   type SearchPage,
+  searchPage,
   type TemplateMatch,
 } from './search.js';
+import { type PgRegistryRow, PgTemplateWords } from './search-pg.js';
 import { visibleRegistriesPg } from './visibility.js';
 
-interface Candidate extends Omit<TemplateMatch, 'registry'> {
+interface Candidate extends Pick<TemplateMatch, 'collection' | 'name' | 'title'> {
+  id: number;
   registryId: number;
-  registryName: string;
-}
-
-/** `redis clus` → `redis:* & clus:*` (words are letters, digits and `_` only: no tsquery syntax). */
-export function tsQuery(words: readonly string[]): string | null {
-  return words.length ? words.map((w) => `${w}:*`).join(' & ') : null;
-}
-
-function likePrefix(text: string): string {
-  return `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 export class PostgresReads implements ReadStore {
-  constructor(private readonly store: PostgresStore) {}
+  /** The search's word match, held per registry generation (search-pg.ts). */
+  private readonly words: PgTemplateWords;
+
+  constructor(private readonly store: PostgresStore) {
+    this.words = new PgTemplateWords(store);
+  }
 
   private async rows<T>(text: string, values: unknown[]): Promise<T[]> {
     return (await this.store.pool.query({ text, values })).rows as T[];
@@ -195,9 +195,9 @@ export class PostgresReads implements ReadStore {
 
   async search(options: SearchOptions): Promise<SearchPage> {
     const words = queryWords(options.q);
-    const tsq = tsQuery(words);
     const q = options.q.trim().toLowerCase();
-    // Visibility is a condition of the statement that ranks (store/visibility.ts).
+    // Visibility: a condition of the misspelt query's statement; the held rows' match and listing
+    // apply the same rule (search-pg.ts).
     const values: unknown[] = [];
     const conditions = ['TRUE'];
     const visible = visibleRegistriesPg('t.registry_id', options.reader, values);
@@ -211,84 +211,77 @@ export class PostgresReads implements ReadStore {
       conditions.push(`t.collection = $${values.length}`);
     }
     const where = conditions.join(' AND ');
-    const columns = `t.id, t.name, t.collection, t.title, t.description, t.registry_id AS "registryId",
-      t.latest_version AS "latestVersion", r.name AS "registryName"`;
+    // What ranking, totals and facets read; the shown page's version and description come after.
+    const columns = 't.id, t.name, t.collection, t.title, t.registry_id AS "registryId"';
     const at = values.length;
-    let rows: Candidate[];
+    let rows: readonly Candidate[];
     let totalIsLowerBound = false;
     let didYouMean: string | null = null;
-    if (tsq === null) {
-      rows = await this.rows<Candidate>(
-        `SELECT ${columns} FROM templates t JOIN registries r ON r.id = t.registry_id WHERE ${where}
-         ORDER BY t.name COLLATE "C", t.collection COLLATE "C" LIMIT ${CANDIDATES + 1}`,
-        values,
-      );
-      totalIsLowerBound = rows.length > CANDIDATES;
-      if (totalIsLowerBound) rows.length = CANDIDATES;
+    const registries = await this.rows<PgRegistryRow>(
+      'SELECT id, name, visibility, organisation, generation FROM registries',
+      [],
+    );
+    if (words.length === 0) {
+      // The empty query lists the held rows in name order (search-pg.ts).
+      const listed = await this.words.listed(registries, options, CANDIDATES);
+      totalIsLowerBound = listed.length > CANDIDATES;
+      if (totalIsLowerBound) listed.length = CANDIDATES;
+      rows = listed;
     } else {
-      // A bounded candidate set read from the GIN index without ranking (ranking every match is
-      // the slow tail), plus the exactly named templates however far the bound is; then the
-      // candidates are ranked: exact name, name prefix, ts_rank, name (the order SQLite's has).
-      // Only the shown page's rows carry their title, version and description back: the others
-      // are counted (total, facets) and need no more than name, collection and registry.
-      const first = (options.page - 1) * options.limit;
-      rows = await this.rows<Candidate & { bounded: boolean }>(
-        `WITH query AS (SELECT to_tsquery('simple', $${at + 1}) AS q),
-              candidates AS (
-                SELECT t.id FROM templates t, query WHERE t.search @@ query.q AND ${where}
-                LIMIT ${CANDIDATES + 1}),
-              picked AS (
-                (SELECT id FROM candidates LIMIT ${CANDIDATES})
-                UNION
-                SELECT t.id FROM templates t WHERE lower(t.name) = $${at + 2} AND ${where}),
-              ranked AS (
-                SELECT t.id, t.name, t.collection, t.title, t.description, t.registry_id AS "registryId",
-                  t.latest_version AS "latestVersion", r.name AS "registryName",
-                  row_number() OVER (
-                    ORDER BY lower(t.name) = $${at + 2} DESC, lower(t.name) LIKE $${at + 3} DESC,
-                      ts_rank(t.search, query.q) DESC, t.name COLLATE "C", t.collection COLLATE "C") AS pos
-                FROM picked JOIN templates t ON t.id = picked.id JOIN registries r ON r.id = t.registry_id, query)
-         SELECT id, name, collection, "registryId", "registryName",
-           CASE WHEN pos > $${at + 4} AND pos <= $${at + 5} THEN title END AS title,
-           CASE WHEN pos > $${at + 4} AND pos <= $${at + 5} THEN description END AS description,
-           CASE WHEN pos > $${at + 4} AND pos <= $${at + 5} THEN "latestVersion" END AS "latestVersion",
-           (SELECT count(*) FROM candidates) > ${CANDIDATES} AS bounded
-         FROM ranked ORDER BY pos`,
-        [...values, tsq, q, likePrefix(q), first, first + options.limit],
+      // The words are matched in memory against each registry's held lexemes (search-pg.ts; the
+      // GIN prefix scan was most of each query's time): a bounded candidate set, plus the exactly
+      // named templates however far the bound is, in the registries the caller may read. Then
+      // ranked here by the rule SQLite's search has (rankCandidates: exact name, name prefix,
+      // by-field score, name); only the shown page's rows read their version and description.
+      const found = await this.words.match(
+        registries,
+        {
+          // The lexemes never hold `_` (PostgreSQL's parser splits on it), so neither do the words.
+          words: words.flatMap((w) => w.split('_').filter(Boolean)),
+          exact: q,
+          reader: options.reader,
+          registry: options.registry,
+          collection: options.collection,
+        },
+        CANDIDATES,
       );
-      totalIsLowerBound = (rows[0] as { bounded?: boolean } | undefined)?.bounded === true;
+      totalIsLowerBound = found.bounded;
+      rows = rankCandidates(found.rows, q, words);
       if (rows.length === 0 && q.length >= 3) {
         // Nothing matched: names within trigram distance of the query (pg_trgm), visible ones only.
-        rows = await this.rows<Candidate>(
-          `SELECT ${columns} FROM templates t JOIN registries r ON r.id = t.registry_id
-           WHERE ${where} AND t.name % $${at + 1}
+        const similar = await this.rows<Candidate>(
+          `SELECT ${columns} FROM templates t WHERE ${where} AND t.name % $${at + 1}
            ORDER BY similarity(t.name, $${at + 1}) DESC, t.name COLLATE "C", t.collection COLLATE "C"
            LIMIT ${CANDIDATES + 1}`,
           [...values, q],
         );
-        totalIsLowerBound = rows.length > CANDIDATES;
-        if (totalIsLowerBound) rows.length = CANDIDATES;
-        didYouMean = rows[0]?.name ?? null;
+        totalIsLowerBound = similar.length > CANDIDATES;
+        if (totalIsLowerBound) similar.length = CANDIDATES;
+        didYouMean = similar[0]?.name ?? null;
+        rows = similar;
       }
     }
-    const names = new Map(rows.map((r) => [r.registryId, r.registryName]));
-    const start = (options.page - 1) * options.limit;
-    return {
-      query: options.q,
-      total: rows.length,
+    const extra = await this.pageExtras(options, rows);
+    return searchPage(options, rows, {
       totalIsLowerBound,
-      page: options.page,
-      limit: options.limit,
-      matches: rows.slice(start, start + options.limit).map((r) => ({
-        registry: r.registryName,
-        collection: r.collection,
-        name: r.name,
-        latestVersion: r.latestVersion,
-        title: r.title || null,
-        description: r.description || null,
-      })),
-      facets: countFacets(rows, names),
+      registryNames: new Map(registries.map((r) => [r.id, r.name])),
+      extra: (id) => extra.get(id),
       didYouMean,
-    };
+    });
+  }
+
+  /** The version and description of the ranked rows the page shows, by id. */
+  private async pageExtras(
+    options: SearchOptions,
+    ranked: readonly { id: number }[],
+  ): Promise<Map<number, PageExtra>> {
+    const first = (options.page - 1) * options.limit;
+    const shown = ranked.slice(first, first + options.limit).map((r) => r.id);
+    if (shown.length === 0) return new Map();
+    const rows = await this.rows<PageExtra & { id: number }>(
+      'SELECT id, description, latest_version AS "latestVersion" FROM templates WHERE id = ANY($1)',
+      [shown],
+    );
+    return new Map(rows.map((e) => [e.id, e]));
   }
 }

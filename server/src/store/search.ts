@@ -108,12 +108,93 @@ function fieldScore(text: string, words: readonly string[], weight: number): num
   return score;
 }
 
-function rank(r: HeldRow, words: readonly string[]): number {
+function rank(
+  r: Pick<HeldRow, 'lowerName' | 'lowerTitle' | 'lowerCollection'>,
+  words: readonly string[],
+): number {
   let score = fieldScore(r.lowerName, words, 20);
   score += fieldScore(r.lowerTitle, words, 8);
   score += fieldScore(r.lowerCollection, words, 6);
   // Matches only in the description or property names keep the base score.
   return score;
+}
+
+/**
+ * The search order over candidates read from PostgreSQL (reads-pg.ts), the rule SQLite's search
+ * applies to its held rows: the exact name (case-insensitive), names starting with the query, the
+ * by-field score (`rank`), then name, collection and id (code-unit order, as the held rows').
+ * The rows carry their lower-cased name, title and collection.
+ */
+export function rankCandidates<
+  T extends {
+    id: number;
+    name: string;
+    collection: string;
+    lowerName: string;
+    lowerTitle: string;
+    lowerCollection: string;
+  },
+>(rows: readonly T[], q: string, words: readonly string[]): T[] {
+  const keyed = rows.map((row) => {
+    const tier = row.lowerName === q ? 2 : row.lowerName.startsWith(q) ? 1 : 0;
+    const score = rank(row, words);
+    return { row, tier, score };
+  });
+  keyed.sort(
+    (a, b) =>
+      b.tier - a.tier ||
+      b.score - a.score ||
+      (a.row.name < b.row.name ? -1 : a.row.name > b.row.name ? 1 : 0) ||
+      (a.row.collection < b.row.collection ? -1 : a.row.collection > b.row.collection ? 1 : 0) ||
+      a.row.id - b.row.id,
+  );
+  return keyed.map((k) => k.row);
+}
+
+/** What only the shown page's rows read from the store. */
+export interface PageExtra {
+  latestVersion: string | null;
+  description: string | null;
+}
+
+/** The answer over ranked candidates (both dialects): totals and facets over all, the page's matches. */
+export function searchPage(
+  options: SearchOptions,
+  ranked: readonly {
+    id: number;
+    name: string;
+    collection: string;
+    title: string | null;
+    registryId: number;
+  }[],
+  how: {
+    totalIsLowerBound: boolean;
+    registryNames: ReadonlyMap<number, string>;
+    extra: (id: number) => PageExtra | undefined;
+    didYouMean: string | null;
+  },
+): SearchPage {
+  const start = (options.page - 1) * options.limit;
+  return {
+    query: options.q,
+    total: ranked.length,
+    totalIsLowerBound: how.totalIsLowerBound,
+    page: options.page,
+    limit: options.limit,
+    matches: ranked.slice(start, start + options.limit).map((r) => {
+      const extra = how.extra(r.id);
+      return {
+        registry: how.registryNames.get(r.registryId) ?? '',
+        collection: r.collection,
+        name: r.name,
+        latestVersion: extra?.latestVersion ?? null,
+        title: r.title || null,
+        description: extra?.description || null,
+      };
+    }),
+    facets: countFacets(ranked, how.registryNames),
+    didYouMean: how.didYouMean,
+  };
 }
 
 interface RegistryRow {
@@ -368,33 +449,14 @@ export class TemplateSearch {
       ranked = Array.from(keys, (k) => ordered[k % ORDER_LIMIT]!);
     }
 
-    const facets = countFacets(ranked, registryNames);
     const page = this.statement(
       'SELECT latest_version AS latestVersion, description FROM templates WHERE id = ?',
     );
-    const start = (options.page - 1) * options.limit;
-    const matches: TemplateMatch[] = ranked.slice(start, start + options.limit).map((r) => {
-      const extra = page.get(r.id) as
-        | { latestVersion: string | null; description: string | null }
-        | undefined;
-      return {
-        registry: registryNames.get(r.registryId) ?? '',
-        collection: r.collection,
-        name: r.name,
-        latestVersion: extra?.latestVersion ?? null,
-        title: r.title || null,
-        description: extra?.description || null,
-      };
-    });
-    return {
-      query: options.q,
-      total: ranked.length,
+    return searchPage(options, ranked, {
       totalIsLowerBound,
-      page: options.page,
-      limit: options.limit,
-      matches,
-      facets,
+      registryNames,
+      extra: (id) => page.get(id) as PageExtra | undefined,
       didYouMean: similar[0]?.name ?? null,
-    };
+    });
   }
 }
