@@ -17,7 +17,6 @@ import {
   type VersionKey,
   versionKey,
 } from './add-versions.js';
-import type { PgQueryable } from './checksum-log.js';
 import {
   CLOSE_REVERTED_SQL,
   canonicalTemplate,
@@ -25,31 +24,13 @@ import {
   openQuarantinePg,
   REVERTED_REASON,
 } from './first-seen.js';
-import type { PostgresStore } from './postgres.js';
+import { type PostgresStore, pgTransaction } from './postgres.js';
 import type { MirrorQueries } from './service-store.js';
 import { INDEX_CHANNEL } from './swap-index-pg.js';
 
 const VERSION_SQL = `SELECT v.id, v.digest FROM versions v JOIN templates t ON t.id = v.template_id
   JOIN registries r ON r.id = t.registry_id
   WHERE r.name = $1 AND t.collection = $2 AND t.name = $3 AND v.version = $4`;
-
-/** Runs `work` in one transaction on a client of the pool. */
-async function transaction<T>(store: PostgresStore, work: (client: PgQueryable) => Promise<T>): Promise<T> {
-  const client = await store.pool.connect();
-  try {
-    await client.query('BEGIN');
-    try {
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    }
-  } finally {
-    client.release();
-  }
-}
 
 export function postgresMirrorQueries(store: PostgresStore): MirrorQueries {
   const { pool } = store;
@@ -83,7 +64,7 @@ export function postgresMirrorQueries(store: PostgresStore): MirrorQueries {
     },
     async addVersions(groups, content, options = {}) {
       const now = options.now ?? Date.now();
-      return transaction(store, async (client) => {
+      return pgTransaction(store.pool, async (client) => {
         const total: AddVersionsResult = { registryId: 0, added: 0, unchanged: 0, quarantined: [] };
         const announce: { id: number; generation: number }[] = [];
         for (const { registry, versions } of groups) {
@@ -222,7 +203,7 @@ export function postgresMirrorQueries(store: PostgresStore): MirrorQueries {
       });
     },
     async flagRemovedUpstream(registryId, listed, now) {
-      return transaction(store, async (client) => {
+      return pgTransaction(store.pool, async (client) => {
         const found = await client.query<{
           id: number;
           collection: string;
@@ -269,7 +250,7 @@ export function postgresMirrorQueries(store: PostgresStore): MirrorQueries {
     async openQuarantine(q) {
       const [reg] = await rows<{ id: number }>('SELECT id FROM registries WHERE name = $1', [q.registry]);
       if (!reg) return undefined;
-      return transaction(store, async (client) => {
+      return pgTransaction(store.pool, async (client) => {
         // One open quarantine per version across replicas.
         await client.query("SELECT pg_advisory_xact_lock(hashtext('dm-add-versions:' || $1))", [q.registry]);
         return openQuarantinePg(client, { ...q, registryId: reg.id });

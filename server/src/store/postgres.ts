@@ -91,6 +91,31 @@ function pending(
   return all.filter((m) => m.folderMillis > last);
 }
 
+/**
+ * Runs `work` in one transaction on a client of the pool: COMMIT when it settles, ROLLBACK when it
+ * throws (the error goes on), the client released either way. Every multi-statement write on
+ * PostgreSQL goes through here (nothing session-level outlives it: PgBouncer-safe).
+ */
+export async function pgTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    try {
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
+  } finally {
+    client.release();
+  }
+}
+
 /** Applies the pending migrations in one transaction under the migration lock; answers how many. */
 export async function migratePostgres(pool: pg.Pool, folder = findPostgresMigrations()): Promise<number> {
   const migrations = readMigrationFiles({ migrationsFolder: folder });

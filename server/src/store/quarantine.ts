@@ -17,6 +17,7 @@ import {
 import { appendRecordsPg, appendRecordsSqlite, PgHashStore, SqliteHashStore } from './checksum-log.js';
 import type { Store } from './db.js';
 import { type ChangedFile, canonicalTemplate, type QuarantineEvent } from './first-seen.js';
+import { pgTransaction } from './postgres.js';
 import {
   type CheckpointRow,
   type FirstSeenRow,
@@ -212,33 +213,20 @@ export function acceptQuarantine(store: Store, input: AcceptInput): Accepted {
 /** acceptQuarantine on PostgreSQL: one transaction, the log's row lock serialising appenders. */
 export async function acceptQuarantinePg(pool: Pool, input: AcceptInput): Promise<Accepted> {
   const request = acceptRequest(input);
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    try {
-      const open = await client.query<OpenOfVersion>(`${OPEN_OF_VERSION_SQL} FOR UPDATE`, [
-        input.registryId,
-        request.template,
-        request.version,
-      ]);
-      const current = await client.query<FirstSeenRow>(NEWEST_RECORD_SQL, [
-        request.template,
-        request.version,
-      ]);
-      const { open: row, record } = acceptPlan(request, open.rows[0], current.rows[0]?.digest);
-      const { fromSize } = await appendRecordsPg(client, [record], input.signer, input.now);
-      for (const [sql, params] of acceptWrites(input, request.reason, row.id, record, fromSize)) {
-        await client.query(sql, params);
-      }
-      await client.query('COMMIT');
-      return acceptedOf(input, request.reason, record, fromSize);
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
+  return pgTransaction(pool, async (client) => {
+    const open = await client.query<OpenOfVersion>(`${OPEN_OF_VERSION_SQL} FOR UPDATE`, [
+      input.registryId,
+      request.template,
+      request.version,
+    ]);
+    const current = await client.query<FirstSeenRow>(NEWEST_RECORD_SQL, [request.template, request.version]);
+    const { open: row, record } = acceptPlan(request, open.rows[0], current.rows[0]?.digest);
+    const { fromSize } = await appendRecordsPg(client, [record], input.signer, input.now);
+    for (const [sql, params] of acceptWrites(input, request.reason, row.id, record, fromSize)) {
+      await client.query(sql, params);
     }
-  } finally {
-    client.release();
-  }
+    return acceptedOf(input, request.reason, record, fromSize);
+  });
 }
 
 /** Records that every configured URL received a quarantine's notification. */

@@ -13,7 +13,7 @@ import type pg from 'pg';
 import type { BuiltIndex } from '../indexer/build-index.js';
 import { appendRecordsPg } from './checksum-log.js';
 import { firstSeenPg } from './first-seen.js';
-import type { PostgresStore } from './postgres.js';
+import { type PostgresStore, pgTransaction } from './postgres.js';
 import type { SwapMeta, SwapResult } from './swap-index.js';
 
 /** The channel replicas listen on; the payload is `<registry id>:<generation>`. */
@@ -41,158 +41,148 @@ export async function swapIndexPg(
     record?: (client: pg.PoolClient, result: SwapResult) => Promise<void>;
   },
 ): Promise<SwapResult> {
-  const client = await store.pool.connect();
-  try {
-    await client.query('BEGIN');
-    try {
-      // The first-seen record first, while the served rows are still there (docs/integrity-store.md §2).
-      const registry = await client.query<{ name: string }>('SELECT name FROM registries WHERE id = $1', [
-        meta.registryId,
-      ]);
-      const firstSeen = await firstSeenPg(
-        client,
-        built,
-        {
-          registryId: meta.registryId,
-          registry: registry.rows[0]?.name ?? '',
-          syncId: meta.syncId ?? null,
-          now: meta.now,
-        },
-        async (records) => (await appendRecordsPg(client, records, meta.signer, meta.now)).fromSize,
-      );
-      const files = new Map<string, { gitSha: string; size: number; content: Buffer }>();
-      const addFile = (f: { sha256: string; gitSha: string; size: number; content?: Buffer }) => {
-        if (f.content && !files.has(f.sha256)) files.set(f.sha256, { ...f, content: f.content });
-      };
-      for (const t of built.templates) for (const v of t.versions) for (const f of v.files) addFile(f);
-      if (built.registryYaml) addFile(built.registryYaml);
-      if (files.size > 0) {
-        const rows = [...files.entries()];
-        await client.query(
-          `INSERT INTO files (sha256, git_sha, size, content)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::bytea[]) ON CONFLICT DO NOTHING`,
-          [
-            rows.map(([s]) => s),
-            rows.map(([, f]) => f.gitSha),
-            rows.map(([, f]) => f.size),
-            rows.map(([, f]) => f.content),
-          ],
-        );
-      }
-
-      await client.query('DELETE FROM templates WHERE registry_id = $1', [meta.registryId]);
-      await client.query('DELETE FROM findings WHERE registry_id = $1', [meta.registryId]);
-
-      const templateIds = await ids(client, 'templates', built.templates.length);
-      const half = Math.floor(built.templates.length / 2);
-      const insertTemplates = (from: number, to: number) => {
-        const part = built.templates.slice(from, to);
-        return client.query(
-          `INSERT INTO templates (id, registry_id, collection, name, latest_version, title, description, properties)
-           SELECT u.id, $1, u.collection, u.name, u.latest, u.title, u.description, u.properties
-           FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-             AS u(id, collection, name, latest, title, description, properties)`,
-          [
-            meta.registryId,
-            templateIds.slice(from, to),
-            part.map((t) => t.collection),
-            part.map((t) => t.name),
-            part.map((t) => t.latestVersion),
-            part.map((t) => t.title),
-            part.map((t) => t.description),
-            part.map((t) => t.properties.join(' ')),
-          ],
-        );
-      };
-      await insertTemplates(0, half);
-      await meta.midSwap?.();
-      await insertTemplates(half, built.templates.length);
-
-      const versions = built.templates.flatMap((t, i) =>
-        t.versions.map((v) => ({ templateId: templateIds[i]!, v })),
-      );
-      const versionIds = await ids(client, 'versions', versions.length);
-      if (versions.length > 0) {
-        await client.query(
-          `INSERT INTO versions (id, template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json, tree_sha)
-           SELECT u.id, u.template_id, $1, u.version, u.kind, u.dir, u.template_file, u.schema_file, u.has_example, u.digest, u.schema_json, u.tree_sha
-           FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bool[], $10::text[], $11::text[], $12::text[])
-             AS u(id, template_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json, tree_sha)`,
-          [
-            meta.registryId,
-            versionIds,
-            versions.map((x) => x.templateId),
-            versions.map((x) => x.v.version),
-            versions.map((x) => x.v.kind),
-            versions.map((x) => x.v.dir),
-            versions.map((x) => x.v.templateFile),
-            versions.map((x) => x.v.schemaFile),
-            versions.map((x) => x.v.hasExample),
-            versions.map((x) => x.v.digest),
-            versions.map((x) =>
-              x.v.schema === null || x.v.schema === undefined ? null : JSON.stringify(x.v.schema),
-            ),
-            versions.map((x) => x.v.treeSha ?? null),
-          ],
-        );
-        const vf = versions.flatMap((x, i) => x.v.files.map((f) => ({ id: versionIds[i]!, f })));
-        await client.query(
-          `INSERT INTO version_files (version_id, path, sha256, size)
-           SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::int[])`,
-          [vf.map((x) => x.id), vf.map((x) => x.f.path), vf.map((x) => x.f.sha256), vf.map((x) => x.f.size)],
-        );
-      }
-      if (built.findings.length > 0) {
-        await client.query(
-          `INSERT INTO findings (registry_id, code, severity, path, message)
-           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])`,
-          [
-            meta.registryId,
-            built.findings.map((f) => f.code),
-            built.findings.map((f) => f.severity),
-            built.findings.map((f) => f.path),
-            built.findings.map((f) => f.message),
-          ],
-        );
-      }
-
-      const row = await client.query<{ generation: number }>(
-        `UPDATE registries SET "commit" = $1, etag = $2, generation = generation + 1, registry_yaml_sha256 = $3,
-           template_count = $4, version_count = $5, finding_count = $6
-         WHERE id = $7 RETURNING generation`,
+  return pgTransaction(store.pool, async (client) => {
+    // The first-seen record first, while the served rows are still there (docs/integrity-store.md §2).
+    const registry = await client.query<{ name: string }>('SELECT name FROM registries WHERE id = $1', [
+      meta.registryId,
+    ]);
+    const firstSeen = await firstSeenPg(
+      client,
+      built,
+      {
+        registryId: meta.registryId,
+        registry: registry.rows[0]?.name ?? '',
+        syncId: meta.syncId ?? null,
+        now: meta.now,
+      },
+      async (records) => (await appendRecordsPg(client, records, meta.signer, meta.now)).fromSize,
+    );
+    const files = new Map<string, { gitSha: string; size: number; content: Buffer }>();
+    const addFile = (f: { sha256: string; gitSha: string; size: number; content?: Buffer }) => {
+      if (f.content && !files.has(f.sha256)) files.set(f.sha256, { ...f, content: f.content });
+    };
+    for (const t of built.templates) for (const v of t.versions) for (const f of v.files) addFile(f);
+    if (built.registryYaml) addFile(built.registryYaml);
+    if (files.size > 0) {
+      const rows = [...files.entries()];
+      await client.query(
+        `INSERT INTO files (sha256, git_sha, size, content)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::bytea[]) ON CONFLICT DO NOTHING`,
         [
-          meta.commit,
-          meta.etag,
-          built.registryYaml?.sha256 ?? null,
-          built.templates.length,
-          versions.length,
-          built.findings.length,
-          meta.registryId,
+          rows.map(([s]) => s),
+          rows.map(([, f]) => f.gitSha),
+          rows.map(([, f]) => f.size),
+          rows.map(([, f]) => f.content),
         ],
       );
-      const generation = row.rows[0]?.generation ?? 0;
-      // Content nothing references any more.
-      await client.query(
-        `DELETE FROM files WHERE NOT EXISTS (SELECT 1 FROM version_files vf WHERE vf.sha256 = files.sha256)
-           AND NOT EXISTS (SELECT 1 FROM registries r WHERE r.registry_yaml_sha256 = files.sha256)`,
-      );
-      await client.query('SELECT pg_notify($1, $2)', [INDEX_CHANNEL, `${meta.registryId}:${generation}`]);
-      const result: SwapResult = {
-        templateCount: built.templates.length,
-        versionCount: versions.length,
-        findingCount: built.findings.length,
-        generation,
-        recorded: firstSeen.records.length,
-        quarantined: firstSeen.quarantined,
-      };
-      await meta.record?.(client, result);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
     }
-  } finally {
-    client.release();
-  }
+
+    await client.query('DELETE FROM templates WHERE registry_id = $1', [meta.registryId]);
+    await client.query('DELETE FROM findings WHERE registry_id = $1', [meta.registryId]);
+
+    const templateIds = await ids(client, 'templates', built.templates.length);
+    const half = Math.floor(built.templates.length / 2);
+    const insertTemplates = (from: number, to: number) => {
+      const part = built.templates.slice(from, to);
+      return client.query(
+        `INSERT INTO templates (id, registry_id, collection, name, latest_version, title, description, properties)
+         SELECT u.id, $1, u.collection, u.name, u.latest, u.title, u.description, u.properties
+         FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+           AS u(id, collection, name, latest, title, description, properties)`,
+        [
+          meta.registryId,
+          templateIds.slice(from, to),
+          part.map((t) => t.collection),
+          part.map((t) => t.name),
+          part.map((t) => t.latestVersion),
+          part.map((t) => t.title),
+          part.map((t) => t.description),
+          part.map((t) => t.properties.join(' ')),
+        ],
+      );
+    };
+    await insertTemplates(0, half);
+    await meta.midSwap?.();
+    await insertTemplates(half, built.templates.length);
+
+    const versions = built.templates.flatMap((t, i) =>
+      t.versions.map((v) => ({ templateId: templateIds[i]!, v })),
+    );
+    const versionIds = await ids(client, 'versions', versions.length);
+    if (versions.length > 0) {
+      await client.query(
+        `INSERT INTO versions (id, template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json, tree_sha)
+         SELECT u.id, u.template_id, $1, u.version, u.kind, u.dir, u.template_file, u.schema_file, u.has_example, u.digest, u.schema_json, u.tree_sha
+         FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bool[], $10::text[], $11::text[], $12::text[])
+           AS u(id, template_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json, tree_sha)`,
+        [
+          meta.registryId,
+          versionIds,
+          versions.map((x) => x.templateId),
+          versions.map((x) => x.v.version),
+          versions.map((x) => x.v.kind),
+          versions.map((x) => x.v.dir),
+          versions.map((x) => x.v.templateFile),
+          versions.map((x) => x.v.schemaFile),
+          versions.map((x) => x.v.hasExample),
+          versions.map((x) => x.v.digest),
+          versions.map((x) =>
+            x.v.schema === null || x.v.schema === undefined ? null : JSON.stringify(x.v.schema),
+          ),
+          versions.map((x) => x.v.treeSha ?? null),
+        ],
+      );
+      const vf = versions.flatMap((x, i) => x.v.files.map((f) => ({ id: versionIds[i]!, f })));
+      await client.query(
+        `INSERT INTO version_files (version_id, path, sha256, size)
+         SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::int[])`,
+        [vf.map((x) => x.id), vf.map((x) => x.f.path), vf.map((x) => x.f.sha256), vf.map((x) => x.f.size)],
+      );
+    }
+    if (built.findings.length > 0) {
+      await client.query(
+        `INSERT INTO findings (registry_id, code, severity, path, message)
+         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])`,
+        [
+          meta.registryId,
+          built.findings.map((f) => f.code),
+          built.findings.map((f) => f.severity),
+          built.findings.map((f) => f.path),
+          built.findings.map((f) => f.message),
+        ],
+      );
+    }
+
+    const row = await client.query<{ generation: number }>(
+      `UPDATE registries SET "commit" = $1, etag = $2, generation = generation + 1, registry_yaml_sha256 = $3,
+         template_count = $4, version_count = $5, finding_count = $6
+       WHERE id = $7 RETURNING generation`,
+      [
+        meta.commit,
+        meta.etag,
+        built.registryYaml?.sha256 ?? null,
+        built.templates.length,
+        versions.length,
+        built.findings.length,
+        meta.registryId,
+      ],
+    );
+    const generation = row.rows[0]?.generation ?? 0;
+    // Content nothing references any more.
+    await client.query(
+      `DELETE FROM files WHERE NOT EXISTS (SELECT 1 FROM version_files vf WHERE vf.sha256 = files.sha256)
+         AND NOT EXISTS (SELECT 1 FROM registries r WHERE r.registry_yaml_sha256 = files.sha256)`,
+    );
+    await client.query('SELECT pg_notify($1, $2)', [INDEX_CHANNEL, `${meta.registryId}:${generation}`]);
+    const result: SwapResult = {
+      templateCount: built.templates.length,
+      versionCount: versions.length,
+      findingCount: built.findings.length,
+      generation,
+      recorded: firstSeen.records.length,
+      quarantined: firstSeen.quarantined,
+    };
+    await meta.record?.(client, result);
+    return result;
+  });
 }
