@@ -5,6 +5,7 @@ import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
+import { findOracle } from '../support/python-oracle.js';
 import { isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
 
 function fixture(files: Record<string, string>): string {
@@ -189,6 +190,36 @@ describe('dm template render', () => {
       },
     );
     assert.equal(JSON.parse(json.stdout).text, 'part:1:from-context');
+  });
+
+  it('dm template render reads --context as DM templates see data: 1.0 stays a float, keys keep their order (same text as Jinja2)', async () => {
+    const python = findOracle();
+    assert.ok(python, 'python3 with jinja2 and yaml is needed (scripts/install-system-deps.sh)');
+    const dir = fixture({
+      't.jinja':
+        '{{ properties.x }} {{ properties.y }} {% for k in properties.m %}{{ k }},{% endfor %}{{ properties.m }}\n',
+      'ctx.yaml': "properties: {x: 1.0, y: 2.50, m: {b: 1, '10': 2, '2': 3}}\n",
+    });
+    const result = await runDm(
+      ['template', 'render', join(dir, 't.jinja'), '--context', join(dir, 'ctx.yaml')],
+      {
+        env: await isolatedEnv(),
+      },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    const reference = spawnSync(
+      python,
+      [
+        '-c',
+        'import sys, jinja2, yaml\nctx = yaml.safe_load(open(sys.argv[2]))\nsys.stdout.write(jinja2.Environment().from_string(open(sys.argv[1]).read()).render(**ctx))',
+        join(dir, 't.jinja'),
+        join(dir, 'ctx.yaml'),
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(reference.status, 0, reference.stderr);
+    assert.equal(result.stdout, reference.stdout);
+    assert.equal(result.stdout, "1.0 2.5 b,10,2,{'b': 1, '10': 2, '2': 3}");
   });
 
   it('dm template render runs a Python template and prints its YAML', async () => {

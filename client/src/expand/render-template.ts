@@ -68,7 +68,7 @@ export async function renderTemplateFile(
   let context: Record<string, unknown> = {};
   if (options.contextFile) {
     const text = readTextFile(options.contextFile);
-    const doc = parseYaml(text, { source: options.contextFile });
+    const doc = parseYaml(text, { source: options.contextFile, dialect: 'pyyaml' });
     if (doc !== null && !isMapping(doc)) {
       throw new DmError('INVALID_CONTEXT', `${options.contextFile}: the context must be a YAML mapping`, {
         category: 'invalid-input',
