@@ -278,6 +278,24 @@ describe('dm expand with ../ imports (test/expand/parent-imports)', () => {
     assert.equal(accepted.code, 0, accepted.stderr);
   });
 
+  it("accepts them run from the configuration's own directory when a .git above encloses both (the nearest root that does)", async () => {
+    const dir = copy();
+    const env = await isolatedEnv();
+    const here = join(dir, 'deployments/web');
+    const refused = await runDm(['expand', 'config.yaml'], { cwd: here, env });
+    assert.notEqual(refused.code, 0, 'without a .git the current directory is the only root');
+    assert.match(refused.stderr, /leads outside the project root/);
+    const git = spawnSync('git', ['init', '-q', dir], { encoding: 'utf8' });
+    assert.equal(git.status, 0, git.stderr);
+    const accepted = await runDm(['expand', 'config.yaml', '-o', 'json'], { cwd: here, env });
+    assert.equal(accepted.code, 0, accepted.stderr);
+    assert.equal(
+      (JSON.parse(accepted.stdout) as { layout: { resources: { type: string }[] } }).layout.resources[1]
+        ?.type,
+      '../../common/jinja/net.jinja',
+    );
+  });
+
   it('refuses an import that climbs above the project root, and an absolute import', async () => {
     const dir = copy();
     const env = await isolatedEnv();

@@ -25,24 +25,26 @@ export interface LocalTemplateSourceOptions {
   /** Largest file read, in bytes (default 4 MiB). */
   maxFileBytes?: number;
   /**
-   * Relative imports may climb with `../` up to this directory (default: findProjectRoot of
-   * baseDir). Never above it, and never absolute.
+   * Relative imports may climb with `../` up to this directory (default: the nearest of
+   * findProjectRoots(baseDir) that encloses the imported file). Never above it, never absolute.
    */
   projectRoot?: string;
 }
 
 /**
- * The project root of a configuration on the user's disk: walking up from its directory, the
- * first directory that has a `.git` or a `dm.lock`, or is the current directory. Without one,
- * the configuration's own directory (no `../` imports then).
+ * The possible project roots of a configuration on the user's disk, nearest first: walking up from
+ * its directory, every directory that has a `.git` or a `dm.lock`, or is the current directory. A
+ * `../` import is read from the nearest of them that encloses both the configuration and the
+ * imported file. Without any, only the configuration's own directory (no `../` imports then).
  */
-export function findProjectRoot(baseDir: string, cwd: string = process.cwd()): string {
+export function findProjectRoots(baseDir: string, cwd: string = process.cwd()): string[] {
   const start = resolve(baseDir);
   const here = resolve(cwd);
+  const roots: string[] = [];
   for (let dir = start; ; ) {
-    if (dir === here || existsSync(join(dir, '.git')) || existsSync(join(dir, 'dm.lock'))) return dir;
+    if (dir === here || existsSync(join(dir, '.git')) || existsSync(join(dir, 'dm.lock'))) roots.push(dir);
     const parent = dirname(dir);
-    if (parent === dir) return start;
+    if (parent === dir) return roots.length ? roots : [start];
     dir = parent;
   }
 }
@@ -65,11 +67,13 @@ export class LocalTemplateSource implements TemplateSource {
   private readonly loaded = new Map<string, LoadedTemplate>();
   private readonly mine = new WeakSet<LoadedTemplate>();
   private readonly maxFileBytes: number;
-  private readonly projectRoot: string;
+  private readonly projectRoots: string[];
 
   constructor(options: LocalTemplateSourceOptions) {
     this.roots = [resolve(options.baseDir), ...(options.importsDir ? [resolve(options.importsDir)] : [])];
-    this.projectRoot = resolve(options.projectRoot ?? findProjectRoot(options.baseDir));
+    this.projectRoots = options.projectRoot
+      ? [resolve(options.projectRoot)]
+      : findProjectRoots(options.baseDir);
     this.maxFileBytes = options.maxFileBytes ?? 4 * 1024 * 1024;
     for (const entry of options.imports ?? []) {
       const file = this.readRelative(entry.path, this.roots);
@@ -100,13 +104,18 @@ export class LocalTemplateSource implements TemplateSource {
     const climbs = normalize(path).split(/[\\/]/).includes('..');
     for (const root of roots) {
       const full = resolve(root, path);
-      const fence = climbs ? this.projectRoot : root;
-      if (!inside(fence, full)) {
+      const fence = climbs
+        ? this.projectRoots.find((r) => inside(r, full))
+        : inside(root, full)
+          ? root
+          : undefined;
+      if (fence === undefined) {
         if (!climbs) continue;
+        const outermost = this.projectRoots[this.projectRoots.length - 1];
         throw new DmError(
           'IMPORT_OUTSIDE',
-          `import '${path}' leads outside the project root ${this.projectRoot} (the nearest directory above the configuration with a .git or a dm.lock, or the current directory)`,
-          { category: 'invalid-input', details: { import: path, projectRoot: this.projectRoot } },
+          `import '${path}' leads outside the project root ${outermost} (walking up from the configuration: a directory with a .git or a dm.lock, or the current directory)`,
+          { category: 'invalid-input', details: { import: path, projectRoot: outermost } },
         );
       }
       let size: number;
@@ -115,10 +124,8 @@ export class LocalTemplateSource implements TemplateSource {
         if (!st.isFile()) continue;
         size = st.size;
         // A symbolic link must not lead outside the project root either.
-        if (
-          !inside(realpathSync(this.projectRoot), realpathSync(full)) &&
-          !inside(realpathSync(root), realpathSync(full))
-        ) {
+        const real = realpathSync(full);
+        if (![fence, root, this.projectRoots[0]].some((r) => inside(realpathSync(r as string), real))) {
           throw new DmError('IMPORT_OUTSIDE', `'${path}' links to a file outside ${fence}`, {
             category: 'blocked',
           });
