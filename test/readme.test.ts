@@ -4,9 +4,13 @@
  * against a real dm-registry started here (for `localhost:8080`, rewritten to its port) and the
  * Kubernetes stand-in with the real kubectl (through KUBECONFIG) for the deploy commands. Each
  * command's exit status is checked: 0, or the N of an `exit N` in its comment. The commands of
- * "Running dm-registry for an organisation" run the same way, against the same server (its URL for
- * `https://registry.acme.example`, its admin token as `$ADMIN`) and stand-in; `npm install && npm
- * start` and `npm test` are what runs this file.
+ * "Running dm-registry for an organisation" run the same way against the stand-in and an
+ * organisation's server as the README describes it, on PostgreSQL: a dm-registry on a database of
+ * this process's private cluster (its URL for `https://registry.acme.example`, its admin token as
+ * `$ADMIN`, its database as `DM_REGISTRY_DB` for `dm-registry token create`), and the token that
+ * command prints then reads acme's registry on that server; where PostgreSQL is not installed, the
+ * tour's own server (SQLite) stands in. `npm install && npm start` and `npm test` are what runs
+ * this file.
  *
  * `npx dm` is a bash function that runs this checkout's bin/dm.js: npx itself would resolve the same
  * file from the repository's package.json, which a temporary directory does not have.
@@ -18,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type KubeStandin, startKubeStandin } from './kube-standin/server.js';
+import { DIALECTS, postgresDatabase } from './server/helpers.js';
 import { type RunningRegistry, startRegistry } from './support/registry-server.js';
 import { dmBin, repoRoot } from './support/run-cli.js';
 
@@ -205,20 +210,47 @@ describe('README tour', () => {
     mkdirSync(session);
     mkdirSync(work);
     symlinkSync(join(repoRoot, 'registry-fixtures'), join(work, 'registry-fixtures'));
-    const { failures, out } = await runSession(
-      commands,
-      // The organisation's server is the one this test started (with ADMIN as its admin token).
-      (c) => c.replaceAll('https://registry.acme.example', registry.url),
-      work,
-      session,
-      { KUBECONFIG: standin.writeKubeconfig(session), ADMIN },
-    );
-    assert.deepEqual(failures, []);
-    assert.match(
-      out('npx dm deploy acme-registry.yaml --name acme-registry --registry-dir registry-fixtures --dry-run'),
-      /acme-registry/,
-    );
-    assert.match(out('curl'), /"organisation":"acme"/);
-    assert.match(out('dm-registry token create'), /^dmr_\S+\n$/);
+    // The organisation's server (with ADMIN as its admin token) runs on PostgreSQL, as the README's.
+    // Its GitHub is a closed port of this machine: the registry the README adds syncs in the
+    // background, and fails there, without any request leaving the machine.
+    const db = DIALECTS.includes('postgres') ? await postgresDatabase() : undefined;
+    const env = { DM_ADMIN_TOKEN: ADMIN, GITHUB_API_URL: 'http://127.0.0.1:9' };
+    const org = db ? await startRegistry([join(repoRoot, 'registry-fixtures')], env, [], { db }) : registry;
+    try {
+      const { failures, out } = await runSession(
+        commands,
+        (c) => c.replaceAll('https://registry.acme.example', org.url),
+        work,
+        session,
+        { KUBECONFIG: standin.writeKubeconfig(session), ADMIN, ...(db ? { DM_REGISTRY_DB: db } : {}) },
+      );
+      assert.deepEqual(failures, []);
+      assert.match(
+        out(
+          'npx dm deploy acme-registry.yaml --name acme-registry --registry-dir registry-fixtures --dry-run',
+        ),
+        /acme-registry/,
+      );
+      assert.match(out('curl'), /"organisation":"acme"/);
+      const token = out('dm-registry token create').trim();
+      assert.match(token, /^dmr_\S+$/);
+      if (db) {
+        // The token was written to the server's database: the running server takes it (its token
+        // watch) and it reads acme's registry.
+        let names: string[] = [];
+        for (let i = 0; i < 100 && !names.includes('github.com/acme/templates'); i++) {
+          const res = await fetch(`${org.url}/api/v1/registries`, {
+            headers: { authorization: `Bearer ${token}` },
+          });
+          if (res.status === 200) {
+            names = ((await res.json()) as { registries: { name: string }[] }).registries.map((r) => r.name);
+          }
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.ok(names.includes('github.com/acme/templates'), `the token reads ${names.join(', ')}`);
+      }
+    } finally {
+      if (org !== registry) await org.stop();
+    }
   });
 });

@@ -480,8 +480,18 @@ export class RegistryService {
           outcome = await this.syncOnce(id, trigger, hooks);
         });
       } catch (error) {
-        outcome = failedOutcome(id, error);
-        this.log('warn', 'sync lease failed', { registryId: id, error: String(error) });
+        const exists = await this.data.registries.byId(id).then(
+          (row) => row !== undefined,
+          () => true,
+        );
+        if (exists) {
+          outcome = failedOutcome(id, error);
+          this.log('warn', 'sync lease failed', { registryId: id, error: String(error) });
+        } else {
+          // Deleted meanwhile (its lease row cannot refer to it): answered as on SQLite, where
+          // the sync itself finds no registry (REGISTRY_NOT_FOUND), writes nothing and logs it.
+          outcome = await this.syncOnce(id, trigger, hooks);
+        }
       }
       if (!outcome) {
         this.log('info', 'sync coalesced: another replica is syncing the registry', {

@@ -13,7 +13,7 @@ import { describe, it } from 'node:test';
 import { parseVerifierKey } from '../../client/src/integrity/index.js';
 import { Notifier, notificationBody, signatureOf } from '../../server/src/notify.js';
 import type { QuarantineEvent } from '../../server/src/store/first-seen.js';
-import { tempDir } from './helpers.js';
+import { DIALECTS, postgresDatabase, tempDir } from './helpers.js';
 
 const BIN = join(process.cwd(), 'bin', 'dm-registry.js');
 
@@ -89,42 +89,59 @@ describe('quarantine notifications', () => {
     assert.match(signatureOf('s', body), /^sha256=[0-9a-f]{64}$/);
     assert.notEqual(signatureOf('s', body), signatureOf('t', body));
   });
-
-  it('dm-registry checksum-key creates log.key (0600) beside the database once and prints its verifier key', () => {
-    const dir = tempDir();
-    try {
-      const db = join(dir, 'data', 'registry.db');
-      const first = spawnSync(process.execPath, [BIN, 'checksum-key', '--db', db], { encoding: 'utf8' });
-      assert.equal(first.status, 0, first.stderr);
-      const key = parseVerifierKey(first.stdout.trim());
-      assert.match(key.name, /\/checksums$/);
-      const file = join(dir, 'data', 'log.key');
-      assert.equal(statSync(file).mode & 0o777, 0o600);
-      assert.match(readFileSync(file, 'utf8'), /^PRIVATE\+KEY\+/);
-      const again = spawnSync(process.execPath, [BIN, 'checksum-key', '--db', db], { encoding: 'utf8' });
-      assert.equal(again.stdout, first.stdout);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it('dm-registry start refuses a --notify-url that is not http(s) and a key file that is not a signer key', () => {
-    const dir = tempDir();
-    try {
-      const db = join(dir, 'registry.db');
-      const start = (...args: string[]) =>
-        spawnSync(process.execPath, [BIN, 'start', '--db', db, '--port', '0', ...args], { encoding: 'utf8' });
-      const url = start('--notify-url', 'ftp://x');
-      assert.equal(url.status, 2, url.stderr);
-      assert.match(url.stderr, /--notify-url 'ftp:\/\/x' is not an http\(s\) URL/);
-      const bad = join(dir, 'bad.key');
-      writeFileSync(bad, 'PRIVATE+KEY+secret-looking-text\n');
-      const key = start('--checksum-key', bad);
-      assert.equal(key.status, 1, key.stderr);
-      assert.match(key.stderr, new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: `));
-      assert.ok(!key.stderr.includes('secret-looking-text'), key.stderr);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
 });
+
+for (const dialect of DIALECTS) {
+  describe(`checksum log flags of dm-registry (${dialect})`, () => {
+    // On PostgreSQL "beside the database" is ./data of the working directory (docs/server.md).
+    const databaseIn = async (dir: string) =>
+      dialect === 'sqlite' ? join(dir, 'data', 'registry.db') : postgresDatabase();
+
+    it('dm-registry checksum-key creates log.key (0600) beside the database once and prints its verifier key', async () => {
+      const dir = tempDir();
+      try {
+        const db = await databaseIn(dir);
+        const first = spawnSync(process.execPath, [BIN, 'checksum-key', '--db', db], {
+          encoding: 'utf8',
+          cwd: dir,
+        });
+        assert.equal(first.status, 0, first.stderr);
+        const key = parseVerifierKey(first.stdout.trim());
+        assert.match(key.name, /\/checksums$/);
+        const file = join(dir, 'data', 'log.key');
+        assert.equal(statSync(file).mode & 0o777, 0o600);
+        assert.match(readFileSync(file, 'utf8'), /^PRIVATE\+KEY\+/);
+        const again = spawnSync(process.execPath, [BIN, 'checksum-key', '--db', db], {
+          encoding: 'utf8',
+          cwd: dir,
+        });
+        assert.equal(again.stdout, first.stdout);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('dm-registry start refuses a --notify-url that is not http(s) and a key file that is not a signer key', async () => {
+      const dir = tempDir();
+      try {
+        const db = await databaseIn(dir);
+        const start = (...args: string[]) =>
+          spawnSync(process.execPath, [BIN, 'start', '--db', db, '--port', '0', ...args], {
+            encoding: 'utf8',
+            cwd: dir,
+          });
+        const url = start('--notify-url', 'ftp://x');
+        assert.equal(url.status, 2, url.stderr);
+        assert.match(url.stderr, /--notify-url 'ftp:\/\/x' is not an http\(s\) URL/);
+        const bad = join(dir, 'bad.key');
+        writeFileSync(bad, 'PRIVATE+KEY+secret-looking-text\n');
+        const key = start('--checksum-key', bad);
+        assert.equal(key.status, 1, key.stderr);
+        assert.match(key.stderr, new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: `));
+        assert.ok(!key.stderr.includes('secret-looking-text'), key.stderr);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+}

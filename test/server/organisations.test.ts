@@ -9,7 +9,15 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { admin, DIALECTS, type DialectTestServer, FIXTURES, tempDir, testServerOn } from './helpers.js';
+import {
+  admin,
+  DIALECTS,
+  type DialectTestServer,
+  databaseOn,
+  FIXTURES,
+  tempDir,
+  testServerOn,
+} from './helpers.js';
 
 const PUBLIC = 'github.com/dm-samples/templates';
 const ACME = 'github.com/acme/templates';
@@ -185,34 +193,36 @@ for (const dialect of DIALECTS) {
   });
 }
 
-describe('dm-registry token create --org', () => {
-  it('creates organisation tokens, lists them, and refuses bad names and mixed flags (exit 2)', () => {
-    const dir = tempDir();
-    const bin = join(process.cwd(), 'bin', 'dm-registry.js');
-    const db = `file:${join(dir, 'r.db')}`;
-    const run = (...args: string[]) =>
-      spawnSync(process.execPath, [bin, ...args, '--db', db], { encoding: 'utf8' });
-    try {
-      const created = run('token', 'create', '--org', 'Acme, labs,acme');
-      assert.equal(created.status, 0, created.stderr);
-      assert.match(created.stdout, /^dmr_[A-Za-z0-9_-]{43}\n$/);
-      const list = run('token', 'list');
-      assert.equal(list.status, 0, list.stderr);
-      assert.match(list.stdout, /^1\tread\torg:acme,labs\tcreated /);
-      for (const args of [
-        ['--org', 'bad org'],
-        ['--org', 'a,,b'],
-        ['--org', '-acme'],
-        ['--org', 'acme', '--admin'],
-        ['--org', 'acme', '--read', '*'],
-      ]) {
-        const refused = run('token', 'create', ...args);
-        assert.equal(refused.status, 2, `${args.join(' ')}: ${refused.stderr}`);
-        assert.match(refused.stderr, /^dm-registry: /);
-        assert.ok(!refused.stderr.includes('    at '), refused.stderr);
+for (const dialect of DIALECTS) {
+  describe(`dm-registry token create --org (${dialect})`, () => {
+    it('creates organisation tokens, lists them, and refuses bad names and mixed flags (exit 2)', async () => {
+      const dir = tempDir();
+      const bin = join(process.cwd(), 'bin', 'dm-registry.js');
+      const db = await databaseOn(dialect, dir);
+      const run = (...args: string[]) =>
+        spawnSync(process.execPath, [bin, ...args, '--db', db], { encoding: 'utf8', cwd: dir });
+      try {
+        const created = run('token', 'create', '--org', 'Acme, labs,acme');
+        assert.equal(created.status, 0, created.stderr);
+        assert.match(created.stdout, /^dmr_[A-Za-z0-9_-]{43}\n$/);
+        const list = run('token', 'list');
+        assert.equal(list.status, 0, list.stderr);
+        assert.match(list.stdout, /^1\tread\torg:acme,labs\tcreated /);
+        for (const args of [
+          ['--org', 'bad org'],
+          ['--org', 'a,,b'],
+          ['--org', '-acme'],
+          ['--org', 'acme', '--admin'],
+          ['--org', 'acme', '--read', '*'],
+        ]) {
+          const refused = run('token', 'create', ...args);
+          assert.equal(refused.status, 2, `${args.join(' ')}: ${refused.stderr}`);
+          assert.match(refused.stderr, /^dm-registry: /);
+          assert.ok(!refused.stderr.includes('    at '), refused.stderr);
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
       }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
-});
+}

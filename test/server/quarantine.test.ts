@@ -25,15 +25,7 @@ import {
 import { createLogger } from '../../server/src/log.js';
 import { isPostgres } from '../../server/src/store/service-store.js';
 import { commitAll, commitDirectory } from '../github-standin/standin.js';
-import {
-  admin,
-  DIALECTS,
-  type DialectTestServer,
-  FIXTURES,
-  tempDir,
-  testServer,
-  testServerOn,
-} from './helpers.js';
+import { admin, DIALECTS, type DialectTestServer, FIXTURES, tempDir, testServerOn } from './helpers.js';
 
 const NAME = 'git.example/acme/local';
 const MARKER = 'Zanzibarized';
@@ -324,24 +316,25 @@ for (const dialect of DIALECTS)
     });
   });
 
-describe('the open-quarantines gauge when the database does not answer', () => {
-  it('is left empty and logged; the rest of /metrics is served', async () => {
-    const lines: string[] = [];
-    const logger = createLogger({ write: (text) => lines.push(text) });
-    const s = testServer({ logger });
-    try {
-      // The table the gauge reads is gone: its query fails at the next scrape.
-      s.store.sqlite.exec('ALTER TABLE quarantines RENAME TO quarantines_gone');
-      const res = await s.app.request('/metrics');
-      assert.equal(res.status, 200);
-      const text = await res.text();
-      assert.match(text, /^# TYPE dm_registry_open_quarantines gauge$/m);
-      assert.doesNotMatch(text, /^dm_registry_open_quarantines\{/m);
-      assert.match(text, /dm_registry_http_requests_total/);
-      logger.flush();
-      assert.match(lines.join(''), /open quarantines could not be counted for \/metrics/);
-    } finally {
-      await s.close();
-    }
+for (const dialect of DIALECTS)
+  describe(`the open-quarantines gauge when the database does not answer (${dialect})`, () => {
+    it('is left empty and logged; the rest of /metrics is served', async () => {
+      const lines: string[] = [];
+      const logger = createLogger({ write: (text) => lines.push(text) });
+      const s = await testServerOn(dialect, { logger });
+      try {
+        // The table the gauge reads is gone: its query fails at the next scrape.
+        await query(s, 'ALTER TABLE quarantines RENAME TO quarantines_gone');
+        const res = await s.app.request('/metrics');
+        assert.equal(res.status, 200);
+        const text = await res.text();
+        assert.match(text, /^# TYPE dm_registry_open_quarantines gauge$/m);
+        assert.doesNotMatch(text, /^dm_registry_open_quarantines\{/m);
+        assert.match(text, /dm_registry_http_requests_total/);
+        logger.flush();
+        assert.match(lines.join(''), /open quarantines could not be counted for \/metrics/);
+      } finally {
+        await s.close();
+      }
+    });
   });
-});

@@ -16,7 +16,7 @@ import { createMeter } from '../../client/src/source/source.js';
 import { readTarball } from '../../client/src/source/tarball.js';
 import { ADMIN_ACCESS } from '../../server/src/api/access.js';
 import { commitAll, commitDirectory } from '../github-standin/standin.js';
-import { FIXTURES, tempDir, testServer } from './helpers.js';
+import { DIALECTS, FIXTURES, tempDir, testServerOn } from './helpers.js';
 import { tarOf } from './tar-fixtures.js';
 
 const everyone = ADMIN_ACCESS;
@@ -45,112 +45,119 @@ describe('git source', () => {
     assert.equal(again.status, 'unchanged');
   });
 
-  it('indexes a git URL (file://) and a sub-path, and re-syncs an unchanged one as unchanged', async () => {
-    const s = testServer();
-    try {
-      const row = await s.service.add({ source: `file://${repo}`, name: 'git.example/acme/templates' });
-      const first = await s.service.sync(row.id, 'manual');
-      assert.equal(first.status, 'succeeded', JSON.stringify(first.error));
-      assert.ok((first.versionCount ?? 0) > 10);
-      const second = await s.service.sync(row.id, 'manual');
-      assert.equal(second.status, 'unchanged');
-      const sub = await s.service.add({ source: repo, name: 'git.example/acme/redis-only', path: 'redis' });
-      const subOutcome = await s.service.sync(sub.id, 'manual');
-      assert.equal(subOutcome.status, 'succeeded');
-    } finally {
-      await s.close();
-    }
-  });
-
-  it('a new commit in a local repository is picked up by the next sync', async () => {
-    const s = testServer();
-    try {
-      const row = await s.service.add({ source: repo, name: 'git.example/acme/local' });
-      await s.service.sync(row.id, 'manual');
-      const before = await s.service.catalog.resolve('git.example/acme/local/redis:v1.1', everyone);
-      cpSync(join(repo, 'redis', 'v1.1'), join(repo, 'redis', 'v1.9'), { recursive: true });
-      writeFileSync(join(repo, 'redis', 'v1.9', 'NOTES.txt'), 'new file\n');
-      // A published version never changes (docs/integrity-store.md): this edit is quarantined.
-      writeFileSync(join(repo, 'redis', 'v1.1', 'NOTES.txt'), 'new file\n');
-      commitAll(repo, 'add notes');
-      const outcome = await s.service.sync(row.id, 'manual');
-      assert.equal(outcome.status, 'succeeded');
-      const added = await s.service.catalog.resolve('git.example/acme/local/redis:v1.9', everyone);
-      assert.ok(added.files.some((f) => f.path === 'NOTES.txt'));
-      const published = await s.service.catalog.resolve('git.example/acme/local/redis:v1.1', everyone);
-      assert.equal(published.digest, before.digest);
-      assert.ok(!published.files.some((f) => f.path === 'NOTES.txt'));
-    } finally {
-      await s.close();
-    }
-  });
-
-  it('a git source that does not exist fails the sync with a message, not a crash', async () => {
-    const s = testServer();
-    try {
-      const row = await s.service.add({
-        source: `file://${join(dir, 'missing')}`,
-        name: 'git.example/acme/missing',
-      });
-      const outcome = await s.service.sync(row.id, 'manual');
-      assert.equal(outcome.status, 'failed');
-      assert.equal(outcome.error?.code, 'GIT_FAILED');
-      execFileSync('git', ['--version']);
-    } finally {
-      await s.close();
-    }
-  });
-});
-
-describe('directory source', () => {
-  it('reads a directory like dm --registry-dir: a symbolic link is a file whose content is its target', async () => {
-    const dir = tempDir();
-    const s = testServer();
-    try {
-      cpSync(join(FIXTURES, 'redis'), join(dir, 'redis'), { recursive: true });
-      symlinkSync('redis.jinja', join(dir, 'redis', 'v1.1', 'alias.jinja'));
-      const row = await s.service.add({ source: dir, name: 'github.com/acme/linked' });
-      assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
-      const resolved = await s.service.catalog.resolve('github.com/acme/linked/redis:v1.1', everyone);
-      const alias = resolved.files.find((f) => f.path === 'alias.jinja');
-      assert.equal(alias?.sha256, createHash('sha256').update('redis.jinja').digest('hex'));
-      const again = await s.service.sync(row.id, 'manual');
-      assert.equal(again.status, 'unchanged');
-    } finally {
-      await s.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
-
-describe('malformed registry', () => {
-  it('registry-fixtures/broken indexes its valid versions and reports the rest as findings', async () => {
-    const s = testServer();
-    try {
-      const row = await s.service.add({ source: join(FIXTURES, 'broken'), name: 'local.dm/acme/broken' });
-      const outcome = await s.service.sync(row.id, 'manual');
-      assert.equal(outcome.status, 'succeeded', JSON.stringify(outcome.error));
-      const info = await s.service.info(await s.service.find(row.id, everyone), {
-        findings: true,
-        viewer: everyone,
-      });
-      assert.ok(info.counts.versions > 0, 'no valid version was kept');
-      assert.ok(info.findings && info.findings.length > 5, 'findings were not stored');
-      const codes = new Set(info.findings.map((f) => f.code));
-      for (const code of ['DUPLICATE_VERSION', 'INVALID_VERSION_DIR', 'REGISTRY_YAML_PATH_ESCAPES']) {
-        assert.ok(codes.has(code), `missing finding ${code}`);
+  for (const dialect of DIALECTS) {
+    it(`indexes a git URL (file://) and a sub-path, and re-syncs an unchanged one as unchanged (${dialect})`, async () => {
+      const s = await testServerOn(dialect);
+      try {
+        const row = await s.service.add({ source: `file://${repo}`, name: 'git.example/acme/templates' });
+        const first = await s.service.sync(row.id, 'manual');
+        assert.equal(first.status, 'succeeded', JSON.stringify(first.error));
+        assert.ok((first.versionCount ?? 0) > 10);
+        const second = await s.service.sync(row.id, 'manual');
+        assert.equal(second.status, 'unchanged');
+        const sub = await s.service.add({ source: repo, name: 'git.example/acme/redis-only', path: 'redis' });
+        const subOutcome = await s.service.sync(sub.id, 'manual');
+        assert.equal(subOutcome.status, 'succeeded');
+      } finally {
+        await s.close();
       }
-      // The server reports exactly what the shared scanner (dm lint) finds.
-      const { readDirectoryTree } = await import('../../client/src/registry/read-directory-tree.js');
-      const tree = await readDirectoryTree(join(FIXTURES, 'broken'));
-      const scan = scanRegistryTree(tree.entries, { registryYaml: tree.registryYaml });
-      assert.equal(info.counts.versions, scan.versions.length);
-      assert.equal(info.findings.length, scan.findings.length);
-    } finally {
-      await s.close();
-    }
-  });
+    });
+
+    it(`a new commit in a local repository is picked up by the next sync (${dialect})`, async () => {
+      const s = await testServerOn(dialect);
+      // Its own repository: this test commits to it.
+      const local = join(dir, `local-${dialect}`);
+      commitDirectory(FIXTURES, local);
+      try {
+        const row = await s.service.add({ source: local, name: 'git.example/acme/local' });
+        await s.service.sync(row.id, 'manual');
+        const before = await s.service.catalog.resolve('git.example/acme/local/redis:v1.1', everyone);
+        cpSync(join(local, 'redis', 'v1.1'), join(local, 'redis', 'v1.9'), { recursive: true });
+        writeFileSync(join(local, 'redis', 'v1.9', 'NOTES.txt'), 'new file\n');
+        // A published version never changes (docs/integrity-store.md): this edit is quarantined.
+        writeFileSync(join(local, 'redis', 'v1.1', 'NOTES.txt'), 'new file\n');
+        commitAll(local, 'add notes');
+        const outcome = await s.service.sync(row.id, 'manual');
+        assert.equal(outcome.status, 'succeeded');
+        const added = await s.service.catalog.resolve('git.example/acme/local/redis:v1.9', everyone);
+        assert.ok(added.files.some((f) => f.path === 'NOTES.txt'));
+        const published = await s.service.catalog.resolve('git.example/acme/local/redis:v1.1', everyone);
+        assert.equal(published.digest, before.digest);
+        assert.ok(!published.files.some((f) => f.path === 'NOTES.txt'));
+      } finally {
+        await s.close();
+      }
+    });
+
+    it(`a git source that does not exist fails the sync with a message, not a crash (${dialect})`, async () => {
+      const s = await testServerOn(dialect);
+      try {
+        const row = await s.service.add({
+          source: `file://${join(dir, 'missing')}`,
+          name: 'git.example/acme/missing',
+        });
+        const outcome = await s.service.sync(row.id, 'manual');
+        assert.equal(outcome.status, 'failed');
+        assert.equal(outcome.error?.code, 'GIT_FAILED');
+        execFileSync('git', ['--version']);
+      } finally {
+        await s.close();
+      }
+    });
+  }
 });
+
+for (const dialect of DIALECTS) {
+  describe(`directory source (${dialect})`, () => {
+    it('reads a directory like dm --registry-dir: a symbolic link is a file whose content is its target', async () => {
+      const dir = tempDir();
+      const s = await testServerOn(dialect);
+      try {
+        cpSync(join(FIXTURES, 'redis'), join(dir, 'redis'), { recursive: true });
+        symlinkSync('redis.jinja', join(dir, 'redis', 'v1.1', 'alias.jinja'));
+        const row = await s.service.add({ source: dir, name: 'github.com/acme/linked' });
+        assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
+        const resolved = await s.service.catalog.resolve('github.com/acme/linked/redis:v1.1', everyone);
+        const alias = resolved.files.find((f) => f.path === 'alias.jinja');
+        assert.equal(alias?.sha256, createHash('sha256').update('redis.jinja').digest('hex'));
+        const again = await s.service.sync(row.id, 'manual');
+        assert.equal(again.status, 'unchanged');
+      } finally {
+        await s.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe(`malformed registry (${dialect})`, () => {
+    it('registry-fixtures/broken indexes its valid versions and reports the rest as findings', async () => {
+      const s = await testServerOn(dialect);
+      try {
+        const row = await s.service.add({ source: join(FIXTURES, 'broken'), name: 'local.dm/acme/broken' });
+        const outcome = await s.service.sync(row.id, 'manual');
+        assert.equal(outcome.status, 'succeeded', JSON.stringify(outcome.error));
+        const info = await s.service.info(await s.service.find(row.id, everyone), {
+          findings: true,
+          viewer: everyone,
+        });
+        assert.ok(info.counts.versions > 0, 'no valid version was kept');
+        assert.ok(info.findings && info.findings.length > 5, 'findings were not stored');
+        const codes = new Set(info.findings.map((f) => f.code));
+        for (const code of ['DUPLICATE_VERSION', 'INVALID_VERSION_DIR', 'REGISTRY_YAML_PATH_ESCAPES']) {
+          assert.ok(codes.has(code), `missing finding ${code}`);
+        }
+        // The server reports exactly what the shared scanner (dm lint) finds.
+        const { readDirectoryTree } = await import('../../client/src/registry/read-directory-tree.js');
+        const tree = await readDirectoryTree(join(FIXTURES, 'broken'));
+        const scan = scanRegistryTree(tree.entries, { registryYaml: tree.registryYaml });
+        assert.equal(info.counts.versions, scan.versions.length);
+        assert.equal(info.findings.length, scan.findings.length);
+      } finally {
+        await s.close();
+      }
+    });
+  });
+}
 
 describe('readTarball()', () => {
   const gz = (entries: Parameters<typeof tarOf>[0]) => gzipSync(tarOf(entries));

@@ -42,7 +42,14 @@ export async function startRegistry(
   indexArgs: readonly string[],
   env: Record<string, string> = {},
   extraArgs: readonly string[] = [],
-  options: { db?: string } = {},
+  options: {
+    db?: string;
+    /**
+     * The working directory: default the repository (relative index paths), or with `db` the
+     * temporary directory, since a process on PostgreSQL keeps its own files in `./data`.
+     */
+    cwd?: string;
+  } = {},
 ): Promise<RunningRegistry> {
   const dir = await mkdtemp(join(tmpdir(), 'dm-registry-'));
   const args = [
@@ -56,7 +63,7 @@ export async function startRegistry(
   for (const a of indexArgs) args.push('--index', a);
   args.push(...extraArgs);
   const child: ChildProcess = spawn(process.execPath, args, {
-    cwd: repoRoot,
+    cwd: options.cwd ?? (options.db ? dir : repoRoot),
     env: { ...process.env, ...env },
   });
   const log: string[] = [];

@@ -1,22 +1,13 @@
 /**
  * Child process for the after-swap kill test: syncs registry 1 of the database given in argv[2]
- * and, right after the swap transaction commits, says so on stdout and blocks until it is killed.
+ * (an SQLite file or a `postgres://` URL; its own files in argv[3]) and, right after the swap
+ * transaction commits, says so on stdout and blocks until it is killed.
  */
-import { randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { silentLogger } from '../../../server/src/log.js';
-import { defaultSourceFactory, RegistryService } from '../../../server/src/service.js';
-import { openStore } from '../../../server/src/store/db.js';
+import { serviceOn } from '../helpers.js';
 
-const file = process.argv[2]!;
-const store = openStore(file);
-const service = new RegistryService({
-  store,
-  sources: defaultSourceFactory({ gitCacheDir: join(dirname(file), 'git') }),
-  secretKey: randomBytes(32),
-  log: (level, message, fields) => silentLogger.log(level, message, fields),
-});
+const [db = '', dir = ''] = process.argv.slice(2);
+const { service } = await serviceOn(db, dir);
 const outcome = await service.sync(1, 'manual', {
   afterSwap: () => {
     writeSync(1, 'after-swap\n');

@@ -3,32 +3,41 @@
  * request thread; concurrent and later requests get the same bytes from the cache.
  */
 import assert from 'node:assert/strict';
+import { cpSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { archiveCache } from '../../../server/src/api/version-archive.js';
-import { FIXTURES, testServer } from '../helpers.js';
+import { DIALECTS, FIXTURES, tempDir, testServerOn } from '../helpers.js';
 
-describe('hostile: archive requests', () => {
-  it('20 concurrent and 20 later requests for one archive build it once', async () => {
-    const s = testServer();
-    try {
-      const row = await s.service.add({ source: FIXTURES, name: 'github.com/acme/arch' });
-      assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
-      const path = '/api/v1/templates/github.com/acme/arch/redis/versions/v1.0.3/archive.tar.gz';
-      const before = archiveCache.builds;
-      const first = await Promise.all(Array.from({ length: 20 }, () => s.app.request(path)));
-      const bodies = await Promise.all(first.map(async (r) => Buffer.from(await r.arrayBuffer())));
-      for (const r of first) assert.equal(r.status, 200);
-      for (let i = 0; i < 20; i++) {
-        const again = await s.app.request(path);
-        assert.equal(again.status, 200);
-        assert.ok(Buffer.from(await again.arrayBuffer()).equals(bodies[0]!));
+for (const dialect of DIALECTS) {
+  describe(`hostile: archive requests (${dialect})`, () => {
+    it('20 concurrent and 20 later requests for one archive build it once', async () => {
+      const s = await testServerOn(dialect);
+      // A version of its own digest: the cache is the process's, shared by both dialects' runs.
+      const source = tempDir('dm-archive-');
+      cpSync(join(FIXTURES, 'redis'), join(source, 'redis'), { recursive: true });
+      writeFileSync(join(source, 'redis', 'v1.0.3', 'NOTES.txt'), `${dialect}\n`);
+      try {
+        const row = await s.service.add({ source, name: 'github.com/acme/arch' });
+        assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
+        const path = '/api/v1/templates/github.com/acme/arch/redis/versions/v1.0.3/archive.tar.gz';
+        const before = archiveCache.builds;
+        const first = await Promise.all(Array.from({ length: 20 }, () => s.app.request(path)));
+        const bodies = await Promise.all(first.map(async (r) => Buffer.from(await r.arrayBuffer())));
+        for (const r of first) assert.equal(r.status, 200);
+        for (let i = 0; i < 20; i++) {
+          const again = await s.app.request(path);
+          assert.equal(again.status, 200);
+          assert.ok(Buffer.from(await again.arrayBuffer()).equals(bodies[0]!));
+        }
+        assert.equal(archiveCache.builds - before, 1);
+        assert.ok(bodies.every((b) => b.equals(bodies[0]!)));
+        assert.ok(gunzipSync(bodies[0]!).includes(Buffer.from('redis-v1.0.3/')));
+      } finally {
+        await s.close();
+        rmSync(source, { recursive: true, force: true });
       }
-      assert.equal(archiveCache.builds - before, 1);
-      assert.ok(bodies.every((b) => b.equals(bodies[0]!)));
-      assert.ok(gunzipSync(bodies[0]!).includes(Buffer.from('redis-v1.0.3/')));
-    } finally {
-      await s.close();
-    }
+    });
   });
-});
+}

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
 import { describe, it } from 'node:test';
-import { FIXTURES } from '../helpers.js';
+import { DIALECTS, FIXTURES } from '../helpers.js';
 import { startRegistry } from './process.js';
 
 /** A GET; a failure says whether it was sent on a reused (keep-alive) socket. */
@@ -22,46 +22,48 @@ function get(agent: Agent, url: string): Promise<{ status: number; connection: s
   });
 }
 
-describe('hostile: SIGTERM under keep-alive load', () => {
-  it('no request on a reused socket is reset while the server drains and stops', async () => {
-    const server = await startRegistry(['--index', FIXTURES]);
-    const agent = new Agent({ keepAlive: true, maxSockets: 20 });
-    try {
-      const url = `${server.url}/api/v1/resolve?ref=redis:v1.0`;
-      let ok = 0;
-      let closing = 0;
-      const failures: string[] = [];
-      let signalled = false;
-      const loop = async () => {
-        for (;;) {
-          try {
-            const r = await get(agent, url);
-            assert.equal(r.status, 200);
-            ok++;
-            if (r.connection === 'close') closing++;
-          } catch (error) {
-            const { code = String(error), reused } = error as { code?: string; reused?: boolean };
-            // Refused: the server stopped listening; the request was never sent. A new connection
-            // still in the kernel's accept queue when the listener closes is reset by the kernel:
-            // the server never accepted it, so it is the same answer. The load ends either way.
-            if (code === 'ECONNREFUSED' || (code === 'ECONNRESET' && reused === false && signalled)) return;
-            failures.push(`${code}${reused ? ' (reused socket)' : ''}`);
-            return;
+for (const dialect of DIALECTS) {
+  describe(`hostile: SIGTERM under keep-alive load (${dialect})`, () => {
+    it('no request on a reused socket is reset while the server drains and stops', async () => {
+      const server = await startRegistry(['--index', FIXTURES], { dialect });
+      const agent = new Agent({ keepAlive: true, maxSockets: 20 });
+      try {
+        const url = `${server.url}/api/v1/resolve?ref=redis:v1.0`;
+        let ok = 0;
+        let closing = 0;
+        const failures: string[] = [];
+        let signalled = false;
+        const loop = async () => {
+          for (;;) {
+            try {
+              const r = await get(agent, url);
+              assert.equal(r.status, 200);
+              ok++;
+              if (r.connection === 'close') closing++;
+            } catch (error) {
+              const { code = String(error), reused } = error as { code?: string; reused?: boolean };
+              // Refused: the server stopped listening; the request was never sent. A new connection
+              // still in the kernel's accept queue when the listener closes is reset by the kernel:
+              // the server never accepted it, so it is the same answer. The load ends either way.
+              if (code === 'ECONNREFUSED' || (code === 'ECONNRESET' && reused === false && signalled)) return;
+              failures.push(`${code}${reused ? ' (reused socket)' : ''}`);
+              return;
+            }
+            if (signalled && server.exited() !== undefined) return;
           }
-          if (signalled && server.exited() !== undefined) return;
-        }
-      };
-      const loops = Array.from({ length: 20 }, loop);
-      while (ok < 500) await new Promise((r) => setTimeout(r, 10));
-      signalled = true;
-      const exited = server.stop();
-      await Promise.all(loops);
-      assert.equal(await exited, 0);
-      assert.deepEqual(failures, [], `requests reset: ${failures.join(', ')}`);
-      assert.ok(closing > 0, 'no response said Connection: close while draining');
-    } finally {
-      agent.destroy();
-      server.dispose();
-    }
+        };
+        const loops = Array.from({ length: 20 }, loop);
+        while (ok < 500) await new Promise((r) => setTimeout(r, 10));
+        signalled = true;
+        const exited = server.stop();
+        await Promise.all(loops);
+        assert.equal(await exited, 0);
+        assert.deepEqual(failures, [], `requests reset: ${failures.join(', ')}`);
+        assert.ok(closing > 0, 'no response said Connection: close while draining');
+      } finally {
+        agent.destroy();
+        server.dispose();
+      }
+    });
   });
-});
+}

@@ -21,7 +21,7 @@ import {
 } from '../../../server/src/indexer/build-index.js';
 import { IndexBuildPool } from '../../../server/src/indexer/build-index-pool.js';
 import { DirectorySource } from '../../../server/src/source/directory.js';
-import { FIXTURES, tempDir, testServer } from '../helpers.js';
+import { DIALECTS, FIXTURES, tempDir, testServerOn } from '../helpers.js';
 
 /** A snapshot over files held in memory (what a source hands the indexer). */
 function memorySnapshot(files: Map<string, Buffer>): Snapshot & { reads: number } {
@@ -211,39 +211,41 @@ describe('index building in worker threads', () => {
     }
   });
 
-  it('a sync whose worker runs out of memory is a failed sync; the server answers and the next sync succeeds', async () => {
-    const pool = new IndexBuildPool({ size: 1, maxHeapMb: 32 });
-    const server = testServer({ indexPool: pool });
-    const dir = tempDir('dm-index-oom-sync-');
-    try {
-      for (let v = 0; v < 4; v++) hostileSchema(join(dir, 'bomb', `v1.${v}`));
-      const row = await server.service.add({ source: dir, name: 'local.dm/local/bomb' });
-      const failed = await server.service.sync(row.id, 'manual');
-      assert.equal(failed.status, 'failed');
-      assert.equal(failed.error?.code, 'INDEX_BUILD_FAILED');
-      const info = await server.app.request(`/api/v1/registries/${row.id}`, {
-        headers: { authorization: 'Bearer test-admin-token' },
-      });
-      assert.equal(info.status, 200);
-      const body = (await info.json()) as { sync: { status: string; error: string } };
-      assert.equal(body.sync.status, 'failed');
-      assert.match(body.sync.error, /^INDEX_BUILD_FAILED: /);
+  for (const dialect of DIALECTS) {
+    it(`a sync whose worker runs out of memory is a failed sync; the server answers and the next sync succeeds (${dialect})`, async () => {
+      const pool = new IndexBuildPool({ size: 1, maxHeapMb: 32 });
+      const server = await testServerOn(dialect, { indexPool: pool });
+      const dir = tempDir('dm-index-oom-sync-');
+      try {
+        for (let v = 0; v < 4; v++) hostileSchema(join(dir, 'bomb', `v1.${v}`));
+        const row = await server.service.add({ source: dir, name: 'local.dm/local/bomb' });
+        const failed = await server.service.sync(row.id, 'manual');
+        assert.equal(failed.status, 'failed');
+        assert.equal(failed.error?.code, 'INDEX_BUILD_FAILED');
+        const info = await server.app.request(`/api/v1/registries/${row.id}`, {
+          headers: { authorization: 'Bearer test-admin-token' },
+        });
+        assert.equal(info.status, 200);
+        const body = (await info.json()) as { sync: { status: string; error: string } };
+        assert.equal(body.sync.status, 'failed');
+        assert.match(body.sync.error, /^INDEX_BUILD_FAILED: /);
 
-      for (let v = 0; v < 4; v++) {
-        writeFileSync(
-          join(dir, 'bomb', `v1.${v}`, 'bomb.jinja.schema'),
-          'properties:\n  size:\n    type: integer\n',
-        );
+        for (let v = 0; v < 4; v++) {
+          writeFileSync(
+            join(dir, 'bomb', `v1.${v}`, 'bomb.jinja.schema'),
+            'properties:\n  size:\n    type: integer\n',
+          );
+        }
+        const ok = await server.service.sync(row.id, 'manual');
+        assert.equal(ok.status, 'succeeded', JSON.stringify(ok.error));
+        assert.equal(ok.versionCount, 4);
+        const resolved = await server.app.request('/api/v1/resolve?ref=local.dm/local/bomb/bomb:v1');
+        assert.equal(resolved.status, 200, await resolved.clone().text());
+      } finally {
+        await server.close();
+        await pool.close();
+        rmSync(dir, { recursive: true, force: true });
       }
-      const ok = await server.service.sync(row.id, 'manual');
-      assert.equal(ok.status, 'succeeded', JSON.stringify(ok.error));
-      assert.equal(ok.versionCount, 4);
-      const resolved = await server.app.request('/api/v1/resolve?ref=local.dm/local/bomb/bomb:v1');
-      assert.equal(resolved.status, 200, await resolved.clone().text());
-    } finally {
-      await server.close();
-      await pool.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    });
+  }
 });

@@ -1,11 +1,13 @@
 /**
- * A real `dm-registry start` process for the hostile tests: its own temporary database, the port
- * it chose, its log, and a way to stop it (SIGTERM, then its exit code).
+ * A real `dm-registry start` process for the hostile tests: its own temporary database (an SQLite
+ * file in its directory, or with `dialect: 'postgres'` a new database of this test process's
+ * private cluster, test/server/helpers.ts), the port it chose, its log, and a way to stop it
+ * (SIGTERM, then its exit code).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '../helpers.js';
+import { type Dialect, databaseOn, tempDir } from '../helpers.js';
 
 export const BIN = join(process.cwd(), 'bin', 'dm-registry.js');
 export const ADMIN = 'hostile-admin-token';
@@ -13,6 +15,8 @@ export const ADMIN = 'hostile-admin-token';
 export interface RegistryProcess {
   child: ChildProcessWithoutNullStreams;
   dir: string;
+  /** The `--db` it runs on (pass it again to restart on the same database). */
+  db: string;
   url: string;
   /** Everything the process wrote so far (stdout and stderr). */
   log(): string;
@@ -32,21 +36,26 @@ export async function startRegistry(
     nodeArgs?: readonly string[];
     env?: Record<string, string>;
     dir?: string;
-    /** The database (default an SQLite file in `dir`). */
+    /** The database (default: `databaseOn(dialect, dir)`). */
     db?: string;
-    /** The working directory (default this process's). */
+    /** Where the default database is (default SQLite). */
+    dialect?: Dialect;
+    /**
+     * The working directory (default this process's; `dir` with `dialect: 'postgres'`, since a
+     * process on PostgreSQL keeps its own files, such as the git cache, in `./data`).
+     */
     cwd?: string;
   } = {},
 ): Promise<RegistryProcess> {
   const dir = options.dir ?? tempDir('dm-hostile-');
-  const db = options.db ?? `file:${join(dir, 'r.db')}`;
+  const db = options.db ?? (await databaseOn(options.dialect ?? 'sqlite', dir));
   const child = spawn(
     process.execPath,
     [...(options.nodeArgs ?? []), BIN, 'start', '--port', '0', '--db', db, ...args],
     {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, DM_ADMIN_TOKEN: ADMIN, ...options.env },
-      ...(options.cwd ? { cwd: options.cwd } : {}),
+      cwd: options.cwd ?? (options.dialect === 'postgres' ? dir : process.cwd()),
     },
   );
   let log = '';
@@ -71,6 +80,7 @@ export async function startRegistry(
   return {
     child,
     dir,
+    db,
     url: `http://127.0.0.1:${port}`,
     log: () => log,
     exited: () => exit,

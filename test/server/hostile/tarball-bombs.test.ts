@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createGzip } from 'node:zlib';
 import { commitDirectory, startGitHubStandin } from '../../github-standin/standin.js';
-import { FIXTURES, tempDir, testServer } from '../helpers.js';
+import { DIALECTS, FIXTURES, tempDir, testServerOn } from '../helpers.js';
 import { tarOf } from '../tar-fixtures.js';
 import { ADMIN, startRegistry } from './process.js';
 
@@ -50,76 +50,82 @@ async function zeroBomb(top: string, count: number, size: number): Promise<Buffe
   return Buffer.concat(out);
 }
 
-describe('hostile: tarball bombs and silent sources', () => {
-  it('a file over the bound and 31 × 32 MiB of zeros fail their syncs promptly; the server keeps serving', async () => {
-    const dir = tempDir('dm-hostile-tar-');
-    // Templates the fresh server has never seen: the sync needs the tarball (more than 2 new blobs).
-    const gitDir = join(dir, 'repo');
-    commitDirectory(FIXTURES, gitDir);
-    const overFile = await zeroBomb('acme-big-0000000', 1, 33 * MiB);
-    const zerosBomb = await zeroBomb('acme-zeros-0000000', 31, 32 * MiB);
-    assert.ok(zerosBomb.length < 2 * MiB, `bomb is ${zerosBomb.length} bytes`);
-    const standin = await startGitHubStandin({
-      repos: {
-        'acme/big': { gitDir, tarball: overFile },
-        'acme/zeros': { gitDir, tarball: zerosBomb },
-      },
-    });
-    const server = await startRegistry([], {
-      env: { GITHUB_API_URL: standin.url },
-      nodeArgs: ['--max-old-space-size=256'],
-    });
-    try {
-      for (const repo of ['acme/big', 'acme/zeros']) {
-        const added = await fetch(`${server.url}/api/v1/registries`, {
-          method: 'POST',
-          headers: auth,
-          body: JSON.stringify({ source: `github.com/${repo}` }),
-        });
-        assert.equal(added.status, 201);
-        const { id } = (await added.json()) as { id: number };
-        // Waits for the initial sync and one more: both answer, failed, ARCHIVE_TOO_LARGE.
-        const res = await fetch(`${server.url}/api/v1/registries/${id}/sync`, {
-          method: 'POST',
-          headers: auth,
-        });
-        assert.equal(res.status, 200);
-        const outcome = (await res.json()) as { status: string; error?: { code: string } };
-        assert.equal(outcome.status, 'failed', repo);
-        assert.equal(outcome.error?.code, 'ARCHIVE_TOO_LARGE', repo);
+for (const dialect of DIALECTS) {
+  describe(`hostile: tarball bombs and silent sources (${dialect})`, () => {
+    it('a file over the bound and 31 × 32 MiB of zeros fail their syncs promptly; the server keeps serving', async () => {
+      const dir = tempDir('dm-hostile-tar-');
+      // Templates the fresh server has never seen: the sync needs the tarball (more than 2 new blobs).
+      const gitDir = join(dir, 'repo');
+      commitDirectory(FIXTURES, gitDir);
+      const overFile = await zeroBomb('acme-big-0000000', 1, 33 * MiB);
+      const zerosBomb = await zeroBomb('acme-zeros-0000000', 31, 32 * MiB);
+      assert.ok(zerosBomb.length < 2 * MiB, `bomb is ${zerosBomb.length} bytes`);
+      const standin = await startGitHubStandin({
+        repos: {
+          'acme/big': { gitDir, tarball: overFile },
+          'acme/zeros': { gitDir, tarball: zerosBomb },
+        },
+      });
+      const server = await startRegistry([], {
+        env: { GITHUB_API_URL: standin.url },
+        nodeArgs: ['--max-old-space-size=256'],
+        dialect,
+      });
+      try {
+        for (const repo of ['acme/big', 'acme/zeros']) {
+          const added = await fetch(`${server.url}/api/v1/registries`, {
+            method: 'POST',
+            headers: auth,
+            body: JSON.stringify({ source: `github.com/${repo}` }),
+          });
+          assert.equal(added.status, 201);
+          const { id } = (await added.json()) as { id: number };
+          // Waits for the initial sync and one more: both answer, failed, ARCHIVE_TOO_LARGE.
+          const res = await fetch(`${server.url}/api/v1/registries/${id}/sync`, {
+            method: 'POST',
+            headers: auth,
+          });
+          assert.equal(res.status, 200);
+          const outcome = (await res.json()) as { status: string; error?: { code: string } };
+          assert.equal(outcome.status, 'failed', repo);
+          assert.equal(outcome.error?.code, 'ARCHIVE_TOO_LARGE', repo);
+        }
+        const ok = await fetch(`${server.url}/healthz`);
+        assert.equal(ok.status, 200);
+        assert.equal(server.exited(), undefined, server.log());
+        assert.equal(await server.stop(), 0);
+      } finally {
+        server.dispose();
+        await standin.close();
+        rmSync(dir, { recursive: true, force: true });
       }
-      const ok = await fetch(`${server.url}/healthz`);
-      assert.equal(ok.status, 200);
-      assert.equal(server.exited(), undefined, server.log());
-      assert.equal(await server.stop(), 0);
-    } finally {
-      server.dispose();
-      await standin.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it('a source that never answers fails the sync at its deadline and the registry syncs again', async () => {
-    const sockets: Socket[] = [];
-    const silent = createServer((socket) => {
-      sockets.push(socket);
     });
-    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-    const port = (silent.address() as { port: number }).port;
-    const s = testServer({ githubApiUrl: `http://127.0.0.1:${port}`, syncDeadlineMs: 300 });
-    try {
-      const row = await s.service.add({ source: 'github.com/acme/silent' });
-      const first = await s.service.sync(row.id, 'manual');
-      assert.equal(first.status, 'failed');
-      assert.equal(first.error?.code, 'SYNC_TIMEOUT');
-      assert.equal(s.service.queue.isRunning(row.id), false);
-      const second = await s.service.sync(row.id, 'manual');
-      assert.equal(second.error?.code, 'SYNC_TIMEOUT');
-      assert.ok(second.syncId !== null && first.syncId !== null && second.syncId > first.syncId);
-    } finally {
-      await s.close();
-      for (const socket of sockets) socket.destroy();
-      silent.close();
-    }
+
+    it('a source that never answers fails the sync at its deadline and the registry syncs again', async () => {
+      const sockets: Socket[] = [];
+      const silent = createServer((socket) => {
+        sockets.push(socket);
+      });
+      await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+      const port = (silent.address() as { port: number }).port;
+      const s = await testServerOn(dialect, {
+        githubApiUrl: `http://127.0.0.1:${port}`,
+        syncDeadlineMs: 300,
+      });
+      try {
+        const row = await s.service.add({ source: 'github.com/acme/silent' });
+        const first = await s.service.sync(row.id, 'manual');
+        assert.equal(first.status, 'failed');
+        assert.equal(first.error?.code, 'SYNC_TIMEOUT');
+        assert.equal(s.service.queue.isRunning(row.id), false);
+        const second = await s.service.sync(row.id, 'manual');
+        assert.equal(second.error?.code, 'SYNC_TIMEOUT');
+        assert.ok(second.syncId !== null && first.syncId !== null && second.syncId > first.syncId);
+      } finally {
+        await s.close();
+        for (const socket of sockets) socket.destroy();
+        silent.close();
+      }
+    });
   });
-});
+}

@@ -7,61 +7,58 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { startGitHubStandin } from '../../github-standin/standin.js';
-import { testServer } from '../helpers.js';
+import { DIALECTS, testServerOn } from '../helpers.js';
 
-describe('hostile: webhook', () => {
-  it('replays, malformed signed bodies and large unsigned bodies', async () => {
-    const standin = await startGitHubStandin({ repos: {} });
-    const s = testServer({ githubApiUrl: standin.url });
-    try {
-      const row = await s.service.add({ source: 'github.com/acme/hooked', webhookSecret: 'hook-secret' });
-      const sign = (body: string) =>
-        `sha256=${createHmac('sha256', 'hook-secret').update(body).digest('hex')}`;
-      const send = (body: string, signature: string, delivery?: string) =>
-        s.app.request('/api/v1/webhooks/github', {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'x-github-event': 'push',
-            'x-hub-signature-256': signature,
-            ...(delivery ? { 'x-github-delivery': delivery } : {}),
-          },
-          body,
+for (const dialect of DIALECTS) {
+  describe(`hostile: webhook (${dialect})`, () => {
+    it('replays, malformed signed bodies and large unsigned bodies', async () => {
+      const standin = await startGitHubStandin({ repos: {} });
+      const s = await testServerOn(dialect, { githubApiUrl: standin.url });
+      try {
+        const row = await s.service.add({ source: 'github.com/acme/hooked', webhookSecret: 'hook-secret' });
+        const sign = (body: string) =>
+          `sha256=${createHmac('sha256', 'hook-secret').update(body).digest('hex')}`;
+        const send = (body: string, signature: string, delivery?: string) =>
+          s.app.request('/api/v1/webhooks/github', {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'x-github-event': 'push',
+              'x-hub-signature-256': signature,
+              ...(delivery ? { 'x-github-delivery': delivery } : {}),
+            },
+            body,
+          });
+        const syncCount = async () => (await s.service.data.reads.syncs(row.id)).length;
+        const push = JSON.stringify({
+          ref: 'refs/heads/main',
+          repository: { full_name: 'acme/hooked', default_branch: 'main' },
         });
-      const syncCount = () =>
-        (
-          s.store.sqlite.prepare('SELECT count(*) AS n FROM syncs WHERE registry_id = ?').get(row.id) as {
-            n: number;
-          }
-        ).n;
-      const push = JSON.stringify({
-        ref: 'refs/heads/main',
-        repository: { full_name: 'acme/hooked', default_branch: 'main' },
-      });
-      const first = await send(push, sign(push), 'delivery-1');
-      assert.equal(first.status, 202);
-      await s.service.queue.idle();
-      const after = syncCount();
-      assert.equal(after, 1);
-      for (let i = 0; i < 3; i++) {
-        const again = await send(push, sign(push), 'delivery-1');
-        assert.equal(again.status, 200);
-        assert.equal(((await again.json()) as { duplicate?: string }).duplicate, 'delivery-1');
+        const first = await send(push, sign(push), 'delivery-1');
+        assert.equal(first.status, 202);
+        await s.service.queue.idle();
+        const after = await syncCount();
+        assert.equal(after, 1);
+        for (let i = 0; i < 3; i++) {
+          const again = await send(push, sign(push), 'delivery-1');
+          assert.equal(again.status, 200);
+          assert.equal(((await again.json()) as { duplicate?: string }).duplicate, 'delivery-1');
+        }
+        await s.service.queue.idle();
+        assert.equal(await syncCount(), after);
+        for (const body of ['null', '{"repository":{"full_name":42}}', '[]', '{"repository":null}']) {
+          const res = await send(body, sign(body), `d-${body}`);
+          assert.equal(res.status, 400, body);
+          assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'INVALID_JSON');
+        }
+        // Unsigned or wrongly signed: 401 before the body is parsed (it is not even JSON here).
+        const junk = `{${'x'.repeat(2 * 1024 * 1024)}`;
+        assert.equal((await send(junk, '')).status, 401);
+        assert.equal((await send(junk, sign('other'))).status, 401);
+      } finally {
+        await s.close();
+        await standin.close();
       }
-      await s.service.queue.idle();
-      assert.equal(syncCount(), after);
-      for (const body of ['null', '{"repository":{"full_name":42}}', '[]', '{"repository":null}']) {
-        const res = await send(body, sign(body), `d-${body}`);
-        assert.equal(res.status, 400, body);
-        assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'INVALID_JSON');
-      }
-      // Unsigned or wrongly signed: 401 before the body is parsed (it is not even JSON here).
-      const junk = `{${'x'.repeat(2 * 1024 * 1024)}`;
-      assert.equal((await send(junk, '')).status, 401);
-      assert.equal((await send(junk, sign('other'))).status, 401);
-    } finally {
-      await s.close();
-      await standin.close();
-    }
+    });
   });
-});
+}
