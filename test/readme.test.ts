@@ -7,9 +7,9 @@
  * "Running dm-registry for an organisation" run the same way against the stand-in and an
  * organisation's server as the README describes it, on PostgreSQL: a dm-registry on a database of
  * this process's private cluster (its URL for `https://registry.acme.example`, its admin token as
- * `$ADMIN`, its database as `DM_REGISTRY_DB` for `dm-registry token create`), and the token that
- * command prints then reads acme's registry on that server; where PostgreSQL is not installed, the
- * tour's own server (SQLite) stands in. `npm install && npm start` and `npm test` are what runs
+ * `$ADMIN`, its database for the `DM_REGISTRY_DB=postgres://…` the README gives `dm-registry token
+ * create`), and the token that command prints then reads acme's registry on that server; where
+ * PostgreSQL is not installed, the tour's own server (SQLite) stands in. `npm install && npm start` and `npm test` are what runs
  * this file.
  *
  * `npx dm` is a bash function that runs this checkout's bin/dm.js: npx itself would resolve the same
@@ -143,6 +143,12 @@ function runBash(script: string, cwd: string, env: Record<string, string>): Prom
 
 /** The admin token of the registry this test starts, as the README's `$ADMIN`. */
 const ADMIN = 'readme-admin-token';
+/**
+ * The organisation's database as the README names it: the database of the server this test
+ * starts (where PostgreSQL is installed; else a fresh SQLite file), so `dm-registry token create`
+ * writes where that server reads only because the README's line says where.
+ */
+const ACME_DATABASE = 'postgres://dm@db.acme.example/registry';
 
 describe('README tour', () => {
   let registry: RunningRegistry;
@@ -219,10 +225,13 @@ describe('README tour', () => {
     try {
       const { failures, out } = await runSession(
         commands,
-        (c) => c.replaceAll('https://registry.acme.example', org.url),
+        (c) =>
+          c
+            .replaceAll('https://registry.acme.example', org.url)
+            .replaceAll(ACME_DATABASE, db ?? `file:${join(session, 'registry.db')}`),
         work,
         session,
-        { KUBECONFIG: standin.writeKubeconfig(session), ADMIN, ...(db ? { DM_REGISTRY_DB: db } : {}) },
+        { KUBECONFIG: standin.writeKubeconfig(session), ADMIN },
       );
       assert.deepEqual(failures, []);
       assert.match(
@@ -232,7 +241,7 @@ describe('README tour', () => {
         /acme-registry/,
       );
       assert.match(out('curl'), /"organisation":"acme"/);
-      const token = out('dm-registry token create').trim();
+      const token = out(`DM_REGISTRY_DB=${ACME_DATABASE} dm-registry token create`).trim();
       assert.match(token, /^dmr_\S+$/);
       if (db) {
         // The token was written to the server's database: the running server takes it (its token

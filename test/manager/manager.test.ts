@@ -10,14 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createManagerToken, managerPaths } from '../../server/src/manager/manager-tokens.js';
 import { type KubeStandin, startKubeStandin } from '../kube-standin/server.js';
-import {
-  ADMIN_TOKEN,
-  DIALECTS,
-  type DialectTestServer,
-  tempDir,
-  testServer,
-  testServerOn,
-} from '../server/helpers.js';
+import { ADMIN_TOKEN, DIALECTS, type DialectTestServer, tempDir, testServerOn } from '../server/helpers.js';
 import { APP, APP_WITHOUT_EXTRA } from './fixtures.js';
 
 type Json = Record<string, unknown>;
@@ -312,15 +305,16 @@ for (const dialect of DIALECTS)
     });
   });
 
-describe('Deployment Manager not configured', () => {
-  it('answers its paths with MANAGER_NOT_CONFIGURED', async () => {
-    const s = testServer();
-    try {
-      const r = await s.app.request('/api/v1/deployments');
-      assert.equal(r.status, 404);
-      assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'MANAGER_NOT_CONFIGURED');
-    } finally {
-      await s.close();
-    }
+for (const dialect of DIALECTS)
+  describe(`Deployment Manager not configured (${dialect})`, () => {
+    it('answers its paths with MANAGER_NOT_CONFIGURED', async () => {
+      const s = await testServerOn(dialect);
+      try {
+        const r = await s.app.request('/api/v1/deployments');
+        assert.equal(r.status, 404);
+        assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'MANAGER_NOT_CONFIGURED');
+      } finally {
+        await s.close();
+      }
+    });
   });
-});

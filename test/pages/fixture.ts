@@ -79,7 +79,10 @@ function privateRegistry(): string {
   return root;
 }
 
-/** The pages' server on `dialect`; on SQLite its store is the SQLite one (testServer()). */
+/**
+ * The pages' server on `dialect` (testServerOn()); typed with its SQLite store on SQLite, which
+ * store-dialects.test.ts reads directly beside a PostgreSQL copy.
+ */
 export async function pagesServer(dialect: 'sqlite'): Promise<TestServer>;
 export async function pagesServer(dialect: Dialect): Promise<DialectTestServer>;
 export async function pagesServer(dialect: Dialect): Promise<DialectTestServer> {
