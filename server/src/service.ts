@@ -573,6 +573,27 @@ export class RegistryService {
     }
   }
 
+  /**
+   * Revalidates the versions a mirror holds of a registry it only pulls through (source type
+   * `upstream`, no interval): one sync of the registry, limited to what it holds, which takes the
+   * upstream's acceptances, quarantines, reverts and removals the way an eager mirror's sync does
+   * (docs/mirroring.md). Skipped for other registries, while the upstream is known down, and when
+   * the registry was synced within the upstream TTL (by another replica, say). Never throws.
+   */
+  async revalidateHeld(name: string): Promise<void> {
+    if (this.stopping || !this.mirror) return;
+    try {
+      const row = await this.data.registries.byName(name);
+      if (row?.sourceType !== 'upstream' || row.intervalSeconds !== null) return;
+      if (this.mirror.upstreamFor(row.source)?.isOpen() !== false) return;
+      if (row.lastSyncAt !== null && this.clock() - row.lastSyncAt < this.mirror.ttlMs) return;
+      if (this.queue.isRunning(row.id)) return;
+      await this.sync(row.id, 'revalidate');
+    } catch (error) {
+      this.log('error', 'revalidating held versions failed', { registry: name, error: String(error) });
+    }
+  }
+
   /** The incremental source of a registry mirrored from an upstream (docs/mirroring.md). */
   private mirroredSource(row: RegistryRow): IncrementalSource {
     const mirror = this.mirror;
@@ -591,6 +612,8 @@ export class RegistryService {
       registry: { id: row.id, name: row.name, visibility: row.visibility },
       upstream,
       pullThrough: mirror.pullThrough,
+      // A registry created by pull-through has no interval: only what it holds is revalidated.
+      heldOnly: row.intervalSeconds === null,
       onQuarantined: (q) => target.upstreamQuarantined?.(q),
       onReverted: (count) => {
         this.catalog.invalidate();
