@@ -15,7 +15,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseRecord } from '../../client/src/integrity/index.js';
 import { type RunningRegistry, startRegistry } from '../support/registry-server.js';
@@ -436,6 +436,30 @@ for (const dialect of DIALECTS) {
         headers: admin,
       });
       assert.equal(status.body.quarantined, undefined);
+    });
+
+    it('a pull-through mirror flags a pinned version the upstream no longer serves, and keeps serving it', async () => {
+      const { pin, firstDigest, file } = await holdPin(pinned, 'configmap', 'v1.0.1', 'configmap.jinja');
+      rmSync(dirname(file), { recursive: true });
+      assert.equal((await sync(origin)).status, 'succeeded');
+      assert.equal((await resolve(origin, pin)).status, 404, 'gone at the origin');
+      await resolveUntil(
+        pinned,
+        pin,
+        (r) => r.removedUpstream === true,
+        (r) => assert.equal(r.digest, firstDigest),
+        'flagged removed upstream',
+      );
+      const info = await json<{ upstream?: { removedUpstream: number } }>(
+        `${pinned.url}/api/v1/registries/${NAME}`,
+        { headers: admin },
+      );
+      assert.equal(info.body.upstream?.removedUpstream, 1, JSON.stringify(info.body.upstream));
+      const archive = await fetch(
+        `${pinned.url}/api/v1/templates/${NAME}/configmap/versions/v1.0.1/archive.tar.gz`,
+      );
+      assert.equal(archive.status, 200);
+      await archive.arrayBuffer();
     });
 
     it('a pull-through mirror never serves a pinned version with bytes the upstream changed without an acceptance', async () => {
