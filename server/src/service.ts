@@ -300,11 +300,7 @@ export class RegistryService {
       source: spec.location,
       branch: input.branch ?? spec.branch,
       path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
-      // A mirrored registry is synced on its interval; by default as often as floating
-      // references are revalidated (--upstream-ttl, at least a minute).
-      intervalSeconds:
-        input.interval ??
-        (spec.type === 'upstream' ? Math.max(60, Math.round((this.mirror?.ttlMs ?? 300_000) / 1000)) : null),
+      intervalSeconds: input.interval ?? (spec.type === 'upstream' ? this.mirrorInterval() : null),
       visibility,
       organisation,
       credential: input.credential ?? null,
@@ -319,7 +315,8 @@ export class RegistryService {
   /**
    * Adds a registry, or points the registry of the same name at the source given (`dm-registry
    * start --index`): the source is parsed and the name checked as `add` does, a changed source
-   * forgets its conditional-request ETag, and the caches are dropped.
+   * forgets its conditional-request ETag, a registry only pulled through so far becomes mirrored
+   * whole (an interval, the ETag forgotten), and the caches are dropped.
    */
   async addOrUpdate(input: AddRegistryInput): Promise<RegistryRow> {
     const spec = parseSourceSpec(input.source, this.sourceOptions());
@@ -333,11 +330,28 @@ export class RegistryService {
       path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
     };
     const changed = (Object.keys(source) as (keyof typeof source)[]).some((k) => source[k] !== existing[k]);
-    if (!changed) return existing;
-    const row = await this.data.registries.updateSource(existing.id, source);
+    // A registry so far only pulled through, now to be mirrored whole: it gets an eager mirror's
+    // interval, and its version list's ETag (of a revalidation of what it held) is forgotten.
+    const eager = spec.type === 'upstream' && existing.intervalSeconds === null;
+    if (!changed && !eager) return existing;
+    const row = await this.data.registries.updateSource(existing.id, {
+      ...source,
+      ...(eager ? { intervalSeconds: input.interval ?? this.mirrorInterval() } : {}),
+    });
     this.catalog.invalidate();
-    this.log('info', 'registry source changed', { registry: name, source: spec.type });
+    this.log('info', changed ? 'registry source changed' : 'registry mirrored whole from now on', {
+      registry: name,
+      source: spec.type,
+    });
     return row ?? existing;
+  }
+
+  /**
+   * The default interval of a registry mirrored whole: as often as floating references are
+   * revalidated (--upstream-ttl, at least a minute).
+   */
+  private mirrorInterval(): number {
+    return Math.max(60, Math.round((this.mirror?.ttlMs ?? 300_000) / 1000));
   }
 
   async remove(id: number): Promise<void> {

@@ -20,7 +20,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseRecord } from '../../client/src/integrity/index.js';
 import { type RunningRegistry, startRegistry } from '../support/registry-server.js';
 import { repoRoot } from '../support/run-cli.js';
-import { DIALECTS, dbArgs } from './dialect.js';
+import { DIALECTS, dbArgs, postgresDatabase } from './dialect.js';
 
 const NAME = 'github.com/dm-samples/templates';
 const PIN = `${NAME}/redis:=v1.1`;
@@ -168,6 +168,7 @@ for (const dialect of DIALECTS) {
     let verifying: RunningRegistry;
     let misled: RunningRegistry;
     let pinned: RunningRegistry;
+    let pinnedDb: string;
     let eagerHook: Hook;
     let pullingHook: Hook;
     let pinnedHook: Hook;
@@ -199,15 +200,13 @@ for (const dialect of DIALECTS) {
       ]);
       [eagerHook, pullingHook, pinnedHook] = await Promise.all([hook(), hook(), hook()]);
       // A pull-through mirror that revalidates what it holds every second.
-      pinned = await startRegistry([], env, [
-        '--upstream',
-        origin.url,
-        '--upstream-ttl',
-        '1',
-        '--notify-url',
-        pinnedHook.url,
-        ...(await dbArgs(dialect)),
-      ]);
+      pinnedDb = dialect === 'sqlite' ? join(dir, `pinned-${dialect}.db`) : await postgresDatabase();
+      pinned = await startRegistry(
+        [],
+        env,
+        ['--upstream', origin.url, '--upstream-ttl', '1', '--notify-url', pinnedHook.url],
+        { db: pinnedDb },
+      );
       [eager, pulling] = await Promise.all([
         startRegistry([`${origin.url}/${NAME}`], env, [
           '--upstream',
@@ -525,6 +524,25 @@ for (const dialect of DIALECTS) {
         'still served',
       );
       assert.equal((await logRecord(pinned, 'configmap', 'v1')).digest, firstDigest);
+    });
+
+    it('--index <upstream>/<name> makes a registry so far only pulled through a whole mirror', async () => {
+      await pinned.stop();
+      pinned = await startRegistry([`${origin.url}/${NAME}`], env, ['--upstream', origin.url], {
+        db: pinnedDb,
+      });
+      // The start sync runs in the background: this one queues behind it.
+      assert.match((await sync(pinned)).status, /^(succeeded|unchanged)$/);
+      interface Info {
+        interval: number | null;
+        counts: { versions: number };
+      }
+      const mirrored = await json<Info>(`${pinned.url}/api/v1/registries/${NAME}`, { headers: admin });
+      const upstream = await json<Info>(`${origin.url}/api/v1/registries/${NAME}`, { headers: admin });
+      assert.ok(mirrored.body.interval !== null && mirrored.body.interval >= 60, 'synced on an interval');
+      assert.ok(upstream.body.counts.versions > 20);
+      // Every version of the origin, and the one removed there (still served).
+      assert.equal(mirrored.body.counts.versions, upstream.body.counts.versions + 1);
     });
   });
 }
