@@ -49,8 +49,8 @@ export interface MirrorOptions {
   /**
    * The versions this mirror holds of `registry` were answered from its store and the upstream's
    * version list was not asked about them for `ttlMs`: revalidate their quarantine and acceptance
-   * state (docs/mirroring.md, "The upstream's checksum log and quarantine"). Called in the
-   * background, at most once per `ttlMs` per registry; must not throw.
+   * state (docs/mirroring.md, "Versions held"). Called in the background, at most once per
+   * `ttlMs` per registry; must not throw.
    */
   revalidateHeld?(registry: string): void;
 }
@@ -253,8 +253,9 @@ export class Mirror {
 
   /**
    * Asks for the revalidation of the held versions of `registry` (spelt as the stored answer
-   * `body` names it, when given), when the last one is older than the TTL (docs/mirroring.md). The answer
-   * never waits for it, and nothing is asked while every upstream is known down.
+   * `body` names it, when given) when the last one is older than the TTL (docs/mirroring.md,
+   * "Versions held"). The answer never waits for it; nothing is asked while every upstream is
+   * known down.
    */
   private heldDue(registry: string, body?: string): void {
     const hook = this.options.revalidateHeld;
