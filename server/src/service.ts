@@ -300,11 +300,7 @@ export class RegistryService {
       source: spec.location,
       branch: input.branch ?? spec.branch,
       path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
-      // A mirrored registry is synced on its interval; by default as often as floating
-      // references are revalidated (--upstream-ttl, at least a minute).
-      intervalSeconds:
-        input.interval ??
-        (spec.type === 'upstream' ? Math.max(60, Math.round((this.mirror?.ttlMs ?? 300_000) / 1000)) : null),
+      intervalSeconds: input.interval ?? (spec.type === 'upstream' ? this.mirrorInterval() : null),
       visibility,
       organisation,
       credential: input.credential ?? null,
@@ -319,7 +315,8 @@ export class RegistryService {
   /**
    * Adds a registry, or points the registry of the same name at the source given (`dm-registry
    * start --index`): the source is parsed and the name checked as `add` does, a changed source
-   * forgets its conditional-request ETag, and the caches are dropped.
+   * forgets its conditional-request ETag, a registry only pulled through so far becomes mirrored
+   * whole (an interval, the ETag forgotten), and the caches are dropped.
    */
   async addOrUpdate(input: AddRegistryInput): Promise<RegistryRow> {
     const spec = parseSourceSpec(input.source, this.sourceOptions());
@@ -333,11 +330,28 @@ export class RegistryService {
       path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
     };
     const changed = (Object.keys(source) as (keyof typeof source)[]).some((k) => source[k] !== existing[k]);
-    if (!changed) return existing;
-    const row = await this.data.registries.updateSource(existing.id, source);
+    // A registry so far only pulled through, now to be mirrored whole: it gets an eager mirror's
+    // interval, and its version list's ETag (of a revalidation of what it held) is forgotten.
+    const eager = spec.type === 'upstream' && existing.intervalSeconds === null;
+    if (!changed && !eager) return existing;
+    const row = await this.data.registries.updateSource(existing.id, {
+      ...source,
+      ...(eager ? { intervalSeconds: input.interval ?? this.mirrorInterval() } : {}),
+    });
     this.catalog.invalidate();
-    this.log('info', 'registry source changed', { registry: name, source: spec.type });
+    this.log('info', changed ? 'registry source changed' : 'registry mirrored whole from now on', {
+      registry: name,
+      source: spec.type,
+    });
     return row ?? existing;
+  }
+
+  /**
+   * The default interval of a registry mirrored whole: as often as floating references are
+   * revalidated (--upstream-ttl, at least a minute).
+   */
+  private mirrorInterval(): number {
+    return Math.max(60, Math.round((this.mirror?.ttlMs ?? 300_000) / 1000));
   }
 
   async remove(id: number): Promise<void> {
@@ -583,6 +597,27 @@ export class RegistryService {
     }
   }
 
+  /**
+   * Revalidates the versions a mirror holds of a registry it only pulls through (source type
+   * `upstream`, no interval): one sync of the registry, limited to what it holds, which takes the
+   * upstream's acceptances, quarantines, reverts and removals the way an eager mirror's sync does
+   * (docs/mirroring.md). Skipped for other registries, while the upstream is known down, and when
+   * the registry was synced within the upstream TTL (by another replica, say). Never throws.
+   */
+  async revalidateHeld(name: string): Promise<void> {
+    if (this.stopping || !this.mirror) return;
+    try {
+      const row = await this.data.registries.byName(name);
+      if (row?.sourceType !== 'upstream' || row.intervalSeconds !== null) return;
+      if (this.mirror.upstreamFor(row.source)?.isOpen() !== false) return;
+      if (row.lastSyncAt !== null && this.clock() - row.lastSyncAt < this.mirror.ttlMs) return;
+      if (this.queue.isRunning(row.id)) return;
+      await this.sync(row.id, 'revalidate');
+    } catch (error) {
+      this.log('error', 'revalidating held versions failed', { registry: name, error: String(error) });
+    }
+  }
+
   /** The incremental source of a registry mirrored from an upstream (docs/mirroring.md). */
   private mirroredSource(row: RegistryRow): IncrementalSource {
     const mirror = this.mirror;
@@ -601,6 +636,8 @@ export class RegistryService {
       registry: { id: row.id, name: row.name, visibility: row.visibility },
       upstream,
       pullThrough: mirror.pullThrough,
+      // A registry created by pull-through has no interval: only what it holds is revalidated.
+      heldOnly: row.intervalSeconds === null,
       onQuarantined: (q) => target.upstreamQuarantined?.(q),
       onReverted: (count) => {
         this.catalog.invalidate();

@@ -4,7 +4,10 @@
  * mirror (`--index <upstream>/<name>`) and a pull-through mirror, both with a webhook receiver.
  * When a published version is edited at the origin, the origin quarantines it; the mirrors keep
  * the first-seen bytes, show the version quarantined (resolve answer, registry status) and
- * notify their own webhooks once.
+ * notify their own webhooks once. A pull-through mirror with a short `--upstream-ttl` learns the
+ * quarantine, the acceptance and the revert of versions it holds by exact pin from the upstream's
+ * version list, and never serves other bytes than it stored unless the upstream's log says the
+ * change was accepted.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -12,11 +15,12 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parseRecord } from '../../client/src/integrity/index.js';
 import { type RunningRegistry, startRegistry } from '../support/registry-server.js';
 import { repoRoot } from '../support/run-cli.js';
-import { DIALECTS, dbArgs } from './dialect.js';
+import { DIALECTS, dbArgs, postgresDatabase } from './dialect.js';
 
 const NAME = 'github.com/dm-samples/templates';
 const PIN = `${NAME}/redis:=v1.1`;
@@ -63,6 +67,7 @@ async function json<T>(url: string, init: RequestInit = {}): Promise<{ status: n
 
 interface Resolved {
   digest: string;
+  removedUpstream?: boolean;
   quarantined?: { since: string; newDigest: string; changedFiles: { path: string }[] };
 }
 
@@ -76,6 +81,21 @@ async function sync(server: RunningRegistry): Promise<{ status: string }> {
   });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return r.body;
+}
+
+/** An admin accepts the changed content of a quarantined version on `server` (`template@version`). */
+async function accept(server: RunningRegistry, key: string): Promise<void> {
+  const { id } = (await json<{ id: number }>(`${server.url}/api/v1/registries/${NAME}`, { headers: admin }))
+    .body;
+  const accepted = await json<{ newDigest: string }>(
+    `${server.url}/api/v1/registries/${id}/versions/${key}/accept`,
+    {
+      method: 'POST',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'reviewed' }),
+    },
+  );
+  assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
 }
 
 /** The verifier key of the checksum log signed with `keyFile` (created when missing). */
@@ -99,6 +119,46 @@ async function eventually(check: () => boolean, what: string): Promise<void> {
   assert.ok(check(), what);
 }
 
+/**
+ * Resolves `ref` on `server` until `done` holds of the answer (at most 60 s: a mirror revalidates
+ * in the background, after its TTL); `each` checks every answer on the way.
+ */
+async function resolveUntil(
+  server: RunningRegistry,
+  ref: string,
+  done: (r: Resolved) => boolean,
+  each: (r: Resolved) => void,
+  what: string,
+): Promise<Resolved> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const r = await resolve(server, ref);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    each(r.body);
+    if (done(r.body)) return r.body;
+    assert.ok(Date.now() < deadline, `${what}: still ${JSON.stringify(r.body.quarantined ?? r.body.digest)}`);
+    await new Promise((wait) => setTimeout(wait, 100));
+  }
+}
+
+/** The content of one file of an exact version, as `server` serves it. */
+async function fileOf(server: RunningRegistry, template: string, version: string, path: string) {
+  const res = await fetch(
+    `${server.url}/api/v1/templates/${NAME}/${template}/versions/${version}/files/${path}`,
+  );
+  assert.equal(res.status, 200, `${template}@${version}/${path}`);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+/** The newest record of a version in `server`'s checksum log. */
+async function logRecord(server: RunningRegistry, template: string, version: string) {
+  const r = await json<{ record: string }>(
+    `${server.url}/api/v1/checksums/lookup/${NAME}/${template}@${version}`,
+  );
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return parseRecord(r.body.record);
+}
+
 for (const dialect of DIALECTS) {
   describe(`a mirror of a quarantining upstream on ${dialect}`, () => {
     const registryDir = join(dir, `registry-${dialect}`);
@@ -107,8 +167,11 @@ for (const dialect of DIALECTS) {
     let pulling: RunningRegistry;
     let verifying: RunningRegistry;
     let misled: RunningRegistry;
+    let pinned: RunningRegistry;
+    let pinnedDb: string;
     let eagerHook: Hook;
     let pullingHook: Hook;
+    let pinnedHook: Hook;
 
     before(async () => {
       cpSync(join(repoRoot, 'registry-fixtures'), registryDir, { recursive: true });
@@ -135,7 +198,15 @@ for (const dialect of DIALECTS) {
           ...(await dbArgs(dialect)),
         ]),
       ]);
-      [eagerHook, pullingHook] = await Promise.all([hook(), hook()]);
+      [eagerHook, pullingHook, pinnedHook] = await Promise.all([hook(), hook(), hook()]);
+      // A pull-through mirror that revalidates what it holds every second.
+      pinnedDb = dialect === 'sqlite' ? join(dir, `pinned-${dialect}.db`) : await postgresDatabase();
+      pinned = await startRegistry(
+        [],
+        env,
+        ['--upstream', origin.url, '--upstream-ttl', '1', '--notify-url', pinnedHook.url],
+        { db: pinnedDb },
+      );
       [eager, pulling] = await Promise.all([
         startRegistry([`${origin.url}/${NAME}`], env, [
           '--upstream',
@@ -158,11 +229,24 @@ for (const dialect of DIALECTS) {
       await Promise.all([
         eager?.stop(),
         pulling?.stop(),
+        pinned?.stop(),
+        verifying?.stop(),
+        misled?.stop(),
         origin?.stop(),
         eagerHook?.close(),
         pullingHook?.close(),
+        pinnedHook?.close(),
       ]);
     });
+
+    /** `mirror` pulls an exact version through; what it stored, and the origin's file behind it. */
+    async function holdPin(mirror: RunningRegistry, template: string, version: string, path: string) {
+      const pin = `${NAME}/${template}:=${version}`;
+      const held = await resolve(mirror, pin);
+      assert.equal(held.status, 200, JSON.stringify(held.body));
+      const file = join(registryDir, template, version, path);
+      return { pin, firstDigest: held.body.digest, file, original: readFileSync(file) };
+    }
 
     it('a version quarantined upstream is quarantined on the mirror, which keeps the first bytes and notifies once', async () => {
       assert.match((await sync(eager)).status, /^(succeeded|unchanged)$/);
@@ -240,18 +324,7 @@ for (const dialect of DIALECTS) {
       const before = await resolve(origin);
       const newDigest = before.body.quarantined?.newDigest;
       assert.ok(newDigest);
-      const { id } = (
-        await json<{ id: number }>(`${origin.url}/api/v1/registries/${NAME}`, { headers: admin })
-      ).body;
-      const accepted = await json<{ newDigest: string }>(
-        `${origin.url}/api/v1/registries/${id}/versions/redis@v1.1/accept`,
-        {
-          method: 'POST',
-          headers: { ...admin, 'content-type': 'application/json' },
-          body: JSON.stringify({ reason: 'reviewed' }),
-        },
-      );
-      assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
+      await accept(origin, 'redis@v1.1');
       let served = await resolve(origin);
       for (let i = 0; i < 100 && served.body.digest !== newDigest; i++) {
         await new Promise((r) => setTimeout(r, 100));
@@ -290,6 +363,186 @@ for (const dialect of DIALECTS) {
       assert.equal((await resolve(origin, pin)).body.quarantined, undefined);
       assert.equal((await sync(eager)).status, 'succeeded');
       assert.equal((await resolve(eager, pin)).body.quarantined, undefined, 'closed on the mirror');
+    });
+
+    it('a pull-through mirror learns that a version it holds by exact pin was quarantined, then accepted, upstream', async () => {
+      const { pin, firstDigest, file, original } = await holdPin(pinned, 'redis', 'v1.0.1', 'redis.jinja');
+      const edited = Buffer.from('resources: [] # edited after the mirror pinned it\n');
+      writeFileSync(file, edited);
+      assert.equal((await sync(origin)).status, 'succeeded');
+      const upstream = (await resolve(origin, pin)).body;
+      const newDigest = upstream.quarantined?.newDigest;
+      assert.ok(newDigest, 'the origin quarantined it');
+
+      const quarantined = await resolveUntil(
+        pinned,
+        pin,
+        (r) => r.quarantined !== undefined,
+        (r) => assert.equal(r.digest, firstDigest, 'the first-seen digest while quarantined'),
+        'the upstream quarantine reaches the pinned version',
+      );
+      assert.equal(quarantined.quarantined?.newDigest, newDigest);
+      assert.deepEqual(
+        quarantined.quarantined?.changedFiles.map((f) => f.path),
+        ['redis.jinja'],
+      );
+      assert.ok(
+        (await fileOf(pinned, 'redis', 'v1.0.1', 'redis.jinja')).equals(original),
+        'the stored bytes',
+      );
+      await eventually(() => pinnedHook.received.length === 1, 'the mirror notified its webhook');
+      assert.equal(pinnedHook.received[0]?.version, 'v1.0.1');
+      assert.equal(pinnedHook.received[0]?.newDigest, newDigest);
+
+      await accept(origin, 'redis@v1.0.1');
+      const taken = await resolveUntil(
+        pinned,
+        pin,
+        (r) => r.digest === newDigest,
+        (r) => assert.ok([firstDigest, newDigest].includes(r.digest), r.digest),
+        'the acceptance reaches the pinned version',
+      );
+      assert.equal(taken.quarantined, undefined);
+      assert.ok(
+        (await fileOf(pinned, 'redis', 'v1.0.1', 'redis.jinja')).equals(edited),
+        'the accepted bytes',
+      );
+      // The mirror's own log supersedes the first digest, as an eager mirror's does.
+      const record = await logRecord(pinned, 'redis', 'v1.0.1');
+      assert.deepEqual([record.digest, record.supersedes], [newDigest, firstDigest]);
+      const status = await json<{ quarantined?: unknown[] }>(`${pinned.url}/api/v1/registries/${NAME}`, {
+        headers: admin,
+      });
+      assert.equal(status.body.quarantined, undefined);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(pinnedHook.received.length, 1, 'one notification');
+    });
+
+    it("a pull-through mirror closes its quarantine of a pinned version when the upstream's source goes back", async () => {
+      const { pin, firstDigest, file, original } = await holdPin(pinned, 'hpa', 'v1', 'hpa.jinja');
+      const sameDigest = (r: Resolved) => assert.equal(r.digest, firstDigest, 'always the first-seen digest');
+      writeFileSync(file, 'resources: [] # edited, then reverted\n');
+      assert.equal((await sync(origin)).status, 'succeeded');
+      assert.ok((await resolve(origin, pin)).body.quarantined, 'quarantined at the origin');
+      await resolveUntil(pinned, pin, (r) => r.quarantined !== undefined, sameDigest, 'quarantined here');
+      assert.ok((await fileOf(pinned, 'hpa', 'v1', 'hpa.jinja')).equals(original));
+
+      writeFileSync(file, original);
+      assert.equal((await sync(origin)).status, 'succeeded');
+      assert.equal((await resolve(origin, pin)).body.quarantined, undefined, 'closed at the origin');
+      await resolveUntil(pinned, pin, (r) => r.quarantined === undefined, sameDigest, 'closed here');
+      const status = await json<{ quarantined?: unknown[] }>(`${pinned.url}/api/v1/registries/${NAME}`, {
+        headers: admin,
+      });
+      assert.equal(status.body.quarantined, undefined);
+    });
+
+    it('a pull-through mirror flags a pinned version the upstream no longer serves, and keeps serving it', async () => {
+      const { pin, firstDigest, file } = await holdPin(pinned, 'configmap', 'v1.0.1', 'configmap.jinja');
+      rmSync(dirname(file), { recursive: true });
+      assert.equal((await sync(origin)).status, 'succeeded');
+      assert.equal((await resolve(origin, pin)).status, 404, 'gone at the origin');
+      await resolveUntil(
+        pinned,
+        pin,
+        (r) => r.removedUpstream === true,
+        (r) => assert.equal(r.digest, firstDigest),
+        'flagged removed upstream',
+      );
+      const info = await json<{ upstream?: { removedUpstream: number } }>(
+        `${pinned.url}/api/v1/registries/${NAME}`,
+        { headers: admin },
+      );
+      assert.equal(info.body.upstream?.removedUpstream, 1, JSON.stringify(info.body.upstream));
+      const archive = await fetch(
+        `${pinned.url}/api/v1/templates/${NAME}/configmap/versions/v1.0.1/archive.tar.gz`,
+      );
+      assert.equal(archive.status, 200);
+      await archive.arrayBuffer();
+    });
+
+    it('a pull-through mirror never serves a pinned version with bytes the upstream changed without an acceptance', async () => {
+      const { pin, firstDigest, file, original } = await holdPin(
+        pinned,
+        'configmap',
+        'v1',
+        'configmap.jinja',
+      );
+      const listEtag = async () => {
+        const res = await fetch(`${origin.url}/api/v1/registries/${NAME}/versions`);
+        await res.arrayBuffer();
+        return res.headers.get('etag');
+      };
+      const etagBefore = await listEtag();
+      // The origin is replaced by one with a new database (no first-seen record, no log record
+      // superseding the digest the mirror holds) serving other bytes for the version, at the same URL.
+      const url = origin.url;
+      await origin.stop();
+      writeFileSync(file, 'resources: [] # changed behind the log\n');
+      origin = await startRegistry([registryDir], env, [
+        '--port',
+        new URL(url).port,
+        '--checksum-key',
+        join(dir, `fresh-${dialect}.key`),
+      ]);
+      assert.equal(origin.url, url);
+      assert.notEqual(await listEtag(), etagBefore, "the new origin's version list has another ETag");
+      const upstream = (await resolve(origin, pin)).body;
+      assert.notEqual(upstream.digest, firstDigest);
+      assert.equal(upstream.quarantined, undefined);
+
+      const seen = await resolveUntil(
+        pinned,
+        pin,
+        (r) => r.quarantined?.newDigest === upstream.digest,
+        (r) => assert.equal(r.digest, firstDigest, 'never the digest the upstream changed to'),
+        'the disagreement is quarantined here',
+      );
+      assert.equal(seen.digest, firstDigest);
+      assert.ok(
+        (await fileOf(pinned, 'configmap', 'v1', 'configmap.jinja')).equals(original),
+        'the stored bytes',
+      );
+      const archive = await fetch(
+        `${pinned.url}/api/v1/templates/${NAME}/configmap/versions/v1/archive.tar.gz`,
+      );
+      assert.equal(archive.status, 200);
+      assert.equal(archive.headers.get('cache-status'), 'dm-registry; hit');
+      await archive.arrayBuffer();
+      const info = await json<{ upstream?: { digestMismatches: number } }>(
+        `${pinned.url}/api/v1/registries/${NAME}`,
+        { headers: admin },
+      );
+      assert.ok((info.body.upstream?.digestMismatches ?? 0) >= 1, JSON.stringify(info.body.upstream));
+      // Later revalidations keep it so.
+      await new Promise((r) => setTimeout(r, 1500));
+      await resolveUntil(
+        pinned,
+        pin,
+        () => true,
+        (r) => assert.equal(r.digest, firstDigest),
+        'still served',
+      );
+      assert.equal((await logRecord(pinned, 'configmap', 'v1')).digest, firstDigest);
+    });
+
+    it('--index <upstream>/<name> makes a registry so far only pulled through a whole mirror', async () => {
+      await pinned.stop();
+      pinned = await startRegistry([`${origin.url}/${NAME}`], env, ['--upstream', origin.url], {
+        db: pinnedDb,
+      });
+      // The start sync runs in the background: this one queues behind it.
+      assert.match((await sync(pinned)).status, /^(succeeded|unchanged)$/);
+      interface Info {
+        interval: number | null;
+        counts: { versions: number };
+      }
+      const mirrored = await json<Info>(`${pinned.url}/api/v1/registries/${NAME}`, { headers: admin });
+      const upstream = await json<Info>(`${origin.url}/api/v1/registries/${NAME}`, { headers: admin });
+      assert.ok(mirrored.body.interval !== null && mirrored.body.interval >= 60, 'synced on an interval');
+      assert.ok(upstream.body.counts.versions > 20);
+      // Every version of the origin, and the one removed there (still served).
+      assert.equal(mirrored.body.counts.versions, upstream.body.counts.versions + 1);
     });
   });
 }

@@ -138,6 +138,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       refreshOwn: () => target.refreshOwn(),
       defaultRegistry: () => service.catalog.defaultRegistry,
       onStored: () => undefined,
+      revalidateHeld: (name) => void service.revalidateHeld(name),
       onRemovedUpstream: (key) => {
         target
           .markRemoved(key)

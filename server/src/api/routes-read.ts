@@ -82,11 +82,12 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
   });
 
   // What a mirror syncs from (docs/mirroring.md): revalidated with If-None-Match; the ETag changes
-  // with every index swap or added version (the registry's generation).
+  // with every index swap or added version (the registry's generation), and with the registry's
+  // creation time, so a registry created anew (a new database) never answers an old ETag.
   app.get('/registries/:id{.+}/versions', async (c) => {
     const service = c.get('service');
     const row = await service.find(c.req.param('id'), await accessOf(c));
-    const etag = `"${row.id}.${row.generation}"`;
+    const etag = `"${row.id}.${row.createdAt.toString(36)}.${row.generation}"`;
     c.header('ETag', etag);
     if (row.visibility === 'public') c.header('Cache-Control', 'no-cache');
     else {

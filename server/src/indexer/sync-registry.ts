@@ -27,7 +27,11 @@ import type { IndexBuildPool } from './build-index-pool.js';
 /** Sync history kept per registry. */
 export const KEEP_SYNCS = 100;
 
-export type SyncTrigger = 'start' | 'schedule' | 'manual' | 'webhook' | 'cli';
+/**
+ * What started a sync; `revalidate`: a mirror revalidating the versions it holds of a registry it
+ * only pulls through (docs/mirroring.md).
+ */
+export type SyncTrigger = 'start' | 'schedule' | 'manual' | 'webhook' | 'cli' | 'revalidate';
 
 export interface SyncOutcome {
   /** The sync's row in the history; null when the registry was gone before the sync began. */

@@ -46,6 +46,13 @@ export interface MirrorOptions {
   onStored(registry: string): void;
   /** A stored version the upstream no longer serves (a floating reference to it went not-found). */
   onRemovedUpstream?(key: { registry: string; collection: string; template: string; version: string }): void;
+  /**
+   * The versions this mirror holds of `registry` were answered from its store and the upstream's
+   * version list was not asked about them for `ttlMs`: revalidate their quarantine and acceptance
+   * state (docs/mirroring.md, "Versions held"). Called in the background, at most once per
+   * `ttlMs` per registry; must not throw.
+   */
+  revalidateHeld?(registry: string): void;
 }
 
 const BATCH_CONCURRENCY = 8;
@@ -56,6 +63,8 @@ export class Mirror {
   private readonly checked: LRUCache<string, { at: number; revalidate?: Revalidation | undefined }>;
   /** When an upstream last answered about each registry (for the staleness the registries API shows). */
   private readonly heard = new Map<string, number>();
+  /** Per registry (lower case): since when what the mirror holds of it counts as revalidated. */
+  private readonly heldChecked = new LRUCache<string, number>({ max: 100_000 });
   readonly ttlMs: number;
   private readonly now: () => number;
 
@@ -128,6 +137,8 @@ export class Mirror {
     const checkedAt = checked?.at;
     if (first.status === 200) {
       if (registry.exact || (checkedAt !== undefined && this.now() - checkedAt < this.ttlMs)) {
+        // The content is never revalidated; its quarantine and acceptance state is, per registry.
+        this.heldDue(registry.name, first.body);
         return { ...first, cacheStatus: cacheStatus({ hit: true }) };
       }
       if (this.pullThrough.allOpen()) return this.stale(first, checkedAt);
@@ -183,7 +194,12 @@ export class Mirror {
       };
     }
     this.noteHeard(result.resolution.registry);
-    if (result.kind === 'stored') this.options.onStored(result.resolution.registry);
+    if (result.kind === 'stored') {
+      this.heldSince(result.resolution.registry);
+      this.options.onStored(result.resolution.registry);
+    }
+    // A changed answer about a version it holds: the registry's other versions may have changed too.
+    if (result.kind === 'present') this.heldDue(result.resolution.registry);
     const after = await local();
     // A caller who may not read what was stored (a private registry) learns nothing of it: the
     // answer is the catalog's not-found, with the Cache-Status of an upstream that had nothing.
@@ -218,10 +234,45 @@ export class Mirror {
     if (result.kind === 'not-found') return cacheStatus({ fwd: 'miss' });
     this.noteHeard(key.registry);
     if (result.kind === 'stored') {
+      this.heldSince(result.resolution.registry);
       this.options.onStored(result.resolution.registry);
       return cacheStatus({ fwd: 'miss', stored: true });
     }
     return cacheStatus({ hit: true });
+  }
+
+  /**
+   * Starts the revalidation clock of a registry the mirror just pulled a version of, unless it
+   * runs already: what was just pulled is fresh, and a registry pulled from often is still
+   * revalidated every TTL.
+   */
+  private heldSince(registry: string): void {
+    const key = registry.toLowerCase();
+    if (!this.heldChecked.has(key)) this.heldChecked.set(key, this.now());
+  }
+
+  /**
+   * Asks for the revalidation of the held versions of `registry` (spelt as the stored answer
+   * `body` names it, when given) when the last one is older than the TTL (docs/mirroring.md,
+   * "Versions held"). The answer never waits for it; nothing is asked while every upstream is
+   * known down.
+   */
+  private heldDue(registry: string, body?: string): void {
+    const hook = this.options.revalidateHeld;
+    if (!hook || this.pullThrough.allOpen()) return;
+    const key = registry.toLowerCase();
+    const since = this.heldChecked.get(key);
+    if (since !== undefined && this.now() - since < this.ttlMs) return;
+    this.heldChecked.set(key, this.now());
+    // The stored name (the reference may spell the host in another case).
+    let name = registry;
+    try {
+      const r = body === undefined ? undefined : (JSON.parse(body) as { registry?: unknown });
+      if (typeof r?.registry === 'string') name = r.registry;
+    } catch {
+      // Not a resolution: the name as the reference gave it.
+    }
+    hook(name);
   }
 
   /** Answers many references, pulling at most a few at a time. */

@@ -12,6 +12,10 @@
  * 3. marks stored versions the upstream no longer lists as removed upstream (they keep being
  *    served), and shows versions the upstream serves quarantined as quarantined here too;
  * 4. makes the registry private on the mirror when the upstream serves it privately.
+ *
+ * A registry the mirror only pulls through (`heldOnly`) is revalidated the same way, limited to
+ * the versions it holds: nothing new is pulled, but a change the upstream accepted, a quarantine
+ * opened or closed upstream and a version removed upstream are taken as for an eager mirror.
  */
 import { DmError } from '../../../client/src/error.js';
 import type { OpenOptions } from '../../../client/src/source/source.js';
@@ -31,6 +35,11 @@ export interface MirroredRegistryOptions {
   registry: { id: number; name: string; visibility: string };
   upstream: Upstream;
   pullThrough: PullThrough;
+  /**
+   * Only the versions the mirror holds are compared and taken (a registry only pulled through):
+   * versions it does not hold are not pulled.
+   */
+  heldOnly?: boolean;
   /** Versions pulled at once (default 4). */
   concurrency?: number;
   now?: () => number;
@@ -126,9 +135,10 @@ export function mirroredRegistrySource(options: MirroredRegistryOptions): Increm
       for (const v of list.versions) {
         const key = versionKey(v);
         listed.add(key);
+        const digest = stored.get(key);
+        if (options.heldOnly && digest === undefined) continue;
         const q = checkQuarantine(v.quarantined, upstream.url);
         if (q) quarantined.push({ ...v, registry: registry.name, quarantined: q });
-        const digest = stored.get(key);
         // A version not held, or held with another digest: pulled through, which stores it, takes
         // a change the upstream accepted (its log says so) or reports the disagreement.
         if (digest !== v.digest) missing.push(v);

@@ -57,7 +57,7 @@ export const syncs = sqliteTable(
     registryId: integer('registry_id')
       .notNull()
       .references(() => registries.id, { onDelete: 'cascade' }),
-    /** 'start' | 'schedule' | 'manual' | 'webhook' | 'cli'. */
+    /** 'start' | 'schedule' | 'manual' | 'webhook' | 'cli' | 'revalidate' (indexer/sync-registry.ts). */
     trigger: text('trigger').notNull(),
     /** 'running' | 'succeeded' | 'unchanged' | 'failed' | 'interrupted'. */
     status: text('status').notNull(),

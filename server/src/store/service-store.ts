@@ -51,10 +51,11 @@ export interface RegistryQueries {
   byId(id: number): Promise<RegistryRow | undefined>;
   byName(name: string): Promise<RegistryRow | undefined>;
   insert(values: NewRegistry): Promise<RegistryRow>;
-  /** Points a registry at another source (forgets its ETag). */
+  /** Points a registry at another source, and sets its interval when given (forgets its ETag). */
   updateSource(
     id: number,
-    source: Pick<RegistryRow, 'sourceType' | 'source' | 'branch' | 'path'>,
+    source: Pick<RegistryRow, 'sourceType' | 'source' | 'branch' | 'path'> &
+      Partial<Pick<RegistryRow, 'intervalSeconds'>>,
   ): Promise<RegistryRow | undefined>;
   /** Deletes a registry (its index with it) and the content nothing references any more. */
   delete(id: number): Promise<RegistryRow | undefined>;
