@@ -25,7 +25,7 @@ import {
 } from './http.js';
 import { type RegistryVersionList, searchResult, syncHistory } from './shapes.js';
 import { parseTemplatePath, type TemplatePath } from './template-path.js';
-import type { RequestTracker } from './tracking.js';
+import { type RequestTracker, SELF_TRACKED_ROUTE } from './tracking.js';
 import { archiveCache } from './version-archive.js';
 
 const MAX_BATCH = 1000;
@@ -151,7 +151,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
       if (!(error instanceof DmError)) throw error;
       c.header('X-Request-Id', requestId);
       const res = errorResponse(c, error);
-      tracker.end(c, res.status);
+      tracker.end(c, res.status, SELF_TRACKED_ROUTE.path);
       return res;
     };
     const send = (answer: { status: number; body: string }): Response => {
@@ -171,7 +171,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
           headers: { 'content-type': 'application/json', 'x-request-id': requestId },
         });
       }
-      tracker.end(c, res.status);
+      tracker.end(c, res.status, SELF_TRACKED_ROUTE.path);
       return res;
     };
     const answerFor = (ref: string, access: RequestAccess): Response | Promise<Response> => {
@@ -198,7 +198,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
             } else {
               answer = new Response(m.body, { status: m.status, headers });
             }
-            tracker.end(c, answer.status);
+            tracker.end(c, answer.status, SELF_TRACKED_ROUTE.path);
             return answer;
           }, fail);
       }
