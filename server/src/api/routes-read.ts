@@ -9,6 +9,7 @@ import { DmError } from '../../../client/src/error.js';
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
 import { batchCacheStatus } from '../mirror/mirror.js';
 import type { RegistryView } from '../resolve/catalog.js';
+import { commitShown } from '../source/directory.js';
 import { canonicalTemplate } from '../store/first-seen.js';
 import { quarantineField } from '../store/quarantine.js';
 import type { QuarantineRow, ReadStore } from '../store/reads.js';
@@ -100,7 +101,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     );
     const list: RegistryVersionList = {
       registry: row.name,
-      commit: row.commit,
+      commit: commitShown(row.commit),
       versions: (await service.data.reads.versionList(row.id)).map((v) => {
         const q = open.get(`${canonicalTemplate(row.name, v.collection, v.template)}@${v.version}`);
         return q ? { ...v, ...quarantineField(q) } : v;
@@ -341,7 +342,7 @@ async function templateInfo(c: Context<AppEnv>, reads: ReadStore, registry: Regi
     collection: p.collection,
     name: p.template,
     reference: formatTemplateName(p),
-    commit: registry.commit,
+    commit: commitShown(registry.commit),
     latestVersion: t?.latestVersion ?? null,
     title: t?.title ?? null,
     description: t?.description ?? null,
