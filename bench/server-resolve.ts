@@ -15,7 +15,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
@@ -141,6 +141,10 @@ async function main(): Promise<void> {
   const seconds = Number(mode ?? 5);
   const rounds = Number(portText ?? 3);
   const dir = mkdtempSync(join(tmpdir(), 'bench-resolve-'));
+  // The machine's load (uptime's load average) goes with every figure.
+  const loadAtStart = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   const paths = REFS.map((r) => `/api/v1/resolve?ref=${encodeURIComponent(r)}`);
   const servers: ChildProcess[] = [];
   const cluster = postgresBinaries() ? await startPostgres() : undefined;
@@ -176,8 +180,11 @@ async function main(): Promise<void> {
       [...xs.map((x) => x[key])].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const row = (name: string, f: Figures[]) =>
       `${name.padEnd(34)} ${median(f, 'rps').toFixed(0).padStart(7)} req/s  p50 ${String(median(f, 'p50')).padStart(3)} ms  p99 ${String(median(f, 'p99')).padStart(3)} ms  CPU ${median(f, 'cpu').toFixed(1).padStart(5)} µs/req  errors ${f.reduce((n, x) => n + x.errors + x.non2xx, 0)}   rounds: ${f.map((x) => x.rps.toFixed(0)).join(' ')}`;
+    const loadAtEnd = loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
     console.log(
-      `resolve bench: 50 connections, ${rounds} alternating rounds of ${seconds} s, response ≈ ${sample.length} bytes (medians)`,
+      `resolve bench: 50 connections, ${rounds} alternating rounds of ${seconds} s, response ≈ ${sample.length} bytes (medians); load average (uptime) at start ${loadAtStart}, at end ${loadAtEnd}`,
     );
     console.log(row('bare Hono, fixed JSON', bare));
     console.log(row('dm-registry GET /api/v1/resolve', resolve));

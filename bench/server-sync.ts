@@ -12,7 +12,8 @@
  * the whole swap of the same index, also rolled back.
  * Issue 15: the swap of the same 10,000-version index on the request thread (`swapIndex`) vs in
  * the swap worker (`swapIndexOffThread`, what syncs use), both committed, best of 2 each.
- * Usage: node dist/bench/server-sync.js
+ * The swap worker kept between swaps vs started per swap (100-version swaps, medians of 5).
+ * Usage: node dist/bench/server-sync.js [--swap-worker: that last row alone, in seconds]
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,8 +32,9 @@ import { firstSeenSqlite } from '../server/src/store/first-seen.js';
 import { readsOf } from '../server/src/store/reads.js';
 import { serviceStoreOf } from '../server/src/store/service-store.js';
 import { swapIndex } from '../server/src/store/swap-index.js';
-import { swapIndexOffThread } from '../server/src/store/swap-index-thread.js';
+import { stopSwapWorker, swapIndexOffThread } from '../server/src/store/swap-index-thread.js';
 import { commitAll, commitDirectory, startGitHubStandin } from '../test/github-standin/standin.js';
+import { generatedIndex } from './generated-index.js';
 
 function server(dir: string, githubApiUrl: string) {
   const store = openStore(join(dir, `${randomBytes(4).toString('hex')}.db`));
@@ -194,6 +196,37 @@ async function swapThreads(store: Store, repo: string): Promise<string> {
   return `swap of 10,000 versions (every file's content carried): request thread ${inThread.toFixed(0)} ms, swap worker ${offThread.toFixed(0)} ms (ratio ${(offThread / inThread).toFixed(2)}×; the request thread is free meanwhile)`;
 }
 
+/**
+ * What keeping the swap worker saves: small swaps (100 versions) through the worker kept between
+ * swaps vs a worker started for each swap (as before: `stopSwapWorker` ends it first), alternating,
+ * medians of 5 each.
+ */
+async function swapWorkerStart(store: Store): Promise<string> {
+  const built = generatedIndex(100);
+  const registryId = (
+    store.sqlite.prepare('SELECT id FROM registries WHERE name = ?').get('github.com/acme/big') as {
+      id: number;
+    }
+  ).id;
+  const meta = { registryId, commit: 'bench-small', etag: null, now: Date.now() };
+  const kept: number[] = [];
+  const fresh: number[] = [];
+  await swapIndexOffThread(store, built, meta);
+  for (let i = 0; i < 5; i++) {
+    let started = performance.now();
+    await swapIndexOffThread(store, built, meta);
+    kept.push(performance.now() - started);
+    await stopSwapWorker(store);
+    started = performance.now();
+    await swapIndexOffThread(store, built, meta);
+    fresh.push(performance.now() - started);
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  return `swap of 100 versions: worker kept ${median(kept).toFixed(0)} ms, worker started per swap ${median(fresh).toFixed(0)} ms (saves ${(median(fresh) - median(kept)).toFixed(0)} ms a swap; load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')})`;
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-sync-'));
   try {
@@ -259,6 +292,7 @@ async function main(): Promise<void> {
     rows.push(await firstSeenCost(b.store, big));
     rows.push(await cheapDetection(b.store, big, bigReg.id));
     rows.push(await swapThreads(b.store, big));
+    rows.push(await swapWorkerStart(b.store));
     console.log(
       `sync bench: GitHub API requests per sync through @octokit/rest against the stand-in (load: ${loadavg()
         .map((l) => l.toFixed(2))
@@ -276,4 +310,16 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (process.argv[2] === '--swap-worker') {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-sync-'));
+  try {
+    const store = openStore(join(dir, 'r.db'));
+    store.sqlite
+      .prepare('INSERT INTO registries (name, source_type, source, created_at) VALUES (?, ?, ?, ?)')
+      .run('github.com/acme/big', 'directory', dir, Date.now());
+    console.log(await swapWorkerStart(store));
+    store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+} else await main();

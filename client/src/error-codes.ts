@@ -680,6 +680,11 @@ export const ERROR_CODES = {
     meaning:
       "The worker building a registry's index stopped (out of its memory, or crashed); the sync failed.",
   },
+  INDEX_SWAP_FAILED: {
+    category: ['error', 'limit'],
+    meaning:
+      "The worker writing a registry's new index into the SQLite file stopped (out of its memory, killed) before its transaction committed; the sync failed and the previous index is kept.",
+  },
   INVALID_ORGANISATION: {
     category: INVALID_INPUT_FIRST,
     meaning: 'An organisation name is malformed, or a token names too many organisations.',

@@ -14,6 +14,9 @@ export interface Logger {
 }
 
 const SECRET_FIELD = /token|secret|password|authorization|credential|signature/i;
+/** Printable ASCII without `"` and `\\`: JSON.stringify would only add the quotes. */
+const JSON_PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const jsonString = (s: string): string => (JSON_PLAIN.test(s) ? `"${s}"` : JSON.stringify(s));
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export function createLogger(
@@ -24,6 +27,20 @@ export function createLogger(
   const clock = options.clock ?? Date.now;
   let buffer = '';
   let scheduled = false;
+  // The access line's time: Date#toISOString costs about a microsecond, so the text up to the
+  // seconds is made once a second and the milliseconds appended (the same text).
+  let second = Number.NaN;
+  let secondText = '';
+  const isoTime = (time: number): string => {
+    const ms = Math.floor(time);
+    const s = Math.floor(ms / 1000);
+    if (s !== second) {
+      second = s;
+      secondText = new Date(s * 1000).toISOString().slice(0, -4);
+    }
+    const milli = ms - s * 1000;
+    return `${secondText}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+  };
   const flush = () => {
     scheduled = false;
     if (buffer) {
@@ -52,7 +69,7 @@ export function createLogger(
     request(requestId, method, path, status, ms) {
       if (ORDER.info < min) return;
       append(
-        `{"time":"${new Date(clock()).toISOString()}","level":"info","msg":"request","requestId":${JSON.stringify(requestId)},"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms}}\n`,
+        `{"time":"${isoTime(clock())}","level":"info","msg":"request","requestId":${jsonString(requestId)},"method":${jsonString(method)},"path":${jsonString(path)},"status":${status},"ms":${ms}}\n`,
       );
     },
     flush,

@@ -21,28 +21,47 @@ import { parseOrganisationList } from './store/visibility.js';
 
 interface CommonOptions {
   db?: string;
+  dataDir?: string;
 }
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-type DatabaseTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+/** The database, and the data directory: where this process keeps what is its own (see `localDir`). */
+type DatabaseTarget = ({ kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string }) & {
+  dataDir: string;
+};
 
-/** `file:./data/registry.db` (or a path) → an SQLite file; `postgres://…` → PostgreSQL. */
-function databaseTarget(option: string | undefined, env: NodeJS.ProcessEnv): DatabaseTarget {
+const DATA_DIR_HELP =
+  'where this process keeps its own files: keys, git cache, upstream checkpoints (env DM_REGISTRY_DATA_DIR; default: beside an SQLite file, ./data with PostgreSQL)';
+
+/**
+ * `file:./data/registry.db` (or a path) → an SQLite file; `postgres://…` → PostgreSQL. The data
+ * directory is `--data-dir`, else DM_REGISTRY_DATA_DIR, else the SQLite file's directory, else
+ * (PostgreSQL) `./data` of the working directory (docs/server.md, "Running it").
+ */
+function databaseTarget(
+  option: string | undefined,
+  env: NodeJS.ProcessEnv,
+  dataDirOption?: string,
+): DatabaseTarget {
   const text = option ?? env.DM_REGISTRY_DB ?? 'file:./data/registry.db';
-  if (/^postgres(ql)?:\/\//i.test(text)) return { kind: 'postgres', url: text };
-  return { kind: 'sqlite', file: resolve(text.replace(/^file:/, '')) };
+  const given = dataDirOption ?? env.DM_REGISTRY_DATA_DIR;
+  const dataDir = given ? resolve(given) : undefined;
+  if (/^postgres(ql)?:\/\//i.test(text))
+    return { kind: 'postgres', url: text, dataDir: dataDir ?? resolve('data') };
+  const file = resolve(text.replace(/^file:/, ''));
+  return { kind: 'sqlite', file, dataDir: dataDir ?? dirname(file) };
 }
 
 /**
  * Where a process keeps what is its own (the git cache, the secret key file when
- * DM_REGISTRY_SECRET_KEY is not set, the Deployment Manager's state): beside an SQLite file, or
- * `./data` with PostgreSQL (docs/server.md, "Several replicas").
+ * DM_REGISTRY_SECRET_KEY is not set, the checksum log's key, the upstream checkpoints, the
+ * Deployment Manager's state): the target's data directory.
  */
 function localDir(target: DatabaseTarget): string {
-  return target.kind === 'sqlite' ? dirname(target.file) : resolve('data');
+  return target.dataDir;
 }
 
 /** Opens the store of `--db` (migrations applied); `close` ends it. */
@@ -90,7 +109,7 @@ async function openEverything(
     accessLog?: boolean;
     clusters?: string[] | undefined;
     upstreams?: Pick<CreateAppDeps, 'upstreams' | 'upstreamTtlMs' | 'upstreamNegativeTtlMs'>;
-    /** `--checksum-key FILE` (default log.key beside the database) and `--notify-url` (repeatable). */
+    /** `--checksum-key FILE` (default log.key in the data directory) and `--notify-url` (repeatable). */
     checksumKey?: string | undefined;
     notifyUrls?: string[] | undefined;
   },
@@ -344,7 +363,7 @@ async function start(
 ) {
   const { serve } = await import('@hono/node-server');
   const upstreams = upstreamsOf(options, env);
-  const target = databaseTarget(options.db, env);
+  const target = databaseTarget(options.db, env, options.dataDir);
   const port = Number(options.port ?? env.DM_REGISTRY_PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new DmError('INVALID_PORT', `'${options.port ?? env.DM_REGISTRY_PORT}' is not a port number`, {
@@ -485,7 +504,7 @@ async function indexOnce(
   env: NodeJS.ProcessEnv,
 ) {
   const { server, githubHosts, logger, database } = await openEverything(
-    databaseTarget(options.db, env),
+    databaseTarget(options.db, env, options.dataDir),
     env,
     {
       accessLog: false,
@@ -536,7 +555,9 @@ async function withService(
   env: NodeJS.ProcessEnv,
   work: (service: Awaited<ReturnType<typeof openEverything>>['server']['service']) => Promise<void>,
 ): Promise<void> {
-  const { server, database } = await openEverything(databaseTarget(o.db, env), env, { accessLog: false });
+  const { server, database } = await openEverything(databaseTarget(o.db, env, o.dataDir), env, {
+    accessLog: false,
+  });
   try {
     await work(server.service);
   } finally {
@@ -571,6 +592,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       'address to listen on (env DM_REGISTRY_HOST; default 127.0.0.1, loopback only; 0.0.0.0 or :: for every interface)',
     )
     .option('--db <url>', 'database: file:./data/registry.db or postgres://user@host/db (env DM_REGISTRY_DB)')
+    .option('--data-dir <dir>', DATA_DIR_HELP)
     .option('--index <source[=host/owner/repo]>', 'a source to index (repeatable)', collect)
     .option(
       '--default-registry <host/owner/repo>',
@@ -598,7 +620,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     )
     .option(
       '--checksum-key <file>',
-      "the checksum log's signer key (default log.key beside the database; created)",
+      "the checksum log's signer key (default log.key in the data directory; created)",
     )
     .option(
       '--notify-url <url>',
@@ -614,7 +636,8 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .command('checksum-key')
     .description("print the checksum log's verifier key, for clients' checksumKey (docs/integrity-store.md)")
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
-    .option('--checksum-key <file>', 'the signer key file (default log.key beside the database)')
+    .option('--data-dir <dir>', DATA_DIR_HELP)
+    .option('--checksum-key <file>', 'the signer key file (default log.key in the data directory)')
     .addHelpText(
       'after',
       '\nExamples:\n  dm-registry checksum-key --db file:./data/registry.db\n  dm-registry checksum-key --checksum-key /etc/dm-registry/log.key\n',
@@ -622,7 +645,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .action(async (o: CommonOptions & { checksumKey?: string }) => {
       const { loadChecksumKey } = await import('./checksums.js');
       const signer = loadChecksumKey({
-        file: o.checksumKey ?? join(localDir(databaseTarget(o.db, env)), 'log.key'),
+        file: o.checksumKey ?? join(localDir(databaseTarget(o.db, env, o.dataDir)), 'log.key'),
         name: `${hostname().toLowerCase()}/checksums`,
       });
       process.stdout.write(`${signer.verifierKey}\n`);
@@ -631,6 +654,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .command('index <source>')
     .description('index one source once and print the findings')
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .option('--data-dir <dir>', DATA_DIR_HELP)
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
@@ -641,9 +665,10 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .command('migrate')
     .description('apply the database migrations')
     .option('--db <url>', 'database: file:<path> or postgres://user@host/db (env DM_REGISTRY_DB)')
+    .option('--data-dir <dir>', DATA_DIR_HELP)
     .addHelpText('after', '\nExample:\n  dm-registry migrate --db file:./data/registry.db\n')
     .action(async (o: CommonOptions) => {
-      const target = databaseTarget(o.db, env);
+      const target = databaseTarget(o.db, env, o.dataDir);
       if (target.kind === 'postgres') {
         const { openPostgresStore } = await import('./store/postgres.js');
         const store = await openPostgresStore(target.url, { max: 1 });
@@ -681,6 +706,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .option('--since <bundle>', 'carry only what this earlier bundle lacks (a delta)')
     .option('--sign-key <file>', 'sign the manifest with this key (dm-registry bundle keygen)')
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .option('--data-dir <dir>', DATA_DIR_HELP)
     .addHelpText(
       'after',
       '\nExample:\n  dm-registry bundle export --out site.tgz --lock dm.lock --sign-key bundle.key\n',
@@ -696,7 +722,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
         },
       ) => {
         const { exportBundle } = await import('./mirror/bundle.js');
-        const { store, close } = await openDatabase(databaseTarget(o.db, env));
+        const { store, close } = await openDatabase(databaseTarget(o.db, env, o.dataDir));
         try {
           const r = await exportBundle(store, {
             out: o.out,
@@ -720,13 +746,14 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .description('verify a bundle completely, then add its versions in one transaction')
     .option('--verify-key <file>', 'refuse the bundle unless this public key verifies its signature')
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .option('--data-dir <dir>', DATA_DIR_HELP)
     .addHelpText(
       'after',
       '\nExample:\n  dm-registry bundle import site.tgz --verify-key bundle.key.pub --db file:./data/registry.db\n',
     )
     .action(async (file: string, o: CommonOptions & { verifyKey?: string }) => {
       const { importBundle } = await import('./mirror/bundle.js');
-      const { store, close } = await openDatabase(databaseTarget(o.db, env));
+      const { store, close } = await openDatabase(databaseTarget(o.db, env, o.dataDir));
       try {
         const r = await importBundle(store, file, o.verifyKey ? { verifyKey: o.verifyKey } : {});
         if (r.quarantined > 0) {
@@ -766,6 +793,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       collect,
     )
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .option('--data-dir <dir>', DATA_DIR_HELP)
     .addHelpText(
       'after',
       '\nExamples:\n  dm-registry token create --admin\n  dm-registry token create --read github.com/acme/private --expires 30d --db file:./data/registry.db\n  dm-registry token create --org acme,acme-labs\n  dm-registry token create --deploy prod/web\n',
@@ -787,7 +815,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
             throw new DmError('USAGE', 'give --deploy or --read-deployments alone', { category: 'usage' });
           }
           const role = o.deploy ? 'deploy' : 'read';
-          const dbFile = join(localDir(databaseTarget(o.db, env)), 'registry.db');
+          const dbFile = join(localDir(databaseTarget(o.db, env, o.dataDir)), 'registry.db');
           await withService(o, env, async (service) => {
             const token = await createManagerToken(
               service.store,
@@ -829,6 +857,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
     .command('list')
     .description('list the tokens: id, role, registry, created, expires, last used (never the token)')
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .option('--data-dir <dir>', DATA_DIR_HELP)
     .addHelpText('after', '\nExample:\n  dm-registry token list')
     .action(async (o: CommonOptions) => {
       await withService(o, env, async (service) => {
@@ -846,6 +875,7 @@ export function buildProgram(env: NodeJS.ProcessEnv): Command {
       'revoke a token (by its id from `token list`, or the token itself); a running server stops accepting it within a second',
     )
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
+    .option('--data-dir <dir>', DATA_DIR_HELP)
     .addHelpText('after', '\nExample:\n  dm-registry token revoke 3')
     .action(async (idOrToken: string, o: CommonOptions) => {
       await withService(o, env, async (service) => {

@@ -24,7 +24,7 @@ import {
 } from './indexer/sync-registry.js';
 import { mirroredRegistrySource } from './mirror/mirrored-registry.js';
 import { Catalog } from './resolve/catalog.js';
-import { DirectorySource } from './source/directory.js';
+import { commitShown, DirectorySource } from './source/directory.js';
 import { parseSourceSpec, type SourceType } from './source/source-spec.js';
 import type { QuarantineEvent } from './store/first-seen.js';
 import { GenerationWatch } from './store/generation-watch.js';
@@ -756,7 +756,7 @@ export class RegistryService {
       visibility: row.visibility as 'public' | 'private',
       organisation: row.organisation,
       interval: row.intervalSeconds,
-      commit: row.commit,
+      commit: commitShown(row.commit),
       sync: {
         status: row.lastSyncStatus,
         lastSyncAt: row.lastSyncAt === null ? null : new Date(row.lastSyncAt).toISOString(),

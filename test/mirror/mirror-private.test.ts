@@ -42,6 +42,9 @@ function readToken(server: RegistryProcess, registry: string): string {
       registry,
       '--db',
       databases.get(server) ?? `file:${join(server.dir, 'r.db')}`,
+      // On PostgreSQL its keys go to the server's directory, not ./data of the repository.
+      '--data-dir',
+      server.dir,
     ],
     { cwd: repoRoot, encoding: 'utf8' },
   ).trim();

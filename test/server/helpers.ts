@@ -28,8 +28,17 @@ export interface TestServer extends RegistryApp {
   close(): Promise<void>;
 }
 
+/** The directories `tempDir` made, removed when the test process exits (whoever forgot to). */
+const made: string[] = [];
+process.once('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temporary directory, removed at the latest when the test process exits. */
 export function tempDir(prefix = 'dm-registry-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
 }
 
 export function testServer(

@@ -1,10 +1,12 @@
 /**
  * Starts the real `dm-registry` (bin/dm-registry.js → dist/) on a port the system picks (`--port 0`,
  * read back from its `listening` log line: no window in which another process can take the port) over
- * a temporary SQLite file, or the database `options.db` names (a `postgres://` URL).
+ * a temporary SQLite file, or the database `options.db` names (a `postgres://` URL). Its temporary
+ * directory is its data directory too when the database is PostgreSQL (`--data-dir`, unless the
+ * arguments name one: nothing is written under the repository's `./data`), and `stop()` removes it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +29,8 @@ export async function freePort(): Promise<number> {
 
 export interface RunningRegistry {
   url: string;
+  /** Its temporary directory (the SQLite file's, and the data directory on PostgreSQL); removed by stop(). */
+  dir: string;
   /** Every request the server logged, in order: `METHOD path`. */
   requests(): string[];
   stop(): Promise<void>;
@@ -61,6 +65,11 @@ export async function startRegistry(
     options.db ?? join(dir, 'registry.db'),
   ];
   for (const a of indexArgs) args.push('--index', a);
+  // The database the process will use (the last --db wins); on PostgreSQL its keys and caches would
+  // otherwise go to ./data of its working directory, the repository (docs/server.md, "Running it").
+  const dbIndex = extraArgs.lastIndexOf('--db');
+  const db = dbIndex >= 0 ? extraArgs[dbIndex + 1] : options.db;
+  if (db && /^postgres(ql)?:/i.test(db) && !extraArgs.includes('--data-dir')) args.push('--data-dir', dir);
   args.push(...extraArgs);
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: options.cwd ?? (options.db ? dir : repoRoot),
@@ -101,17 +110,20 @@ export async function startRegistry(
   const port = await ready;
   if (!Number.isInteger(port) || port <= 0) {
     child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
     throw new Error(`dm-registry logged no port when listening: ${stderr}`);
   }
+  const removeDir = () => rm(dir, { recursive: true, force: true });
   return {
     url: `http://127.0.0.1:${port}`,
+    dir,
     requests: () => [...log],
     stop: () =>
-      new Promise((resolve) => {
+      new Promise<void>((resolve) => {
         // Already gone (an exit code, or killed by a signal: exitCode stays null then), or not yet.
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.on('exit', () => resolve());
         child.kill('SIGTERM');
-      }),
+      }).then(removeDir),
   };
 }

@@ -1,5 +1,6 @@
 /** Runs the real `dm` binary (bin/dm.js → dist/) in a subprocess, with its own XDG directories. */
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -22,9 +23,16 @@ export interface RunOptions {
   label?: string;
 }
 
-/** Fresh, empty XDG directories for one test's `dm` runs. */
+/** The homes `isolatedEnv` made, removed when the test process exits (its callers keep no handle to close). */
+const homes: string[] = [];
+process.once('exit', () => {
+  for (const home of homes) rmSync(home, { recursive: true, force: true });
+});
+
+/** Fresh, empty XDG directories for one test's `dm` runs (removed when the test process exits). */
 export async function isolatedEnv(): Promise<Record<string, string>> {
   const home = await mkdtemp(join(tmpdir(), 'dm-home-'));
+  homes.push(home);
   return {
     HOME: home,
     XDG_CONFIG_HOME: join(home, 'config'),

@@ -2,24 +2,137 @@
  * Prometheus metrics (docs/server.md "HTTP API", `GET /metrics`): HTTP requests by route and status,
  * latency, and per registry the last sync's outcome, API request count and rate-limit budget.
  * A registry of its own (not prom-client's global one) so several apps can live in one process.
+ *
+ * The two per-request metrics are counted in plain numbers on the request path (`requestSlot`):
+ * a labelled prom-client `inc()` or `observe()` validates and hashes its labels on every call,
+ * which was a measurable part of a resolve (docs/server.md "Read path"). The request counter is a
+ * prom-client Counter whose collect hook adds the counts gathered since the last read; the latency
+ * histogram is `RequestDurations` below, which prom-client's registry reads through `get()`.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, type Histogram, Registry } from 'prom-client';
+
+/** Request latency buckets, seconds. */
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5] as const;
+
+/** One series of the histogram, as prom-client's Histogram#get() gives it. */
+interface DurationValue {
+  labels: { le?: number | '+Inf'; route: string };
+  value: number;
+  metricName: string;
+}
+
+/** One route's latency observations: a count per bucket (not cumulative), their sum and count. */
+interface RouteDurations {
+  readonly buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/**
+ * `dm_registry_http_request_duration_seconds`, a histogram by route, with the exposition of a
+ * prom-client Histogram (the same `_bucket{le,route}`, `_sum` and `_count` series) and an observe
+ * that is a bucket search and three additions.
+ */
+export class RequestDurations {
+  readonly name = 'dm_registry_http_request_duration_seconds';
+  readonly help = 'HTTP request latency';
+  readonly type = 'histogram' as const;
+  readonly aggregator = 'sum' as const;
+  private readonly routes = new Map<string, RouteDurations>();
+
+  /** The observations of `route`, to be kept by the caller (see `observeDuration`). */
+  route(route: string): RouteDurations {
+    let durations = this.routes.get(route);
+    if (!durations) {
+      durations = { buckets: new Float64Array(DURATION_BUCKETS.length), sum: 0, count: 0 };
+      this.routes.set(route, durations);
+    }
+    return durations;
+  }
+
+  observe(labels: { route: string }, seconds: number): void {
+    observeDuration(this.route(labels.route), seconds);
+  }
+
+  /** Zeroes every route's observations (in place: the tracker's slots keep their objects). */
+  reset(): void {
+    for (const d of this.routes.values()) {
+      d.buckets.fill(0);
+      d.sum = 0;
+      d.count = 0;
+    }
+  }
+
+  async get(): Promise<{
+    name: string;
+    help: string;
+    type: 'histogram';
+    values: DurationValue[];
+    aggregator: 'sum';
+  }> {
+    const values: DurationValue[] = [];
+    const bucket = `${this.name}_bucket`;
+    for (const [route, d] of this.routes) {
+      let cumulative = 0;
+      DURATION_BUCKETS.forEach((le, i) => {
+        cumulative += d.buckets[i]!;
+        values.push({ labels: { le, route }, value: cumulative, metricName: bucket });
+      });
+      values.push(
+        { labels: { le: '+Inf', route }, value: d.count, metricName: bucket },
+        { labels: { route }, value: d.sum, metricName: `${this.name}_sum` },
+        { labels: { route }, value: d.count, metricName: `${this.name}_count` },
+      );
+    }
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      values,
+      aggregator: this.aggregator,
+    };
+  }
+}
+
+/** Records one observation (seconds) in a route's durations. */
+export function observeDuration(d: RouteDurations, seconds: number): void {
+  for (let i = 0; i < DURATION_BUCKETS.length; i++) {
+    if (seconds <= DURATION_BUCKETS[i]!) {
+      d.buckets[i]!++;
+      break;
+    }
+  }
+  d.sum += seconds;
+  d.count++;
+}
+
+/** What a request adds to the metrics: kept per method, route and status by the request tracker. */
+export interface RequestSlot {
+  /** Requests counted since the counter was last read. */
+  pending: number;
+  readonly labels: { method: string; route: string; status: string };
+  readonly durations: RouteDurations;
+}
 
 export class ServerMetrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({
+  private readonly slots: RequestSlot[] = [];
+  readonly requests: Counter<'method' | 'route' | 'status'> = new Counter({
     name: 'dm_registry_http_requests_total',
     help: 'HTTP requests by route and status',
     labelNames: ['method', 'route', 'status'] as const,
     registers: [this.registry],
+    // Read by every scrape and every get(): adds what the slots counted meanwhile.
+    collect: () => {
+      for (const slot of this.slots) {
+        if (slot.pending > 0) {
+          this.requests.inc(slot.labels, slot.pending);
+          slot.pending = 0;
+        }
+      }
+    },
   });
-  readonly duration = new Histogram({
-    name: 'dm_registry_http_request_duration_seconds',
-    help: 'HTTP request latency',
-    labelNames: ['route'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
-    registers: [this.registry],
-  });
+  readonly duration = new RequestDurations();
   readonly syncs = new Counter({
     name: 'dm_registry_syncs_total',
     help: 'Registry syncs by outcome',
@@ -69,6 +182,25 @@ export class ServerMetrics {
       for (const { registry, open } of counts) this.openQuarantinesGauge.inc({ registry }, open);
     },
   });
+
+  constructor() {
+    // The registry reads a metric through name, type, get() and reset() only.
+    this.registry.registerMetric(this.duration as unknown as Histogram);
+  }
+
+  /**
+   * A slot counting requests of one method, route and status (and the route's latency); the
+   * caller keeps it (a bounded set: routes come from the app's route table).
+   */
+  requestSlot(method: string, route: string, status: number): RequestSlot {
+    const slot: RequestSlot = {
+      pending: 0,
+      labels: { method, route, status: String(status) },
+      durations: this.duration.route(route),
+    };
+    this.slots.push(slot);
+    return slot;
+  }
 
   /** Where the open-quarantines gauge reads its counts, by metrics label (private ones summed). */
   countOpenQuarantines(read: () => Promise<readonly { registry: string; open: number }[]>): void {

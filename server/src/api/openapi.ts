@@ -126,7 +126,10 @@ export const OPENAPI = {
           collection: { type: 'string' },
           template: { type: 'string' },
           version: { type: 'string' },
-          commit: { type: 'string' },
+          commit: {
+            type: 'string',
+            description: "the registry's commit; '' for a plain directory, which has none",
+          },
           kind: { enum: ['jinja', 'python', 'blueprint'] },
           templateFile: { type: 'string' },
           schemaFile: { type: ['string', 'null'] },
@@ -147,7 +150,11 @@ export const OPENAPI = {
           visibility: { enum: ['public', 'private'] },
           organisation: { type: ['string', 'null'] },
           interval: { type: ['integer', 'null'] },
-          commit: { type: ['string', 'null'] },
+          commit: {
+            type: ['string', 'null'],
+            description:
+              "the registry's commit; '' for a plain directory, which has none; null before its first sync",
+          },
           sync: { type: 'object' },
           counts: { type: 'object' },
           upstream: {
@@ -231,7 +238,11 @@ export const OPENAPI = {
             required: ['registry', 'commit', 'versions'],
             properties: {
               registry: { type: 'string' },
-              commit: { type: ['string', 'null'] },
+              commit: {
+                type: ['string', 'null'],
+                description:
+                  "the registry's commit; '' for a plain directory, which has none; null before its first sync",
+              },
               versions: {
                 type: 'array',
                 items: {
@@ -471,7 +482,11 @@ export const OPENAPI = {
               collection: { type: 'string' },
               name: { type: 'string' },
               reference: { type: 'string' },
-              commit: { type: ['string', 'null'] },
+              commit: {
+                type: ['string', 'null'],
+                description:
+                  "the registry's commit; '' for a plain directory, which has none; null before its first sync",
+              },
               latestVersion: { type: ['string', 'null'] },
               title: { type: ['string', 'null'] },
               description: { type: ['string', 'null'] },

@@ -9,6 +9,7 @@ import { DmError } from '../../../client/src/error.js';
 import { formatTemplateName } from '../../../client/src/reference/reference.js';
 import { batchCacheStatus } from '../mirror/mirror.js';
 import type { RegistryView } from '../resolve/catalog.js';
+import { commitShown } from '../source/directory.js';
 import { canonicalTemplate } from '../store/first-seen.js';
 import { quarantineField } from '../store/quarantine.js';
 import type { QuarantineRow, ReadStore } from '../store/reads.js';
@@ -25,7 +26,7 @@ import {
 } from './http.js';
 import { type RegistryVersionList, searchResult, syncHistory } from './shapes.js';
 import { parseTemplatePath, type TemplatePath } from './template-path.js';
-import type { RequestTracker } from './tracking.js';
+import { type RequestTracker, SELF_TRACKED_ROUTE } from './tracking.js';
 import { archiveCache } from './version-archive.js';
 
 const MAX_BATCH = 1000;
@@ -101,7 +102,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     );
     const list: RegistryVersionList = {
       registry: row.name,
-      commit: row.commit,
+      commit: commitShown(row.commit),
       versions: (await service.data.reads.versionList(row.id)).map((v) => {
         const q = open.get(`${canonicalTemplate(row.name, v.collection, v.template)}@${v.version}`);
         return q ? { ...v, ...quarantineField(q) } : v;
@@ -152,7 +153,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
       if (!(error instanceof DmError)) throw error;
       c.header('X-Request-Id', requestId);
       const res = errorResponse(c, error);
-      tracker.end(c, res.status);
+      tracker.end(c, res.status, SELF_TRACKED_ROUTE.path);
       return res;
     };
     const send = (answer: { status: number; body: string }): Response => {
@@ -172,7 +173,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
           headers: { 'content-type': 'application/json', 'x-request-id': requestId },
         });
       }
-      tracker.end(c, res.status);
+      tracker.end(c, res.status, SELF_TRACKED_ROUTE.path);
       return res;
     };
     const answerFor = (ref: string, access: RequestAccess): Response | Promise<Response> => {
@@ -199,7 +200,7 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
             } else {
               answer = new Response(m.body, { status: m.status, headers });
             }
-            tracker.end(c, answer.status);
+            tracker.end(c, answer.status, SELF_TRACKED_ROUTE.path);
             return answer;
           }, fail);
       }
@@ -342,7 +343,7 @@ async function templateInfo(c: Context<AppEnv>, reads: ReadStore, registry: Regi
     collection: p.collection,
     name: p.template,
     reference: formatTemplateName(p),
-    commit: registry.commit,
+    commit: commitShown(registry.commit),
     latestVersion: t?.latestVersion ?? null,
     title: t?.title ?? null,
     description: t?.description ?? null,

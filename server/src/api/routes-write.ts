@@ -9,6 +9,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { LRUCache } from 'lru-cache';
 import { DmError } from '../../../client/src/error.js';
 import type { AddRegistryInput } from '../service.js';
+import { commitShown } from '../source/directory.js';
 import { requireAdmin } from './access.js';
 import { type AppEnv, accessOf, jsonBody } from './http.js';
 
@@ -81,7 +82,8 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
       void promise;
       return c.json({ registry: row.name, status: 'queued' }, 202);
     }
-    return c.json(await promise);
+    const outcome = await promise;
+    return c.json({ ...outcome, commit: commitShown(outcome.commit) });
   });
 
   app.post('/credentials/:name', limit, async (c) => {

@@ -12,17 +12,14 @@ import { routePath } from 'hono/route';
 import type { Logger } from '../log.js';
 import type { RegistryService } from '../service.js';
 import type { AppEnv } from './http.js';
-import type { ServerMetrics } from './metrics.js';
+import { observeDuration, type RequestSlot, type ServerMetrics } from './metrics.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
-
-interface Children {
-  requests: { inc(): void };
-  duration: { observe(value: number): void };
-}
+/** At most this many method/route/status slots are kept; past it, requests take prom-client's own path. */
+const MAX_SLOTS = 1000;
 
 export class RequestTracker {
-  private readonly children = new Map<string, Children>();
+  private readonly slots = new Map<string, RequestSlot>();
   private readonly started = new WeakMap<object, number>();
   private readonly boot = Date.now().toString(36);
   private counter = 0;
@@ -54,26 +51,30 @@ export class RequestTracker {
     return requestId;
   }
 
-  /** Records a finished request (once: a second call for the same request does nothing). */
-  end(c: Context<AppEnv>, status: number): void {
+  /**
+   * Records a finished request (once: a second call for the same request does nothing). `route`
+   * is the registered path, when the caller knows it (else read from the match).
+   */
+  end(c: Context<AppEnv>, status: number, route = routePath(c)): void {
     const started = this.started.get(c);
     if (started === undefined) return;
     this.started.delete(c);
     const seconds = (performance.now() - started) / 1000;
     const method = c.req.method;
-    const route = routePath(c);
-    // Labelled children cached per route and status: prom-client hashes label objects per call.
+    // Slots per method, route and status: counted in plain numbers (metrics.ts).
     const key = `${method} ${route} ${status}`;
-    let child = this.children.get(key);
-    if (!child) {
-      child = {
-        requests: this.metrics.requests.labels({ method, route, status: String(status) }),
-        duration: this.metrics.duration.labels({ route }),
-      };
-      if (this.children.size < 1000) this.children.set(key, child);
+    let slot = this.slots.get(key);
+    if (!slot && this.slots.size < MAX_SLOTS) {
+      slot = this.metrics.requestSlot(method, route, status);
+      this.slots.set(key, slot);
     }
-    child.requests.inc();
-    child.duration.observe(seconds);
+    if (slot) {
+      slot.pending++;
+      observeDuration(slot.durations, seconds);
+    } else {
+      this.metrics.requests.inc({ method, route, status: String(status) });
+      this.metrics.duration.observe({ route }, seconds);
+    }
     if (this.accessLog) {
       this.logger.request(c.get('requestId'), method, c.req.path, status, Math.round(seconds * 10000) / 10);
     }

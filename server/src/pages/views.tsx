@@ -823,7 +823,11 @@ export function RegistriesPage(props: { registries: RegistryInfo[] }) {
                 )}
               </td>
               <td>
-                <code title={r.commit ?? undefined}>{shortHash(r.commit)}</code>
+                {r.commit === '' ? (
+                  <span class="muted">local directory</span>
+                ) : (
+                  <code title={r.commit ?? undefined}>{shortHash(r.commit)}</code>
+                )}
               </td>
               <td>
                 <Time iso={r.sync.lastSyncAt} />
@@ -883,7 +887,15 @@ export function RegistryPage(props: {
             </>
           )}
           <dt>Commit</dt>
-          <dd>{r.commit ? <code>{r.commit}</code> : <span class="muted">none yet</span>}</dd>
+          <dd>
+            {r.commit ? (
+              <code>{r.commit}</code>
+            ) : (
+              <span class="muted">
+                {r.commit === '' ? 'none: a local directory, read as it is' : 'none yet'}
+              </span>
+            )}
+          </dd>
           <dt>Last sync</dt>
           <dd>
             <Time iso={r.sync.lastSyncAt} />

@@ -16,6 +16,7 @@ import {
 } from '../../../client/src/reference/reference.js';
 import { newestFirst } from '../../../client/src/reference/version.js';
 import type { FileInfo, Resolution } from '../api/shapes.js';
+import { commitShown } from '../source/directory.js';
 import { quarantineField } from '../store/quarantine.js';
 import type { CatalogQueries } from '../store/service-store.js';
 
@@ -189,7 +190,7 @@ export class Catalog {
       collection: row.collection,
       template: row.template,
       version: row.version,
-      commit: row.commit ?? '',
+      commit: commitShown(row.commit) ?? '',
       kind: row.kind as Resolution['kind'],
       templateFile: row.templateFile,
       schemaFile: row.schemaFile,

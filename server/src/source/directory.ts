@@ -3,8 +3,9 @@
  * and local development): the files on disk, read fresh on every sync, exactly as the client's
  * `--registry-dir` reads them (client/src/registry/read-directory-tree.ts: `.git` skipped, a
  * symbolic link is a file whose content is its target, as git stores it), so digests agree.
- * Its "commit" is a digest of the tree (every path with its git blob id), so an unchanged
- * directory re-syncs as `unchanged`.
+ * It has no commit: what the store keeps in the commit's place is a fingerprint of the tree
+ * (`dir-` and a digest of every path with its git blob id), so an unchanged directory re-syncs as
+ * `unchanged`. Answers show no commit for it (`commitShown`).
  */
 import { createHash } from 'node:crypto';
 import { DmError } from '../../../client/src/error.js';
@@ -20,6 +21,18 @@ import {
   type OpenResult,
   type Source,
 } from '../../../client/src/source/source.js';
+
+/** What a directory's fingerprint starts with: never a git commit, which is hex. */
+const FINGERPRINT_PREFIX = 'dir-';
+
+/**
+ * A registry's commit as answers show it (docs/server.md, "HTTP API"): a plain directory's
+ * fingerprint is not a commit, so it is shown as `''` (no commit, as the client's own resolver
+ * records a directory registry in dm.lock); `null` stays "not synced yet".
+ */
+export function commitShown(commit: string | null): string | null {
+  return commit?.startsWith(FINGERPRINT_PREFIX) ? '' : commit;
+}
 
 export interface DirectorySourceOptions {
   directory: string;
@@ -69,7 +82,7 @@ export class DirectorySource implements Source {
       entries.push({ path: e.path, type: 'blob', size: content.length, gitSha });
       hash.update(`${e.path}\0${gitSha}\n`);
     }
-    const commit = `dir-${hash.digest('hex').slice(0, 40)}`;
+    const commit = `${FINGERPRINT_PREFIX}${hash.digest('hex').slice(0, 40)}`;
     if (commit === options.commit) return { status: 'unchanged', commit };
     const read = async (wanted: readonly TreeEntry[]): Promise<Map<string, Buffer>> => {
       const out = new Map<string, Buffer>();

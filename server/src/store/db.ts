@@ -21,6 +21,8 @@ export interface Store {
   sqlite: Database.Database;
   file: string;
   close(): void;
+  /** Runs `hook` when the store is closed, before its connection (the swap worker: swap-index-thread.ts). */
+  onClose(hook: () => void): void;
 }
 
 export interface OpenStoreOptions {
@@ -48,7 +50,19 @@ export function openStore(file: string, options: OpenStoreOptions = {}): Store {
   if (options.migrate !== false) {
     migrate(db, { migrationsFolder: options.migrationsFolder ?? findMigrationsFolder() });
   }
-  return { db, sqlite, file, close: () => sqlite.close() };
+  const closing: (() => void)[] = [];
+  return {
+    db,
+    sqlite,
+    file,
+    close: () => {
+      for (const hook of closing.splice(0)) hook();
+      sqlite.close();
+    },
+    onClose: (hook) => {
+      closing.push(hook);
+    },
+  };
 }
 
 /** Whether every migration of the folder has been applied (for /readyz). */

@@ -1,12 +1,13 @@
 /**
- * The index swap worker (swap-index-thread.ts): opens its own connection to the database file,
- * puts the built index back together from the main thread's messages and runs `swapIndex` on it,
- * then closes the connection and reports the result (or the error; the transaction rolled back).
+ * The index swap worker (swap-index-thread.ts), kept between swaps: opens its own connection to
+ * the database file at its first swap and keeps it, puts each built index back together from the
+ * main thread's messages and runs `swapIndex` on it, then reports the result (or the error; the
+ * transaction rolled back). The connection closes with the thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { IndexedFile, IndexedTemplate } from '../indexer/build-index.js';
 import { toWireError, unpackBuffers } from '../indexer/build-index-pool.js';
-import { openStore } from './db.js';
+import { openStore, type Store } from './db.js';
 import { swapIndex } from './swap-index.js';
 import type { FromSwapWorker, SwapWireFile, ToSwapWorker } from './swap-index-thread.js';
 
@@ -15,7 +16,8 @@ if (!port) throw new Error('swap-index-worker runs as a worker thread');
 const { file } = workerData as { file: string };
 
 const post = (message: FromSwapWorker) => port.postMessage(message);
-const templates: IndexedTemplate[] = [];
+let templates: IndexedTemplate[] = [];
+let opened: Store | undefined;
 
 function attach(f: SwapWireFile, content: ReadonlyMap<string, Buffer>): IndexedFile {
   const { fresh, ...rest } = f;
@@ -26,8 +28,9 @@ function attach(f: SwapWireFile, content: ReadonlyMap<string, Buffer>): IndexedF
 }
 
 function swap(message: Extract<ToSwapWorker, { type: 'swap' }>): void {
-  const store = openStore(file, { migrate: false });
   try {
+    opened ??= openStore(file, { migrate: false });
+    const store = opened;
     const registryYaml = message.registryYaml
       ? attach(message.registryYaml, unpackBuffers(message.packed))
       : null;
@@ -52,13 +55,14 @@ function swap(message: Extract<ToSwapWorker, { type: 'swap' }>): void {
   } catch (error) {
     post({ type: 'failed', error: toWireError(error) });
   } finally {
-    store.close();
+    templates = [];
   }
 }
 
 port.on('message', (message: ToSwapWorker) => {
   try {
-    if (message.type === 'templates') {
+    if (message.type === 'begin') templates = [];
+    else if (message.type === 'templates') {
       const content = unpackBuffers(message.packed);
       for (const t of message.templates) {
         templates.push({

@@ -49,9 +49,13 @@ export async function startRegistry(
 ): Promise<RegistryProcess> {
   const dir = options.dir ?? tempDir('dm-hostile-');
   const db = options.db ?? (await databaseOn(options.dialect ?? 'sqlite', dir));
+  // On PostgreSQL without a working directory of its own, its keys and caches go to `dir`, not
+  // to ./data of this process's (the repository; docs/server.md "Running it").
+  const dataDir =
+    /^postgres(ql)?:/i.test(db) && !options.cwd && !args.includes('--data-dir') ? ['--data-dir', dir] : [];
   const child = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), BIN, 'start', '--port', '0', '--db', db, ...args],
+    [...(options.nodeArgs ?? []), BIN, 'start', '--port', '0', '--db', db, ...dataDir, ...args],
     {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, DM_ADMIN_TOKEN: ADMIN, ...options.env },
