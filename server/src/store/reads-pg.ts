@@ -3,8 +3,8 @@
  * rows in the same order as SQLite's (text ordered `COLLATE "C"`, byte order like SQLite's), and the
  * search over the generated `templates.search` vector: every word of the query must match as a
  * prefix (`word:*`) a lexeme of it. The words are matched in memory against each registry's held
- * lexemes (search-pg.ts, read again when the registry's generation changes; the GIN prefix scan
- * was most of each query's time). Like SQLite's, the candidate set is bounded (CANDIDATES, plus
+ * lexemes (search-pg.ts, loaded again in the background when the registry's generation changes,
+ * the GIN prefix scan answering meanwhile; it was most of each query's time). Like SQLite's, the candidate set is bounded (CANDIDATES, plus
  * the exactly named templates), then ranked in the process by the rule SQLite's search has
  * (search.ts `rankCandidates`: exact name, name prefix, by-field score, name). When nothing
  * matches, names within trigram distance of the query (pg_trgm) are the answer, so `rediss` still

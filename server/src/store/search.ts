@@ -8,7 +8,9 @@
  * bm25 over a large match set is what makes the tail slow (§7: 55 ms p99). Templates named
  * exactly like the query always come first, even beyond the bound. Facets and `total` count the
  * candidate set; `totalIsLowerBound` says when more matched. What the caller may not read is
- * excluded inside the scan (store/visibility.ts), before the bound, totals and facets.
+ * excluded inside the scan (store/visibility.ts), before the bound, totals and facets. The rows
+ * the ranking reads are held in memory per registry generation (TemplateRows), loaded in the
+ * background of an index swap; a search during that load is answered from SQLite alone.
  */
 import type Database from 'better-sqlite3';
 import type { Store } from './db.js';
@@ -233,7 +235,11 @@ class TemplateRows {
   private readonly step: Database.Statement;
   private readonly generationOf: Database.Statement;
 
-  constructor(sqlite: Database.Database) {
+  constructor(
+    sqlite: Database.Database,
+    /** Called after a load changed the rows (the names' trigram index is built then). */
+    private readonly loaded: () => void,
+  ) {
     // By the (registry, collection, name) index, from where the last step stopped.
     this.step = sqlite.prepare(
       `SELECT id, name, collection, title, registry_id AS registryId FROM templates
@@ -267,6 +273,8 @@ class TemplateRows {
           this.wanted = undefined;
           await this.bringUpTo(wanted);
         }
+      } catch {
+        // Whatever failed is loaded again by the next warm; a background load never rejects.
       } finally {
         this.warming = undefined;
       }
@@ -303,7 +311,9 @@ class TemplateRows {
         // SQLite busy or the registry gone meanwhile: the next warm loads it.
       }
     }
-    if (changed) this.reorder();
+    if (!changed) return;
+    this.reorder();
+    this.loaded();
   }
 
   /**
@@ -455,7 +465,7 @@ export class TemplateSearch {
   private readonly answered = { held: 0, database: 0 };
 
   constructor(private readonly store: Store) {
-    this.rows = new TemplateRows(store.sqlite);
+    this.rows = new TemplateRows(store.sqlite, () => this.names.prepare());
     // Built from the held rows, used only when they are of the registries' generations.
     this.names = new SimilarNames(
       () => this.rows.version,
