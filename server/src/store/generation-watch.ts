@@ -38,10 +38,12 @@ export class GenerationWatch {
     return changed;
   }
 
-  /** Reads the generations once (the baseline; `onStart` is given them), then polls on a timer. */
+  /**
+   * Polls on a timer, after reading the generations once now (the baseline; `onStart` is given
+   * them). A failed first read is reported (rejects) but the timer runs on: the watch retries,
+   * and its first read that succeeds reports every registry.
+   */
   async start(onStart?: (generations: RegistryGeneration[]) => void): Promise<void> {
-    await this.poll();
-    onStart?.([...(this.known ?? [])].map(([id, generation]) => ({ id, generation })));
     this.timer = setInterval(() => {
       if (this.polling) return;
       this.polling = true;
@@ -54,6 +56,17 @@ export class GenerationWatch {
         });
     }, this.intervalMs);
     this.timer.unref();
+    this.polling = true;
+    try {
+      await this.poll();
+    } catch (error) {
+      // No baseline: the first poll that succeeds reports every registry (as appeared).
+      this.known = new Map();
+      throw error;
+    } finally {
+      this.polling = false;
+    }
+    onStart?.([...(this.known ?? [])].map(([id, generation]) => ({ id, generation })));
   }
 
   stop(): void {
