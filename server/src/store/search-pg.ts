@@ -109,12 +109,16 @@ export class PgTemplateWords {
   /** Loads finished (each registry generation read once), for the tests and the bench. */
   loads = 0;
 
+  /** Whether `warm` was ever called (a service runs): then no load is made on a request. */
+  private warmed = false;
+
   /**
-   * Loads, on the request, the registries never held yet (a process's first search before the
-   * generation watch's first load, a store read without a service): what the first search did
-   * before loads were made in the background.
+   * Loads, on the request, the registries never held yet where nothing has asked for a load in
+   * the background (`warm`: a store read without a service, as in the benches): what the first
+   * search did before loads were made in the background.
    */
   async loadNew(registries: readonly RegistryGeneration[]): Promise<void> {
+    if (this.warmed) return;
     const fresh = registries.filter((r) => !this.held.has(r.id));
     if (fresh.length > 0) await this.bringIn(fresh);
   }
@@ -127,7 +131,7 @@ export class PgTemplateWords {
   ready(registries: readonly RegistryGeneration[]): boolean {
     let ready = registries.length === this.held.size;
     for (const r of registries) if ((this.held.get(r.id)?.generation ?? -1) < r.generation) ready = false;
-    if (!ready) void this.warm(registries);
+    if (!ready) void this.kick(registries);
     return ready;
   }
 
@@ -137,7 +141,13 @@ export class PgTemplateWords {
    * replaced only once its new generation is read whole, so a search never sees half of one. A
    * failed load is left for the next swap, watch tick or search to start again; it never rejects.
    */
-  async warm(registries: readonly RegistryGeneration[]): Promise<void> {
+  warm(registries: readonly RegistryGeneration[]): Promise<void> {
+    this.warmed = true;
+    return this.kick(registries);
+  }
+
+  /** Loads the registries' generations not held (the others are dropped). */
+  private async kick(registries: readonly RegistryGeneration[]): Promise<void> {
     const present = new Set(registries.map((r) => r.id));
     for (const id of this.held.keys()) if (!present.has(id)) this.held.delete(id);
     await this.bringIn(registries);

@@ -229,6 +229,8 @@ class TemplateRows {
   version = '';
   /** Registry generations loaded. */
   loads = 0;
+  /** Whether `warm` was ever called (a service runs): then no load is made on a request. */
+  private warmed = false;
   /** The generations last asked for, not yet brought in; the warm in flight. */
   private wanted: readonly RegistryGeneration[] | undefined;
   private warming: Promise<void> | undefined;
@@ -255,7 +257,7 @@ class TemplateRows {
   ready(registries: readonly RegistryGeneration[]): boolean {
     let ready = registries.length === this.held.size;
     for (const r of registries) if (this.held.get(r.id)?.generation !== r.generation) ready = false;
-    if (!ready) void this.warm(registries);
+    if (!ready) void this.kick(registries);
     return ready;
   }
 
@@ -265,6 +267,12 @@ class TemplateRows {
    * a failed load is started again by the next swap, watch tick or search.
    */
   warm(registries: readonly RegistryGeneration[]): Promise<void> {
+    this.warmed = true;
+    return this.kick(registries);
+  }
+
+  /** Starts (or asks the load in flight to go on with) bringing the rows up to `registries`. */
+  private kick(registries: readonly RegistryGeneration[]): Promise<void> {
     this.wanted = registries;
     this.warming ??= (async () => {
       try {
@@ -369,11 +377,12 @@ class TemplateRows {
   }
 
   /**
-   * Loads, on the request, the registries never held yet (a process's first search before the
-   * generation watch's first load, a store read without a service): what the first search did
-   * before loads were made in the background.
+   * Loads, on the request, the registries never held yet where nothing has asked for a load in
+   * the background (`warm`: a store read without a service, as in the benches): what the first
+   * search did before loads were made in the background.
    */
   loadNew(registries: readonly RegistryGeneration[]): void {
+    if (this.warmed) return;
     let changed = false;
     for (const r of registries) {
       if (this.held.has(r.id)) continue;
@@ -509,7 +518,8 @@ export class TemplateSearch {
       'SELECT id, name, visibility, organisation, generation FROM registries',
     ).all() as RegistryRow[];
     // The held rows answer once every registry's generation is loaded; until then (just after an
-    // index swap, while `warm` reads the new one) the database does: no request waits for a load.
+    // index swap, while `warm` reads the new one) the database does: no request waits for a load,
+    // but where nothing ever warms the rows (a store read without a service).
     this.rows.loadNew(registries);
     if (!this.rows.ready(registries)) {
       this.answered.database++;
