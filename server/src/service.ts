@@ -187,8 +187,11 @@ export class RegistryService {
   readonly queue = new SyncQueue();
   /** One sync per registry across replicas (PostgreSQL only; store/sync-lease.ts). */
   private readonly leases: SyncLeases | undefined;
-  /** Drops cached answers when another replica swaps an index in (PostgreSQL only). */
-  private readonly generations: GenerationWatch | undefined;
+  /**
+   * Drops cached answers and loads the search's rows when an index is swapped in by another
+   * process: another replica on PostgreSQL, `dm-registry bundle import` or `index` on SQLite.
+   */
+  private readonly generations: GenerationWatch;
   readonly checksums: Checksums;
   private readonly clock: () => number;
   private timer: NodeJS.Timeout | undefined;
@@ -202,8 +205,11 @@ export class RegistryService {
     this.tokens = new TokenBook(this.data.tokens, deps.adminTokens ?? [], this.clock);
     if (isPostgres(deps.store)) {
       this.leases = new SyncLeases(deps.store, replicaName(), { ttlMs: deps.syncLeaseTtlMs ?? 15_000 });
-      this.generations = new GenerationWatch(deps.store, () => this.catalog.invalidate());
     }
+    this.generations = new GenerationWatch(this.data.registries.generations, (_ids, generations) => {
+      this.catalog.invalidate();
+      void this.data.reads.warm(generations);
+    });
     this.recovered = recoverInterruptedSyncs(this.data, this.clock());
     // Nothing awaits it before the first sync; a failure is the first sync's to report.
     this.recovered.catch(() => {});
@@ -213,6 +219,15 @@ export class RegistryService {
       (l, m, f) => this.log(l, m, f),
       this.clock,
     );
+  }
+
+  /** Loads the search's rows of every registry's current generation. Never rejects. */
+  async warmSearch(): Promise<void> {
+    try {
+      await this.data.reads.warm(await this.data.registries.generations());
+    } catch (error) {
+      this.log('warn', 'search rows not loaded', { error: String(error) });
+    }
   }
 
   /** Syncs a stopped process left `running`, marked `interrupted` at construction. */
@@ -558,6 +573,10 @@ export class RegistryService {
           ...(hooks.afterSwap ? { afterSwap: hooks.afterSwap } : {}),
         },
       );
+      // The search's rows of the new generation are loaded before the sync is reported done
+      // (searches meanwhile are answered from the database): the first search after it waits for
+      // no load (docs/server.md, "Store").
+      if (outcome.status === 'succeeded') await this.warmSearch();
     } catch (error) {
       // syncRegistry records its own failures; this is the database failing under it.
       outcome = failedOutcome(id, error);
@@ -665,11 +684,11 @@ export class RegistryService {
 
   /**
    * Starts the background work: the scheduler (every 15 s, registries whose interval has passed
-   * are synced), the token watch and, on PostgreSQL, the generation watch.
+   * are synced), the token watch and the generation watch (which loads the search's rows at start).
    */
   startScheduler(tickMs = 15_000): void {
     void this.generations
-      ?.start()
+      .start((generations) => void this.data.reads.warm(generations))
       .catch((error: unknown) => this.log('error', 'generation watch failed', { error: String(error) }));
     // Tokens created or revoked elsewhere (the CLI, another replica) are seen within a second.
     this.tokens.watch(1000, (error) => this.log('error', 'token refresh failed', { error: String(error) }));
@@ -696,7 +715,7 @@ export class RegistryService {
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
-    this.generations?.stop();
+    this.generations.stop();
     await this.queue.idle();
     await this.tokens.stop();
     this.checksums.notifier.stop();

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { GenerationWatch } from '../../server/src/store/generation-watch.js';
 import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres.js';
+import { serviceStoreOf } from '../../server/src/store/service-store.js';
 import { SyncLeases } from '../../server/src/store/sync-lease.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';
 import { FIXTURES } from './helpers.js';
@@ -108,7 +109,7 @@ if (postgresBinaries()) {
       const reported = new Promise<void>((resolve) => {
         resolveSeen = resolve;
       });
-      const watch = new GenerationWatch(replicas[2]!, (ids) => {
+      const watch = new GenerationWatch(serviceStoreOf(replicas[2]!).registries.generations, (ids) => {
         seen.push(ids);
         if (ids.includes(id)) resolveSeen?.();
       });

@@ -1,12 +1,16 @@
 /**
- * Cross-replica cache invalidation (docs/server.md, "Several replicas"): every index swap bumps its
- * registry's `generation` in the same transaction (swap-index-pg.ts); each replica reads
- * `SELECT id, generation FROM registries` every `intervalMs` (one small query per replica, never
- * one per request) and reports the registries whose generation changed, appeared or went away, so
- * the in-memory answers for them are dropped well within a second of the swap's COMMIT. A poll
- * rather than LISTEN: it also works behind PgBouncer in transaction mode.
+ * Cache invalidation across processes (docs/server.md, "Several replicas" and "Store"): every
+ * index swap and every added version bumps its registry's `generation` in the same transaction
+ * (swap-index.ts, swap-index-pg.ts, add-versions.ts, add-versions-pg.ts); each process reads
+ * every registry's id and generation every `intervalMs` (one small query per process, never one
+ * per request) and reports the registries whose generation changed, appeared or went away, so
+ * the in-memory answers for them are dropped, and the search's rows for the new generation
+ * loaded, well within a second of the COMMIT. The same watch on both databases: on PostgreSQL it
+ * sees the other replicas' swaps, on SQLite what another process (`dm-registry bundle import`,
+ * `dm-registry index`) committed to the same file. A poll rather than LISTEN: it also works
+ * behind PgBouncer in transaction mode, and SQLite has nothing to listen to.
  */
-import type { PostgresStore } from './postgres.js';
+import type { RegistryGeneration } from './service-store.js';
 
 export class GenerationWatch {
   private known: Map<number, number> | undefined;
@@ -14,16 +18,15 @@ export class GenerationWatch {
   private polling = false;
 
   constructor(
-    private readonly store: PostgresStore,
-    private readonly onChange: (registryIds: number[]) => void,
+    private readonly read: () => Promise<RegistryGeneration[]>,
+    /** The registries that changed, and every registry's generation as just read. */
+    private readonly onChange: (registryIds: number[], generations: RegistryGeneration[]) => void,
     private readonly intervalMs = 200,
   ) {}
 
   /** Reads the generations now and reports what changed since the last read. */
   async poll(): Promise<number[]> {
-    const rows = (
-      await this.store.pool.query<{ id: number; generation: number }>('SELECT id, generation FROM registries')
-    ).rows;
+    const rows = await this.read();
     const next = new Map(rows.map((r) => [r.id, r.generation]));
     const changed: number[] = [];
     if (this.known) {
@@ -31,16 +34,21 @@ export class GenerationWatch {
       for (const id of this.known.keys()) if (!next.has(id)) changed.push(id);
     }
     this.known = next;
-    if (changed.length > 0) this.onChange(changed);
+    if (changed.length > 0) this.onChange(changed, rows);
     return changed;
   }
 
-  async start(): Promise<void> {
-    await this.poll();
+  /**
+   * Polls on a timer, after reading the generations once now (the baseline; `onStart` is given
+   * them). A failed first read is reported (rejects) but the timer runs on: the watch retries,
+   * and its first read that succeeds reports every registry.
+   */
+  async start(onStart?: (generations: RegistryGeneration[]) => void): Promise<void> {
     this.timer = setInterval(() => {
       if (this.polling) return;
       this.polling = true;
-      // A failed poll (database away) is retried at the next tick; it never takes the process down.
+      // A failed poll (database away, SQLite busy) is retried at the next tick; it never takes the
+      // process down.
       this.poll()
         .catch(() => {})
         .finally(() => {
@@ -48,6 +56,17 @@ export class GenerationWatch {
         });
     }, this.intervalMs);
     this.timer.unref();
+    this.polling = true;
+    try {
+      await this.poll();
+    } catch (error) {
+      // No baseline: the first poll that succeeds reports every registry (as appeared).
+      this.known = new Map();
+      throw error;
+    } finally {
+      this.polling = false;
+    }
+    onStart?.([...(this.known ?? [])].map(([id, generation]) => ({ id, generation })));
   }
 
   stop(): void {

@@ -3,8 +3,8 @@
  * rows in the same order as SQLite's (text ordered `COLLATE "C"`, byte order like SQLite's), and the
  * search over the generated `templates.search` vector: every word of the query must match as a
  * prefix (`word:*`) a lexeme of it. The words are matched in memory against each registry's held
- * lexemes (search-pg.ts, read again when the registry's generation changes; the GIN prefix scan
- * was most of each query's time). Like SQLite's, the candidate set is bounded (CANDIDATES, plus
+ * lexemes (search-pg.ts, loaded again in the background when the registry's generation changes,
+ * the GIN prefix scan answering meanwhile; it was most of each query's time). Like SQLite's, the candidate set is bounded (CANDIDATES, plus
  * the exactly named templates), then ranked in the process by the rule SQLite's search has
  * (search.ts `rankCandidates`: exact name, name prefix, by-field score, name). When nothing
  * matches, names within trigram distance of the query (pg_trgm) are the answer, so `rediss` still
@@ -24,6 +24,7 @@ import type {
   QuarantineRow,
   ReadStore,
   RegistryTemplateRow,
+  SearchCounters,
   StoredFile,
   SyncRow,
   TemplateRow,
@@ -49,7 +50,8 @@ import {
   searchPage,
   type TemplateMatch,
 } from './search.js';
-import { type PgRegistryRow, PgTemplateWords } from './search-pg.js';
+import { type PgHeldRow, type PgRegistryRow, PgTemplateWords } from './search-pg.js';
+import type { RegistryGeneration } from './service-store.js';
 import { visibleRegistriesPg } from './visibility.js';
 
 interface Candidate extends Pick<TemplateMatch, 'collection' | 'name' | 'title'> {
@@ -221,9 +223,23 @@ export class PostgresReads implements ReadStore {
       'SELECT id, name, visibility, organisation, generation FROM registries',
       [],
     );
+    // The held rows answer once every registry's generation is loaded (search-pg.ts); until then
+    // (just after an index swap, while `warm` reads the new one) the database answers, as the held
+    // rows would: no request waits for a load.
+    await this.words.loadNew(registries);
+    const held = this.words.ready(registries);
+    if (held) this.counters.held++;
+    else this.counters.database++;
+    const matchWords = words.flatMap((w) => w.split('_').filter(Boolean));
     if (words.length === 0) {
-      // The empty query lists the held rows in name order (search-pg.ts).
-      const listed = await this.words.listed(registries, options, CANDIDATES);
+      // The empty query lists the templates in name order.
+      const listed: Candidate[] = held
+        ? this.words.listed(registries, options, CANDIDATES)
+        : await this.rows<Candidate>(
+            `SELECT ${columns} FROM templates t WHERE ${where}
+             ORDER BY t.name COLLATE "C", t.collection COLLATE "C", t.id LIMIT ${CANDIDATES + 1}`,
+            values,
+          );
       totalIsLowerBound = listed.length > CANDIDATES;
       if (totalIsLowerBound) listed.length = CANDIDATES;
       rows = listed;
@@ -233,18 +249,20 @@ export class PostgresReads implements ReadStore {
       // named templates however far the bound is, in the registries the caller may read. Then
       // ranked here by the rule SQLite's search has (rankCandidates: exact name, name prefix,
       // by-field score, name); only the shown page's rows read their version and description.
-      const found = await this.words.match(
-        registries,
-        {
-          // The lexemes never hold `_` (PostgreSQL's parser splits on it), so neither do the words.
-          words: words.flatMap((w) => w.split('_').filter(Boolean)),
-          exact: q,
-          reader: options.reader,
-          registry: options.registry,
-          collection: options.collection,
-        },
-        CANDIDATES,
-      );
+      // The lexemes never hold `_` (PostgreSQL's parser splits on it), so neither do the words.
+      const found = held
+        ? this.words.match(
+            registries,
+            {
+              words: matchWords,
+              exact: q,
+              reader: options.reader,
+              registry: options.registry,
+              collection: options.collection,
+            },
+            CANDIDATES,
+          )
+        : await this.databaseMatch(matchWords, q, where, values);
       totalIsLowerBound = found.bounded;
       rows = rankCandidates(found.rows, q, words);
       if (rows.length === 0 && q.length >= 3) {
@@ -268,6 +286,58 @@ export class PostgresReads implements ReadStore {
       extra: (id) => extra.get(id),
       didYouMean,
     });
+  }
+
+  /**
+   * The held match's answer read from the database (the GIN prefix scan, `word:*` for every word),
+   * while a registry's held lexemes are being loaded: at most CANDIDATES matches, plus the exactly
+   * named templates. Unordered, as the scan finds them (ordering every match was the slow part):
+   * when more than CANDIDATES match, the bounded set may not be the held match's.
+   */
+  private async databaseMatch(
+    words: readonly string[],
+    exact: string,
+    where: string,
+    values: readonly unknown[],
+  ): Promise<{ rows: PgHeldRow[]; bounded: boolean }> {
+    const columns = 't.id, t.name, t.collection, t.title, t.registry_id AS "registryId"';
+    const at = values.length;
+    const found =
+      words.length === 0
+        ? []
+        : await this.rows<Candidate>(
+            `SELECT ${columns} FROM templates t
+             WHERE t.search @@ to_tsquery('simple', $${at + 1}) AND ${where} LIMIT ${CANDIDATES + 1}`,
+            [...values, words.map((w) => `${w}:*`).join(' & ')],
+          );
+    const bounded = found.length > CANDIDATES;
+    if (bounded) found.length = CANDIDATES;
+    const ids = new Set(found.map((r) => r.id));
+    const named = await this.rows<Candidate>(
+      `SELECT ${columns} FROM templates t WHERE lower(t.name) = $${at + 1} AND ${where}`,
+      [...values, exact],
+    );
+    for (const r of named) if (!ids.has(r.id)) found.push(r);
+    return {
+      rows: found.map((r) => ({
+        ...r,
+        lowerName: r.name.toLowerCase(),
+        lowerTitle: (r.title ?? '').toLowerCase(),
+        lowerCollection: r.collection.toLowerCase(),
+      })),
+      bounded,
+    };
+  }
+
+  /** How searches were answered: from the held rows, or from the database while they loaded. */
+  readonly counters = { held: 0, database: 0 };
+
+  warm(generations: readonly RegistryGeneration[]): Promise<void> {
+    return this.words.warm(generations);
+  }
+
+  searchCounters(): SearchCounters {
+    return { ...this.counters, loads: this.words.loads };
   }
 
   /** The version and description of the ranked rows the page shows, by id. */

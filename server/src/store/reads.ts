@@ -12,6 +12,7 @@ import { SqliteHashStore } from './checksum-log.js';
 import type { Store } from './db.js';
 import type { ChangedFile } from './first-seen.js';
 import { type SearchOptions, type SearchPage, TemplateSearch } from './search.js';
+import type { RegistryGeneration } from './service-store.js';
 
 export interface TemplateRow {
   latestVersion: string | null;
@@ -172,6 +173,14 @@ export interface ReadStore {
   /** Every version of a registry with its digest, by collection, template and version (byte order). */
   versionList(registryId: number): Promise<ListedVersionRow[]>;
   search(options: SearchOptions): Promise<SearchPage>;
+  /**
+   * Loads the search's rows of the registries' generations given (every registry; an index swap
+   * or the generation watch calls it), in the background: until a registry's new generation is
+   * loaded whole, searches are answered from the database. Never rejects.
+   */
+  warm(generations: readonly RegistryGeneration[]): Promise<void>;
+  /** How the searches were answered, and how many registry generations were loaded. */
+  searchCounters(): SearchCounters;
   /** A registry's last SYNC_HISTORY syncs, newest first. */
   syncs(registryId: number): Promise<SyncRow[]>;
   /** The checksum log's stored hashes (docs/integrity-store.md §1). */
@@ -182,6 +191,16 @@ export interface ReadStore {
   newestRecord(template: string, version: string): Promise<FirstSeenRow | undefined>;
   /** A registry's open quarantines, by template and version. */
   openQuarantines(registryId: number): Promise<QuarantineRow[]>;
+}
+
+/** What `searchCounters()` reports (tests and benches read it; docs/server.md, "Store"). */
+export interface SearchCounters {
+  /** Searches answered from the held rows. */
+  held: number;
+  /** Searches answered from the database while a registry's generation was being loaded. */
+  database: number;
+  /** Registry generations loaded into the held rows. */
+  loads: number;
 }
 
 export class ReadQueries implements ReadStore {
@@ -309,6 +328,14 @@ export class ReadQueries implements ReadStore {
 
   async search(options: SearchOptions): Promise<SearchPage> {
     return this.searcher.search(options);
+  }
+
+  warm(generations: readonly RegistryGeneration[]): Promise<void> {
+    return this.searcher.warm(generations);
+  }
+
+  searchCounters(): SearchCounters {
+    return this.searcher.counters();
   }
 
   async syncs(registryId: number): Promise<SyncRow[]> {

@@ -1,13 +1,15 @@
 /**
  * The PostgreSQL search's word match held in memory (docs/server.md, "Store"): each registry's
  * templates with the lexemes of their generated `templates.search` vector (`tsvector_to_array`,
- * so the words are PostgreSQL's own), read again when the registry's generation changes (every
- * index swap or added version bumps it). A query word matches a template when it is a prefix of
+ * so the words are PostgreSQL's own), loaded again in the background when the registry's
+ * generation changes (every index swap or added version bumps it; `warm`), never on a search
+ * request once held: reads-pg.ts answers from the database meanwhile. A query word matches a template when it is a prefix of
  * one of its lexemes — what `word:*` means to `@@` — found by binary search in the registry's
  * sorted lexemes; every word must match. The GIN prefix scan this replaces merged the posting
  * lists of every lexeme with the prefix, 5–10 ms a query at 100,000 templates.
  */
 import type { PostgresStore } from './postgres.js';
+import type { RegistryGeneration } from './service-store.js';
 import { mayRead, type Reader } from './visibility.js';
 
 export interface PgRegistryRow {
@@ -104,21 +106,73 @@ export class PgTemplateWords {
     };
   }
 
-  /** Brings the held registries up to `registries`' generations; drops the removed ones. */
-  private async refresh(registries: readonly PgRegistryRow[]): Promise<void> {
+  /** Loads finished (each registry generation read once), for the tests and the bench. */
+  loads = 0;
+
+  /** Whether `warm` was ever called (a service runs): then no load is made on a request. */
+  private warmed = false;
+
+  /**
+   * Loads, on the request, the registries never held yet where nothing has asked for a load in
+   * the background (`warm`: a store read without a service, as in the benches): what the first
+   * search did before loads were made in the background.
+   */
+  async loadNew(registries: readonly RegistryGeneration[]): Promise<void> {
+    if (this.warmed) return;
+    const fresh = registries.filter((r) => !this.held.has(r.id));
+    if (fresh.length > 0) await this.bringIn(fresh);
+  }
+
+  /**
+   * Whether every registry is held at (at least) the generation `registries` says, so a search can
+   * be answered from the held rows. When not, the missing generations are loaded in the background
+   * (`warm`) and the caller answers from the database meanwhile: no request waits for a load.
+   */
+  ready(registries: readonly RegistryGeneration[]): boolean {
+    let ready = registries.length === this.held.size;
+    for (const r of registries) if ((this.held.get(r.id)?.generation ?? -1) < r.generation) ready = false;
+    if (!ready) void this.kick(registries);
+    return ready;
+  }
+
+  /**
+   * Brings the held registries up to `registries`' generations (every registry; the others are
+   * dropped), in the background of an index swap (docs/server.md, "Store"): a registry's rows are
+   * replaced only once its new generation is read whole, so a search never sees half of one. A
+   * failed load is left for the next swap, watch tick or search to start again; it never rejects.
+   */
+  warm(registries: readonly RegistryGeneration[]): Promise<void> {
+    this.warmed = true;
+    return this.kick(registries);
+  }
+
+  /** Loads the registries' generations not held (the others are dropped). */
+  private async kick(registries: readonly RegistryGeneration[]): Promise<void> {
     const present = new Set(registries.map((r) => r.id));
     for (const id of this.held.keys()) if (!present.has(id)) this.held.delete(id);
+    await this.bringIn(registries);
+  }
+
+  /** Loads (or joins the load of) the registries' generations not held yet. */
+  private async bringIn(registries: readonly RegistryGeneration[]): Promise<void> {
     await Promise.all(
       registries.map(async (r) => {
-        if (this.held.get(r.id)?.generation === r.generation) return;
+        if ((this.held.get(r.id)?.generation ?? -1) >= r.generation) return;
         const key = `${r.id}:${r.generation}`;
         let loading = this.loading.get(key);
         if (!loading) {
           loading = this.load(r.id, r.generation).finally(() => this.loading.delete(key));
           this.loading.set(key, loading);
         }
-        const loaded = await loading;
-        if ((this.held.get(r.id)?.generation ?? -1) < loaded.generation) this.held.set(r.id, loaded);
+        try {
+          const loaded = await loading;
+          if ((this.held.get(r.id)?.generation ?? -1) < loaded.generation) {
+            this.held.set(r.id, loaded);
+            this.loads++;
+          }
+        } catch {
+          // The database away or the registry gone meanwhile: the next warm loads it.
+        }
       }),
     );
   }
@@ -130,12 +184,11 @@ export class PgTemplateWords {
    * The first `bound` + 1 templates (by name, collection and id) of the registries the caller may
    * read and asked for: the empty query's listing.
    */
-  async listed(
+  listed(
     registries: readonly PgRegistryRow[],
     options: { reader: Reader; registry?: string | undefined; collection?: string | undefined },
     bound: number,
-  ): Promise<PgHeldRow[]> {
-    await this.refresh(registries);
+  ): PgHeldRow[] {
     const version = [...this.held].map(([id, h]) => `${id}:${h.generation}`).join(',');
     if (this.ordered.version !== version) {
       const rows = [...this.held.values()].flatMap((h) => h.rows);
@@ -170,7 +223,7 @@ export class PgTemplateWords {
    * starts, in registry and id order, at most `bound`; the exactly named ones (lower-cased
    * `exact`) are added however far the bound is. `bounded` says more matched than `bound`.
    */
-  async match(
+  match(
     registries: readonly PgRegistryRow[],
     options: {
       words: readonly string[];
@@ -180,8 +233,7 @@ export class PgTemplateWords {
       collection?: string | undefined;
     },
     bound: number,
-  ): Promise<{ rows: PgHeldRow[]; bounded: boolean }> {
-    await this.refresh(registries);
+  ): { rows: PgHeldRow[]; bounded: boolean } {
     const found: PgHeldRow[] = [];
     const exact: PgHeldRow[] = [];
     let bounded = false;

@@ -31,6 +31,7 @@ import type {
   ChecksumQueries,
   CredentialQueries,
   OpenQuarantineOf,
+  RegistryGeneration,
   RegistryQueries,
   RegistryRow,
   RegistrySyncState,
@@ -85,6 +86,9 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
         );
       }
       return row as RegistryRow | undefined;
+    },
+    async generations() {
+      return rows<RegistryGeneration>('SELECT id, generation FROM registries');
     },
     async removedUpstreamCount(id) {
       const [row] = await db

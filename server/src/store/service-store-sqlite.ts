@@ -28,6 +28,7 @@ import type {
   CredentialQueries,
   MirrorQueries,
   OpenQuarantineOf,
+  RegistryGeneration,
   RegistryQueries,
   RegistrySyncState,
   ServiceStore,
@@ -47,6 +48,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
   /** Every write of this thread waits out an index swap in progress (swap-index-thread.ts). */
   const settled = () => swapsSettled(store);
 
+  const generationsOf = sqlite.prepare('SELECT id, generation FROM registries');
   const registryQueries: RegistryQueries = {
     async list() {
       return db.select().from(registries).orderBy(registries.name).all();
@@ -75,6 +77,9 @@ export function sqliteServiceStore(store: Store): ServiceStore {
       const row = db.delete(registries).where(eq(registries.id, id)).returning().get();
       if (row) sqlite.exec(PRUNE_FILES);
       return row;
+    },
+    async generations() {
+      return generationsOf.all() as RegistryGeneration[];
     },
     async removedUpstreamCount(id) {
       return (

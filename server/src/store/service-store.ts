@@ -63,6 +63,17 @@ export interface RegistryQueries {
   removedUpstreamCount(id: number): Promise<number>;
   /** The findings of a registry's last sync, by path and code. */
   findings(id: number): Promise<FindingRow[]>;
+  /**
+   * Every registry's id and generation (bumped by every index swap or added version): what the
+   * generation watch reads on a timer (generation-watch.ts). One small query, never per request.
+   */
+  generations(): Promise<RegistryGeneration[]>;
+}
+
+/** A registry's id and the generation of its index. */
+export interface RegistryGeneration {
+  id: number;
+  generation: number;
 }
 
 export interface CredentialQueries {

@@ -6,9 +6,10 @@
  * similarity is shared trigrams over all distinct trigrams of both; a name is similar when that is
  * at least 0.3 (pg_trgm's default `similarity_threshold`).
  *
- * The names are held in memory with an inverted index from trigram to names, built on first use
- * and again when any registry's generation changes (every index swap or added version bumps it),
- * so a query costs the lengths of its trigrams' posting lists, not a scan of every name.
+ * The names are held in memory with an inverted index from trigram to names, built again when any
+ * registry's generation changes (every index swap or added version bumps it) once the search's rows
+ * of it are loaded (search.ts), or on first use, so a query costs the lengths of its trigrams'
+ * posting lists, not a scan of every name.
  */
 
 /** pg_trgm's default `pg_trgm.similarity_threshold`. */
@@ -109,6 +110,11 @@ export class SimilarNames {
     private readonly version: () => string,
     private readonly load: () => NamedRow[],
   ) {}
+
+  /** Builds the index now if the rows changed since it was built (after a load, not on a query). */
+  prepare(): void {
+    this.index();
+  }
 
   private index(): Built {
     const version = this.version();
