@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { prestartForExpand } from '../../client/src/cli/prestart.js';
 import { RenderSandbox, startRenderersEarly } from '../../client/src/expand/sandbox/render-sandbox.js';
 import { repoRoot } from '../support/run-cli.js';
 
@@ -90,6 +91,40 @@ describe('rendering processes started early', () => {
       await renderBoth(same);
     } finally {
       same.close();
+    }
+  });
+
+  it('dm expand starts those its configuration names, with its --memory and --python', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dm-early-'));
+    try {
+      const config = join(dir, 'config.yaml');
+      writeFileSync(config, 'imports:\n- path: a.jinja\nresources:\n- {name: a, type: a.jinja}\n');
+      const started = (args: string[]) => {
+        const before = children();
+        prestartForExpand(args);
+        return children().filter((pid) => !before.includes(pid)).length;
+      };
+      assert.equal(started([join(dir, 'missing.yaml'), '-o', 'yaml']), 0);
+      assert.equal(started(['-o', 'yaml', config, '--memory', '330']), 1);
+      // Taken over by the sandbox `dm expand --memory 330` makes: it starts no other.
+      const before = children();
+      const sandbox = new RenderSandbox({ memoryMb: 330 });
+      try {
+        assert.equal(
+          await sandbox.renderJinja({ name: 't.jinja', source: '{{ 6 * 7 }}', context, files: {} }),
+          '42',
+        );
+        assert.deepEqual(
+          children().filter((pid) => !before.includes(pid)),
+          [],
+        );
+      } finally {
+        sandbox.close();
+      }
+      writeFileSync(config, 'imports:\n- path: b.py\nresources:\n- {name: b, type: b.py}\n');
+      assert.equal(started([config, '--python=python3']), 1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
