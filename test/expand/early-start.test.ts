@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -151,8 +151,10 @@ describe('rendering processes started early', () => {
         let alive = true;
         for (let i = 0; i < 50 && alive; i++) {
           try {
-            process.kill(pid, 0);
-            execFileSync('sleep', ['0.1']);
+            // Gone, or a zombie waiting for whoever adopted it to reap it.
+            const state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0];
+            if (state === 'Z' || state === 'X') alive = false;
+            else execFileSync('sleep', ['0.1']);
           } catch {
             alive = false;
           }
