@@ -8,7 +8,9 @@
  * 10,000. "dm ms" is the engine in this process (modules already loaded); "cli ms" is the
  * whole `dm expand config.yaml -o yaml` process (start, module loading, expansion, YAML written to
  * stdout), the figure to hold against the reference, which is end to end too. A breakdown of
- * dm's time follows the table. Run: node dist/bench/expand.js [--sizes 100,1000,10000]
+ * dm's time follows the table. With --repeat N the libyaml reference and the cli run N times each,
+ * alternately, and their medians are printed (one run of each is noise on a busy machine).
+ * Run: node dist/bench/expand.js [--sizes 100,1000,10000] [--repeat N]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -183,6 +185,13 @@ function cli(dir: string, root: string): number {
 async function main(): Promise<void> {
   const sizesArg = process.argv.indexOf('--sizes');
   const sizes = sizesArg > 0 ? (process.argv[sizesArg + 1] ?? '').split(',').map(Number) : [100, 1000, 10000];
+  const repeatArg = process.argv.indexOf('--repeat');
+  const repeat = repeatArg > 0 ? Math.max(1, Number(process.argv[repeatArg + 1]) || 1) : 1;
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    const mid = s.length >> 1;
+    return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+  };
   const python = findPython();
   const root = mkdtempSync(join(tmpdir(), 'dm-bench-expand-'));
   console.log('expand: N resources x 3 template levels (Jinja -> Python -> Jinja), 3 primitives each');
@@ -190,6 +199,7 @@ async function main(): Promise<void> {
     'Jinja2 reference: one Python process, end to end; "safe_load" parses YAML as DM did (pure Python),',
   );
   console.log('"libyaml" with the C loader. Ratios are dm / reference (< 1: dm faster).');
+  if (repeat > 1) console.log(`libyaml and cli: medians of ${repeat} alternate runs`);
   console.log('     N   dm ms  dm us/res  safe_load ms  ratio  libyaml ms  ratio   cli ms  cli/libyaml');
   const breakdowns: string[] = [];
   try {
@@ -234,8 +244,15 @@ async function main(): Promise<void> {
         return ms;
       };
       const safeMs = reference('dm');
-      const cMs = reference('c');
-      const cliMs = cli(dir, root);
+      // The libyaml reference and the whole `dm expand` process, alternately, `repeat` times each.
+      const cRuns: number[] = [];
+      const cliRuns: number[] = [];
+      for (let r = 0; r < repeat; r++) {
+        cRuns.push(reference('c'));
+        cliRuns.push(cli(dir, root));
+      }
+      const cMs = median(cRuns);
+      const cliMs = median(cliRuns);
       const perRes = (dmMs * 1000) / n;
       console.log(
         `${String(n).padStart(6)} ${dmMs.toFixed(0).padStart(7)} ${perRes.toFixed(0).padStart(10)} ${safeMs.toFixed(0).padStart(13)} ${(dmMs / safeMs).toFixed(2).padStart(6)} ${cMs.toFixed(0).padStart(11)} ${(dmMs / cMs).toFixed(2).padStart(6)} ${cliMs.toFixed(0).padStart(8)} ${(cliMs / cMs).toFixed(2).padStart(12)}`,

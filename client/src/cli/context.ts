@@ -177,10 +177,10 @@ function waitIndicator(ctx: CommandContext, name: string): { streams: Streams; s
 
 /**
  * The properties the command's configuration expands with: `-f` values files, then `--properties`
- * (the one precedence, client/src/merge/values.ts commandProperties).
+ * (the one precedence, client/src/merge/command-properties.ts).
  */
 export async function propertiesOf(ctx: CommandContext): Promise<Record<string, unknown>> {
-  const { commandProperties } = await import('../merge/values.js');
+  const { commandProperties } = await import('../merge/command-properties.js');
   return commandProperties(ctx.valuesFiles, ctx.properties, { cwd: ctx.cwd });
 }
 

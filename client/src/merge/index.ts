@@ -5,6 +5,7 @@
  * (value.ts); `mergeValues`/`mergeValuesFiles` take and give plain data.
  */
 export { buildMerger } from './build-merger.js';
+export { commandProperties } from './command-properties.js';
 export {
   formatMergedYaml,
   type LoadedDocument,
@@ -49,4 +50,4 @@ export {
   strMerger,
 } from './mergers.js';
 export { type MergeKey, type MergeMap, toMergeValue, toPlainValue } from './value.js';
-export { commandProperties, type MergeValuesOptions, mergeValues, mergeValuesFiles } from './values.js';
+export { type MergeValuesOptions, mergeValues, mergeValuesFiles } from './values.js';

@@ -6,7 +6,6 @@
  * from the files after it, and any error stops the command.
  */
 
-import { mergeDeep } from '../data.js';
 import { loadMergeFiles } from './load-documents.js';
 import { type MergeSource, mergeManyDict } from './merge-documents.js';
 import type { MergerSpec } from './merge-how.js';
@@ -49,19 +48,4 @@ export function mergeValuesFiles(
     { reverse: true, defaultMergeHow: options.mergeHow },
   );
   return toPlainValue(merged) as Record<string, unknown>;
-}
-
-/**
- * The properties a command runs with — the one place their precedence is decided, as helm's
- * `MergeValues`: the values files (`-f`, in order, later wins, deep), then `--properties` (deep, so
- * `--properties db.port=5432` keeps `db.host` of a values file). Used by expand, deploy, install
- * and update (docs/client.md "Values and properties").
- */
-export function commandProperties(
-  valuesFiles: readonly string[],
-  properties: Record<string, unknown>,
-  options: { cwd?: string } = {},
-): Record<string, unknown> {
-  const values = valuesFiles.length === 0 ? {} : mergeValuesFiles(valuesFiles, options);
-  return mergeDeep(values, properties);
 }

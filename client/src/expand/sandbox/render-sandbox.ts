@@ -11,13 +11,19 @@
  * A template that runs out of time or memory kills only its process: the sandbox reports a
  * DmError with category `limit` and starts a fresh process for the next template.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
+import type * as net from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DmError } from '../../error.js';
 import { fromWire, hasPythonValues, toWire } from '../../python/values.js';
 import { PYTHON_RUNNER_SOURCE } from '../python/runner-source.js';
-import { forkRenderer, sharedRendererModules } from './fork-renderer.js';
+import {
+  type ForkedRenderer,
+  type ForkRendererOptions,
+  forkRenderer,
+  sharedRendererModules,
+} from './fork-renderer.js';
 
 export interface SandboxOptions {
   /** Per template, default 10 000 ms. */
@@ -108,6 +114,8 @@ interface Pending {
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
+const DEFAULT_MEMORY_MB = 512;
+const DEFAULT_PYTHON = 'python3';
 
 /** Node 20 calls the permission model experimental; 22.13 and later name it `--permission`. */
 function failureToError(engine: 'Jinja' | 'Python', name: string, f: Failure): DmError {
@@ -323,17 +331,114 @@ abstract class Worker {
   }
 }
 
+/** How a Jinja rendering process is started: the one set-up, for a sandbox and for an early start. */
+function jinjaRendererOptions(memoryMb: number): ForkRendererOptions {
+  const srcDir = resolve(here, '../..');
+  const nunjucksDir = dirname(fileURLToPath(import.meta.resolve('nunjucks/package.json')));
+  return {
+    entry: join(here, 'jinja-child.js'),
+    readTrees: [resolve(here, '..'), dirname(nunjucksDir)],
+    readFiles: [...sharedRendererModules(srcDir), join(resolve(here, '../../../../..'), 'package.json')],
+    memoryMb,
+    label: 'the Jinja renderer',
+  };
+}
+
+/** How the Python rendering process is started (command, arguments, spawn options). */
+function pythonCommand(python: string, memoryMb: number): [string, string[], SpawnOptions] {
+  return [
+    python,
+    ['-I', '-c', PYTHON_RUNNER_SOURCE, String(memoryMb)],
+    { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' } },
+  ];
+}
+
+/**
+ * Rendering processes started before the sandbox that uses them exists (`dm expand` starts them
+ * before the CLI loads; cli/prestart.ts). Each is keyed by everything it was started with, so a
+ * sandbox takes one over only where it would have started the very same process; one that died
+ * meanwhile is not taken, and those never taken are killed when dm exits. Until taken they do not
+ * keep dm running.
+ */
+interface EarlyProcess {
+  child: ChildProcess;
+  forked?: ForkedRenderer;
+  dead: boolean;
+}
+const early = new Map<string, EarlyProcess>();
+
+function handles(child: ChildProcess): { ref(): void; unref(): void }[] {
+  const out: ({ ref(): void; unref(): void } | null | undefined)[] = [
+    child,
+    child.channel,
+    child.stdin as net.Socket | null,
+    child.stdout as net.Socket | null,
+    child.stderr as net.Socket | null,
+  ];
+  return out.filter((h): h is { ref(): void; unref(): void } => !!h && typeof h.unref === 'function');
+}
+
+function keep(key: string, entry: EarlyProcess): void {
+  if (early.has(key)) {
+    entry.child.kill('SIGKILL');
+    return;
+  }
+  if (early.size === 0) {
+    process.once('exit', () => {
+      for (const e of early.values()) if (e.child.exitCode === null) e.child.kill('SIGKILL');
+      early.clear();
+    });
+  }
+  entry.child.once('exit', () => {
+    entry.dead = true;
+  });
+  entry.child.once('error', () => {
+    entry.dead = true;
+  });
+  for (const h of handles(entry.child)) h.unref();
+  early.set(key, entry);
+}
+
+function takeEarly(key: string): EarlyProcess | undefined {
+  const entry = early.get(key);
+  if (!entry) return undefined;
+  early.delete(key);
+  if (entry.dead || entry.child.exitCode !== null || entry.child.signalCode !== null) {
+    entry.child.kill('SIGKILL');
+    return undefined;
+  }
+  for (const h of handles(entry.child)) h.ref();
+  return entry;
+}
+
+/**
+ * Starts the rendering processes a `dm expand` with these options will ask for, before its
+ * sandbox exists (see EarlyProcess). A failure to start shows when the sandbox takes the process
+ * over and starts its own.
+ */
+export function startRenderersEarly(
+  engines: { jinja?: boolean; python?: boolean },
+  options: Pick<SandboxOptions, 'memoryMb' | 'python'> = {},
+): void {
+  const memoryMb = options.memoryMb ?? DEFAULT_MEMORY_MB;
+  if (engines.jinja) {
+    const fork = jinjaRendererOptions(memoryMb);
+    const forked = forkRenderer(fork);
+    forked.ready.catch(() => {});
+    keep(`jinja\0${JSON.stringify(fork)}`, { child: forked.child, forked, dead: false });
+  }
+  if (engines.python) {
+    const command = pythonCommand(options.python ?? DEFAULT_PYTHON, memoryMb);
+    const child = spawn(...command);
+    keep(`python\0${JSON.stringify(command)}`, { child, dead: false });
+  }
+}
+
 class JinjaWorker extends Worker {
   protected start(): Promise<ChildProcess> {
-    const srcDir = resolve(here, '../..');
-    const nunjucksDir = dirname(fileURLToPath(import.meta.resolve('nunjucks/package.json')));
-    const { child, ready, outOfMemory } = forkRenderer({
-      entry: join(here, 'jinja-child.js'),
-      readTrees: [resolve(here, '..'), dirname(nunjucksDir)],
-      readFiles: [...sharedRendererModules(srcDir), join(resolve(here, '../../../../..'), 'package.json')],
-      memoryMb: this.options.memoryMb,
-      label: 'the Jinja renderer',
-    });
+    const fork = jinjaRendererOptions(this.options.memoryMb);
+    const { child, ready, outOfMemory } =
+      takeEarly(`jinja\0${JSON.stringify(fork)}`)?.forked ?? forkRenderer(fork);
     child.on('message', (m: unknown) => {
       if ((m as { id?: unknown }).id !== undefined) this.onAnswer(m as Answer);
     });
@@ -390,14 +495,8 @@ class LineSplitter {
 
 class PythonWorker extends Worker {
   protected start(): Promise<ChildProcess> {
-    const child = spawn(
-      this.options.python,
-      ['-I', '-c', PYTHON_RUNNER_SOURCE, String(this.options.memoryMb)],
-      {
-        stdio: ['pipe', 'pipe', 'pipe'],
-        env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' },
-      },
-    );
+    const command = pythonCommand(this.options.python, this.options.memoryMb);
+    const child = takeEarly(`python\0${JSON.stringify(command)}`)?.child ?? spawn(...command);
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-2000);
@@ -496,8 +595,8 @@ export class RenderSandbox {
   constructor(options: SandboxOptions = {}) {
     this.options = {
       timeoutMs: options.timeoutMs ?? 10_000,
-      memoryMb: options.memoryMb ?? 512,
-      python: options.python ?? 'python3',
+      memoryMb: options.memoryMb ?? DEFAULT_MEMORY_MB,
+      python: options.python ?? DEFAULT_PYTHON,
     };
     this.jinjaProcesses = Math.max(1, options.jinjaProcesses ?? 1);
   }
