@@ -24,7 +24,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
-import { sha256Hex, versionDigest } from '../client/src/registry/digest.js';
+import { sha256Hex } from '../client/src/registry/digest.js';
 import { exportBundle, importBundle } from '../server/src/mirror/bundle.js';
 import { readBundle } from '../server/src/mirror/bundle-format.js';
 import { type AddedVersion, addVersions } from '../server/src/store/add-versions.js';
@@ -32,6 +32,7 @@ import { openStore } from '../server/src/store/db.js';
 import { openPostgresStore } from '../server/src/store/postgres.js';
 import type { StoreHandle } from '../server/src/store/service-store.js';
 import { startFaultProxy } from '../test/support/fault-proxy.js';
+import { jinjaVersion } from '../test/support/jinja-version.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../test/support/postgres.js';
 import { startRegistry } from '../test/support/registry-server.js';
 import { repoRoot } from '../test/support/run-cli.js';
@@ -182,27 +183,7 @@ async function generatedBundles(dir: string, count: number, into: Target[], roun
       `resources:\n- name: {{ env["name"] }}-${i}\n  type: ${template}\n  # ${words(1300)}\n`,
     );
     const schema = Buffer.from(`info:\n  title: ${template} ${version}\n  description: ${words(150)}\n`);
-    const files = [
-      { path: `${template}.jinja`, content: body },
-      { path: `${template}.jinja.schema`, content: schema },
-    ].map((f) => {
-      const sha256 = sha256Hex(f.content);
-      content.set(sha256, f.content);
-      return { path: f.path, sha256, size: f.content.length };
-    });
-    versions.push({
-      collection: '',
-      template,
-      version,
-      kind: 'jinja',
-      dir: `${template}/${version}`,
-      templateFile: `${template}.jinja`,
-      schemaFile: `${template}.jinja.schema`,
-      hasExample: false,
-      digest: versionDigest(files),
-      schemaJson: null,
-      files,
-    });
+    versions.push(jinjaVersion(template, version, { body, schema }, content));
   }
   const source = openStore(join(dir, 'gen-a.db'));
   try {
