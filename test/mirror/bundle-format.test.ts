@@ -155,6 +155,17 @@ describe('bundle files', () => {
     await refused(out, /manifest\.json was altered/);
   });
 
+  it('refuses an altered manifest as it arrives, before what follows it is read', async () => {
+    const { out } = await write('manifest-first.tgz');
+    rewriteTar(out, (tar) => {
+      const i = tar.indexOf('"v1.0.0"');
+      tar[i + 2] = '9'.charCodeAt(0);
+      // Damage after the manifest that the reader would otherwise report.
+      return Buffer.concat([tar, Buffer.from('trailing garbage')]);
+    });
+    await refused(out, /manifest\.json was altered/);
+  });
+
   it('refuses an extra file and a missing blob', async () => {
     const { out } = await write('extra.tgz');
     rewriteTar(out, (tar) => {

@@ -270,6 +270,60 @@ function checkManifestShape(value: unknown, file: string): BundleManifest {
   return m as BundleManifest;
 }
 
+interface CheckedManifest {
+  manifest: BundleManifest;
+  /** Blob sizes by sha256, as the manifest lists them. */
+  listed: Map<string, number>;
+  /** Content its versions name that it does not carry (sorted). */
+  external: string[];
+}
+
+/**
+ * Everything that can be checked of a manifest on its own: JSON, shape, its digest, and every
+ * version (files named by well-formed sha256s, sizes as the blobs listed, version digests).
+ */
+function checkManifest(bytes: Buffer, file: string): CheckedManifest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw bundleError(file, 'manifest.json is not valid JSON');
+  }
+  const manifest = checkManifestShape(parsed, file);
+  if (!digestHolds(bytes, manifest)) {
+    throw bundleError(
+      file,
+      `manifest.json was altered: its digest is ${manifestDigest(manifest)}, it says ${manifest.digest}`,
+    );
+  }
+  const listed = new Map(manifest.blobs.map((b) => [b.sha256, b.size]));
+  const external = new Set<string>();
+  for (const v of manifest.versions) {
+    for (const f of v.files) {
+      const size = listed.get(f.sha256);
+      if (size === undefined) {
+        // A listed blob's name was checked with the manifest's shape.
+        if (!SHA.test(f.sha256))
+          throw bundleError(file, `${v.reference}: file ${f.path} has a malformed sha256`);
+        if (manifest.since === null)
+          throw bundleError(file, `${v.reference}: file ${f.path} has no blob in the bundle`);
+        external.add(f.sha256);
+      } else if (size !== f.size) {
+        throw bundleError(file, `${v.reference}: file ${f.path} is ${f.size} bytes, its blob ${size}`);
+      }
+    }
+    let digest: string;
+    try {
+      digest = versionDigest(v.files);
+    } catch (error) {
+      throw bundleError(file, `${v.reference}: ${(error as Error).message}`);
+    }
+    if (digest !== v.digest)
+      throw bundleError(file, `${v.reference}: version digest is ${digest}, the manifest says ${v.digest}`);
+  }
+  return { manifest, listed, external: [...external].sort() };
+}
+
 const READ_CHUNK = 1024 * 1024;
 
 /** Reads and verifies a bundle completely; throws `INVALID_BUNDLE`/`BUNDLE_SIGNATURE` naming the problem. */
@@ -287,6 +341,7 @@ export async function readBundle(
   let total = 0;
   // The first problem is the one reported: the pipeline then fails with an abort of its own.
   let failure: DmError | undefined;
+  let checked: CheckedManifest | undefined;
   const fail: (message: string) => never = (message) => {
     failure ??= bundleError(file, message);
     throw failure;
@@ -301,8 +356,16 @@ export async function readBundle(
       if (path === 'manifest.json') {
         if (manifestBytes) fail('manifest.json appears twice');
         limit = maxManifest;
+        // Checked as soon as it arrives (writeBundle puts it first): an altered manifest is refused
+        // before the content is read.
         onDone = (c) => {
           manifestBytes = c;
+          try {
+            checked = checkManifest(c, file);
+          } catch (error) {
+            failure ??= error as DmError;
+            throw error;
+          }
         };
       } else if (path === 'manifest.sig') {
         limit = 4096;
@@ -357,33 +420,18 @@ export async function readBundle(
       });
     throw bundleError(file, `the archive is truncated or corrupt (${code ?? (error as Error).message})`);
   }
-  if (!manifestBytes) throw bundleError(file, 'there is no manifest.json');
-
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(manifestBytes.toString('utf8'));
-  } catch {
-    throw bundleError(file, 'manifest.json is not valid JSON');
-  }
-  const manifest = checkManifestShape(parsed, file);
-  if (!digestHolds(manifestBytes, manifest)) {
-    throw bundleError(
-      file,
-      `manifest.json was altered: its digest is ${manifestDigest(manifest)}, it says ${manifest.digest}`,
-    );
-  }
+  if (!checked) throw bundleError(file, 'there is no manifest.json');
+  const { manifest, listed, external } = checked;
   if (options.verifyKey) {
     if (!signature)
       throw bundleError(file, 'it is not signed, and --verify-key asks for a signature', 'BUNDLE_SIGNATURE');
     const ok = verifyBytes(
       { publicKey: options.verifyKey },
-      manifestBytes,
+      manifestBytes!,
       Buffer.from(signature.toString('utf8').trim(), 'base64'),
     );
     if (!ok) throw bundleError(file, 'its signature does not verify with the given key', 'BUNDLE_SIGNATURE');
   }
-
-  const listed = new Map(manifest.blobs.map((b) => [b.sha256, b.size]));
   for (const [sha, size] of listed) {
     const content = blobs.get(sha);
     if (!content) throw bundleError(file, `blob ${sha} is listed but missing`);
@@ -393,34 +441,10 @@ export async function readBundle(
   for (const sha of blobs.keys()) {
     if (!listed.has(sha)) throw bundleError(file, `blob ${sha} is not listed in the manifest`);
   }
-  const external = new Set<string>();
-  for (const v of manifest.versions) {
-    for (const f of v.files) {
-      const size = listed.get(f.sha256);
-      if (size === undefined) {
-        // A listed blob's name was checked with the manifest's shape.
-        if (!SHA.test(f.sha256))
-          throw bundleError(file, `${v.reference}: file ${f.path} has a malformed sha256`);
-        if (manifest.since === null)
-          throw bundleError(file, `${v.reference}: file ${f.path} has no blob in the bundle`);
-        external.add(f.sha256);
-      } else if (size !== f.size) {
-        throw bundleError(file, `${v.reference}: file ${f.path} is ${f.size} bytes, its blob ${size}`);
-      }
-    }
-    let digest: string;
-    try {
-      digest = versionDigest(v.files);
-    } catch (error) {
-      throw bundleError(file, `${v.reference}: ${(error as Error).message}`);
-    }
-    if (digest !== v.digest)
-      throw bundleError(file, `${v.reference}: version digest is ${digest}, the manifest says ${v.digest}`);
-  }
   return {
     manifest,
     blobs,
-    external: [...external].sort(),
+    external,
     signed: signature !== undefined,
     contentBytes: total,
   };
