@@ -132,13 +132,14 @@ async function bundleFigures(
   }
   const mbps = (ms: number) => content / 1e6 / (ms / 1000);
   const floorMbps = mbps(median(floor));
+  const time = (ms: number) => (ms < 1000 ? `${ms.toFixed(1)} ms` : `${(ms / 1000).toFixed(2)} s`);
   const figure = (ms: number) =>
-    `${(ms / 1000).toFixed(2)} s, ${mbps(ms).toFixed(0)} MB/s (${(mbps(ms) / floorMbps).toFixed(2)} of the floor)`;
+    `${time(ms)}, ${mbps(ms).toFixed(1)} MB/s (${(mbps(ms) / floorMbps).toFixed(2)} of the floor)`;
   console.log(
-    `bundle of ${label}: ${exported.versions} versions, ${(content / 1e6).toFixed(1)} MB of content in ${exported.blobs} blobs, bundle ${(exported.bytes / 1e6).toFixed(1)} MB; export ${(exportMs / 1000).toFixed(2)} s (${load()})`,
+    `bundle of ${label}: ${exported.versions} versions, ${(content / 1e6).toFixed(1)} MB of content in ${exported.blobs} blobs, bundle ${exported.bytes} bytes; export ${time(exportMs)} (${load()})`,
   );
   console.log(
-    `  verification (gunzip, every blob's sha256 and size, every version digest, manifest digest), median of ${rounds}: ${figure(median(verify))}, target ≥ 100 MB/s; floor (gunzip in one call + sha256 of the blobs in memory) ${(median(floor) / 1000).toFixed(2)} s, ${floorMbps.toFixed(0)} MB/s (${load()})`,
+    `  verification (gunzip, every blob's sha256 and size, every version digest, manifest digest), median of ${rounds}: ${figure(median(verify))}, target ≥ 100 MB/s; floor (gunzip in one call + sha256 of the blobs in memory) ${time(median(floor))}, ${floorMbps.toFixed(1)} MB/s (${load()})`,
   );
   for (const target of into) {
     const { store, close } = await target.open();
