@@ -236,8 +236,9 @@ export function postgresMirrorQueries(store: PostgresStore): MirrorQueries {
 
 const templateKey = (v: { collection: string; template: string }) => `${v.collection}\0${v.template}`;
 
-/** Rows per statement when writing arrays, and content bytes per statement. */
+/** Rows per statement when writing arrays; content rows (4 parameters each) and bytes per statement. */
 const BATCH_ROWS = 1000;
+const CONTENT_ROWS = 250;
 const BATCH_BYTES = 8 * 1024 * 1024;
 
 function* batches<T>(items: readonly T[], size: number): Generator<T[]> {
@@ -291,15 +292,15 @@ async function insertContent(
   let bytes = 0;
   const flush = async () => {
     if (rows.length === 0) return;
+    // One parameter per value, not arrays: node-postgres sends a Buffer parameter as binary, but a
+    // Buffer inside an array as hex text (twice the bytes, encoded here and decoded by the server).
+    // Measured side by side on the 10,000-version bundle: faster in each of 4 pairs, 8.2 s
+    // against 9.9 s median.
     await client.query(
-      `INSERT INTO files (sha256, git_sha, size, content)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::bytea[]) ON CONFLICT DO NOTHING`,
-      [
-        rows.map((r) => r.sha256),
-        rows.map((r) => gitBlobSha(r.bytes)),
-        rows.map((r) => r.size),
-        rows.map((r) => r.bytes),
-      ],
+      `INSERT INTO files (sha256, git_sha, size, content) VALUES ${rows
+        .map((_, i) => `($${4 * i + 1}, $${4 * i + 2}, $${4 * i + 3}, $${4 * i + 4})`)
+        .join(', ')} ON CONFLICT DO NOTHING`,
+      rows.flatMap((r) => [r.sha256, gitBlobSha(r.bytes), r.size, r.bytes]),
     );
     rows = [];
     bytes = 0;
@@ -310,7 +311,7 @@ async function insertContent(
     if (!data) throw contentMissing(v, f);
     rows.push({ sha256: sha, size: f.size, bytes: data });
     bytes += data.length;
-    if (rows.length >= BATCH_ROWS || bytes >= BATCH_BYTES) await flush();
+    if (rows.length >= CONTENT_ROWS || bytes >= BATCH_BYTES) await flush();
   }
   await flush();
 }
