@@ -327,7 +327,6 @@ function checkManifest(bytes: Buffer, file: string): CheckedManifest {
 const READ_CHUNK = 1024 * 1024;
 
 /** Reads and verifies a bundle completely; throws `INVALID_BUNDLE`/`BUNDLE_SIGNATURE` naming the problem. */
-
 export async function readBundle(
   file: string,
   options: BundleLimits & { verifyKey?: KeyObject } = {},
@@ -400,7 +399,8 @@ export async function readBundle(
   try {
     // Gunzip runs on libuv's thread pool while this thread walks the tar and hashes the chunk
     // before: on two cores the two overlap. Chunks of 1 MiB: fewer hand-overs between the two and
-    // most entries lie within one chunk (no copy).
+    // most entries lie within one chunk (no copy); 64 KiB, 256 KiB, 1 MiB and 4 MiB chunks took
+    // 736, 545, 500 and 524 ms median side by side (docs/mirroring.md).
     await pipeline(
       createReadStream(file, { highWaterMark: READ_CHUNK }),
       createGunzip({ chunkSize: READ_CHUNK }),
