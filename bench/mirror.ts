@@ -7,26 +7,33 @@
  *      a hit's latency measured the same way.
  *   3. Pull-through of every exact version of registry-fixtures (up to 50): upstream requests per
  *      version (target ≤ 2) and wall time.
- *   4. Bundle export and import of registry-fixtures: seconds, bytes, content verified per second.
- *   5. Bundle export and import of a generated 10,000-version registry (about 100 MB of distinct
- *      content, in-process): seconds and bytes; verification throughput of the import (target
- *      ≥ 100 MB/s of content), next to a baseline measured in the same run (gunzip of the bundle in
- *      one call and sha256 of the content in memory: the floor of any verifier of that file).
+ *   4. Bundle export and import of registry-fixtures through the CLI: seconds and bytes.
+ *   5. Bundles of registry-fixtures and of a generated 10,000-version registry (about 100 MB of
+ *      distinct content), in-process: export seconds and bytes; content MB/s of verification alone
+ *      (target ≥ 100) and of the whole import (verify + one transaction) into a fresh SQLite
+ *      database and a fresh PostgreSQL one (a private cluster, where installed), and of a second
+ *      import that changes nothing; each next to the floor of any verifier of that file measured in
+ *      the same run, alternating with verification (gunzip of the file in one call, 1 MiB chunks,
+ *      and sha256 of every blob already in memory). Medians of several rounds, with the load.
  * Usage: node dist/bench/mirror.js [seconds per load run, default 3] [rounds, default 2] [versions, default 10000]
+ *        node dist/bench/mirror.js bundles [versions, default 10000] [verification rounds, default 5]
  */
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
-import { versionDigest } from '../client/src/registry/digest.js';
+import { sha256Hex } from '../client/src/registry/digest.js';
 import { exportBundle, importBundle } from '../server/src/mirror/bundle.js';
 import { readBundle } from '../server/src/mirror/bundle-format.js';
 import { type AddedVersion, addVersions } from '../server/src/store/add-versions.js';
 import { openStore } from '../server/src/store/db.js';
+import { openPostgresStore } from '../server/src/store/postgres.js';
+import type { StoreHandle } from '../server/src/store/service-store.js';
 import { startFaultProxy } from '../test/support/fault-proxy.js';
+import { jinjaVersion } from '../test/support/jinja-version.js';
+import { type PostgresCluster, postgresBinaries, startPostgres } from '../test/support/postgres.js';
 import { startRegistry } from '../test/support/registry-server.js';
 import { repoRoot } from '../test/support/run-cli.js';
 import { percentile, WORDS } from './generated-index.js';
@@ -62,11 +69,105 @@ async function exactPins(origin: string): Promise<string[]> {
   return pins;
 }
 
+const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+const load = () => `load ${loadavg()[0]!.toFixed(2)}`;
+
+/** A fresh database to import into: SQLite always, PostgreSQL where a cluster runs. */
+interface Target {
+  name: string;
+  open(): Promise<{ store: StoreHandle; close(): Promise<void> }>;
+}
+
+function targets(dir: string, cluster: PostgresCluster | undefined): Target[] {
+  let n = 0;
+  const list: Target[] = [
+    {
+      name: 'sqlite',
+      async open() {
+        const store = openStore(join(dir, `import-${++n}.db`));
+        return { store, close: async () => store.close() };
+      },
+    },
+  ];
+  if (cluster) {
+    list.push({
+      name: 'postgresql',
+      async open() {
+        const store = await openPostgresStore(await cluster.createDatabase(`import${++n}`), { max: 4 });
+        return { store, close: () => store.close() };
+      },
+    });
+  }
+  return list;
+}
+
+/**
+ * Exports `source` in-process, then measures verification against its floor (alternating,
+ * `rounds` each) and a first and a second import into each target.
+ */
+async function bundleFigures(
+  label: string,
+  source: StoreHandle,
+  file: string,
+  into: Target[],
+  rounds: number,
+): Promise<void> {
+  let t = performance.now();
+  const exported = await exportBundle(source, { out: file });
+  const exportMs = performance.now() - t;
+  const verify: number[] = [];
+  const floor: number[] = [];
+  let content = 0;
+  for (let i = 0; i < rounds; i++) {
+    t = performance.now();
+    const verified = await readBundle(file);
+    verify.push(performance.now() - t);
+    content = verified.contentBytes;
+    // The floor of any verifier of this file: gunzip it whole (one call) and sha256 every blob.
+    const blobs = [...verified.blobs.values()];
+    t = performance.now();
+    gunzipSync(readFileSync(file), { chunkSize: 1024 * 1024 });
+    for (const bytes of blobs) sha256Hex(bytes);
+    floor.push(performance.now() - t);
+  }
+  const mbps = (ms: number) => content / 1e6 / (ms / 1000);
+  const floorMbps = mbps(median(floor));
+  const time = (ms: number) => (ms < 1000 ? `${ms.toFixed(1)} ms` : `${(ms / 1000).toFixed(2)} s`);
+  const figure = (ms: number) =>
+    `${time(ms)}, ${mbps(ms).toFixed(1)} MB/s (${(mbps(ms) / floorMbps).toFixed(2)} of the floor)`;
+  console.log(
+    `bundle of ${label}: ${exported.versions} versions, ${(content / 1e6).toFixed(1)} MB of content in ${exported.blobs} blobs, bundle ${exported.bytes} bytes; export ${time(exportMs)} (${load()})`,
+  );
+  console.log(
+    `  verification (gunzip, every blob's sha256 and size, every version digest, manifest digest), median of ${rounds}: ${figure(median(verify))}, target ≥ 100 MB/s; floor (gunzip in one call + sha256 of the blobs in memory) ${time(median(floor))}, ${floorMbps.toFixed(1)} MB/s (${load()})`,
+  );
+  for (const target of into) {
+    const { store, close } = await target.open();
+    try {
+      t = performance.now();
+      const first = await importBundle(store, file);
+      const firstMs = performance.now() - t;
+      if (first.added !== exported.versions) {
+        throw new Error(`${target.name}: imported ${first.added} of ${exported.versions} versions`);
+      }
+      t = performance.now();
+      const again = await importBundle(store, file);
+      const againMs = performance.now() - t;
+      if (again.added !== 0) throw new Error(`${target.name}: a second import added ${again.added}`);
+      console.log(
+        `  import into ${target.name} (verify + one transaction): ${figure(firstMs)}; again, changing nothing: ${figure(againMs)} (${load()})`,
+      );
+    } finally {
+      await close();
+    }
+  }
+}
+
 /**
  * 5. A generated registry of `count` versions (100 templates, each version a ~9 KB template and a
- * ~1 KB schema, all distinct), stored with addVersions, exported, verified and imported.
+ * ~1 KB schema, all distinct), stored with addVersions, then bundleFigures.
  */
-async function generatedBundles(dir: string, count: number): Promise<void> {
+async function generatedBundles(dir: string, count: number, into: Target[], rounds: number): Promise<void> {
   let seed = 42;
   const random = () => {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff;
@@ -83,31 +184,9 @@ async function generatedBundles(dir: string, count: number): Promise<void> {
       `resources:\n- name: {{ env["name"] }}-${i}\n  type: ${template}\n  # ${words(1300)}\n`,
     );
     const schema = Buffer.from(`info:\n  title: ${template} ${version}\n  description: ${words(150)}\n`);
-    const files = [
-      { path: `${template}.jinja`, content: body },
-      { path: `${template}.jinja.schema`, content: schema },
-    ].map((f) => {
-      const sha256 = createHash('sha256').update(f.content).digest('hex');
-      content.set(sha256, f.content);
-      return { path: f.path, sha256, size: f.content.length };
-    });
-    versions.push({
-      collection: '',
-      template,
-      version,
-      kind: 'jinja',
-      dir: `${template}/${version}`,
-      templateFile: `${template}.jinja`,
-      schemaFile: `${template}.jinja.schema`,
-      hasExample: false,
-      digest: versionDigest(files),
-      schemaJson: null,
-      files,
-    });
+    versions.push(jinjaVersion(template, version, { body, schema }, content));
   }
-  const contentBytes = [...content.values()].reduce((n, b) => n + b.length, 0);
   const source = openStore(join(dir, 'gen-a.db'));
-  const target = openStore(join(dir, 'gen-b.db'));
   try {
     addVersions(
       source,
@@ -121,44 +200,48 @@ async function generatedBundles(dir: string, count: number): Promise<void> {
       versions,
       (sha) => content.get(sha),
     );
-    const file = join(dir, 'gen.tgz');
-    let t = performance.now();
-    const exported = await exportBundle(source, { out: file });
-    const exportMs = performance.now() - t;
-    t = performance.now();
-    const verified = await readBundle(file);
-    const verifyMs = performance.now() - t;
-    if (verified.manifest.versions.length !== count) throw new Error('the bundle lacks versions');
-    t = performance.now();
-    const imported = await importBundle(target, file);
-    const importMs = performance.now() - t;
-    if (imported.added !== count) throw new Error(`imported ${imported.added} of ${count} versions`);
-    // Baseline, the floor of any verifier of this file: gunzip it whole in memory (one call) and
-    // sha256 the same content already in memory.
-    const packed = readFileSync(file);
-    t = performance.now();
-    gunzipSync(packed);
-    for (const bytes of content.values()) createHash('sha256').update(bytes).digest();
-    const hashMs = performance.now() - t;
-    const mbps = (ms: number) => contentBytes / 1e6 / (ms / 1000);
-    console.log(
-      `bundle of ${count} generated versions: ${(contentBytes / 1e6).toFixed(1)} MB of content in ${exported.blobs} blobs, bundle ${(exported.bytes / 1e6).toFixed(1)} MB; export ${(exportMs / 1000).toFixed(2)} s; import ${(importMs / 1000).toFixed(2)} s (verify + one transaction)`,
-    );
-    console.log(
-      `bundle verification (read, gunzip, every blob's sha256 and size, every version digest, manifest digest): ${(verifyMs / 1000).toFixed(2)} s, ${mbps(verifyMs).toFixed(0)} MB/s of content (target ≥ 100); baseline (gunzip of the file in one call + sha256 of the content in memory) ${mbps(hashMs).toFixed(0)} MB/s, ratio ${(mbps(verifyMs) / mbps(hashMs)).toFixed(2)}`,
-    );
+    await bundleFigures(`${count} generated versions`, source, join(dir, 'gen.tgz'), into, rounds);
   } finally {
     source.close();
-    target.close();
+  }
+}
+
+/** 5. registry-fixtures, indexed by the CLI, then bundleFigures. */
+async function fixtureBundles(dir: string, into: Target[], rounds: number): Promise<void> {
+  const db = join(dir, 'fixtures.db');
+  const r = spawnSync(
+    process.execPath,
+    [join(repoRoot, 'bin', 'dm-registry.js'), 'index', join(repoRoot, 'registry-fixtures'), '--db', db],
+    { encoding: 'utf8' },
+  );
+  if (r.status !== 0) throw new Error(`dm-registry index: ${r.stderr}`);
+  const source = openStore(db);
+  try {
+    await bundleFigures('registry-fixtures', source, join(dir, 'fixtures.tgz'), into, rounds);
+  } finally {
+    source.close();
+  }
+}
+
+/** Both bundles of section 5, into SQLite and (where installed) PostgreSQL. */
+async function bundles(dir: string, count: number, rounds: number): Promise<void> {
+  const cluster = postgresBinaries() ? await startPostgres() : undefined;
+  if (!cluster) console.log('(PostgreSQL is not installed: imports into SQLite only)');
+  try {
+    const into = targets(dir, cluster);
+    await fixtureBundles(dir, into, rounds);
+    await generatedBundles(dir, count, into, rounds);
+  } finally {
+    cluster?.stop();
   }
 }
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'bundles') {
-    // Only the generated registry's bundle figures: `node dist/bench/mirror.js bundles [versions]`.
+    // Only the bundle figures of section 5: `node dist/bench/mirror.js bundles [versions] [rounds]`.
     const dir = mkdtempSync(join(tmpdir(), 'bench-mirror-'));
     try {
-      await generatedBundles(dir, Number(process.argv[3] ?? 10_000));
+      await bundles(dir, Number(process.argv[3] ?? 10_000), Number(process.argv[4] ?? 5));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -197,7 +280,6 @@ async function main(): Promise<void> {
       down.push(b.rps);
       bad += a.bad + b.bad;
     }
-    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 
     // 2. Unseen versions while the breaker is open (the first request opens it).
     proxy.set({ mode: 'refuse' });
@@ -249,9 +331,9 @@ async function main(): Promise<void> {
     console.log(
       `bundle of registry-fixtures: ${bytes} bytes; export ${exp.ms.toFixed(0)} ms, import (verify + write) ${imp.ms.toFixed(0)} ms; the CLI's own start-up (dm-registry --version) ${baseline.ms.toFixed(0)} ms`,
     );
-    // 5. A generated 10,000-version registry, in this process.
+    // 5. Bundles of registry-fixtures and of a generated 10,000-version registry, in this process.
     await mirror.stop();
-    await generatedBundles(dir, Number(process.argv[4] ?? 10_000));
+    await bundles(dir, Number(process.argv[4] ?? 10_000), 5);
   } finally {
     await mirror.stop();
     await proxy.close();

@@ -155,6 +155,17 @@ describe('bundle files', () => {
     await refused(out, /manifest\.json was altered/);
   });
 
+  it('refuses an altered manifest as it arrives, before what follows it is read', async () => {
+    const { out } = await write('manifest-first.tgz');
+    rewriteTar(out, (tar) => {
+      const i = tar.indexOf('"v1.0.0"');
+      tar[i + 2] = '9'.charCodeAt(0);
+      // Damage after the manifest that the reader would otherwise report.
+      return Buffer.concat([tar, Buffer.from('trailing garbage')]);
+    });
+    await refused(out, /manifest\.json was altered/);
+  });
+
   it('refuses an extra file and a missing blob', async () => {
     const { out } = await write('extra.tgz');
     rewriteTar(out, (tar) => {
@@ -212,5 +223,111 @@ describe('bundle files', () => {
     }
     const kept = await write('kept.tgz');
     assert.equal((await readBundle(kept.out)).manifest.versions[0]?.firstSeen, '2026-11-01T00:00:00.000Z');
+  });
+});
+
+/** A tar entry as writeBundle writes one: header, content, padding to 512 bytes. */
+function tarEntry(path: string, content: Buffer, type: 'File' | 'Directory' = 'File'): Buffer {
+  const header = Buffer.alloc(512);
+  new Header({ path, mode: 0o644, size: content.length, mtime: new Date(0), type }).encode(header, 0);
+  return Buffer.concat([header, content, Buffer.alloc((512 - (content.length % 512)) % 512)]);
+}
+
+/** The size of the tar entry at `offset` (its header's octal size field). */
+const entrySize = (tar: Buffer, offset: number) =>
+  Number.parseInt(tar.toString('latin1', offset + 124, offset + 135), 8);
+
+describe('bundle files: the one-pass tar reader', () => {
+  it('reads a blob spanning several gunzipped chunks and an empty blob', async () => {
+    const { content, blobs } = sample();
+    // 3 MiB that do not compress to nothing: the reader's chunks are 1 MiB.
+    const big = Buffer.alloc(3 * 1024 * 1024 + 17);
+    for (let i = 0; i < big.length; i += 32) createHash('sha256').update(String(i)).digest().copy(big, i);
+    const empty = Buffer.alloc(0);
+    const files = [
+      { path: 'big.bin', sha256: sha(big), size: big.length },
+      { path: 'empty.txt', sha256: sha(empty), size: 0 },
+    ];
+    blobs.set(sha(big), big);
+    blobs.set(sha(empty), empty);
+    content.versions[0]!.files.push(...files);
+    content.versions[0]!.digest = versionDigest(content.versions[0]!.files);
+    content.blobs.push(...files.map((f) => ({ sha256: f.sha256, size: f.size })));
+    const out = join(dir, 'big.tgz');
+    await writeBundle(out, content, (s) => blobs.get(s)!);
+    const read = await readBundle(out);
+    assert.ok(read.blobs.get(sha(big))!.equals(big));
+    assert.equal(read.blobs.get(sha(empty))!.length, 0);
+    assert.equal(
+      read.contentBytes,
+      [...blobs.values()].reduce((n, b) => n + b.length, 0),
+    );
+    await refused(out, /big\.bin|is \d+ bytes, more than 1048576/, { maxBlobBytes: 1024 * 1024 });
+  });
+
+  it('refuses an entry header with a wrong checksum', async () => {
+    const { out } = await write('checksum.tgz');
+    rewriteTar(out, (tar) => {
+      const second = 512 + Math.ceil(entrySize(tar, 0) / 512) * 512;
+      tar[second + 136] = '7'.charCodeAt(0); // its mtime, outside the checksum's own field
+      return tar;
+    });
+    await refused(out, /not a valid archive \(an entry header has a wrong checksum\)/);
+  });
+
+  it('refuses an entry that is not a file', async () => {
+    const { out } = await write('directory.tgz');
+    rewriteTar(out, (tar) => Buffer.concat([tarEntry('blobs/', Buffer.alloc(0), 'Directory'), tar]));
+    await refused(out, /unexpected Directory entry blobs\//);
+  });
+
+  it('refuses an archive cut inside an entry, one without its end marker, and data after it', async () => {
+    const cut = await write('cut.tgz');
+    // Valid gzip around a tar cut in the middle of the manifest.
+    rewriteTar(cut.out, (tar) => tar.subarray(0, 512 + Math.floor(entrySize(tar, 0) / 2)));
+    await refused(cut.out, /the archive is truncated$/);
+
+    const unmarked = await write('unmarked.tgz');
+    rewriteTar(unmarked.out, (tar) => tar.subarray(0, tar.length - 1024));
+    await refused(unmarked.out, /the archive is truncated \(it has no end-of-archive marker\)/);
+
+    const trailing = await write('trailing.tgz');
+    rewriteTar(trailing.out, (tar) => Buffer.concat([tar, Buffer.alloc(512), Buffer.from('more')]));
+    await refused(trailing.out, /data after its end-of-archive marker/);
+
+    // Zeros after the marker (a tar padded to its record size) are fine.
+    const padded = await write('padded.tgz');
+    rewriteTar(padded.out, (tar) => Buffer.concat([tar, Buffer.alloc(10240 - (tar.length % 10240))]));
+    assert.equal((await readBundle(padded.out)).manifest.versions.length, 1);
+
+    const lone = await write('lone.tgz');
+    rewriteTar(lone.out, (tar) => {
+      const second = 512 + Math.ceil(entrySize(tar, 0) / 512) * 512;
+      return Buffer.concat([tar.subarray(0, second), Buffer.alloc(512), tar.subarray(second)]);
+    });
+    await refused(lone.out, /not a valid archive \(an entry after a zero block\)/);
+  });
+
+  it('checks the digest of a manifest laid out otherwise by its content', async () => {
+    const relaid = async (name: string, edit: (m: BundleManifest) => void) => {
+      const { out } = await write(name);
+      rewriteTar(out, (tar) => {
+        const size = entrySize(tar, 0);
+        const manifest = JSON.parse(tar.subarray(512, 512 + size).toString('utf8')) as BundleManifest;
+        edit(manifest);
+        const rest = tar.subarray(512 + Math.ceil(size / 512) * 512);
+        return Buffer.concat([
+          tarEntry('manifest.json', Buffer.from(JSON.stringify(manifest, null, 2))),
+          rest,
+        ]);
+      });
+      return out;
+    };
+    const same = await relaid('relaid.tgz', () => {});
+    assert.equal((await readBundle(same)).manifest.versions.length, 1);
+    const altered = await relaid('relaid-altered.tgz', (m) => {
+      m.createdAt = '2026-11-25T00:00:00.000Z';
+    });
+    await refused(altered, /manifest\.json was altered/);
   });
 });

@@ -1,13 +1,17 @@
 /**
  * Adding versions without a swap on PostgreSQL (add-versions.ts's twin; docs/mirroring.md): the
  * same rows and the same decisions (conflicts refused whole, the first-seen record, content stored
- * once), in one transaction over the `pg` pool. Adds to one registry are serialised across
- * replicas by a transaction-scoped advisory lock on its name (never a session-level one), and the
- * registry's new generation is announced with `pg_notify` like an index swap, so every replica
- * drops its cached answers for it.
+ * once), in one transaction over the `pg` pool, written with statements over arrays (a bundle
+ * brings thousands of versions: round trips per batch, not per version). Adds to one registry are
+ * serialised across replicas by a transaction-scoped advisory lock on its name (never a
+ * session-level one), and the registry's new generation is announced with `pg_notify` like an
+ * index swap, so every replica drops its cached answers for it.
  */
+import type { PoolClient } from 'pg';
 import { gitBlobSha } from '../../../client/src/source/source.js';
 import {
+  type AddedFile,
+  type AddedVersion,
   type AddVersionsResult,
   contentMissing,
   type ExportedTemplate,
@@ -81,104 +85,26 @@ export function postgresMirrorQueries(store: PostgresStore): MirrorQueries {
             registry.name,
           ]);
           const registryId = reg.rows[0]!.id;
-          const stored = new Map<string, string>();
-          for (const v of versions) {
-            const row = (
-              await client.query<{ digest: string }>(VERSION_SQL, [
-                registry.name,
-                v.collection,
-                v.template,
-                v.version,
-              ])
-            ).rows[0];
-            if (row) stored.set(versionKey(v), row.digest);
-          }
+          // Round trips per call, not per version (a bundle brings thousands): each step is one
+          // statement over arrays (unnest), in batches that bound a statement's size.
+          const stored = await storedDigests(client, registryId, versions);
           const { todo, unchanged } = sortAdded(registry.name, versions, (v) => stored.get(versionKey(v)));
           const plan = await firstSeenOfAddedPg(
             client,
             { registryId, registry: registry.name, syncId: null, now },
             todo,
           );
-          for (const v of plan.kept) {
-            const shas = [...new Set(v.files.map((f) => f.sha256))];
-            const stored = new Set(
-              (
-                await client.query<{ sha256: string }>(
-                  'SELECT sha256 FROM files WHERE sha256 = ANY($1::text[])',
-                  [shas],
-                )
-              ).rows.map((r) => r.sha256),
-            );
-            for (const f of v.files) {
-              if (stored.has(f.sha256)) continue;
-              const bytes = content(f.sha256);
-              if (!bytes) throw contentMissing(v, f);
-              await client.query(
-                'INSERT INTO files (sha256, git_sha, size, content) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
-                [f.sha256, gitBlobSha(bytes), f.size, bytes],
-              );
-              stored.add(f.sha256);
-            }
-            const info = schemaInfoOf(v.schemaJson);
-            const properties = info.properties.join(' ');
-            const found = (
-              await client.query<{ id: number; latestVersion: string | null }>(
-                `SELECT id, latest_version AS "latestVersion" FROM templates
-                 WHERE registry_id = $1 AND collection = $2 AND name = $3`,
-                [registryId, v.collection, v.template],
-              )
-            ).rows[0];
-            let templateId: number;
-            if (!found) {
-              const inserted = await client.query<{ id: number }>(
-                `INSERT INTO templates (registry_id, collection, name, latest_version, title, description, properties)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-                [registryId, v.collection, v.template, v.version, info.title, info.description, properties],
-              );
-              templateId = inserted.rows[0]!.id;
-            } else {
-              templateId = found.id;
-              if (takesLatest(v, found.latestVersion)) {
-                await client.query(
-                  'UPDATE templates SET latest_version = $1, title = $2, description = $3, properties = $4 WHERE id = $5',
-                  [v.version, info.title, info.description, properties, templateId],
-                );
-              }
-            }
-            // Accepted upstream: the superseded rows go (their files cascade), the new ones come in.
-            if (v.supersedes !== undefined) {
-              await client.query('DELETE FROM versions WHERE template_id = $1 AND version = $2', [
-                templateId,
-                v.version,
-              ]);
-            }
-            const version = await client.query<{ id: number }>(
-              `INSERT INTO versions (template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json, tree_sha)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL) RETURNING id`,
-              [
-                templateId,
-                registryId,
-                v.version,
-                v.kind,
-                v.dir,
-                v.templateFile,
-                v.schemaFile,
-                v.hasExample,
-                v.digest,
-                v.schemaJson,
-              ],
-            );
-            await client.query(
-              `INSERT INTO version_files (version_id, path, sha256, size)
-               SELECT $1, * FROM unnest($2::text[], $3::text[], $4::int[])`,
-              [
-                version.rows[0]!.id,
-                v.files.map((f) => f.path),
-                v.files.map((f) => f.sha256),
-                v.files.map((f) => f.size),
-              ],
-            );
+          await insertContent(client, plan.kept, content);
+          const templateIds = await writeTemplates(client, registryId, plan.kept);
+          const superseded = plan.kept.filter((v) => v.supersedes !== undefined);
+          // Accepted upstream: the superseded rows go (their files cascade), the new ones come in.
+          for (const v of superseded) {
+            await client.query('DELETE FROM versions WHERE template_id = $1 AND version = $2', [
+              templateIds.get(templateKey(v)),
+              v.version,
+            ]);
           }
+          await insertVersions(client, registryId, plan.kept, templateIds);
           if (plan.kept.length > 0) {
             const bumped = await client.query<{ generation: number }>(
               `UPDATE registries SET generation = generation + 1, last_sync_at = $1,
@@ -306,4 +232,212 @@ export function postgresMirrorQueries(store: PostgresStore): MirrorQueries {
       );
     },
   };
+}
+
+const templateKey = (v: { collection: string; template: string }) => `${v.collection}\0${v.template}`;
+
+/** Rows per statement when writing arrays; content rows (4 parameters each) and bytes per statement. */
+const BATCH_ROWS = 1000;
+const CONTENT_ROWS = 250;
+const BATCH_BYTES = 8 * 1024 * 1024;
+
+function* batches<T>(items: readonly T[], size: number): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}
+
+/** The stored digest of each of `versions` that exists in the registry, by versionKey. */
+async function storedDigests(
+  client: PoolClient,
+  registryId: number,
+  versions: readonly AddedVersion[],
+): Promise<Map<string, string>> {
+  const stored = new Map<string, string>();
+  for (const batch of batches(versions, BATCH_ROWS)) {
+    const found = await client.query<{
+      collection: string;
+      template: string;
+      version: string;
+      digest: string;
+    }>(
+      `SELECT k.collection, k.template, k.version, v.digest
+       FROM unnest($2::text[], $3::text[], $4::text[]) AS k(collection, template, version)
+       JOIN templates t ON t.registry_id = $1 AND t.collection = k.collection AND t.name = k.template
+       JOIN versions v ON v.template_id = t.id AND v.version = k.version`,
+      [registryId, batch.map((v) => v.collection), batch.map((v) => v.template), batch.map((v) => v.version)],
+    );
+    for (const r of found.rows) stored.set(versionKey(r), r.digest);
+  }
+  return stored;
+}
+
+/** Stores the content of `versions` the database lacks, once each. */
+async function insertContent(
+  client: PoolClient,
+  versions: readonly AddedVersion[],
+  content: (sha256: string) => Buffer | undefined,
+): Promise<void> {
+  const wanted = new Map<string, { v: AddedVersion; f: AddedFile }>();
+  for (const v of versions)
+    for (const f of v.files) if (!wanted.has(f.sha256)) wanted.set(f.sha256, { v, f });
+  const shas = [...wanted.keys()];
+  const stored = new Set<string>();
+  for (const batch of batches(shas, BATCH_ROWS * 10)) {
+    const found = await client.query<{ sha256: string }>(
+      'SELECT sha256 FROM files WHERE sha256 = ANY($1::text[])',
+      [batch],
+    );
+    for (const r of found.rows) stored.add(r.sha256);
+  }
+  let rows: { sha256: string; size: number; bytes: Buffer }[] = [];
+  let bytes = 0;
+  const flush = async () => {
+    if (rows.length === 0) return;
+    // One parameter per value, not arrays: node-postgres sends a Buffer parameter as binary, but a
+    // Buffer inside an array as hex text (twice the bytes, encoded here and decoded by the server).
+    // Measured side by side on the 10,000-version bundle: faster in each of 4 pairs, 8.2 s
+    // against 9.9 s median.
+    await client.query(
+      `INSERT INTO files (sha256, git_sha, size, content) VALUES ${rows
+        .map((_, i) => `($${4 * i + 1}, $${4 * i + 2}, $${4 * i + 3}, $${4 * i + 4})`)
+        .join(', ')} ON CONFLICT DO NOTHING`,
+      rows.flatMap((r) => [r.sha256, gitBlobSha(r.bytes), r.size, r.bytes]),
+    );
+    rows = [];
+    bytes = 0;
+  };
+  for (const [sha, { v, f }] of wanted) {
+    if (stored.has(sha)) continue;
+    const data = content(sha);
+    if (!data) throw contentMissing(v, f);
+    rows.push({ sha256: sha, size: f.size, bytes: data });
+    bytes += data.length;
+    if (rows.length >= CONTENT_ROWS || bytes >= BATCH_BYTES) await flush();
+  }
+  await flush();
+}
+
+/**
+ * The template row of each of `versions` (by templateKey), inserted when new; a template's latest
+ * version, title, description and properties end as the last of its versions that took latest
+ * left them, as when the versions are added one by one.
+ */
+async function writeTemplates(
+  client: PoolClient,
+  registryId: number,
+  versions: readonly AddedVersion[],
+): Promise<Map<string, number>> {
+  const keys = [...new Map(versions.map((v) => [templateKey(v), v])).values()];
+  const rows = new Map<
+    string,
+    { id: number | undefined; latestVersion: string | null; takes?: AddedVersion }
+  >();
+  for (const batch of batches(keys, BATCH_ROWS)) {
+    const found = await client.query<{
+      id: number;
+      collection: string;
+      name: string;
+      latestVersion: string | null;
+    }>(
+      `SELECT t.id, t.collection, t.name, t.latest_version AS "latestVersion"
+       FROM unnest($2::text[], $3::text[]) AS k(collection, name)
+       JOIN templates t ON t.registry_id = $1 AND t.collection = k.collection AND t.name = k.name`,
+      [registryId, batch.map((v) => v.collection), batch.map((v) => v.template)],
+    );
+    for (const r of found.rows) rows.set(templateKey({ collection: r.collection, template: r.name }), r);
+  }
+  const created: AddedVersion[] = [];
+  for (const v of versions) {
+    const row = rows.get(templateKey(v));
+    if (!row) {
+      rows.set(templateKey(v), { id: undefined, latestVersion: v.version, takes: v });
+      created.push(v);
+    } else if (takesLatest(v, row.latestVersion)) {
+      row.latestVersion = v.version;
+      row.takes = v;
+    }
+  }
+  const ids = new Map<string, number>();
+  for (const [key, row] of rows) if (row.id !== undefined) ids.set(key, row.id);
+  for (const batch of batches(created, BATCH_ROWS)) {
+    const latest = batch.map((v) => rows.get(templateKey(v))!.takes!);
+    const infos = latest.map((v) => schemaInfoOf(v.schemaJson));
+    const inserted = await client.query<{ id: number; collection: string; name: string }>(
+      `INSERT INTO templates (registry_id, collection, name, latest_version, title, description, properties)
+       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+       RETURNING id, collection, name`,
+      [
+        registryId,
+        batch.map((v) => v.collection),
+        batch.map((v) => v.template),
+        latest.map((v) => v.version),
+        infos.map((i) => i.title),
+        infos.map((i) => i.description),
+        infos.map((i) => i.properties.join(' ')),
+      ],
+    );
+    for (const r of inserted.rows) ids.set(templateKey({ collection: r.collection, template: r.name }), r.id);
+  }
+  const updated = [...rows.values()].filter((r) => r.id !== undefined && r.takes !== undefined);
+  for (const batch of batches(updated, BATCH_ROWS)) {
+    const infos = batch.map((r) => schemaInfoOf(r.takes!.schemaJson));
+    await client.query(
+      `UPDATE templates t SET latest_version = u.version, title = u.title, description = u.description,
+         properties = u.properties
+       FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, version, title, description, properties)
+       WHERE t.id = u.id`,
+      [
+        batch.map((r) => r.id),
+        batch.map((r) => r.takes!.version),
+        infos.map((i) => i.title),
+        infos.map((i) => i.description),
+        infos.map((i) => i.properties.join(' ')),
+      ],
+    );
+  }
+  return ids;
+}
+
+/** The version rows of `versions` and their file lists. */
+async function insertVersions(
+  client: PoolClient,
+  registryId: number,
+  versions: readonly AddedVersion[],
+  templateIds: ReadonlyMap<string, number>,
+): Promise<void> {
+  for (const batch of batches(versions, BATCH_ROWS)) {
+    const inserted = await client.query<{ id: number; templateId: number; version: string }>(
+      `INSERT INTO versions (template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json, tree_sha)
+       SELECT u.template_id, $1, u.version, u.kind, u.dir, u.template_file, u.schema_file, u.has_example, u.digest, u.schema_json, NULL
+       FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::text[], $10::text[])
+         AS u(template_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json)
+       RETURNING id, template_id AS "templateId", version`,
+      [
+        registryId,
+        batch.map((v) => templateIds.get(templateKey(v))),
+        batch.map((v) => v.version),
+        batch.map((v) => v.kind),
+        batch.map((v) => v.dir),
+        batch.map((v) => v.templateFile),
+        batch.map((v) => v.schemaFile),
+        batch.map((v) => v.hasExample),
+        batch.map((v) => v.digest),
+        batch.map((v) => v.schemaJson),
+      ],
+    );
+    const versionIds = new Map(inserted.rows.map((r) => [`${r.templateId}\0${r.version}`, r.id]));
+    const files = batch.flatMap((v) => {
+      const id = versionIds.get(`${templateIds.get(templateKey(v))}\0${v.version}`);
+      return v.files.map((f) => ({ id, f }));
+    });
+    await client.query(
+      `INSERT INTO version_files (version_id, path, sha256, size)
+       SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::int[])`,
+      [
+        files.map((x) => x.id),
+        files.map((x) => x.f.path),
+        files.map((x) => x.f.sha256),
+        files.map((x) => x.f.size),
+      ],
+    );
+  }
 }
