@@ -1,7 +1,8 @@
 /**
  * A bundle larger than one write batch (1,000 rows on PostgreSQL, add-versions-pg.ts) imports into
  * each database with the same rows: every version with its files, each template's latest version
- * and search data from the newest version, content stored once; a second import changes nothing.
+ * and search data from the newest version (on SQLite one full-text row per template), content
+ * stored once; a second import changes nothing.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -86,6 +87,21 @@ describe('bundle import larger than a write batch', () => {
             ['t2', 'v1.399.0', 't2 v1.399.0'],
           ],
         );
+        if ('sqlite' in store) {
+          // One search row per template, from its latest version (written once per template).
+          const fts = store.sqlite.prepare('SELECT name, title FROM templates_fts ORDER BY name').all() as {
+            name: string;
+            title: string;
+          }[];
+          assert.deepEqual(
+            fts.map((r) => [r.name, r.title]),
+            [
+              ['t0', 't0 v1.400.0'],
+              ['t1', 't1 v1.399.0'],
+              ['t2', 't2 v1.399.0'],
+            ],
+          );
+        }
         assert.deepEqual(await data.mirror.missingContent([...content.keys()]), []);
         const last = versions.at(-1)!;
         const row = await data.mirror.bundleVersion(

@@ -238,6 +238,12 @@ export function addVersions(
     );
     const deleteFts = db.prepare('DELETE FROM templates_fts WHERE rowid = ?');
     const dropVersion = db.prepare('DELETE FROM versions WHERE template_id = ? AND version = ?');
+    // A template's search row is written once, from the last version that became its latest
+    // (a 10,000-version import rewrote it for every version before).
+    const searchRows = new Map<
+      number,
+      { v: (typeof todo)[number]; info: ReturnType<typeof schemaInfoOf>; fresh: boolean }
+    >();
     for (const v of todo) {
       for (const f of v.files) {
         if (hasFile.get(f.sha256) !== undefined) continue;
@@ -254,28 +260,11 @@ export function addVersions(
           insertTemplate.run(registryId, v.collection, v.template, v.version, info.title, info.description)
             .lastInsertRowid,
         );
-        insertFts.run(
-          id,
-          v.template,
-          v.collection,
-          info.title ?? '',
-          info.description ?? '',
-          info.properties.join(' '),
-          registryId,
-        );
+        searchRows.set(id, { v, info, fresh: true });
         t = { id, latestVersion: v.version };
       } else if (takesLatest(v, t.latestVersion)) {
         updateTemplate.run(v.version, info.title, info.description, t.id);
-        deleteFts.run(t.id);
-        insertFts.run(
-          t.id,
-          v.template,
-          v.collection,
-          info.title ?? '',
-          info.description ?? '',
-          info.properties.join(' '),
-          registryId,
-        );
+        searchRows.set(t.id, { v, info, fresh: searchRows.get(t.id)?.fresh ?? false });
       }
       // Accepted upstream: the superseded rows go (their files cascade), the new ones come in.
       if (v.supersedes !== undefined) dropVersion.run(t.id, v.version);
@@ -295,6 +284,18 @@ export function addVersions(
         ).lastInsertRowid,
       );
       for (const f of v.files) insertVersionFile.run(versionId, f.path, f.sha256, f.size);
+    }
+    for (const [id, { v, info, fresh }] of searchRows) {
+      if (!fresh) deleteFts.run(id);
+      insertFts.run(
+        id,
+        v.template,
+        v.collection,
+        info.title ?? '',
+        info.description ?? '',
+        info.properties.join(' '),
+        registryId,
+      );
     }
     if (todo.length > 0) {
       db.prepare(
