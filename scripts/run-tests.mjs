@@ -3,7 +3,8 @@
 // Arguments filter the files by substring: `node scripts/run-tests.mjs merge layer`. Without
 // arguments, the cluster suite runs afterwards when a real kube-apiserver is built (see below).
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -27,12 +28,22 @@ if (files.length === 0) {
   console.error('run-tests: no test files found under dist/ (did the build run?)');
   process.exit(1);
 }
+// Every test's temporary files go under one directory of this run, removed when the run ends
+// (tests that forget their own, or are killed, leave nothing in the system's temporary
+// directory). Traversable by others: the PostgreSQL cluster runs as the `postgres` user.
+const runTmp = mkdtempSync(join(tmpdir(), 'dm-test-run-'));
+chmodSync(runTmp, 0o711);
+const testEnv = { ...process.env, DM_TEST: '1', TMPDIR: runTmp };
+function finish(status) {
+  rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
+  process.exit(status);
+}
 const result = spawnSync(
   process.execPath,
   ['--test', '--test-concurrency=4', '--enable-source-maps', ...files],
-  { stdio: 'inherit', cwd: root, env: { ...process.env, DM_TEST: '1' } },
+  { stdio: 'inherit', cwd: root, env: testEnv },
 );
-if (result.status !== 0 || filters.length > 0) process.exit(result.status ?? 1);
+if (result.status !== 0 || filters.length > 0) finish(result.status ?? 1);
 
 // The deploy and manager scenarios against a real kube-apiserver (docs/deployments.md), when its
 // build is cached (`bash test/cluster/real-apiserver.sh build`, about 8 minutes once).
@@ -41,11 +52,11 @@ if (built.status !== 0) {
   console.log(
     'run-tests: cluster suite not run: kube-apiserver is not built (bash test/cluster/real-apiserver.sh build)',
   );
-  process.exit(0);
+  finish(0);
 }
 const cluster = spawnSync(
   process.execPath,
   ['--test', '--enable-source-maps', join(dist, 'test/cluster/cluster.suite.js')],
-  { stdio: 'inherit', cwd: root, env: { ...process.env, DM_TEST: '1' } },
+  { stdio: 'inherit', cwd: root, env: testEnv },
 );
-process.exit(cluster.status ?? 1);
+finish(cluster.status ?? 1);

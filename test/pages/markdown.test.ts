@@ -118,6 +118,15 @@ describe('Markdown on the pages', () => {
     );
   });
 
+  it('ends on a list item indented by 2 or 3 spaces (found by the property above: it once looped until out of memory)', async () => {
+    for (const text of ['>    1. > ```- javascript: ', '   - a\n   - b\n - c', '  1. x\n\n  2. y']) {
+      const html = await render(text);
+      checkMarkup(html);
+      assert.match(html, /<li>/, text);
+    }
+    assert.equal(await render('   - a\n   - b'), '<div class="markdown"><ul><li>a</li><li>b</li></ul></div>');
+  });
+
   it('renders the usual constructs', async () => {
     assert.equal(
       await render('# T\n\nA **b** `c` [d](https://e.test/f) *g*\n\n1. one\n2. two\n\n> q\n\n---\n'),

@@ -229,11 +229,14 @@ function blocks(lines: string[], topLevel: number, depth: number): Child[] {
     if (item && depth < MAX_DEPTH) {
       endParagraph();
       const ordered = /\d/.test(item[2]![0]!);
+      // Siblings are indented no deeper than the first item (the first is always taken, so the
+      // loop always moves on: an indented first item once looped forever).
+      const indent = Math.max(1, item[1]!.length);
       const items: string[][] = [];
       while (i < lines.length) {
         const current = lines[i]!;
         const m = ITEM.exec(current);
-        if (m && /\d/.test(m[2]![0]!) === ordered && m[1]!.length <= 1) {
+        if (m && /\d/.test(m[2]![0]!) === ordered && (items.length === 0 || m[1]!.length <= indent)) {
           items.push([m[3]!]);
         } else if (
           current.trim() !== '' &&
