@@ -32,6 +32,8 @@ export function safeUrl(url: string): string | undefined {
 /** Emphasis, code spans, links and escapes of one block's text. */
 function inline(text: string, depth = 0): Inline[] {
   const out: Inline[] = [];
+  // Per marker, where candidates are already known not to close (see closingMarker).
+  const scanned = new Map<string, number>();
   let plain = '';
   const flush = () => {
     if (plain) out.push(plain);
@@ -94,7 +96,7 @@ function inline(text: string, depth = 0): Inline[] {
       const strong = text.startsWith(ch.repeat(2), i);
       const marker = strong ? ch.repeat(2) : ch;
       const start = i + marker.length;
-      const end = closingMarker(text, marker, start);
+      const end = closingMarker(text, marker, start, scanned);
       const wordInside = ch === '_' && i > 0 && /[\p{L}\p{N}]/u.test(text[i - 1]!);
       if (end > start && !/\s/.test(text[start]!) && !wordInside) {
         flush();
@@ -111,9 +113,16 @@ function inline(text: string, depth = 0): Inline[] {
   return out;
 }
 
-function closingMarker(text: string, marker: string, from: number): number {
-  let at = nextWithin(text, marker, from);
-  while (at > 0 && at - from < WINDOW) {
+/**
+ * Where `marker` closes emphasis opened before `from`, within WINDOW; -1 if nowhere. Whether a
+ * candidate closes depends only on the candidate and its neighbours, so the candidates a failed
+ * search rejected are skipped by the next one (`scanned`): the scans of one text stay linear
+ * (`*a ` repeated over 64 KiB once took half a second).
+ */
+function closingMarker(text: string, marker: string, from: number, scanned: Map<string, number>): number {
+  const limit = from + WINDOW;
+  let at = nextWithin(text, marker, Math.max(from, scanned.get(marker) ?? 0));
+  while (at > 0 && at < limit) {
     const before = text[at - 1]!;
     const after = text[at + marker.length];
     const doubled = marker.length === 1 && (after === marker || before === marker);
@@ -122,6 +131,10 @@ function closingMarker(text: string, marker: string, from: number): number {
     if (!/\s/.test(before) && !doubled && !midWord) return at;
     at = nextWithin(text, marker, at + marker.length);
   }
+  scanned.set(
+    marker,
+    Math.max(scanned.get(marker) ?? 0, at > 0 ? at : Math.min(limit, text.length) - marker.length + 1),
+  );
   return -1;
 }
 
