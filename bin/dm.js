@@ -6,10 +6,11 @@ if (process.argv.length === 3 && process.argv[2] === '--version') {
     `${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`,
   );
 } else {
+  // The CLI runs from its bundle (scripts/bundle.mjs; docs/client.md, "The CLI bundle").
   // `dm expand` starts its rendering processes before the CLI loads (client/src/cli/prestart.ts).
   if (process.argv[2] === 'expand') {
-    const { prestartForExpand } = await import('../dist/client/src/cli/prestart.js');
+    const { prestartForExpand } = await import('../dist/bundle/cli/prestart.js');
     prestartForExpand(process.argv.slice(3));
   }
-  await import('../dist/client/src/cli/main.js');
+  await import('../dist/bundle/cli/main.js');
 }

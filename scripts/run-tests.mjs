@@ -20,6 +20,14 @@ function findTests(dir) {
   return out;
 }
 
+// The CLI runs from its bundle (scripts/bundle.mjs): made again from the compiled modules, so
+// that tests of `dm` never run a bundle older than dist/ (`npx tsc -p .` alone does not make it).
+const bundled = spawnSync(process.execPath, [join(root, 'scripts', 'bundle.mjs')], { stdio: 'inherit' });
+if (bundled.status !== 0) {
+  console.error('run-tests: scripts/bundle.mjs failed');
+  process.exit(1);
+}
+
 const filters = process.argv.slice(2);
 const files = findTests(dist)
   .filter((f) => filters.length === 0 || filters.some((s) => relative(dist, f).includes(s)))

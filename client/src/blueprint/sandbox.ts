@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DmError } from '../error.js';
-import { forkRenderer, sharedRendererModules } from '../expand/sandbox/fork-renderer.js';
+import { forkRenderer, rendererCode, sharedRendererModules } from '../expand/sandbox/fork-renderer.js';
 
 export interface BlueprintSandboxOptions {
   /** Per template, default 10 000 ms. */
@@ -74,12 +74,17 @@ export class BlueprintSandbox implements TemplateRenderer {
   }
 
   private start(): Promise<ChildProcess> {
-    const srcDir = resolve(here, '..');
-    const nunjucksDir = dirname(fileURLToPath(import.meta.resolve('nunjucks/package.json')));
+    const code = rendererCode('blueprint-child', () => {
+      const srcDir = resolve(here, '..');
+      const nunjucksDir = dirname(fileURLToPath(import.meta.resolve('nunjucks/package.json')));
+      return {
+        entry: join(here, 'sandbox-child.js'),
+        readTrees: [here, join(srcDir, 'expand'), dirname(nunjucksDir)],
+        readFiles: [...sharedRendererModules(srcDir), join(resolve(here, '../../../..'), 'package.json')],
+      };
+    });
     const { child, ready, outOfMemory } = forkRenderer({
-      entry: join(here, 'sandbox-child.js'),
-      readTrees: [here, join(srcDir, 'expand'), dirname(nunjucksDir)],
-      readFiles: [...sharedRendererModules(srcDir), join(resolve(here, '../../../..'), 'package.json')],
+      ...code,
       memoryMb: this.memoryMb,
       label: 'the blueprint renderer',
     });

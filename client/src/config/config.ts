@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { isMapping } from '../data.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError, fromSystemError } from '../error.js';
-import { SCHEMA_VALIDATION_MODES, type SchemaValidationMode } from '../expand/schema.js';
+import { SCHEMA_VALIDATION_MODES, type SchemaValidationMode } from '../expand/types.js';
 
 export type OutputFormat = 'text' | 'yaml' | 'json';
 

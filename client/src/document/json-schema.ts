@@ -4,12 +4,22 @@
  * of the draft-04 spellings both meet. The two differ only where their contracts do: templates fill
  * in `default`s and report an invalid schema as such; blueprints, as Landscaper, do neither.
  */
-import { createRequire } from 'node:module';
 import type { ValidateFunction } from 'ajv';
+import * as ajvModule from 'ajv';
+import * as ajvEqual from 'ajv/dist/runtime/equal.js';
+import * as ajvFormatsModule from 'ajv-formats';
 import { isMapping } from '../data.js';
 import { DRAFT07_VALIDATOR_SOURCE } from './json-schema-meta.js';
 
-const require = createRequire(import.meta.url);
+/**
+ * A CommonJS module's main export as an ES import sees it: Node gives `module.exports` as the
+ * default, with `exports.default` beside it for modules compiled from ES (ajv's are); imported
+ * statically, so that a bundle of the CLI holds them (docs/client.md, "The CLI bundle").
+ */
+function main<T>(namespace: unknown): T {
+  const module = (namespace as { default?: unknown }).default ?? namespace;
+  return ((module as { default?: unknown }).default ?? module) as T;
+}
 
 export interface SchemaCompiler {
   compile(schema: unknown): ValidateFunction;
@@ -26,9 +36,9 @@ const compilers = new Map<string, SchemaCompiler>();
 
 /** The ajv set-up every compiler shares (and the meta-schema validator's generation, below). */
 function newAjv(options: SchemaCompilerOptions, extra: Record<string, unknown> = {}): SchemaCompiler {
-  const Ajv = require('ajv').default as new (options: Record<string, unknown>) => SchemaCompiler;
+  const Ajv = main<new (options: Record<string, unknown>) => SchemaCompiler>(ajvModule);
   const ajv = new Ajv({ allErrors: true, strict: false, ...options, ...extra });
-  (require('ajv-formats').default as (ajv: SchemaCompiler) => void)(ajv);
+  main<(ajv: SchemaCompiler) => void>(ajvFormatsModule)(ajv);
   return ajv;
 }
 
@@ -47,14 +57,21 @@ function primeMetaSchema(ajv: SchemaCompiler): void {
   ];
   if (!env || env.validate) return;
   const module: { exports: unknown } = { exports: {} };
+  // The generated code requires one module of Ajv's runtime, handed over here.
+  const require = (id: string) => {
+    if (id === 'ajv/dist/runtime/equal') return { default: main<unknown>(ajvEqual) };
+    throw new Error(`the draft-07 validator requires ${id}, which json-schema.ts does not hand over`);
+  };
   new Function('require', 'module', DRAFT07_VALIDATOR_SOURCE)(require, module);
   env.validate = module.exports;
 }
 
 /** The standalone module text of the draft-07 meta-schema validator as the installed Ajv generates it. */
-export function draft07ValidatorSource(): string {
-  const { _ } = require('ajv') as { _: (s: TemplateStringsArray) => unknown };
-  const standaloneCode = require('ajv/dist/standalone').default as (ajv: unknown, v: unknown) => string;
+export async function draft07ValidatorSource(): Promise<string> {
+  const { _ } = (ajvModule as unknown as { default: { _: (s: TemplateStringsArray) => unknown } }).default;
+  const standaloneCode = main<(ajv: unknown, v: unknown) => string>(
+    await import('ajv/dist/standalone/index.js'),
+  );
   const ajv = newAjv(TEMPLATE_OPTIONS, {
     code: { source: true, formats: _`require("ajv-formats/dist/formats").fullFormats` },
   }) as SchemaCompiler & { getSchema(id: string): unknown };

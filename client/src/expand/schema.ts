@@ -13,7 +13,9 @@ import { fromDraft04, schemaCompiler } from '../document/json-schema.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import { cloneData, hasPythonValues, isDict, PyFloat, toPlain } from '../python/values.js';
-import type { TemplateFile } from './types.js';
+import type { SchemaValidationMode, TemplateFile } from './types.js';
+
+export { SCHEMA_VALIDATION_MODES, type SchemaValidationMode } from './types.js';
 
 export interface TemplateSchema {
   file: TemplateFile;
@@ -249,14 +251,6 @@ function restoreFloats(original: unknown, copy: unknown): void {
     } else restoreFloats(v, to[k]);
   }
 }
-
-/**
- * How property violations are treated: `strict` (default) fails the expansion; `warn` expands
- * anyway and reports every violation (as DM's expander did without VALIDATE_SCHEMA); `off`
- * only fills in defaults.
- */
-export type SchemaValidationMode = 'strict' | 'warn' | 'off';
-export const SCHEMA_VALIDATION_MODES: readonly SchemaValidationMode[] = ['strict', 'warn', 'off'];
 
 /** Checks that a schema parses and compiles (for `dm lint`); returns Python type name warnings. */
 export function checkTemplateSchema(file: TemplateFile): string[] {

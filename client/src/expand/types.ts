@@ -67,3 +67,11 @@ export interface Warning {
   code: string;
   message: string;
 }
+
+/**
+ * How property violations are treated: `strict` (default) fails the expansion; `warn` expands
+ * anyway and reports every violation (as DM's expander did without VALIDATE_SCHEMA); `off`
+ * only fills in defaults.
+ */
+export type SchemaValidationMode = 'strict' | 'warn' | 'off';
+export const SCHEMA_VALIDATION_MODES: readonly SchemaValidationMode[] = ['strict', 'warn', 'off'];

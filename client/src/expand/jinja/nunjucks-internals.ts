@@ -6,9 +6,9 @@
  * a nunjucks upgrade that renames or removes one fails here, loudly, naming it (and the test
  * nunjucks-internals.test.ts fails), instead of silently rendering differently.
  */
-import { createRequire } from 'node:module';
-
-const require = createRequire(import.meta.url);
+import nunjucksModule from 'nunjucks';
+import nunjucksPackage from 'nunjucks/package.json' with { type: 'json' };
+import transformerModuleRaw from 'nunjucks/src/transformer.js';
 
 /** The nunjucks version the compatibility layer was written and tested against. */
 export const NUNJUCKS_VERSION = '3.2.4';
@@ -273,11 +273,13 @@ export function checkInternals(mod: unknown, transformer: unknown): string[] {
   return problems;
 }
 
-const nunjucks = require('nunjucks') as NjModule;
-const transformerModule = require('nunjucks/src/transformer') as {
+// Imported statically (not required), so that a bundle of the renderer holds them
+// (docs/client.md, "The CLI bundle").
+const nunjucks = nunjucksModule as unknown as NjModule;
+const transformerModule = transformerModuleRaw as unknown as {
   transform(ast: NjNode, asyncFilters: unknown[], name: string): NjNode;
 };
-const installedVersion = (require('nunjucks/package.json') as { version: string }).version;
+const installedVersion = (nunjucksPackage as { version: string }).version;
 {
   const problems = checkInternals(nunjucks, transformerModule);
   if (installedVersion !== NUNJUCKS_VERSION || problems.length > 0) {

@@ -5,8 +5,15 @@
  * tokens or configuration reaches templates), a heap limit, and a ready handshake over IPC.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DmError } from '../../error.js';
+
+/**
+ * Defined only in the CLI bundle (scripts/bundle.mjs; docs/client.md, "The CLI bundle"):
+ * where the renderers' own bundles are, relative to the CLI's modules.
+ */
+declare const DM_RENDERER_BUNDLES: string | undefined;
 
 /** Node 20's flag; Node ≥ 22.13 spells it without `experimental`. */
 export function permissionFlag(): string {
@@ -29,13 +36,31 @@ export function sharedRendererModules(clientSrc: string): string[] {
   ];
 }
 
-export interface ForkRendererOptions {
+/** A renderer's entry module and what its process may read. */
+export interface RendererCode {
   /** The child's entry module (compiled .js). */
   entry: string;
   /** Directories the child may read, with everything below them. */
   readTrees: readonly string[];
   /** Single files the child may read. */
   readFiles: readonly string[];
+}
+
+/**
+ * Where a renderer's code is: run from the CLI bundle, one file (`<name>.cjs`, the renderer and
+ * every module it uses) that is all the process may read; otherwise the compiled modules that
+ * `unbundled` names (the registry server, tests).
+ */
+export function rendererCode(
+  name: 'jinja-child' | 'blueprint-child',
+  unbundled: () => RendererCode,
+): RendererCode {
+  if (typeof DM_RENDERER_BUNDLES !== 'string') return unbundled();
+  const entry = join(dirname(fileURLToPath(import.meta.url)), DM_RENDERER_BUNDLES, `${name}.cjs`);
+  return { entry, readTrees: [], readFiles: [entry] };
+}
+
+export interface ForkRendererOptions extends RendererCode {
   memoryMb: number;
   /** For messages: "the Jinja renderer". */
   label: string;

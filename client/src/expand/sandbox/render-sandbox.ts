@@ -22,6 +22,7 @@ import {
   type ForkedRenderer,
   type ForkRendererOptions,
   forkRenderer,
+  rendererCode,
   sharedRendererModules,
 } from './fork-renderer.js';
 
@@ -333,15 +334,16 @@ abstract class Worker {
 
 /** How a Jinja rendering process is started: the one set-up, for a sandbox and for an early start. */
 function jinjaRendererOptions(memoryMb: number): ForkRendererOptions {
-  const srcDir = resolve(here, '../..');
-  const nunjucksDir = dirname(fileURLToPath(import.meta.resolve('nunjucks/package.json')));
-  return {
-    entry: join(here, 'jinja-child.js'),
-    readTrees: [resolve(here, '..'), dirname(nunjucksDir)],
-    readFiles: [...sharedRendererModules(srcDir), join(resolve(here, '../../../../..'), 'package.json')],
-    memoryMb,
-    label: 'the Jinja renderer',
-  };
+  const code = rendererCode('jinja-child', () => {
+    const srcDir = resolve(here, '../..');
+    const nunjucksDir = dirname(fileURLToPath(import.meta.resolve('nunjucks/package.json')));
+    return {
+      entry: join(here, 'jinja-child.js'),
+      readTrees: [resolve(here, '..'), dirname(nunjucksDir)],
+      readFiles: [...sharedRendererModules(srcDir), join(resolve(here, '../../../../..'), 'package.json')],
+    };
+  });
+  return { ...code, memoryMb, label: 'the Jinja renderer' };
 }
 
 /** How the Python rendering process is started (command, arguments, spawn options). */

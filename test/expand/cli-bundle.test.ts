@@ -1,0 +1,135 @@
+/**
+ * The `dm` CLI runs from its bundle (docs/client.md, "The CLI bundle"): `dm expand` and
+ * `dm blueprint render` start their rendering processes from `dist/bundle/renderers/`, and such a
+ * process may read its own file and nothing else (docs/expansion.md, "Isolation"). Seen from
+ * outside: the renderer's command line, read from /proc while a slow template runs.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { dmBin, isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
+
+const bundle = join(repoRoot, 'dist', 'bundle');
+
+/** The argument lists of the live descendants of `pid` (from /proc). */
+function descendants(pid: number): string[][] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: string[][] = [];
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      try {
+        out.push(readFileSync(`/proc/${c}/cmdline`, 'utf8').split('\0').filter(Boolean));
+      } catch {
+        // gone meanwhile
+      }
+      walk(c);
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+describe('the dm CLI bundle', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dm-cli-bundle-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is made: the CLI, its early start and one file per renderer', () => {
+    for (const file of [
+      'cli/main.js',
+      'cli/prestart.js',
+      'renderers/jinja-child.cjs',
+      'renderers/blueprint-child.cjs',
+    ])
+      assert.ok(existsSync(join(bundle, file)), `dist/bundle/${file} is missing`);
+    // A renderer bundle holds everything it runs: what it still requires is node's own, or
+    // chokidar, which nunjucks asks for only when watching template directories (never here).
+    for (const name of ['jinja-child.cjs', 'blueprint-child.cjs']) {
+      const text = readFileSync(join(bundle, 'renderers', name), 'utf8');
+      const required = [...text.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1] as string);
+      assert.ok(required.length > 0);
+      assert.deepEqual(
+        required.filter((id) => !isBuiltin(id) && id !== 'chokidar'),
+        [],
+        `${name} requires modules from outside its own file`,
+      );
+    }
+  });
+
+  it('dm expand renders with a Jinja process that may read its own bundle file only', async () => {
+    // Slow enough to be seen running (the time limit ends it if the test cannot kill it).
+    writeFileSync(join(dir, 'slow.jinja'), '{% for i in range(100000000) %}{% endfor %}resources: []\n');
+    writeFileSync(
+      join(dir, 'config.yaml'),
+      'imports:\n- path: slow.jinja\nresources:\n- {name: a, type: slow.jinja}\n',
+    );
+    const env = { ...process.env, ...(await isolatedEnv()) };
+    const dm = spawn(process.execPath, [dmBin, 'expand', 'config.yaml', '--timeout', '120'], {
+      cwd: dir,
+      env,
+      stdio: 'ignore',
+    });
+    try {
+      let renderer: string[] | undefined;
+      for (let i = 0; i < 600 && !renderer; i++) {
+        renderer = descendants(dm.pid as number).find((args) =>
+          args.some((a) => a.endsWith('jinja-child.cjs')),
+        );
+        if (!renderer) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(renderer, 'no Jinja rendering process was seen');
+      const entry = join(bundle, 'renderers', 'jinja-child.cjs');
+      const reads = renderer.filter((a) => a.startsWith('--allow-fs-read='));
+      assert.deepEqual(reads, [`--allow-fs-read=${entry}`]);
+      assert.ok(renderer.some((a) => /^--(experimental-)?permission$/.test(a)));
+      assert.ok(!renderer.some((a) => a.startsWith('--allow-fs-write') || a === '--allow-child-process'));
+    } finally {
+      dm.kill('SIGKILL');
+    }
+  });
+
+  it('dm expand through the bundle gives what the compiled modules give', async () => {
+    writeFileSync(
+      join(dir, 'web.jinja'),
+      'resources:\n- name: {{ env.name }}\n  type: Service\n  properties:\n    port: {{ properties.port }}\n    ratio: {{ 1.0 }}\n',
+    );
+    writeFileSync(join(dir, 'web.jinja.schema'), 'properties:\n  port: {type: integer, default: 80}\n');
+    writeFileSync(
+      join(dir, 'helper.py'),
+      'def GenerateConfig(ctx):\n    return {"resources": [{"name": ctx.env["name"] + "-x", "type": "web.jinja"}]}\n',
+    );
+    writeFileSync(
+      join(dir, 'site.yaml'),
+      'imports:\n- path: web.jinja\n- path: helper.py\nresources:\n- {name: s, type: helper.py}\n',
+    );
+    const cli = await runDm(['expand', 'site.yaml', '-o', 'json'], { cwd: dir, env: await isolatedEnv() });
+    assert.equal(cli.code, 0, cli.stderr);
+    const { expandConfiguration, RenderSandbox } = await import('../../client/src/expand/index.js');
+    const sandbox = new RenderSandbox();
+    try {
+      const result = await expandConfiguration(
+        { content: readFileSync(join(dir, 'site.yaml'), 'utf8'), path: join(dir, 'site.yaml') },
+        { sandbox },
+      );
+      assert.deepEqual(
+        JSON.parse(cli.stdout),
+        JSON.parse(JSON.stringify({ config: result.config, layout: result.layout })),
+      );
+    } finally {
+      sandbox.close();
+    }
+  });
+});
