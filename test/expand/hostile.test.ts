@@ -208,6 +208,43 @@ describe('hostile expansions', () => {
   });
 });
 
+describe('hostile schemas', () => {
+  // A schema comes with its template: validating against it runs in the rendering process,
+  // under the same time and memory limits (docs/expansion.md, "Isolation").
+  async function expandWithSchema(name: string, schema: string, properties: string): Promise<DmError> {
+    const sub = join(dir, name);
+    mkdirSync(sub);
+    const path = join(sub, 'config.yaml');
+    const content = `resources:\n- {name: a, type: t.jinja, properties: ${properties}}\n`;
+    writeFileSync(path, content);
+    writeFileSync(join(sub, 't.jinja'), 'resources: []\n');
+    writeFileSync(join(sub, 't.jinja.schema'), schema);
+    return failure(() => expandConfiguration({ content, path }, { sandbox }));
+  }
+
+  it('a pattern that backtracks forever fails as limit, and the sandbox carries on', async () => {
+    const error = await expandWithSchema(
+      'redos',
+      'properties:\n  name: {type: string, pattern: "^(a+)+$"}\n',
+      `{name: ${'a'.repeat(40)}!}`,
+    );
+    assert.equal(error.category, 'limit');
+    assert.match(
+      error.message,
+      /^a \(.*t\.jinja\): schema .*t\.jinja\.schema: limit: took longer than 1\.5s/,
+    );
+    await stillWorks();
+  });
+
+  it('a schema nested deeper than any reader allows fails cleanly, and the sandbox carries on', async () => {
+    const depth = 5000;
+    const schema = `properties:\n  x: ${'{properties: {x: '.repeat(depth)}{type: string}${'}}'.repeat(depth)}\n`;
+    const error = await expandWithSchema('deep', schema, '{x: {}}');
+    assert.ok(['invalid-input', 'limit'].includes(error.category), `${error.code}: ${error.message}`);
+    await stillWorks();
+  });
+});
+
 describe('hostile YAML', () => {
   const bomb = [
     'a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]',

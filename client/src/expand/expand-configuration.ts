@@ -20,12 +20,7 @@ import {
 } from './local-template-source.js';
 import { parseRenderedYaml } from './rendered-yaml.js';
 import { RenderSandbox, type SandboxOptions } from './sandbox/render-sandbox.js';
-import {
-  applySchema,
-  parseTemplateSchema,
-  type SchemaValidationMode,
-  type TemplateSchema,
-} from './schema.js';
+import { parseTemplateSchema, type SchemaValidationMode, type TemplateSchema } from './schema.js';
 import type {
   ExpandedConfiguration,
   LayoutResource,
@@ -93,8 +88,6 @@ export function cpuMs(): number {
 export interface ExpansionTimings {
   /** Reading the configuration. */
   configurationMs: number;
-  /** Schema validation and defaults. */
-  schemaMs: number;
   /** Reading Python templates' text output as YAML. */
   outputYamlMs: number;
   /** Value references and their graph. */
@@ -352,17 +345,18 @@ class Expander {
   ): Promise<Expanded & { properties: Record<string, unknown> }> {
     const violations: Warning[] = [];
     const timings = this.options.timings;
-    const schemaStart = timings ? cpuMs() : 0;
-    const properties = template.schema
-      ? applySchema(
-          parseTemplateSchema(template.schema),
-          written,
-          `${resource.name} (${template.path})`,
-          this.options.schemaValidation ?? 'strict',
-          (message) => violations.push({ code: 'SCHEMA_VIOLATION', message }),
-        )
-      : (cloneData(written) as Record<string, unknown>);
-    if (timings) timings.schemaMs += cpuMs() - schemaStart;
+    let properties: Record<string, unknown>;
+    if (template.schema) {
+      // In the Jinja rendering process, under its limits (docs/expansion.md, "Isolation").
+      const checked = await this.sandbox.applySchema({
+        schema: template.schema,
+        properties: written,
+        subject: `${resource.name} (${template.path})`,
+        mode: this.options.schemaValidation ?? 'strict',
+      });
+      properties = checked.properties;
+      for (const message of checked.violations) violations.push({ code: 'SCHEMA_VIOLATION', message });
+    } else properties = cloneData(written) as Record<string, unknown>;
     const key = `${template.type}\u0000${stableKey(properties)}`;
     const label = `${resource.name} (${template.type})`;
     const chain = [...frame.chain, { key, label }];

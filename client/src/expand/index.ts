@@ -34,14 +34,13 @@ export {
   type TemplateRequest,
 } from './sandbox/render-sandbox.js';
 export {
-  applySchema,
-  checkTemplateSchema,
   parseTemplateSchema,
   pythonTypeNameWarnings,
   SCHEMA_VALIDATION_MODES,
   type SchemaValidationMode,
   type TemplateSchema,
 } from './schema.js';
+export { applySchema, checkTemplateSchema } from './schema-validation.js';
 export type {
   ExpandedConfiguration,
   LayoutResource,

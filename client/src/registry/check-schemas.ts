@@ -14,7 +14,7 @@ export interface SchemaCheck {
 }
 
 export async function checkSchemas(dir: string, scan: ScanResult): Promise<SchemaCheck> {
-  const { checkTemplateSchema } = await import('../expand/schema.js');
+  const { checkTemplateSchema } = await import('../expand/schema-validation.js');
   const { isDmError } = await import('../error.js');
   const findings: Finding[] = [];
   const invalid = new Set<string>();

@@ -81,7 +81,12 @@ export function registerExpandCommands(program: Command): void {
         const sandbox = new RenderSandbox(sandboxOptions(options));
         sandbox.warm(enginesNamedIn(input.configuration!.content));
         try {
-          const { expandConfiguration, lazyTemplateSource } = await import('../../expand/index.js');
+          // The modules themselves, not expand/index.js: schema validation (Ajv) runs in the
+          // rendering process and stays out of dm's own (docs/expansion.md, "Isolation").
+          const [{ expandConfiguration }, { lazyTemplateSource }] = await Promise.all([
+            import('../../expand/expand-configuration.js'),
+            import('../../expand/local-template-source.js'),
+          ]);
           // Registry references and URLs in types (and as the argument) resolve through the
           // resolver chain: dm.lock beside the configuration first, then --registry-dir and servers.
           // Without a dm.lock there, built when a type first needs it: local templates alone never

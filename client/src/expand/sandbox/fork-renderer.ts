@@ -23,13 +23,17 @@ export function permissionFlag(): string {
 
 /**
  * The modules of dm's client (`clientSrc`: the compiled client/src) that every renderer loads from
- * outside its own directory: the YAML reader (with its fast path) and writer, the Python value
- * leaf, errors. One list, so a module added to these is readable by both renderers.
+ * outside its own directory: the YAML reader (with its fast path) and writer, JSON Schema
+ * validation (templates' schemas are validated where templates run), the Python value leaf,
+ * errors. One list, so a module added to these is readable by both renderers.
  */
 export function sharedRendererModules(clientSrc: string): string[] {
   return [
     join(clientSrc, 'document', 'yaml.js'),
     join(clientSrc, 'document', 'simple-yaml.js'),
+    join(clientSrc, 'document', 'json-schema.js'),
+    join(clientSrc, 'document', 'json-schema-meta.js'),
+    join(clientSrc, 'data.js'),
     join(clientSrc, 'python', 'values.js'),
     join(clientSrc, 'error.js'),
     join(clientSrc, 'error-codes.js'),

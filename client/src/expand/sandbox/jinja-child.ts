@@ -1,11 +1,25 @@
 /**
  * Entry of the Jinja rendering process (render-sandbox.ts): started with Node's permission
- * model, it renders one request at a time and answers over the IPC channel.
+ * model, it renders one request at a time and answers over the IPC channel. It also validates
+ * properties against templates' schemas (schema-validation.ts), which are as untrusted as the
+ * templates.
  */
-import type { DmError } from '../../error.js';
+import { DmError, isDmError } from '../../error.js';
 import { fromWire, hasPythonValues, toWire } from '../../python/values.js';
 import { JinjaRenderError, renderJinja } from '../jinja/compat.js';
 import { parseRenderedYaml } from '../rendered-yaml.js';
+import { parseTemplateSchema } from '../schema.js';
+import type { SchemaValidationMode, TemplateFile } from '../types.js';
+
+/**
+ * Schema validation (Ajv), loaded right after this process says it is ready, while dm's own
+ * process is still starting: its loading does not delay the first rendering.
+ */
+let schemaValidation: typeof import('../schema-validation.js') | undefined;
+/** Requests that arrived while a schema request waited for schemaValidation, in order. */
+let backlog: Request[] | undefined;
+/** Why schemaValidation could not be loaded (every schema request then fails with it). */
+let schemaFailure: string | undefined;
 
 interface Request {
   id: number;
@@ -21,6 +35,8 @@ interface Request {
   wire?: boolean;
   /** Parse the output as YAML here and answer with the data (source names it in errors). */
   parse?: { source: string; maxNodes: number };
+  /** Not a template: validate `context.properties` against the schema file `name`. */
+  schema?: { subject: string; mode: SchemaValidationMode };
 }
 
 /** This process's CPU time in ms (what the sandbox's timings add up). */
@@ -30,6 +46,68 @@ function cpuMs(): number {
 }
 
 const fileSets = new Map<number, Record<string, string>>();
+/** One TemplateFile per schema sent (what schema.ts keeps its parse of, per run). */
+const schemaFiles = new Map<string, TemplateFile>();
+
+function schemaFile(filesId: number, path: string, content: string): TemplateFile {
+  const key = `${filesId}\u0000${path}`;
+  let file = schemaFiles.get(key);
+  if (!file || file.content !== content) {
+    file = { name: path, path, content };
+    schemaFiles.set(key, file);
+  }
+  return file;
+}
+
+/** Validates properties against a schema; answers with the completed properties or the DmError. */
+function validate(
+  { applySchema }: typeof import('../schema-validation.js'),
+  request: Request,
+  files: Record<string, string>,
+  schema: NonNullable<Request['schema']>,
+): void {
+  const given = (request.wire ? fromWire(request.context) : request.context) as {
+    properties: Record<string, unknown>;
+  };
+  const t0 = cpuMs();
+  try {
+    const violations: string[] = [];
+    const properties = applySchema(
+      parseTemplateSchema(
+        schemaFile(request.filesId, request.name, request.source ?? files[request.name] ?? ''),
+      ),
+      given.properties,
+      schema.subject,
+      schema.mode,
+      (message) => violations.push(message),
+    );
+    const ms = [cpuMs() - t0, 0];
+    if (hasPythonValues(properties))
+      answer({ id: request.id, ok: true, data: toWire(properties), wire: true, violations, ms });
+    else answer({ id: request.id, ok: true, data: properties, violations, ms });
+  } catch (thrown) {
+    // A schema that breaks Ajv itself (too deep to compile, …) is reported as an invalid schema.
+    const error = isDmError(thrown)
+      ? thrown
+      : new DmError(
+          'INVALID_SCHEMA',
+          `${request.name}: the schema is invalid: ${thrown instanceof Error ? thrown.message : String(thrown)}`,
+          { category: 'invalid-input' },
+        );
+    answer({
+      id: request.id,
+      ok: false,
+      kind: 'dm-error',
+      message: error.message,
+      error: {
+        code: error.code,
+        category: error.category,
+        ...(error.details ? { details: error.details } : {}),
+        ...(error.hint ? { hint: error.hint } : {}),
+      },
+    });
+  }
+}
 
 function answer(message: Record<string, unknown>): void {
   process.send?.(message);
@@ -37,9 +115,24 @@ function answer(message: Record<string, unknown>): void {
 
 process.on('message', (raw: unknown) => {
   const request = raw as Request;
+  // Answers go in the order requests came (the sandbox times the one at the head).
+  if (backlog) backlog.push(request);
+  else if (request.schema && !schemaValidation && !schemaFailure) backlog = [request];
+  else handle(request);
+});
+
+function handle(request: Request): void {
   try {
     if (request.files) fileSets.set(request.filesId, request.files);
     const files = fileSets.get(request.filesId) ?? {};
+    if (request.schema) {
+      if (schemaValidation) validate(schemaValidation, request, files, request.schema);
+      else {
+        const message = `cannot validate against a schema: ${schemaFailure ?? 'not loaded'}`;
+        answer({ id: request.id, ok: false, kind: 'runtime', message, file: request.name, line: null });
+      }
+      return;
+    }
     const given = request.wire ? (fromWire(request.context) as Record<string, unknown>) : request.context;
     const context = request.importsAreFiles ? { ...given, imports: files } : given;
     const t0 = cpuMs();
@@ -97,7 +190,23 @@ process.on('message', (raw: unknown) => {
       });
     }
   }
-});
+}
 
 process.on('disconnect', () => process.exit(0));
 answer({ ready: true });
+import('../schema-validation.js').then(
+  (module) => {
+    schemaValidation = module;
+    drain();
+  },
+  (error: unknown) => {
+    schemaFailure = error instanceof Error ? error.message : String(error);
+    drain();
+  },
+);
+
+function drain(): void {
+  const waiting = backlog ?? [];
+  backlog = undefined;
+  for (const request of waiting) handle(request);
+}

@@ -15,9 +15,10 @@ import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process'
 import type * as net from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DmError } from '../../error.js';
+import { DmError, type ErrorCode } from '../../error.js';
 import { fromWire, hasPythonValues, toWire } from '../../python/values.js';
 import { PYTHON_RUNNER_SOURCE } from '../python/runner-source.js';
+import type { SchemaValidationMode, TemplateFile } from '../types.js';
 import {
   type ForkedRenderer,
   type ForkRendererOptions,
@@ -67,15 +68,38 @@ export type PythonResult = { text: string } | { data: unknown };
 
 interface Failure {
   ok: false;
-  kind: 'error' | 'compile' | 'runtime' | 'blocked' | 'limit' | 'yaml' | 'limit-data';
+  kind: 'error' | 'compile' | 'runtime' | 'blocked' | 'limit' | 'yaml' | 'limit-data' | 'dm-error';
   message: string;
   file?: string | null;
   line?: number | null;
+  /** kind 'dm-error': a DmError raised in the rendering process, as it was. */
+  error?: {
+    code: ErrorCode;
+    category: DmError['category'];
+    details?: Record<string, unknown>;
+    hint?: string;
+  };
 }
 
-type Answer = ({ ok: true; text?: string; data?: unknown; wire?: boolean; ms?: number[] } | Failure) & {
+type Answer = (
+  | { ok: true; text?: string; data?: unknown; wire?: boolean; ms?: number[]; violations?: string[] }
+  | Failure
+) & {
   id: number;
 };
+
+/** Properties to validate against a template's schema (RenderSandbox.applySchema). */
+export interface SchemaRequest {
+  /** The schema file; travels to a rendering process once. */
+  schema: TemplateFile;
+  properties: Record<string, unknown>;
+  /** Names the resource in messages: `name (template path)`. */
+  subject: string;
+  mode: SchemaValidationMode;
+}
+
+/** The one-file "file set" a schema travels in (a schema is sent to a process once, as files are). */
+const schemaFileSets = new WeakMap<TemplateFile, Record<string, string>>();
 
 /**
  * Where a sandbox's time went, in CPU milliseconds of each rendering process's own work (the
@@ -84,6 +108,8 @@ type Answer = ({ ok: true; text?: string; data?: unknown; wire?: boolean; ms?: n
  * process. bench/expand.ts prints them.
  */
 export interface SandboxTimings {
+  /** Validating properties against schemas (and filling defaults), in the Jinja process. */
+  jinjaSchemaMs: number;
   jinjaRenderMs: number;
   jinjaYamlMs: number;
   pythonRunMs: number;
@@ -120,6 +146,13 @@ const DEFAULT_PYTHON = 'python3';
 
 /** Node 20 calls the permission model experimental; 22.13 and later name it `--permission`. */
 function failureToError(engine: 'Jinja' | 'Python', name: string, f: Failure): DmError {
+  if (f.kind === 'dm-error' && f.error) {
+    return new DmError(f.error.code, f.message, {
+      category: f.error.category,
+      ...(f.error.details ? { details: f.error.details } : {}),
+      ...(f.error.hint ? { hint: f.error.hint } : {}),
+    });
+  }
   // Errors about the rendered text, raised where it was parsed: their message is complete.
   if (f.kind === 'yaml') return new DmError('INVALID_YAML', f.message, { category: 'invalid-input' });
   if (f.kind === 'limit-data') return new DmError('YAML_TOO_LARGE', f.message, { category: 'limit' });
@@ -580,7 +613,13 @@ export class RenderSandbox {
   private readonly jinjaProcesses: number;
   private jinja: JinjaWorker[] = [];
   private python: PythonWorker | undefined;
-  readonly timings: SandboxTimings = { jinjaRenderMs: 0, jinjaYamlMs: 0, pythonRunMs: 0, pythonEncodeMs: 0 };
+  readonly timings: SandboxTimings = {
+    jinjaSchemaMs: 0,
+    jinjaRenderMs: 0,
+    jinjaYamlMs: 0,
+    pythonRunMs: 0,
+    pythonEncodeMs: 0,
+  };
 
   private count(engine: 'Jinja' | 'Python', answer: Answer): void {
     if (!answer.ok || !answer.ms) return;
@@ -647,6 +686,36 @@ export class RenderSandbox {
     if (!answer.ok)
       throw failureToError('Jinja', request.name, { ...answer, file: answer.file ?? request.name });
     return answerData(answer);
+  }
+
+  /**
+   * The properties completed by the schema's defaults, and in `warn` mode the violations to
+   * report: validated in the Jinja rendering process, under its time and memory limits (a
+   * schema is as untrusted as its template; docs/expansion.md, "Isolation"). A violation in
+   * `strict` mode, or an invalid schema, is thrown as the DmError schema-validation.ts raised.
+   */
+  async applySchema(
+    request: SchemaRequest,
+  ): Promise<{ properties: Record<string, unknown>; violations: string[] }> {
+    let files = schemaFileSets.get(request.schema);
+    if (!files) {
+      files = { [request.schema.path]: request.schema.content };
+      schemaFileSets.set(request.schema, files);
+    }
+    const name = request.schema.path;
+    const wire = onWire({
+      name,
+      source: request.schema.content,
+      context: { properties: request.properties },
+      files,
+    });
+    const answer = await this.jinjaWorker().request(`${request.subject}: schema ${name}`, wire.request, {
+      ...wire.extra,
+      schema: { subject: request.subject, mode: request.mode },
+    });
+    if (!answer.ok) throw failureToError('Jinja', name, answer);
+    if (answer.ms) this.timings.jinjaSchemaMs += answer.ms[0] ?? 0;
+    return { properties: answerData(answer) as Record<string, unknown>, violations: answer.violations ?? [] };
   }
 
   /** What a Python template's GenerateConfig returned: YAML text or data. */

@@ -1,0 +1,220 @@
+/**
+ * Validating properties against a template's schema with Ajv (docs/expansion.md, "Schemas"):
+ * `default`s filled in (nested ones and those behind `$ref` too), every error reported at once
+ * with its property path, an invalid schema reported as such. A schema comes with its template
+ * and is as untrusted: during an expansion this runs in the Jinja rendering process, under its
+ * time and memory limits (jinja-child.ts; docs/expansion.md, "Isolation"), never in dm's own
+ * process, where a schema's `pattern` could hold dm forever. Parsing a schema (its `imports:`,
+ * Python type names) is schema.ts.
+ */
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { fromDraft04, schemaCompiler } from '../document/json-schema.js';
+import { parseYaml } from '../document/yaml.js';
+import { DmError } from '../error.js';
+import { cloneData, hasPythonValues, isDict, PyFloat, toPlain } from '../python/values.js';
+import {
+  jsonTypeName,
+  NOT_KEYWORDS,
+  parseTemplateSchema,
+  pythonTypeNameWarnings,
+  type TemplateSchema,
+} from './schema.js';
+import type { SchemaValidationMode, TemplateFile } from './types.js';
+
+const validators = new Map<string, ValidateFunction>();
+
+function compiledValidator(schema: TemplateSchema): ValidateFunction {
+  const key = `${schema.file.path}\u0000${schema.file.content}`;
+  let validate = validators.get(key);
+  if (!validate) {
+    const body: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(schema.document)) if (!NOT_KEYWORDS.has(k)) body[k] = v;
+    if (body.type === undefined) body.type = 'object';
+    try {
+      validate = schemaCompiler({ useDefaults: true, validateSchema: true }).compile(
+        fromDraft04(body, jsonTypeName),
+      );
+    } catch (error) {
+      throw new DmError(
+        'INVALID_SCHEMA',
+        `${schema.file.path}: the schema is invalid: ${error instanceof Error ? error.message : String(error)}`,
+        { category: 'invalid-input', details: { schema: schema.file.path } },
+      );
+    }
+    if (validators.size > 1000) validators.clear();
+    validators.set(key, validate);
+  }
+  return validate;
+}
+
+function pathOf(error: ErrorObject): string {
+  const parts = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let path = 'properties';
+  for (const p of parts) path += /^\d+$/.test(p) ? `[${p}]` : `.${p}`;
+  if (error.keyword === 'required')
+    path += `.${(error.params as { missingProperty: string }).missingProperty}`;
+  if (error.keyword === 'additionalProperties') {
+    path += `.${(error.params as { additionalProperty: string }).additionalProperty}`;
+  }
+  return path;
+}
+
+function describe(error: ErrorObject, properties: unknown): string {
+  if (error.keyword === 'required') return `${pathOf(error)}: is required`;
+  if (error.keyword === 'additionalProperties')
+    return `${pathOf(error)}: is not allowed (additionalProperties is false)`;
+  let value: unknown = properties;
+  for (const p of error.instancePath.split('/').slice(1)) {
+    value =
+      value && typeof value === 'object'
+        ? (value as Record<string, unknown>)[p.replace(/~1/g, '/').replace(/~0/g, '~')]
+        : undefined;
+  }
+  const got = value === undefined ? '' : ` (got ${JSON.stringify(value)})`;
+  const allowed =
+    error.keyword === 'enum'
+      ? `: ${JSON.stringify((error.params as { allowedValues: unknown[] }).allowedValues)}`
+      : '';
+  return `${pathOf(error)}: ${error.message ?? error.keyword}${allowed}${got}`;
+}
+
+/**
+ * Defaults that hold a float with an integral value (`default: 1.0`), by property path: Ajv
+ * writes defaults as JSON (`1`), so they are put back as Python reads them (the schema read in
+ * the pyyaml dialect), where `properties.<name>.default` nests (as DM's defaults did).
+ */
+interface FloatDefaults {
+  [key: string]: { value?: unknown; nested?: FloatDefaults };
+}
+const floatDefaults = new WeakMap<TemplateSchema, FloatDefaults | null>();
+
+function floatDefaultsOf(schema: TemplateSchema): FloatDefaults | null {
+  let found = floatDefaults.get(schema);
+  if (found === undefined) {
+    found = null;
+    if (/\bdefault\b[\s\S]*\d\.\d/.test(schema.file.content)) {
+      try {
+        const python = parseYaml(schema.file.content, { source: schema.file.path, dialect: 'pyyaml' });
+        found = collectFloatDefaults(
+          schema.document.properties,
+          (python as Record<string, unknown>)?.properties,
+        );
+      } catch {
+        found = null;
+      }
+    }
+    floatDefaults.set(schema, found);
+  }
+  return found;
+}
+
+function collectFloatDefaults(core: unknown, python: unknown): FloatDefaults | null {
+  if (!isDict(core) || !isDict(python)) return null;
+  const out: FloatDefaults = {};
+  let any = false;
+  for (const key of Object.keys(python)) {
+    const sub = python[key];
+    const coreSub = core[key];
+    if (!isDict(sub) || !isDict(coreSub)) continue;
+    const entry: { value?: unknown; nested?: FloatDefaults } = {};
+    // Only where both readings agree but for the floats (yes/no and the like are left alone).
+    if (
+      hasPythonValues(sub.default) &&
+      JSON.stringify(toPlain(sub.default)) === JSON.stringify(coreSub.default)
+    ) {
+      entry.value = sub.default;
+    }
+    const nested = collectFloatDefaults(coreSub.properties, sub.properties);
+    if (nested) entry.nested = nested;
+    if (entry.value !== undefined || entry.nested) {
+      out[key] = entry;
+      any = true;
+    }
+  }
+  return any ? out : null;
+}
+
+function putFloatDefaults(floats: FloatDefaults, given: unknown, copy: Record<string, unknown>): void {
+  for (const [key, entry] of Object.entries(floats)) {
+    if (!Object.hasOwn(copy, key)) continue;
+    const had = isDict(given) && Object.hasOwn(given, key);
+    if (!had && entry.value !== undefined) {
+      if (JSON.stringify(copy[key]) === JSON.stringify(toPlain(entry.value)))
+        copy[key] = cloneData(entry.value);
+    } else if (entry.nested && isDict(copy[key])) {
+      putFloatDefaults(entry.nested, had ? (given as Record<string, unknown>)[key] : undefined, copy[key]);
+    }
+  }
+}
+
+/** Puts back the PyFloats of `original` into `copy` (the same data, floats made plain). */
+function restoreFloats(original: unknown, copy: unknown): void {
+  if (original === null || typeof original !== 'object' || copy === null || typeof copy !== 'object') return;
+  const from = original as Record<string, unknown>;
+  const to = copy as Record<string, unknown>;
+  for (const k of Object.keys(from)) {
+    if (!Object.hasOwn(to, k)) continue;
+    const v = from[k];
+    if (v instanceof PyFloat) {
+      if (to[k] === v.value) to[k] = v;
+    } else restoreFloats(v, to[k]);
+  }
+}
+
+/** Checks that a schema parses and compiles (for `dm lint`); returns Python type name warnings. */
+export function checkTemplateSchema(file: TemplateFile): string[] {
+  compiledValidator(parseTemplateSchema(file));
+  return pythonTypeNameWarnings(file);
+}
+
+/**
+ * Validates `properties` against the schema, filling in defaults in place (on a copy), and
+ * returns the completed properties. `subject` names the resource in messages. In `warn` mode a
+ * violation is passed to `onViolation` instead of failing; in `off` mode it is ignored.
+ */
+export function applySchema(
+  schema: TemplateSchema,
+  properties: Record<string, unknown>,
+  subject: string,
+  mode: SchemaValidationMode = 'strict',
+  onViolation?: (message: string) => void,
+): Record<string, unknown> {
+  const validate = compiledValidator(schema);
+  // Ajv sees floats as the numbers they are; the floats are put back after (defaults filled in).
+  const python = hasPythonValues(properties);
+  const copy = (python ? toPlain(properties) : cloneData(properties)) as Record<string, unknown>;
+  const valid = validate(copy);
+  if (python) restoreFloats(properties, copy);
+  const floats = floatDefaultsOf(schema);
+  if (floats) putFloatDefaults(floats, properties, copy);
+  if (valid || mode === 'off') return copy;
+  const errors = validate.errors ?? [];
+  const seen = new Set<string>();
+  const messages: string[] = [];
+  for (const e of errors) {
+    if (e.keyword === 'if') continue;
+    const m = describe(e, copy);
+    if (!seen.has(m)) {
+      seen.add(m);
+      messages.push(m);
+    }
+  }
+  if (mode === 'warn') {
+    for (const m of messages) onViolation?.(`${subject}: ${m} (schema ${schema.file.path})`);
+    return copy;
+  }
+  throw new DmError(
+    'SCHEMA_VALIDATION_FAILED',
+    messages.length === 1
+      ? `${subject}: ${messages[0]} (schema ${schema.file.path})`
+      : `${subject}: ${messages.length} properties do not match the schema ${schema.file.path}: ${messages.join('; ')}`,
+    {
+      category: 'validation',
+      details: { resource: subject, schema: schema.file.path, errors: messages },
+      hint: 'to expand anyway and print each violation as a warning, as Deployment Manager did, use --schema-validation warn (config key schemaValidation)',
+    },
+  );
+}
