@@ -123,6 +123,10 @@ describe('rendering processes started early', () => {
       }
       writeFileSync(config, 'imports:\n- path: b.py\nresources:\n- {name: b, type: b.py}\n');
       assert.equal(started([config, '--python=python3']), 1);
+      // A Python template with a schema beside it: its properties are validated in the Jinja
+      // process, which starts early too.
+      writeFileSync(join(dir, 'b.py.schema'), 'properties:\n  n: {type: integer}\n');
+      assert.equal(started([config, '--python=python3']), 2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

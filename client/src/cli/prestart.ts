@@ -6,6 +6,7 @@
  * (render-sandbox.ts, startRenderersEarly); a guess that was wrong costs a process that is killed.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { enginesNamedIn, startRenderersEarly } from '../expand/sandbox/render-sandbox.js';
 
 /** Largest configuration read for the guess (the expansion reads it again, with its own limits). */
@@ -28,7 +29,7 @@ function enginesOf(args: readonly string[]): { jinja: boolean; python: boolean }
     if (arg.startsWith('-')) continue;
     try {
       if (!statSync(arg).isFile() || statSync(arg).size > MAX_GUESS_BYTES) continue;
-      const named = enginesNamedIn(readFileSync(arg, 'utf8'));
+      const named = enginesNamedIn(readFileSync(arg, 'utf8'), dirname(arg));
       return { jinja: named.jinja || arg.endsWith('.jinja'), python: named.python || arg.endsWith('.py') };
     } catch {}
   }

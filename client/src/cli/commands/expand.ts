@@ -79,7 +79,9 @@ export function registerExpandCommands(program: Command): void {
         // The rendering processes the configuration names start now, beside the loading of the
         // engine and the parsing (the expansion starts any other it turns out to need).
         const sandbox = new RenderSandbox(sandboxOptions(options));
-        sandbox.warm(enginesNamedIn(input.configuration!.content));
+        sandbox.warm(
+          enginesNamedIn(input.configuration!.content, input.path ? dirname(resolve(input.path)) : undefined),
+        );
         try {
           // The modules themselves, not expand/index.js: schema validation (Ajv) runs in the
           // rendering process and stays out of dm's own (docs/expansion.md, "Isolation").

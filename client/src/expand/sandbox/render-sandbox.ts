@@ -12,6 +12,7 @@
  * DmError with category `limit` and starts a fresh process for the next template.
  */
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import type * as net from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -601,10 +602,23 @@ class PythonWorker extends Worker {
 
 /**
  * The engines a configuration's text names (a file name ending in `.jinja` or `.py`, as its
- * imports and types do): a guess for warm() before the configuration is parsed.
+ * imports and types do): a guess for warm() before the configuration is parsed. Given the
+ * configuration's directory, a Python template named there with a `.schema` beside it counts
+ * for Jinja too: schemas are validated in the Jinja process (applySchema).
  */
-export function enginesNamedIn(text: string): { jinja: boolean; python: boolean } {
-  return { jinja: /\.jinja\b/.test(text), python: /\.py\b/.test(text) };
+export function enginesNamedIn(text: string, dir?: string): { jinja: boolean; python: boolean } {
+  const engines = { jinja: /\.jinja\b/.test(text), python: /\.py\b/.test(text) };
+  if (dir !== undefined && engines.python && !engines.jinja) {
+    let looked = 0;
+    for (const [name] of text.matchAll(/[\w./-]+\.py\b/g)) {
+      if (++looked > 64) break;
+      if (existsSync(resolve(dir, `${name}.schema`))) {
+        engines.jinja = true;
+        break;
+      }
+    }
+  }
+  return engines;
 }
 
 /** Renders templates out of process; one per expansion run. Always `close()` it. */
