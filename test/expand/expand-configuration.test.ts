@@ -354,6 +354,37 @@ describe('expandConfiguration()', () => {
     assert.match(error.message, /u\.py:3: ConstructorError/);
   });
 
+  it('expandConfiguration() lets Python templates import the standard library as they run', async () => {
+    // Loaded when the template imports them, under the audit hook (reading Python's own library).
+    const modules = [
+      ...['copy', 'math', 'string', 'base64', 'hashlib', 'collections', 'itertools', 'functools'],
+      ...['textwrap', 'random', 'datetime', 'ipaddress', 'uuid', 'decimal', 'fractions', 'html'],
+    ];
+    const result = await expand({
+      'config.yaml': 'resources:\n- {name: a, type: std.py}\n',
+      'std.py': `import ${modules.join(', ')}
+def GenerateConfig(context):
+    digest = hashlib.sha256(b'dm').hexdigest()[:8]
+    net = str(ipaddress.ip_network('10.0.0.0/30').num_addresses)
+    when = datetime.date(2026, 1, 2).isoformat()
+    wrapped = textwrap.fill('a b c', 3)
+    encoded = base64.b64encode(b'dm').decode()
+    return {'resources': [{'name': 'x', 'type': 'T', 'properties': {
+        'digest': digest, 'net': net, 'when': when, 'wrapped': wrapped, 'encoded': encoded,
+        'sqrt': math.sqrt(16), 'upper': string.ascii_uppercase[:3]}}]}
+`,
+    });
+    assert.deepEqual(result.config.resources[0]?.properties, {
+      digest: 'cde0e753',
+      net: '4',
+      when: '2026-01-02',
+      wrapped: 'a b\nc',
+      encoded: 'ZG0=',
+      sqrt: 4,
+      upper: 'ABC',
+    });
+  });
+
   it('expandConfiguration() reports Python 2-only syntax with file:line, saying the template is Python 2', async () => {
     const error = await expandError({
       'config.yaml': 'resources:\n- {name: a, type: old.py}\n',
