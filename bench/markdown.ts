@@ -22,6 +22,7 @@ const texts: [name: string, text: string, before?: string][] = [
   ['unclosed links', fill('[a](')],
   ['spaces in a destination', fill(`[a](${' '.repeat(2000)}x`)],
   ['emphasis never closed', fill('*a ')],
+  ['multi-byte characters (cut)', fill('中')],
   ['spaces in a heading', `${fill(`# a${' '.repeat(size)}`, size - 1)}b`, 'hours (cubic)'],
   ['spaces in a list item', `${fill(`- ${' '.repeat(size)}`, size - 3)}x\u2028y`, 'seconds (quadratic)'],
 ];
@@ -45,7 +46,7 @@ const baseBefore = before ? await median(old, texts[0]![1]) : 0;
 console.log(`64 KiB texts, median of ${rounds}${before ? '; before: the previous renderer' : ''}`);
 for (const [name, text, slow] of texts) {
   const ms = await median(now, text);
-  let line = `${name.padEnd(26)} ${ms.toFixed(1).padStart(7)} ms  ${(ms / base).toFixed(1).padStart(5)}x plain`;
+  let line = `${name.padEnd(30)} ${ms.toFixed(1).padStart(7)} ms  ${(ms / base).toFixed(1).padStart(5)}x plain`;
   if (before) {
     const was = slow ? undefined : await median(old, text);
     line +=

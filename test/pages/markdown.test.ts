@@ -249,12 +249,30 @@ describe('Markdown scans stay linear', () => {
     }
   });
 
+  it('cuts long texts at the same character as the renderer before, multi-byte and surrogate pairs included (differential property)', async () => {
+    // Just over the bound, where the previous cut (measuring ever shorter prefixes) was fast.
+    const tail = fc
+      .array(fc.constantFrom('a', 'é', '中', '😀', '\uD83D', '\uDE00', '\n', ' '), { maxLength: 12 })
+      .map((units) => units.join(''));
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 40 }), tail, async (short, end) => {
+        const text = `${'x'.repeat(MAX_MARKDOWN_BYTES - short)}${end}`;
+        assert.equal(await render(text), await reference(text), JSON.stringify(end));
+      }),
+      { numRuns: 300 },
+    );
+    // A pair that does not fit after a half alone: the half stays, as before.
+    const edge = `${'x'.repeat(MAX_MARKDOWN_BYTES - 6)}\uD83D😀`;
+    assert.equal(await render(edge), await reference(edge));
+  });
+
   it('renders hostile texts at about the cost of a plain text of the same size (ratio, not time)', {
     timeout: 300_000,
   }, async () => {
     // Each once cost 1,000 steps a character or more: a search ahead from every `[` (links), the
     // destination expression backtracking over spaces, the heading expression (cubic: hours at
-    // 64 KiB) and the list item one over a run of spaces.
+    // 64 KiB), the list item one over a run of spaces, and the cut of a text of multi-byte
+    // characters (ever shorter prefixes measured: seconds).
     const size = MAX_MARKDOWN_BYTES;
     const hostile: Record<string, string> = {
       'opening brackets': fill('[', size),
@@ -266,6 +284,8 @@ describe('Markdown scans stay linear', () => {
       'spaces in a list item': fill(`- ${' '.repeat(size)}`, size - 3) + 'x\u2028y',
       'autolink openings': fill('<https://a', size),
       'escaped brackets': fill('\\[', size),
+      // Three bytes a character: three times the bound, cut to it.
+      'multi-byte characters': fill('中', size),
     };
     const plain = fill('Plain words of a README, with sentences.\n', size);
     const names = Object.keys(hostile);
