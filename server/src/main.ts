@@ -17,6 +17,7 @@ import { parseVerifierKey } from '../../client/src/integrity/keys.js';
 import { ADMIN_ACCESS } from './api/access.js';
 import type { CreateAppDeps } from './api/app.js';
 import { Upstream } from './mirror/upstream.js';
+import { commitShown } from './source/directory.js';
 import { parseOrganisationList } from './store/visibility.js';
 
 interface CommonOptions {
@@ -516,11 +517,17 @@ async function indexOnce(
     const row = await server.service.find(entry!.id, ADMIN_ACCESS);
     const info = await server.service.info(row, { findings: true, viewer: ADMIN_ACCESS });
     logger.flush();
+    // A directory has no commit: its fingerprint is the store's alone, shown as '' as in every
+    // answer (docs/server.md "HTTP API"), and the text says what was read, not that fingerprint.
+    const sync = { ...outcome, commit: commitShown(outcome.commit) };
     if (options.json) {
-      process.stdout.write(`${JSON.stringify({ sync: outcome, registry: info }, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify({ sync, registry: info }, null, 2)}\n`);
     } else {
+      const counts = `${info.counts.templates} templates, ${info.counts.versions} versions`;
       const lines = [
-        `${info.name}: ${outcome.status} at ${outcome.commit ?? '-'}; ${info.counts.templates} templates, ${info.counts.versions} versions; ${outcome.apiRequests} source requests`,
+        info.source.type === 'directory'
+          ? `${info.name}: ${outcome.status}; indexed ${counts} from directory ${info.source.location}`
+          : `${info.name}: ${outcome.status} at ${outcome.commit ?? '-'}; ${counts}; ${outcome.apiRequests} source requests`,
         ...(info.findings ?? []).map((f) => `${f.severity} ${f.code} ${f.path}: ${f.message}`),
         ...(outcome.error ? [`error ${outcome.error.code}: ${outcome.error.message}`] : []),
       ];

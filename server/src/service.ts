@@ -103,6 +103,24 @@ export function defaultSourceFactory(options: DefaultSourceOptions): SourceFacto
   };
 }
 
+/** A registry that a pull-through created and nothing registered: it has no interval. */
+function pulledThroughOnly(row: RegistryRow): boolean {
+  return row.sourceType === 'upstream' && row.intervalSeconds === null;
+}
+
+/** A registry's source columns from its parsed source and the branch and path given. */
+function sourceColumns(
+  spec: ReturnType<typeof parseSourceSpec>,
+  input: AddRegistryInput,
+): Pick<RegistryRow, 'sourceType' | 'source' | 'branch' | 'path'> {
+  return {
+    sourceType: spec.type,
+    source: spec.location,
+    branch: input.branch ?? spec.branch,
+    path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
+  };
+}
+
 export interface AddRegistryInput {
   source: string;
   name?: string | undefined;
@@ -269,6 +287,16 @@ export class RegistryService {
   }
 
   async add(input: AddRegistryInput): Promise<RegistryRow> {
+    return (await this.register(input)).row;
+  }
+
+  /**
+   * Adds a registry (`POST /api/v1/registries`; `created`), or makes one that a pull-through created
+   * a whole mirror when `input.source` is `<upstream>/<name>` (not `created`: the same registry,
+   * with what it holds, now synced on its interval; docs/mirroring.md "Mirroring a whole registry").
+   * Any other registry of that name is a conflict.
+   */
+  async register(input: AddRegistryInput): Promise<{ row: RegistryRow; created: boolean }> {
     if (typeof input.source !== 'string' || input.source === '') {
       throw new DmError('INVALID_REGISTRY', 'source is required', { category: 'invalid-input' });
     }
@@ -304,17 +332,38 @@ export class RegistryService {
         category: 'invalid-input',
       });
     }
-    if (await this.data.registries.byName(name)) {
+    const existing = await this.data.registries.byName(name);
+    if (existing && pulledThroughOnly(existing)) {
+      if (spec.type !== 'upstream') {
+        throw new DmError(
+          'REGISTRY_EXISTS',
+          `registry ${name} exists, pulled through from ${existing.source}: register source '${existing.source}' to mirror it whole, or delete it first to index it from another source`,
+          { category: 'conflict' },
+        );
+      }
+      if (
+        (input.visibility !== undefined && visibility !== existing.visibility) ||
+        (input.organisation !== undefined && organisation !== existing.organisation)
+      ) {
+        throw new DmError(
+          'REGISTRY_EXISTS',
+          `registry ${name} exists, pulled through as ${existing.visibility}${existing.organisation === null ? '' : ` of ${existing.organisation}`}: register it without visibility and organisation to mirror it whole as it is`,
+          { category: 'conflict' },
+        );
+      }
+      return {
+        row: await this.mirrorWhole(existing, sourceColumns(spec, input), input.interval),
+        created: false,
+      };
+    }
+    if (existing) {
       throw new DmError('REGISTRY_EXISTS', `a registry named ${name} already exists`, {
         category: 'conflict',
       });
     }
     const row = await this.data.registries.insert({
       name,
-      sourceType: spec.type,
-      source: spec.location,
-      branch: input.branch ?? spec.branch,
-      path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
+      ...sourceColumns(spec, input),
       intervalSeconds: input.interval ?? (spec.type === 'upstream' ? this.mirrorInterval() : null),
       visibility,
       organisation,
@@ -324,7 +373,7 @@ export class RegistryService {
     });
     this.catalog.invalidate();
     this.log('info', 'registry added', { registry: name, source: spec.type });
-    return row;
+    return { row, created: true };
   }
 
   /**
@@ -338,25 +387,37 @@ export class RegistryService {
     const name = input.name ?? spec.defaultName;
     const existing = await this.data.registries.byName(name);
     if (!existing) return this.add({ ...input, name });
-    const source = {
-      sourceType: spec.type,
-      source: spec.location,
-      branch: input.branch ?? spec.branch,
-      path: (input.path ?? spec.path).replace(/^\/+|\/+$/g, ''),
-    };
+    const source = sourceColumns(spec, input);
+    if (spec.type === 'upstream' && pulledThroughOnly(existing)) {
+      return this.mirrorWhole(existing, source, input.interval);
+    }
     const changed = (Object.keys(source) as (keyof typeof source)[]).some((k) => source[k] !== existing[k]);
-    // A registry so far only pulled through, now to be mirrored whole: it gets an eager mirror's
-    // interval, and its version list's ETag (of a revalidation of what it held) is forgotten.
-    const eager = spec.type === 'upstream' && existing.intervalSeconds === null;
-    if (!changed && !eager) return existing;
+    if (!changed) return existing;
+    const row = await this.data.registries.updateSource(existing.id, source);
+    this.catalog.invalidate();
+    this.log('info', 'registry source changed', { registry: name, source: spec.type });
+    return row ?? existing;
+  }
+
+  /**
+   * A registry so far only pulled through, mirrored whole from now on (`--index` or `POST
+   * /registries` of `<upstream>/<name>`): it keeps what it holds, gets an eager mirror's interval,
+   * and its version list's ETag (of a revalidation of what it held) is forgotten, so its next sync
+   * pulls every version.
+   */
+  private async mirrorWhole(
+    existing: RegistryRow,
+    source: Pick<RegistryRow, 'sourceType' | 'source' | 'branch' | 'path'>,
+    interval: number | undefined,
+  ): Promise<RegistryRow> {
     const row = await this.data.registries.updateSource(existing.id, {
       ...source,
-      ...(eager ? { intervalSeconds: input.interval ?? this.mirrorInterval() } : {}),
+      intervalSeconds: interval ?? this.mirrorInterval(),
     });
     this.catalog.invalidate();
-    this.log('info', changed ? 'registry source changed' : 'registry mirrored whole from now on', {
-      registry: name,
-      source: spec.type,
+    this.log('info', 'registry mirrored whole from now on', {
+      registry: existing.name,
+      source: source.sourceType,
     });
     return row ?? existing;
   }

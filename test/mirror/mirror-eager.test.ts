@@ -1,7 +1,8 @@
 /**
  * Eager mirroring with real processes (docs/mirroring.md, "Mirroring a whole registry"): an origin
  * dm-registry indexing a copy of registry-fixtures, the fault-injecting proxy, and two mirrors, one
- * given the registry by `--index <upstream>/<name>`, one by `POST /api/v1/registries`. A mirror
+ * given the registry by `--index <upstream>/<name>`, one by `POST /api/v1/registries` (and a third
+ * whose registry a pull-through created before that POST made it a whole mirror). A mirror
  * holds every version after its sync (served with the upstream refusing connections), revalidates
  * the version list with one conditional request (304), shows the upstream's state and staleness,
  * and flags a version deleted upstream `removedUpstream` while it keeps serving it.
@@ -26,6 +27,7 @@ let origin: RunningRegistry;
 let proxy: FaultProxy;
 let indexed: RunningRegistry;
 let posted: RunningRegistry;
+let pulled: RunningRegistry;
 
 interface RegistryInfo {
   id: number;
@@ -90,14 +92,15 @@ for (const dialect of DIALECTS) {
       cpSync(join(repoRoot, 'registry-fixtures'), registryDir, { recursive: true });
       origin = await startRegistry([registryDir], env);
       proxy = await startFaultProxy(origin.url);
-      [indexed, posted] = await Promise.all([
+      [indexed, posted, pulled] = await Promise.all([
         startRegistry([`${proxy.url}/${NAME}`], env, ['--upstream', proxy.url, ...(await dbArgs(dialect))]),
+        startRegistry([], env, ['--upstream', proxy.url, ...(await dbArgs(dialect))]),
         startRegistry([], env, ['--upstream', proxy.url, ...(await dbArgs(dialect))]),
       ]);
     });
 
     after(async () => {
-      await Promise.all([indexed?.stop(), posted?.stop()]);
+      await Promise.all([indexed?.stop(), posted?.stop(), pulled?.stop()]);
       await proxy?.close();
       await origin?.stop();
     });
@@ -131,6 +134,56 @@ for (const dialect of DIALECTS) {
         assert.ok(['succeeded', 'unchanged'].includes(outcome.status), JSON.stringify(outcome));
         const expected = await originVersions();
         assert.equal((await info(posted)).counts.versions, expected.length);
+      });
+
+      it('POST /api/v1/registries with <upstream>/<name> of a registry so far only pulled through makes it a whole mirror (200), keeping its id', async () => {
+        const pinned = await json<{ version: string }>(
+          `${pulled.url}/api/v1/resolve?ref=${encodeURIComponent(`${NAME}/redis:=v1.1`)}`,
+        );
+        assert.equal(pinned.status, 200, JSON.stringify(pinned.body));
+        const before = await info(pulled);
+        assert.deepEqual(
+          [before.source.type, before.interval, before.counts.versions],
+          ['upstream', null, 1],
+        );
+        const post = (body: Record<string, unknown>) =>
+          json<RegistryInfo & { error?: { code: string; message: string } }>(
+            `${pulled.url}/api/v1/registries`,
+            {
+              method: 'POST',
+              headers: { ...admin, 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            },
+          );
+        const source = `${proxy.url}/${NAME}`;
+        // What cannot be done says what can.
+        const elsewhere = await post({ source: 'github.com/dm-samples/templates' });
+        assert.equal(elsewhere.status, 409);
+        assert.equal(elsewhere.body.error?.code, 'REGISTRY_EXISTS');
+        assert.match(
+          String(elsewhere.body.error?.message),
+          new RegExp(`register source '${source}' to mirror it whole`),
+        );
+        const hidden = await post({ source, visibility: 'private' });
+        assert.equal(hidden.status, 409);
+        assert.match(
+          String(hidden.body.error?.message),
+          /pulled through as public: register it without visibility/,
+        );
+        assert.equal((await info(pulled)).interval, null, 'nothing changed by a refused POST');
+        const mirrored = await post({ source, interval: 3600 });
+        assert.equal(mirrored.status, 200, JSON.stringify(mirrored.body));
+        assert.deepEqual(
+          [mirrored.body.id, mirrored.body.source.type, mirrored.body.interval],
+          [before.id, 'upstream', 3600],
+        );
+        const outcome = await sync(pulled);
+        assert.ok(['succeeded', 'unchanged'].includes(outcome.status), JSON.stringify(outcome));
+        assert.equal((await info(pulled)).counts.versions, (await originVersions()).length);
+        // Now registered: a second POST is the usual conflict.
+        const again = await post({ source });
+        assert.equal(again.status, 409);
+        assert.match(String(again.body.error?.message), /already exists/);
       });
 
       it('--index <upstream>/<name> mirrors every version: each resolves with the origin digest while the upstream refuses connections', async () => {

@@ -1,8 +1,10 @@
 /**
  * The pages' Markdown (docs/pages.md, "Markdown") and the "use it" pieces: property-based — for any
  * text, the output has only the allowed tags and attributes, only http(s)/mailto links, and
- * every character of the input's text shows up escaped — plus cases for the minimal configuration
- * and the source link.
+ * every character of the input's text shows up escaped; the same HTML as the renderer before its
+ * scans were made linear (markdown-reference.tsx) on short random texts; hostile texts cost about
+ * what a plain one of the same size does — plus cases for the minimal configuration and the source
+ * link.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -10,6 +12,7 @@ import fc from 'fast-check';
 import { MAX_MARKDOWN_BYTES, Markdown } from '../../server/src/pages/markdown.js';
 import { propertyRows } from '../../server/src/pages/properties.js';
 import { minimalConfig, sourceLink } from '../../server/src/pages/use-it.js';
+import { ReferenceMarkdown } from './markdown-reference.js';
 
 const render = async (text: string) => String(await Markdown({ text }).toString());
 
@@ -139,6 +142,162 @@ describe('Markdown on the pages', () => {
     assert.match(long, /\(cut at 64 KiB\)/);
     checkMarkup(await render(`${'['.repeat(30_000)}${'`'.repeat(30_000)}`));
     checkMarkup(await render('> '.repeat(5_000)));
+  });
+});
+
+/** Pieces of text where links, code spans, emphasis, headings and list items start and end. */
+const syntax = fc.constantFrom(
+  '[',
+  ']',
+  '(',
+  ')',
+  '![',
+  '](',
+  '!',
+  '*',
+  '**',
+  '_',
+  '__',
+  '\\',
+  '`',
+  '``',
+  '<',
+  '>',
+  '"',
+  ' ',
+  '   ',
+  '\t',
+  '\n',
+  '\n\n',
+  '\u2028',
+  '#',
+  '# ',
+  '- ',
+  '1. ',
+  '> ',
+  'a',
+  'b c',
+  'https://x.test/p',
+  'mailto:a@b',
+  '<https://x.test>',
+);
+
+/** `unit` repeated to `size` characters. */
+const fill = (unit: string, size: number) => unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
+
+/** The least time of `rounds` renderings of each text, taken in turns so both see the same load. */
+async function leastTimes(texts: string[], rounds: number): Promise<number[]> {
+  const least = texts.map(() => Number.POSITIVE_INFINITY);
+  for (let round = 0; round < rounds; round++) {
+    for (const [k, text] of texts.entries()) {
+      const start = process.hrtime.bigint();
+      await render(text);
+      least[k] = Math.min(least[k]!, Number(process.hrtime.bigint() - start) / 1e6);
+    }
+  }
+  return least;
+}
+
+describe('Markdown scans stay linear', () => {
+  const reference = async (text: string) => String(await ReferenceMarkdown({ text }).toString());
+  const sameAsReference = (parts: fc.Arbitrary<string>, maxLength: number) =>
+    fc.asyncProperty(fc.array(parts, { maxLength }), async (pieces) => {
+      const text = pieces.join('');
+      assert.equal(await render(text), await reference(text), JSON.stringify(text));
+    });
+
+  it('gives the same HTML as the renderer before its scans were made linear (differential property)', async () => {
+    // Runs of about WINDOW characters put closing markers just inside and just outside the
+    // 1,000-character windows.
+    const filler = fc.integer({ min: 990, max: 1010 }).map((n) => 'x'.repeat(n));
+    await fc.assert(
+      sameAsReference(
+        fc.oneof({ weight: 12, arbitrary: syntax }, { weight: 2, arbitrary: fc.string() }, filler),
+        60,
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('gives the same links as the renderer before, escapes, titles and spaces included (differential property)', async () => {
+    const link = fc.constantFrom(
+      '[',
+      ']',
+      '](',
+      '(',
+      ')',
+      '![',
+      '\\',
+      ' ',
+      '  ',
+      '"',
+      ' "t u"',
+      '<',
+      '>',
+      'a',
+      'https://x.test',
+    );
+    await fc.assert(sameAsReference(link, 30), { numRuns: 4000 });
+    const edges = [996, 997, 998, 999, 1000, 1001].flatMap((n) => [
+      `[${'x'.repeat(n)}](https://x.test)`,
+      `![${'x'.repeat(n)}](https://x.test)`,
+      `[a](https://x.test/${'p'.repeat(n + 1084)})`,
+      `[a](${' '.repeat(n + 1096)}"t")`,
+    ]);
+    for (const text of ['[a]( "t t")', '[a](  <https://x.test> "t")', '[a\\]b](https://x.test)', ...edges]) {
+      assert.equal(await render(text), await reference(text), text.slice(0, 40));
+    }
+  });
+
+  it('cuts long texts at the same character as the renderer before, multi-byte and surrogate pairs included (differential property)', async () => {
+    // Just over the bound, where the previous cut (measuring ever shorter prefixes) was fast.
+    const tail = fc
+      .array(fc.constantFrom('a', 'é', '中', '😀', '\uD83D', '\uDE00', '\n', ' '), { maxLength: 12 })
+      .map((units) => units.join(''));
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 40 }), tail, async (short, end) => {
+        const text = `${'x'.repeat(MAX_MARKDOWN_BYTES - short)}${end}`;
+        assert.equal(await render(text), await reference(text), JSON.stringify(end));
+      }),
+      { numRuns: 300 },
+    );
+    // A pair that does not fit after a half alone: the half stays, as before.
+    const edge = `${'x'.repeat(MAX_MARKDOWN_BYTES - 6)}\uD83D😀`;
+    assert.equal(await render(edge), await reference(edge));
+  });
+
+  it('renders hostile texts at about the cost of a plain text of the same size (ratio, not time)', {
+    timeout: 300_000,
+  }, async () => {
+    // Each once cost 1,000 steps a character or more: a search ahead from every `[` (links), the
+    // destination expression backtracking over spaces, the heading expression (cubic: hours at
+    // 64 KiB), the list item one over a run of spaces, and the cut of a text of multi-byte
+    // characters (ever shorter prefixes measured: seconds).
+    const size = MAX_MARKDOWN_BYTES;
+    const hostile: Record<string, string> = {
+      'opening brackets': fill('[', size),
+      images: fill('![', size),
+      'nested brackets': fill('[', size / 2) + fill(']', size / 2),
+      'unclosed links': fill('[a](', size),
+      'spaces in a destination': fill(`[a](${' '.repeat(2000)}x`, size),
+      'spaces in a heading': fill(`# a${' '.repeat(size)}`, size - 1) + 'b',
+      'spaces in a list item': fill(`- ${' '.repeat(size)}`, size - 3) + 'x\u2028y',
+      'autolink openings': fill('<https://a', size),
+      'escaped brackets': fill('\\[', size),
+      // Three bytes a character: three times the bound, cut to it.
+      'multi-byte characters': fill('中', size),
+    };
+    const plain = fill('Plain words of a README, with sentences.\n', size);
+    const names = Object.keys(hostile);
+    const times = await leastTimes([plain, ...names.map((name) => hostile[name]!)], 5);
+    const [base = 0, ...rest] = times;
+    const ratios = names.map((name, k) => `${name}: ${(rest[k]! / base).toFixed(1)}`);
+    for (const [k, name] of names.entries()) {
+      assert.ok(
+        rest[k]! <= 10 * base,
+        `${name} took ${rest[k]!.toFixed(1)} ms, plain text ${base.toFixed(1)} ms (${ratios.join(', ')})`,
+      );
+    }
   });
 });
 

@@ -1,12 +1,13 @@
 /**
  * `dm-registry` end to end: `start --index registry-fixtures` serves search and resolve at once
- * and stops cleanly on SIGTERM; `index`, `migrate` and `token create` work on a database file and
+ * and stops cleanly on SIGTERM; `index` (a directory's line names it, a git repository's its commit),
+ * `migrate` and `token create` work on a database file and
  * on a PostgreSQL database (each run in a temporary directory: on PostgreSQL a process keeps its
  * own files in `./data`).
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { DIALECTS, databaseOn, FIXTURES, tempDir } from './helpers.js';
@@ -64,10 +65,39 @@ for (const dialect of DIALECTS) {
           spawnSync(process.execPath, [BIN, ...args, '--db', db], { encoding: 'utf8', cwd: dir });
         const migrate = run('migrate');
         assert.equal(migrate.status, 0, migrate.stderr);
-        const index = run('index', join(FIXTURES, 'broken'));
+        const broken = join(FIXTURES, 'broken');
+        const index = run('index', broken);
         assert.equal(index.status, 0, index.stderr);
-        assert.match(index.stdout, /succeeded at dir-[0-9a-f]+; \d+ templates, \d+ versions/);
+        // A directory has no commit: the line says what was read, never the store's fingerprint.
+        const [first = ''] = index.stdout.split('\n');
+        assert.match(
+          first,
+          /^local\.dm\/local\/broken: succeeded; indexed \d+ templates, \d+ versions from directory /,
+        );
+        assert.ok(first.endsWith(` from directory ${broken}`), first);
+        assert.doesNotMatch(index.stdout, /dir-/);
         assert.match(index.stdout, /error DUPLICATE_VERSION/);
+        const again = run('index', broken, '--json');
+        assert.equal(again.status, 0, again.stderr);
+        const json = JSON.parse(again.stdout) as { sync: { status: string; commit: string } };
+        assert.deepEqual([json.sync.status, json.sync.commit], ['unchanged', '']);
+        // A git repository prints its commit.
+        const repo = join(dir, 'repo');
+        cpSync(join(FIXTURES, 'redis'), join(repo, 'redis'), { recursive: true });
+        for (const args of [
+          ['init', '-q'],
+          ['add', '-A'],
+          ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'x'],
+        ]) {
+          assert.equal(spawnSync('git', args, { cwd: repo }).status, 0);
+        }
+        const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).stdout.trim();
+        const git = run('index', repo);
+        assert.equal(git.status, 0, git.stderr);
+        assert.match(
+          git.stdout,
+          new RegExp(`: succeeded at ${head}; 1 templates, \\d+ versions; \\d+ source requests\n`),
+        );
         const token = run('token', 'create', '--admin');
         assert.equal(token.status, 0, token.stderr);
         assert.match(token.stdout, /^dmr_[A-Za-z0-9_-]{43}\n$/);

@@ -215,7 +215,14 @@ export const OPENAPI = {
             webhookSecret: { type: 'string' },
           },
         }),
-        responses: { 201: json(ref('Registry')), 400: error, 401: error, 409: error },
+        // 200: a registry only a pull-through created, now mirrored whole (docs/mirroring.md).
+        responses: {
+          200: json(ref('Registry')),
+          201: json(ref('Registry')),
+          400: error,
+          401: error,
+          409: error,
+        },
       },
     },
     '/api/v1/registries/{id}': {

@@ -58,9 +58,9 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
       credential: optionalString(body, 'credential'),
       webhookSecret: optionalString(body, 'webhookSecret'),
     };
-    const row = await service.add(input);
+    const { row, created } = await service.register(input);
     void service.sync(row.id, 'manual');
-    return c.json(await service.info(row, { viewer: { admin: true } }), 201);
+    return c.json(await service.info(row, { viewer: { admin: true } }), created ? 201 : 200);
   });
 
   app.delete('/registries/:id{.+}', async (c) => {

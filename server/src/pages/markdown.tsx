@@ -4,8 +4,10 @@
  * emphasis, strong and links. There is no raw HTML: a `<b>` in the text is shown as that text,
  * because every piece of data goes in as a JSX text child or attribute, which hono/jsx escapes.
  * Links keep only http(s) and mailto targets (anything else is shown as its text); images are
- * shown as links. Input is cut at MAX_MARKDOWN_BYTES and nesting is bounded, so time and output
- * are linear in the input.
+ * shown as links. Input is cut at MAX_MARKDOWN_BYTES and nesting is bounded; every scan looks at
+ * a character a bounded number of times (no search ahead is repeated from each of a run of `[`, `*`
+ * or backticks, no regular expression backtracks over a run of spaces), so time and output are
+ * linear in the input: a README is untrusted and the pages serve every indexed registry's.
  */
 import type { Child } from 'hono/jsx';
 
@@ -34,6 +36,8 @@ function inline(text: string, depth = 0): Inline[] {
   const out: Inline[] = [];
   // Per marker, where candidates are already known not to close (see closingMarker).
   const scanned = new Map<string, number>();
+  // Where each `[` closes, found in one pass when the first `[` is met (see bracketPairs).
+  let pairs: Int32Array | undefined;
   let plain = '';
   const flush = () => {
     if (plain) out.push(plain);
@@ -49,6 +53,8 @@ function inline(text: string, depth = 0): Inline[] {
     }
     if (ch === '`') {
       const run = /^`+/.exec(text.slice(i))![0];
+      // No search for the same run is repeated over the same characters: one that fails leaves no
+      // run as long within WINDOW, so the next run it could meet starts after that window.
       const end = nextWithin(text, run, i + run.length);
       if (end > 0) {
         flush();
@@ -74,7 +80,8 @@ function inline(text: string, depth = 0): Inline[] {
       }
     }
     if ((ch === '[' || (ch === '!' && text[i + 1] === '[')) && depth < MAX_DEPTH) {
-      const link = linkAt(text, ch === '!' ? i + 1 : i);
+      pairs ??= bracketPairs(text);
+      const link = linkAt(text, ch === '!' ? i + 1 : i, pairs);
       if (link) {
         flush();
         const label = ch === '!' ? [link.label || link.url] : inline(link.label, depth + 1);
@@ -138,35 +145,114 @@ function closingMarker(text: string, marker: string, from: number, scanned: Map<
   return -1;
 }
 
-/** `[label](url "title")` starting at `[`. */
-function linkAt(text: string, open: number): { label: string; url: string; end: number } | undefined {
-  let level = 0;
-  let close = -1;
-  for (let j = open; j < text.length && j < open + 1000; j++) {
+/**
+ * For each `[` of `text`, where its matching `]` is (-1: none), brackets after a `\\` left out:
+ * one pass with a stack. Escapes are paired from the text's start; for a `[` that inline() reaches
+ * (never an escaped one) that is the pairing a scan from the `[` itself would see, because a run of
+ * backslashes after it cannot start before it. Looking ahead from each `[` instead cost up to 1,000
+ * steps a character on `[[[[…`.
+ */
+function bracketPairs(text: string): Int32Array {
+  const pairs = new Int32Array(text.length).fill(-1);
+  const open: number[] = [];
+  for (let j = 0; j < text.length; j++) {
     const c = text[j];
-    if (c === '\\') {
-      j++;
-      continue;
-    }
-    if (c === '[') level++;
-    else if (c === ']' && --level === 0) {
-      close = j;
-      break;
+    if (c === '\\') j++;
+    else if (c === '[') open.push(j);
+    else if (c === ']') {
+      const at = open.pop();
+      if (at !== undefined) pairs[at] = j;
     }
   }
-  if (close < 0 || text[close + 1] !== '(') return undefined;
-  const m = /^\(\s*<?((?:[^\s()<>]|\([^\s()<>]*\))*)>?(?:\s+"[^"]*")?\s*\)/.exec(
-    text.slice(close + 1, close + 1 + 2100),
-  );
+  return pairs;
+}
+
+/** How far after `](` a link's destination and title are looked for. */
+const DESTINATION_WINDOW = 2100;
+const SPACES = /\s*/y;
+/** `<url> "title")` after the spaces that follow `(`. */
+const DESTINATION = /<?((?:[^\s()<>]|\([^\s()<>]*\))*)>?(?:\s+"[^"]*")?\s*\)/y;
+/** `"title")` after `(` and spaces: a link with an empty destination. */
+const TITLE_ONLY = /"[^"]*"\s*\)/y;
+
+/**
+ * `[label](url "title")` starting at `[`, its `]` within 1,000 characters. The destination is read
+ * as the expression `\(\s*<?(…)>?(?:\s+"[^"]*")?\s*\)` would, without its backtracking over the
+ * spaces after `(`, which was quadratic in them: after all of them, the rest must match; failing
+ * that, `"title")` with an empty destination (the only other way that expression could match).
+ */
+function linkAt(
+  text: string,
+  open: number,
+  pairs: Int32Array,
+): { label: string; url: string; end: number } | undefined {
+  const close = pairs[open] ?? -1;
+  if (close < 0 || close >= open + 1000 || text[close + 1] !== '(') return undefined;
+  const rest = text.slice(close + 1, close + 1 + DESTINATION_WINDOW);
+  SPACES.lastIndex = 1;
+  SPACES.exec(rest);
+  const start = SPACES.lastIndex;
+  DESTINATION.lastIndex = start;
+  let m = DESTINATION.exec(rest);
+  let end = DESTINATION.lastIndex;
+  if (!m && start > 1) {
+    TITLE_ONLY.lastIndex = start;
+    m = TITLE_ONLY.exec(rest);
+    end = TITLE_ONLY.lastIndex;
+  }
   if (!m) return undefined;
-  return { label: text.slice(open + 1, close), url: m[1] ?? '', end: close + 1 + m[0].length };
+  return { label: text.slice(open + 1, close), url: m[1] ?? '', end: close + 1 + end };
 }
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+-]*)/;
-const HEADING = /^ {0,3}(#{1,6})(?:\s+(.*?))?\s*#*\s*$/;
+const HEADING_START = /^ {0,3}(#{1,6})/;
 const RULE = /^ {0,3}([-*_])(?:\s*\1){2,}\s*$/;
-const ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])\s+(.*)$/;
+const ITEM_START = /^( {0,3})([-*+]|\d{1,9}[.)])\s+/;
 const QUOTE = /^ {0,3}>\s?(.*)$/;
+/** What `.` does not match in a regular expression: a heading's or an item's text has none. */
+const LINE_BREAK = /[\n\r\u2028\u2029]/;
+
+/**
+ * An ATX heading: its level (count of `#`) and text, as `^ {0,3}(#{1,6})(?:\s+(.*?))?\s*#*\s*$`
+ * matches it, decided without that expression's backtracking, which took time cubic in a run of
+ * spaces inside a heading (`# a` and 2,000 spaces and `b`: 4 s). The text is what lies between
+ * the spaces after the `#`s and the closing ones (spaces, `#`s, spaces); failing that, a line of
+ * `#`s with only spaces and `#`s after them is an empty heading.
+ */
+function headingOf(line: string): { level: number; text: string } | undefined {
+  const start = HEADING_START.exec(line);
+  if (!start) return undefined;
+  const level = start[1]!.length;
+  const rest = line.slice(start[0].length);
+  const spaces = /^\s+/.exec(rest);
+  if (spaces) {
+    const body = rest.slice(spaces[0].length);
+    const text = body.slice(0, closingStart(body));
+    if (!LINE_BREAK.test(text)) return { level, text };
+  }
+  return closingStart(rest) === 0 ? { level, text: '' } : undefined;
+}
+
+/** Where the longest end of `text` that is spaces, then `#`s, then spaces begins. */
+function closingStart(text: string): number {
+  let at = text.length;
+  while (at > 0 && /\s/.test(text[at - 1]!)) at--;
+  while (at > 0 && text[at - 1] === '#') at--;
+  while (at > 0 && /\s/.test(text[at - 1]!)) at--;
+  return at;
+}
+
+/**
+ * A list item's indent, marker and text, as `^( {0,3})([-*+]|\d{1,9}[.)])\s+(.*)$` matches it,
+ * without that expression's backtracking over the spaces after the marker when the text holds a
+ * line separator (quadratic in those spaces).
+ */
+function listItem(line: string): { indent: number; marker: string; text: string } | undefined {
+  const m = ITEM_START.exec(line);
+  if (!m) return undefined;
+  const text = line.slice(m[0].length);
+  return LINE_BREAK.test(text) ? undefined : { indent: m[1]!.length, marker: m[2]!, text };
+}
 
 /**
  * Block structure of `lines`. Headings are shifted so the first level is `topLevel` (the page's own
@@ -202,11 +288,11 @@ function blocks(lines: string[], topLevel: number, depth: number): Child[] {
       );
       continue;
     }
-    const heading = HEADING.exec(line);
+    const heading = headingOf(line);
     if (heading) {
       endParagraph();
-      const level = Math.min(6, topLevel + heading[1]!.length - 1);
-      const content = inline(heading[2] ?? '');
+      const level = Math.min(6, topLevel + heading.level - 1);
+      const content = inline(heading.text);
       out.push(
         level === 3 ? (
           <h3>{content}</h3>
@@ -238,25 +324,20 @@ function blocks(lines: string[], topLevel: number, depth: number): Child[] {
       out.push(<blockquote>{blocks(inner, topLevel, depth + 1)}</blockquote>);
       continue;
     }
-    const item = ITEM.exec(line);
+    const item = listItem(line);
     if (item && depth < MAX_DEPTH) {
       endParagraph();
-      const ordered = /\d/.test(item[2]![0]!);
+      const ordered = /\d/.test(item.marker[0]!);
       // Siblings are indented no deeper than the first item (the first is always taken, so the
       // loop always moves on: an indented first item once looped forever).
-      const indent = Math.max(1, item[1]!.length);
+      const indent = Math.max(1, item.indent);
       const items: string[][] = [];
       while (i < lines.length) {
         const current = lines[i]!;
-        const m = ITEM.exec(current);
-        if (m && /\d/.test(m[2]![0]!) === ordered && (items.length === 0 || m[1]!.length <= indent)) {
-          items.push([m[3]!]);
-        } else if (
-          current.trim() !== '' &&
-          items.length > 0 &&
-          !HEADING.test(current) &&
-          !FENCE.test(current)
-        ) {
+        const m = listItem(current);
+        if (m && /\d/.test(m.marker[0]!) === ordered && (items.length === 0 || m.indent <= indent)) {
+          items.push([m.text]);
+        } else if (current.trim() !== '' && items.length > 0 && !headingOf(current) && !FENCE.test(current)) {
           // A continuation or a nested list: indented lines belong to the item.
           items[items.length - 1]!.push(current.replace(/^ {1,4}/, ''));
         } else if (current.trim() === '' && /^ {2,}\S/.test(lines[i + 1] ?? '')) {
@@ -267,10 +348,10 @@ function blocks(lines: string[], topLevel: number, depth: number): Child[] {
       const rendered = items.map((text) => {
         const nested = blocks(text, topLevel, depth + 1);
         // A one-paragraph item shows its text without the <p>.
-        const only = text.every((t) => !ITEM.test(t) && t.trim() !== '');
+        const only = text.every((t) => !listItem(t) && t.trim() !== '');
         return <li>{only ? inline(text.join('\n').trim()) : nested}</li>;
       });
-      const start = ordered ? Number.parseInt(item[2]!, 10) : 1;
+      const start = ordered ? Number.parseInt(item.marker, 10) : 1;
       out.push(ordered ? <ol start={start === 1 ? undefined : start}>{rendered}</ol> : <ul>{rendered}</ul>);
       continue;
     }
@@ -298,8 +379,28 @@ function blocks(lines: string[], topLevel: number, depth: number): Child[] {
 /** Cuts `text` to at most `max` UTF-8 bytes, never inside a character. */
 function cut(text: string, max: number): { text: string; cut: boolean } {
   if (Buffer.byteLength(text) <= max) return { text, cut: false };
-  let end = Math.min(text.length, max);
-  while (Buffer.byteLength(text.slice(0, end)) > max) end--;
+  // The longest prefix that fits, counted in one pass (measuring ever shorter prefixes was
+  // quadratic: a README of 100,000 CJK characters took seconds). UTF-8 takes 1 to 3 bytes a
+  // UTF-16 unit, 4 a surrogate pair, and 3 a half alone (as Buffer.byteLength counts it).
+  let end = 0;
+  let bytes = 0;
+  while (end < text.length) {
+    const c = text.charCodeAt(end);
+    if (c >= 0xd800 && c <= 0xdbff && (text.charCodeAt(end + 1) & 0xfc00) === 0xdc00) {
+      if (bytes + 4 <= max) {
+        bytes += 4;
+        end += 2;
+        continue;
+      }
+      // A prefix ending on the high half alone (3 bytes) fits: the half is dropped.
+      if (bytes + 3 <= max) return { text: text.slice(0, end), cut: true };
+      break;
+    }
+    const size = c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+    if (bytes + size > max) break;
+    bytes += size;
+    end++;
+  }
   if (/[\uD800-\uDBFF]/.test(text[end - 1] ?? '')) end--;
   return { text: text.slice(0, end), cut: true };
 }
