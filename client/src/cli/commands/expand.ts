@@ -65,8 +65,16 @@ export function registerExpandCommands(program: Command): void {
     .addHelpText('after', EXPAND_HELP)
     .action(
       action(async (ctx, [config], options) => {
-        const { loadInput } = await import('../../input.js');
-        const { enginesNamedIn, RenderSandbox } = await import('../../expand/sandbox/render-sandbox.js');
+        // What the run loads, asked for at once (loaded side by side rather than one after another).
+        const engine = Promise.all([
+          import('../../expand/expand-configuration.js'),
+          import('../../expand/local-template-source.js'),
+        ]);
+        engine.catch(() => {});
+        const [{ loadInput }, { enginesNamedIn, RenderSandbox }] = await Promise.all([
+          import('../../input.js'),
+          import('../../expand/sandbox/render-sandbox.js'),
+        ]);
         const input = loadInput(config!, {
           cwd: ctx.cwd,
           accept: ['file', 'template', 'reference'],
@@ -85,10 +93,7 @@ export function registerExpandCommands(program: Command): void {
         try {
           // The modules themselves, not expand/index.js: schema validation (Ajv) runs in the
           // rendering process and stays out of dm's own (docs/expansion.md, "Isolation").
-          const [{ expandConfiguration }, { lazyTemplateSource }] = await Promise.all([
-            import('../../expand/expand-configuration.js'),
-            import('../../expand/local-template-source.js'),
-          ]);
+          const [{ expandConfiguration }, { lazyTemplateSource }] = await engine;
           // Registry references and URLs in types (and as the argument) resolve through the
           // resolver chain: dm.lock beside the configuration first, then --registry-dir and servers.
           // Without a dm.lock there, built when a type first needs it: local templates alone never
