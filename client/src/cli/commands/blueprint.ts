@@ -36,7 +36,12 @@ Examples:
 
 type Obj = Record<string, unknown>;
 
-async function renderFromArgs(ctx: CommandContext, arg: string, options: Record<string, unknown>) {
+async function renderFromArgs(
+  ctx: CommandContext,
+  arg: string,
+  options: Record<string, unknown>,
+  sandbox: { timeoutMs?: number } = {},
+) {
   const { readBlueprintDir, readImportsFile, runBlueprintRender } = await import('../../blueprint/index.js');
   const { DmError } = await import('../../error.js');
   if (typeof options.imports !== 'string') {
@@ -68,6 +73,7 @@ async function renderFromArgs(ctx: CommandContext, arg: string, options: Record<
     source = loaded.resolved;
   }
   const result = await runBlueprintRender(files, inputs, {
+    sandbox,
     resolveBlueprintRef: async (ref) => {
       if (ref.startsWith('cd://') || !/:/.test(ref)) return undefined;
       return (await registry()).load(ref);
@@ -97,10 +103,13 @@ export function registerBlueprintCommands(program: Command): void {
     .command('render <blueprint>')
     .description('render a blueprint installation (a directory or a registry reference)')
     .requiredOption('--imports <file>', 'the installation, scope and other inputs (YAML or JSON)')
+    .option('--timeout <seconds>', 'time limit per template', '10')
     .addHelpText('after', RENDER_HELP)
     .action(
       action<unknown>(async (ctx, [arg], options) => {
-        const { result } = await renderFromArgs(ctx, arg as string, options);
+        const { result } = await renderFromArgs(ctx, arg as string, options, {
+          timeoutMs: Number(options.timeout) * 1000,
+        });
         await failWithPartial(ctx, result as never);
         return { data: { installations: result.installations } };
       }),
