@@ -85,13 +85,14 @@ async function renderFromArgs(
 /** Throws the render's error with the partial result (printed first unless -o json). */
 async function failWithPartial(
   ctx: CommandContext,
-  result: { installations: Obj; error?: { phase: string; message: string } },
+  result: { installations: Obj; error?: { phase: string; message: string; category: string } },
 ) {
   if (!result.error) return;
   const { BlueprintError } = await import('../../blueprint/index.js');
   const { formatYaml } = await import('../../document/yaml.js');
   if (ctx.config.output !== 'json') ctx.streams.stdout(formatYaml({ installations: result.installations }));
   throw new BlueprintError(result.error.phase as never, result.error.message, {
+    category: result.error.category as never,
     details: { installations: result.installations },
     hint: `failed in phase ${result.error.phase}`,
   });
@@ -103,7 +104,7 @@ export function registerBlueprintCommands(program: Command): void {
     .command('render <blueprint>')
     .description('render a blueprint installation (a directory or a registry reference)')
     .requiredOption('--imports <file>', 'the installation, scope and other inputs (YAML or JSON)')
-    .option('--timeout <seconds>', 'time limit per template', '10')
+    .option('--timeout <seconds>', 'time limit per template and per schema validation', '10')
     .addHelpText('after', RENDER_HELP)
     .action(
       action<unknown>(async (ctx, [arg], options) => {
