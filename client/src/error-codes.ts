@@ -378,7 +378,8 @@ export const ERROR_CODES = {
   },
 
   // Blueprints: the phase a failure occurs in is its code (docs/blueprints.md "Commands"). A failure
-  // inside an execution keeps the category of what failed there (a limit, a blocked call, …).
+  // inside an execution or a schema validation keeps the category of what failed there (a limit, a
+  // blocked call, …).
   schema: {
     category: VALIDATION_FIRST,
     meaning: "A blueprint's import schema is invalid or an import does not match it.",

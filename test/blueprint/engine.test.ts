@@ -420,6 +420,47 @@ imports:
   });
 });
 
+describe('schema errors', () => {
+  // Validated in the blueprint rendering process (docs/blueprints.md, "Sandbox"): the messages
+  // are those of the validator and the reference resolution, whole.
+  it('renderBlueprint() names the installation, the import and every violation', async () => {
+    const r = await render(
+      'imports:\n  - {name: p, schema: {type: object, properties: {n: {type: integer, maximum: 9}}, required: [m]}}\n',
+      { installation: { importDataMappings: { p: { n: 10 } } } },
+    );
+    assert.deepEqual(r.error && [r.error.phase, r.error.message, r.error.category], [
+      'schema',
+      "inst: import p: (root): must have required property 'm'; n: must be <= 9",
+      'validation',
+    ]);
+  });
+
+  it('renderBlueprint() reports unknown references and schemas that do not compile', async () => {
+    const cases: [string, string][] = [
+      ['{$ref: "local://nope"}', "$ref 'local://nope': no local type 'nope' in localTypes"],
+      [
+        '{$ref: "blueprint://none.json"}',
+        "$ref 'blueprint://none.json': no file 'none.json' in the blueprint",
+      ],
+      [
+        '{$ref: "cd://resources/r"}',
+        "$ref 'cd://resources/r': no jsonschema resource for 'cd://resources/r'",
+      ],
+    ];
+    for (const [schema, message] of cases) {
+      const r = await render(`imports:\n  - {name: p, schema: ${schema}}\n`, {
+        installation: { importDataMappings: { p: 1 } },
+      });
+      assert.deepEqual(r.error && [r.error.phase, r.error.message], ['schema', message]);
+    }
+    const invalid = await render('imports:\n  - {name: p, schema: {type: 3}}\n', {
+      installation: { importDataMappings: { p: 1 } },
+    });
+    assert.equal(invalid.error?.phase, 'schema');
+    assert.match(invalid.error?.message ?? '', /^import p: invalid JSON schema: /);
+  });
+});
+
 describe('deploy item fields', () => {
   it('renderBlueprint() checks deploy item labels and timeouts', async () => {
     const item = (extra: string) =>

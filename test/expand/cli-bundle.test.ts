@@ -6,7 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -130,6 +138,58 @@ describe('the dm CLI bundle', () => {
       );
     } finally {
       sandbox.close();
+    }
+  });
+
+  it('dm blueprint render validates schemas in its renderer as the compiled modules do', async () => {
+    // Ajv's runtime helpers (format, pattern, enum/uniqueItems equality, string length in code
+    // points) run in the blueprint renderer, which may read nothing but its own file.
+    const blueprint = [
+      'apiVersion: landscaper.gardener.cloud/v1alpha1',
+      'kind: Blueprint',
+      'imports:',
+      '  - {name: host, schema: {type: string, format: hostname}}',
+      '  - {name: zone, schema: {type: string, pattern: "^[a-z]+-", maxLength: 4}}',
+      '  - {name: tags, schema: {type: array, uniqueItems: true, items: {enum: [[a], [b]]}}}',
+      'deployExecutions:',
+      '  - {name: d, type: Jinja, template: "deployItems: [{name: d, type: t/mock, config: {zone: \'{{ imports.zone }}\'}}]"}',
+      '',
+    ].join('\n');
+    const { runBlueprintRender } = await import('../../client/src/blueprint/index.js');
+    // Four code points (five UTF-16 units) fit maxLength 4; five do not.
+    for (const [name, zone, fits] of [
+      ['fits', 'eu-\u{1F600}', true],
+      ['too-long', 'euw-\u{1F600}', false],
+    ] as const) {
+      const bp = join(dir, `blueprint-${name}`);
+      mkdirSync(bp);
+      writeFileSync(join(bp, 'blueprint.yaml'), blueprint);
+      const inputs = {
+        installation: {
+          name: 'inst',
+          namespace: 'ns',
+          importDataMappings: { host: 'example.org', zone, tags: [['a'], ['b']] },
+        },
+      };
+      writeFileSync(join(dir, `imports-${name}.json`), JSON.stringify(inputs));
+      const cli = await runDm(
+        ['blueprint', 'render', bp, '--imports', join(dir, `imports-${name}.json`), '-o', 'json'],
+        { env: await isolatedEnv() },
+      );
+      const library = await runBlueprintRender({ 'blueprint.yaml': blueprint }, inputs);
+      if (fits) {
+        assert.equal(library.error, undefined, library.error?.message);
+        assert.equal(cli.code, 0, cli.stderr);
+        assert.deepEqual(
+          JSON.parse(cli.stdout),
+          JSON.parse(JSON.stringify({ installations: library.installations })),
+        );
+      } else {
+        assert.equal(cli.code, 4, cli.stderr);
+        const { error } = JSON.parse(cli.stdout) as { error: { code: string; message: string } };
+        assert.deepEqual([error.code, error.message], [library.error?.phase, library.error?.message]);
+        assert.equal(error.message, 'inst: import zone: (root): must NOT have more than 4 characters');
+      }
     }
   });
 });

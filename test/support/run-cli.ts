@@ -21,6 +21,11 @@ export interface RunOptions {
   input?: string;
   /** What a "killed by" note calls the program (default: the file's name). */
   label?: string;
+  /**
+   * Kill the program (SIGKILL) if it has not ended after this many ms: for a test of something
+   * that could hang, so that a regression fails the test instead of holding the run.
+   */
+  killAfterMs?: number;
 }
 
 /** The homes `isolatedEnv` made, removed when the test process exits (its callers keep no handle to close). */
@@ -67,6 +72,10 @@ export function runProcess(
   return new Promise((resolve, reject) => {
     const env = options.env ?? process.env;
     const child = spawn(file, args, { ...(options.cwd ? { cwd: options.cwd } : {}), env });
+    const timer =
+      options.killAfterMs === undefined
+        ? undefined
+        : setTimeout(() => child.kill('SIGKILL'), options.killAfterMs);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -75,17 +84,21 @@ export function runProcess(
     child.stderr.on('data', (d) => {
       stderr += d;
     });
-    child.on('error', reject);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
     // Killed by a signal: the shell's 128 + signal number, never a status a test could expect.
-    child.on('close', (code, signal) =>
-      code !== null
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      return code !== null
         ? resolve({ code, stdout, stderr })
         : resolve({
             code: 128 + (signal ? constants.signals[signal] : 0),
             stdout,
             stderr: `${stderr}\n[${options.label ?? basename(file)} was killed by ${signal}]`,
-          }),
-    );
+          });
+    });
     child.stdin.end(options.input ?? '');
   });
 }

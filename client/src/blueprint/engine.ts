@@ -8,6 +8,7 @@
  */
 
 import { isMapping } from '../data.js';
+import type { ErrorCategory } from '../error.js';
 import { deployItemsPhase } from './deploy-items.js';
 import { BlueprintError, type Phase } from './errors.js';
 import { type ExportedObjects, exportedObjects, exportsPhase } from './exports.js';
@@ -44,7 +45,8 @@ export interface InstallationResult {
 
 export interface RenderResult {
   installations: Record<string, InstallationResult>;
-  error?: { phase: Phase; message: string };
+  /** `category`: what kind of failure (a `limit`, `blocked`…), which decides the exit code. */
+  error?: { phase: Phase; message: string; category: ErrorCategory };
 }
 
 export interface RenderOptions {
@@ -167,7 +169,7 @@ export async function renderBlueprint(
     );
   } catch (error) {
     if (!(error instanceof BlueprintError)) throw error;
-    result.error = { phase: error.phase, message: error.message };
+    result.error = { phase: error.phase, message: error.message, category: error.category };
   }
   return result;
 }

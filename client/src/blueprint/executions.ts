@@ -2,7 +2,8 @@
  * The one execution runner (docs/blueprints.md "Templates"): every blueprint execution (import,
  * subinstallation, deploy and export executions) and every data mapping renders here, through
  * the run's TemplateRenderer (the sandbox), with the same error translation. The phases decide
- * what to do with the outputs.
+ * what to do with the outputs. Import and export values are validated against their schemas
+ * here too, in the same sandbox (checkSchema).
  */
 
 import { isMapping } from '../data.js';
@@ -11,6 +12,7 @@ import { DmError } from '../error.js';
 import { BlueprintError, type Phase } from './errors.js';
 import { type Execution, filePath } from './model.js';
 import { TemplateFailure } from './sandbox.js';
+import type { SchemaScope } from './schema.js';
 import type { InstallationNode, Obj, RunEnv } from './scope.js';
 
 /** The bindings of every execution: `imports`, `cd`, `components`, `blueprintDef`… */
@@ -156,4 +158,35 @@ export async function evaluateMapping(
     return out;
   }
   return value;
+}
+
+/**
+ * Validates an import or export value against its schema in the run's sandbox
+ * (docs/blueprints.md, "Sandbox"); `what` is `import <name>` or `export <name>`. Violations fail
+ * in `phase` naming the installation and the value; a schema or reference that cannot be used
+ * is the `schema` error the validator raised; a time or memory limit fails in `phase` as a limit.
+ */
+export async function checkSchema(
+  env: RunEnv,
+  node: InstallationNode,
+  phase: Phase,
+  what: string,
+  value: unknown,
+  schema: unknown,
+  scope: SchemaScope,
+): Promise<void> {
+  let problems: string[];
+  try {
+    problems = await env.renderer.validate({ value, schema, scope, what });
+  } catch (error) {
+    if (error instanceof BlueprintError) throw error;
+    if (error instanceof DmError || error instanceof TemplateFailure) {
+      const limit = error instanceof DmError ? error.category === 'limit' : error.kind === 'limit';
+      throw new BlueprintError(phase, `${node.path}: ${what}: schema: ${error.message}`, {
+        ...(limit ? { category: 'limit' } : {}),
+      });
+    }
+    throw error;
+  }
+  if (problems.length > 0) throw new BlueprintError(phase, `${node.path}: ${what}: ${problems.join('; ')}`);
 }

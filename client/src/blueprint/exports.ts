@@ -7,10 +7,10 @@
 
 import { isMapping, mergeDeep } from '../data.js';
 import { BlueprintError } from './errors.js';
-import { evaluateMapping, runExecutions, standardBinding } from './executions.js';
+import { checkSchema, evaluateMapping, runExecutions, standardBinding } from './executions.js';
 import type { Blueprint } from './model.js';
 import { generateDataObjectName } from './names.js';
-import { type SchemaScope, validateAgainst } from './schema.js';
+import type { SchemaScope } from './schema.js';
 import { type Context, clone, type InstallationNode, type Obj, type RunEnv, str } from './scope.js';
 
 export interface ExportsResult {
@@ -42,16 +42,20 @@ function exportBinding(env: RunEnv, node: InstallationNode, deployItems: readonl
 }
 
 /** The merged exports, undeclared names dropped, each checked against its definition. */
-function declaredExports(node: InstallationNode, bp: Blueprint, merged: Obj, scope: SchemaScope): Obj {
+async function declaredExports(
+  env: RunEnv,
+  node: InstallationNode,
+  bp: Blueprint,
+  merged: Obj,
+  scope: SchemaScope,
+): Promise<Obj> {
   const declared = new Map(bp.exports.map((e) => [e.name, e]));
   const kept: Obj = {};
   for (const [k, v] of Object.entries(merged)) {
     const def = declared.get(k);
     if (!def) continue;
     if (def.type === 'data') {
-      const problems = validateAgainst(v, def.schema, scope, `export ${k}`);
-      if (problems.length > 0)
-        throw new BlueprintError('exports', `${node.path}: export ${k}: ${problems.join('; ')}`);
+      await checkSchema(env, node, 'exports', `export ${k}`, v, def.schema, scope);
     } else {
       const type = isMapping(v) ? v.type : undefined;
       if (type !== def.targetType) {
@@ -85,7 +89,7 @@ export async function exportsPhase(
   for await (const { output } of runExecutions(env, node, 'exportExecutions', bp.exportExecutions, binding)) {
     if (isMapping(output.exports)) merged = mergeDeep(merged, output.exports);
   }
-  const exports = declaredExports(node, bp, merged, scope);
+  const exports = await declaredExports(env, node, bp, merged, scope);
   const values: Obj = { ...exports };
   const bindings: Obj = { ...exports, exports };
   for (const [k, v] of Object.entries(node.spec.exportDataMappings)) {

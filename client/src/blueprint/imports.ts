@@ -7,11 +7,10 @@
 
 import { isMapping } from '../data.js';
 import { BlueprintError } from './errors.js';
-import { evaluateMapping, runExecutions, standardBinding } from './executions.js';
+import { checkSchema, evaluateMapping, runExecutions, standardBinding } from './executions.js';
 import { allImports, type Blueprint, type ImportDefinition } from './model.js';
 import { installationContext } from './names.js';
 import type { SchemaScope } from './schema.js';
-import { validateAgainst } from './schema.js';
 import {
   type Context,
   clone,
@@ -122,24 +121,20 @@ function checkTargetType(node: InstallationNode, def: ImportDefinition, target: 
 }
 
 /** The value of one import definition (step 4), or `undefined` when it has none. */
-function importValue(
+async function importValue(
+  env: RunEnv,
   node: InstallationNode,
   def: ImportDefinition,
   mapped: Obj,
   loaded: LoadedImports,
   scope: SchemaScope,
-): { value: unknown } | undefined {
+): Promise<{ value: unknown } | undefined> {
   if (def.type === 'data') {
     let found: { value: unknown } | undefined;
     if (Object.hasOwn(mapped, def.name)) found = { value: mapped[def.name] };
     else if (Object.hasOwn(loaded.data, def.name)) found = { value: loaded.data[def.name] };
     else if (!def.required && def.default) found = { value: clone(def.default.value) };
-    if (found) {
-      const problems = validateAgainst(found.value, def.schema, scope, `import ${def.name}`);
-      if (problems.length > 0) {
-        throw new BlueprintError('schema', `${node.path}: import ${def.name}: ${problems.join('; ')}`);
-      }
-    }
+    if (found) await checkSchema(env, node, 'schema', `import ${def.name}`, found.value, def.schema, scope);
     return found;
   }
   if (!Object.hasOwn(loaded.targets, def.name)) return undefined;
@@ -161,17 +156,18 @@ function importValue(
 }
 
 /** Step 4: the blueprint's imports in definition order (mapping > direct import > default). */
-function constructImports(
+async function constructImports(
+  env: RunEnv,
   node: InstallationNode,
   bp: Blueprint,
   mapped: Obj,
   loaded: LoadedImports,
   scope: SchemaScope,
-): Obj {
+): Promise<Obj> {
   const imports: Obj = {};
-  const construct = (defs: readonly ImportDefinition[]) => {
+  const construct = async (defs: readonly ImportDefinition[]) => {
     for (const def of defs) {
-      const found = importValue(node, def, mapped, loaded, scope);
+      const found = await importValue(env, node, def, mapped, loaded, scope);
       if (!found) {
         if (def.required) {
           throw new BlueprintError(
@@ -184,10 +180,10 @@ function constructImports(
       }
       imports[def.name] = found.value;
       // conditional imports count only when their owner got a value
-      construct(def.imports);
+      await construct(def.imports);
     }
   };
-  construct(bp.imports);
+  await construct(bp.imports);
   return imports;
 }
 
@@ -243,7 +239,7 @@ export async function importsPhase(
 ): Promise<ImportsResult> {
   const loaded = loadImports(node);
   const mapped = await mapImports(env, node, loaded);
-  const constructed = constructImports(node, bp, mapped, loaded, scope);
+  const constructed = await constructImports(env, node, bp, mapped, loaded, scope);
   const imports = await runImportExecutions(env, node, bp, constructed);
   return { imports, context: storeImports(node, bp, imports) };
 }

@@ -3,16 +3,19 @@
  * the engine's code; no writes, no child processes, no network-relevant environment), a heap
  * limit and a time limit per template, as the expansion engine's sandbox does
  * (client/src/expand/sandbox/). The child renders with the expansion engine's Jinja plus the
- * blueprint functions (jinja-functions.ts).
+ * blueprint functions (jinja-functions.ts), and validates import and export values against their
+ * schemas (schema-validation.ts), under the same limits.
  */
 import type { ChildProcess } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DmError } from '../error.js';
 import { forkRenderer, rendererCode, sharedRendererModules } from '../expand/sandbox/fork-renderer.js';
+import { BlueprintError, type Phase } from './errors.js';
+import type { SchemaScope } from './schema.js';
 
 export interface BlueprintSandboxOptions {
-  /** Per template, default 10 000 ms. */
+  /** Per template and per schema validation, default 10 000 ms. */
   timeoutMs?: number;
   /** Heap of the rendering process, default 512 MB. */
   memoryMb?: number;
@@ -40,10 +43,26 @@ export class TemplateFailure extends Error {
   }
 }
 
-/** Renders execution templates; `renderValue` gives the native value of one expression. */
+/** A value to validate against a blueprint schema (TemplateRenderer.validate). */
+export interface SchemaCheck {
+  value: unknown;
+  /** The schema as the blueprint wrote it: its references resolve in `scope`, where it is validated. */
+  schema: unknown;
+  /** One per installation: travels to a rendering process once. */
+  scope: SchemaScope;
+  /** `import <name>` or `export <name>`: names it in an invalid schema's error. */
+  what: string;
+}
+
+/**
+ * Renders execution templates; `renderValue` gives the native value of one expression;
+ * `validate` the violations of a value against its schema (empty when it holds), or throws the
+ * `schema` BlueprintError of a schema or reference that cannot be used.
+ */
 export interface TemplateRenderer {
   renderText(request: RenderRequest): Promise<string>;
   renderValue(request: Omit<RenderRequest, 'source'> & { expression: string }): Promise<unknown>;
+  validate(check: SchemaCheck): Promise<string[]>;
   close(): void;
 }
 
@@ -56,6 +75,22 @@ interface Answer {
   message?: string;
   line?: number | null;
   templateFunction?: boolean;
+  /** A schema request's violations. */
+  problems?: string[];
+  /** kind `blueprint`: the phase of the BlueprintError raised in the process. */
+  phase?: Phase;
+}
+
+const scopeIds = new WeakMap<SchemaScope, number>();
+let nextScopeId = 1;
+
+function scopeId(scope: SchemaScope): number {
+  let id = scopeIds.get(scope);
+  if (id === undefined) {
+    id = nextScopeId++;
+    scopeIds.set(scope, id);
+  }
+  return id;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -65,6 +100,8 @@ export class BlueprintSandbox implements TemplateRenderer {
   private starting: Promise<ChildProcess> | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, (a: Answer | Error) => void>();
+  /** The schema scopes the running process has (it keeps each one it was sent). */
+  private sentScopes = new Set<number>();
   private readonly timeoutMs: number;
   private readonly memoryMb: number;
 
@@ -88,6 +125,7 @@ export class BlueprintSandbox implements TemplateRenderer {
       memoryMb: this.memoryMb,
       label: 'the blueprint renderer',
     });
+    this.sentScopes = new Set();
     child.on('message', (m: unknown) => {
       const answer = m as Answer;
       if (answer.id === undefined) return;
@@ -121,15 +159,24 @@ export class BlueprintSandbox implements TemplateRenderer {
     return this.child;
   }
 
-  private async request(message: Record<string, unknown>, name: string): Promise<Answer> {
+  /**
+   * Sends one request and waits for its answer, at most the time limit. `name` starts the time
+   * limit's message (none: the caller names what took too long). A message built per process
+   * (`message` a function) leaves out what that process has already.
+   */
+  private async request(
+    message: Record<string, unknown> | (() => Record<string, unknown>),
+    name?: string,
+  ): Promise<Answer> {
     const child = await this.ensure();
     const id = this.nextId++;
     const answer = await new Promise<Answer | Error>((resolveAnswer) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         this.kill();
+        const took = `took longer than ${this.timeoutMs / 1000}s (time limit)`;
         resolveAnswer(
-          new DmError('TEMPLATE_LIMIT', `${name}: took longer than ${this.timeoutMs / 1000}s (time limit)`, {
+          new DmError('TEMPLATE_LIMIT', name === undefined ? took : `${name}: ${took}`, {
             category: 'limit',
           }),
         );
@@ -138,9 +185,12 @@ export class BlueprintSandbox implements TemplateRenderer {
         clearTimeout(timer);
         resolveAnswer(a);
       });
-      child.send({ ...message, id });
+      child.send({ ...(typeof message === 'function' ? message() : message), id });
     });
     if (answer instanceof Error) throw answer;
+    if (!answer.ok && answer.kind === 'blueprint' && answer.phase) {
+      throw new BlueprintError(answer.phase, answer.message ?? 'invalid schema');
+    }
     if (!answer.ok) {
       throw new TemplateFailure(
         answer.message ?? 'template failed',
@@ -164,6 +214,22 @@ export class BlueprintSandbox implements TemplateRenderer {
       request.name,
     );
     return answer.data;
+  }
+
+  /**
+   * The violations of a value against its schema, validated in the rendering process under the
+   * time limit (a schema is as untrusted as its blueprint; docs/blueprints.md, "Sandbox"). A time
+   * limit's error names nothing: the caller says which import or export took too long.
+   */
+  async validate(check: SchemaCheck): Promise<string[]> {
+    const id = scopeId(check.scope);
+    const answer = await this.request(() => {
+      const first = !this.sentScopes.has(id);
+      this.sentScopes.add(id);
+      const { value, schema, what } = check;
+      return { schema: { value, schema, what, scopeId: id, ...(first ? { scope: check.scope } : {}) } };
+    });
+    return answer.problems ?? [];
   }
 
   private kill(): void {

@@ -1,12 +1,13 @@
 /**
  * JSON schemas of blueprints (docs/blueprints.md "Blueprints"): `local://`, `blueprint://` and `cd://`
  * references are replaced by the schema they name before compilation; everything else is left
- * to the validator (client/src/document/json-schema.ts, the set-up template schemas use too;
- * drafts 4/6/7 as gojsonschema detects them).
+ * to the validator (schema-validation.ts, with client/src/document/json-schema.ts, the set-up
+ * template schemas use too; drafts 4/6/7 as gojsonschema detects them). Both run in the
+ * blueprint rendering process, never in dm's own (docs/blueprints.md, "Sandbox"): a schema is as
+ * untrusted as its blueprint, and references that double at each step, or a pattern that
+ * backtracks, could otherwise hold dm for ever.
  */
-import type { ErrorObject, ValidateFunction } from 'ajv';
 import { isMapping } from '../data.js';
-import { fromDraft04, schemaCompiler } from '../document/json-schema.js';
 import { parseYaml } from '../document/yaml.js';
 import { BlueprintError } from './errors.js';
 
@@ -88,33 +89,4 @@ export function resolveSchemaRefs(
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(schema)) out[k] = resolveSchemaRefs(v, scope, chain, inCd);
   return out;
-}
-
-function describe(e: ErrorObject): string {
-  const path = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : '(root)';
-  return `${path}: ${e.message ?? 'is invalid'}`;
-}
-
-const compiled = new Map<string, ValidateFunction>();
-
-/**
- * Validates `value` against `schema` (references resolved in `scope`); the messages of every
- * violation, empty when valid. A schema that cannot be compiled is a `schema` error.
- */
-export function validateAgainst(value: unknown, schema: unknown, scope: SchemaScope, what: string): string[] {
-  const resolved = fromDraft04(resolveSchemaRefs(schema, scope));
-  if (resolved === true || resolved === undefined || resolved === null) return [];
-  const key = JSON.stringify(resolved);
-  let validate = compiled.get(key);
-  if (!validate) {
-    try {
-      validate = schemaCompiler({ useDefaults: false, validateSchema: false }).compile(resolved);
-    } catch (error) {
-      throw new BlueprintError('schema', `${what}: invalid JSON schema: ${(error as Error).message}`);
-    }
-    if (compiled.size > 500) compiled.clear();
-    compiled.set(key, validate);
-  }
-  if (validate(value)) return [];
-  return (validate.errors ?? []).map(describe);
 }

@@ -36,7 +36,12 @@ Examples:
 
 type Obj = Record<string, unknown>;
 
-async function renderFromArgs(ctx: CommandContext, arg: string, options: Record<string, unknown>) {
+async function renderFromArgs(
+  ctx: CommandContext,
+  arg: string,
+  options: Record<string, unknown>,
+  sandbox: { timeoutMs?: number } = {},
+) {
   const { readBlueprintDir, readImportsFile, runBlueprintRender } = await import('../../blueprint/index.js');
   const { DmError } = await import('../../error.js');
   if (typeof options.imports !== 'string') {
@@ -68,6 +73,7 @@ async function renderFromArgs(ctx: CommandContext, arg: string, options: Record<
     source = loaded.resolved;
   }
   const result = await runBlueprintRender(files, inputs, {
+    sandbox,
     resolveBlueprintRef: async (ref) => {
       if (ref.startsWith('cd://') || !/:/.test(ref)) return undefined;
       return (await registry()).load(ref);
@@ -79,13 +85,14 @@ async function renderFromArgs(ctx: CommandContext, arg: string, options: Record<
 /** Throws the render's error with the partial result (printed first unless -o json). */
 async function failWithPartial(
   ctx: CommandContext,
-  result: { installations: Obj; error?: { phase: string; message: string } },
+  result: { installations: Obj; error?: { phase: string; message: string; category: string } },
 ) {
   if (!result.error) return;
   const { BlueprintError } = await import('../../blueprint/index.js');
   const { formatYaml } = await import('../../document/yaml.js');
   if (ctx.config.output !== 'json') ctx.streams.stdout(formatYaml({ installations: result.installations }));
   throw new BlueprintError(result.error.phase as never, result.error.message, {
+    category: result.error.category as never,
     details: { installations: result.installations },
     hint: `failed in phase ${result.error.phase}`,
   });
@@ -97,10 +104,13 @@ export function registerBlueprintCommands(program: Command): void {
     .command('render <blueprint>')
     .description('render a blueprint installation (a directory or a registry reference)')
     .requiredOption('--imports <file>', 'the installation, scope and other inputs (YAML or JSON)')
+    .option('--timeout <seconds>', 'time limit per template and per schema validation', '10')
     .addHelpText('after', RENDER_HELP)
     .action(
       action<unknown>(async (ctx, [arg], options) => {
-        const { result } = await renderFromArgs(ctx, arg as string, options);
+        const { result } = await renderFromArgs(ctx, arg as string, options, {
+          timeoutMs: Number(options.timeout) * 1000,
+        });
         await failWithPartial(ctx, result as never);
         return { data: { installations: result.installations } };
       }),

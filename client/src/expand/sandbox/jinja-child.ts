@@ -10,16 +10,10 @@ import { JinjaRenderError, renderJinja } from '../jinja/compat.js';
 import { parseRenderedYaml } from '../rendered-yaml.js';
 import { parseTemplateSchema } from '../schema.js';
 import type { SchemaValidationMode, TemplateFile } from '../types.js';
+import { LoadAfterReady } from './load-after-ready.js';
 
-/**
- * Schema validation (Ajv), loaded right after this process says it is ready, while dm's own
- * process is still starting: its loading does not delay the first rendering.
- */
-let schemaValidation: typeof import('../schema-validation.js') | undefined;
-/** Requests that arrived while a schema request waited for schemaValidation, in order. */
-let backlog: Request[] | undefined;
-/** Why schemaValidation could not be loaded (every schema request then fails with it). */
-let schemaFailure: string | undefined;
+/** Schema validation (Ajv), loaded once this process said it is ready (load-after-ready.ts). */
+let schemaValidation: LoadAfterReady<typeof import('../schema-validation.js'), Request>;
 
 interface Request {
   id: number;
@@ -113,22 +107,15 @@ function answer(message: Record<string, unknown>): void {
   process.send?.(message);
 }
 
-process.on('message', (raw: unknown) => {
-  const request = raw as Request;
-  // Answers go in the order requests came (the sandbox times the one at the head).
-  if (backlog) backlog.push(request);
-  else if (request.schema && !schemaValidation && !schemaFailure) backlog = [request];
-  else handle(request);
-});
-
 function handle(request: Request): void {
   try {
     if (request.files) fileSets.set(request.filesId, request.files);
     const files = fileSets.get(request.filesId) ?? {};
     if (request.schema) {
-      if (schemaValidation) validate(schemaValidation, request, files, request.schema);
+      const module = schemaValidation.module;
+      if (module) validate(module, request, files, request.schema);
       else {
-        const message = `cannot validate against a schema: ${schemaFailure ?? 'not loaded'}`;
+        const message = `cannot validate against a schema: ${schemaValidation.failure}`;
         answer({ id: request.id, ok: false, kind: 'runtime', message, file: request.name, line: null });
       }
       return;
@@ -194,19 +181,9 @@ function handle(request: Request): void {
 
 process.on('disconnect', () => process.exit(0));
 answer({ ready: true });
-import('../schema-validation.js').then(
-  (module) => {
-    schemaValidation = module;
-    drain();
-  },
-  (error: unknown) => {
-    schemaFailure = error instanceof Error ? error.message : String(error);
-    drain();
-  },
+schemaValidation = new LoadAfterReady(
+  () => import('../schema-validation.js'),
+  (request) => request.schema !== undefined,
+  handle,
 );
-
-function drain(): void {
-  const waiting = backlog ?? [];
-  backlog = undefined;
-  for (const request of waiting) handle(request);
-}
+process.on('message', (raw: unknown) => schemaValidation.take(raw as Request));
