@@ -261,4 +261,23 @@ describe('sandbox pipelining', () => {
       ['q1', 'q2', 'q3'],
     );
   });
+
+  it('RenderSandbox times out a slow template that waited behind answered ones, and renders those after it', async () => {
+    const render = (name: string, source: string) =>
+      sandbox.renderJinja({ name, source, context, files: {} });
+    const results = await Promise.allSettled([
+      render('a.jinja', 'a'),
+      render('b.jinja', 'b'),
+      render(
+        'slow.jinja',
+        '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}',
+      ),
+      render('c.jinja', 'c'),
+    ]);
+    assert.deepEqual(
+      results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as DmError).category)),
+      ['a', 'b', 'limit', 'c'],
+    );
+    assert.deepEqual(await Promise.all([render('d.jinja', 'd'), render('e.jinja', 'e')]), ['d', 'e']);
+  });
 });

@@ -35,8 +35,12 @@ function answer(message: Record<string, unknown>): void {
   process.send?.(message);
 }
 
+// Requests come in batches (those the main process dispatched together), answered one by one.
 process.on('message', (raw: unknown) => {
-  const request = raw as Request;
+  for (const request of raw as Request[]) renderOne(request);
+});
+
+function renderOne(request: Request): void {
   try {
     if (request.files) fileSets.set(request.filesId, request.files);
     const files = fileSets.get(request.filesId) ?? {};
@@ -97,7 +101,7 @@ process.on('message', (raw: unknown) => {
       });
     }
   }
-});
+}
 
 process.on('disconnect', () => process.exit(0));
 answer({ ready: true });

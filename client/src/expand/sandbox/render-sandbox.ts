@@ -179,16 +179,45 @@ abstract class Worker {
     protected readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses'>>,
   ) {}
 
-  protected abstract start(): Promise<ChildProcess>;
-  protected abstract send(child: ChildProcess, message: Record<string, unknown>): void;
+  /**
+   * Requests dispatched in this turn of the event loop, sent together once it ends (one message
+   * or one write instead of one per request: siblings are dispatched in bursts).
+   */
+  private outbox: { child: ChildProcess; messages: Record<string, unknown>[]; ids: number[] } | undefined;
 
+  protected abstract start(): Promise<ChildProcess>;
+  /** Sends requests, in order, to the process. */
+  protected abstract send(child: ChildProcess, messages: Record<string, unknown>[]): void;
+
+  /** When the request at the head of the queue got there (performance.now()). */
+  private headSince = 0;
+
+  /**
+   * The head of the queue changed: its time starts now. One timer serves the queue: when it
+   * fires for a request answered meanwhile, it is set again for what the new head has left (not
+   * a timer per answer).
+   */
   private armHead(): void {
-    if (this.headTimer) clearTimeout(this.headTimer);
+    if (this.queue.length === 0) {
+      if (this.headTimer) clearTimeout(this.headTimer);
+      this.headTimer = undefined;
+      return;
+    }
+    this.headSince = performance.now();
+    this.headTimer ??= setTimeout(() => this.checkHead(), this.limitMs);
+  }
+
+  private get limitMs(): number {
+    return this.options.timeoutMs + (this.engine === 'Python' ? 1000 : 0);
+  }
+
+  private checkHead(): void {
     this.headTimer = undefined;
     const head = this.queue[0];
     if (head === undefined) return;
-    const limit = this.options.timeoutMs + (this.engine === 'Python' ? 1000 : 0);
-    this.headTimer = setTimeout(() => this.onTimeout(head), limit);
+    const left = this.headSince + this.limitMs - performance.now();
+    if (left > 0) this.headTimer = setTimeout(() => this.checkHead(), left);
+    else this.onTimeout(head);
   }
 
   private onTimeout(id: number): void {
@@ -296,13 +325,33 @@ abstract class Worker {
     this.pending.set(id, p);
     this.queue.push(id);
     if (this.queue.length === 1) this.armHead();
+    const message = { ...this.withFiles(p.request), ...p.extra, id };
+    if (this.outbox?.child === child) {
+      this.outbox.messages.push(message);
+      this.outbox.ids.push(id);
+      return;
+    }
+    this.outbox = { child, messages: [message], ids: [id] };
+    process.nextTick(() => this.flush());
+  }
+
+  private flush(): void {
+    const outbox = this.outbox;
+    this.outbox = undefined;
+    // Meant for a process that has gone since: its requests were failed or sent again already.
+    if (!outbox || outbox.child !== this.child) return;
     try {
-      this.send(child, { ...this.withFiles(p.request), ...p.extra, id });
+      this.send(outbox.child, outbox.messages);
     } catch (error) {
-      this.pending.delete(id);
-      this.queue = this.queue.filter((q) => q !== id);
-      this.armHead();
-      p.reject(error as Error);
+      const failed = new Set(outbox.ids);
+      for (const id of outbox.ids) {
+        const p = this.pending.get(id);
+        this.pending.delete(id);
+        p?.reject(error as Error);
+      }
+      const head = this.queue[0];
+      this.queue = this.queue.filter((q) => !failed.has(q));
+      if (this.queue[0] !== head) this.armHead();
     }
   }
 
@@ -450,8 +499,8 @@ class JinjaWorker extends Worker {
     return ready;
   }
 
-  protected send(child: ChildProcess, message: Record<string, unknown>): void {
-    child.send(message);
+  protected send(child: ChildProcess, messages: Record<string, unknown>[]): void {
+    child.send(messages);
   }
 }
 
@@ -559,8 +608,10 @@ class PythonWorker extends Worker {
     });
   }
 
-  protected send(child: ChildProcess, message: Record<string, unknown>): void {
-    child.stdin!.write(`${JSON.stringify(message)}\n`);
+  protected send(child: ChildProcess, messages: Record<string, unknown>[]): void {
+    let lines = '';
+    for (const message of messages) lines += `${JSON.stringify(message)}\n`;
+    child.stdin!.write(lines);
   }
 }
 
