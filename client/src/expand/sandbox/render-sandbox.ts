@@ -281,7 +281,7 @@ abstract class Worker {
         this.starting = undefined;
         // Closed while starting (a warm start the run did not need): the process goes at once.
         if (this.closed) {
-          if (child.exitCode === null) child.kill('SIGKILL');
+          killForGood(child);
           return;
         }
         this.child = child;
@@ -376,7 +376,7 @@ abstract class Worker {
     const child = this.child;
     this.child = undefined;
     this.sentFileSets = new Set();
-    if (child && child.exitCode === null) child.kill('SIGKILL');
+    if (child) killForGood(child);
   }
 }
 
@@ -427,9 +427,19 @@ function handles(child: ChildProcess): { ref(): void; unref(): void }[] {
   return out.filter((h): h is { ref(): void; unref(): void } => !!h && typeof h.unref === 'function');
 }
 
+/**
+ * Kills a rendering process, and dm does not wait for it to be gone: once killed it runs no
+ * more code, and its exit (a busy machine takes tens of ms to tear a Node process down) would
+ * only hold dm's own exit back.
+ */
+function killForGood(child: ChildProcess): void {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const h of handles(child)) h.unref();
+}
+
 function keep(key: string, entry: EarlyProcess): void {
   if (early.has(key)) {
-    entry.child.kill('SIGKILL');
+    killForGood(entry.child);
     return;
   }
   if (early.size === 0) {
@@ -453,7 +463,7 @@ function takeEarly(key: string): EarlyProcess | undefined {
   if (!entry) return undefined;
   early.delete(key);
   if (entry.dead || entry.child.exitCode !== null || entry.child.signalCode !== null) {
-    entry.child.kill('SIGKILL');
+    killForGood(entry.child);
     return undefined;
   }
   for (const h of handles(entry.child)) h.ref();
