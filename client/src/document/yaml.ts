@@ -279,9 +279,20 @@ function yamlError(error: unknown, options: ParseYamlOptions): DmError {
 const PYYAML_STR_TAG = PYYAML_SCHEMA.defaultScalarTag.tagName;
 /** A plain scalar as the pyyaml dialect resolves it (what parseSimpleYaml reads with). */
 export const resolvePyYamlPlain: ResolvePlain = (source) => {
+  const known = resolvedPlains.get(source);
+  if (known !== undefined) return known;
   const resolved = PYYAML_SCHEMA.resolveImplicitScalarTag(source);
-  return { value: resolved.value, isString: resolved.tag.tagName === PYYAML_STR_TAG };
+  const plain = { value: resolved.value, isString: resolved.tag.tagName === PYYAML_STR_TAG };
+  // Keys and common values repeat from one rendering to the next; an object (a PyFloat) is
+  // made anew each time, never shared between documents.
+  if (plain.value === null || typeof plain.value !== 'object') {
+    if (resolvedPlains.size > 10_000) resolvedPlains.clear();
+    resolvedPlains.set(source, plain);
+  }
+  return plain;
 };
+/** What plain scalars resolved to, by their text (results holding no object). */
+const resolvedPlains = new Map<string, { value: unknown; isString: boolean }>();
 
 /**
  * Parses one YAML document; an empty text gives `null`. In the pyyaml dialect with objects,
