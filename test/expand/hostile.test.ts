@@ -242,6 +242,28 @@ describe('hostile YAML', () => {
   });
 });
 
+describe('sandbox timings', () => {
+  it('RenderSandbox measures renderings only when asked to', async () => {
+    const request = {
+      name: 't.jinja',
+      source: 'resources:\n{% for i in range(200) %}- {name: r{{ i }}, type: T}\n{% endfor %}',
+      context,
+      files: {},
+    };
+    const parse = { source: 't.jinja', maxNodes: 100_000 };
+    for (const timings of [false, true]) {
+      const measured = new RenderSandbox({ timings });
+      try {
+        for (let i = 0; i < 5; i++) await measured.renderJinjaData(request, parse);
+      } finally {
+        measured.close();
+      }
+      const { jinjaRenderMs, jinjaYamlMs } = measured.timings;
+      assert.equal(jinjaRenderMs > 0 && jinjaYamlMs > 0, timings, JSON.stringify(measured.timings));
+    }
+  });
+});
+
 describe('sandbox pipelining', () => {
   it('RenderSandbox times out only the slow template; templates queued behind it still render', async () => {
     const slow = sandbox.renderJinja({

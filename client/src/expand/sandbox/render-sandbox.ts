@@ -34,6 +34,11 @@ export interface SandboxOptions {
   python?: string;
   /** Jinja rendering processes working in parallel, default 1 (2 did not pay on 2 busy cores). */
   jinjaProcesses?: number;
+  /**
+   * Add up each Jinja rendering's CPU time in `timings` (bench/expand.ts). Off by default: the
+   * clock reads cost the rendering process a syscall each.
+   */
+  timings?: boolean;
 }
 
 export interface TemplateRequest {
@@ -176,7 +181,7 @@ abstract class Worker {
 
   constructor(
     protected readonly engine: 'Jinja' | 'Python',
-    protected readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses'>>,
+    protected readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses' | 'timings'>>,
   ) {}
 
   /**
@@ -635,8 +640,10 @@ export function enginesNamedIn(text: string): { jinja: boolean; python: boolean 
 
 /** Renders templates out of process; one per expansion run. Always `close()` it. */
 export class RenderSandbox {
-  private readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses'>>;
+  private readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses' | 'timings'>>;
   private readonly jinjaProcesses: number;
+  /** Sent with each Jinja request: whether the process measures it. */
+  private readonly timed: Record<string, unknown>;
   private jinja: JinjaWorker[] = [];
   private python: PythonWorker | undefined;
   readonly timings: SandboxTimings = { jinjaRenderMs: 0, jinjaYamlMs: 0, pythonRunMs: 0, pythonEncodeMs: 0 };
@@ -660,6 +667,7 @@ export class RenderSandbox {
       python: options.python ?? DEFAULT_PYTHON,
     };
     this.jinjaProcesses = Math.max(1, options.jinjaProcesses ?? 1);
+    this.timed = options.timings ? { time: true } : {};
   }
 
   /** The least busy Jinja process; a new one while there are fewer than allowed and all are busy. */
@@ -688,7 +696,10 @@ export class RenderSandbox {
   /** The text a Jinja template renders to. */
   async renderJinja(request: TemplateRequest): Promise<string> {
     const wire = onWire(request);
-    const answer = await this.jinjaWorker().request(request.name, wire.request, wire.extra);
+    const answer = await this.jinjaWorker().request(request.name, wire.request, {
+      ...wire.extra,
+      ...this.timed,
+    });
     this.count('Jinja', answer);
     if (!answer.ok)
       throw failureToError('Jinja', request.name, { ...answer, file: answer.file ?? request.name });
@@ -701,7 +712,11 @@ export class RenderSandbox {
     parse: { source: string; maxNodes: number },
   ): Promise<unknown> {
     const wire = onWire(request);
-    const answer = await this.jinjaWorker().request(request.name, wire.request, { ...wire.extra, parse });
+    const answer = await this.jinjaWorker().request(request.name, wire.request, {
+      ...wire.extra,
+      ...this.timed,
+      parse,
+    });
     this.count('Jinja', answer);
     if (!answer.ok)
       throw failureToError('Jinja', request.name, { ...answer, file: answer.file ?? request.name });
