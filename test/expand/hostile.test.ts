@@ -265,6 +265,21 @@ describe('sandbox timings', () => {
 });
 
 describe('sandbox pipelining', () => {
+  it('RenderSandbox reads Python answers whole, also ones spread over many reads, in order', async () => {
+    const big = (n: number) => ({
+      name: `big${n}.py`,
+      source: `def GenerateConfig(c):\n    return {'resources': [], 'text': 'é✓' * ${n} + '\\n' + 'x' * ${n}}\n`,
+      context,
+      files: {},
+    });
+    const sizes = [1, 100_000, 3, 250_000, 7];
+    const answers = await Promise.all(sizes.map((n) => sandbox.renderPython(big(n))));
+    assert.deepEqual(
+      answers.map((a) => ('data' in a ? (a.data as { text: string }).text : a.text)),
+      sizes.map((n) => `${'é✓'.repeat(n)}\n${'x'.repeat(n)}`),
+    );
+  });
+
   it('RenderSandbox times out only the slow template; templates queued behind it still render', async () => {
     const slow = sandbox.renderJinja({
       name: 'slow.jinja',

@@ -538,10 +538,15 @@ class LineSplitter {
     if (this.overflowed) return;
     let start = 0;
     for (let nl = chunk.indexOf(10, start); nl >= 0; nl = chunk.indexOf(10, start)) {
-      this.parts.push(chunk.subarray(start, nl));
-      const line = Buffer.concat(this.parts).toString('utf8');
-      this.parts = [];
-      this.size = 0;
+      let line: string;
+      // A line within one chunk (the usual case) is decoded where it is, not copied first.
+      if (this.parts.length === 0) line = chunk.toString('utf8', start, nl);
+      else {
+        this.parts.push(chunk.subarray(start, nl));
+        line = Buffer.concat(this.parts).toString('utf8');
+        this.parts = [];
+        this.size = 0;
+      }
       start = nl + 1;
       this.onLine(line);
     }
