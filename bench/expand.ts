@@ -216,7 +216,7 @@ async function main(): Promise<void> {
       const timings: ExpansionTimings = { configurationMs: 0, outputYamlMs: 0, referencesMs: 0 };
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
-      const sandbox = new RenderSandbox();
+      const sandbox = new RenderSandbox({ timings: true });
       const result = await expandConfiguration(
         { content, path: join(dir, 'config.yaml') },
         { sandbox, deployment: 'bench', timings, pythonValues: true },

@@ -132,6 +132,29 @@ describe('rendering processes started early', () => {
     }
   });
 
+  it('a closed sandbox kills its processes and does not wait for them to be gone', async () => {
+    // Handles that keep this process running: a killed renderer's must not be among them.
+    const held = () =>
+      process.getActiveResourcesInfo().filter((r) => r === 'ProcessWrap' || r === 'PipeWrap').length;
+    const before = children();
+    const heldBefore = held();
+    const sandbox = new RenderSandbox({ memoryMb: 340 });
+    await renderBoth(sandbox);
+    const started = children().filter((pid) => !before.includes(pid));
+    assert.equal(started.length, 2);
+    assert.ok(held() > heldBefore);
+    sandbox.close();
+    assert.equal(held(), heldBefore);
+    // Gone: bounded, not timed.
+    for (let i = 0; i < 200 && children().some((pid) => started.includes(pid)); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(
+      children().filter((pid) => started.includes(pid)),
+      [],
+    );
+  });
+
   it('that are never taken neither keep the process running nor outlive it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dm-early-'));
     try {

@@ -279,7 +279,44 @@ describe('hostile YAML', () => {
   });
 });
 
+describe('sandbox timings', () => {
+  it('RenderSandbox measures renderings only when asked to', async () => {
+    const request = {
+      name: 't.jinja',
+      source: 'resources:\n{% for i in range(200) %}- {name: r{{ i }}, type: T}\n{% endfor %}',
+      context,
+      files: {},
+    };
+    const parse = { source: 't.jinja', maxNodes: 100_000 };
+    for (const timings of [false, true]) {
+      const measured = new RenderSandbox({ timings });
+      try {
+        for (let i = 0; i < 5; i++) await measured.renderJinjaData(request, parse);
+      } finally {
+        measured.close();
+      }
+      const { jinjaRenderMs, jinjaYamlMs } = measured.timings;
+      assert.equal(jinjaRenderMs > 0 && jinjaYamlMs > 0, timings, JSON.stringify(measured.timings));
+    }
+  });
+});
+
 describe('sandbox pipelining', () => {
+  it('RenderSandbox reads Python answers whole, also ones spread over many reads, in order', async () => {
+    const big = (n: number) => ({
+      name: `big${n}.py`,
+      source: `def GenerateConfig(c):\n    return {'resources': [], 'text': 'é✓' * ${n} + '\\n' + 'x' * ${n}}\n`,
+      context,
+      files: {},
+    });
+    const sizes = [1, 100_000, 3, 250_000, 7];
+    const answers = await Promise.all(sizes.map((n) => sandbox.renderPython(big(n))));
+    assert.deepEqual(
+      answers.map((a) => ('data' in a ? (a.data as { text: string }).text : a.text)),
+      sizes.map((n) => `${'é✓'.repeat(n)}\n${'x'.repeat(n)}`),
+    );
+  });
+
   it('RenderSandbox times out only the slow template; templates queued behind it still render', async () => {
     const slow = sandbox.renderJinja({
       name: 'slow.jinja',
@@ -297,5 +334,24 @@ describe('sandbox pipelining', () => {
       rest.map((r) => (r.status === 'fulfilled' ? r.value : String(r.reason))),
       ['q1', 'q2', 'q3'],
     );
+  });
+
+  it('RenderSandbox times out a slow template that waited behind answered ones, and renders those after it', async () => {
+    const render = (name: string, source: string) =>
+      sandbox.renderJinja({ name, source, context, files: {} });
+    const results = await Promise.allSettled([
+      render('a.jinja', 'a'),
+      render('b.jinja', 'b'),
+      render(
+        'slow.jinja',
+        '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}',
+      ),
+      render('c.jinja', 'c'),
+    ]);
+    assert.deepEqual(
+      results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as DmError).category)),
+      ['a', 'b', 'limit', 'c'],
+    );
+    assert.deepEqual(await Promise.all([render('d.jinja', 'd'), render('e.jinja', 'e')]), ['d', 'e']);
   });
 });

@@ -176,6 +176,34 @@ function flow(value: Tree, pick: () => number): string {
   return scalar(value, pick() % 3);
 }
 
+describe('resolvePyYamlPlain()', () => {
+  it('answers a text it resolved before as the first time, and makes a float anew each time', () => {
+    for (const text of [
+      'name',
+      '1',
+      '-2',
+      '1.0',
+      '2.5',
+      'yes',
+      'Off',
+      '~',
+      'null',
+      '0x1F',
+      '1e3',
+      '1.5e+3',
+      '',
+    ]) {
+      const first = resolvePyYamlPlain(text);
+      const again = resolvePyYamlPlain(text);
+      assert.deepStrictEqual(again, first, text);
+      if (first.value instanceof PyFloat) assert.notEqual(again.value, first.value, text);
+    }
+    assert.ok(resolvePyYamlPlain('1.0').value instanceof PyFloat);
+    assert.equal(resolvePyYamlPlain('yes').value, true);
+    assert.equal(resolvePyYamlPlain('0x1F').value, 31);
+  });
+});
+
 describe('parseSimpleYaml() against the full parser', () => {
   it('reads the shapes templates render', () => {
     const text = [

@@ -279,9 +279,20 @@ function yamlError(error: unknown, options: ParseYamlOptions): DmError {
 const PYYAML_STR_TAG = PYYAML_SCHEMA.defaultScalarTag.tagName;
 /** A plain scalar as the pyyaml dialect resolves it (what parseSimpleYaml reads with). */
 export const resolvePyYamlPlain: ResolvePlain = (source) => {
+  const known = resolvedPlains.get(source);
+  if (known !== undefined) return known;
   const resolved = PYYAML_SCHEMA.resolveImplicitScalarTag(source);
-  return { value: resolved.value, isString: resolved.tag.tagName === PYYAML_STR_TAG };
+  const plain = { value: resolved.value, isString: resolved.tag.tagName === PYYAML_STR_TAG };
+  // Keys and common values repeat from one rendering to the next; an object (a PyFloat) is
+  // made anew each time, never shared between documents.
+  if (plain.value === null || typeof plain.value !== 'object') {
+    if (resolvedPlains.size > 10_000) resolvedPlains.clear();
+    resolvedPlains.set(source, plain);
+  }
+  return plain;
 };
+/** What plain scalars resolved to, by their text (results holding no object). */
+const resolvedPlains = new Map<string, { value: unknown; isString: boolean }>();
 
 /**
  * Parses one YAML document; an empty text gives `null`. In the pyyaml dialect with objects,
@@ -364,19 +375,19 @@ const indents: string[] = [];
 const indent = (column: number): string => (indents[column] ??= ' '.repeat(column));
 
 function simpleScalar(value: unknown): string {
-  if (value === null) return 'null';
   if (typeof value === 'string') {
+    // Only strings that passed the checks below are remembered.
+    let written = simpleStrings.get(value);
+    if (written !== undefined) return written;
     if (value === '') return "''";
     if (value.length > 200 || !SIMPLE_STRING.test(value) || value.includes(': ')) throw NOT_MINE;
     // Plain when it reads back as this string, else single-quoted (as the presenter chooses).
-    let written = simpleStrings.get(value);
-    if (written === undefined) {
-      written = FORMAT_SCHEMA.resolveImplicitScalarTag(value).tag.tagName === STR_TAG ? value : `'${value}'`;
-      if (simpleStrings.size > 10_000) simpleStrings.clear();
-      simpleStrings.set(value, written);
-    }
+    written = FORMAT_SCHEMA.resolveImplicitScalarTag(value).tag.tagName === STR_TAG ? value : `'${value}'`;
+    if (simpleStrings.size > 10_000) simpleStrings.clear();
+    simpleStrings.set(value, written);
     return written;
   }
+  if (value === null) return 'null';
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (typeof value === 'number') {
     if (Number.isSafeInteger(value) && !Object.is(value, -0)) return String(value);
@@ -393,18 +404,31 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-/** A non-empty block collection below a key or a `- `, or the scalar / empty flow form after it. */
-function isBlock(value: unknown): boolean {
-  if (Array.isArray(value)) return value.length > 0;
-  if (!isPlainObject(value)) return false;
-  for (const k of pyKeys(value)) if (value[k] !== undefined) return true;
+/** Whether a plain object has a key whose value is written (not `undefined`). */
+function hasWrittenValue(map: Record<string, unknown>): boolean {
+  for (const k in map) if (Object.hasOwn(map, k) && map[k] !== undefined) return true;
   return false;
 }
 
-function inline(value: unknown): string {
-  if (Array.isArray(value)) return '[]';
-  if (isPlainObject(value)) return '{}';
-  return simpleScalar(value);
+/**
+ * What follows a key's `:` or a `- `: ` value` and the line's end for a scalar or an empty
+ * collection (`[]`, `{}`), or the line's end and the block of a non-empty collection below it,
+ * indented to `column` (a `- ` item's mapping starts on the item's line).
+ */
+function afterHead(value: unknown, column: number, item: boolean, depth: number, out: string[]): string {
+  if (value === null || typeof value !== 'object' || value instanceof PyFloat)
+    return ` ${simpleScalar(value)}\n`;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return ' []\n';
+    out.push(item ? ' ' : '\n');
+    blockSequence(value, column, item, depth, out);
+    return '';
+  }
+  if (!isPlainObject(value)) throw NOT_MINE;
+  if (!hasWrittenValue(value)) return ' {}\n';
+  out.push(item ? ' ' : '\n');
+  blockMapping(value, column, item, depth, out);
+  return '';
 }
 
 function blockMapping(
@@ -415,34 +439,33 @@ function blockMapping(
   out: string[],
 ): void {
   if (depth > MAX_SIMPLE_DEPTH) throw NOT_MINE;
+  const pad = indent(column);
   let first = firstInline;
   for (const key of pyKeys(map)) {
     const value = map[key];
     if (value === undefined) continue;
-    const head = `${first ? '' : indent(column)}${simpleScalar(key)}:`;
+    const head = first ? `${simpleScalar(key)}:` : `${pad}${simpleScalar(key)}:`;
     first = false;
-    if (!isBlock(value)) out.push(`${head} ${inline(value)}\n`);
-    else {
-      out.push(`${head}\n`);
-      blockNode(value, column + 2, false, depth + 1, out);
-    }
+    out.push(head);
+    const rest = afterHead(value, column + 2, false, depth + 1, out);
+    if (rest !== '') out.push(rest);
   }
 }
 
-function blockNode(value: unknown, column: number, firstInline: boolean, depth: number, out: string[]): void {
-  if (!Array.isArray(value)) {
-    blockMapping(value as Record<string, unknown>, column, firstInline, depth, out);
-    return;
-  }
+function blockSequence(
+  list: unknown[],
+  column: number,
+  firstInline: boolean,
+  depth: number,
+  out: string[],
+): void {
   if (depth > MAX_SIMPLE_DEPTH) throw NOT_MINE;
-  for (let i = 0; i < value.length; i++) {
-    const item = value[i] === undefined ? null : value[i];
-    const head = `${i === 0 && firstInline ? '' : indent(column)}- `;
-    if (!isBlock(item)) out.push(`${head}${inline(item)}\n`);
-    else {
-      out.push(head);
-      blockNode(item, column + 2, true, depth + 1, out);
-    }
+  const pad = indent(column);
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i] === undefined ? null : list[i];
+    out.push(i === 0 && firstInline ? '-' : `${pad}-`);
+    const rest = afterHead(item, column + 2, true, depth + 1, out);
+    if (rest !== '') out.push(rest);
   }
 }
 
@@ -453,7 +476,7 @@ function blockNode(value: unknown, column: number, firstInline: boolean, depth: 
  * writes one document per process).
  */
 export function formatBlocks(value: unknown): string | undefined {
-  if (!isPlainObject(value) || !isBlock(value)) return undefined;
+  if (!isPlainObject(value) || !hasWrittenValue(value)) return undefined;
   const out: string[] = [];
   try {
     blockMapping(value, 0, false, 0, out);

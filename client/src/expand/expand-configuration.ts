@@ -193,7 +193,29 @@ interface Frame {
   /** The file the resources came from, for messages. */
   file: string;
   depth: number;
-  chain: { key: string; label: string }[];
+  chain: ChainLink[];
+}
+
+/**
+ * One template instance on the way down to a frame. Its cycle key (the properties in a canonical
+ * text) is made only when a descendant renders the same template: a chain of different
+ * templates, the common case, never writes its properties out.
+ */
+interface ChainLink {
+  type: string;
+  properties: Record<string, unknown>;
+  label: string;
+  key?: string;
+}
+
+function cycleKey(link: ChainLink): string {
+  link.key ??= stableKey(link.properties);
+  return link.key;
+}
+
+/** Whether two instances are the same template with the same properties. */
+function sameInstance(a: ChainLink, b: ChainLink): boolean {
+  return a.type === b.type && cycleKey(a) === cycleKey(b);
 }
 
 class Expander {
@@ -357,11 +379,10 @@ class Expander {
       properties = checked.properties;
       for (const message of checked.violations) violations.push({ code: 'SCHEMA_VIOLATION', message });
     } else properties = cloneData(written) as Record<string, unknown>;
-    const key = `${template.type}\u0000${stableKey(properties)}`;
-    const label = `${resource.name} (${template.type})`;
-    const chain = [...frame.chain, { key, label }];
-    if (frame.chain.some((c) => c.key === key)) {
-      const start = frame.chain.findIndex((c) => c.key === key);
+    const link: ChainLink = { type: template.type, properties, label: `${resource.name} (${template.type})` };
+    const chain = [...frame.chain, link];
+    const start = frame.chain.findIndex((c) => sameInstance(c, link));
+    if (start >= 0) {
       throw new DmError(
         'TEMPLATE_CYCLE',
         `template cycle: ${chain

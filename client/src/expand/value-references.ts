@@ -29,13 +29,44 @@ export interface ReferenceGraph {
 }
 
 const REF = /\$\(ref\.([^)]*)\)/g;
+/** What every reference starts with: a string without it holds none. */
+const REF_START = '$(ref.';
 
-function walk(value: unknown, at: string, visit: (text: string, at: string) => void): void {
-  if (typeof value === 'string') visit(value, at);
-  else if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) walk(v, `${at}[${i}]`, visit);
+/** Where a value sits below the walk's start: `properties.ports[0].name` (keys joined by dots). */
+function pathText(segments: readonly (string | number)[]): string {
+  let at = '';
+  for (const s of segments) {
+    if (typeof s === 'number') at = `${at}[${s}]`;
+    else at = at ? `${at}.${s}` : s;
+  }
+  return at;
+}
+
+/**
+ * Calls `visit` for every string in a value (lists and mappings walked) that may hold a
+ * reference, with where it sits. The path is written out only for those strings: most values
+ * hold none.
+ */
+function walk(
+  value: unknown,
+  segments: (string | number)[],
+  visit: (text: string, at: string) => void,
+): void {
+  if (typeof value === 'string') {
+    if (value.includes(REF_START)) visit(value, pathText(segments));
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      segments.push(i);
+      walk(value[i], segments, visit);
+      segments.pop();
+    }
   } else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) walk(v, at ? `${at}.${k}` : k, visit);
+    const record = value as Record<string, unknown>;
+    for (const k of Object.keys(record)) {
+      segments.push(k);
+      walk(record[k], segments, visit);
+      segments.pop();
+    }
   }
 }
 
@@ -83,7 +114,7 @@ export function parseValueReferences(
 /** Every `$(ref…)` in a value (strings, lists and mappings, walked), held by resource `from`. */
 export function findReferencesIn(value: unknown, names: ReadonlySet<string>, from: string): ValueReference[] {
   const out: ValueReference[] = [];
-  walk(value, '', (text, at) => {
+  walk(value, [], (text, at) => {
     for (const r of parseValueReferences(text, names, from, at)) out.push(r);
   });
   return out;
@@ -100,10 +131,20 @@ export function referencePath(ref: Pick<ValueReference, 'path'>): string[] {
 /** Every `$(ref.NAME.PATH)` in the resources' fields (name and type aside). */
 export function findValueReferences(resources: readonly Resource[]): ValueReference[] {
   const names = new Set(resources.map((r) => r.name));
-  return resources.flatMap((resource) => {
-    const { name: _n, type: _t, ...rest } = resource;
-    return findReferencesIn(rest, names, resource.name);
-  });
+  const out: ValueReference[] = [];
+  const segments: (string | number)[] = [];
+  for (const resource of resources) {
+    const from = resource.name;
+    const visit = (text: string, at: string) => {
+      for (const r of parseValueReferences(text, names, from, at)) out.push(r);
+    };
+    for (const key of Object.keys(resource)) {
+      if (key === 'name' || key === 'type') continue;
+      segments[0] = key;
+      walk(resource[key], segments, visit);
+    }
+  }
+  return out;
 }
 
 /** The dependency graph of the references, in topological order; a cycle is an error naming it. */

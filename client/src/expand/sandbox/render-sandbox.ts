@@ -37,6 +37,11 @@ export interface SandboxOptions {
   python?: string;
   /** Jinja rendering processes working in parallel, default 1 (2 did not pay on 2 busy cores). */
   jinjaProcesses?: number;
+  /**
+   * Add up each Jinja rendering's CPU time in `timings` (bench/expand.ts). Off by default: the
+   * clock reads cost the rendering process a syscall each.
+   */
+  timings?: boolean;
 }
 
 export interface TemplateRequest {
@@ -211,19 +216,48 @@ abstract class Worker {
 
   constructor(
     protected readonly engine: 'Jinja' | 'Python',
-    protected readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses'>>,
+    protected readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses' | 'timings'>>,
   ) {}
 
-  protected abstract start(): Promise<ChildProcess>;
-  protected abstract send(child: ChildProcess, message: Record<string, unknown>): void;
+  /**
+   * Requests dispatched in this turn of the event loop, sent together once it ends (one message
+   * or one write instead of one per request: siblings are dispatched in bursts).
+   */
+  private outbox: { child: ChildProcess; messages: Record<string, unknown>[]; ids: number[] } | undefined;
 
+  protected abstract start(): Promise<ChildProcess>;
+  /** Sends requests, in order, to the process. */
+  protected abstract send(child: ChildProcess, messages: Record<string, unknown>[]): void;
+
+  /** When the request at the head of the queue got there (performance.now()). */
+  private headSince = 0;
+
+  /**
+   * The head of the queue changed: its time starts now. One timer serves the queue: when it
+   * fires for a request answered meanwhile, it is set again for what the new head has left (not
+   * a timer per answer).
+   */
   private armHead(): void {
-    if (this.headTimer) clearTimeout(this.headTimer);
+    if (this.queue.length === 0) {
+      if (this.headTimer) clearTimeout(this.headTimer);
+      this.headTimer = undefined;
+      return;
+    }
+    this.headSince = performance.now();
+    this.headTimer ??= setTimeout(() => this.checkHead(), this.limitMs);
+  }
+
+  private get limitMs(): number {
+    return this.options.timeoutMs + (this.engine === 'Python' ? 1000 : 0);
+  }
+
+  private checkHead(): void {
     this.headTimer = undefined;
     const head = this.queue[0];
     if (head === undefined) return;
-    const limit = this.options.timeoutMs + (this.engine === 'Python' ? 1000 : 0);
-    this.headTimer = setTimeout(() => this.onTimeout(head), limit);
+    const left = this.headSince + this.limitMs - performance.now();
+    if (left > 0) this.headTimer = setTimeout(() => this.checkHead(), left);
+    else this.onTimeout(head);
   }
 
   private onTimeout(id: number): void {
@@ -287,7 +321,7 @@ abstract class Worker {
         this.starting = undefined;
         // Closed while starting (a warm start the run did not need): the process goes at once.
         if (this.closed) {
-          if (child.exitCode === null) child.kill('SIGKILL');
+          killForGood(child);
           return;
         }
         this.child = child;
@@ -331,13 +365,33 @@ abstract class Worker {
     this.pending.set(id, p);
     this.queue.push(id);
     if (this.queue.length === 1) this.armHead();
+    const message = { ...this.withFiles(p.request), ...p.extra, id };
+    if (this.outbox?.child === child) {
+      this.outbox.messages.push(message);
+      this.outbox.ids.push(id);
+      return;
+    }
+    this.outbox = { child, messages: [message], ids: [id] };
+    process.nextTick(() => this.flush());
+  }
+
+  private flush(): void {
+    const outbox = this.outbox;
+    this.outbox = undefined;
+    // Meant for a process that has gone since: its requests were failed or sent again already.
+    if (!outbox || outbox.child !== this.child) return;
     try {
-      this.send(child, { ...this.withFiles(p.request), ...p.extra, id });
+      this.send(outbox.child, outbox.messages);
     } catch (error) {
-      this.pending.delete(id);
-      this.queue = this.queue.filter((q) => q !== id);
-      this.armHead();
-      p.reject(error as Error);
+      const failed = new Set(outbox.ids);
+      for (const id of outbox.ids) {
+        const p = this.pending.get(id);
+        this.pending.delete(id);
+        p?.reject(error as Error);
+      }
+      const head = this.queue[0];
+      this.queue = this.queue.filter((q) => !failed.has(q));
+      if (this.queue[0] !== head) this.armHead();
     }
   }
 
@@ -362,7 +416,7 @@ abstract class Worker {
     const child = this.child;
     this.child = undefined;
     this.sentFileSets = new Set();
-    if (child && child.exitCode === null) child.kill('SIGKILL');
+    if (child) killForGood(child);
   }
 }
 
@@ -414,9 +468,19 @@ function handles(child: ChildProcess): { ref(): void; unref(): void }[] {
   return out.filter((h): h is { ref(): void; unref(): void } => !!h && typeof h.unref === 'function');
 }
 
+/**
+ * Kills a rendering process, and dm does not wait for it to be gone: once killed it runs no
+ * more code, and its exit (a busy machine takes tens of ms to tear a Node process down) would
+ * only hold dm's own exit back.
+ */
+function killForGood(child: ChildProcess): void {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const h of handles(child)) h.unref();
+}
+
 function keep(key: string, entry: EarlyProcess): void {
   if (early.has(key)) {
-    entry.child.kill('SIGKILL');
+    killForGood(entry.child);
     return;
   }
   if (early.size === 0) {
@@ -440,7 +504,7 @@ function takeEarly(key: string): EarlyProcess | undefined {
   if (!entry) return undefined;
   early.delete(key);
   if (entry.dead || entry.child.exitCode !== null || entry.child.signalCode !== null) {
-    entry.child.kill('SIGKILL');
+    killForGood(entry.child);
     return undefined;
   }
   for (const h of handles(entry.child)) h.ref();
@@ -486,8 +550,8 @@ class JinjaWorker extends Worker {
     return ready;
   }
 
-  protected send(child: ChildProcess, message: Record<string, unknown>): void {
-    child.send(message);
+  protected send(child: ChildProcess, messages: Record<string, unknown>[]): void {
+    child.send(messages);
   }
 }
 
@@ -510,10 +574,15 @@ class LineSplitter {
     if (this.overflowed) return;
     let start = 0;
     for (let nl = chunk.indexOf(10, start); nl >= 0; nl = chunk.indexOf(10, start)) {
-      this.parts.push(chunk.subarray(start, nl));
-      const line = Buffer.concat(this.parts).toString('utf8');
-      this.parts = [];
-      this.size = 0;
+      let line: string;
+      // A line within one chunk (the usual case) is decoded where it is, not copied first.
+      if (this.parts.length === 0) line = chunk.toString('utf8', start, nl);
+      else {
+        this.parts.push(chunk.subarray(start, nl));
+        line = Buffer.concat(this.parts).toString('utf8');
+        this.parts = [];
+        this.size = 0;
+      }
       start = nl + 1;
       this.onLine(line);
     }
@@ -595,8 +664,10 @@ class PythonWorker extends Worker {
     });
   }
 
-  protected send(child: ChildProcess, message: Record<string, unknown>): void {
-    child.stdin!.write(`${JSON.stringify(message)}\n`);
+  protected send(child: ChildProcess, messages: Record<string, unknown>[]): void {
+    let lines = '';
+    for (const message of messages) lines += `${JSON.stringify(message)}\n`;
+    child.stdin!.write(lines);
   }
 }
 
@@ -623,8 +694,10 @@ export function enginesNamedIn(text: string, dir?: string): { jinja: boolean; py
 
 /** Renders templates out of process; one per expansion run. Always `close()` it. */
 export class RenderSandbox {
-  private readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses'>>;
+  private readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses' | 'timings'>>;
   private readonly jinjaProcesses: number;
+  /** Sent with each Jinja request: whether the process measures it. */
+  private readonly timed: Record<string, unknown>;
   private jinja: JinjaWorker[] = [];
   private python: PythonWorker | undefined;
   readonly timings: SandboxTimings = {
@@ -654,6 +727,7 @@ export class RenderSandbox {
       python: options.python ?? DEFAULT_PYTHON,
     };
     this.jinjaProcesses = Math.max(1, options.jinjaProcesses ?? 1);
+    this.timed = options.timings ? { time: true } : {};
   }
 
   /** The least busy Jinja process; a new one while there are fewer than allowed and all are busy. */
@@ -682,7 +756,10 @@ export class RenderSandbox {
   /** The text a Jinja template renders to. */
   async renderJinja(request: TemplateRequest): Promise<string> {
     const wire = onWire(request);
-    const answer = await this.jinjaWorker().request(request.name, wire.request, wire.extra);
+    const answer = await this.jinjaWorker().request(request.name, wire.request, {
+      ...wire.extra,
+      ...this.timed,
+    });
     this.count('Jinja', answer);
     if (!answer.ok)
       throw failureToError('Jinja', request.name, { ...answer, file: answer.file ?? request.name });
@@ -695,7 +772,11 @@ export class RenderSandbox {
     parse: { source: string; maxNodes: number },
   ): Promise<unknown> {
     const wire = onWire(request);
-    const answer = await this.jinjaWorker().request(request.name, wire.request, { ...wire.extra, parse });
+    const answer = await this.jinjaWorker().request(request.name, wire.request, {
+      ...wire.extra,
+      ...this.timed,
+      parse,
+    });
     this.count('Jinja', answer);
     if (!answer.ok)
       throw failureToError('Jinja', request.name, { ...answer, file: answer.file ?? request.name });
@@ -725,6 +806,7 @@ export class RenderSandbox {
     });
     const answer = await this.jinjaWorker().request(`${request.subject}: schema ${name}`, wire.request, {
       ...wire.extra,
+      ...this.timed,
       schema: { subject: request.subject, mode: request.mode },
     });
     if (!answer.ok) throw failureToError('Jinja', name, answer);
