@@ -220,6 +220,21 @@ describe('expandConfiguration()', () => {
     assert.match(error.message, /a \(a\.jinja\) → b \(b\.jinja\) → a \(a\.jinja\)/);
   });
 
+  it('expandConfiguration() finds a cycle through templates with schemas, defaults included', async () => {
+    // A Jinja template's properties are checked in the request that renders it; a Python
+    // template's on their own. The cycle is the same instance once the defaults are filled in.
+    const error = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: a.jinja}\n',
+      'a.jinja': 'resources:\n- {name: b, type: b.py, properties: {n: {{ properties.n }}}}\n',
+      'a.jinja.schema': 'properties:\n  n: {type: integer, default: 1}\n',
+      'b.py':
+        'def GenerateConfig(c):\n    return {"resources": [{"name": "a", "type": "a.jinja", "properties": {"n": c.properties["n"]}}]}\n',
+      'b.py.schema': 'properties:\n  n: {type: integer}\n',
+    });
+    assert.equal(error.code, 'TEMPLATE_CYCLE');
+    assert.match(error.message, /a \(a\.jinja\) → b \(b\.py\) → a \(a\.jinja\)/);
+  });
+
   it('expandConfiguration() reports a Python exception with the template file and line', async () => {
     const error = await expandError({
       'config.yaml': 'resources:\n- {name: a, type: boom.py}\n',

@@ -359,28 +359,8 @@ class Expander {
     return { layout: [entry], primitives: inner.primitives, warnings: inner.warnings };
   }
 
-  private async expandTemplate(
-    resource: Resource,
-    template: LoadedTemplate,
-    written: Record<string, unknown>,
-    frame: Frame,
-  ): Promise<Expanded & { properties: Record<string, unknown> }> {
-    const violations: Warning[] = [];
-    const timings = this.options.timings;
-    let properties: Record<string, unknown>;
-    if (template.schema) {
-      // In the Jinja rendering process, under its limits (docs/expansion.md, "Isolation").
-      const checked = await this.sandbox.applySchema({
-        schema: template.schema,
-        properties: written,
-        subject: `${resource.name} (${template.path})`,
-        mode: this.options.schemaValidation ?? 'strict',
-      });
-      properties = checked.properties;
-      for (const message of checked.violations) violations.push({ code: 'SCHEMA_VIOLATION', message });
-    } else properties = cloneData(written) as Record<string, unknown>;
-    const link: ChainLink = { type: template.type, properties, label: `${resource.name} (${template.type})` };
-    const chain = [...frame.chain, link];
+  /** A template instance that repeats one above it (same template, same properties) is a cycle. */
+  private refuseCycle(frame: Frame, link: ChainLink, chain: ChainLink[]): void {
     const start = frame.chain.findIndex((c) => sameInstance(c, link));
     if (start >= 0) {
       throw new DmError(
@@ -392,6 +372,36 @@ class Expander {
         { category: 'invalid-input', details: { chain: chain.map((c) => c.label) } },
       );
     }
+  }
+
+  private async expandTemplate(
+    resource: Resource,
+    template: LoadedTemplate,
+    written: Record<string, unknown>,
+    frame: Frame,
+  ): Promise<Expanded & { properties: Record<string, unknown> }> {
+    const violations: Warning[] = [];
+    const timings = this.options.timings;
+    const check = template.schema
+      ? { subject: `${resource.name} (${template.path})`, mode: this.options.schemaValidation ?? 'strict' }
+      : undefined;
+    // Checked against the schema in the Jinja rendering process, under its limits (docs/expansion.md,
+    // "Isolation"): for a Jinja template in the request that renders it, else on its own.
+    const checkedWithRendering = template.schema !== undefined && template.kind === 'jinja';
+    let properties = written;
+    if (!template.schema) properties = cloneData(written) as Record<string, unknown>;
+    else if (!checkedWithRendering) {
+      const checked = await this.sandbox.applySchema({
+        schema: template.schema,
+        properties: written,
+        ...check!,
+      });
+      properties = checked.properties;
+      for (const message of checked.violations) violations.push({ code: 'SCHEMA_VIOLATION', message });
+    }
+    const link: ChainLink = { type: template.type, properties, label: `${resource.name} (${template.type})` };
+    const chain = [...frame.chain, link];
+    if (!checkedWithRendering) this.refuseCycle(frame, link, chain);
     if (frame.depth + 1 > this.maxDepth) {
       throw new DmError(
         'EXPANSION_TOO_DEEP',
@@ -432,6 +442,19 @@ class Expander {
         if (timings) timings.outputYamlMs += cpuMs() - parseStart;
       } else output = result.data;
       checkNodeBudget(output, outputSource, this.maxNodes);
+    } else if (checkedWithRendering) {
+      // Bounded where it was parsed, in the Jinja process; rendered with the checked properties.
+      const parse = { source: outputSource, maxNodes: this.maxNodes };
+      const result = await this.sandbox.renderJinjaChecked(
+        { ...request, schema: template.schema! },
+        parse,
+        check!,
+      );
+      output = result.data;
+      properties = result.properties;
+      link.properties = properties;
+      for (const message of result.violations) violations.push({ code: 'SCHEMA_VIOLATION', message });
+      this.refuseCycle(frame, link, chain);
     } else {
       // Bounded where it was parsed, in the Jinja process.
       output = await this.sandbox.renderJinjaData(request, { source: outputSource, maxNodes: this.maxNodes });

@@ -29,8 +29,12 @@ interface Request {
   wire?: boolean;
   /** Parse the output as YAML here and answer with the data (source names it in errors). */
   parse?: { source: string; maxNodes: number };
-  /** Not a template: validate `context.properties` against the schema file `name`. */
-  schema?: { subject: string; mode: SchemaValidationMode };
+  /** The schema (its path in the schema's own file set) to check `context.properties` against. */
+  schema?: string;
+  schemaFiles?: Record<string, string>;
+  schemaFilesId?: number;
+  /** Check the properties first (`only`: and answer with them, nothing to render). */
+  check?: { subject: string; mode: SchemaValidationMode; only?: boolean };
   /** Answer with the CPU time of the work (`ms`). */
   time?: boolean;
 }
@@ -55,40 +59,39 @@ function schemaFile(filesId: number, path: string, content: string): TemplateFil
   return file;
 }
 
-/** Validates properties against a schema; answers with the completed properties or the DmError. */
-function validate(
-  { applySchema }: typeof import('../schema-validation.js'),
-  request: Request,
-  files: Record<string, string>,
-  schema: NonNullable<Request['schema']>,
-): void {
-  const given = (request.wire ? fromWire(request.context) : request.context) as {
-    properties: Record<string, unknown>;
-  };
-  const timed = request.time === true;
+/** The properties checked against the request's schema, or the answer to send instead. */
+type Checked = { properties: Record<string, unknown>; violations: string[]; ms: number } | { failed: true };
+
+/** Checks `context.properties` against the request's schema (schema-validation.ts); answers a failure itself. */
+function check(request: Request, given: Record<string, unknown>, timed: boolean): Checked {
+  const module = schemaValidation.module;
+  if (!module) {
+    const message = `cannot validate against a schema: ${schemaValidation.failure}`;
+    answer({ id: request.id, ok: false, kind: 'runtime', message, file: request.name, line: null });
+    return { failed: true };
+  }
+  if (request.schemaFiles && request.schemaFilesId !== undefined)
+    fileSets.set(request.schemaFilesId, request.schemaFiles);
+  const path = request.schema ?? '';
+  const content = fileSets.get(request.schemaFilesId ?? -1)?.[path] ?? '';
   const t0 = timed ? cpuMs() : 0;
   try {
     const violations: string[] = [];
-    const properties = applySchema(
-      parseTemplateSchema(
-        schemaFile(request.filesId, request.name, request.source ?? files[request.name] ?? ''),
-      ),
-      given.properties,
-      schema.subject,
-      schema.mode,
+    const properties = module.applySchema(
+      parseTemplateSchema(schemaFile(request.schemaFilesId ?? -1, path, content)),
+      (given.properties ?? {}) as Record<string, unknown>,
+      request.check!.subject,
+      request.check!.mode,
       (message) => violations.push(message),
     );
-    const ms = timed ? { ms: [cpuMs() - t0, 0] } : {};
-    if (hasPythonValues(properties))
-      answer({ id: request.id, ok: true, data: toWire(properties), wire: true, violations, ...ms });
-    else answer({ id: request.id, ok: true, data: properties, violations, ...ms });
+    return { properties, violations, ms: timed ? cpuMs() - t0 : 0 };
   } catch (thrown) {
     // A schema that breaks Ajv itself (too deep to compile, …) is reported as an invalid schema.
     const error = isDmError(thrown)
       ? thrown
       : new DmError(
           'INVALID_SCHEMA',
-          `${request.name}: the schema is invalid: ${thrown instanceof Error ? thrown.message : String(thrown)}`,
+          `${path}: the schema is invalid: ${thrown instanceof Error ? thrown.message : String(thrown)}`,
           { category: 'invalid-input' },
         );
     answer({
@@ -103,7 +106,18 @@ function validate(
         ...(error.hint ? { hint: error.hint } : {}),
       },
     });
+    return { failed: true };
   }
+}
+
+/** What an answer carries of a check: the properties (in the wire form when needed), the violations. */
+function checkedFields(checked: {
+  properties: Record<string, unknown>;
+  violations: string[];
+}): Record<string, unknown> {
+  return hasPythonValues(checked.properties)
+    ? { properties: toWire(checked.properties), propertiesWire: true, violations: checked.violations }
+    : { properties: checked.properties, violations: checked.violations };
 }
 
 function answer(message: Record<string, unknown>): void {
@@ -114,18 +128,28 @@ function handle(request: Request): void {
   try {
     if (request.files) fileSets.set(request.filesId, request.files);
     const files = fileSets.get(request.filesId) ?? {};
-    if (request.schema) {
-      const module = schemaValidation.module;
-      if (module) validate(module, request, files, request.schema);
-      else {
-        const message = `cannot validate against a schema: ${schemaValidation.failure}`;
-        answer({ id: request.id, ok: false, kind: 'runtime', message, file: request.name, line: null });
-      }
-      return;
-    }
-    const given = request.wire ? (fromWire(request.context) as Record<string, unknown>) : request.context;
-    const context = request.importsAreFiles ? { ...given, imports: files } : given;
+    let given = request.wire ? (fromWire(request.context) as Record<string, unknown>) : request.context;
     const timed = request.time === true;
+    let checked: { properties: Record<string, unknown>; violations: string[] } | undefined;
+    let checkMs = 0;
+    if (request.check) {
+      const result = check(request, given, timed);
+      if ('failed' in result) return;
+      checked = result;
+      checkMs = result.ms;
+      // A check alone (RenderSandbox.applySchema): the properties are the answer.
+      if (request.check.only) {
+        answer({
+          id: request.id,
+          ok: true,
+          ...checkedFields(checked),
+          ...(timed ? { ms: [0, 0, checkMs] } : {}),
+        });
+        return;
+      }
+      given = { ...given, properties: checked.properties };
+    }
+    const context = request.importsAreFiles ? { ...given, imports: files } : given;
     const t0 = timed ? cpuMs() : 0;
     const text = renderJinja(request.source ?? files[request.name] ?? '', context, {
       name: request.name,
@@ -142,10 +166,11 @@ function handle(request: Request): void {
           maxNodes: request.parse.maxNodes,
         });
         // CPU time spent rendering and reading the rendering as YAML (the sandbox adds them up).
-        const ms = timed ? { ms: [t1 - t0, cpuMs() - t1] } : {};
+        const ms = timed ? { ms: [t1 - t0, cpuMs() - t1, checkMs] } : {};
+        const extra = checked ? checkedFields(checked) : {};
         if (hasPythonValues(data))
-          answer({ id: request.id, ok: true, data: toWire(data), wire: true, ...ms });
-        else answer({ id: request.id, ok: true, data, ...ms });
+          answer({ id: request.id, ok: true, data: toWire(data), wire: true, ...extra, ...ms });
+        else answer({ id: request.id, ok: true, data, ...extra, ...ms });
       } catch (error) {
         const e = error as DmError;
         answer({
@@ -159,7 +184,13 @@ function handle(request: Request): void {
       }
       return;
     }
-    answer({ id: request.id, ok: true, text, ...(timed ? { ms: [t1 - t0, 0] } : {}) });
+    answer({
+      id: request.id,
+      ok: true,
+      text,
+      ...(checked ? checkedFields(checked) : {}),
+      ...(timed ? { ms: [t1 - t0, 0, checkMs] } : {}),
+    });
   } catch (error) {
     if (error instanceof JinjaRenderError) {
       let kind: string = error.kind;
@@ -188,7 +219,7 @@ process.on('disconnect', () => process.exit(0));
 answer({ ready: true });
 schemaValidation = new LoadAfterReady(
   () => import('../schema-validation.js'),
-  (request) => request.schema !== undefined,
+  (request) => request.check !== undefined,
   handle,
 );
 // Requests come in batches (those the main process dispatched together), answered one by one.

@@ -56,6 +56,11 @@ export interface TemplateRequest {
   files: Record<string, string>;
   /** When true, the context's `imports` is `files` (not sent twice). */
   importsAreFiles?: boolean;
+  /**
+   * A schema to validate `context.properties` against first (filling defaults); like a file set,
+   * it travels to a rendering process once.
+   */
+  schema?: TemplateFile;
 }
 
 const fileSetIds = new WeakMap<object, number>();
@@ -88,7 +93,17 @@ interface Failure {
 }
 
 type Answer = (
-  | { ok: true; text?: string; data?: unknown; wire?: boolean; ms?: number[]; violations?: string[] }
+  | {
+      ok: true;
+      text?: string;
+      data?: unknown;
+      wire?: boolean;
+      ms?: number[];
+      /** With a schema check: the properties checked (`propertiesWire`: in the wire form). */
+      properties?: unknown;
+      propertiesWire?: boolean;
+      violations?: string[];
+    }
   | Failure
 ) & {
   id: number;
@@ -104,8 +119,28 @@ export interface SchemaRequest {
   mode: SchemaValidationMode;
 }
 
+/** How properties are checked against a request's schema (docs/expansion.md, "Schemas"). */
+export type SchemaCheck = Pick<SchemaRequest, 'subject' | 'mode'>;
+
+/** Properties completed by a schema, and the violations `warn` mode reports. */
+export interface CheckedProperties {
+  properties: Record<string, unknown>;
+  violations: string[];
+}
+
 /** The one-file "file set" a schema travels in (a schema is sent to a process once, as files are). */
 const schemaFileSets = new WeakMap<TemplateFile, Record<string, string>>();
+
+function schemaFileSet(schema: TemplateFile): Record<string, string> {
+  let files = schemaFileSets.get(schema);
+  if (!files) {
+    files = { [schema.path]: schema.content };
+    schemaFileSets.set(schema, files);
+  }
+  return files;
+}
+
+const NO_FILES: Record<string, string> = {};
 
 /**
  * Where a sandbox's time went, in CPU milliseconds of each rendering process's own work (the
@@ -345,12 +380,23 @@ abstract class Worker {
    * it is the file of that name there (the process reads it from the file set).
    */
   private withFiles(request: TemplateRequest): Record<string, unknown> {
-    const filesId = fileSetId(request.files);
-    const { files, source, ...all } = request;
-    const rest = files[request.name] === source ? all : { ...all, source };
-    if (this.sentFileSets.has(filesId)) return { ...rest, filesId };
-    this.sentFileSets.add(filesId);
-    return { ...rest, filesId, files };
+    const { files, source, schema, ...all } = request;
+    const rest: Record<string, unknown> = files[request.name] === source ? all : { ...all, source };
+    if (schema) {
+      // The schema's path names it in its one-file set.
+      const schemaFiles = schemaFileSet(schema);
+      rest.schema = schema.path;
+      Object.assign(rest, this.fileSet('schemaFilesId', 'schemaFiles', schemaFiles));
+    }
+    return { ...rest, ...this.fileSet('filesId', 'files', files) };
+  }
+
+  /** `{[idKey]: id}`, and the files themselves the first time this process gets them. */
+  private fileSet(idKey: string, filesKey: string, files: Record<string, string>): Record<string, unknown> {
+    const id = fileSetId(files);
+    if (this.sentFileSets.has(id)) return { [idKey]: id };
+    this.sentFileSets.add(id);
+    return { [idKey]: id, [filesKey]: files };
   }
 
   private async dispatch(p: Pending): Promise<void> {
@@ -710,10 +756,12 @@ export class RenderSandbox {
 
   private count(engine: 'Jinja' | 'Python', answer: Answer): void {
     if (!answer.ok || !answer.ms) return;
-    const [a = 0, b = 0] = answer.ms;
+    const [a = 0, b = 0, c = 0] = answer.ms;
     if (engine === 'Jinja') {
+      // Rendering, reading the rendering as YAML, checking properties against a schema.
       this.timings.jinjaRenderMs += a;
       this.timings.jinjaYamlMs += b;
+      this.timings.jinjaSchemaMs += c;
     } else {
       this.timings.pythonRunMs += a;
       this.timings.pythonEncodeMs += b;
@@ -771,16 +819,23 @@ export class RenderSandbox {
     request: TemplateRequest,
     parse: { source: string; maxNodes: number },
   ): Promise<unknown> {
-    const wire = onWire(request);
-    const answer = await this.jinjaWorker().request(request.name, wire.request, {
-      ...wire.extra,
-      ...this.timed,
-      parse,
-    });
-    this.count('Jinja', answer);
-    if (!answer.ok)
-      throw failureToError('Jinja', request.name, { ...answer, file: answer.file ?? request.name });
-    return answerData(answer);
+    return (await this.jinjaData(request, { parse })).data;
+  }
+
+  /**
+   * A Jinja template's output parsed as YAML, rendered with its properties checked against
+   * `request.schema` first, in the same request (docs/expansion.md, "Schemas"): the data, the
+   * properties the template saw (defaults filled in) and the violations `warn` mode reports.
+   */
+  async renderJinjaChecked(
+    request: TemplateRequest & { schema: TemplateFile },
+    parse: { source: string; maxNodes: number },
+    check: SchemaCheck,
+  ): Promise<CheckedProperties & { data: unknown }> {
+    // A time limit names both: the template or its schema may be what ran too long.
+    const label = `${request.name} (checked against its schema ${request.schema.path})`;
+    const answer = await this.jinjaData(request, { parse, check }, label);
+    return { data: answer.data, ...answer.checked! };
   }
 
   /**
@@ -789,29 +844,47 @@ export class RenderSandbox {
    * schema is as untrusted as its template; docs/expansion.md, "Isolation"). A violation in
    * `strict` mode, or an invalid schema, is thrown as the DmError schema-validation.ts raised.
    */
-  async applySchema(
-    request: SchemaRequest,
-  ): Promise<{ properties: Record<string, unknown>; violations: string[] }> {
-    let files = schemaFileSets.get(request.schema);
-    if (!files) {
-      files = { [request.schema.path]: request.schema.content };
-      schemaFileSets.set(request.schema, files);
-    }
+  async applySchema(request: SchemaRequest): Promise<CheckedProperties> {
     const name = request.schema.path;
-    const wire = onWire({
-      name,
-      source: request.schema.content,
-      context: { properties: request.properties },
-      files,
-    });
-    const answer = await this.jinjaWorker().request(`${request.subject}: schema ${name}`, wire.request, {
+    const answer = await this.jinjaData(
+      {
+        name,
+        source: '',
+        context: { properties: request.properties },
+        files: NO_FILES,
+        schema: request.schema,
+      },
+      { check: { subject: request.subject, mode: request.mode, only: true } },
+      `${request.subject}: schema ${name}`,
+    );
+    return answer.checked!;
+  }
+
+  /** One request to a Jinja process: a rendering (parsed or not), a schema check, or both. */
+  private async jinjaData(
+    request: TemplateRequest,
+    extra: { parse?: { source: string; maxNodes: number }; check?: SchemaCheck & { only?: boolean } },
+    label = request.name,
+  ): Promise<{ data: unknown; checked?: CheckedProperties }> {
+    const wire = onWire(request);
+    const answer = await this.jinjaWorker().request(label, wire.request, {
       ...wire.extra,
       ...this.timed,
-      schema: { subject: request.subject, mode: request.mode },
+      ...extra,
     });
-    if (!answer.ok) throw failureToError('Jinja', name, answer);
-    if (answer.ms) this.timings.jinjaSchemaMs += answer.ms[0] ?? 0;
-    return { properties: answerData(answer) as Record<string, unknown>, violations: answer.violations ?? [] };
+    this.count('Jinja', answer);
+    if (!answer.ok)
+      throw failureToError('Jinja', request.name, { ...answer, file: answer.file ?? request.name });
+    const checked = extra.check
+      ? {
+          properties: (answer.propertiesWire ? fromWire(answer.properties) : answer.properties) as Record<
+            string,
+            unknown
+          >,
+          violations: answer.violations ?? [],
+        }
+      : undefined;
+    return { data: answerData(answer), ...(checked ? { checked } : {}) };
   }
 
   /** What a Python template's GenerateConfig returned: YAML text or data. */
