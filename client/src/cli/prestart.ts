@@ -36,12 +36,19 @@ function enginesOf(args: readonly string[]): { jinja: boolean; python: boolean }
   return { jinja: false, python: false };
 }
 
-/** For `dm expand <args>`: starts the rendering processes its configuration names. Never throws. */
+/**
+ * For `dm expand <args>`: starts the rendering process its configuration needs first. Never
+ * throws. When it names Jinja (or a schema, checked there), that is the Jinja process only: the
+ * Python process would start beside it and slow its start on a small machine, and it is not
+ * needed before a first rendering comes back; the command starts it once the CLI has loaded
+ * (RenderSandbox.warm). Python alone starts here.
+ */
 export function prestartForExpand(args: readonly string[]): void {
   try {
     const memory = flagValue(args, '--memory');
     const python = flagValue(args, '--python');
-    startRenderersEarly(enginesOf(args), {
+    const engines = enginesOf(args);
+    startRenderersEarly(engines.jinja ? { jinja: true } : engines, {
       ...(memory !== undefined ? { memoryMb: Number(memory) } : {}),
       ...(python !== undefined ? { python } : {}),
     });
