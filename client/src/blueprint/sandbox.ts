@@ -10,7 +10,12 @@ import type { ChildProcess } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DmError } from '../error.js';
-import { forkRenderer, rendererCode, sharedRendererModules } from '../expand/sandbox/fork-renderer.js';
+import {
+  forkRenderer,
+  rendererCode,
+  sentOnceId,
+  sharedRendererModules,
+} from '../expand/sandbox/fork-renderer.js';
 import { BlueprintError, type Phase } from './errors.js';
 import type { SchemaScope } from './schema.js';
 
@@ -79,18 +84,6 @@ interface Answer {
   problems?: string[];
   /** kind `blueprint`: the phase of the BlueprintError raised in the process. */
   phase?: Phase;
-}
-
-const scopeIds = new WeakMap<SchemaScope, number>();
-let nextScopeId = 1;
-
-function scopeId(scope: SchemaScope): number {
-  let id = scopeIds.get(scope);
-  if (id === undefined) {
-    id = nextScopeId++;
-    scopeIds.set(scope, id);
-  }
-  return id;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -222,7 +215,7 @@ export class BlueprintSandbox implements TemplateRenderer {
    * limit's error names nothing: the caller says which import or export took too long.
    */
   async validate(check: SchemaCheck): Promise<string[]> {
-    const id = scopeId(check.scope);
+    const id = sentOnceId(check.scope);
     const answer = await this.request(() => {
       const first = !this.sentScopes.has(id);
       this.sentScopes.add(id);

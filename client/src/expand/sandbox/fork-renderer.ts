@@ -64,6 +64,23 @@ export function rendererCode(
   return { entry, readTrees: [], readFiles: [entry] };
 }
 
+const sentIds = new WeakMap<object, number>();
+let nextSentId = 1;
+
+/**
+ * The number naming an object that travels to rendering processes once (a file set, a schema, a
+ * blueprint's schema scope): the same for the same object, so that a process that has it already
+ * is sent the number alone.
+ */
+export function sentOnceId(object: object): number {
+  let id = sentIds.get(object);
+  if (id === undefined) {
+    id = nextSentId++;
+    sentIds.set(object, id);
+  }
+  return id;
+}
+
 export interface ForkRendererOptions extends RendererCode {
   memoryMb: number;
   /** For messages: "the Jinja renderer". */

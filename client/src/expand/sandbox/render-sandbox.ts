@@ -25,6 +25,7 @@ import {
   type ForkRendererOptions,
   forkRenderer,
   rendererCode,
+  sentOnceId,
   sharedRendererModules,
 } from './fork-renderer.js';
 
@@ -61,18 +62,6 @@ export interface TemplateRequest {
    * it travels to a rendering process once.
    */
   schema?: TemplateFile;
-}
-
-const fileSetIds = new WeakMap<object, number>();
-let nextFileSetId = 1;
-
-function fileSetId(files: object): number {
-  let id = fileSetIds.get(files);
-  if (id === undefined) {
-    id = nextFileSetId++;
-    fileSetIds.set(files, id);
-  }
-  return id;
 }
 
 export type PythonResult = { text: string } | { data: unknown };
@@ -393,7 +382,7 @@ abstract class Worker {
 
   /** `{[idKey]: id}`, and the files themselves the first time this process gets them. */
   private fileSet(idKey: string, filesKey: string, files: Record<string, string>): Record<string, unknown> {
-    const id = fileSetId(files);
+    const id = sentOnceId(files);
     if (this.sentFileSets.has(id)) return { [idKey]: id };
     this.sentFileSets.add(id);
     return { [idKey]: id, [filesKey]: files };
