@@ -1,4 +1,4 @@
-/** `dm-registry start` (docs/server.md "Running it", "Stopping"; docs/mirroring.md for --upstream). */
+/** `dm-registry start` (docs/server.md "Running it"; docs/mirroring.md for --upstream). */
 
 import { readFileSync } from 'node:fs';
 import net from 'node:net';

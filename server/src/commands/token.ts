@@ -1,4 +1,4 @@
-/** `dm-registry token create|list|revoke` (docs/server.md "Tokens"). */
+/** `dm-registry token create|list|revoke` (docs/server.md "HTTP API"). */
 
 import { join } from 'node:path';
 import type { Command } from 'commander';
