@@ -7,8 +7,8 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { OperationView } from '../../../server/src/manager/shapes.js';
 import { DmError, relayedError } from '../error.js';
+import type { OperationView } from '../wire/manager-api.js';
 
 export interface ManagerClientOptions {
   url: string;

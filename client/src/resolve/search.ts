@@ -1,7 +1,8 @@
 /** `dm search`: full-text search on a registry server (docs/server.md "HTTP API"); needs `--registry-url`. */
-import type { SearchHit, SearchResult } from '../../../server/src/api/shapes.js';
+
 import type { DmConfig } from '../config/config.js';
 import { DmError } from '../error.js';
+import type { SearchHit, SearchResult } from '../wire/registry-api.js';
 import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
 
 export type { SearchHit, SearchResult };

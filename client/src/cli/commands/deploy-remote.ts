@@ -5,9 +5,9 @@
  * and prints and exits as the local command does.
  */
 
-import type { ResourceView as ResourceJson } from '../../../../server/src/manager/shapes.js';
 import type { DryRunResult } from '../../deploy/deploy.js';
 import { DmError } from '../../error.js';
+import type { ResourceView as ResourceJson } from '../../wire/manager-api.js';
 import type { CommandContext } from '../context.js';
 import type { Printable } from '../format.js';
 
