@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { DIALECTS, FIXTURES } from '../helpers.js';
-import { ADMIN, startRegistry } from './process.js';
+import { ADMIN, boundedWork, startRegistry } from './process.js';
 
 const REG = 'github.com/dm-samples/templates';
 
@@ -25,14 +25,7 @@ async function batch(url: string, token?: string) {
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
 }
 
-async function batchWork(url: string): Promise<Record<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^dm_registry_bounded_work\{work="batch-resolve",state="(\w+)"\} (\d+)$/gm)) {
-    out[m[1]!] = Number(m[2]);
-  }
-  return out;
-}
+const batchWork = (url: string) => boundedWork(url, 'batch-resolve');
 
 for (const dialect of DIALECTS) {
   describe(`hostile: batch resolve share (${dialect})`, () => {

@@ -13,7 +13,7 @@ import { request } from 'node:http';
 import { describe, it } from 'node:test';
 import { startGitHubStandin } from '../../github-standin/standin.js';
 import { DIALECTS, FIXTURES } from '../helpers.js';
-import { ADMIN, startRegistry } from './process.js';
+import { ADMIN, boundedWork, startRegistry } from './process.js';
 
 const REG = 'github.com/dm-samples/templates';
 const MIB = 1024 * 1024;
@@ -44,15 +44,7 @@ function post(
   });
 }
 
-/** The `dm_registry_bounded_work{work="webhook",state}` gauges. */
-async function webhookWork(url: string): Promise<Record<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^dm_registry_bounded_work\{work="webhook",state="(\w+)"\} (\d+)$/gm)) {
-    out[m[1]!] = Number(m[2]);
-  }
-  return out;
-}
+const webhookWork = (url: string) => boundedWork(url, 'webhook');
 
 /** Polls until `ok` holds (each poll is a request; the limit only ends a test that failed). */
 async function until(what: string, ok: () => Promise<boolean>): Promise<void> {
