@@ -729,6 +729,16 @@ export const ERROR_CODES = {
     meaning:
       '`dm-registry start --host` (or DM_REGISTRY_HOST) is not an address or host name of this machine.',
   },
+  SERVER_BUSY: {
+    category: 'unreachable',
+    meaning:
+      'The server already runs and queues as much of this kind of work (webhook deliveries, batch resolves, expansions) as it allows; retry after Retry-After seconds.',
+  },
+  CALLER_BUSY: {
+    category: 'rate-limited',
+    meaning:
+      'This caller already has as many batch requests in progress as one caller may; retry after Retry-After seconds.',
+  },
   REMOTE_ERROR: {
     category: ALL_CATEGORIES,
     meaning:
