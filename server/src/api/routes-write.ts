@@ -3,6 +3,7 @@
  * encrypted, never returned), syncs; and the GitHub push webhook, authenticated by the HMAC-SHA256
  * signature of the registry's webhook secret instead of a token.
  */
+import { createHash } from 'node:crypto';
 import { verify } from '@octokit/webhooks-methods';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -170,10 +171,14 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
       }
       if (event === 'ping') return c.json({ ok: true });
       if (event !== 'push') return c.json({ ignored: `event ${event}` });
-      if (delivery) {
-        if (deliveries.has(delivery)) return c.json({ duplicate: delivery, syncing: [] });
-        deliveries.set(delivery, true);
-      }
+      // A replay is known by its delivery id or by its body's digest: headers are not signed, so a
+      // captured push sent again with another id, or with none, is still a duplicate
+      // (docs/server.md, "Webhooks").
+      const digest = `sha256:${createHash('sha256').update(text).digest('hex')}`;
+      const seen = [delivery, digest].find((key) => key !== '' && deliveries.has(key));
+      if (seen !== undefined) return c.json({ duplicate: seen, syncing: [] });
+      if (delivery) deliveries.set(delivery, true);
+      deliveries.set(digest, true);
       const synced: string[] = [];
       for (const r of matching) {
         const branch = r.branch ?? (repository.default_branch as string | undefined);
