@@ -122,6 +122,10 @@ export function buildProgram(): Command {
     .option('--registry-url <url>', 'a registry server or mirror (env DM_REGISTRY_URL)')
     .option('--manager-url <url>', 'a Deployment Manager service for deploy, deployments, manifests, types')
     .option(
+      '--http-timeout <seconds>',
+      'time limit of every HTTP call dm makes (config httpTimeout; default 30)',
+    )
+    .option(
       '--registry-dir <dir[=host/owner/repo]>',
       'a registry on disk to resolve from (repeatable)',
       collect,

@@ -15,7 +15,11 @@ type Row = { name: string; outcome: string; message?: string };
 
 async function client(ctx: CommandContext) {
   const { ManagerClient } = await import('../../deploy/manager-client.js');
-  return new ManagerClient({ url: ctx.config.managerUrl!, token: ctx.config.managerToken });
+  return new ManagerClient({
+    url: ctx.config.managerUrl!,
+    token: ctx.config.managerToken,
+    timeoutMs: ctx.config.httpTimeoutMs,
+  });
 }
 
 const enc = encodeURIComponent;
