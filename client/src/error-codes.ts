@@ -116,6 +116,10 @@ export const ERROR_CODES = {
     category: 'usage',
     meaning: 'The dm-registry subcommand does not support this database yet.',
   },
+  NOT_A_REGISTRY_ROOT: {
+    category: 'usage',
+    meaning: '`dm lint` was given a template or version directory instead of a registry root.',
+  },
   OFFLINE: { category: 'usage', meaning: 'The command needs the network, and --offline forbids it.' },
   INVALID_CONFIG_KEY: { category: 'usage', meaning: '`dm config` was given a key it does not know.' },
 

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
 
@@ -131,6 +131,26 @@ const CASES: Case[] = [
     code: 1,
     says: /<stdin>/,
   },
+  // Item: dm lint on a template directory; --strict.
+  {
+    name: 'dm lint on a template directory',
+    args: ['lint', join(fixtures, 'redis')],
+    code: 2,
+    says: /redis is a template directory \(versions v1, v1\.0\.1, v1\.0\.3, …\), not a registry root[^\n]*\nhint: run dm lint .*registry-fixtures$/m,
+  },
+  {
+    name: 'dm lint on a version directory',
+    args: ['lint', join(fixtures, 'redis', 'v1.0.3')],
+    code: 2,
+    says: /v1\.0\.3 is a version directory \(it holds the template redis\.jinja\), not a registry root/,
+  },
+  {
+    name: 'dm lint --strict on a registry with warnings only',
+    files: { 'reg/web/v1.0.0/web.jinja': 'resources: []\n', 'reg/web/notes/a.txt': 'hi\n' },
+    args: ['lint', '$DIR/reg', '--strict', '--no-examples', '-o', 'json'],
+    code: 4,
+    says: /registry '.*reg' has 2 lint warnings, and --strict makes warnings fail/,
+  },
 ];
 
 let silent: Server;
@@ -164,6 +184,7 @@ describe('the corpus of bad inputs', () => {
         const env = await isolatedEnv();
         const dir = await mkdtemp(join(tmpdir(), 'dm-bad-input-'));
         for (const [path, content] of Object.entries(c.files ?? {})) {
+          mkdirSync(dirname(join(dir, path)), { recursive: true });
           if (content === null) execFileSync('mkfifo', [join(dir, path)]);
           else writeFileSync(join(dir, path), content);
         }
