@@ -131,6 +131,10 @@ export const ERROR_CODES = {
     category: 'usage',
     meaning: 'The dm-registry subcommand does not support this database yet.',
   },
+  NOT_A_REGISTRY_ROOT: {
+    category: 'usage',
+    meaning: '`dm lint` was given a template or version directory instead of a registry root.',
+  },
   OFFLINE: { category: 'usage', meaning: 'The command needs the network, and --offline forbids it.' },
   INVALID_CONFIG_KEY: { category: 'usage', meaning: '`dm config` was given a key it does not know.' },
 
@@ -141,8 +145,9 @@ export const ERROR_CODES = {
   },
   CONFIG_UNREADABLE: { category: 'invalid-input', meaning: 'The config file cannot be read or parsed.' },
   INVALID_CONFIG_FILE: {
-    category: 'invalid-input',
-    meaning: 'The config file has a value of the wrong form.',
+    category: 'usage',
+    meaning:
+      'The config file (or `dm config set`) has an unknown key or a value of the wrong form; the message names the file, key and value.',
   },
 
   // Files and input.
@@ -292,6 +297,11 @@ export const ERROR_CODES = {
     meaning: '`dm update` was given a reference that is not in dm.lock.',
   },
   TARGET_EXISTS: { category: 'conflict', meaning: 'The install target cannot be written.' },
+  TARGET_UNWRITABLE: {
+    category: 'invalid-input',
+    meaning:
+      'A directory dm was told to write (`pull --to`) cannot be made there (no parent, no permission).',
+  },
 
   // Sources (GitHub, git, archives).
   SOURCE_NOT_FOUND: { category: 'not-found', meaning: 'A source (repository, branch, path) does not exist.' },
