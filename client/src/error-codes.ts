@@ -455,8 +455,18 @@ export const ERROR_CODES = {
 
   // Deployments.
   NOTHING_TO_DEPLOY: {
-    category: 'invalid-input',
-    meaning: 'The input holds neither a configuration nor Kubernetes objects.',
+    category: 'validation',
+    meaning:
+      'The input is empty, has no resources, or holds neither a configuration nor Kubernetes objects: deploying it would prune the deployment.',
+  },
+  UNKNOWN_CONFIGURATION_KEY: {
+    category: 'validation',
+    meaning: 'A configuration to deploy has a top-level key other than imports, resources and outputs.',
+  },
+  PRUNE_REFUSED: {
+    category: 'conflict',
+    meaning:
+      'A deploy would delete every object of the deployment, or more than half of them, and --prune-all (pruneAll) was not given.',
   },
   MIXED_DOCUMENTS: {
     category: 'invalid-input',

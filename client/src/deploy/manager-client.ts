@@ -160,6 +160,13 @@ export async function configurationPayload(
     };
   }
   const text = readFileSync(arg, 'utf8');
+  // Refused here as locally (nothing to deploy, a mistyped top-level key), naming the user's file.
+  const { checkConfigurationDocuments } = await import('./input.js');
+  const { parseYamlDocuments } = await import('../document/yaml.js');
+  checkConfigurationDocuments(
+    parseYamlDocuments(text, { source: arg }).filter((d) => d !== null && d !== undefined),
+    arg,
+  );
   try {
     const { parseConfiguration } = await import('../expand/index.js');
     const parsed = parseConfiguration(text, arg) as unknown as {

@@ -93,6 +93,7 @@ export async function remoteDeploy(
     configuration,
     ...(Object.keys(properties).length ? { properties } : {}),
     ...(options.wait ? { waitForReady: true } : {}),
+    ...(options.pruneAll ? { pruneAll: true } : {}),
     ...(Number.isInteger(timeout) && timeout > 0 && timeout <= 3600 ? { timeoutSeconds: timeout } : {}),
   };
   const query = options.dryRun ? '?dryRun=true' : '';
