@@ -627,6 +627,88 @@ properties:
   });
 });
 
+describe('template outputs', () => {
+  const NET = `resources:
+- name: {{ env.name }}
+  type: Network
+  properties: {cidr: {{ properties.cidr }}}
+outputs:
+- name: cidr
+  value: {{ properties.cidr }}
+- name: selfLink
+  value: $(ref.{{ env.name }}.selfLink)
+- name: zones
+  value: [a, b]
+- name: summary
+  value: {{ properties.cidr }} in $(ref.{{ env.name }}.region)
+`;
+  const STACK = `def GenerateConfig(context):
+    return {
+        'resources': [{'name': 'net', 'type': 'net.jinja', 'properties': {'cidr': context.properties['cidr']}}],
+        'outputs': [{'name': 'network', 'value': '$(ref.net.selfLink)'}, {'name': 'cidr', 'value': '$(ref.net.cidr)'}],
+    }
+`;
+
+  it('resolves $(ref.<template>.<output>) at expansion where known, keeps deployed resources for deploy', async () => {
+    const result = await expand({
+      'config.yaml': `resources:
+- {name: stack, type: stack.py, properties: {cidr: 10.0.0.0/8}}
+- name: vm
+  type: Instance
+  properties:
+    network: $(ref.stack.network)
+    cidr: $(ref.stack.cidr)
+    zones: $(ref.net.zones)
+    zone0: $(ref.net.zones[0])
+    text: "net $(ref.net.summary) $(ref.net.zones)!"
+`,
+      'stack.py': STACK,
+      'net.jinja': NET,
+    });
+    assert.deepEqual(result.config.resources[1], {
+      name: 'vm',
+      type: 'Instance',
+      properties: {
+        network: '$(ref.net.selfLink)',
+        cidr: '10.0.0.0/8',
+        zones: ['a', 'b'],
+        zone0: 'a',
+        text: 'net 10.0.0.0/8 in $(ref.net.region) ["a","b"]!',
+      },
+    });
+    // The reference left for deploy time is to the deployed network, ordered as such.
+    assert.deepEqual(result.references.dependsOn.vm, ['net']);
+    assert.deepEqual(result.references.order, ['net', 'vm']);
+    // The layout shows each template's outputs, resolved where known.
+    const stack = result.layout.resources[0]!;
+    assert.deepEqual(stack.outputs, [
+      { name: 'network', value: '$(ref.net.selfLink)' },
+      { name: 'cidr', value: '10.0.0.0/8' },
+    ]);
+    assert.deepEqual(stack.resources?.[0]?.outputs?.[0], { name: 'cidr', value: '10.0.0.0/8' });
+  });
+
+  it('refuses outputs that are not a list of {name, value}, and a reference to an undeclared output', async () => {
+    const bad = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: o.jinja}\n',
+      'o.jinja': 'resources: []\noutputs: {x: 1}\n',
+    });
+    assert.equal(bad.code, 'TEMPLATE_INVALID_OUTPUTS');
+    assert.match(bad.message, /o\.jinja: 'outputs' .* must be a list/);
+    const unknown = await expandError({
+      'config.yaml':
+        'resources:\n- {name: a, type: o.jinja}\n- {name: b, type: T, properties: {x: $(ref.a.nope)}}\n',
+      'o.jinja': 'resources: []\noutputs: [{name: x, value: 1}]\n',
+    });
+    assert.equal(unknown.code, 'UNKNOWN_REFERENCE');
+    const cycle = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: o.jinja}\n',
+      'o.jinja': 'resources: []\noutputs: [{name: x, value: $(ref.a.y)}, {name: y, value: $(ref.a.x)}]\n',
+    });
+    assert.equal(cycle.code, 'REFERENCE_CYCLE');
+  });
+});
+
 describe('value references', () => {
   it('buildReferenceGraph() orders resources after what they reference', async () => {
     const result = await expand({
