@@ -296,6 +296,25 @@ export const ERROR_CODES = {
     meaning: 'An archive entry would escape its directory, or is a link or device.',
   },
 
+  // OCI registries (docs/oci.md).
+  OCI_NOT_FOUND: { category: 'not-found', meaning: 'An OCI repository, tag or blob does not exist.' },
+  OCI_NOT_A_TEMPLATE: {
+    category: 'invalid-input',
+    meaning: 'An OCI manifest or blob is not a dm template artifact (another artifact type, or malformed).',
+  },
+  OCI_TOO_LARGE: { category: 'limit', meaning: 'An OCI manifest or blob is larger than dm reads.' },
+  OCI_UNAUTHORIZED: {
+    category: 'unauthorized',
+    meaning: 'An OCI registry refused the credentials (or asked for some and none are configured).',
+  },
+  OCI_FORBIDDEN: { category: 'forbidden', meaning: 'An OCI registry refused access to a repository.' },
+  OCI_UNREACHABLE: { category: 'unreachable', meaning: 'An OCI registry cannot be reached in time.' },
+  OCI_REGISTRY_ERROR: { category: 'upstream', meaning: 'An OCI registry answered a request with an error.' },
+  OCI_TAG_EXISTS: {
+    category: 'conflict',
+    meaning: '`dm push` would replace a tag that holds other content (use --force to replace it).',
+  },
+
   // Expansion of configurations and templates.
   INVALID_CONFIGURATION: {
     category: 'invalid-input',

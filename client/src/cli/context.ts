@@ -45,6 +45,7 @@ export interface GlobalOptions {
   quiet?: boolean;
   verbose?: boolean;
   color?: boolean;
+  plainHttp?: boolean;
 }
 
 export interface ActionOptions {
@@ -77,6 +78,7 @@ export function contextFromCommand(command: Command, actionOptions: ActionOption
       context: opts.context,
       namespace: opts.namespace,
       config: opts.config,
+      plainHttp: opts.plainHttp,
     },
     env,
   });

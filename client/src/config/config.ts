@@ -10,6 +10,7 @@ import { isMapping } from '../data.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError, fromSystemError } from '../error.js';
 import { SCHEMA_VALIDATION_MODES, type SchemaValidationMode } from '../expand/types.js';
+import { authFiles } from '../oci/auth.js';
 
 export type OutputFormat = 'text' | 'yaml' | 'json';
 
@@ -60,6 +61,8 @@ export interface DmConfig {
   checksumKey?: string | undefined;
   /** Registries whose digests are not checked against the log (`DM_NOSUMCHECK=<glob>,…`). */
   noSumCheck?: string[];
+  /** OCI registries (docs/oci.md): plain HTTP (`--plain-http`) and the credential files read. */
+  oci?: { plainHttp: boolean; authFiles: string[] } | undefined;
 }
 
 /** Flags as the CLI parsed them; undefined means "not given". */
@@ -76,6 +79,7 @@ export interface ConfigFlags {
   context?: string;
   namespace?: string;
   config?: string;
+  plainHttp?: boolean;
 }
 
 export interface LoadConfigOptions {
@@ -253,6 +257,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
         ? parseOutput(file.output, `${configFile}: output`)
         : 'text';
   return {
+    oci: { plainHttp: flags.plainHttp ?? false, authFiles: authFiles(env) },
     registry: flags.registry ?? env.DM_REGISTRY ?? file.registry,
     registryUrl: flags.registryUrl ?? env.DM_REGISTRY_URL ?? file.registryUrl,
     githubToken: env.GITHUB_TOKEN || undefined,
