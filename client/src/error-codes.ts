@@ -375,6 +375,10 @@ export const ERROR_CODES = {
     category: 'invalid-input',
     meaning: "A template did not return a 'resources' field.",
   },
+  TEMPLATE_INVALID_OUTPUTS: {
+    category: 'invalid-input',
+    meaning: "A template's 'outputs' is not a list of {name, value}.",
+  },
   TEMPLATE_CYCLE: { category: 'invalid-input', meaning: 'Templates instantiate each other in a cycle.' },
   EXPANSION_TOO_DEEP: { category: 'limit', meaning: 'Expansion nests deeper than allowed.' },
   TOO_MANY_TEMPLATES: { category: 'limit', meaning: 'Expansion renders more templates than allowed.' },
