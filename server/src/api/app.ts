@@ -20,6 +20,7 @@ import { type AppEnv, errorResponse } from './http.js';
 import { ServerMetrics } from './metrics.js';
 import { OPENAPI } from './openapi.js';
 import { checksumRoutes } from './routes-checksums.js';
+import { ociRoutes } from './routes-oci.js';
 import { readRoutes } from './routes-read.js';
 import { writeRoutes } from './routes-write.js';
 import { RequestTracker, trackServedRoutes } from './tracking.js';
@@ -219,6 +220,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       maxWebhookBytes: deps.maxWebhookBytes ?? 25 * 1024 * 1024,
     }),
   );
+  served.route('/v2', ociRoutes());
   const manager = mountManager(served, deps.manager, service, logger);
   served.route('/', pageRoutes());
   trackServedRoutes(app, served, tracker);
