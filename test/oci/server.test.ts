@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -184,6 +184,26 @@ for (const dialect of DIALECTS) {
       const bad = await get(`/v2/${PUBLIC}/referrers/not-a-digest`);
       assert.equal(bad.status, 400);
       assert.equal(((await bad.json()) as { errors: { code: string }[] }).errors[0]!.code, 'DIGEST_INVALID');
+    });
+
+    it('a version added by a sync is listed and served at once (no stale view of the template)', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'dm-oci-grow-'));
+      const version = async (v: string) => {
+        await mkdir(join(dir, 'app', v), { recursive: true });
+        await writeFile(join(dir, 'app', v, 'app.jinja'), `resources: [] # ${v}\n`);
+      };
+      await version('v1.0.0');
+      const row = await s.service.add({ source: dir, name: 'github.com/acme/growing' });
+      await s.service.sync(row.id, 'manual');
+      const tags = async () =>
+        ((await (await get('/v2/dm/github.com/acme/growing/app/tags/list')).json()) as { tags: string[] })
+          .tags;
+      assert.deepEqual(await tags(), ['v1.0.0']);
+      assert.equal((await get('/v2/dm/github.com/acme/growing/app/manifests/v1.0.0')).status, 200);
+      await version('v1.0.1');
+      await s.service.sync(row.id, 'manual');
+      assert.deepEqual(await tags(), ['v1.0.0', 'v1.0.1']);
+      assert.equal((await get('/v2/dm/github.com/acme/growing/app/manifests/v1.0.1')).status, 200);
     });
 
     it('pushes are refused: 405 UNSUPPORTED', async () => {

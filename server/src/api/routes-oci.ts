@@ -136,6 +136,7 @@ export const artifactCache = new ArtifactCache();
 
 export function ociRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const versionRows = new WeakMap<object, Located['versions']>();
 
   const access = async (
     header: string | undefined,
@@ -166,14 +167,21 @@ export function ociRoutes(): Hono<AppEnv> {
     } catch {
       throw unknown();
     }
-    let registry: Awaited<ReturnType<typeof service.catalog.locate>>['registry'];
+    let found: Awaited<ReturnType<typeof service.catalog.locate>>;
     try {
-      ({ registry } = await service.catalog.locate(p, who));
+      found = await service.catalog.locate(p, who);
     } catch (error) {
       if (isDmError(error) && error.category === 'not-found') throw unknown();
       throw error;
     }
-    const versions = await service.data.reads.versions(registry.id, p.collection, p.template);
+    const { registry, template } = found;
+    // The catalog keeps one view of a template until its registry changes: its version rows are
+    // read once per view, so a manifest or blob request of a built artifact reads no database.
+    let versions = versionRows.get(template);
+    if (!versions) {
+      versions = await service.data.reads.versions(registry.id, p.collection, p.template);
+      versionRows.set(template, versions);
+    }
     if (versions.length === 0) throw unknown();
     return {
       name,
