@@ -179,6 +179,46 @@ describe('dm push / pull against a real OCI registry (docker-registry, plain HTT
     }
   });
 
+  it("dm push keeps the namespace's dm-index; dm search oci://host/owner/repo reads it", async () => {
+    const env = await isolatedEnv();
+    const postgres = join(fixtures, 'postgres', (await readdir(join(fixtures, 'postgres')))[0]!);
+    for (const [dir, target] of [
+      [redis, `${base}/redis`],
+      [join(fixtures, 'redis', 'v1.1'), `${base}/redis`],
+      [postgres, `${base}/db/postgres`],
+    ] as const) {
+      const r = await runDm(['push', dir, target, '--plain-http'], { env });
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const { manifest } = skopeoRaw(`${registry.host}/acme/templates/dm-index:latest`);
+    assert.equal(manifest.artifactType, 'application/vnd.dm.index.v1');
+    const found = await runDm(
+      ['search', 'redis', `oci://${registry.host}/acme/templates`, '--plain-http', '-o', 'json'],
+      { env },
+    );
+    assert.equal(found.code, 0, found.stderr);
+    const result = JSON.parse(found.stdout) as { hits: { reference: string; latestVersion: string }[] };
+    const hit = result.hits.find((h) => h.reference === `${base}/redis`);
+    assert.ok(hit, found.stdout);
+    assert.equal(hit.latestVersion, 'v1.1');
+    assert.ok(!result.hits.some((h) => h.reference.endsWith('/db/postgres')));
+    const db = await runDm(
+      ['search', 'postgres', `oci://${registry.host}/acme/templates`, '--plain-http', '-o', 'json'],
+      { env },
+    );
+    assert.equal(db.code, 0, db.stderr);
+    assert.deepEqual(
+      (JSON.parse(db.stdout) as { hits: { reference: string; collection: string }[] }).hits.map((h) => [
+        h.reference,
+        h.collection,
+      ]),
+      [[`${base}/db/postgres`, 'db']],
+    );
+    const none = await runDm(['search', 'x', `oci://${registry.host}/acme/nothing`, '--plain-http'], { env });
+    assert.equal(none.code, 3, none.stderr);
+    assert.match(none.stderr, /has no dm-index to search/);
+  });
+
   it('a manifest of another artifact type is refused with what it is', async () => {
     const env = await isolatedEnv();
     const config = Buffer.from('{}');
