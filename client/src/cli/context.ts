@@ -45,6 +45,8 @@ export interface GlobalOptions {
   quiet?: boolean;
   verbose?: boolean;
   color?: boolean;
+  plainHttp?: boolean;
+  httpTimeout?: string;
 }
 
 export interface ActionOptions {
@@ -77,6 +79,8 @@ export function contextFromCommand(command: Command, actionOptions: ActionOption
       context: opts.context,
       namespace: opts.namespace,
       config: opts.config,
+      plainHttp: opts.plainHttp,
+      httpTimeout: opts.httpTimeout,
     },
     env,
   });
