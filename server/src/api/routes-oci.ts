@@ -271,7 +271,16 @@ export function ociRoutes(): Hono<AppEnv> {
     return new Response(c.req.method === 'HEAD' ? null : new Uint8Array(slice), { status, headers });
   };
 
+  // Answers are built as Responses of their own (immutable bytes, the spec's error bodies): the
+  // request id the tracker gave the request is put on each (docs/server.md "HTTP API").
   app.all('/*', async (c) => {
+    const res = await answer(c);
+    const id = c.get('requestId');
+    if (id) res.headers.set('X-Request-Id', id);
+    return res;
+  });
+
+  const answer = async (c: Context<AppEnv>): Promise<Response> => {
     const service = c.get('service');
     const method = c.req.method;
     const path = c.req.path.replace(/^\/v2/, '');
@@ -413,6 +422,6 @@ export function ociRoutes(): Hono<AppEnv> {
       }
       throw error;
     }
-  });
+  };
   return app;
 }
