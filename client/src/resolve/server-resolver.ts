@@ -7,6 +7,7 @@
  */
 
 import { type DmError, relayedError } from '../error.js';
+import { httpSignal } from '../http-limit.js';
 import { formatReference, formatTemplateName, type RegistryReference } from '../reference/reference.js';
 import type { BatchResolveItem } from '../wire/registry-api.js';
 import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
@@ -47,10 +48,10 @@ export class ServerResolver implements Resolver {
         method,
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
+        signal: httpSignal(this.options.timeoutMs),
       });
     } catch (error) {
-      throw registryUnreachable(this.base, error);
+      throw registryUnreachable(this.base, error, this.options.timeoutMs);
     }
   }
 
