@@ -7,7 +7,7 @@
 
 import { Hono } from 'hono';
 import { DmError, isDmError } from '../../../client/src/error.js';
-import { FileCheckpointMemory } from '../../../client/src/integrity/verifier.js';
+import { FileCheckpointMemory } from '../../../client/src/integrity/index.js';
 import { createLogger, type Logger } from '../log.js';
 import type { DeploymentManager } from '../manager/deployment-manager.js';
 import { type ManagerConfig, mountManager } from '../manager/mount.js';

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
-import { formatTemplateName } from '../../../client/src/reference/reference.js';
+import { formatTemplateName } from '../../../client/src/reference/index.js';
 import { batchCacheStatus } from '../mirror/mirror.js';
 import type { RegistryView } from '../resolve/catalog.js';
 import { commitShown } from '../source/directory.js';

@@ -4,7 +4,7 @@
  * writer, client/src/registry/version-tar.ts), so its ETag can be the version digest.
  */
 import { LRUCache } from 'lru-cache';
-import { versionTarGz } from '../../../client/src/registry/version-tar.js';
+import { versionTarGz } from '../../../client/src/registry/index.js';
 
 /**
  * Built archives by version digest (docs/server.md, "HTTP API"): an archive is a pure function of

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import type { Command } from 'commander';
 import { DmError, fromSystemError } from '../../../client/src/error.js';
-import { parseVerifierKey } from '../../../client/src/integrity/keys.js';
+import { parseVerifierKey } from '../../../client/src/integrity/index.js';
 import type { CreateAppDeps } from '../api/app.js';
 import { Upstream } from '../mirror/upstream.js';
 import { ensureIndexed, openEverything } from './open-everything.js';

@@ -5,10 +5,14 @@
  * RegistryTemplateSource as `dm deploy`.
  */
 import { DmError } from '../../../client/src/error.js';
-import { formatReference, type RegistryReference } from '../../../client/src/reference/reference.js';
-import type { Resolution, Resolver } from '../../../client/src/resolve/resolver.js';
-import { resolvedFromServer } from '../../../client/src/resolve/server-resolution.js';
-import type { ResolvedFile, ResolvedVersion } from '../../../client/src/resolve/types.js';
+import { formatReference, type RegistryReference } from '../../../client/src/reference/index.js';
+import type {
+  Resolution,
+  ResolvedFile,
+  ResolvedVersion,
+  Resolver,
+} from '../../../client/src/resolve/index.js';
+import { resolvedFromServer } from '../../../client/src/resolve/index.js';
 import type { Resolution as ServerResolution } from '../api/shapes.js';
 
 /** What the manager needs of the server's catalog: resolve a reference, read a file's bytes. */

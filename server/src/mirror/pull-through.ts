@@ -15,7 +15,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { DmError } from '../../../client/src/error.js';
-import { readTarball } from '../../../client/src/source/tarball.js';
+import { readTarball } from '../../../client/src/source/index.js';
 import type { Resolution } from '../api/shapes.js';
 import { canonicalTemplate } from '../store/first-seen.js';
 import type { QuarantineInfo } from '../store/quarantine.js';

@@ -7,14 +7,15 @@
  */
 import { LRUCache } from 'lru-cache';
 import { DmError, httpStatusFor } from '../../../client/src/error.js';
-import { pickLatest, pickVersion } from '../../../client/src/reference/pick-version.js';
 import {
   formatReference,
   formatTemplateName,
+  newestFirst,
   parseReference,
+  pickLatest,
+  pickVersion,
   type RegistryReference,
-} from '../../../client/src/reference/reference.js';
-import { newestFirst } from '../../../client/src/reference/version.js';
+} from '../../../client/src/reference/index.js';
 import type { FileInfo, Resolution } from '../api/shapes.js';
 import { commitShown } from '../source/directory.js';
 import { quarantineField } from '../store/quarantine.js';
