@@ -19,7 +19,7 @@ import {
   tagOfVersion,
   versionOfTag,
 } from '../../../client/src/oci/artifact.js';
-import type { TemplateKind } from '../../../client/src/registry/types.js';
+import type { TemplateKind } from '../../../client/src/registry/index.js';
 import type { RequestAccess } from './access.js';
 import { type AppEnv, notModified } from './http.js';
 import { parseTemplatePath } from './template-path.js';
@@ -201,7 +201,7 @@ export function ociRoutes(): Hono<AppEnv> {
     artifactCache.get(artifactCache.key(located.name, row.digest), async () => {
       const stored = await service.data.reads.versionContents(row.id);
       const contents = new Map(stored.map((f) => [f.path, Buffer.from(f.content)]));
-      const { sha256Hex } = await import('../../../client/src/registry/digest.js');
+      const { sha256Hex } = await import('../../../client/src/registry/index.js');
       const config = {
         registry: located.registryName,
         collection: located.collection,
