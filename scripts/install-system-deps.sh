@@ -43,6 +43,9 @@ command -v htpasswd >/dev/null || add apache2-utils
 # PostgreSQL's server binaries (initdb, pg_ctl): the tests start their own cluster in a temp dir.
 { command -v pg_ctl >/dev/null && command -v initdb >/dev/null; } ||
   compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null || add postgresql postgresql-contrib
+# The en_US.UTF-8 locale: the PostgreSQL tests' cluster is created with it, as operators' are
+# (docs/server.md, "Text is compared as bytes").
+locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$' || add locales-all
 # The cluster suite runs (inside npm test) when a real kube-apiserver is built and cached
 # (test/cluster/real-apiserver.sh build); it runs over Debian's etcd.
 if bash test/cluster/real-apiserver.sh path >/dev/null 2>&1; then
