@@ -591,4 +591,101 @@ describe('dm and the Deployment Manager service share one apply path on a real k
     });
     assert.equal(api2.body.status, 'done', JSON.stringify(api2.body));
   });
+  // A ConfigMap and a Secret in their own namespace: what diff, drift, rollback and history act on.
+  const RELEASE = (ns: string, b: string, password: string) => `resources:
+- {name: ${ns}, type: Namespace}
+- name: cfg
+  type: ConfigMap
+  properties:
+    metadata: {namespace: ${ns}}
+    data: {a: "1", b: "${b}"}
+- name: creds
+  type: Secret
+  properties:
+    metadata: {namespace: ${ns}}
+    stringData: {password: ${password}}
+`;
+  const SECRETS = ['s3cret-one', 's3cret-two'].flatMap((v) => [v, Buffer.from(v).toString('base64')]);
+  const noSecret = (r: Run) => {
+    for (const v of SECRETS)
+      assert.ok(!`${r.stdout}${r.stderr}`.includes(v), `a Secret value was printed: ${r.stdout}${r.stderr}`);
+  };
+
+  for (const mode of ['local', 'manager'] as const) {
+    it(`dm diff and dm drift (${mode}): drift and configured changes per field, --detailed-exitcode 2 then 0 after a redeploy, Secret values never shown`, async () => {
+      const ns = mode === 'local' ? 'rel' : 'rel-api';
+      const cli = (args: string[]) => (mode === 'local' ? dm(args) : dmRemote(args));
+      const v1 = file(`${ns}-1.yaml`, RELEASE(ns, 'x', 's3cret-one'));
+      const v2 = file(`${ns}-2.yaml`, RELEASE(ns, 'y', 's3cret-two'));
+      const first = await cli([
+        'deploy',
+        v1,
+        '--name',
+        ns,
+        ...(mode === 'manager' ? ['--cluster', 'real', '-n', ns] : []),
+      ]);
+      assert.equal(first.code, 0, first.stderr);
+      const clean = await cli(['drift', ns, '--detailed-exitcode']);
+      assert.equal(clean.code, 0, clean.stdout + clean.stderr);
+      assert.match(clean.stdout, /no drift/);
+      const patched = await kubectl([
+        'patch',
+        'configmap',
+        'cfg',
+        '-n',
+        ns,
+        '--type',
+        'merge',
+        '-p',
+        '{"data":{"a":"9"}}',
+      ]);
+      assert.equal(patched.code, 0, patched.stderr);
+
+      const drift = await cli(['drift', ns, '--detailed-exitcode']);
+      assert.equal(drift.code, 2, drift.stdout + drift.stderr);
+      assert.match(drift.stdout, /drift\s+\.data\.a: last applied "1", live "9"/);
+      noSecret(drift);
+
+      const diff = await cli(['diff', v2, '--name', ns, '--detailed-exitcode']);
+      assert.equal(diff.code, 2, diff.stdout + diff.stderr);
+      assert.match(diff.stdout, /update, drift ConfigMap [\w-]+\/cfg/);
+      assert.match(diff.stdout, /drift\s+\.data\.a: last applied "1", live "9"/);
+      assert.match(diff.stdout, /change\s+\.data\.b: live "x" -> "y"/);
+      assert.match(diff.stdout, /\.data\.password: changed \(Secret value not shown\)/);
+      noSecret(diff);
+      const json = await cli(['-o', 'json', 'diff', v2, '--name', ns]);
+      assert.equal(json.code, 0, json.stderr);
+      noSecret(json);
+      const d = JSON.parse(json.stdout) as {
+        objects: {
+          name: string;
+          action: string;
+          drift: { path: string }[];
+          changes: { path: string }[];
+          secretData?: Record<string, string>;
+        }[];
+      };
+      const cfg = d.objects.find((o) => o.name === 'cfg')!;
+      assert.deepEqual(
+        cfg.drift.map((f) => f.path),
+        ['.data.a'],
+      );
+      assert.deepEqual(cfg.changes.map((f) => f.path).sort(), ['.data.a', '.data.b']);
+      assert.deepEqual(d.objects.find((o) => o.name === 'creds')!.secretData, { password: 'changed' });
+      const plan = await cli(['-o', 'json', 'deploy', v2, '--name', ns, '--dry-run']);
+      assert.equal(plan.code, 0, plan.stderr);
+      noSecret(plan);
+
+      const redeploy = await cli(['deploy', v2, '--name', ns, '--force-conflicts']);
+      assert.equal(redeploy.code, 0, redeploy.stderr);
+      noSecret(redeploy);
+      const after = await cli(['diff', v2, '--name', ns, '--detailed-exitcode']);
+      assert.equal(after.code, 0, after.stdout + after.stderr);
+      assert.match(after.stdout, /0 to create, 0 to update, 0 to prune, 0 drifted/);
+      const driftAfter = await cli(['drift', ns, '--detailed-exitcode']);
+      assert.equal(driftAfter.code, 0, driftAfter.stdout + driftAfter.stderr);
+      const missing = await cli(['diff', v2, '--name', 'no-such-deployment', '--detailed-exitcode']);
+      assert.equal(missing.code, 1, missing.stdout + missing.stderr);
+    });
+  }
 });

@@ -30,6 +30,7 @@ import {
   servedKinds,
   validateDeploymentName,
 } from '../../../client/src/deploy/deploy.js';
+import { type DiffResult, diffDeployment, driftDeployment } from '../../../client/src/deploy/diff.js';
 import { loadDeploymentInput } from '../../../client/src/deploy/input.js';
 import { Kubectl } from '../../../client/src/deploy/kubectl.js';
 import type { DeploymentInput } from '../../../client/src/deploy/model.js';
@@ -90,6 +91,8 @@ export interface DeploymentRequest {
   timeoutSeconds?: number | undefined;
   /** Let the change prune every object, or more than half (`dm deploy --prune-all`). */
   pruneAll?: boolean | undefined;
+  /** Take back fields another field manager changed (`dm deploy --force-conflicts`). */
+  forceConflicts?: boolean | undefined;
 }
 
 const MAX_IMPORTS = 500;
@@ -150,8 +153,9 @@ export function parseDeploymentRequest(body: Record<string, unknown>, pathName?:
   if (body.waitForReady !== undefined && typeof body.waitForReady !== 'boolean') {
     throw invalid('waitForReady must be true or false');
   }
-  if (body.pruneAll !== undefined && typeof body.pruneAll !== 'boolean') {
-    throw invalid('pruneAll must be true or false');
+  for (const flag of ['pruneAll', 'forceConflicts'] as const) {
+    if (body[flag] !== undefined && typeof body[flag] !== 'boolean')
+      throw invalid(`${flag} must be true or false`);
   }
   const timeout = body.timeoutSeconds;
   if (
@@ -169,6 +173,7 @@ export function parseDeploymentRequest(body: Record<string, unknown>, pathName?:
     waitForReady: body.waitForReady as boolean | undefined,
     timeoutSeconds: timeout as number | undefined,
     pruneAll: body.pruneAll as boolean | undefined,
+    forceConflicts: body.forceConflicts as boolean | undefined,
   };
 }
 
@@ -437,7 +442,29 @@ export class DeploymentManager {
       store: this.store,
       kubectl: this.kubectl(cluster, namespace, req.name),
       ...(req.pruneAll ? { pruneAll: true } : {}),
+      ...(req.forceConflicts ? { forceConflicts: true } : {}),
     });
+  }
+
+  /**
+   * `dm diff` through the service (docs/deployments.md "Diff and drift"): the configuration against
+   * the deployment's last applied manifest and live objects, checked as a change is (a dry run
+   * applies nothing, but reads what the token may change only).
+   */
+  async diff(req: DeploymentRequest, access: ManagerAccess): Promise<DiffResult> {
+    const { cluster, namespace, input } = await this.prepareChange(req, 'update', access);
+    return diffDeployment({
+      name: req.name,
+      input,
+      store: this.store,
+      kubectl: this.kubectl(cluster, namespace, req.name),
+    });
+  }
+
+  /** `dm drift` through the service: live objects against the last applied manifest. */
+  async drift(name: string, access: ManagerAccess): Promise<DiffResult> {
+    const p = await this.visible(name, access);
+    return driftDeployment({ name, store: this.store, kubectl: this.kubectl(p.cluster, p.namespace, name) });
   }
 
   /** The checks a change passes before it is queued (or planned), and the expanded input. */
@@ -587,6 +614,7 @@ export class DeploymentManager {
             input,
             ...(req?.waitForReady ? { wait: true } : {}),
             ...(req?.pruneAll ? { pruneAll: true } : {}),
+            ...(req?.forceConflicts ? { forceConflicts: true } : {}),
           })
         : op.action === 'delete' && !(await this.store.getDeployment(op.deployment))
           ? undefined

@@ -84,7 +84,43 @@ const dryRunChange = {
 };
 const changes = { type: 'array', items: dryRunChange };
 
+const fieldChange = {
+  type: 'object',
+  required: ['path'],
+  properties: { path: str, from: {}, to: {}, secret: { const: 'changed' } },
+};
+
 export const MANAGER_SCHEMAS = {
+  Diff: {
+    type: 'object',
+    required: ['deployment', 'lastManifest', 'mode', 'objects', 'counts', 'changed'],
+    properties: {
+      deployment: str,
+      lastManifest: strOrNull,
+      mode: { enum: ['diff', 'drift'] },
+      changed: { type: 'boolean' },
+      counts: { type: 'object' },
+      objects: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['name', 'kind', 'namespace', 'objectName', 'action', 'drift', 'changes'],
+          properties: {
+            name: str,
+            kind: str,
+            namespace: str,
+            objectName: str,
+            action: { enum: ['create', 'update', 'unchanged', 'prune', 'failed'] },
+            drift: { type: 'array', items: fieldChange },
+            deletedOutOfBand: { const: true },
+            changes: { type: 'array', items: fieldChange },
+            secretData: { type: 'object' },
+            message: str,
+          },
+        },
+      },
+    },
+  },
   DryRun: {
     type: 'object',
     required: ['deployment', 'dryRun', 'server', 'create', 'update', 'unchanged', 'prune', 'failed'],
@@ -117,6 +153,10 @@ export const MANAGER_SCHEMAS = {
       properties: { type: 'object', description: 'dm: merged into top-level template resources' },
       waitForReady: { type: 'boolean', description: 'dm: wait for workloads (dm deploy --wait)' },
       timeoutSeconds: { type: 'integer' },
+      forceConflicts: {
+        type: 'boolean',
+        description: 'dm: take back fields another field manager changed (dm deploy --force-conflicts)',
+      },
       pruneAll: {
         type: 'boolean',
         description:
@@ -310,6 +350,28 @@ export const MANAGER_PATHS = {
       summary: 'One manifest in full (by name or sequence number)',
       security: bearer,
       responses: { 200: { description: 'The manifest', ...json(ref('Manifest')) }, 401: error, 404: error },
+    },
+  },
+  '/api/v1/deployments/{name}/diff': {
+    parameters: [nameParam],
+    post: {
+      summary: 'dm diff: the configuration against the last applied manifest and the live objects, per field',
+      security: bearer,
+      requestBody: { required: true, ...json(ref('DeploymentRequest')) },
+      responses: {
+        200: { description: 'The diff', ...json(ref('Diff')) },
+        400: error,
+        401: error,
+        404: error,
+      },
+    },
+  },
+  '/api/v1/deployments/{name}/drift': {
+    parameters: [nameParam],
+    get: {
+      summary: 'dm drift: the live objects against the last applied manifest, per field',
+      security: bearer,
+      responses: { 200: { description: 'The drift', ...json(ref('Diff')) }, 401: error, 404: error },
     },
   },
   '/api/v1/deployments/{name}/operations': {

@@ -140,6 +140,18 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
     return c.json(await manifestView(m, p.cluster, manager.store));
   });
 
+  // dm diff and dm drift through the service (docs/deployments.md "Diff and drift").
+  app.post('/api/v1/deployments/:name/diff', limit, async (c) => {
+    const access = await accessOf(c);
+    const req = parseDeploymentRequest(await jsonBody(c), c.req.param('name'));
+    return c.json(await manager.diff(req, access));
+  });
+
+  app.get('/api/v1/deployments/:name/drift', async (c) => {
+    const access = await accessOf(c);
+    return c.json(await manager.drift(c.req.param('name'), access));
+  });
+
   app.get('/api/v1/deployments/:name/operations', async (c) => {
     const access = await accessOf(c);
     const name = c.req.param('name');

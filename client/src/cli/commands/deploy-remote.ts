@@ -89,6 +89,7 @@ export async function remoteDeploy(
     ...(Object.keys(properties).length ? { properties } : {}),
     ...(options.wait ? { waitForReady: true } : {}),
     ...(options.pruneAll ? { pruneAll: true } : {}),
+    ...(options.forceConflicts ? { forceConflicts: true } : {}),
     ...(Number.isInteger(timeout) && timeout > 0 && timeout <= 3600 ? { timeoutSeconds: timeout } : {}),
   };
   const query = options.dryRun ? '?dryRun=true' : '';
