@@ -33,6 +33,8 @@ py_ok yaml || add python3-yaml
 py_ok requests || add python3-requests
 py_ok jsonpatch || add python3-jsonpatch
 py_ok jinja2 || add python3-jinja2
+# DM's draft-4 schema defaults in the expansion reference (test/expand/dm_reference.py).
+py_ok jsonschema || add python3-jsonschema
 # OCI registries (test/oci): Debian's docker-registry (the CNCF distribution server) started by the
 # tests on loopback, htpasswd (apache2-utils) for its basic authentication, skopeo as an independent client.
 [ -x /usr/bin/docker-registry ] || add docker-registry

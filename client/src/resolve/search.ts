@@ -1,7 +1,9 @@
 /** `dm search`: full-text search on a registry server (docs/server.md "HTTP API"); needs `--registry-url`. */
-import type { SearchHit, SearchResult } from '../../../server/src/api/shapes.js';
+
 import type { DmConfig } from '../config/config.js';
 import { DmError } from '../error.js';
+import { httpSignal } from '../http-limit.js';
+import type { SearchHit, SearchResult } from '../wire/registry-api.js';
 import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
 
 export type { SearchHit, SearchResult };
@@ -46,10 +48,10 @@ export async function searchTemplates(query: string, options: SearchOptions): Pr
         accept: 'application/json',
         ...(options.config.registryToken ? { authorization: `Bearer ${options.config.registryToken}` } : {}),
       },
-      signal: AbortSignal.timeout(30_000),
+      signal: httpSignal(options.config.httpTimeoutMs),
     });
   } catch (error) {
-    throw registryUnreachable(base, error);
+    throw registryUnreachable(base, error, options.config.httpTimeoutMs);
   }
   if (!response.ok) throw await registryFailure(response, base, 'search failed');
   return registryJson<SearchResult>(response, base);

@@ -45,6 +45,7 @@ import {
   type OperationRow,
   OperationStore,
 } from '../../../client/src/state/operations-store.js';
+import { Admission, type AdmissionOptions } from '../api/admission.js';
 import { CatalogResolver, type CatalogView } from './catalog-resolver.js';
 import type { DeploymentLeases } from './deployment-lease.js';
 import type { ManagerAccess } from './manager-access.js';
@@ -66,6 +67,11 @@ export interface ManagerConfig {
   env?: Record<string, string | undefined>;
   /** Operations applied at once across deployments (default 4); the others wait, pending. */
   maxConcurrentOperations?: number;
+  /**
+   * Expansions (create, update, dry run, `POST /expand`) at once and waiting beyond those (default
+   * 2 and 8); more are refused with 503 SERVER_BUSY and Retry-After (docs/manager.md).
+   */
+  expansions?: AdmissionOptions;
 }
 
 export interface ManagerDeps {
@@ -214,6 +220,8 @@ export class DeploymentManager {
   private readonly waitingForSlot: (() => void)[] = [];
   /** Operations left by a stopped server recovered (awaited before anything is read or run). */
   readonly ready: Promise<void>;
+  /** Expansions run and waiting (docs/server.md, "Bounds on one caller's work"). */
+  readonly expansions: Admission;
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
@@ -224,6 +232,7 @@ export class DeploymentManager {
     private readonly leases?: DeploymentLeases,
   ) {
     this.slots = Math.max(1, config.maxConcurrentOperations ?? 4);
+    this.expansions = new Admission('expansions', config.expansions ?? { concurrency: 2, queue: 8 });
     this.store = new DeploymentStore(database);
     this.operations = new OperationStore(database);
     this.ready = this.recover();
@@ -335,6 +344,15 @@ export class DeploymentManager {
    * registry references resolve from this server's registries.
    */
   async expand(
+    name: string,
+    configuration: ConfigurationBody,
+    properties: Record<string, unknown>,
+    access: ManagerAccess,
+  ): Promise<DeploymentInput> {
+    return this.expansions.run(() => this.expandAdmitted(name, configuration, properties, access));
+  }
+
+  private async expandAdmitted(
     name: string,
     configuration: ConfigurationBody,
     properties: Record<string, unknown>,

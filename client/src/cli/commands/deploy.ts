@@ -254,10 +254,7 @@ export function registerDeployCommands(program: Command): void {
               status: m.status,
               created: new Date(m.createdAt).toISOString(),
             }));
-            return {
-              data: d,
-              text: () => d.map((r) => `${r.name}  ${r.action}  ${r.status}  ${r.created}`).join('\n'),
-            };
+            return (await import('./deploy-output.js')).reportManifestList(d);
           }
           const m = all.find((x) => x.name === id || String(x.seq) === id);
           if (!m) {
@@ -293,7 +290,7 @@ export function registerDeployCommands(program: Command): void {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteTypes(ctx);
         return withStore(ctx, async (store) => {
           const d = await store.listTypes();
-          return { data: d, text: () => d.map((r) => `${r.type}  ${r.instances}`).join('\n') || 'no types' };
+          return (await import('./deploy-output.js')).reportTypes(d);
         });
       }),
     );
@@ -312,15 +309,7 @@ export function registerDeployCommands(program: Command): void {
             manifest: i.manifest,
             path: i.path,
           }));
-          return {
-            data: d,
-            text: () =>
-              d.length === 0
-                ? type === 'all'
-                  ? 'no type instances: nothing is deployed'
-                  : `no instances of type '${type}'`
-                : d.map((r) => `${r.name}  ${r.type}  ${r.deployment}  ${r.manifest}  ${r.path}`).join('\n'),
-          };
+          return (await import('./deploy-output.js')).reportInstances(type!, d);
         });
       }),
     );
