@@ -64,7 +64,7 @@ export function fieldChanges(after: unknown, before: unknown, kind: string): Fie
       for (const k of new Set([...Object.keys(b), ...Object.keys(a)]))
         walk(a[k], b[k], segment(path, k, false));
     } else if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
-      a.forEach((x, i) => walk(x, b[i], segment(path, String(i), true)));
+      for (let i = 0; i < a.length; i++) walk(a[i], b[i], segment(path, String(i), true));
     } else if (JSON.stringify(a) !== JSON.stringify(b)) {
       out.push(change(path, b, a, kind));
     }
@@ -82,10 +82,13 @@ export function driftedFields(mine: unknown, theirs: unknown, kind: string): Fie
   const walk = (m: unknown, t: unknown, path: string) => {
     if (m === undefined) return; // a value dm does not know (an unrecorded $(ref))
     if (isMapping(m) && Object.keys(m).length > 0) {
-      if (!isMapping(t)) return void out.push(change(path, m, t, kind));
+      if (!isMapping(t)) {
+        out.push(change(path, m, t, kind));
+        return;
+      }
       for (const k of Object.keys(m)) walk(m[k], t[k], segment(path, k, false));
     } else if (Array.isArray(m) && Array.isArray(t) && m.length === t.length) {
-      m.forEach((x, i) => walk(x, t[i], segment(path, String(i), true)));
+      for (let i = 0; i < m.length; i++) walk(m[i], t[i], segment(path, String(i), true));
     } else if (JSON.stringify(m) !== JSON.stringify(t)) {
       out.push(change(path, m, t, kind));
     }
