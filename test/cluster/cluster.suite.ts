@@ -604,7 +604,7 @@ describe('dm and the Deployment Manager service share one apply path on a real k
   properties:
     metadata: {namespace: ${ns}}
     stringData: {password: ${password}}
-`;
+${b === 'y' ? `- name: extra\n  type: ConfigMap\n  properties:\n    metadata: {namespace: ${ns}}\n    data: {added: in-v2}\n` : ''}`;
   const SECRETS = ['s3cret-one', 's3cret-two'].flatMap((v) => [v, Buffer.from(v).toString('base64')]);
   const noSecret = (r: Run) => {
     for (const v of SECRETS)
@@ -686,6 +686,87 @@ describe('dm and the Deployment Manager service share one apply path on a real k
       assert.equal(driftAfter.code, 0, driftAfter.stdout + driftAfter.stderr);
       const missing = await cli(['diff', v2, '--name', 'no-such-deployment', '--detailed-exitcode']);
       assert.equal(missing.code, 1, missing.stdout + missing.stderr);
+    });
+  }
+  for (const mode of ['local', 'manager'] as const) {
+    it(`dm rollback and dm history (${mode}): the previous manifest's objects back, the newer one's pruned, three manifests with the restored one marked`, async () => {
+      const ns = mode === 'local' ? 'rel' : 'rel-api';
+      const cli = (args: string[]) => (mode === 'local' ? dm(args) : dmRemote(args));
+      const jsonpath = async (kind: string, name: string, path: string) => {
+        const r = await kubectl(['get', kind, name, '-n', ns, '-o', `jsonpath={${path}}`]);
+        assert.equal(r.code, 0, r.stderr);
+        return r.stdout;
+      };
+      assert.equal(await jsonpath('configmap', 'extra', '.data.added'), 'in-v2');
+      const plan = await cli(['-o', 'json', 'rollback', ns, '--dry-run']);
+      assert.equal(plan.code, 0, plan.stderr);
+      noSecret(plan);
+      const p = JSON.parse(plan.stdout) as {
+        restoredFrom: string;
+        prune: { name: string }[];
+        update: { name: string }[];
+      };
+      assert.equal(p.restoredFrom, `${ns}-1`);
+      assert.deepEqual(
+        p.prune.map((x) => x.name),
+        ['extra'],
+      );
+      assert.deepEqual(p.update.map((x) => x.name).sort(), ['cfg', 'creds']);
+      assert.equal(await jsonpath('configmap', 'cfg', '.data.b'), 'y', 'the dry run changed nothing');
+
+      const r = await cli(['rollback', ns]);
+      assert.equal(r.code, 0, r.stderr);
+      noSecret(r);
+      assert.equal(await jsonpath('configmap', 'cfg', '.data.b'), 'x');
+      const password = await jsonpath('secret', 'creds', '.data.password');
+      assert.equal(
+        Buffer.from(password, 'base64').toString(),
+        's3cret-one',
+        'the Secret is the first one again',
+      );
+      assert.notEqual((await kubectl(['get', 'configmap', 'extra', '-n', ns])).code, 0, 'extra was pruned');
+
+      const history = await cli(['-o', 'json', 'history', ns]);
+      assert.equal(history.code, 0, history.stderr);
+      const rows = JSON.parse(history.stdout) as {
+        revision: number;
+        manifest: string;
+        action: string;
+        status: string;
+        actor: string;
+        restoredFrom?: string;
+        applied: number;
+        pruned: number;
+      }[];
+      assert.deepEqual(
+        rows.map((x) => [x.revision, x.action, x.status, x.restoredFrom ?? null, x.applied, x.pruned]),
+        [
+          [1, 'create', 'applied', null, 3, 0],
+          [2, 'update', 'applied', null, 4, 0],
+          [3, 'rollback', 'applied', `${ns}-1`, 3, 1],
+        ],
+      );
+      assert.ok(
+        rows.every((x) => x.actor !== '-' && x.actor !== ''),
+        JSON.stringify(rows),
+      );
+      if (mode === 'manager')
+        assert.ok(
+          rows.every((x) => x.actor === 'admin'),
+          JSON.stringify(rows),
+        );
+      const text = await cli(['history', ns]);
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, /^REVISION\s+MANIFEST\s+TIME\s+ACTOR/);
+      assert.match(
+        text.stdout,
+        new RegExp(
+          `3\\s+${ns}-3\\s+\\S+\\s+\\S+\\s+rollback\\s+applied\\s+3\\s+1\\s+0\\s+rollback to ${ns}-1`,
+        ),
+      );
+      const none = await cli(['rollback', ns, '9']);
+      assert.equal(none.code, 3, none.stderr);
+      assert.match(none.stderr, new RegExp(`deployment '${ns}' has no manifest '9'`));
     });
   }
 });

@@ -5,7 +5,7 @@
  * deployment (its manifests stay). Everything is recorded as it happens.
  */
 
-import { hostname } from 'node:os';
+import { hostname, userInfo } from 'node:os';
 import { formatYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import type { DeploymentStore, InventoryEntry } from '../state/deployments-store.js';
@@ -34,12 +34,14 @@ export interface DeployOptions {
   pruneAll?: boolean;
   /** Take fields another field manager changed back (`--force-conflicts`, server-side apply's). */
   forceConflicts?: boolean;
+  /** Who asks, recorded in the manifest (`dm history`; default `user@host`; the service: the token's actor). */
+  actor?: string;
 }
 
 export interface DeployResult {
   deployment: string;
   manifest: string;
-  action: 'create' | 'update' | 'delete';
+  action: 'create' | 'update' | 'delete' | 'rollback';
   status: 'applied' | 'failed';
   resources: ResourceResult[];
   pruned: ResourceResult[];
@@ -163,6 +165,14 @@ function inventoryEntry(o: PlannedObject): InventoryEntry {
   };
 }
 
+function defaultActor(): string {
+  let user = 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {}
+  return `${user}@${hostname()}`;
+}
+
 function defaultLockOwner(): string {
   return `${process.pid}@${hostname()}`;
 }
@@ -267,10 +277,14 @@ export async function checkPrunes(options: DeployOptions): Promise<void> {
 }
 
 /** Creates or updates a deployment (or, with an empty configuration and `delete`, empties it). */
-export async function deployConfiguration(options: DeployOptions, action?: 'delete'): Promise<DeployResult> {
+export async function deployConfiguration(
+  options: DeployOptions,
+  action?: 'delete' | 'rollback',
+): Promise<DeployResult> {
   const { name, input, store, kubectl } = options;
   const p = await prepare(options, true);
-  if (action !== 'delete') refusePrunes(name, p, options.pruneAll);
+  // A delete empties the deployment; a rollback goes back to a state the user named.
+  if (action === undefined) refusePrunes(name, p, options.pruneAll);
   const existing = await store.getDeployment(name);
   const manifestAction = action ?? (existing ? 'update' : 'create');
   const manifest = (
@@ -286,6 +300,7 @@ export async function deployConfiguration(options: DeployOptions, action?: 'dele
         ...(p.target.context ? { context: kubectl.options.context ?? p.target.context } : {}),
         namespace: p.target.namespace,
         ...(p.target.server ? { server: p.target.server } : {}),
+        actor: options.actor ?? defaultActor(),
       },
       resources: [
         ...p.objects.map((o) => ({ ...inventoryEntry(o), action: 'apply' as const })),

@@ -35,6 +35,12 @@ import { loadDeploymentInput } from '../../../client/src/deploy/input.js';
 import { Kubectl } from '../../../client/src/deploy/kubectl.js';
 import type { DeploymentInput } from '../../../client/src/deploy/model.js';
 import { objectKey, toObjects } from '../../../client/src/deploy/objects.js';
+import {
+  deploymentHistory,
+  type HistoryEntry,
+  planRollback,
+  rollbackInput,
+} from '../../../client/src/deploy/rollback.js';
 import { DmError } from '../../../client/src/error.js';
 import { parseDefaultRegistry } from '../../../client/src/reference/reference.js';
 import { RegistryTemplateSource } from '../../../client/src/resolve/registry-template-source.js';
@@ -479,6 +485,44 @@ export class DeploymentManager {
     });
   }
 
+  /**
+   * `dm rollback` through the service: a stored manifest applied again as an operation (action
+   * `rollback`), queued as any change; with `dryRun` the plan instead, nothing recorded.
+   */
+  async rollback(
+    name: string,
+    to: string | undefined,
+    access: ManagerAccess,
+    dryRun: boolean,
+  ): Promise<OperationRow | (DryRunResult & { restoredFrom: string })> {
+    if (!(await this.exists(name))) {
+      throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
+        category: 'not-found',
+      });
+    }
+    const p = await this.visible(name, access);
+    this.requireDeploy(access, p.cluster, p.namespace);
+    const kubectl = this.kubectl(p.cluster, p.namespace, name);
+    if (dryRun) return planRollback({ name, store: this.store, kubectl, to });
+    const { input } = await rollbackInput(this.store, name, to);
+    await this.checkObjectScope(input, kubectl, p.cluster, p.namespace, access);
+    const op = await this.accept({
+      deployment: name,
+      action: 'rollback',
+      actor: access.actor,
+      cluster: p.cluster,
+      namespace: p.namespace,
+    });
+    this.enqueue(op, kubectl, input, undefined);
+    return op;
+  }
+
+  /** `dm history` through the service. */
+  async history(name: string, access: ManagerAccess): Promise<HistoryEntry[]> {
+    await this.visible(name, access);
+    return deploymentHistory(this.store, name);
+  }
+
   /** `dm drift` through the service: live objects against the last applied manifest. */
   async drift(name: string, access: ManagerAccess): Promise<DiffResult> {
     const p = await this.visible(name, access);
@@ -624,16 +668,20 @@ export class DeploymentManager {
         name: op.deployment,
         store: this.store,
         kubectl,
+        actor: op.actor,
         ...(req?.timeoutSeconds ? { timeoutSeconds: req.timeoutSeconds } : {}),
       };
       const result = input
-        ? await deployConfiguration({
-            ...common,
-            input,
-            ...(req?.waitForReady ? { wait: true } : {}),
-            ...(req?.pruneAll ? { pruneAll: true } : {}),
-            ...(req?.forceConflicts ? { forceConflicts: true } : {}),
-          })
+        ? await deployConfiguration(
+            {
+              ...common,
+              input,
+              ...(req?.waitForReady ? { wait: true } : {}),
+              ...(req?.pruneAll ? { pruneAll: true } : {}),
+              ...(req?.forceConflicts ? { forceConflicts: true } : {}),
+            },
+            op.action === 'rollback' ? 'rollback' : undefined,
+          )
         : op.action === 'delete' && !(await this.store.getDeployment(op.deployment))
           ? undefined
           : await deleteDeployment(common);

@@ -200,7 +200,7 @@ export const MANAGER_SCHEMAS = {
     properties: {
       name: str,
       deployment: str,
-      action: { enum: ['create', 'update', 'delete'] },
+      action: { enum: ['create', 'update', 'delete', 'rollback'] },
       status: { enum: ['applying', 'applied', 'failed'] },
       error: str,
       createdAt: str,
@@ -242,7 +242,7 @@ export const MANAGER_SCHEMAS = {
     properties: {
       id: str,
       deployment: str,
-      action: { enum: ['create', 'update', 'delete'] },
+      action: { enum: ['create', 'update', 'delete', 'rollback'] },
       status: { enum: ['pending', 'running', 'done', 'failed', 'interrupted'] },
       actor: str,
       cluster: str,
@@ -372,6 +372,76 @@ export const MANAGER_PATHS = {
       summary: 'dm drift: the live objects against the last applied manifest, per field',
       security: bearer,
       responses: { 200: { description: 'The drift', ...json(ref('Diff')) }, 401: error, 404: error },
+    },
+  },
+  '/api/v1/deployments/{name}/rollback': {
+    parameters: [nameParam],
+    post: {
+      summary:
+        'dm rollback: apply a stored manifest again (default: the applied one before the current) as an operation',
+      security: bearer,
+      parameters: [
+        { name: 'dryRun', in: 'query', schema: { type: 'boolean' } },
+        { name: 'wait', in: 'query', schema: { type: 'boolean' } },
+      ],
+      requestBody: {
+        required: false,
+        ...json({
+          type: 'object',
+          properties: { manifest: { type: 'string', description: 'name or sequence number' } },
+        }),
+      },
+      responses: {
+        200: { description: 'With dryRun, the plan; with wait, the finished operation', ...json({}) },
+        202: { description: 'The operation', ...json(ref('Operation')) },
+        401: error,
+        404: error,
+      },
+    },
+  },
+  '/api/v1/deployments/{name}/history': {
+    parameters: [nameParam],
+    get: {
+      summary:
+        'dm history: every manifest with time, actor, status, the manifest a rollback restored, counts',
+      security: bearer,
+      responses: {
+        200: {
+          description: 'Manifests, oldest first',
+          ...json({
+            type: 'array',
+            items: {
+              type: 'object',
+              required: [
+                'revision',
+                'manifest',
+                'time',
+                'actor',
+                'action',
+                'status',
+                'applied',
+                'pruned',
+                'failed',
+              ],
+              properties: {
+                revision: { type: 'integer' },
+                manifest: str,
+                time: str,
+                actor: str,
+                action: str,
+                status: str,
+                restoredFrom: str,
+                applied: { type: 'integer' },
+                pruned: { type: 'integer' },
+                failed: { type: 'integer' },
+                error: str,
+              },
+            },
+          }),
+        },
+        401: error,
+        404: error,
+      },
     },
   },
   '/api/v1/deployments/{name}/operations': {

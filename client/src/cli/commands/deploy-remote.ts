@@ -36,7 +36,7 @@ function progressLine(op: {
 }
 
 /** Runs an operation to its end and reports it as `deployConfiguration` does. */
-async function runOperation(
+export async function runOperation(
   ctx: CommandContext,
   start: (c: Awaited<ReturnType<typeof client>>) => Promise<{ id: string }>,
 ) {

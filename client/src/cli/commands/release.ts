@@ -1,13 +1,17 @@
 /**
- * `dm diff`, `dm drift` (docs/deployments.md "Diff and drift"): what a configuration would change
- * and what changed out of band, locally or through the Deployment Manager service (`--manager-url`).
+ * `dm diff`, `dm drift` (docs/deployments.md "Diff and drift"), `dm rollback` and `dm history`
+ * ("Rollback and history"): what a configuration would change, what changed out of band, going back
+ * to a stored manifest, and the list of manifests — locally or through the Deployment Manager
+ * service (`--manager-url`).
  * Thin: flags → one library call → one printer.
  */
 import type { Command } from 'commander';
+import type { DryRunResult } from '../../deploy/deploy.js';
 import type { DiffResult, ObjectDiff } from '../../deploy/diff.js';
+import type { HistoryEntry } from '../../deploy/rollback.js';
 import type { CommandContext } from '../context.js';
 import { action, propertiesOf } from '../context.js';
-import type { Printable } from '../format.js';
+import { formatTable, type Printable } from '../format.js';
 
 const DIFF_HELP = `
 Three states side by side, per object and field: the deployment's last applied manifest, the live
@@ -30,6 +34,27 @@ Examples:
   dm drift prod
   dm drift prod --detailed-exitcode
   dm -o json drift prod
+`;
+
+const ROLLBACK_HELP = `
+Applies a stored manifest's configuration again (default: the applied manifest before the current
+one) as a new manifest that records which one it restored, and prunes what the newer manifests
+added. --dry-run shows the plan, as dm deploy --dry-run does.
+
+Examples:
+  dm rollback prod
+  dm rollback prod prod-2 --dry-run
+  dm rollback prod 2
+  dm --manager-url http://dm.example:8080 rollback prod
+`;
+
+const HISTORY_HELP = `
+Every manifest of a deployment, oldest first: revision, time, actor, action, status, the manifest a
+rollback restored, and how many objects it applied, pruned and failed (as helm history).
+
+Examples:
+  dm history prod
+  dm history prod -o json
 `;
 
 const objectOf = (o: ObjectDiff) => `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.objectName}`;
@@ -90,7 +115,100 @@ async function remote(ctx: CommandContext) {
   return new ManagerClient({ url: ctx.config.managerUrl!, token: ctx.config.managerToken });
 }
 
+function reportHistory(rows: HistoryEntry[]): Printable<HistoryEntry[]> {
+  return {
+    data: rows,
+    text: () =>
+      formatTable(
+        [
+          'REVISION',
+          'MANIFEST',
+          'TIME',
+          'ACTOR',
+          'ACTION',
+          'STATUS',
+          'APPLIED',
+          'PRUNED',
+          'FAILED',
+          'DESCRIPTION',
+        ],
+        rows.map((r) => [
+          String(r.revision),
+          r.manifest,
+          r.time,
+          r.actor,
+          r.action,
+          r.status,
+          String(r.applied),
+          String(r.pruned),
+          String(r.failed),
+          r.restoredFrom ? `rollback to ${r.restoredFrom}` : (r.error?.split('\n')[0] ?? ''),
+        ]),
+      ),
+  };
+}
+
 export function registerReleaseCommands(program: Command): void {
+  program
+    .command('rollback <deployment> [manifest]')
+    .description('apply a stored manifest again (default: the one before the current) as a new manifest')
+    .option('--dry-run', 'show what the rollback would create, update and prune')
+    .option('--wait', 'wait until workloads are ready (kubectl wait / rollout status)')
+    .option('--timeout <seconds>', 'time limit for --wait and prunes', '300')
+    .addHelpText('after', ROLLBACK_HELP)
+    .action(
+      action<unknown>(async (ctx, [name, manifest], options) => {
+        const { reportDeploy, reportDryRun } = await import('./deploy-output.js');
+        if (ctx.config.managerUrl) {
+          const path = `/api/v1/deployments/${encodeURIComponent(name!)}/rollback`;
+          const body = manifest === undefined ? {} : { manifest };
+          if (options.dryRun) {
+            return reportDryRun(
+              await (await remote(ctx)).request<DryRunResult>('POST', `${path}?dryRun=true`, body),
+            );
+          }
+          const { runOperation } = await import('./deploy-remote.js');
+          return reportDeploy(
+            ctx,
+            await runOperation(ctx, (c) => c.request<{ id: string }>('POST', path, body)),
+          );
+        }
+        const { withStore, kubectlFor, timeoutOf } = await import('./deploy.js');
+        const { planRollback, rollbackDeployment } = await import('../../deploy/rollback.js');
+        return withStore(ctx, async (store) => {
+          const common = {
+            name: name!,
+            to: manifest,
+            store,
+            kubectl: await kubectlFor(ctx),
+            timeoutSeconds: timeoutOf(options),
+          };
+          if (options.dryRun) return reportDryRun(await planRollback(common));
+          return reportDeploy(ctx, await rollbackDeployment({ ...common, wait: Boolean(options.wait) }));
+        });
+      }),
+    );
+
+  program
+    .command('history <deployment>')
+    .description('list the manifests of a deployment with time, actor, status and what each changed')
+    .addHelpText('after', HISTORY_HELP)
+    .action(
+      action<HistoryEntry[]>(async (ctx, [name]) => {
+        if (ctx.config.managerUrl) {
+          return reportHistory(
+            await (await remote(ctx)).request<HistoryEntry[]>(
+              'GET',
+              `/api/v1/deployments/${encodeURIComponent(name!)}/history`,
+            ),
+          );
+        }
+        const { withStore } = await import('./deploy.js');
+        const { deploymentHistory } = await import('../../deploy/rollback.js');
+        return withStore(ctx, async (store) => reportHistory(await deploymentHistory(store, name!)));
+      }),
+    );
+
   program
     .command('diff <config>')
     .description('compare a configuration with a deployment: last applied, live and would-be, per field')
