@@ -58,14 +58,15 @@ export async function kubectlFor(ctx: CommandContext) {
  */
 export async function loadLocalInput(
   ctx: CommandContext,
-  arg: string,
+  arg: string | import('../../input.js').Input,
   name: string,
   options: Record<string, unknown>,
+  properties?: Record<string, unknown>,
 ) {
   const { loadDeploymentInput } = await import('../../deploy/input.js');
   const { loadInput } = await import('../../input.js');
   const { schemaValidationOf } = await import('../../config/config.js');
-  const loaded = loadInput(arg, { cwd: ctx.cwd, deployment: name });
+  const loaded = typeof arg === 'string' ? loadInput(arg, { cwd: ctx.cwd, deployment: name }) : arg;
   const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
   const templateSource = await createRegistryTemplateSource({
     config: ctx.config,
@@ -75,7 +76,7 @@ export async function loadLocalInput(
   });
   const input = await loadDeploymentInput(loaded, {
     deployment: name,
-    properties: await propertiesOf(ctx),
+    properties: properties ?? (await propertiesOf(ctx)),
     ...(typeof options.importsDir === 'string' ? { importsDir: options.importsDir } : {}),
     schemaValidation: schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation),
     templateSource,
