@@ -467,6 +467,11 @@ export const ERROR_CODES = {
     category: 'validation',
     meaning: 'A configuration to deploy has a top-level key other than imports, resources and outputs.',
   },
+  REFERENCE_NEEDS_CLUSTER: {
+    category: 'validation',
+    meaning:
+      'A $(ref…) value needs a live object, which dm generate and dm fn cannot know without a cluster.',
+  },
   PRUNE_REFUSED: {
     category: 'conflict',
     meaning:

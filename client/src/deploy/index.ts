@@ -21,6 +21,7 @@ export {
   typeInstancesOf,
   validateDeploymentName,
 } from './deploy.js';
+export { type DiffResult, diffDeployment, driftDeployment } from './diff.js';
 export {
   defaultDeploymentName,
   type LoadInputOptions,
@@ -31,3 +32,4 @@ export { Kubectl, type KubectlOptions } from './kubectl.js';
 export type { DeploymentInput, ExpandedConfig, Layout, LayoutEntry, Primitive } from './model.js';
 export { type KubeObject, objectKey, parsePrimitiveType, toObjects } from './objects.js';
 export { findReferences, planLevels } from './plan.js';
+export { deploymentHistory, type HistoryEntry, planRollback, rollbackInput } from './rollback.js';
