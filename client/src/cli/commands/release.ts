@@ -12,7 +12,6 @@ import type { HistoryEntry } from '../../deploy/rollback.js';
 import type { CommandContext } from '../context.js';
 import { action, propertiesOf } from '../context.js';
 import { formatTable, type Printable } from '../format.js';
-import { registerFunctionCommands } from './fn.js';
 
 const DIFF_HELP = `
 Three states side by side, per object and field: the deployment's last applied manifest, the live
@@ -150,7 +149,6 @@ function reportHistory(rows: HistoryEntry[]): Printable<HistoryEntry[]> {
 }
 
 export function registerReleaseCommands(program: Command): void {
-  registerFunctionCommands(program);
   program
     .command('rollback <deployment> [manifest]')
     .description('apply a stored manifest again (default: the one before the current) as a new manifest')
