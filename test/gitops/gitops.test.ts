@@ -290,14 +290,20 @@ describe('dm fn: a KRM function', () => {
   });
 
   it('a functionConfig holding the configuration inline, with properties', async () => {
-    const input = resourceList({
-      apiVersion: 'dm.io/v1',
-      kind: 'DmConfiguration',
-      metadata: { name: 'inline' },
-      spec: {
-        properties: { maxMemory: '8g' },
-        configuration: { resources: [{ name: 'site', type: 'web.jinja', properties: { replicas: 1 } }] },
-      },
+    const earlier = { message: 'from an earlier function', severity: 'info' };
+    const input = JSON.stringify({
+      ...JSON.parse(
+        resourceList({
+          apiVersion: 'dm.io/v1',
+          kind: 'DmConfiguration',
+          metadata: { name: 'inline' },
+          spec: {
+            properties: { maxMemory: '8g' },
+            configuration: { resources: [{ name: 'site', type: 'web.jinja', properties: { replicas: 1 } }] },
+          },
+        }),
+      ),
+      results: [earlier],
     });
     const r = await runDm(['fn'], { cwd: app, env: home, input });
     assert.equal(r.code, 0, r.stderr);
@@ -307,6 +313,7 @@ describe('dm fn: a KRM function', () => {
       ['inline-svc', 'inline-settings'],
     );
     assert.deepEqual(list.items[1]!.data, { replicas: '1', maxMemory: '8g', tier: 'none' });
+    assert.deepEqual(list.results, [earlier], 'results of earlier functions stay');
   });
 
   it('errors: a valid ResourceList with results (severity error, message, file), exit 1, items kept', async () => {

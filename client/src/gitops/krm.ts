@@ -79,6 +79,8 @@ export function parseResourceList(text: string): ResourceList {
     kind: 'ResourceList',
     items,
     ...(isMapping(list.functionConfig) ? { functionConfig: list.functionConfig } : {}),
+    // Results of functions run before this one stay (the list's own results are appended to them).
+    ...(Array.isArray(list.results) ? { results: list.results as KrmResult[] } : {}),
   };
 }
 
