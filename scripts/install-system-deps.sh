@@ -51,6 +51,12 @@ locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$' || add locales-all
 if bash test/cluster/real-apiserver.sh path >/dev/null 2>&1; then
   command -v etcd >/dev/null || add etcd-server
 fi
+# The package and image tests (test/package/): better-sqlite3's native module is built for each
+# supported Node with node-gyp (a C++ compiler and make); the dm-registry image is built with buildah
+# from a Debian base made with mmdebstrap (docs/packaging.md).
+{ command -v g++ >/dev/null && command -v make >/dev/null; } || add g++ make
+command -v buildah >/dev/null || add buildah
+command -v mmdebstrap >/dev/null || add mmdebstrap
 # apt-get download and dpkg -x fetch cloud-init's merging code for the differential merge test.
 command -v dpkg >/dev/null || { echo "install-system-deps.sh: this is not a Debian machine (no dpkg)" >&2; exit 1; }
 
