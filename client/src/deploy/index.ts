@@ -3,17 +3,21 @@ export {
   type ApplyOptions,
   type ApplyResult,
   applyObjects,
+  getLive,
   type PlannedObject,
   pruneObjects,
   type ResourceResult,
 } from './apply.js';
 export {
+  checkPrunes,
   type DeployOptions,
   type DeployResult,
   type DryRunResult,
   deleteDeployment,
   deployConfiguration,
   planDeployment,
+  readTarget,
+  servedKinds,
   typeInstancesOf,
   validateDeploymentName,
 } from './deploy.js';
@@ -25,5 +29,5 @@ export {
 } from './input.js';
 export { Kubectl, type KubectlOptions } from './kubectl.js';
 export type { DeploymentInput, ExpandedConfig, Layout, LayoutEntry, Primitive } from './model.js';
-export { type KubeObject, parsePrimitiveType, toObjects } from './objects.js';
+export { type KubeObject, objectKey, parsePrimitiveType, toObjects } from './objects.js';
 export { findReferences, planLevels } from './plan.js';

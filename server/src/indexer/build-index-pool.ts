@@ -13,8 +13,8 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { DmError, type ErrorCategory } from '../../../client/src/error.js';
 import { isErrorCode } from '../../../client/src/error-codes.js';
-import type { Finding, TreeEntry } from '../../../client/src/registry/types.js';
-import type { Snapshot } from '../../../client/src/source/source.js';
+import type { Finding, TreeEntry } from '../../../client/src/registry/index.js';
+import type { Snapshot } from '../../../client/src/source/index.js';
 import type {
   BuiltIndex,
   IndexedFile,

@@ -5,11 +5,10 @@
  * worker thread (build-index-pool.ts; docs/server.md, "Index building off the request thread").
  */
 import { parseYaml } from '../../../client/src/document/yaml.js';
-import { compareVersions, tryParseVersion } from '../../../client/src/reference/version.js';
-import { sha256Hex, versionDigest } from '../../../client/src/registry/digest.js';
-import { scanRegistryTree } from '../../../client/src/registry/scan-tree.js';
-import type { Finding, ScannedVersion, TemplateKind, TreeEntry } from '../../../client/src/registry/types.js';
-import { gitBlobSha } from '../../../client/src/source/source.js';
+import { compareVersions, tryParseVersion } from '../../../client/src/reference/index.js';
+import type { Finding, ScannedVersion, TemplateKind, TreeEntry } from '../../../client/src/registry/index.js';
+import { scanRegistryTree, sha256Hex, versionDigest } from '../../../client/src/registry/index.js';
+import { gitBlobSha } from '../../../client/src/source/index.js';
 
 export interface IndexedFile {
   path: string;

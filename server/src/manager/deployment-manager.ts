@@ -19,31 +19,32 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isMapping } from '../../../client/src/data.js';
-import { getLive } from '../../../client/src/deploy/apply.js';
+import type { DeploymentInput } from '../../../client/src/deploy/index.js';
 import {
   checkPrunes,
   type DryRunResult,
   deleteDeployment,
   deployConfiguration,
+  getLive,
+  Kubectl,
+  loadDeploymentInput,
+  objectKey,
   planDeployment,
   readTarget,
   servedKinds,
+  toObjects,
   validateDeploymentName,
-} from '../../../client/src/deploy/deploy.js';
-import { loadDeploymentInput } from '../../../client/src/deploy/input.js';
-import { Kubectl } from '../../../client/src/deploy/kubectl.js';
-import type { DeploymentInput } from '../../../client/src/deploy/model.js';
-import { objectKey, toObjects } from '../../../client/src/deploy/objects.js';
+} from '../../../client/src/deploy/index.js';
 import { DmError } from '../../../client/src/error.js';
-import { parseDefaultRegistry } from '../../../client/src/reference/reference.js';
-import { RegistryTemplateSource } from '../../../client/src/resolve/registry-template-source.js';
-import type { StateDatabase } from '../../../client/src/state/database.js';
-import { DeploymentStore } from '../../../client/src/state/deployments-store.js';
+import { parseDefaultRegistry } from '../../../client/src/reference/index.js';
+import { RegistryTemplateSource } from '../../../client/src/resolve/index.js';
+import type { StateDatabase } from '../../../client/src/state/index.js';
 import {
+  DeploymentStore,
   type NewOperation,
   type OperationRow,
   OperationStore,
-} from '../../../client/src/state/operations-store.js';
+} from '../../../client/src/state/index.js';
 import { Admission, type AdmissionOptions } from '../api/admission.js';
 import { CatalogResolver, type CatalogView } from './catalog-resolver.js';
 import type { DeploymentLeases } from './deployment-lease.js';

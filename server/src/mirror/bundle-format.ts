@@ -24,8 +24,8 @@ import {
   parseEd25519Pem,
   signBytes,
   verifyBytes,
-} from '../../../client/src/integrity/keys.js';
-import { sha256Hex, versionDigest } from '../../../client/src/registry/digest.js';
+} from '../../../client/src/integrity/index.js';
+import { sha256Hex, versionDigest } from '../../../client/src/registry/index.js';
 import type { AddedVersion, ExportedTemplate } from '../store/add-versions.js';
 import { TarWalker } from './bundle-tar.js';
 

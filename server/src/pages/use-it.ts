@@ -6,7 +6,7 @@
  * GitHub repository at the indexed commit, a git URL as text, and "local directory" for a directory
  * (whose path on the server is never shown to anonymous readers).
  */
-import { isRemoteGitLocation } from '../../../client/src/source/git.js';
+import { isRemoteGitLocation } from '../../../client/src/source/index.js';
 import type { RegistryRow } from '../service.js';
 import { withoutCredentials } from '../service.js';
 import type { PropertyRow } from './properties.js';
