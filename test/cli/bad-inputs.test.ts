@@ -27,6 +27,8 @@ interface Case {
   code: number;
   /** What the one sentence says. */
   says: RegExp;
+  /** Run before dm (after the files are written), in the working directory. */
+  setup?: (dir: string, env: Record<string, string>) => Promise<void>;
   /** Checked after the run (nothing written, file unchanged…). */
   afterwards?: (dir: string, configFile: string) => void;
 }
@@ -151,6 +153,44 @@ const CASES: Case[] = [
     code: 4,
     says: /registry '.*reg' has 2 lint warnings, and --strict makes warnings fail/,
   },
+  // Item: lock file, schema, search flags.
+  {
+    name: 'dm.lock is a directory',
+    files: { 'dm.lock/x': 'x\n', 'config.yaml': 'resources: []\n' },
+    args: ['install', '--registry-dir', fixtures],
+    code: 2,
+    says: /^error: .*dm\.lock is a directory, not a file$/m,
+  },
+  {
+    name: 'a lock entry with version: banana',
+    files: { 'config.yaml': 'resources:\n- {name: c, type: "redis:v1.0"}\n' },
+    setup: async (dir, env) => {
+      const r = await runDm(['install', '--registry-dir', fixtures], { env, cwd: dir });
+      assert.equal(r.code, 0, r.stderr);
+      const lock = join(dir, 'dm.lock');
+      writeFileSync(lock, readFileSync(lock, 'utf8').replace(/version: v1\.0\.3/, 'version: banana'));
+    },
+    args: ['install', '--registry-dir', fixtures, '--frozen-lockfile'],
+    code: 4,
+    says: /dm\.lock: references\["[^"]+redis:v1\.0"\]\.version is 'banana', not a version/,
+  },
+  {
+    name: 'a schema whose property type is misspelt',
+    files: {
+      't.jinja': 'resources: []\n',
+      't.jinja.schema': 'properties:\n  port:\n    type: integr\n',
+      'c.yaml': 'imports:\n- path: t.jinja\n- path: t.jinja.schema\nresources:\n- {name: a, type: t.jinja}\n',
+    },
+    args: ['expand', 'c.yaml'],
+    code: 1,
+    says: /^error: .*t\.jinja\.schema: properties\.port\.type is 'integr', not one of array, boolean, integer, null, number, object, string$/m,
+  },
+  {
+    name: 'dm search --limit 100000',
+    args: ['search', 'redis', '--registry-url', 'http://127.0.0.1:9', '--limit', '100000'],
+    code: 2,
+    says: /--limit 100000 is more than 100, the most hits a registry server gives per page/,
+  },
 ];
 
 let silent: Server;
@@ -193,6 +233,7 @@ describe('the corpus of bad inputs', () => {
           mkdirSync(join(env.XDG_CONFIG_HOME!, 'dm'), { recursive: true });
           writeFileSync(configFile, c.config);
         }
+        await c.setup?.(dir, env);
         const before = c.config === undefined ? undefined : readFileSync(configFile, 'utf8');
         const args = c.args.map((a) => a.replaceAll('$DIR', dir).replaceAll('$SILENT', silentUrl));
         const r = await runDm(args, {

@@ -5,6 +5,9 @@ import { DmError } from '../error.js';
 import { httpSignal } from '../http-limit.js';
 import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
 
+/** The most hits a registry server gives per page (its `limit` parameter, docs/server.md). */
+export const MAX_SEARCH_LIMIT = 100;
+
 export type { SearchHit, SearchResult };
 
 export interface SearchOptions {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { action } from '../context.js';
-import { formatTable, printable } from '../format.js';
+import { count, formatTable, printable } from '../format.js';
 
 export function registerResolveCommands(program: Command): void {
   program
@@ -13,21 +13,33 @@ export function registerResolveCommands(program: Command): void {
     .addHelpText('after', '\nExamples:\n  dm search redis --registry-url http://localhost:8080\n')
     .action(
       action(async (ctx, [query], opts) => {
-        const { searchTemplates } = await import('../../resolve/search.js');
+        const { MAX_SEARCH_LIMIT, searchTemplates } = await import('../../resolve/search.js');
+        if (Number(opts.limit) > MAX_SEARCH_LIMIT) {
+          const { DmError } = await import('../../error.js');
+          throw new DmError(
+            'INVALID_FLAG_VALUE',
+            `--limit ${String(opts.limit)} is more than ${MAX_SEARCH_LIMIT}, the most hits a registry server gives per page`,
+            { category: 'usage', hint: 'use --page to see further hits' },
+          );
+        }
+        const limit = Number(opts.limit);
+        const page = Number(opts.page);
         const result = await searchTemplates(query!, {
           config: ctx.config,
           collection: opts.collection as string | undefined,
           registry: opts.inRegistry as string | undefined,
-          limit: Number(opts.limit),
-          page: Number(opts.page),
+          limit,
+          page,
         });
         return printable(result, (r) =>
-          r.hits.length === 0
-            ? `no templates match '${r.query}'`
-            : `${formatTable(
-                ['REFERENCE', 'LATEST', 'DESCRIPTION'],
-                r.hits.map((h) => [h.reference, h.latestVersion ?? '', h.description ?? h.title ?? '']),
-              )}${r.total} matches`,
+          r.hits.length === 0 && r.total > 0
+            ? `page ${page} is past the last hit: ${count(r.total, 'template matches', 'templates match')} '${r.query}' (${count(Math.ceil(r.total / limit), 'page')} of ${limit})`
+            : r.hits.length === 0
+              ? `no templates match '${r.query}'`
+              : `${formatTable(
+                  ['REFERENCE', 'LATEST', 'DESCRIPTION'],
+                  r.hits.map((h) => [h.reference, h.latestVersion ?? '', h.description ?? h.title ?? '']),
+                )}${r.total} matches`,
         );
       }),
     );
