@@ -33,6 +33,13 @@ py_ok yaml || add python3-yaml
 py_ok requests || add python3-requests
 py_ok jsonpatch || add python3-jsonpatch
 py_ok jinja2 || add python3-jinja2
+# DM's draft-4 schema defaults in the expansion reference (test/expand/dm_reference.py).
+py_ok jsonschema || add python3-jsonschema
+# OCI registries (test/oci): Debian's docker-registry (the CNCF distribution server) started by the
+# tests on loopback, htpasswd (apache2-utils) for its basic authentication, skopeo as an independent client.
+[ -x /usr/bin/docker-registry ] || add docker-registry
+command -v skopeo >/dev/null || add skopeo
+command -v htpasswd >/dev/null || add apache2-utils
 # PostgreSQL's server binaries (initdb, pg_ctl): the tests start their own cluster in a temp dir.
 { command -v pg_ctl >/dev/null && command -v initdb >/dev/null; } ||
   compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null || add postgresql postgresql-contrib

@@ -7,7 +7,22 @@
  * A code has one category, or, where the same failure is a usage error in one place and bad input
  * in another, a short list whose first entry is the default; a call site may pick only a listed one.
  */
-import type { ErrorCategory } from './error.js';
+
+/** What kind of failure this is; decides exit codes and HTTP statuses at the edges. */
+export type ErrorCategory =
+  | 'usage' // bad flags or arguments: exit 2, HTTP 400
+  | 'invalid-input' // malformed reference, YAML, document: exit 1, HTTP 400
+  | 'not-found' // reference, version, deployment, file: exit 3, HTTP 404
+  | 'validation' // schema or lint validation failed: exit 4, HTTP 422
+  | 'conflict' // exit 1, HTTP 409
+  | 'unreachable' // network, registry server, cluster: exit 5, HTTP 503
+  | 'unauthorized' // exit 1, HTTP 401
+  | 'forbidden' // exit 1, HTTP 403
+  | 'rate-limited' // exit 5, HTTP 429
+  | 'upstream' // a mirror's upstream registry failed or is known down: exit 5, HTTP 502
+  | 'limit' // a resource limit was hit (time, memory, size): exit 1, HTTP 422
+  | 'blocked' // untrusted code tried something forbidden: exit 1, HTTP 422
+  | 'error'; // anything else: exit 1, HTTP 500
 
 export interface ErrorCodeEntry {
   /** The category, or the categories a call site may choose from (the first is the default). */
@@ -306,6 +321,25 @@ export const ERROR_CODES = {
     meaning: 'An archive entry would escape its directory, or is a link or device.',
   },
 
+  // OCI registries (docs/oci.md).
+  OCI_NOT_FOUND: { category: 'not-found', meaning: 'An OCI repository, tag or blob does not exist.' },
+  OCI_NOT_A_TEMPLATE: {
+    category: 'invalid-input',
+    meaning: 'An OCI manifest or blob is not a dm template artifact (another artifact type, or malformed).',
+  },
+  OCI_TOO_LARGE: { category: 'limit', meaning: 'An OCI manifest or blob is larger than dm reads.' },
+  OCI_UNAUTHORIZED: {
+    category: 'unauthorized',
+    meaning: 'An OCI registry refused the credentials (or asked for some and none are configured).',
+  },
+  OCI_FORBIDDEN: { category: 'forbidden', meaning: 'An OCI registry refused access to a repository.' },
+  OCI_UNREACHABLE: { category: 'unreachable', meaning: 'An OCI registry cannot be reached in time.' },
+  OCI_REGISTRY_ERROR: { category: 'upstream', meaning: 'An OCI registry answered a request with an error.' },
+  OCI_TAG_EXISTS: {
+    category: 'conflict',
+    meaning: '`dm push` would replace a tag that holds other content (use --force to replace it).',
+  },
+
   // Expansion of configurations and templates.
   INVALID_CONFIGURATION: {
     category: 'invalid-input',
@@ -340,6 +374,10 @@ export const ERROR_CODES = {
   TEMPLATE_NO_RESOURCES: {
     category: 'invalid-input',
     meaning: "A template did not return a 'resources' field.",
+  },
+  TEMPLATE_INVALID_OUTPUTS: {
+    category: 'invalid-input',
+    meaning: "A template's 'outputs' is not a list of {name, value}.",
   },
   TEMPLATE_CYCLE: { category: 'invalid-input', meaning: 'Templates instantiate each other in a cycle.' },
   EXPANSION_TOO_DEEP: { category: 'limit', meaning: 'Expansion nests deeper than allowed.' },
@@ -421,8 +459,18 @@ export const ERROR_CODES = {
 
   // Deployments.
   NOTHING_TO_DEPLOY: {
-    category: 'invalid-input',
-    meaning: 'The input holds neither a configuration nor Kubernetes objects.',
+    category: 'validation',
+    meaning:
+      'The input is empty, has no resources, or holds neither a configuration nor Kubernetes objects: deploying it would prune the deployment.',
+  },
+  UNKNOWN_CONFIGURATION_KEY: {
+    category: 'validation',
+    meaning: 'A configuration to deploy has a top-level key other than imports, resources and outputs.',
+  },
+  PRUNE_REFUSED: {
+    category: 'conflict',
+    meaning:
+      'A deploy would delete every object of the deployment, or more than half of them, and --prune-all (pruneAll) was not given.',
   },
   MIXED_DOCUMENTS: {
     category: 'invalid-input',
@@ -704,6 +752,16 @@ export const ERROR_CODES = {
     category: 'usage',
     meaning:
       '`dm-registry start --host` (or DM_REGISTRY_HOST) is not an address or host name of this machine.',
+  },
+  SERVER_BUSY: {
+    category: 'unreachable',
+    meaning:
+      'The server already runs and queues as much of this kind of work (webhook deliveries, batch resolves, expansions) as it allows; retry after Retry-After seconds.',
+  },
+  CALLER_BUSY: {
+    category: 'rate-limited',
+    meaning:
+      'This caller already has as many batch requests in progress as one caller may; retry after Retry-After seconds.',
   },
   REMOTE_ERROR: {
     category: ALL_CATEGORIES,

@@ -15,8 +15,10 @@ import json
 import os
 import sys
 import types
+import warnings
 
 import jinja2
+import jsonschema
 import yaml
 
 
@@ -52,12 +54,45 @@ def dm_yaml():
 
 
 def apply_defaults(schema, props):
+    """DM's schema defaults: its validator (JSON Schema draft 4) with `properties` setting each
+    missing property's default, or the default its `$ref` leads to, before descending; `required`
+    ignored. Two readings DM's code leaves open are dm's (docs/expansion.md, "Schemas"): a `$ref`
+    that leads to no default adds nothing, and a chain of `$ref`s is followed."""
     out = copy.deepcopy(props)
-    for key, sub in (schema.get('properties') or {}).items():
-        if key not in out and 'default' in sub:
-            out[key] = copy.deepcopy(sub['default'])
-        if isinstance(out.get(key), dict) and sub.get('properties'):
-            out[key] = apply_defaults(sub, out[key])
+    body = {k: v for k, v in schema.items() if k not in ('info', 'imports', 'outputs')}
+    validate_properties = jsonschema.Draft4Validator.VALIDATORS['properties']
+
+    def referenced_default(validator, ref):
+        for _ in range(32):
+            with validator.resolver.resolving(ref) as target:
+                if '$ref' in target:
+                    ref = target['$ref']
+                    continue
+                return ('default' in target, target.get('default'))
+        return (False, None)
+
+    def set_defaults(validator, properties, instance, parent):
+        if isinstance(instance, dict):
+            for name, sub in (properties or {}).items():
+                if not isinstance(sub, dict):
+                    continue
+                if '$ref' in sub:
+                    found, value = referenced_default(validator, sub['$ref'])
+                    if found:
+                        instance.setdefault(name, copy.deepcopy(value))
+                elif 'default' in sub:
+                    instance.setdefault(name, copy.deepcopy(sub['default']))
+        for error in validate_properties(validator, properties, instance, parent):
+            yield error
+
+    def ignore(*_args):
+        return iter(())
+
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', DeprecationWarning)
+        validator = jsonschema.validators.extend(
+            jsonschema.Draft4Validator, {'properties': set_defaults, 'required': ignore})
+        list(validator(body).iter_errors(out))
     return out
 
 
@@ -72,6 +107,11 @@ class Expander(object):
             name = path if isinstance(entry, str) else entry.get('name', path)
             with open(os.path.join(self.dir, path)) as f:
                 self.files[name] = f.read()
+            # gcloud uploads the schema beside an import's path under the import's name.
+            schema = os.path.join(self.dir, path + '.schema')
+            if os.path.isfile(schema) and name + '.schema' not in self.files:
+                with open(schema) as f:
+                    self.files[name + '.schema'] = f.read()
         self.env = env
 
     def file(self, name):

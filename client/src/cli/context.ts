@@ -45,6 +45,7 @@ export interface GlobalOptions {
   quiet?: boolean;
   verbose?: boolean;
   color?: boolean;
+  plainHttp?: boolean;
   httpTimeout?: string;
 }
 
@@ -78,6 +79,7 @@ export function contextFromCommand(command: Command, actionOptions: ActionOption
       context: opts.context,
       namespace: opts.namespace,
       config: opts.config,
+      plainHttp: opts.plainHttp,
       httpTimeout: opts.httpTimeout,
     },
     env,

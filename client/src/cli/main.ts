@@ -159,6 +159,7 @@ export function buildProgram(): Command {
     .option('-f, --values <file>', 'values file merged into properties (repeatable, in order)', collect)
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'yaml', 'json']))
     .option('--offline', 'use only the lock file and the cache')
+    .option('--plain-http', 'talk to oci:// registries over plain HTTP (loopback and test registries)')
     .option('--kubeconfig <file>', 'kubeconfig for kubectl')
     .option('--context <name>', 'kubeconfig context')
     .option('-n, --namespace <name>', 'Kubernetes namespace')

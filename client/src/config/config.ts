@@ -13,6 +13,7 @@ import { SCHEMA_VALIDATION_MODES, type SchemaValidationMode } from '../expand/ty
 import { DEFAULT_HTTP_TIMEOUT_MS } from '../http-limit.js';
 import { parseVerifierKey } from '../integrity/keys.js';
 import { nearest } from '../nearest.js';
+import { authFiles } from '../oci/auth.js';
 import { parseDefaultRegistry } from '../reference/reference.js';
 
 export type OutputFormat = 'text' | 'yaml' | 'json';
@@ -64,6 +65,8 @@ export interface DmConfig {
   checksumKey?: string | undefined;
   /** Registries whose digests are not checked against the log (`DM_NOSUMCHECK=<glob>,…`). */
   noSumCheck?: string[];
+  /** OCI registries (docs/oci.md): plain HTTP (`--plain-http`) and the credential files read. */
+  oci?: { plainHttp: boolean; authFiles: string[] } | undefined;
   /** The one time limit of every HTTP call, ms (`--http-timeout`, `httpTimeout`; docs/client.md "Configuration"). */
   httpTimeoutMs: number;
 }
@@ -82,6 +85,7 @@ export interface ConfigFlags {
   context?: string;
   namespace?: string;
   config?: string;
+  plainHttp?: boolean;
   /** Seconds, as typed. */
   httpTimeout?: string;
 }
@@ -309,6 +313,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
       ? parseOutput(flags.output, '--output')
       : ((file.output as OutputFormat) ?? 'text');
   return {
+    oci: { plainHttp: flags.plainHttp ?? false, authFiles: authFiles(env) },
     registry: flags.registry ?? env.DM_REGISTRY ?? file.registry,
     registryUrl: flags.registryUrl ?? env.DM_REGISTRY_URL ?? file.registryUrl,
     githubToken: env.GITHUB_TOKEN || undefined,

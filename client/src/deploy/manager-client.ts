@@ -7,9 +7,9 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { OperationView } from '../../../server/src/manager/shapes.js';
 import { DmError, relayedError } from '../error.js';
 import { httpSignal, isHttpTimeout, noAnswerInTime } from '../http-limit.js';
+import type { OperationView } from '../wire/manager-api.js';
 
 export interface ManagerClientOptions {
   url: string;
@@ -160,6 +160,13 @@ export async function configurationPayload(
     };
   }
   const text = readFileSync(arg, 'utf8');
+  // Refused here as locally (nothing to deploy, a mistyped top-level key), naming the user's file.
+  const { checkConfigurationDocuments } = await import('./input.js');
+  const { parseYamlDocuments } = await import('../document/yaml.js');
+  checkConfigurationDocuments(
+    parseYamlDocuments(text, { source: arg }).filter((d) => d !== null && d !== undefined),
+    arg,
+  );
   try {
     const { parseConfiguration } = await import('../expand/index.js');
     const parsed = parseConfiguration(text, arg) as unknown as {

@@ -7,6 +7,7 @@
  *   <template>:<version>                                    against the default registry
  *   …:=v1.1.2                                               exact pin
  *   https://host/path/redis.jinja                           plain URL
+ *   oci://<host>/<owner>/<repo>/[<collection>/]<template>:<version>   an OCI registry (docs/oci.md)
  *
  * Hosts other than github.com are GitHub Enterprise or mirror hosts; whether one is configured is
  * checked where references are resolved, not here. A host is told apart from a collection by its
@@ -21,6 +22,8 @@ export interface RegistryName {
   host: string;
   owner: string;
   repo: string;
+  /** `oci` for a registry that is an OCI registry's namespace `<owner>/<repo>` (docs/oci.md); absent for git registries. */
+  scheme?: 'oci' | undefined;
 }
 
 export interface RegistryReference extends RegistryName {
@@ -120,6 +123,32 @@ export function parseDefaultRegistry(text: string): DefaultRegistry {
   return registry;
 }
 
+/**
+ * Splits `<path>[:<version>]` (the version follows the last path segment, so a host may carry a
+ * port: mirror.internal:8443) and parses the version; `text` is the whole reference, for messages.
+ */
+function splitVersion(
+  text: string,
+  rest: string,
+  options: ParseReferenceOptions,
+): { path: string; versionText: string | undefined; version: VersionRequest | undefined } {
+  const colon = rest.indexOf(':', rest.lastIndexOf('/') + 1);
+  const path = colon === -1 ? rest : rest.slice(0, colon);
+  const versionText = colon === -1 ? undefined : rest.slice(colon + 1);
+  let version: VersionRequest | undefined;
+  if (versionText === undefined) {
+    if (!options.allowMissingVersion)
+      throw invalid(text, 'the version is missing', `add a version, e.g. ${text}:v1`);
+  } else {
+    try {
+      version = parseVersionRequest(versionText);
+    } catch (error) {
+      throw invalid(text, (error as DmError).message);
+    }
+  }
+  return { path, versionText, version };
+}
+
 /** Parses a reference or returns undefined. Never throws. */
 export function tryParseReference(text: string, options: ParseReferenceOptions = {}): Reference | undefined {
   try {
@@ -135,23 +164,10 @@ export function parseReference(text: string, options: ParseReferenceOptions = {}
   if (text.length > MAX_REFERENCE_LENGTH)
     throw invalid(text.slice(0, 60) + '…', `longer than ${MAX_REFERENCE_LENGTH} characters`);
   if (/^https?:\/\//i.test(text)) return parseUrlReference(text);
+  if (/^oci:\/\//i.test(text)) return parseOciReference(text, options);
   if (/\s/.test(text)) throw invalid(text, 'it contains whitespace');
 
-  // The version follows the last path segment; a host may carry a port (mirror.internal:8443).
-  const colon = text.indexOf(':', text.lastIndexOf('/') + 1);
-  const path = colon === -1 ? text : text.slice(0, colon);
-  const versionText = colon === -1 ? undefined : text.slice(colon + 1);
-  let version: VersionRequest | undefined;
-  if (versionText === undefined) {
-    if (!options.allowMissingVersion)
-      throw invalid(text, 'the version is missing', `add a version, e.g. ${text}:v1`);
-  } else {
-    try {
-      version = parseVersionRequest(versionText);
-    } catch (error) {
-      throw invalid(text, (error as DmError).message);
-    }
-  }
+  const { path, versionText, version } = splitVersion(text, text, options);
 
   const segments = path.split('/');
   if (segments.some((s) => s === '')) throw invalid(text, 'it has an empty path segment');
@@ -223,6 +239,51 @@ export function parseReference(text: string, options: ParseReferenceOptions = {}
   };
 }
 
+// OCI's repository name grammar (distribution spec), per path component: lowercase only.
+const OCI_COMPONENT_RE = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
+const LOCAL_HOST_RE = /^(?:localhost|\[[0-9a-fA-F:]+\])(?::\d{1,5})?$/;
+
+/** `oci://<host>/<owner>/<repo>/[<collection>/]<template>[:<version>]` (docs/oci.md "References"). */
+function parseOciReference(text: string, options: ParseReferenceOptions): RegistryReference {
+  const rest = text.slice('oci://'.length);
+  if (/\s/.test(rest)) throw invalid(text, 'it contains whitespace');
+  if (rest.includes('@')) {
+    throw invalid(
+      text,
+      'dm pins OCI versions by tag and records the digest in dm.lock; a reference by digest is not taken',
+    );
+  }
+  const { path, version } = splitVersion(text, rest, options);
+  const hint = 'OCI references look like oci://<host>/<owner>/<repo>/[<collection>/]<template>:<version>';
+  const segments = path.split('/');
+  if (segments.some((s) => s === '')) throw invalid(text, 'it has an empty path segment', hint);
+  if (segments.length < 4 || segments.length > 5) {
+    throw invalid(text, 'after the host it needs <owner>/<repo>/[<collection>/]<template>', hint);
+  }
+  const [host, owner, repo] = segments as [string, string, string];
+  if (!HOST_RE.test(host) && !LOCAL_HOST_RE.test(host))
+    throw invalid(text, `'${host}' is not a host name`, hint);
+  for (const part of segments.slice(1)) {
+    if (!OCI_COMPONENT_RE.test(part) || part.length > MAX_NAME_LENGTH) {
+      throw invalid(
+        text,
+        `'${part}' is not an OCI repository name component (lowercase letters and digits, with . _ __ or - between)`,
+        hint,
+      );
+    }
+  }
+  return {
+    kind: 'registry',
+    scheme: 'oci',
+    host: host.toLowerCase(),
+    owner,
+    repo,
+    collection: segments.length === 5 ? segments[3]! : '',
+    template: segments.at(-1)!,
+    version,
+  };
+}
+
 function parseUrlReference(text: string): UrlReference {
   let url: URL;
   try {
@@ -240,7 +301,12 @@ function parseUrlReference(text: string): UrlReference {
 
 /** The registry part, `github.com/<owner>/<repo>`. */
 export function formatRegistryName(r: RegistryName): string {
-  return `${r.host}/${r.owner}/${r.repo}`;
+  return `${r.scheme === 'oci' ? 'oci://' : ''}${r.host}/${r.owner}/${r.repo}`;
+}
+
+/** The OCI repository a reference of an OCI registry names: `<owner>/<repo>/[<collection>/]<template>`. */
+export function ociRepository(r: Omit<RegistryReference, 'version' | 'kind'>): string {
+  return `${r.owner}/${r.repo}/${r.collection ? `${r.collection}/` : ''}${r.template}`;
 }
 
 /** The template part without the version, `github.com/o/r/[c/]t`. */

@@ -2,7 +2,8 @@
  * Builds the resolver chain from configuration — the one place (docs/client.md "The resolver
  * chain"), used by install/update/outdated/pull, resolve/versions, the registry template source
  * (expand, deploy, lint) and blueprints: lock file → cache → registry directories
- * (`--registry-dir`) → registry server (`--registry-url`) → git sources → GitHub (github.com and
+ * (`--registry-dir`) → registry server (`--registry-url`) → git sources → OCI registries (`oci://`
+ * references only) → GitHub (github.com and
  * configured Enterprise hosts) → the end: plain URL references and their content online, or,
  * offline, an end that answers every reference nobody took, URLs included, with OFFLINE_MISSING.
  * Nothing else in the client knows which resolvers there are.
@@ -10,6 +11,7 @@
 import type { DmConfig } from '../config/config.js';
 import { DmError } from '../error.js';
 import { ContentCache } from '../fetch/content-cache.js';
+import { OciResolver } from '../oci/oci-resolver.js';
 import {
   type DefaultRegistry,
   formatReference,
@@ -83,6 +85,14 @@ export async function buildResolverChain(options: BuildChainOptions): Promise<Re
     sources.push(gitSourceResolver(name, location, options.config));
   }
   if (!options.config.offline) {
+    // Asked only about oci:// references (resolver.ts `asks`), which no other source is asked about.
+    sources.push(
+      new OciResolver({
+        plainHttp: options.config.oci?.plainHttp ?? false,
+        authFiles: options.config.oci?.authFiles ?? [],
+        onRequest: options.onRequest,
+      }),
+    );
     sources.push(
       new GitHubResolver({
         config: options.config,
@@ -117,6 +127,7 @@ export async function buildResolverChain(options: BuildChainOptions): Promise<Re
 /** Ends the chain offline: everything not yet answered is missing, said precisely. */
 export class OfflineEnd implements Resolver {
   readonly name = 'offline';
+  readonly acceptsOci = true;
   async resolve(refs: readonly RegistryReference[]): Promise<Resolution[]> {
     return refs.map(missing);
   }

@@ -17,6 +17,7 @@ export function resolutionKey(reference: string, scope = ''): string {
 
 export class CacheResolver implements Resolver {
   readonly name = 'cache';
+  readonly acceptsOci = true;
   constructor(
     private readonly cache: ContentCache,
     private readonly options: { ttlMs?: number; offline?: boolean; now?: () => number; scope?: string } = {},

@@ -32,6 +32,7 @@ import {
 } from './lock-file.js';
 import { LockResolver } from './lock-resolver.js';
 import { ResolutionSession } from './resolution-session.js';
+import { asks } from './resolver.js';
 import type { ResolvedVersion } from './types.js';
 import { checksumVerifierFor, verifyChecksums } from './verify-checksums.js';
 
@@ -561,6 +562,7 @@ export async function outdated(
     const ref = parseReference(key) as RegistryReference;
     let versions: string[] | null = null;
     for (const resolver of setup.chain) {
+      if (!asks(resolver, ref)) continue;
       versions = (await resolver.versions?.(ref)) ?? null;
       if (versions) break;
     }

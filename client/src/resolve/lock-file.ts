@@ -23,6 +23,8 @@ export interface LockEntry {
   templateFile: string;
   schemaFile?: string | undefined;
   digest: string;
+  /** The OCI manifest digest, for `oci://` references (docs/oci.md "dm.lock"). */
+  manifest?: string | undefined;
   /** path → { sha256, size } */
   files: Record<string, { sha256: string; size: number }>;
 }
@@ -50,6 +52,7 @@ export function lockEntryFor(resolved: ResolvedVersion): LockEntry {
     templateFile: resolved.templateFile,
     ...(resolved.schemaFile ? { schemaFile: resolved.schemaFile } : {}),
     digest: resolved.digest,
+    ...(resolved.manifest ? { manifest: resolved.manifest } : {}),
     files,
   };
 }
@@ -64,6 +67,7 @@ export function resolvedFromLock(reference: string, entry: LockEntry): ResolvedV
     templateFile: entry.templateFile,
     schemaFile: entry.schemaFile,
     digest: entry.digest,
+    ...(entry.manifest ? { manifest: entry.manifest } : {}),
     files: Object.entries(entry.files).map(([path, f]) => ({ path, sha256: f.sha256, size: f.size })),
   };
 }
@@ -101,6 +105,7 @@ export function formatLockFile(lock: LockFile): string {
     lines.push(`    templateFile: ${scalar(e.templateFile)}`);
     if (e.schemaFile) lines.push(`    schemaFile: ${scalar(e.schemaFile)}`);
     lines.push(`    digest: ${scalar(e.digest)}`);
+    if (e.manifest) lines.push(`    manifest: ${scalar(e.manifest)}`);
     const paths = Object.keys(e.files).sort(byKey);
     lines.push(paths.length === 0 ? '    files: {}' : '    files:');
     for (const path of paths) {
@@ -150,7 +155,7 @@ function parseOwnFormat(text: string): unknown {
   if (header === 'references: {}')
     return i === lines.length ? { lockfileVersion: Number(version[1]), references } : undefined;
   if (header !== 'references:') return undefined;
-  const FIELD = /^ {4}(template|version|commit|kind|templateFile|schemaFile|digest): (.*)$/;
+  const FIELD = /^ {4}(template|version|commit|kind|templateFile|schemaFile|digest|manifest): (.*)$/;
   const FILE = /^ {6}(.+): \{sha256: (.+), size: (\d+)\}$/;
   while (i < lines.length) {
     const key = /^ {2}(.+):$/.exec(lines[i++]!);
@@ -214,6 +219,8 @@ export function parseLockFile(text: string, source = LOCKFILE_NAME): LockFile {
       );
     if (!KINDS.has(e.kind as string)) throw bad(source, `${at}.kind`, 'must be jinja, python or blueprint');
     if (!SHA.test(e.digest as string)) throw bad(source, `${at}.digest`, 'must be sha256:<64 hex digits>');
+    if (e.manifest !== undefined && !(typeof e.manifest === 'string' && SHA.test(e.manifest)))
+      throw bad(source, `${at}.manifest`, 'must be sha256:<64 hex digits>');
     if (typeof e.files !== 'object' || e.files === null)
       throw bad(source, `${at}.files`, 'must be a mapping');
     const files: LockEntry['files'] = {};
@@ -243,6 +250,7 @@ export function parseLockFile(text: string, source = LOCKFILE_NAME): LockFile {
       templateFile: e.templateFile as string,
       ...(typeof e.schemaFile === 'string' ? { schemaFile: e.schemaFile } : {}),
       digest: e.digest as string,
+      ...(typeof e.manifest === 'string' ? { manifest: e.manifest } : {}),
       files,
     };
   }

@@ -15,6 +15,7 @@ import type { Resolution, Resolver } from './resolver.js';
 
 export class LockResolver implements Resolver {
   readonly name = 'lock file';
+  readonly acceptsOci = true;
   constructor(
     private readonly lock: LockFile,
     private readonly options: { frozen?: boolean } = {},

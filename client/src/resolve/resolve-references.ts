@@ -9,7 +9,7 @@ import {
 } from '../reference/reference.js';
 import { newestFirst } from '../reference/version.js';
 import { buildResolverChain } from './build-chain.js';
-import { resolveThroughChain } from './resolver.js';
+import { asks, resolveThroughChain } from './resolver.js';
 import { pinnedReference, type ResolvedVersion } from './types.js';
 
 export interface ResolveOptions {
@@ -65,6 +65,7 @@ export async function listVersions(
   const ref = parseRegistryReference(text, setup.defaultRegistry, true);
   const template = formatTemplateName(ref);
   for (const resolver of setup.chain) {
+    if (!asks(resolver, ref)) continue;
     const versions = await resolver.versions?.(ref);
     if (!versions) continue;
     if (versions.length === 0) {

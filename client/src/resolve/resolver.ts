@@ -35,6 +35,16 @@ export interface Resolver {
   versions?(template: RegistryReference): Promise<string[] | null>;
   /** A file's bytes; null when this resolver cannot fetch it. */
   fetchFile?(resolved: ResolvedVersion, file: ResolvedFile): Promise<Buffer | null>;
+  /**
+   * Whether `oci://` references may be asked of it (docs/oci.md "References"): only resolvers that
+   * know OCI, or answer by the reference's whole text (the lock file, the cache), are.
+   */
+  readonly acceptsOci?: boolean;
+}
+
+/** Whether the chain asks `resolver` about `ref` (a git registry's resolvers never see `oci://` references). */
+export function asks(resolver: Resolver, ref: Reference): boolean {
+  return ref.kind !== 'registry' || ref.scheme !== 'oci' || resolver.acceptsOci === true;
 }
 
 export interface ChainResult {
@@ -62,6 +72,7 @@ export async function resolveThroughChain(
     const urls: [number, UrlReference][] = [];
     for (const index of pending) {
       const ref = refs[index]!;
+      if (!asks(resolver, ref)) continue;
       if (ref.kind === 'url') urls.push([index, ref]);
       else registry.push([index, ref]);
     }
@@ -153,7 +164,9 @@ export async function fetchThroughChain(
   resolved: ResolvedVersion,
   file: ResolvedFile,
 ): Promise<Buffer> {
+  const oci = resolved.template.startsWith('oci://');
   for (const resolver of chain) {
+    if (oci && !resolver.acceptsOci) continue;
     const data = await resolver.fetchFile?.(resolved, file);
     if (data) return data;
   }

@@ -1,8 +1,9 @@
 /** `dm search`: full-text search on a registry server (docs/server.md "HTTP API"); needs `--registry-url`. */
-import type { SearchHit, SearchResult } from '../../../server/src/api/shapes.js';
+
 import type { DmConfig } from '../config/config.js';
 import { DmError } from '../error.js';
 import { httpSignal } from '../http-limit.js';
+import type { SearchHit, SearchResult } from '../wire/registry-api.js';
 import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
 
 /** The most hits a registry server gives per page (its `limit` parameter, docs/server.md). */

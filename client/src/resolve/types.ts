@@ -30,6 +30,8 @@ export interface ResolvedVersion {
   files: ResolvedFile[];
   /** `sha256:<hex>` over the sorted list of `path\0sha256\n`. */
   digest: string;
+  /** For a version from an OCI registry: its manifest's digest (docs/oci.md). */
+  manifest?: string | undefined;
 }
 
 /** The canonical exact form of a resolution: `github.com/o/r/redis:=v1.0.3`. */

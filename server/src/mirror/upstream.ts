@@ -12,6 +12,7 @@
  */
 
 import { DmError } from '../../../client/src/error.js';
+import { readBounded } from '../../../client/src/fetch/read-bounded.js';
 import type { CheckpointMemory } from '../../../client/src/integrity/index.js';
 import { UpstreamLog } from './upstream-log.js';
 
@@ -266,7 +267,7 @@ export class Upstream {
           redirect: 'error',
           signal: AbortSignal.timeout(this.timeoutMs),
         });
-        body = await readBounded(response, limit, this.url);
+        body = await readBoundedAnswer(response, limit, this.url);
       } catch (error) {
         if (error instanceof DmError) throw error;
         throw this.fail({ kind: 'unreachable', detail: describeNetworkError(error) });
@@ -325,27 +326,8 @@ export class Upstream {
 }
 
 /** Reads a response body, refusing (and cancelling) it once it passes `limit` bytes. */
-async function readBounded(response: Response, limit: number, upstream: string): Promise<Buffer> {
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > limit) {
-    await response.body?.cancel();
-    throw tooLarge(upstream, limit);
-  }
-  if (!response.body) return Buffer.alloc(0);
-  const chunks: Buffer[] = [];
-  let total = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      throw tooLarge(upstream, limit);
-    }
-    chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
-  }
-  return Buffer.concat(chunks, total);
+function readBoundedAnswer(response: Response, limit: number, upstream: string): Promise<Buffer> {
+  return readBounded(response, limit, () => tooLarge(upstream, limit));
 }
 
 function tooLarge(upstream: string, limit: number): DmError {

@@ -12,8 +12,8 @@ import { referencesInText } from '../../../client/src/resolve/discover-reference
 import type { FileInfo } from '../api/shapes.js';
 import type { Access, Catalog, RegistryView } from '../resolve/catalog.js';
 import { MAX_INLINE_BYTES, type ReadStore } from '../store/reads.js';
-import type { RelatedTemplate, Relations } from './views.js';
-import { templateUrl } from './views.js';
+import type { RelatedTemplate, Relations } from './template-page.js';
+import { templateUrl } from './urls.js';
 
 /** Files whose text may name references: templates, schemas, configurations. */
 const TEXT_FILE = /\.(jinja|py|schema|ya?ml)$/i;

@@ -17,23 +17,18 @@ import type { RegistryView } from '../resolve/catalog.js';
 import type { RegistryService } from '../service.js';
 import type { VersionRow } from '../store/reads.js';
 import { SIMILARITY_THRESHOLD, similarity } from '../store/similar-names.js';
+import { DiffPage } from './diff-page.js';
+import { ErrorPage, type Suggestion } from './error-page.js';
 import { CONTENT_SECURITY_POLICY } from './layout.js';
 import { propertyRows } from './properties.js';
+import { RegistriesPage } from './registries-page.js';
+import { RegistryPage } from './registry-page.js';
 import { relationsOf, UsedByIndex } from './relations.js';
+import { SearchPage } from './search-page.js';
+import { TemplatePage } from './template-page.js';
+import { diffUrl, type SearchParams, templateUrl } from './urls.js';
 import { isLocalSource, sourceLink } from './use-it.js';
 import { versionDiff } from './version-diff.js';
-import {
-  DiffPage,
-  diffUrl,
-  ErrorPage,
-  RegistriesPage,
-  RegistryPage,
-  SearchPage,
-  type SearchParams,
-  type Suggestion,
-  TemplatePage,
-  templateUrl,
-} from './views.js';
 
 /** Bumped when page markup changes, so cached exact-version pages get new ETags. */
 export const PAGES_REVISION = '2';

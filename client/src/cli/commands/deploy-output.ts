@@ -92,6 +92,10 @@ export function reportDryRun(d: DryRunResult): Printable {
         ...d.unchanged.map((c) => `unchanged ${objectOf(c)}`),
         ...d.prune.map((c) => `prune     ${objectOf(c)}`),
         ...d.failed.map((c) => `invalid   ${objectOf(c)}: ${c.message}`),
+        ...(d.existing > 0 || d.prune.length > 0
+          ? [`prunes ${d.prune.length} of the deployment's ${d.existing} objects`]
+          : []),
+        ...(d.refused ? [`a deploy would stop: ${d.refused}`] : []),
       ].join('\n'),
   };
 }

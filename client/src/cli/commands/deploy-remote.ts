@@ -5,9 +5,9 @@
  * and prints and exits as the local command does.
  */
 
-import type { ResourceView as ResourceJson } from '../../../../server/src/manager/shapes.js';
 import type { DryRunResult } from '../../deploy/deploy.js';
 import { DmError } from '../../error.js';
+import type { ResourceView as ResourceJson } from '../../wire/manager-api.js';
 import type { CommandContext } from '../context.js';
 import type { Printable } from '../format.js';
 import { reportInstances, reportManifestList, reportTypes } from './deploy-output.js';
@@ -93,6 +93,7 @@ export async function remoteDeploy(
     configuration,
     ...(Object.keys(properties).length ? { properties } : {}),
     ...(options.wait ? { waitForReady: true } : {}),
+    ...(options.pruneAll ? { pruneAll: true } : {}),
     ...(Number.isInteger(timeout) && timeout > 0 && timeout <= 3600 ? { timeoutSeconds: timeout } : {}),
   };
   const query = options.dryRun ? '?dryRun=true' : '';

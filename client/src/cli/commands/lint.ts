@@ -30,6 +30,7 @@ export function registerLintCommand(program: Command): void {
         const { lintRegistryDirectory } = await import('../../registry/lint-registry.js');
         const { DmError } = await import('../../error.js');
         const { count, formatTable, printResult } = await import('../format.js');
+        const { printable } = await import('../../registry/content-names.js');
         const report = await lintRegistryDirectory(dir!, {
           examples: opts.examples !== false,
           cacheRoot: ctx.config.dirs.cache,
@@ -41,10 +42,11 @@ export function registerLintCommand(program: Command): void {
               ? ''
               : formatTable(
                   ['SEVERITY', 'CODE', 'PATH', 'MESSAGE'],
-                  r.findings.map((f) => [f.severity, f.code, f.path, f.message]),
+                  // Names from the tree are escaped (control and bidi characters): docs/registry-layout.md.
+                  r.findings.map((f) => [f.severity, f.code, printable(f.path), printable(f.message)]),
                 );
           for (const nested of r.nestedRegistries) {
-            out += `note: '${nested}' holds its own registry.yaml: a separate registry, not linted here (dm lint ${r.registry.replace(/\/+$/, '')}/${nested})\n`;
+            out += `note: '${printable(nested)}' holds its own registry.yaml: a separate registry, not linted here (dm lint ${r.registry.replace(/\/+$/, '')}/${nested})\n`;
           }
           out +=
             `${r.registry}: ${count(summary.errors, 'error')}, ${count(summary.warnings, 'warning')} ` +

@@ -66,6 +66,36 @@ export function registerPackageCommands(program: Command): void {
     );
 
   program
+    .command('push <source> <target>')
+    .description('publish a template version (a version directory or a reference) to an OCI registry')
+    .option('--force', 'replace a tag that already holds other content')
+    .addHelpText(
+      'after',
+      `\nThe tag is the version's name; the artifact is described in docs/oci.md. Credentials come from\n$REGISTRY_AUTH_FILE, containers' auth.json or ~/.docker/config.json (podman/docker login).\n\nExamples:\n  dm push registry-fixtures/redis/v1.0.3 oci://ghcr.io/acme/templates/redis\n  dm push redis:v1.0 oci://localhost:5000/acme/templates/redis --registry-dir registry-fixtures --plain-http\n`,
+    )
+    .action(
+      action(async (ctx, [source, target], opts) => {
+        const { push } = await import('../../oci/push.js');
+        const epoch = process.env.SOURCE_DATE_EPOCH;
+        const created =
+          epoch && /^\d{1,12}$/.test(epoch)
+            ? new Date(Number(epoch) * 1000).toISOString().replace('.000Z', 'Z')
+            : undefined;
+        const result = await push(source!, target!, {
+          config: ctx.config,
+          registryDirs: ctx.registryDirs,
+          force: opts.force === true,
+          created,
+        });
+        return printable(result, (r) =>
+          ctx.config.quiet
+            ? ''
+            : `${r.status === 'unchanged' ? 'unchanged' : r.status === 'replaced' ? 'replaced' : 'pushed'} ${r.reference} (${r.files} files, ${r.digest}) manifest ${r.manifest}`,
+        );
+      }),
+    );
+
+  program
     .command('install [config]')
     .description(`resolve every reference of a configuration, transitively, write dm.lock and fill the cache`)
     .option('--frozen-lockfile', 'fail if dm.lock would change; change nothing')

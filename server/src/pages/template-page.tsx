@@ -1,0 +1,381 @@
+/**
+ * A template's page (one version of it, its files, properties and relations).
+ * Plain functions of already-read data to JSX (docs/pages.md): every value from the store goes in
+ * as text or an attribute, which hono/jsx escapes; nothing from data is ever raw HTML.
+ */
+
+import { formatTemplateName } from '../../../client/src/reference/reference.js';
+import { tryParseVersion } from '../../../client/src/reference/version.js';
+import type { FileInfo } from '../api/shapes.js';
+import type { QuarantineInfo } from '../store/quarantine.js';
+import type { FindingRow, VersionRow } from '../store/reads.js';
+import { CopyButton, Layout } from './layout.js';
+import { Markdown } from './markdown.js';
+import {
+  CompareForm,
+  collectionLabel,
+  Findings,
+  floatNote,
+  referenceFor,
+  shortHash,
+  splitName,
+  Table,
+  Time,
+} from './pieces.js';
+import type { PropertyRow } from './properties.js';
+import { fileUrl, registryUrl, searchUrl, templateUrl } from './urls.js';
+import { minimalConfig, type SourceLink, useCommands } from './use-it.js';
+
+export interface TemplatePageProps {
+  registry: string;
+  commit: string | null;
+  collection: string;
+  name: string;
+  /** Set on the exact-version page. */
+  exact: boolean;
+  version: VersionRow;
+  latestVersion: string | null;
+  /** All versions (template page only). */
+  versions: VersionRow[];
+  title: string | null;
+  /** Markdown. */
+  description: string | null;
+  /** The schema's `info.author` and `info.license`, when they are text. */
+  author: string | null;
+  license: string | null;
+  /** The version directory at its source. */
+  source: SourceLink;
+  /** The version's README.md (Markdown), when it has one small enough to show. */
+  readme: string | undefined;
+  relations: Relations;
+  properties: PropertyRow[];
+  hasSchema: boolean;
+  example: string | undefined;
+  files: FileInfo[];
+  findings: FindingRow[];
+  /** The source changed this version after it was first seen (template page only; docs/integrity-store.md). */
+  quarantined?: QuarantineInfo | undefined;
+}
+
+/** A template another one names: its reference, and the page it resolves to here (if any). */
+export interface RelatedTemplate {
+  reference: string;
+  href: string | undefined;
+  /** The exact version the reference resolves to on this server. */
+  version: string | undefined;
+}
+
+export interface Relations {
+  /** References the version's files name (templates, schemas, imports). */
+  uses: RelatedTemplate[];
+  /**
+   * Template versions on this server whose files name this template (any version of it);
+   * undefined on the exact-version page, which links to the template page for it.
+   */
+  usedBy: { label: string; href: string; reference: string }[] | undefined;
+  /** True when the used-by scan stopped at its bound. */
+  usedByIncomplete: boolean;
+}
+
+function SourceFact(props: { source: SourceLink }) {
+  const s = props.source;
+  if (s.kind === 'link') {
+    return (
+      <a id="source" href={s.href} rel="noopener noreferrer">
+        {s.label}
+      </a>
+    );
+  }
+  if (s.kind === 'text') return <code id="source">{s.label}</code>;
+  return (
+    <span id="source">
+      local directory
+      {s.commit ? (
+        <>
+          {' @ '}
+          <code>{shortHash(s.commit)}</code>
+        </>
+      ) : (
+        ''
+      )}
+    </span>
+  );
+}
+
+function UseIt(props: { name: string; reference: string; properties: PropertyRow[] }) {
+  return (
+    <section aria-labelledby="h-use">
+      <h2 id="h-use">Use it</h2>
+      <p>
+        A configuration (<code>config.yaml</code>) using this template by its full reference
+        {props.properties.some((p) => p.required && p.default === null)
+          ? ', with the properties it requires:'
+          : ':'}
+      </p>
+      <div class="copyable">
+        <pre>
+          <code id="use-config">{minimalConfig(props.name, props.reference, props.properties)}</code>
+        </pre>
+        <CopyButton target="use-config" label="Copy the configuration" />
+      </div>
+      <p>Then lock it and render it:</p>
+      <div class="copyable">
+        <pre>
+          <code id="use-commands">{useCommands(props.reference)}</code>
+        </pre>
+        <CopyButton target="use-commands" label="Copy the commands" />
+      </div>
+    </section>
+  );
+}
+
+function RelationsSection(props: { relations: Relations; name: string; all: string }) {
+  const { uses, usedBy, usedByIncomplete } = props.relations;
+  return (
+    <section aria-labelledby="h-relations">
+      <h2 id="h-relations">Relationships</h2>
+      <h3 id="h-uses">Uses</h3>
+      {uses.length === 0 ? (
+        <p class="muted">This version names no other registry template.</p>
+      ) : (
+        <ul id="uses" aria-labelledby="h-uses">
+          {uses.map((u) => (
+            <li>
+              {u.href ? <a href={u.href}>{u.reference}</a> : <code>{u.reference}</code>}
+              {u.version ? <span class="muted">{` → ${u.version}`}</span> : ''}
+              {u.href ? '' : <span class="muted"> (not on this server)</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+      <h3 id="h-used-by">Used by</h3>
+      {usedBy === undefined ? (
+        <p class="muted">
+          What uses {props.name} is on <a href={props.all}>{`the page of ${props.name}`}</a>.
+        </p>
+      ) : usedBy.length === 0 ? (
+        <p class="muted">{`No template on this server names ${props.name}.`}</p>
+      ) : (
+        <ul id="used-by" aria-labelledby="h-used-by">
+          {usedBy.map((u) => (
+            <li>
+              <a href={u.href}>{u.label}</a> <span class="muted">{`names ${u.reference}`}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+      {usedByIncomplete && (
+        <p class="muted">The registries are too large to scan completely; this list may be partial.</p>
+      )}
+    </section>
+  );
+}
+
+export function TemplatePage(p: TemplatePageProps) {
+  const full = formatTemplateName(splitName(p.registry, p.collection, p.name));
+  const reference = referenceFor(full, p.version.version);
+  const pin = `${full}:=${p.version.version}`;
+  return (
+    <Layout title={p.exact ? `${p.name} ${p.version.version}` : p.name} copy>
+      <p class="muted">
+        <a href={registryUrl(p.registry)}>{p.registry}</a>
+        {' / '}
+        <a href={searchUrl({ q: '', registry: p.registry, collection: p.collection })}>
+          {collectionLabel(p.collection)}
+        </a>
+      </p>
+      <h1>
+        {p.name} <span class="badge">{p.version.version}</span> <span class="badge">{p.version.kind}</span>
+        {p.version.removedUpstream && (
+          <span
+            class="badge"
+            title="the upstream registry no longer serves this version; this mirror still does"
+          >
+            removed upstream
+          </span>
+        )}
+      </h1>
+      {p.quarantined && (
+        <p class="warning" id="quarantined">
+          Quarantined since {p.quarantined.since}: the source changed version {p.version.version} after it was
+          first seen ({p.quarantined.changedFiles.map((f) => f.path).join(', ') || 'files unknown'}; new
+          digest <code>{shortHash(p.quarantined.newDigest)}</code>). The first-seen content is shown and
+          served until an administrator accepts the change.
+        </p>
+      )}
+      {p.title && (
+        <p>
+          <strong id="title">{p.title}</strong>
+        </p>
+      )}
+      {p.description && (
+        <div id="description">
+          <Markdown text={p.description} />
+        </div>
+      )}
+      <dl class="facts" id="about">
+        <dt>Author</dt>
+        <dd>{p.author ?? <span class="muted">not given</span>}</dd>
+        <dt>License</dt>
+        <dd>{p.license ?? <span class="muted">not given</span>}</dd>
+        <dt>Source</dt>
+        <dd>
+          <SourceFact source={p.source} />
+        </dd>
+      </dl>
+
+      <section aria-labelledby="h-reference">
+        <h2 id="h-reference">Reference</h2>
+        <div class="copyable">
+          <code class="reference" id="reference">
+            {reference}
+          </code>
+          <CopyButton target="reference" label="Copy the reference" />
+        </div>
+        <p class="muted">
+          {floatNote(p.version.version)} Exact pin: <code id="pin">{pin}</code>
+        </p>
+      </section>
+
+      <UseIt name={p.name} reference={reference} properties={p.properties} />
+
+      {p.exact ? (
+        <p>
+          <a href={templateUrl(p.registry, p.collection, p.name)}>{`All versions of ${p.name}`}</a>
+        </p>
+      ) : (
+        <section aria-labelledby="h-versions">
+          <h2 id="h-versions">Versions</h2>
+          {p.versions.length > 1 && (
+            <CompareForm
+              template={templateUrl(p.registry, p.collection, p.name).replace(/^\/templates\//, '')}
+              versions={p.versions.map((v) => v.version)}
+              from={p.versions[1]!.version}
+              to={p.versions[0]!.version}
+            />
+          )}
+          <Table
+            id="versions"
+            columns={['Version', 'Kind', 'Digest', 'First seen', 'Note']}
+            items={p.versions}
+            row={(v) => (
+              <tr>
+                <td>
+                  <a href={templateUrl(p.registry, p.collection, p.name, v.version)}>{v.version}</a>
+                </td>
+                <td>{v.kind}</td>
+                <td>
+                  <code title={v.digest}>{shortHash(v.digest)}</code>
+                </td>
+                <td class="first-seen">
+                  {v.firstSeenAt === null ? (
+                    <span class="muted">not recorded</span>
+                  ) : (
+                    <Time iso={new Date(v.firstSeenAt).toISOString()} />
+                  )}
+                </td>
+                <td>
+                  {v.version === p.latestVersion
+                    ? 'latest'
+                    : (tryParseVersion(v.version)?.prerelease.length ?? 0) > 0
+                      ? 'pre-release'
+                      : ''}
+                  {v.removedUpstream && <span class="badge">removed upstream</span>}
+                </td>
+              </tr>
+            )}
+          />
+        </section>
+      )}
+
+      <section aria-labelledby="h-properties">
+        <h2 id="h-properties">Properties</h2>
+        {p.properties.length === 0 ? (
+          <p class="muted">
+            {p.hasSchema ? 'The schema declares no properties.' : 'This version has no schema.'}
+          </p>
+        ) : (
+          <Table
+            id="properties"
+            caption={`Schema properties of ${p.name} ${p.version.version}`}
+            columns={['Name', 'Type', 'Default', 'Required', 'Description']}
+            items={p.properties}
+            row={(row) => (
+              <tr>
+                <th scope="row">
+                  <code>{row.name}</code>
+                </th>
+                <td>{row.type}</td>
+                <td>{row.default === null ? <span class="muted">—</span> : <code>{row.default}</code>}</td>
+                <td>{row.required ? 'yes' : 'no'}</td>
+                <td>{row.description}</td>
+              </tr>
+            )}
+          />
+        )}
+      </section>
+
+      {p.readme !== undefined && (
+        <section aria-labelledby="h-readme">
+          <h2 id="h-readme">README</h2>
+          <div id="readme">
+            <Markdown text={p.readme} />
+          </div>
+        </section>
+      )}
+
+      <RelationsSection
+        relations={p.relations}
+        name={p.name}
+        all={templateUrl(p.registry, p.collection, p.name)}
+      />
+
+      <section aria-labelledby="h-example">
+        <h2 id="h-example">example.yaml</h2>
+        {p.example === undefined ? (
+          <p class="muted">{p.version.hasExample ? 'Too large to show here; see Files.' : 'No example.'}</p>
+        ) : (
+          <pre>
+            <code id="example">{p.example}</code>
+          </pre>
+        )}
+      </section>
+
+      <section aria-labelledby="h-files">
+        <h2 id="h-files">Files</h2>
+        <Table
+          columns={['Path', 'Size (bytes)', 'sha256']}
+          items={p.files}
+          row={(f) => (
+            <tr>
+              <td>
+                <a href={fileUrl(p.registry, p.collection, p.name, p.version.version, f.path)}>{f.path}</a>
+              </td>
+              <td class="num">{f.size}</td>
+              <td>
+                <code title={f.sha256}>{shortHash(f.sha256)}</code>
+              </td>
+            </tr>
+          )}
+        />
+        <p class="muted">
+          Version digest <code>{p.version.digest}</code>
+          {p.exact || p.source.kind === 'local' ? '' : ` · registry commit ${shortHash(p.commit)}`} ·{' '}
+          <a
+            href={`/api/v1${templateUrl(p.registry, p.collection, p.name, p.version.version)}/archive.tar.gz`}
+          >
+            archive.tar.gz
+          </a>
+        </p>
+      </section>
+
+      <section aria-labelledby="h-findings">
+        <h2 id="h-findings">Lint findings</h2>
+        <Findings
+          findings={p.findings}
+          empty={`No lint findings for ${p.exact ? `${p.name} ${p.version.version}` : p.name}.`}
+        />
+      </section>
+    </Layout>
+  );
+}
