@@ -129,7 +129,8 @@ export const ERROR_CODES = {
   },
   UNSUPPORTED_DATABASE: {
     category: 'usage',
-    meaning: 'The dm-registry subcommand does not support this database yet.',
+    meaning:
+      'The dm-registry subcommand does not support this database yet, or the --db URL has a scheme other than file: and postgres://.',
   },
   NOT_A_REGISTRY_ROOT: {
     category: 'usage',

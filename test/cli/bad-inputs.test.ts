@@ -6,18 +6,20 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
+import { isolatedEnv, repoRoot, runDm, runProcess } from '../support/run-cli.js';
 
 interface Case {
   /** What the user got wrong, as a sentence. */
   name: string;
-  /** Arguments after `dm`; `$DIR` is a fresh working directory, `$SILENT` a server that never answers. */
+  /** The program run: `dm` (default) or `dm-registry`. */
+  program?: 'dm' | 'dm-registry';
+  /** Arguments after the program; `$DIR` is a fresh working directory, `$SILENT` a server that never answers. */
   args: string[];
   /** Files written into `$DIR` first (path → content); a value `null` makes a named pipe. */
   files?: Record<string, string | null>;
@@ -191,6 +193,15 @@ const CASES: Case[] = [
     code: 2,
     says: /--limit 100000 is more than 100, the most hits a registry server gives per page/,
   },
+  // Item: dm-registry --db with a scheme it does not know.
+  {
+    name: 'dm-registry start --db mysql://x/y',
+    program: 'dm-registry',
+    args: ['start', '--db', 'mysql://x/y', '--port', '0'],
+    code: 2,
+    says: /--db 'mysql:\/\/x\/y': the scheme 'mysql:' is not supported; use file:<path> \(or a path\) for SQLite, or postgres:\/\/… \(postgresql:\/\/…\) for PostgreSQL/,
+    afterwards: (dir) => assert.deepEqual(readdirSync(dir), [], 'nothing created'),
+  },
 ];
 
 let silent: Server;
@@ -236,23 +247,32 @@ describe('the corpus of bad inputs', () => {
         await c.setup?.(dir, env);
         const before = c.config === undefined ? undefined : readFileSync(configFile, 'utf8');
         const args = c.args.map((a) => a.replaceAll('$DIR', dir).replaceAll('$SILENT', silentUrl));
-        const r = await runDm(args, {
+        const options = {
           env,
           cwd: dir,
           killAfterMs: 120_000,
           ...(c.input === undefined ? {} : { input: c.input }),
-        });
+        };
+        const r =
+          c.program === 'dm-registry'
+            ? await runProcess(process.execPath, [join(repoRoot, 'bin', 'dm-registry.js'), ...args], {
+                ...options,
+                env: { ...process.env, NO_COLOR: '1', ...env },
+              })
+            : await runDm(args, options);
         assert.equal(r.code, c.code, `exit code of dm ${args.join(' ')}\n${r.stderr}`);
         assert.match(r.stderr, c.says);
         assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
         const lines = r.stderr.split('\n').filter((l) => l !== '');
         if (c.code !== 0) {
+          // dm says `error: …`; dm-registry, a server's command line, `dm-registry: …`.
+          const prefix = c.program === 'dm-registry' ? 'dm-registry: ' : 'error: ';
           assert.equal(
-            lines.filter((l) => l.startsWith('error: ')).length,
+            lines.filter((l) => l.startsWith(prefix)).length,
             1,
             `one error sentence:\n${r.stderr}`,
           );
-          const error = lines.findIndex((l) => l.startsWith('error: '));
+          const error = lines.findIndex((l) => l.startsWith(prefix));
           assert.ok(
             lines.slice(error + 1).every((l) => l.startsWith('hint: ')),
             `only a hint after the error:\n${r.stderr}`,
