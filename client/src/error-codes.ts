@@ -132,6 +132,15 @@ export const ERROR_CODES = {
     meaning:
       'The dm-registry subcommand does not support this database yet, or the --db URL has a scheme other than file: and postgres://.',
   },
+  METHOD_NOT_ALLOWED: {
+    category: 'usage',
+    meaning: 'The server has this path, but not for this HTTP method: it answers 405 with an Allow header.',
+  },
+  HEADERS_TOO_LARGE: {
+    category: 'usage',
+    meaning:
+      "A request's headers (or its URL) are larger than the server reads: it answers 431 with this error.",
+  },
   NOT_A_REGISTRY_ROOT: {
     category: 'usage',
     meaning: '`dm lint` was given a template or version directory instead of a registry root.',

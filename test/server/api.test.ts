@@ -436,7 +436,7 @@ for (const dialect of DIALECTS) {
               ? ((await res.json()) as { error?: { message?: string } })
               : {};
             assert.ok(
-              !body.error?.message?.startsWith('no endpoint'),
+              !body.error?.message?.startsWith('no endpoint') && res.status !== 405,
               `${method.toUpperCase()} ${path} is documented but not served`,
             );
           }

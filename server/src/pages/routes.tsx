@@ -135,6 +135,11 @@ function scope(c: PageContext, registries: readonly RegistryView[] = []): string
   return personal ? 'private' : 'public';
 }
 
+/** A plain "Not found" page for a path nothing serves (the app's notFound, for a browser). */
+export function notFoundPage(c: PageContext, error: DmError): Promise<Response> {
+  return html(c, 404, <ErrorPage status={404} title="Not found" message={error.message} />, 'no-store');
+}
+
 export function pageRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const memoOf = memoizer();
