@@ -420,6 +420,7 @@ export async function install(configPath: string, options: InstallOptions): Prom
     config: options.config,
     registryDirs: options.registryDirs,
     cache: options.update === undefined,
+    onWarning: options.warn,
   });
   const pinned = lockInForce(previous.lock, options.update, setup.defaultRegistry);
   const lockResolver = new LockResolver(pinned, { frozen: options.frozenLockfile });

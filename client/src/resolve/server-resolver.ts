@@ -25,6 +25,8 @@ export interface ServerResolverOptions {
   timeoutMs?: number;
   /** Counts HTTP requests (for `dm install`'s report and the bench). */
   onRequest?: (method: string, url: string) => void;
+  /** Warnings: a version the server reports quarantined (docs/integrity-store.md). */
+  onWarning?: (message: string) => void;
 }
 
 export class ServerResolver implements Resolver {
@@ -91,6 +93,13 @@ export class ServerResolver implements Resolver {
 
   private toResolved(reference: string, r: ServerResolution): ResolvedVersion {
     const template = reference.replace(/:=?v[^/]*$/, '');
+    if (r.quarantined) {
+      // The server serves the content it first saw; its source has since changed it.
+      const files = r.quarantined.changedFiles.map((f) => f.path);
+      this.options.onWarning?.(
+        `${template} ${r.version} is quarantined on ${this.base} since ${r.quarantined.since}: its source changed ${files.length ? files.join(', ') : 'it'} (dm serves the content first seen; docs/integrity-store.md)`,
+      );
+    }
     return {
       reference,
       template,

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action } from '../context.js';
+import { action, warner } from '../context.js';
 import { count, formatTable, printable } from '../format.js';
 
 export function registerResolveCommands(program: Command): void {
@@ -83,6 +83,7 @@ export function registerResolveCommands(program: Command): void {
         const resolved = await resolveReferences(refs, {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
+          warn: warner(ctx),
         });
         return printable(resolved, (list) =>
           formatTable(
