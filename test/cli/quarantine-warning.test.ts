@@ -4,12 +4,11 @@
  * naming the version and the changed files. Real dm-registry over a real git repository.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { commitDirectory } from '../github-standin/standin.js';
+import { amendLastCommit, commitDirectory } from '../github-standin/standin.js';
 import { type RunningRegistry, startRegistry } from '../support/registry-server.js';
 import { isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
 
@@ -26,15 +25,7 @@ describe('quarantined versions', () => {
     // A force-push that edits one file of a published version, then a sync.
     const schema = join(repo, 'redis', 'v1.1', 'redis.jinja.schema');
     await writeFile(schema, (await readFile(schema, 'utf8')).replace('title: Redis', 'title: Redis changed'));
-    const env = {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'M',
-      GIT_AUTHOR_EMAIL: 'm@x',
-      GIT_COMMITTER_NAME: 'M',
-      GIT_COMMITTER_EMAIL: 'm@x',
-    };
-    execFileSync('git', ['-C', repo, 'add', '-A'], { env });
-    execFileSync('git', ['-C', repo, 'commit', '--quiet', '--amend', '--no-edit'], { env });
+    amendLastCommit(repo);
     const sync = await fetch(`${registry.url}/api/v1/registries/${encodeURIComponent(NAME)}/sync`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN}` },
