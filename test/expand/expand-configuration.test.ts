@@ -709,6 +709,24 @@ outputs:
       'o.jinja': 'resources: []\noutputs: [{name: x, value: $(ref.a.y)}, {name: y, value: $(ref.a.x)}]\n',
     });
     assert.equal(cycle.code, 'REFERENCE_CYCLE');
+    // Outputs quoting outputs grow fast: bounded, a limit error rather than all memory.
+    const levels = Array.from({ length: 40 }, (_, i) =>
+      i === 0
+        ? '{name: o0, value: [x, x, x, x, x, x, x, x]}'
+        : `{name: o${i}, value: ['$(ref.a.o${i - 1})', '$(ref.a.o${i - 1})', '$(ref.a.o${i - 1})']}`,
+    );
+    const bomb = await expandError({
+      'config.yaml':
+        'resources:\n- {name: a, type: o.jinja}\n- {name: b, type: T, properties: {x: $(ref.a.o39)}}\n',
+      'o.jinja': `resources: []\noutputs: [${levels.join(', ')}]\n`,
+    });
+    assert.equal(bomb.category, 'limit');
+    const text = await expandError({
+      'config.yaml':
+        'resources:\n- {name: a, type: o.jinja}\n- {name: b, type: T, properties: {x: $(ref.a.o39)}}\n',
+      'o.jinja': `resources: []\noutputs: [${Array.from({ length: 40 }, (_, i) => (i === 0 ? '{name: o0, value: xxxxxxxx}' : `{name: o${i}, value: '$(ref.a.o${i - 1})$(ref.a.o${i - 1})'}`)).join(', ')}]\n`,
+    });
+    assert.equal(text.category, 'limit');
   });
 });
 

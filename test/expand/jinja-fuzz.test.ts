@@ -466,3 +466,41 @@ describe('numbers against Python Jinja2 (random)', () => {
     );
   });
 });
+
+describe('string literals against Python Jinja2 (random)', () => {
+  it("string literals with Python's escapes print as Jinja2 prints them", () => {
+    const python = findOracle();
+    assert.ok(python, 'no Python with jinja2 and yaml: install python3-jinja2 and python3-yaml');
+    const part = fc.constantFrom(
+      'a',
+      ' ',
+      'é',
+      '\\n',
+      '\\t',
+      '\\x41',
+      '\\x0',
+      '\\u00e9',
+      '\\U0001F40D',
+      '\\101',
+      '\\0',
+      '\\8',
+      '\\d',
+      '\\\\',
+      "\\'",
+      '"',
+      '\\a',
+      '\\v',
+      '%',
+    );
+    const bodies = fc.sample(fc.array(part, { minLength: 1, maxLength: 6 }), { numRuns: runs ?? 300, seed });
+    const mismatches = compareWithOracle(
+      python,
+      bodies.map((b) => `{{ '${b.join('')}' }}|{{ '${b.join('')}'|length }}|{{ '${b.join('')}' 'z' }}`),
+    );
+    assert.equal(
+      mismatches.length,
+      0,
+      `${mismatches.length} differences:\n${mismatches.slice(0, 25).join('\n')}`,
+    );
+  });
+});

@@ -293,6 +293,17 @@ describe('skopeo reads dm-registry /v2/ (a real dm-registry process)', () => {
     }
   });
 
+  it('dm search <query> oci://<dm-registry host> asks its search API', async () => {
+    const env = await isolatedEnv();
+    const r = await runDm(['search', 'redis', `oci://${host}`, '--plain-http', '-o', 'json'], { env });
+    assert.equal(r.code, 0, r.stderr);
+    const hits = (JSON.parse(r.stdout) as { hits: { reference: string }[] }).hits;
+    assert.ok(
+      hits.some((h) => h.reference === 'github.com/dm-samples/templates/redis'),
+      r.stdout,
+    );
+  });
+
   it('skopeo with --creds reads a private template; without, it is not found', async () => {
     const created = await fetch(`${server.url}/api/v1/registries`, {
       method: 'POST',

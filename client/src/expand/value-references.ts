@@ -5,8 +5,9 @@
  * references). Unknown names and cycles are errors.
  */
 import { DmError } from '../error.js';
-import { isDict } from '../python/values.js';
+import { cloneData, isDict } from '../python/values.js';
 import type { Resource } from './types.js';
+import { checkNodeBudget } from './yaml-budget.js';
 
 export interface ValueReference {
   /** The resource that holds the reference. */
@@ -194,6 +195,8 @@ export interface TemplateOutputs {
 }
 
 const MAX_OUTPUT_HOPS = 64;
+/** Longest string that substituting outputs may make (outputs quoting outputs grow fast). */
+const MAX_OUTPUT_TEXT = 1 << 20;
 
 /**
  * Resolves `$(ref.<template resource>.<output>)` at expansion (docs/expansion.md, "Template
@@ -259,7 +262,10 @@ export function resolveTemplateOutputs<T>(
         );
       }
       resolving.add(output);
-      output.value = substitute(output.value, `output '${output.name}' of '${owner}'`, owner);
+      const where = `output '${output.name}' of '${owner}'`;
+      output.value = substitute(output.value, where, owner);
+      // Outputs holding outputs multiply: each resolved value stays within the node budget.
+      checkNodeBudget(output.value, where);
       resolving.delete(output);
       resolved.add(output);
     }
@@ -269,7 +275,10 @@ export function resolveTemplateOutputs<T>(
     const whole = /^\$\(ref\.([^)]*)\)$/.exec(text);
     if (whole) {
       const found = find(whole[1]!, self);
-      if (found) return into(outputValue(found.output, ownerOf.get(found.output)!), found.rest, text, where);
+      if (found)
+        return cloneData(
+          into(outputValue(found.output, ownerOf.get(found.output)!), found.rest, text, where),
+        );
     }
     let changed = false;
     const out = text.replace(REF, (match, body: string) => {
@@ -281,6 +290,13 @@ export function resolveTemplateOutputs<T>(
       if (typeof v === 'number' || typeof v === 'boolean') return String(v);
       return JSON.stringify(v);
     });
+    if (out.length > MAX_OUTPUT_TEXT) {
+      throw new DmError(
+        'TEMPLATE_LIMIT',
+        `limit: ${where || 'a resource'}: template outputs substituted into one string make it longer than ${MAX_OUTPUT_TEXT} characters`,
+        { category: 'limit' },
+      );
+    }
     return changed ? out : text;
   };
   const into = (v: unknown, rest: string[], text: string, where: string): unknown => {

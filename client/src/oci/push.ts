@@ -32,12 +32,15 @@ import {
   tagOfVersion,
 } from './artifact.js';
 import { OciClient } from './distribution.js';
+import { addToNamespaceIndex } from './namespace-index.js';
 
 export interface PushOptions {
   config: DmConfig;
   registryDirs?: readonly string[] | undefined;
   /** Replace a tag that holds other content. */
   force?: boolean;
+  /** Leave the namespace's dm-index alone (docs/oci.md "Searching an OCI registry"). */
+  noIndex?: boolean;
   /** `org.opencontainers.image.created` (from SOURCE_DATE_EPOCH); absent by default so digests repeat. */
   created?: string | undefined;
   onRequest?: (method: string, url: string) => void;
@@ -203,6 +206,7 @@ export async function push(
     host: target.host,
     plainHttp: options.config.oci?.plainHttp ?? false,
     authFiles: options.config.oci?.authFiles ?? [],
+    timeoutMs: options.config.httpTimeoutMs,
     ...(options.onRequest ? { onRequest: options.onRequest } : {}),
   });
   const repository = ociRepository(target);
@@ -241,6 +245,13 @@ export async function push(
     await client.putBlob(repository, artifact.configDigest, artifact.config);
     await client.putBlob(repository, artifact.layerDigest, artifact.layer);
     await client.putManifest(repository, tag, artifact.manifest);
+  }
+  if (!options.noIndex) {
+    await addToNamespaceIndex(client, formatRegistryName(target), `${target.owner}/${target.repo}`, {
+      name: `${target.collection ? `${target.collection}/` : ''}${target.template}`,
+      description: annotations.description,
+      version: version.config.version,
+    });
   }
   return {
     reference,

@@ -91,6 +91,7 @@ export async function buildResolverChain(options: BuildChainOptions): Promise<Re
       new OciResolver({
         plainHttp: options.config.oci?.plainHttp ?? false,
         authFiles: options.config.oci?.authFiles ?? [],
+        timeoutMs: options.config.httpTimeoutMs,
         onRequest: options.onRequest,
       }),
     );

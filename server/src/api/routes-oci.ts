@@ -7,7 +7,7 @@
  * `Docker-Content-Digest`. Visibility is the server's: a template the caller may not read is the
  * same `NAME_UNKNOWN` as one that does not exist. Errors have the spec's codes and body.
  */
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { LRUCache } from 'lru-cache';
 import { isDmError } from '../../../client/src/error.js';
 import {
@@ -21,7 +21,7 @@ import {
 } from '../../../client/src/oci/artifact.js';
 import type { TemplateKind } from '../../../client/src/registry/types.js';
 import type { RequestAccess } from './access.js';
-import type { AppEnv } from './http.js';
+import { type AppEnv, notModified } from './http.js';
 import { parseTemplatePath } from './template-path.js';
 
 /** The first path segment of every dm name under /v2/ (docs/oci.md). */
@@ -221,8 +221,7 @@ export function ociRoutes(): Hono<AppEnv> {
 
   /** Immutable content: strong ETag (the digest), Docker-Content-Digest, caching by visibility. */
   const content = (
-    method: string,
-    ifNoneMatch: string | undefined,
+    c: Context<AppEnv>,
     body: Buffer,
     digest: string,
     type: string,
@@ -243,7 +242,7 @@ export function ociRoutes(): Hono<AppEnv> {
       'docker-distribution-api-version': 'registry/2.0',
     };
     if (visibility !== 'public') headers.vary = 'Authorization';
-    if (ifNoneMatch && ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag)) {
+    if (notModified(c, etag)) {
       return new Response(null, { status: 304, headers });
     }
     let status = 200;
@@ -269,7 +268,7 @@ export function ociRoutes(): Hono<AppEnv> {
       headers['content-range'] = `bytes ${start}-${end}/${size}`;
     }
     headers['content-length'] = String(slice.length);
-    return new Response(method === 'HEAD' ? null : new Uint8Array(slice), { status, headers });
+    return new Response(c.req.method === 'HEAD' ? null : new Uint8Array(slice), { status, headers });
   };
 
   app.all('/*', async (c) => {
@@ -372,14 +371,7 @@ export function ociRoutes(): Hono<AppEnv> {
         }
         if (!row) throw new OciError(404, 'MANIFEST_UNKNOWN', `manifest unknown: ${name}:${reference}`);
         const a = await artifactOf(located, row, service);
-        return content(
-          method,
-          c.req.header('if-none-match'),
-          a.manifest,
-          a.manifestDigest,
-          MANIFEST_MEDIA_TYPE,
-          located.visibility,
-        );
+        return content(c, a.manifest, a.manifestDigest, MANIFEST_MEDIA_TYPE, located.visibility);
       }
       // blobs
       if (!DIGEST.test(reference))
@@ -398,8 +390,7 @@ export function ociRoutes(): Hono<AppEnv> {
       if (!artifact) throw new OciError(404, 'BLOB_UNKNOWN', `blob unknown to registry: ${reference}`);
       const isConfig = artifact.configDigest === reference;
       return content(
-        method,
-        c.req.header('if-none-match'),
+        c,
         isConfig ? artifact.config : artifact.layer,
         reference,
         isConfig

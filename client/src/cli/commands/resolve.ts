@@ -4,16 +4,18 @@ import { count, formatTable, printable } from '../format.js';
 
 export function registerResolveCommands(program: Command): void {
   program
-    .command('search <query>')
-    .description('search templates on a registry server (needs --registry-url)')
+    .command('search <query> [where]')
+    .description(
+      'search templates on a registry server (--registry-url), or in oci://<host> (a dm-registry) or oci://<host>/<owner>/<repo> (its dm-index)',
+    )
     .option('--collection <name>', 'only this collection')
     .option('--in-registry <host/owner/repo>', 'only this registry')
     .option('--limit <n>', 'hits per page', '20')
     .option('--page <n>', 'page', '1')
     .addHelpText('after', '\nExamples:\n  dm search redis --registry-url http://localhost:8080\n')
     .action(
-      action(async (ctx, [query], opts) => {
-        const { MAX_SEARCH_LIMIT, searchTemplates } = await import('../../resolve/search.js');
+      action(async (ctx, [query, where], opts) => {
+        const { MAX_SEARCH_LIMIT, searchOci, searchTemplates } = await import('../../resolve/search.js');
         if (Number(opts.limit) > MAX_SEARCH_LIMIT) {
           const { DmError } = await import('../../error.js');
           throw new DmError(
@@ -24,7 +26,10 @@ export function registerResolveCommands(program: Command): void {
         }
         const limit = Number(opts.limit);
         const page = Number(opts.page);
-        const result = await searchTemplates(query!, {
+        const search = where
+          ? (q: string, o: Parameters<typeof searchTemplates>[1]) => searchOci(q, where, o)
+          : searchTemplates;
+        const result = await search(query!, {
           config: ctx.config,
           collection: opts.collection as string | undefined,
           registry: opts.inRegistry as string | undefined,
