@@ -129,7 +129,17 @@ export const ERROR_CODES = {
   },
   UNSUPPORTED_DATABASE: {
     category: 'usage',
-    meaning: 'The dm-registry subcommand does not support this database yet.',
+    meaning:
+      'The dm-registry subcommand does not support this database yet, or the --db URL has a scheme other than file: and postgres://.',
+  },
+  METHOD_NOT_ALLOWED: {
+    category: 'usage',
+    meaning: 'The server has this path, but not for this HTTP method: it answers 405 with an Allow header.',
+  },
+  HEADERS_TOO_LARGE: {
+    category: 'usage',
+    meaning:
+      "A request's headers (or its URL) are larger than the server reads: it answers 431 with this error.",
   },
   NOT_A_REGISTRY_ROOT: {
     category: 'usage',
@@ -478,11 +488,6 @@ export const ERROR_CODES = {
   UNKNOWN_CONFIGURATION_KEY: {
     category: 'validation',
     meaning: 'A configuration to deploy has a top-level key other than imports, resources and outputs.',
-  },
-  REFERENCE_NEEDS_CLUSTER: {
-    category: 'validation',
-    meaning:
-      'A $(ref…) value needs a live object, which dm generate and dm fn cannot know without a cluster.',
   },
   PRUNE_REFUSED: {
     category: 'conflict',

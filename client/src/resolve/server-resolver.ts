@@ -9,7 +9,7 @@
 import { type DmError, relayedError } from '../error.js';
 import { httpSignal } from '../http-limit.js';
 import { formatReference, formatTemplateName, type RegistryReference } from '../reference/reference.js';
-import type { BatchResolveItem } from '../wire/registry-api.js';
+import type { BatchResolveItem, Resolution as ServerResolution } from '../wire/registry-api.js';
 import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
 import { Declined, type Resolution, type Resolver } from './resolver.js';
 import { resolvedFromServer } from './server-resolution.js';
@@ -26,6 +26,8 @@ export interface ServerResolverOptions {
   timeoutMs?: number;
   /** Counts HTTP requests (for `dm install`'s report and the bench). */
   onRequest?: (method: string, url: string) => void;
+  /** Warnings: a version the server reports quarantined (docs/integrity-store.md). */
+  onWarning?: (message: string) => void;
 }
 
 export class ServerResolver implements Resolver {
@@ -73,7 +75,7 @@ export class ServerResolver implements Resolver {
       const { results } = await registryJson<{ results: BatchResolveItem[] }>(response, this.base);
       results.forEach((item, i) => {
         if (item.resolution) {
-          out.push(resolvedFromServer(texts[i]!, item.resolution));
+          out.push(this.toResolved(texts[i]!, item.resolution));
         } else if (!item.error || NOT_HOSTED.has(item.error.code)) {
           const ref = batch[i]!;
           out.push(
@@ -88,6 +90,19 @@ export class ServerResolver implements Resolver {
       });
     }
     return out;
+  }
+
+  /** The one mapping (server-resolution.ts), and a warning when the server holds the version in quarantine. */
+  private toResolved(reference: string, r: ServerResolution): ResolvedVersion {
+    const resolved = resolvedFromServer(reference, r);
+    if (r.quarantined) {
+      // The server serves the content it first saw; its source has since changed it.
+      const files = r.quarantined.changedFiles.map((f) => f.path);
+      this.options.onWarning?.(
+        `${resolved.template} ${r.version} is quarantined on ${this.base} since ${r.quarantined.since}: its source changed ${files.length ? files.join(', ') : 'it'} (dm serves the content first seen; docs/integrity-store.md)`,
+      );
+    }
+    return resolved;
   }
 
   async versions(ref: RegistryReference): Promise<string[] | null> {

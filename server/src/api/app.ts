@@ -6,6 +6,7 @@
  */
 
 import { Hono } from 'hono';
+import { TrieRouter } from 'hono/router/trie-router';
 import { DmError, isDmError } from '../../../client/src/error.js';
 import { FileCheckpointMemory } from '../../../client/src/integrity/index.js';
 import { createLogger, type Logger } from '../log.js';
@@ -14,7 +15,7 @@ import { type ManagerConfig, mountManager } from '../manager/mount.js';
 import { Mirror } from '../mirror/mirror.js';
 import { storeTarget } from '../mirror/store-target.js';
 import { Upstream } from '../mirror/upstream.js';
-import { pageRoutes } from '../pages/routes.js';
+import { notFoundPage, pageRoutes } from '../pages/routes.js';
 import type { MirrorFactory } from '../service/context.js';
 import { PRIVATE_LABEL, RegistryService, type ServiceDeps } from '../service.js';
 import { Admission, type AdmissionOptions, PerCaller } from './admission.js';
@@ -195,12 +196,41 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     );
   });
 
-  app.notFound((c) => {
+  // No route for this method and path (docs/server.md "Errors"): 405 with Allow when the path has
+  // routes for other methods; else 404 — an HTML page for a browser outside /api, JSON otherwise.
+  let methods: TrieRouter<string> | undefined;
+  const allowedMethods = (path: string): string[] => {
+    if (!methods) {
+      methods = new TrieRouter<string>();
+      for (const r of app.routes) if (r.method !== 'ALL') methods.add(r.method, r.path, r.method);
+    }
+    const allowed = new Set<string>();
+    for (const m of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
+      if (methods.match(m, path)[0].length > 0) allowed.add(m);
+    if (allowed.has('GET')) allowed.add('HEAD');
+    return [...allowed];
+  };
+  app.notFound(async (c) => {
     tracker.begin(c);
-    const res = errorResponse(
-      c,
-      new DmError('NOT_FOUND', `no endpoint ${c.req.method} ${c.req.path}`, { category: 'not-found' }),
-    );
+    const allowed = allowedMethods(c.req.path);
+    let res: Response;
+    if (allowed.length > 0) {
+      const json = errorResponse(
+        c,
+        new DmError(
+          'METHOD_NOT_ALLOWED',
+          `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.join(', ')}`,
+        ),
+      );
+      res = new Response(json.body, { status: 405, headers: json.headers });
+      res.headers.set('Allow', allowed.join(', '));
+    } else {
+      const error = new DmError('NOT_FOUND', `no endpoint ${c.req.method} ${c.req.path}`, {
+        category: 'not-found',
+      });
+      const browser = /\btext\/html\b/.test(c.req.header('accept') ?? '') && !c.req.path.startsWith('/api/');
+      res = browser ? await notFoundPage(c, error) : errorResponse(c, error);
+    }
     tracker.end(c, res.status);
     return res;
   });

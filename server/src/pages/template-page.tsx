@@ -44,6 +44,8 @@ export interface TemplatePageProps {
   license: string | null;
   /** The version directory at its source. */
   source: SourceLink;
+  /** This server's origin as the request reached it, for the commands of "Use it". */
+  serverUrl: string;
   /** The version's README.md (Markdown), when it has one small enough to show. */
   readme: string | undefined;
   relations: Relations;
@@ -101,7 +103,7 @@ function SourceFact(props: { source: SourceLink }) {
   );
 }
 
-function UseIt(props: { name: string; reference: string; properties: PropertyRow[] }) {
+function UseIt(props: { name: string; reference: string; properties: PropertyRow[]; serverUrl: string }) {
   return (
     <section aria-labelledby="h-use">
       <h2 id="h-use">Use it</h2>
@@ -120,7 +122,7 @@ function UseIt(props: { name: string; reference: string; properties: PropertyRow
       <p>Then lock it and render it:</p>
       <div class="copyable">
         <pre>
-          <code id="use-commands">{useCommands(props.reference)}</code>
+          <code id="use-commands">{useCommands(props.reference, props.serverUrl)}</code>
         </pre>
         <CopyButton target="use-commands" label="Copy the commands" />
       </div>
@@ -236,7 +238,7 @@ export function TemplatePage(p: TemplatePageProps) {
         </p>
       </section>
 
-      <UseIt name={p.name} reference={reference} properties={p.properties} />
+      <UseIt name={p.name} reference={reference} properties={p.properties} serverUrl={p.serverUrl} />
 
       {p.exact ? (
         <p>

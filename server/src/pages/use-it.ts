@@ -42,12 +42,17 @@ export function minimalConfig(
   return `${lines.join('\n')}\n`;
 }
 
-/** The commands that lock and render a configuration using the template. */
-export function useCommands(reference: string): string {
+/**
+ * The commands that lock and render a configuration using the template, through the registry
+ * server that rendered the page (`serverUrl`, its origin as the browser reached it): pasted as they
+ * are, they resolve here rather than at the reference's own host.
+ */
+export function useCommands(reference: string, serverUrl: string): string {
   return [
+    `dm config set registryUrl ${serverUrl}   # once: resolve through this registry server`,
     'dm install config.yaml          # lock the reference in dm.lock',
     'dm expand config.yaml           # render it: resources and layout',
-    `dm expand ${reference}`,
+    `dm expand ${reference} --registry-url ${serverUrl}`,
   ].join('\n');
 }
 
