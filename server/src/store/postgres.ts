@@ -33,15 +33,15 @@ export interface OpenPostgresOptions {
   /** Pool size (default 10). */
   max?: number;
   /**
-   * Longest wait for a connection, ms (default 2,000): for a free one of the pool, or for a new
-   * one to be established. Beyond it the request fails with 503 DATABASE_UNAVAILABLE instead of
+   * Longest wait for a connection, ms: for a free one of the pool, or for a new
+   * one to be established (default 3,000). Beyond it the request fails with 503 DATABASE_UNAVAILABLE instead of
    * waiting on a database that is restarting or hangs (docs/server.md, "Store").
    */
   acquireTimeoutMs?: number;
 }
 
 /** The default bound on waiting for a connection, ms. */
-export const DEFAULT_ACQUIRE_TIMEOUT_MS = 2_000;
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 3_000;
 
 /** Any key: the one lock every migrating replica queues on ("dm-registry migrations"). */
 const MIGRATION_LOCK = 0x646d_6d69;
