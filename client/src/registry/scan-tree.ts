@@ -18,6 +18,7 @@
  */
 import { isValidName } from '../reference/reference.js';
 import { compareVersions, parseVersion, tryParseVersion, type Version } from '../reference/version.js';
+import { DEFAULT_SOURCE_LIMITS } from '../source/source.js';
 import { comparePaths } from './compare-paths.js';
 import { FINDING_CODES, type FindingCode } from './finding-codes.js';
 import { parseRegistryYaml, REGISTRY_YAML } from './registry-yaml.js';
@@ -35,6 +36,8 @@ import type {
 export interface ScanOptions {
   /** The text of `registry.yaml` at the repository root, when the tree has one. */
   registryYaml?: string | undefined;
+  /** Most files a served version may hold (default: the sources' bound, DEFAULT_SOURCE_LIMITS). */
+  maxVersionFiles?: number | undefined;
 }
 
 interface FileNode {
@@ -161,6 +164,8 @@ class Scanner {
   readonly templates: ScannedTemplate[] = [];
   /** The parsed version of each served version, for sorting. */
   readonly order = new Map<ScannedVersion, Version>();
+
+  constructor(readonly maxVersionFiles: number) {}
 
   add(code: FindingCode, path: string, message: string, extra: Partial<Finding> = {}): void {
     this.findings.push({ code, severity: FINDING_CODES[code].severity, path, message, ...extra });
@@ -305,6 +310,15 @@ class Scanner {
 
     const versionFiles: VersionFile[] = [];
     listFiles(dir, '', versionFiles);
+    if (versionFiles.length > this.maxVersionFiles) {
+      this.add(
+        'VERSION_TOO_MANY_FILES',
+        dir.path,
+        `'${dir.path}' holds ${versionFiles.length} files, more than the ${this.maxVersionFiles} a version may hold; skipped`,
+        where,
+      );
+      return;
+    }
     const scanned: ScannedVersion = {
       collection: site.collection,
       template: site.name,
@@ -324,7 +338,7 @@ class Scanner {
 /** Scans a repository tree; see the module comment and docs/registry-layout.md. */
 export function scanRegistryTree(entries: readonly TreeEntry[], options: ScanOptions = {}): ScanResult {
   const root = buildTree(Array.isArray(entries) ? entries : []);
-  const scanner = new Scanner();
+  const scanner = new Scanner(options.maxVersionFiles ?? DEFAULT_SOURCE_LIMITS.maxVersionFiles);
   const registryYaml = parseRegistryYaml(
     typeof options.registryYaml === 'string' ? options.registryYaml : undefined,
   );
