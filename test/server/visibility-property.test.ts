@@ -158,9 +158,12 @@ function tokensOf(t: TemplateSpec): string[] {
 }
 
 function oracleMatches(q: string, t: TemplateSpec): boolean {
-  const queryWords = q.toLowerCase().match(/[a-z0-9_]+/g) ?? [];
+  const queryWords = q.toLowerCase().match(/[a-z0-9]+/g) ?? [];
   const tokens = tokensOf(t);
-  return queryWords.every((w) => tokens.some((token) => token.startsWith(w))) || t.name === q.trim();
+  return (
+    queryWords.every((w) => tokens.some((token) => token.startsWith(w))) ||
+    t.name.toLowerCase() === q.trim().toLowerCase()
+  );
 }
 
 interface Expected {

@@ -46,6 +46,11 @@ export const FINDING_CODES = {
     meaning:
       'a top-level directory is named like a collection that registry.yaml maps elsewhere; it is not served',
   },
+  UNSAFE_PATH: {
+    severity: 'error',
+    meaning:
+      'a file or directory name has a backslash or a control character (docs/registry-layout.md, "Paths and names"); it is not served, nor the version holding it; the rest of the registry is',
+  },
   INVALID_NAME: {
     severity: 'error',
     meaning:

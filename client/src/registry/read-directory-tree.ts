@@ -8,6 +8,7 @@ import type { Dirent } from 'node:fs';
 import { lstat, readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { isAbsolute, join, sep } from 'node:path';
 import { DmError } from '../error.js';
+import { pathProblem } from './content-names.js';
 import type { ContentReader } from './digest.js';
 import { REGISTRY_YAML } from './registry-yaml.js';
 import type { TreeEntry } from './types.js';
@@ -120,10 +121,11 @@ export async function readDirectoryTree(
 export function createDirectoryReader(dir: string): ContentReader {
   return async (repoPath: string) => {
     const segments = repoPath.split('/');
+    // The content rule (content-names.ts), and no platform separator inside a segment.
     if (
+      pathProblem(repoPath) !== undefined ||
       isAbsolute(repoPath) ||
-      repoPath.includes('\\') ||
-      segments.some((s) => s === '' || s === '.' || s === '..' || s.includes(sep))
+      segments.some((s) => s.includes(sep))
     ) {
       throw new DmError('INVALID_PATH', `'${repoPath}' is not a path inside the registry`, {
         category: 'invalid-input',

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { isValidName } from '../reference/reference.js';
 import { tryParseVersion } from '../reference/version.js';
 import { comparePaths } from './compare-paths.js';
+import { pathProblem } from './content-names.js';
 import { ALL_FINDING_CODES, FINDING_CODES } from './finding-codes.js';
 import { scanRegistryTree } from './scan-tree.js';
 import type { TreeEntry } from './types.js';
@@ -39,6 +40,9 @@ const SEGMENTS = [
   '..',
   '.',
   '',
+  'notes\\old.txt',
+  'bell\u0007',
+  'rlo\u202e',
 ];
 
 const segment = fc.oneof(
@@ -115,7 +119,10 @@ describe('scanRegistryTree() properties', () => {
           assert.ok(v.collection === '' || isValidName(v.collection));
           assert.ok(tryParseVersion(v.version));
           assert.ok(v.files.some((f) => f.path === v.templateFile));
-          for (const f of v.files) assert.equal(f.repoPath, `${v.dir}/${f.path}`);
+          for (const f of v.files) {
+            assert.equal(f.repoPath, `${v.dir}/${f.path}`);
+            assert.equal(pathProblem(f.repoPath), undefined, f.repoPath);
+          }
           const paths = v.files.map((f) => f.path);
           assert.deepEqual(paths, [...paths].sort(comparePaths));
           for (const p of errorPaths)

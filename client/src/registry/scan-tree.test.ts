@@ -171,6 +171,17 @@ const RULES: RuleCase[] = [
     served: [],
   },
   {
+    rule: 'UNSAFE_PATH: a backslash outside every template, a control character in a version',
+    paths: [
+      ...version('redis/v1', 'redis'),
+      ...version('web/v1', 'web'),
+      'web/v1/bell\u0007.txt',
+      'docs/notes\\old.txt',
+    ],
+    findings: ['UNSAFE_PATH docs/notes\\old.txt', 'UNSAFE_PATH web/v1/bell\u0007.txt'],
+    served: ['/redis:v1'],
+  },
+  {
     rule: 'INVALID_NAME: a collection directory',
     paths: [...version('my stuff/redis/v1', 'redis')],
     findings: ['INVALID_NAME my stuff'],

@@ -20,6 +20,7 @@ import { isValidName } from '../reference/reference.js';
 import { compareVersions, parseVersion, tryParseVersion, type Version } from '../reference/version.js';
 import { DEFAULT_SOURCE_LIMITS } from '../source/source.js';
 import { comparePaths } from './compare-paths.js';
+import { pathProblem, printable } from './content-names.js';
 import { FINDING_CODES, type FindingCode } from './finding-codes.js';
 import { parseRegistryYaml, REGISTRY_YAML } from './registry-yaml.js';
 import type {
@@ -85,8 +86,25 @@ function fileKey(f: FileNode): string {
   return `${f.gitSha ?? ''}\0${f.size ?? ''}`;
 }
 
-/** Builds the directory tree. A path that is both a file and a directory is a directory. */
-function buildTree(entries: readonly TreeEntry[]): DirNode {
+/**
+ * The part of `path` up to its first segment the content rule refuses (a backslash, a control
+ * character: client/src/registry/content-names.ts), or undefined when every segment passes.
+ */
+function unsafePrefix(path: string): string | undefined {
+  if (pathProblem(path) === undefined) return undefined;
+  const segments = path.split('/');
+  for (let i = 0; i < segments.length; i++) {
+    const prefix = segments.slice(0, i + 1).join('/');
+    if (pathProblem(segments[i]) !== undefined) return prefix;
+  }
+  return path;
+}
+
+/**
+ * Builds the directory tree. A path that is both a file and a directory is a directory. A path
+ * the content rule refuses is left out, its first refused part recorded in `unsafe`.
+ */
+function buildTree(entries: readonly TreeEntry[], unsafe: Set<string>): DirNode {
   const root = newDir('');
   const byPath = new Map<string, DirNode>([['', root]]);
   const ensureDir = (path: string): DirNode => {
@@ -101,6 +119,11 @@ function buildTree(entries: readonly TreeEntry[]): DirNode {
   };
   for (const entry of entries) {
     if (typeof entry !== 'object' || entry === null || !isTreePath(entry.path)) continue;
+    const refused = unsafePrefix(entry.path);
+    if (refused !== undefined) {
+      unsafe.add(refused);
+      continue;
+    }
     if (entry.type === 'tree') {
       ensureDir(entry.path);
     } else if (entry.type === 'blob') {
@@ -159,6 +182,8 @@ interface TemplateSite {
 }
 
 class Scanner {
+  /** Directories holding a path the content rule refused: no version among them is served. */
+  readonly unsafeDirs = new Set<string>();
   readonly findings: Finding[] = [];
   readonly versions: ScannedVersion[] = [];
   readonly templates: ScannedTemplate[] = [];
@@ -237,6 +262,9 @@ class Scanner {
 
   scanVersion(site: TemplateSite, version: Version, dir: DirNode): void {
     const where = { collection: site.collection, template: site.name, version: version.raw };
+    // A file the rule refused is not served, so neither is the version it belongs to (its
+    // UNSAFE_PATH finding says so).
+    if (this.unsafeDirs.has(dir.path)) return;
     const files = sortedNames(dir.files);
     const fileSet = new Set(files);
     const candidates: [string, TemplateKind][] = [];
@@ -337,8 +365,13 @@ class Scanner {
 
 /** Scans a repository tree; see the module comment and docs/registry-layout.md. */
 export function scanRegistryTree(entries: readonly TreeEntry[], options: ScanOptions = {}): ScanResult {
-  const root = buildTree(Array.isArray(entries) ? entries : []);
+  const unsafe = new Set<string>();
+  const root = buildTree(Array.isArray(entries) ? entries : [], unsafe);
   const scanner = new Scanner(options.maxVersionFiles ?? DEFAULT_SOURCE_LIMITS.maxVersionFiles);
+  for (const path of unsafe) {
+    const segments = path.split('/');
+    for (let i = 1; i < segments.length; i++) scanner.unsafeDirs.add(segments.slice(0, i).join('/'));
+  }
   const registryYaml = parseRegistryYaml(
     typeof options.registryYaml === 'string' ? options.registryYaml : undefined,
   );
@@ -423,6 +456,15 @@ export function scanRegistryTree(entries: readonly TreeEntry[], options: ScanOpt
     }
   }
   for (const site of sites) scanner.scanTemplate(site);
+  // Refused paths, but those inside a nested registry (its own lint reports them).
+  for (const path of unsafe) {
+    if (nestedRegistries.some((n) => path.startsWith(`${n}/`))) continue;
+    scanner.add(
+      'UNSAFE_PATH',
+      path,
+      `'${printable(path)}': ${pathProblem(path.slice(path.lastIndexOf('/') + 1)) ?? 'not a plain path'}, which not every system can hold as a file name; not served, nor the version holding it (the rest is indexed)`,
+    );
+  }
 
   const versionOrder = scanner.order;
   scanner.versions.sort(

@@ -21,6 +21,7 @@ import { type AppEnv, errorResponse } from './http.js';
 import { ServerMetrics } from './metrics.js';
 import { OPENAPI } from './openapi.js';
 import { checksumRoutes } from './routes-checksums.js';
+import { ociRoutes } from './routes-oci.js';
 import { readRoutes } from './routes-read.js';
 import { writeRoutes } from './routes-write.js';
 import { RequestTracker, trackServedRoutes } from './tracking.js';
@@ -233,6 +234,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       webhookAdmission: webhooks,
     }),
   );
+  served.route('/v2', ociRoutes());
   const manager = mountManager(served, deps.manager, service, logger);
   if (manager) metrics.watchAdmission('expand', manager.expansions.counters);
   served.route('/', pageRoutes());

@@ -3,6 +3,7 @@
  * encrypted, never returned), syncs; and the GitHub push webhook, authenticated by the HMAC-SHA256
  * signature of the registry's webhook secret instead of a token.
  */
+import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { LRUCache } from 'lru-cache';
@@ -151,10 +152,14 @@ export function writeRoutes(options: {
       const repository = { default_branch: check.defaultBranch };
       if (event === 'ping') return c.json({ ok: true });
       if (event !== 'push') return c.json({ ignored: `event ${event}` });
-      if (delivery) {
-        if (deliveries.has(delivery)) return c.json({ duplicate: delivery, syncing: [] });
-        deliveries.set(delivery, true);
-      }
+      // A replay is known by its delivery id or by its body's digest: headers are not signed, so a
+      // captured push sent again with another id, or with none, is still a duplicate
+      // (docs/server.md, "Webhooks"). Hashed here once the signature verified (a bounded body).
+      const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
+      const seen = [delivery, digest].find((key) => key !== '' && deliveries.has(key));
+      if (seen !== undefined) return c.json({ duplicate: seen, syncing: [] });
+      if (delivery) deliveries.set(delivery, true);
+      deliveries.set(digest, true);
       const synced: string[] = [];
       for (const r of matching) {
         const branch = r.branch ?? (repository.default_branch as string | undefined);

@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { isMapping } from '../../../client/src/data.js';
 import { getLive } from '../../../client/src/deploy/apply.js';
 import {
+  checkPrunes,
   type DryRunResult,
   deleteDeployment,
   deployConfiguration,
@@ -93,6 +94,8 @@ export interface DeploymentRequest {
   properties?: Record<string, unknown> | undefined;
   waitForReady?: boolean | undefined;
   timeoutSeconds?: number | undefined;
+  /** Let the change prune every object, or more than half (`dm deploy --prune-all`). */
+  pruneAll?: boolean | undefined;
 }
 
 const MAX_IMPORTS = 500;
@@ -153,6 +156,9 @@ export function parseDeploymentRequest(body: Record<string, unknown>, pathName?:
   if (body.waitForReady !== undefined && typeof body.waitForReady !== 'boolean') {
     throw invalid('waitForReady must be true or false');
   }
+  if (body.pruneAll !== undefined && typeof body.pruneAll !== 'boolean') {
+    throw invalid('pruneAll must be true or false');
+  }
   const timeout = body.timeoutSeconds;
   if (
     timeout !== undefined &&
@@ -168,6 +174,7 @@ export function parseDeploymentRequest(body: Record<string, unknown>, pathName?:
     properties: body.properties as Record<string, unknown> | undefined,
     waitForReady: body.waitForReady as boolean | undefined,
     timeoutSeconds: timeout as number | undefined,
+    pruneAll: body.pruneAll as boolean | undefined,
   };
 }
 
@@ -361,7 +368,12 @@ export class DeploymentManager {
         cacheRoot: join(this.config.dataDir, 'template-cache'),
         defaultRegistry: defaultRegistry ? parseDefaultRegistry(defaultRegistry) : undefined,
       });
-      const input = await loadDeploymentInput(file, { deployment: name, properties, templateSource });
+      const input = await loadDeploymentInput(file, {
+        deployment: name,
+        properties,
+        templateSource,
+        displayName: 'configuration.content',
+      });
       input.references = [...templateSource.resolved.values()].map((r) => ({
         reference: r.reference,
         resolved: r.version ? `${r.template}:=${r.version}` : r.template,
@@ -406,6 +418,15 @@ export class DeploymentManager {
     access: ManagerAccess,
   ): Promise<OperationRow> {
     const { cluster, namespace, input } = await this.prepareChange(req, action, access);
+    if (action === 'update') {
+      await checkPrunes({
+        name: req.name,
+        input,
+        store: this.store,
+        kubectl: this.kubectl(cluster, namespace, req.name),
+        pruneAll: req.pruneAll ?? false,
+      });
+    }
     const op = await this.accept({
       deployment: req.name,
       action,
@@ -433,6 +454,7 @@ export class DeploymentManager {
       input,
       store: this.store,
       kubectl: this.kubectl(cluster, namespace, req.name),
+      ...(req.pruneAll ? { pruneAll: true } : {}),
     });
   }
 
@@ -578,7 +600,12 @@ export class DeploymentManager {
         ...(req?.timeoutSeconds ? { timeoutSeconds: req.timeoutSeconds } : {}),
       };
       const result = input
-        ? await deployConfiguration({ ...common, input, ...(req?.waitForReady ? { wait: true } : {}) })
+        ? await deployConfiguration({
+            ...common,
+            input,
+            ...(req?.waitForReady ? { wait: true } : {}),
+            ...(req?.pruneAll ? { pruneAll: true } : {}),
+          })
         : op.action === 'delete' && !(await this.store.getDeployment(op.deployment))
           ? undefined
           : await deleteDeployment(common);

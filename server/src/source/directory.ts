@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { DmError } from '../../../client/src/error.js';
+import { pathProblem } from '../../../client/src/registry/content-names.js';
 import {
   createDirectoryReader,
   readDirectoryTree,
@@ -58,6 +59,13 @@ export class DirectorySource implements Source {
     for (const e of [...tree.entries].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
       if (e.type !== 'blob') {
         entries.push(e);
+        continue;
+      }
+      // A name the content rule refuses (a backslash, a control character) is not read: the
+      // scanner reports it as a finding and indexes the rest, as a git tree's (docs/registry-layout.md).
+      if (pathProblem(e.path) !== undefined) {
+        entries.push(e);
+        hash.update(`${e.path}\0refused\n`);
         continue;
       }
       // Sizes bounded as the files are read (a directory has no tree with sizes beforehand).

@@ -10,7 +10,8 @@
  *
  * Isolation: an address-space limit (RLIMIT_AS), a per-template timer, and an audit hook that
  * refuses sockets, subprocesses, `os.system`, dangerous imports and any file open other than
- * reading Python's own library. Template imports are served from memory by a meta-path finder,
+ * reading Python's own library; `os.stat` and the other functions that inspect a path (no audit
+ * event) are wrapped with the same rule. Template imports are served from memory by a meta-path finder,
  * so templates need no file access at all.
  *
  * Data travels in the wire form of python/values.ts both ways: a float with an integral value as
@@ -67,11 +68,11 @@ def _audit(event, args):
         writing = isinstance(mode, str) and any(c in mode for c in 'wax+')
         if isinstance(args[2], int) and args[2] & 3:
             writing = True
-        if writing or not p.startswith(_LIB_DIRS):
+        if writing or not _readable(path):
             _block("opening '%s'" % path)
     elif event in ('os.listdir', 'os.scandir'):
         p = args[0]
-        if p is None or not _osp.realpath(str(p)).startswith(_LIB_DIRS):
+        if p is None or not _readable(p):
             _block("listing directory '%s'" % p)
     elif event.startswith('socket.'):
         _block('network access (%s)' % event)
@@ -87,6 +88,59 @@ def _audit(event, args):
         name = args[0] or ''
         if name.split('.')[0] in _BLOCKED_MODULES:
             _block("importing '%s'" % name)
+
+# The one rule for reading, listing and inspecting (stat, access, readlink...): Python's own
+# library only (its directories, and the entries of sys.path the import system looks at), so a
+# template learns nothing of the machine's files, not even whether one exists or its size
+# (docs/expansion.md, "Isolation"). Python raises no audit event for stat, so the functions that
+# inspect a path are wrapped, in os and in posix (the import system calls posix's).
+def _ancestors(path):
+    out = set()
+    while True:
+        out.add(path)
+        parent = _osp.dirname(path)
+        if parent == path:
+            return out
+        path = parent
+
+# The entries of sys.path and every directory above Python's library may be inspected, not
+# listed (the import system looks at them; that they exist tells nothing).
+_SYS_PATH = frozenset(a for p in list(sys.path) + [d.rstrip('/') for d in _LIB_DIRS] if p
+                      for a in _ancestors(_osp.realpath(p)))
+_guard = {'inside': False}
+
+def _readable(path, inspecting=False):
+    if _guard['inside']:
+        return True
+    _guard['inside'] = True
+    try:
+        p = _osp.realpath(path if isinstance(path, (str, bytes)) else _os.fspath(path))
+        if isinstance(p, bytes):
+            p = _os.fsdecode(p)
+        return p.startswith(_LIB_DIRS) or (inspecting and p in _SYS_PATH)
+    except Exception:
+        return False
+    finally:
+        _guard['inside'] = False
+
+def _inspecting(fn):
+    def inspect(path, *args, **kwargs):
+        if _state['active'] and not _guard['inside'] and not isinstance(path, int) and not _readable(path, True):
+            _block("inspecting '%s'" % (path,))
+        return fn(path, *args, **kwargs)
+    inspect.__name__ = fn.__name__
+    inspect.__qualname__ = fn.__qualname__
+    return inspect
+
+import os as _os, posix as _posix
+for _name in ('stat', 'lstat', 'access', 'readlink', 'statvfs', 'pathconf', 'getxattr', 'listxattr', 'chdir'):
+    _fn = getattr(_posix, _name, None)
+    if _fn is not None:
+        _wrapped = _inspecting(_fn)
+        setattr(_posix, _name, _wrapped)
+        if getattr(_os, _name, None) is _fn:
+            setattr(_os, _name, _wrapped)
+del _name, _fn, _wrapped
 
 _files = {}
 _template_modules = set()
