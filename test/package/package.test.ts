@@ -69,7 +69,8 @@ const SETTINGS = `def GenerateConfig(context):
 `;
 
 const cafileSetting = spawnSync('npm', ['config', 'get', 'cafile'], { encoding: 'utf8' }).stdout?.trim();
-const cafile = cafileSetting && cafileSetting !== 'null' && cafileSetting !== 'undefined' ? cafileSetting : undefined;
+const cafile =
+  cafileSetting && cafileSetting !== 'null' && cafileSetting !== 'undefined' ? cafileSetting : undefined;
 
 /** The environment of a fresh user: nothing of this run's npm, dm or HOME. */
 function userEnv(home: string, prefix: string, nodeHome: string, npmCache: string): Record<string, string> {
@@ -203,7 +204,11 @@ describe('the npm package', { timeout: LIMIT_MS }, () => {
       assert.equal(ran.code, 0, ran.stderr);
       assert.doesNotMatch(ran.stderr, /\bwarn\b|ERR!/i);
       assert.match(ran.stdout, /web-deployment/);
-      const resolved = sh(npx.replace(/dm expand config\.yaml$/, 'dm resolve redis:v1.0 --registry-dir templates'), user, env);
+      const resolved = sh(
+        npx.replace(/dm expand config\.yaml$/, 'dm resolve redis:v1.0 --registry-dir templates'),
+        user,
+        env,
+      );
       assert.equal(resolved.code, 0, resolved.stderr);
       assert.match(resolved.stdout, /v1\.0\.3/);
       const built = readdirSync(npxDir)
