@@ -5,8 +5,14 @@
  *      index is built and swapped in worker threads, so the max latency stays near idle too);
  *   2. heap and answer-cache size after 100,000 distinct unknown references;
  *   3. the archive of a 100 MB version, cold (built) vs cached.
- * Usage: node --expose-gc dist/bench/server-hostile.js [seconds of the idle load run, default 5] [resolve]
- * (`resolve`: only the first figure).
+ *   4. issue 25: an unrelated resolve (p50/p99/max, 50 connections) and the server's peak RSS while
+ *      each attack runs against one server process: (a) 8 parallel 24 MiB webhook deliveries with
+ *      wrong signatures, 31 GitHub registries holding secrets; (b) 4 parallel page requests with a
+ *      token (never cached) and 4 resolves of a version of 20,000 small files; (c) four anonymous
+ *      clients posting batches of 1,000 distinct references. Baseline: the same resolve load with no
+ *      attack, in the same run.
+ * Usage: node --expose-gc dist/bench/server-hostile.js [seconds of the idle load run, default 5]
+ *   [resolve | attacks] (`resolve`: only the first figure; `attacks`: only the fourth).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -34,7 +40,7 @@ function generate(dir: string, templates: number, versions: number, salt: string
   }
 }
 
-async function openApp(dir: string) {
+async function openApp(dir: string, adminTokens: string[] = []) {
   const { openStore } = await import('../server/src/store/db.js');
   const { createApp } = await import('../server/src/api/app.js');
   const { defaultSourceFactory } = await import('../server/src/service.js');
@@ -46,6 +52,7 @@ async function openApp(dir: string) {
     sources: defaultSourceFactory({ gitCacheDir: join(dir, 'git') }),
     secretKey: randomBytes(32),
     defaultRegistry: 'github.com/acme/templates',
+    adminTokens,
     logger: createLogger({ write: (t) => writeSync(devNull, t) }),
   });
 }
@@ -80,12 +87,12 @@ async function child(port: number, dir: string): Promise<void> {
 }
 
 /** Resolve load for `seconds`, or (with `until`) from now until `until` settles. */
-async function load(url: string, seconds: number, until?: Promise<unknown>) {
+async function load(url: string, seconds: number, until?: Promise<unknown>, connections = 50) {
   const r = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
         url,
-        connections: 50,
+        connections,
         duration: until ? 24 * 3600 : seconds,
         requests: ['redis:v1.0', 'redis:v1.1', 'postgres:v1', 'web-app:v1.1'].map((ref) => ({
           method: 'GET',
@@ -204,10 +211,160 @@ async function memoryAndArchive(): Promise<void> {
   }
 }
 
+const BENCH_ADMIN = 'bench-admin-token';
+/** Files in the many-files version of the attack server (issue 25 item 2 had 100,000). */
+const MANY_FILES = 20_000;
+
+/** The attack child: fixtures, 31 GitHub registries with secrets, a version of many small files. */
+async function attackChild(port: number, dir: string): Promise<void> {
+  const { app, service } = await openApp(dir, [BENCH_ADMIN]);
+  const small = await service.add({ source: FIXTURES, name: 'github.com/acme/templates' });
+  await service.sync(small.id, 'cli');
+  for (let i = 0; i < 31; i++) {
+    await service.add({ source: `github.com/acme/r${i}`, webhookSecret: `secret-${i}` });
+  }
+  const vdir = join(dir, 'many', 'many', 'v1.0.0');
+  mkdirSync(join(vdir, 'data'), { recursive: true });
+  writeFileSync(join(vdir, 'many.jinja'), 'resources: []\n');
+  writeFileSync(join(vdir, 'example.yaml'), 'resources:\n- name: m\n  type: many.jinja\n');
+  for (let i = 0; i < MANY_FILES; i++) writeFileSync(join(vdir, 'data', `f${i}.txt`), `${i}\n`);
+  const many = await service.add({ source: join(dir, 'many'), name: 'local.dm/local/many' });
+  const outcome = await service.sync(many.id, 'cli');
+  let peak = 0;
+  setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 20).unref();
+  process.on('message', (m) => {
+    if (m === 'peak') {
+      process.send?.({ peak });
+      peak = process.memoryUsage().rss;
+    }
+  });
+  serve({ fetch: app.fetch, port }, () =>
+    process.send?.({ ready: true, manyVersions: outcome.versionCount }),
+  );
+}
+
+async function attacks(seconds: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'dm-bench-attacks-'));
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const proc: ChildProcess = fork(fileURLToPath(import.meta.url), ['attack-child', String(port), dir], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ask = <T>(m: string) =>
+    new Promise<T>((resolve) => {
+      proc.once('message', (answer) => resolve(answer as T));
+      if (m) proc.send(m);
+    });
+  try {
+    const ready = await Promise.race([
+      ask<{ manyVersions: number }>(''),
+      new Promise<never>((_, reject) =>
+        proc.once('exit', (code) => reject(new Error(`server exited ${code}`))),
+      ),
+    ]);
+    const url = `http://127.0.0.1:${port}`;
+    const statuses = new Map<number | string, number>();
+    const tally = (key: number | string) => statuses.set(key, (statuses.get(key) ?? 0) + 1);
+    /** Counts an answer's status, or the failure of a request that got none (reset, refused). */
+    const count = async (answer: Promise<Response>) => {
+      try {
+        const res = await answer;
+        await res.arrayBuffer();
+        tally(res.status);
+      } catch (error) {
+        tally((error as { cause?: { code?: string } }).cause?.code ?? 'failed');
+      }
+    };
+    const repeat = async (rounds: number, parallel: number, one: () => Promise<void>) => {
+      for (let r = 0; r < rounds; r++) await Promise.all(Array.from({ length: parallel }, one));
+    };
+    const pad = Buffer.from(
+      JSON.stringify({
+        ref: 'refs/heads/main',
+        repository: { full_name: 'acme/r7' },
+        pad: 'x'.repeat(24 * 1048576),
+      }),
+    );
+    const many = '/templates/local.dm/local/many/many/versions/v1.0.0';
+    const token = { authorization: `Bearer ${BENCH_ADMIN}` };
+    const list: [string, () => Promise<void>][] = [
+      [
+        'webhook: 8 parallel 24 MiB deliveries, wrong signature, 31 GitHub registries',
+        () =>
+          repeat(1, 8, async () =>
+            count(
+              fetch(`${url}/api/v1/webhooks/github`, {
+                method: 'POST',
+                headers: { 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` },
+                body: pad,
+              }),
+            ),
+          ),
+      ],
+      [
+        `${MANY_FILES.toLocaleString('en')} files: 4 parallel pages with a token + 4 resolves`,
+        () =>
+          repeat(1, 4, async () => {
+            await count(fetch(`${url}${many}`, { headers: token }));
+            await count(fetch(`${url}/api/v1/resolve?ref=local.dm/local/many/many:v1`, { headers: token }));
+          }),
+      ],
+      [
+        'batch: 4 anonymous clients, 1,000 distinct references each (3 rounds)',
+        () =>
+          repeat(3, 4, async () =>
+            count(
+              fetch(`${url}/api/v1/resolve`, {
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({
+                  refs: Array.from(
+                    { length: 1000 },
+                    () => `github.com/acme/templates/t${randomBytes(12).toString('hex')}:v1`,
+                  ),
+                }),
+              }),
+            ),
+          ),
+      ],
+    ];
+    // 10 connections: the latency one unrelated client sees, not the machine's throughput.
+    await load(url, 1, undefined, 10);
+    await ask('peak');
+    const idle = await load(url, seconds, undefined, 10);
+    const idlePeak = (await ask<{ peak: number }>('peak')).peak;
+    const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
+    console.log(
+      `attacks (issue 25; ${MANY_FILES} files version: ${ready.manyVersions} version(s) indexed)\n  no attack: resolve p50 ${idle.p50} ms, p99 ${idle.p99} ms, max ${idle.max} ms; peak RSS ${mb(idlePeak)}`,
+    );
+    for (const [name, attack] of list) {
+      statuses.clear();
+      const started = performance.now();
+      const running = attack();
+      const busy = await load(url, seconds, running, 10);
+      await running;
+      const ms = performance.now() - started;
+      const peak = (await ask<{ peak: number }>('peak')).peak;
+      console.log(
+        `  ${name}: ${(ms / 1000).toFixed(1)} s, answers ${[...statuses].map(([k, v]) => `${v}×${k}`).join(' ')}\n    resolve (10 connections) p50 ${busy.p50} ms, p99 ${busy.p99} ms (ratio ${(busy.p99 / Math.max(idle.p99, 1)).toFixed(1)}; target ≤ 50 ms), max ${busy.max} ms, errors ${busy.errors}; peak RSS ${mb(peak)}`,
+      );
+    }
+  } finally {
+    proc.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 if (process.argv[2] === 'child') {
   await child(Number(process.argv[3]), process.argv[4]!);
+} else if (process.argv[2] === 'attack-child') {
+  await attackChild(Number(process.argv[3]), process.argv[4]!);
 } else {
   const seconds = Number(process.argv[2] ?? 5);
-  if (process.argv[3] !== 'resolve') await memoryAndArchive();
-  await resolveUnderSync(seconds);
+  if (process.argv[3] === 'attacks') await attacks(seconds);
+  else {
+    if (process.argv[3] !== 'resolve') await memoryAndArchive();
+    await resolveUnderSync(seconds);
+  }
 }

@@ -12,7 +12,16 @@
  * `startPostgres({ locale: 'C' })` gives the bytewise cluster instead, for tests that run on both.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { accessSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  accessSync,
+  chownSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import pg from 'pg';
@@ -24,6 +33,17 @@ export interface PostgresCluster {
   createDatabase(name: string): Promise<string>;
   /** The socket directory (also the cluster's temporary root). */
   dir: string;
+  /** Stops the server (`pg_ctl stop -m fast`: clients are disconnected), keeping its data. */
+  pause(): void;
+  /** Starts a paused server again on the same data, socket and port. */
+  resume(): void;
+  /**
+   * Stops the postmaster process (SIGSTOP) without stopping the server: new connections are
+   * accepted by the kernel and then never answered, as with a database host that hangs.
+   */
+  freeze(): void;
+  /** Lets a frozen postmaster run again (SIGCONT). */
+  thaw(): void;
   /** The locale the cluster was created with. */
   locale: string;
   stop(): void;
@@ -118,25 +138,29 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     '-c full_page_writes=off',
     '-c max_connections=200',
   ].join(' ');
-  run(bin, 'pg_ctl', [
-    'start',
-    '-w',
-    '-t',
-    '120',
-    '-D',
-    data,
-    '-l',
-    join(dir, 'server.log'),
-    '-o',
-    serverOptions,
-  ]);
+  const postmasterPid = () => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const start = () =>
+    run(bin, 'pg_ctl', [
+      'start',
+      '-w',
+      '-t',
+      '120',
+      '-D',
+      data,
+      '-l',
+      join(dir, 'server.log'),
+      '-o',
+      serverOptions,
+    ]);
+  start();
   let stopped = false;
+  let paused = false;
   const stop = () => {
     if (stopped) return;
     stopped = true;
     running.delete(stop);
     try {
-      run(bin, 'pg_ctl', ['stop', '-w', '-t', '60', '-m', 'fast', '-D', data]);
+      if (!paused) run(bin, 'pg_ctl', ['stop', '-w', '-t', '60', '-m', 'fast', '-D', data]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -158,6 +182,22 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
         await client.end();
       }
       return url(name);
+    },
+    pause() {
+      if (paused || stopped) return;
+      run(bin, 'pg_ctl', ['stop', '-w', '-t', '60', '-m', 'fast', '-D', data]);
+      paused = true;
+    },
+    freeze() {
+      process.kill(postmasterPid(), 'SIGSTOP');
+    },
+    thaw() {
+      process.kill(postmasterPid(), 'SIGCONT');
+    },
+    resume() {
+      if (!paused || stopped) return;
+      start();
+      paused = false;
     },
     stop,
   };

@@ -98,6 +98,11 @@ export const FINDING_CODES = {
     severity: 'warning',
     meaning: 'a template version has no example.yaml (a configuration that deploys one instance)',
   },
+  VERSION_TOO_MANY_FILES: {
+    severity: 'error',
+    meaning:
+      'a version directory holds more files than a version may (1,000, counting subdirectories); the version is skipped',
+  },
   EXAMPLE_FAILED: {
     severity: 'error',
     meaning:

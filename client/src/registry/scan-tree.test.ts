@@ -274,6 +274,17 @@ const RULES: RuleCase[] = [
     findings: ['SHADOWED_DIRECTORY data'],
     served: ['data/kafka:v1'],
   },
+  {
+    rule: 'VERSION_TOO_MANY_FILES: a version of 1,001 files is skipped; one of 1,000 is served',
+    paths: [
+      ...version('bulk/v1', 'bulk'),
+      ...Array.from({ length: 998 }, (_, i) => `bulk/v1/data/f${i}.txt`),
+      ...version('bulk/v2', 'bulk'),
+      ...Array.from({ length: 997 }, (_, i) => `bulk/v2/data/f${i}.txt`),
+    ],
+    findings: ['VERSION_TOO_MANY_FILES bulk/v1'],
+    served: ['/bulk:v2'],
+  },
 ];
 
 describe('scanRegistryTree() rules', () => {

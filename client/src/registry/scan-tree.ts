@@ -18,6 +18,7 @@
  */
 import { isValidName } from '../reference/reference.js';
 import { compareVersions, parseVersion, tryParseVersion, type Version } from '../reference/version.js';
+import { DEFAULT_SOURCE_LIMITS } from '../source/source.js';
 import { comparePaths } from './compare-paths.js';
 import { pathProblem, printable } from './content-names.js';
 import { FINDING_CODES, type FindingCode } from './finding-codes.js';
@@ -36,6 +37,8 @@ import type {
 export interface ScanOptions {
   /** The text of `registry.yaml` at the repository root, when the tree has one. */
   registryYaml?: string | undefined;
+  /** Most files a served version may hold (default: the sources' bound, DEFAULT_SOURCE_LIMITS). */
+  maxVersionFiles?: number | undefined;
 }
 
 interface FileNode {
@@ -187,6 +190,8 @@ class Scanner {
   /** The parsed version of each served version, for sorting. */
   readonly order = new Map<ScannedVersion, Version>();
 
+  constructor(readonly maxVersionFiles: number) {}
+
   add(code: FindingCode, path: string, message: string, extra: Partial<Finding> = {}): void {
     this.findings.push({ code, severity: FINDING_CODES[code].severity, path, message, ...extra });
   }
@@ -333,6 +338,15 @@ class Scanner {
 
     const versionFiles: VersionFile[] = [];
     listFiles(dir, '', versionFiles);
+    if (versionFiles.length > this.maxVersionFiles) {
+      this.add(
+        'VERSION_TOO_MANY_FILES',
+        dir.path,
+        `'${dir.path}' holds ${versionFiles.length} files, more than the ${this.maxVersionFiles} a version may hold; skipped`,
+        where,
+      );
+      return;
+    }
     const scanned: ScannedVersion = {
       collection: site.collection,
       template: site.name,
@@ -353,7 +367,7 @@ class Scanner {
 export function scanRegistryTree(entries: readonly TreeEntry[], options: ScanOptions = {}): ScanResult {
   const unsafe = new Set<string>();
   const root = buildTree(Array.isArray(entries) ? entries : [], unsafe);
-  const scanner = new Scanner();
+  const scanner = new Scanner(options.maxVersionFiles ?? DEFAULT_SOURCE_LIMITS.maxVersionFiles);
   for (const path of unsafe) {
     const segments = path.split('/');
     for (let i = 1; i < segments.length; i++) scanner.unsafeDirs.add(segments.slice(0, i).join('/'));

@@ -19,12 +19,19 @@ export interface SourceLimits {
   maxTotalBytes: number;
   /** Most tree entries. */
   maxEntries: number;
+  /**
+   * Most files in one version (docs/registry-layout.md, `VERSION_TOO_MANY_FILES`): a version over it
+   * is a finding of the tree scan (dm lint and the indexer alike) and is not served, so no resolve
+   * answer, page or archive has to carry more.
+   */
+  maxVersionFiles: number;
 }
 
 export const DEFAULT_SOURCE_LIMITS: SourceLimits = {
   maxFileBytes: 32 * 1024 * 1024,
   maxTotalBytes: 256 * 1024 * 1024,
   maxEntries: 500_000,
+  maxVersionFiles: 1000,
 };
 
 /**

@@ -75,10 +75,12 @@ function isDatabaseDown(error: unknown): boolean {
       return true;
     }
     // PostgreSQL: connection exceptions (08…), the server shutting down (57P…), no server there.
-    if (typeof code === 'string' && /^(08|57P0)|^ECONNREFUSED$|^ECONNRESET$/.test(code)) return true;
+    if (typeof code === 'string' && /^(08|57P0)|^ECONNREFUSED$|^ECONNRESET$|^EPIPE$/.test(code)) return true;
+    // Its Unix socket is gone while it is stopped.
+    if (code === 'ENOENT' && (e as { syscall?: unknown }).syscall === 'connect') return true;
     if (
       e instanceof Error &&
-      /database connection is not open|Connection terminated|Cannot use a pool after calling end/.test(
+      /database connection is not open|Connection terminated|Cannot use a pool after calling end|timeout exceeded when trying to connect/.test(
         e.message,
       )
     ) {
@@ -183,6 +185,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
         c,
         new DmError('DATABASE_UNAVAILABLE', 'the database is unavailable; retry shortly', {
           category: 'unreachable',
+          details: { retryAfter: 1 },
         }),
       );
     }

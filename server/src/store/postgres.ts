@@ -32,7 +32,16 @@ export interface OpenPostgresOptions {
   migrationsFolder?: string;
   /** Pool size (default 10). */
   max?: number;
+  /**
+   * Longest wait for a connection, ms: for a free one of the pool, or for a new
+   * one to be established (default 3,000). Beyond it the request fails with 503 DATABASE_UNAVAILABLE instead of
+   * waiting on a database that is restarting or hangs (docs/server.md, "Store").
+   */
+  acquireTimeoutMs?: number;
 }
+
+/** The default bound on waiting for a connection, ms. */
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 3_000;
 
 /** Any key: the one lock every migrating replica queues on ("dm-registry migrations"). */
 const MIGRATION_LOCK = 0x646d_6d69;
@@ -62,7 +71,10 @@ export async function openPostgresStore(
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
+    // Connections a restarted or vanished database host left half-open are found and dropped.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
   // An idle client losing its server must not take the process down; the next query reports it.
   pool.on('error', () => {});
