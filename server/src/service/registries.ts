@@ -13,7 +13,7 @@ import type { RegistryRow } from '../store/service-store.js';
 import { parseOrganisation } from '../store/visibility.js';
 import { type ServiceContext, ServicePart } from './context.js';
 import type { MirrorCoordination } from './mirror-coordination.js';
-import { withoutCredentials } from './sources.js';
+import { isLocalSource, withoutCredentials } from './sources.js';
 
 /** A registry that a pull-through created and nothing registered: it has no interval. */
 function pulledThroughOnly(row: RegistryRow): boolean {
@@ -277,7 +277,9 @@ export class Registries extends ServicePart {
    * on the server's disk: others see `local directory`, in the location and in a sync error.
    */
   async info(row: RegistryRow, options: RegistryInfoOptions): Promise<RegistryInfo> {
-    const hidePath = row.sourceType === 'directory' && !options.viewer.admin;
+    // One rule for the API and the pages: a source on the server's own disk (a directory, a local
+    // git repository, `file://`) is shown to admins only (isLocalSource, service/sources.ts).
+    const hidePath = isLocalSource(row) && !options.viewer.admin;
     const shown = (text: string | null) =>
       text === null || !hidePath || row.source === '' ? text : text.split(row.source).join(LOCAL_DIRECTORY);
     const last = await this.data.syncs.latest(row.id);

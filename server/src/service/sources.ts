@@ -3,7 +3,7 @@
  * and a source URL shown without what may carry a credential.
  */
 import { join } from 'node:path';
-import { GitSource } from '../../../client/src/source/git.js';
+import { GitSource, isRemoteGitLocation } from '../../../client/src/source/git.js';
 import { GitHubSource } from '../../../client/src/source/github.js';
 import { DEFAULT_SOURCE_LIMITS, type Source } from '../../../client/src/source/source.js';
 import { DirectorySource } from '../source/directory.js';
@@ -63,6 +63,18 @@ export function defaultSourceFactory(options: DefaultSourceOptions): SourceFacto
     }
     return new DirectorySource({ directory: request.location });
   };
+}
+
+/**
+ * Whether a registry's source is on the server's own disk (a directory, a local git repository, a
+ * `file://` URL): where it is is shown to admins only, in the API and the pages alike
+ * (docs/server.md, "Choices where the spec is silent").
+ */
+export function isLocalSource(row: { sourceType: string; source: string }): boolean {
+  return (
+    row.sourceType === 'directory' ||
+    (row.sourceType === 'git' && (!isRemoteGitLocation(row.source) || /^file:/i.test(row.source)))
+  );
 }
 
 /**
