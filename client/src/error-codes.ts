@@ -665,6 +665,11 @@ export const ERROR_CODES = {
     category: 'invalid-input',
     meaning: 'A delta bundle needs content of its base bundle that the database lacks.',
   },
+  BUNDLE_REGISTRY_NOT_BUNDLED: {
+    category: 'conflict',
+    meaning:
+      'A bundle would add versions to a registry this server indexes from its own source (or pulls through); only registries that came from bundles take them, unless --into-indexed-registries says so.',
+  },
   UPSTREAM_UNAVAILABLE: { category: 'upstream', meaning: "A mirror's upstream registry is down or failing." },
   UPSTREAM_INVALID_ANSWER: {
     category: 'upstream',
