@@ -685,7 +685,7 @@ export const ERROR_CODES = {
     meaning: "A mirror's upstream is not a dm registry server.",
   },
   UPSTREAM_ANSWER_TOO_LARGE: {
-    category: 'limit',
+    category: 'upstream',
     meaning: "A mirror's upstream sent an answer larger than allowed.",
   },
   UPSTREAM_REGISTRY_NOT_FOUND: {

@@ -264,7 +264,9 @@ export class PullThrough {
       maxBodyBytes: RESOLUTION_LIMIT,
     });
     if (answer.status === 304 && etag !== undefined) return { kind: 'unchanged', upstream: upstream.url };
-    if (answer.status === 404 || answer.status === 400) {
+    // Only "not found" is relayed: the reference was checked here, so an upstream's 400 is its
+    // fault (502 below), never the caller's (docs/mirroring.md).
+    if (answer.status === 404) {
       const body = answer.json as
         | { error?: { code?: unknown; message?: unknown; details?: unknown } }
         | undefined;

@@ -49,6 +49,11 @@ export interface AddRegistryInput {
 /** What a non-admin sees instead of a directory source's path on the server. */
 export const LOCAL_DIRECTORY = 'local directory';
 
+/** The longest sync interval, seconds (a year): beyond it a number means nothing (docs/server.md). */
+export const MAX_INTERVAL_SECONDS = 365 * 24 * 3600;
+/** The longest credential secret, characters. */
+export const MAX_SECRET_LENGTH = 10_000;
+
 export interface RegistryInfoOptions {
   /** Include the findings of the last sync. */
   findings?: boolean;
@@ -132,10 +137,15 @@ export class Registries extends ServicePart {
         },
       );
     }
-    if (input.interval !== undefined && (!Number.isInteger(input.interval) || input.interval < 60)) {
-      throw new DmError('INVALID_REGISTRY', 'interval must be a whole number of seconds, at least 60', {
-        category: 'invalid-input',
-      });
+    if (
+      input.interval !== undefined &&
+      (!Number.isInteger(input.interval) || input.interval < 60 || input.interval > MAX_INTERVAL_SECONDS)
+    ) {
+      throw new DmError(
+        'INVALID_REGISTRY',
+        `interval must be a whole number of seconds from 60 to ${MAX_INTERVAL_SECONDS} (a year), not ${String(input.interval).slice(0, 30)}`,
+        { category: 'invalid-input' },
+      );
     }
     if (input.credential && (await this.data.credentials.secret(input.credential)) === undefined) {
       throw new DmError('CREDENTIAL_NOT_FOUND', `no credential named '${input.credential}'`, {
@@ -249,10 +259,17 @@ export class Registries extends ServicePart {
         },
       );
     }
-    if (typeof secret !== 'string' || secret === '' || secret.length > 10_000) {
+    if (typeof secret !== 'string' || secret === '') {
       throw new DmError('INVALID_CREDENTIAL', 'secret must be a non-empty string', {
         category: 'invalid-input',
       });
+    }
+    if (secret.length > MAX_SECRET_LENGTH) {
+      throw new DmError(
+        'INVALID_CREDENTIAL',
+        `the secret is ${secret.length} characters, more than ${MAX_SECRET_LENGTH}: a credential is a token or a key, not a file`,
+        { category: 'invalid-input' },
+      );
     }
     const now = this.clock();
     await this.data.credentials.upsert(name, kind, encryptSecret(this.deps.secretKey, secret), now);
