@@ -359,11 +359,11 @@ export const ERROR_CODES = {
     meaning: 'A template tried something forbidden in templates (files, network, imports).',
   },
   JINJA_ERROR: {
-    category: ['invalid-input', 'error'],
+    category: ['invalid-input', 'error', 'validation'],
     meaning: 'A Jinja template failed to compile or to render.',
   },
   PYTHON_TEMPLATE_ERROR: {
-    category: ['invalid-input', 'error'],
+    category: ['invalid-input', 'error', 'validation'],
     meaning: 'A Python template failed to compile or to run.',
   },
   PYTHON_NOT_FOUND: {
