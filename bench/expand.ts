@@ -10,9 +10,11 @@
  * stdout), the figure to hold against the reference, which is end to end too. A breakdown of
  * dm's time follows the table. With --repeat N the libyaml reference and the cli run N times each,
  * alternately, and their medians are printed (one run of each is noise on a busy machine).
- * Run: node dist/bench/expand.js [--sizes 100,1000,10000] [--repeat N]
+ * With --busy one other process keeps a core busy for the whole run (the load of a CI machine or a
+ * laptop building something), started before the first measurement and stopped after the last.
+ * Run: node dist/bench/expand.js [--sizes 100,1000,10000] [--repeat N] [--busy]
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -194,6 +196,11 @@ async function main(): Promise<void> {
   };
   const python = findPython();
   const root = mkdtempSync(join(tmpdir(), 'dm-bench-expand-'));
+  // --busy: a process spinning on one core while everything is measured (stopped at the end).
+  const busy = process.argv.includes('--busy')
+    ? spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' })
+    : undefined;
+  if (busy) console.log(`one core kept busy by process ${busy.pid} during the run`);
   console.log('expand: N resources x 3 template levels (Jinja -> Python -> Jinja), 3 primitives each');
   console.log(
     'Jinja2 reference: one Python process, end to end; "safe_load" parses YAML as DM did (pure Python),',
@@ -272,6 +279,7 @@ async function main(): Promise<void> {
     console.log("\nwhere dm's time goes (CPU ms of each process's own work; the three processes overlap):");
     for (const line of breakdowns) console.log(line);
   } finally {
+    busy?.kill();
     rmSync(root, { recursive: true, force: true });
   }
 }

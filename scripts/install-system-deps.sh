@@ -33,6 +33,8 @@ py_ok yaml || add python3-yaml
 py_ok requests || add python3-requests
 py_ok jsonpatch || add python3-jsonpatch
 py_ok jinja2 || add python3-jinja2
+# DM's draft-4 schema defaults in the expansion reference (test/expand/dm_reference.py).
+py_ok jsonschema || add python3-jsonschema
 # OCI registries (test/oci): Debian's docker-registry (the CNCF distribution server) started by the
 # tests on loopback, htpasswd (apache2-utils) for its basic authentication, skopeo as an independent client.
 [ -x /usr/bin/docker-registry ] || add docker-registry
@@ -41,11 +43,20 @@ command -v htpasswd >/dev/null || add apache2-utils
 # PostgreSQL's server binaries (initdb, pg_ctl): the tests start their own cluster in a temp dir.
 { command -v pg_ctl >/dev/null && command -v initdb >/dev/null; } ||
   compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null || add postgresql postgresql-contrib
+# The en_US.UTF-8 locale: the PostgreSQL tests' cluster is created with it, as operators' are
+# (docs/server.md, "Text is compared as bytes").
+locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$' || add locales-all
 # The cluster suite runs (inside npm test) when a real kube-apiserver is built and cached
 # (test/cluster/real-apiserver.sh build); it runs over Debian's etcd.
 if bash test/cluster/real-apiserver.sh path >/dev/null 2>&1; then
   command -v etcd >/dev/null || add etcd-server
 fi
+# The package and image tests (test/package/): better-sqlite3's native module is built for each
+# supported Node with node-gyp (a C++ compiler and make); the dm-registry image is built with buildah
+# from a Debian base made with mmdebstrap (docs/packaging.md).
+{ command -v g++ >/dev/null && command -v make >/dev/null; } || add g++ make
+command -v buildah >/dev/null || add buildah
+command -v mmdebstrap >/dev/null || add mmdebstrap
 # apt-get download and dpkg -x fetch cloud-init's merging code for the differential merge test.
 command -v dpkg >/dev/null || { echo "install-system-deps.sh: this is not a Debian machine (no dpkg)" >&2; exit 1; }
 

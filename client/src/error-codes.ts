@@ -7,7 +7,22 @@
  * A code has one category, or, where the same failure is a usage error in one place and bad input
  * in another, a short list whose first entry is the default; a call site may pick only a listed one.
  */
-import type { ErrorCategory } from './error.js';
+
+/** What kind of failure this is; decides exit codes and HTTP statuses at the edges. */
+export type ErrorCategory =
+  | 'usage' // bad flags or arguments: exit 2, HTTP 400
+  | 'invalid-input' // malformed reference, YAML, document: exit 1, HTTP 400
+  | 'not-found' // reference, version, deployment, file: exit 3, HTTP 404
+  | 'validation' // schema or lint validation failed: exit 4, HTTP 422
+  | 'conflict' // exit 1, HTTP 409
+  | 'unreachable' // network, registry server, cluster: exit 5, HTTP 503
+  | 'unauthorized' // exit 1, HTTP 401
+  | 'forbidden' // exit 1, HTTP 403
+  | 'rate-limited' // exit 5, HTTP 429
+  | 'upstream' // a mirror's upstream registry failed or is known down: exit 5, HTTP 502
+  | 'limit' // a resource limit was hit (time, memory, size): exit 1, HTTP 422
+  | 'blocked' // untrusted code tried something forbidden: exit 1, HTTP 422
+  | 'error'; // anything else: exit 1, HTTP 500
 
 export interface ErrorCodeEntry {
   /** The category, or the categories a call site may choose from (the first is the default). */
@@ -116,6 +131,10 @@ export const ERROR_CODES = {
     category: 'usage',
     meaning: 'The dm-registry subcommand does not support this database yet.',
   },
+  NOT_A_REGISTRY_ROOT: {
+    category: 'usage',
+    meaning: '`dm lint` was given a template or version directory instead of a registry root.',
+  },
   OFFLINE: { category: 'usage', meaning: 'The command needs the network, and --offline forbids it.' },
   INVALID_CONFIG_KEY: { category: 'usage', meaning: '`dm config` was given a key it does not know.' },
 
@@ -126,8 +145,9 @@ export const ERROR_CODES = {
   },
   CONFIG_UNREADABLE: { category: 'invalid-input', meaning: 'The config file cannot be read or parsed.' },
   INVALID_CONFIG_FILE: {
-    category: 'invalid-input',
-    meaning: 'The config file has a value of the wrong form.',
+    category: 'usage',
+    meaning:
+      'The config file (or `dm config set`) has an unknown key or a value of the wrong form; the message names the file, key and value.',
   },
 
   // Files and input.
@@ -277,6 +297,11 @@ export const ERROR_CODES = {
     meaning: '`dm update` was given a reference that is not in dm.lock.',
   },
   TARGET_EXISTS: { category: 'conflict', meaning: 'The install target cannot be written.' },
+  TARGET_UNWRITABLE: {
+    category: 'invalid-input',
+    meaning:
+      'A directory dm was told to write (`pull --to`) cannot be made there (no parent, no permission).',
+  },
 
   // Sources (GitHub, git, archives).
   SOURCE_NOT_FOUND: { category: 'not-found', meaning: 'A source (repository, branch, path) does not exist.' },
@@ -349,6 +374,10 @@ export const ERROR_CODES = {
   TEMPLATE_NO_RESOURCES: {
     category: 'invalid-input',
     meaning: "A template did not return a 'resources' field.",
+  },
+  TEMPLATE_INVALID_OUTPUTS: {
+    category: 'invalid-input',
+    meaning: "A template's 'outputs' is not a list of {name, value}.",
   },
   TEMPLATE_CYCLE: { category: 'invalid-input', meaning: 'Templates instantiate each other in a cycle.' },
   EXPANSION_TOO_DEEP: { category: 'limit', meaning: 'Expansion nests deeper than allowed.' },
@@ -430,8 +459,18 @@ export const ERROR_CODES = {
 
   // Deployments.
   NOTHING_TO_DEPLOY: {
-    category: 'invalid-input',
-    meaning: 'The input holds neither a configuration nor Kubernetes objects.',
+    category: 'validation',
+    meaning:
+      'The input is empty, has no resources, or holds neither a configuration nor Kubernetes objects: deploying it would prune the deployment.',
+  },
+  UNKNOWN_CONFIGURATION_KEY: {
+    category: 'validation',
+    meaning: 'A configuration to deploy has a top-level key other than imports, resources and outputs.',
+  },
+  PRUNE_REFUSED: {
+    category: 'conflict',
+    meaning:
+      'A deploy would delete every object of the deployment, or more than half of them, and --prune-all (pruneAll) was not given.',
   },
   MIXED_DOCUMENTS: {
     category: 'invalid-input',
@@ -718,6 +757,16 @@ export const ERROR_CODES = {
     category: 'usage',
     meaning:
       '`dm-registry start --host` (or DM_REGISTRY_HOST) is not an address or host name of this machine.',
+  },
+  SERVER_BUSY: {
+    category: 'unreachable',
+    meaning:
+      'The server already runs and queues as much of this kind of work (webhook deliveries, batch resolves, expansions) as it allows; retry after Retry-After seconds.',
+  },
+  CALLER_BUSY: {
+    category: 'rate-limited',
+    meaning:
+      'This caller already has as many batch requests in progress as one caller may; retry after Retry-After seconds.',
   },
   REMOTE_ERROR: {
     category: ALL_CATEGORIES,

@@ -8,25 +8,15 @@
  * which the code decides. Edges translate the category: the CLI to an exit code, the server to an
  * HTTP status (docs/errors.md). Library code throws; only edges catch and print.
  */
-import { type CategoryOf, categoriesOf, type ErrorCode, isErrorCode } from './error-codes.js';
+import {
+  type CategoryOf,
+  categoriesOf,
+  type ErrorCategory,
+  type ErrorCode,
+  isErrorCode,
+} from './error-codes.js';
 
-export type { ErrorCode } from './error-codes.js';
-
-/** What kind of failure this is; decides exit codes and HTTP statuses at the edges. */
-export type ErrorCategory =
-  | 'usage' // bad flags or arguments: exit 2, HTTP 400
-  | 'invalid-input' // malformed reference, YAML, document: exit 1, HTTP 400
-  | 'not-found' // reference, version, deployment, file: exit 3, HTTP 404
-  | 'validation' // schema or lint validation failed: exit 4, HTTP 422
-  | 'conflict' // exit 1, HTTP 409
-  | 'unreachable' // network, registry server, cluster: exit 5, HTTP 503
-  | 'unauthorized' // exit 1, HTTP 401
-  | 'forbidden' // exit 1, HTTP 403
-  | 'rate-limited' // exit 5, HTTP 429
-  | 'upstream' // a mirror's upstream registry failed or is known down: exit 5, HTTP 502
-  | 'limit' // a resource limit was hit (time, memory, size): exit 1, HTTP 422
-  | 'blocked' // untrusted code tried something forbidden: exit 1, HTTP 422
-  | 'error'; // anything else: exit 1, HTTP 500
+export type { ErrorCategory, ErrorCode } from './error-codes.js';
 
 /**
  * `category` may be left out: the code's own (default) category applies. Codes that may be of

@@ -4,7 +4,7 @@
  * `.py`), another file (a configuration, or documents), or a registry reference / URL. A bare
  * template and a reference become the one-resource configuration DM built for them.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, readSync, type Stats, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { DmError, fromSystemError } from './error.js';
 
@@ -101,9 +101,18 @@ function kindOnDisk(arg: string): 'directory' | 'file' | undefined {
  * command that reads a file it was named reads it here; `shown` is the name the user gave it.
  */
 export function readTextFile(path: string, shown = path): string {
+  if (shown === STDIN) return readStandardInput();
   try {
+    // A named pipe, a device or a socket would block or never end: refused before it is opened.
+    const info = statSync(path);
+    if (!info.isFile() && !info.isDirectory()) {
+      throw new DmError('FILE_UNREADABLE', `${shown} is not a regular file (${specialKind(info)})`, {
+        hint: `save it to a file first, or pass it on standard input as '-'`,
+      });
+    }
     return readFileSync(path, 'utf8');
   } catch (error) {
+    if (error instanceof DmError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw (
       fromSystemError(error, shown) ??
@@ -115,6 +124,49 @@ export function readTextFile(path: string, shown = path): string {
   }
 }
 
+/** The argument that means standard input (`cat c.yaml | dm expand -`, docs/client.md "What an argument is"). */
+export const STDIN = '-';
+
+/** Largest standard input read, bytes. */
+const MAX_STDIN_BYTES = 64 * 1024 * 1024;
+
+/** Standard input, whole, as text (read once: a second `-` gets what is left, nothing). */
+export function readStandardInput(): string {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const buffer = Buffer.alloc(1 << 16);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(0, buffer, 0, buffer.length, null);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20); // a non-blocking terminal
+        continue;
+      }
+      if (code === 'EOF') break;
+      throw new DmError('FILE_UNREADABLE', `cannot read standard input: ${code ?? String(error)}`);
+    }
+    if (n === 0) break;
+    size += n;
+    if (size > MAX_STDIN_BYTES)
+      throw new DmError(
+        'FILE_UNREADABLE',
+        `standard input is larger than ${MAX_STDIN_BYTES / 1024 / 1024} MiB`,
+      );
+    chunks.push(Buffer.from(buffer.subarray(0, n)));
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function specialKind(info: Stats): string {
+  if (info.isFIFO()) return 'a named pipe';
+  if (info.isSocket()) return 'a socket';
+  if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';
+  return 'not a file';
+}
+
 const DESCRIBE: Record<InputKind, string> = {
   directory: 'a directory',
   template: 'a template file',
@@ -124,9 +176,21 @@ const DESCRIBE: Record<InputKind, string> = {
 
 /** Reads what the argument names (see the module comment). */
 export function loadInput(arg: string, options: LoadInputOptions = {}): Input {
-  const onDisk = kindOnDisk(arg);
+  const onDisk = arg === STDIN ? undefined : kindOnDisk(arg);
   let input: Input;
-  if (onDisk === 'directory') {
+  if (arg === STDIN) {
+    // Standard input is a configuration (or documents) whose relative imports are found in the
+    // current directory, as if it were a file there.
+    const text = readStandardInput();
+    input = {
+      kind: 'file',
+      arg,
+      path: join(resolve(options.cwd ?? process.cwd()), '<stdin>'),
+      text,
+      configuration: { content: text, path: join(resolve(options.cwd ?? process.cwd()), '<stdin>') },
+      name: 'stdin',
+    };
+  } else if (onDisk === 'directory') {
     input = { kind: 'directory', arg, path: arg, name: defaultInputName(arg, true) };
   } else if (onDisk === 'file') {
     const text = readTextFile(arg);

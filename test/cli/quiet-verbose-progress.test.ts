@@ -64,7 +64,7 @@ describe('-q, -v and progress', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(
       r.stderr,
-      /^dm: resolving through lock file → cache → registry directory .*registry-fixtures → GitHub → plain URLs\n/m,
+      /^dm: resolving through lock file → cache → registry directory .*registry-fixtures → OCI registries → GitHub → plain URLs\n/m,
     );
     // Then each step as it ends, in order, with what it found and its duration.
     const steps = [...r.stderr.matchAll(/^dm: ([a-z. ]+): (.+) \((\d+) ms\)$/gm)].map((m) =>

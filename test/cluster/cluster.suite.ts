@@ -49,6 +49,77 @@ interface Run {
   stderr: string;
 }
 
+/** A real `dm-registry start --cluster real=KUBECONFIG` on a free port; its URL once it listens. */
+async function startManager(
+  dir: string,
+  kubeconfig: string,
+  adminToken: string,
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    [
+      registryBin,
+      'start',
+      '--port',
+      '0',
+      '--db',
+      join(dir, 'data', 'registry.db'),
+      '--cluster',
+      `real=${kubeconfig}`,
+    ],
+    { env: { PATH: process.env.PATH, HOME: dir, DM_ADMIN_TOKEN: adminToken } },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      for (const line of out.split('\n')) {
+        if (!line.includes('"msg":"listening"')) continue;
+        resolve(`http://127.0.0.1:${(JSON.parse(line) as { port?: number }).port}`);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`dm-registry exited ${code}: ${stderr}`)));
+  });
+  return { child, url };
+}
+
+/** Stops what startManager started (if it still runs), then the apiserver, and removes `dir`. */
+async function stopAll(child: ChildProcess | undefined, dir: string): Promise<void> {
+  if (child && child.exitCode === null && child.signalCode === null) {
+    await new Promise<void>((resolve) => {
+      child.on('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  }
+  execFileSync('bash', [script, 'stop', join(dir, 'server')]);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** The manager's API as the admin: a request, and following an operation to its end (each GET holds up to 30 s). */
+function managerApi(url: () => string, token: string) {
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${url()}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const follow = async (id: unknown) => {
+    for (let i = 0; i < 20; i++) {
+      const op = await api('GET', `/api/v1/operations/${String(id)}?wait=30`);
+      assert.equal(op.status, 200, JSON.stringify(op.body));
+      if (op.body.status !== 'pending' && op.body.status !== 'running') return op.body;
+    }
+    assert.fail(`operation ${String(id)} did not finish`);
+  };
+  return { api, follow };
+}
+
 describe('dm deploy against a real kube-apiserver 1.20', () => {
   let dir: string;
   let kubeconfig: string;
@@ -217,23 +288,8 @@ describe('the Deployment Manager service against a real kube-apiserver 1.20', ()
           resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
       );
     });
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
   /** Follows an operation to its end, as dm --manager-url does (each GET holds up to 30 s). */
-  const follow = async (id: unknown) => {
-    for (let i = 0; i < 20; i++) {
-      const op = await api('GET', `/api/v1/operations/${String(id)}?wait=30`);
-      assert.equal(op.status, 200, JSON.stringify(op.body));
-      if (op.body.status !== 'pending' && op.body.status !== 'running') return op.body;
-    }
-    assert.fail(`operation ${String(id)} did not finish`);
-  };
+  const { api, follow } = managerApi(() => url, ADMIN);
   const jsonpath = async (kind: string, name: string, path: string) => {
     const r = await kubectl(['get', kind, name, '-n', NS, '-o', `jsonpath={${path}}`]);
     assert.equal(r.code, 0, r.stderr);
@@ -253,49 +309,9 @@ describe('the Deployment Manager service against a real kube-apiserver 1.20', ()
     writeFileSync(nsFile, JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }));
     const ns = await kubectl(['apply', '-f', nsFile]);
     assert.equal(ns.code, 0, ns.stderr);
-    const child = spawn(
-      process.execPath,
-      [
-        registryBin,
-        'start',
-        '--port',
-        '0',
-        '--db',
-        join(dir, 'data', 'registry.db'),
-        '--cluster',
-        `real=${kubeconfig}`,
-      ],
-      { env: { PATH: process.env.PATH, HOME: dir, DM_ADMIN_TOKEN: ADMIN } },
-    );
-    server = child;
-    let stderr = '';
-    child.stderr?.on('data', (d) => {
-      stderr += d;
-    });
-    url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout?.on('data', (d: Buffer) => {
-        out += d.toString();
-        for (const line of out.split('\n')) {
-          if (!line.includes('"msg":"listening"')) continue;
-          const port = (JSON.parse(line) as { port?: number; url?: string }).port;
-          resolve(`http://127.0.0.1:${port}`);
-        }
-      });
-      child.on('exit', (code) => reject(new Error(`dm-registry exited ${code}: ${stderr}`)));
-    });
+    ({ child: server, url } = await startManager(dir, kubeconfig, ADMIN));
   });
-  after(async () => {
-    const child = server;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      await new Promise<void>((resolve) => {
-        child.on('exit', () => resolve());
-        child.kill('SIGTERM');
-      });
-    }
-    execFileSync('bash', [script, 'stop', join(dir, 'server')]);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => stopAll(server, dir));
 
   it('creates a deployment through the API: applied in $(ref) order on the real apiserver', async () => {
     const accepted = await api('POST', '/api/v1/deployments', {
@@ -348,5 +364,231 @@ describe('the Deployment Manager service against a real kube-apiserver 1.20', ()
       assert.notEqual((await kubectl(['get', kind, name, '-n', NS])).code, 0, `${kind}/${name} is gone`);
     }
     assert.equal((await api('GET', '/api/v1/deployments/svc-app')).status, 404);
+  });
+});
+
+/**
+ * `dm deploy` and the Deployment Manager service on ONE real kube-apiserver (docs/deployments.md
+ * "Order and batching": one plan-and-apply path): the same configurations through both, the objects
+ * compared; then what builds on that path.
+ */
+describe('dm and the Deployment Manager service share one apply path on a real kube-apiserver 1.20', () => {
+  let dir: string;
+  let kubeconfig: string;
+  let server: ChildProcess | undefined;
+  let url: string;
+  const ADMIN = 'cluster-suite-shared-admin';
+  const env = () => ({
+    PATH: process.env.PATH,
+    HOME: dir,
+    XDG_STATE_HOME: join(dir, 'state'),
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    XDG_CACHE_HOME: join(dir, 'cache'),
+    DM_MANAGER_TOKEN: ADMIN,
+    NO_COLOR: '1',
+  });
+  const run = (cmd: string, args: string[], input?: string): Promise<Run> =>
+    new Promise((resolve) => {
+      const child = execFile(
+        cmd,
+        args,
+        { cwd: join(dir, 'work'), env: env(), timeout: 180_000, maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      );
+      child.stdin?.end(input ?? '');
+    });
+  const dm = (args: string[]) => run(process.execPath, [dmBin, '--kubeconfig', kubeconfig, ...args]);
+  const dmRemote = (args: string[]) => run(process.execPath, [dmBin, '--manager-url', url, ...args]);
+  const kubectl = (args: string[]) => run('kubectl', ['--kubeconfig', kubeconfig, ...args]);
+  const file = (name: string, text: string) => {
+    const path = join(dir, 'work', name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const { api, follow } = managerApi(() => url, ADMIN);
+  /** The objects of some kinds in a namespace (and the Namespace), without what each write changes. */
+  const objectsIn = async (ns: string) => {
+    const r = await kubectl(['get', 'service,configmap', '-n', ns, '-l', 'dm.io/deployment', '-o', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    const nsObject = await kubectl(['get', 'namespace', ns, '-o', 'json']);
+    assert.equal(nsObject.code, 0, nsObject.stderr);
+    const items = [JSON.parse(nsObject.stdout), ...(JSON.parse(r.stdout) as { items: unknown[] }).items];
+    return JSON.parse(
+      JSON.stringify(items, (key, value) =>
+        ['uid', 'resourceVersion', 'creationTimestamp', 'time', 'selfLink'].includes(key) ? undefined : value,
+      ).replaceAll(ns, 'NS'),
+    ) as Record<string, unknown>[];
+  };
+
+  // A Namespace, a Service and a ConfigMap naming it, one $(ref) between them (issue 30).
+  const OWN_NAMESPACE = (ns: string) => `resources:
+- name: ${ns}
+  type: Namespace
+- name: svc
+  type: Service
+  properties:
+    metadata: {namespace: ${ns}}
+    spec: {ports: [{port: 80, protocol: TCP}], selector: {app: svc}}
+- name: settings
+  type: ConfigMap
+  properties:
+    metadata: {namespace: ${ns}}
+    data: {host: $(ref.svc.spec.clusterIP), url: "http://$(ref.svc.spec.clusterIP):$(ref.svc.spec.ports[0].port)"}
+`;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'dm-cluster-shared-'));
+    mkdirSync(join(dir, 'work'));
+    kubeconfig = execFileSync('bash', [script, 'start', join(dir, 'server')], { encoding: 'utf8' }).trim();
+    ({ child: server, url } = await startManager(dir, kubeconfig, ADMIN));
+  });
+  after(() => stopAll(server, dir));
+
+  it('a configuration that names its own namespace applies the same through dm deploy -n and POST /api/v1/deployments', async () => {
+    const local = await dm([
+      '-n',
+      'default',
+      'deploy',
+      file('own-cli.yaml', OWN_NAMESPACE('own-cli')),
+      '--name',
+      'own',
+    ]);
+    assert.equal(local.code, 0, local.stderr);
+    const accepted = await api('POST', '/api/v1/deployments', {
+      name: 'own',
+      cluster: 'real',
+      namespace: 'default',
+      configuration: { content: OWN_NAMESPACE('own-api'), imports: [] },
+    });
+    assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+    const op = await follow(accepted.body.id);
+    assert.equal(op.status, 'done', JSON.stringify(op));
+    const viaCli = await objectsIn('own-cli');
+    const viaApi = await objectsIn('own-api');
+    assert.equal(viaCli.length, 3);
+    // The clusterIPs differ; each ConfigMap holds its own Service's.
+    for (const objects of [viaCli, viaApi]) {
+      const svc = objects.find((o) => o.kind === 'Service')!;
+      const cm = objects.find((o) => o.kind === 'ConfigMap')!;
+      const ip = (svc.spec as Record<string, unknown>).clusterIP as string;
+      assert.match(ip, /^10\.0\.0\.\d+$/);
+      assert.deepEqual(cm.data, { host: ip, url: `http://${ip}:80` });
+      (svc.spec as Record<string, unknown>).clusterIP = 'IP';
+      (svc.spec as Record<string, unknown>).clusterIPs = ['IP'];
+      (cm.data as Record<string, unknown>).host = 'IP';
+      (cm.data as Record<string, unknown>).url = 'IP';
+    }
+    assert.deepEqual(viaApi, viaCli);
+  });
+
+  it('a typo, an empty file, an unknown key or /dev/null is refused before the cluster is contacted; the live deployment keeps its objects', async () => {
+    const six = `resources:\n${[1, 2, 3, 4, 5, 6].map((i) => `- {name: keep-${i}, type: ConfigMap, properties: {data: {i: "${i}"}}}`).join('\n')}\n`;
+    const first = await dm(['deploy', file('six.yaml', six), '--name', 'six']);
+    assert.equal(first.code, 0, first.stderr);
+    const cases: [string, string, RegExp][] = [
+      [
+        'typo.yaml',
+        six.replace('resources:', 'resource:'),
+        /typo\.yaml: unknown top-level key 'resource' \(did you mean 'resources'\?\)/,
+      ],
+      ['empty.yaml', '', /empty\.yaml is empty: there is nothing to deploy/],
+      ['foo.yaml', 'foo: bar\n', /foo\.yaml: unknown top-level key 'foo'/],
+      ['none.yaml', 'resources: []\n', /none\.yaml has no resources: there is nothing to deploy/],
+    ];
+    for (const [name, text, message] of cases) {
+      // An unreachable kubeconfig shows that nothing is contacted: the refusal comes first.
+      for (const args of [
+        ['deploy', file(name, text), '--name', 'six'],
+        ['--kubeconfig', join(dir, 'missing-kubeconfig'), 'deploy', file(name, text), '--name', 'six'],
+        ['deploy', file(name, text), '--name', 'six', '--dry-run'],
+      ]) {
+        const r = await dm(args);
+        assert.equal(r.code, 4, `${name} ${args.join(' ')}: ${r.code} ${r.stderr}`);
+        assert.match(r.stderr, message);
+        const lines = r.stderr.trim().split('\n');
+        assert.equal(lines.filter((l) => !l.startsWith('hint: ')).length, 1, r.stderr);
+        assert.doesNotMatch(r.stderr, /\n\s+at /);
+      }
+    }
+    const devNull = await dm(['deploy', '/dev/null', '--name', 'six']);
+    assert.notEqual(devNull.code, 0, devNull.stdout);
+    assert.match(devNull.stderr, /\/dev\/null/);
+    // The same rules through the service and through dm --manager-url.
+    const made = await api('POST', '/api/v1/deployments?wait=true', {
+      name: 'six',
+      cluster: 'real',
+      namespace: 'six-api',
+      configuration: {
+        content: `resources:\n- {name: six-api, type: Namespace}\n${six.slice('resources:\n'.length).replaceAll('ConfigMap, properties: {', 'ConfigMap, properties: {metadata: {namespace: six-api}, ')}`,
+        imports: [],
+      },
+    });
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+    assert.equal(made.body.status, 'done', JSON.stringify(made.body));
+    for (const [, text, message] of cases) {
+      const r = await api('PUT', '/api/v1/deployments/six', {
+        configuration: { content: text, imports: [] },
+      });
+      assert.equal(r.status, 422, JSON.stringify(r.body));
+      assert.match(
+        String((r.body.error as Record<string, unknown>).message),
+        new RegExp(message.source.replace(/^[a-z]+\\\.yaml/, 'configuration\\.content')),
+      );
+      const remote = await dmRemote(['deploy', file('remote.yaml', text), '--name', 'six']);
+      assert.equal(remote.code, 4, remote.stderr);
+      assert.match(remote.stderr, new RegExp(message.source.replace(/^[a-z]+\\\.yaml/, 'remote\\.yaml')));
+    }
+    const kept = await kubectl(['get', 'configmaps', '-l', 'dm.io/deployment=six', '-A', '-o', 'name']);
+    assert.equal(kept.code, 0, kept.stderr);
+    assert.equal(kept.stdout.trim().split('\n').length, 12, kept.stdout);
+  });
+
+  it('a deploy that would prune all or most of a deployment stops unless --prune-all; --dry-run shows the count', async () => {
+    const two = `resources:\n- {name: other-1, type: ConfigMap}\n- {name: other-2, type: ConfigMap}\n`;
+    const plan = await dm(['-o', 'json', 'deploy', file('two.yaml', two), '--name', 'six', '--dry-run']);
+    assert.equal(plan.code, 0, plan.stderr);
+    const p = JSON.parse(plan.stdout) as { prune: unknown[]; existing: number; refused?: string };
+    assert.equal(p.prune.length, 6);
+    assert.equal(p.existing, 6);
+    assert.match(String(p.refused), /would prune every object \(6 of 6\) of deployment 'six'/);
+    const text = await dm(['deploy', file('two.yaml', two), '--name', 'six', '--dry-run']);
+    assert.match(text.stdout, /prunes 6 of the deployment's 6 objects/);
+    const refused = await dm(['deploy', file('two.yaml', two), '--name', 'six']);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, /would prune every object \(6 of 6\) of deployment 'six'.*--prune-all/);
+    assert.equal((await kubectl(['get', 'configmap', 'keep-1'])).code, 0, 'nothing was pruned');
+    assert.notEqual((await kubectl(['get', 'configmap', 'other-1'])).code, 0, 'nothing was applied');
+    // Four of six (more than half) stops too; three of six goes through.
+    const keepTwo = `resources:\n- {name: keep-1, type: ConfigMap, properties: {data: {i: "1"}}}\n- {name: keep-2, type: ConfigMap, properties: {data: {i: "2"}}}\n`;
+    const most = await dm(['deploy', file('keep-two.yaml', keepTwo), '--name', 'six']);
+    assert.equal(most.code, 1, most.stderr);
+    assert.match(most.stderr, /would prune 4 of the 6 objects/);
+    const keepThree = keepTwo + `- {name: keep-3, type: ConfigMap, properties: {data: {i: "3"}}}\n`;
+    const half = await dm(['deploy', file('keep-three.yaml', keepThree), '--name', 'six']);
+    assert.equal(half.code, 0, half.stderr);
+    assert.notEqual((await kubectl(['get', 'configmap', 'keep-6'])).code, 0, 'keep-6 was pruned');
+    const all = await dm(['deploy', file('two.yaml', two), '--name', 'six', '--prune-all']);
+    assert.equal(all.code, 0, all.stderr);
+    assert.notEqual((await kubectl(['get', 'configmap', 'keep-1'])).code, 0, 'keep-1 was pruned');
+    // The service: 409 before an operation, unless pruneAll.
+    const api1 = await api('PUT', '/api/v1/deployments/six', {
+      configuration: {
+        content: `resources:\n- {name: lone, type: ConfigMap, properties: {metadata: {namespace: six-api}}}\n`,
+        imports: [],
+      },
+    });
+    assert.equal(api1.status, 409, JSON.stringify(api1.body));
+    assert.equal((api1.body.error as Record<string, unknown>).code, 'PRUNE_REFUSED');
+    const ops = await api('GET', '/api/v1/deployments/six/operations');
+    assert.equal((ops.body as unknown as unknown[]).length, 1, 'no operation was recorded');
+    const api2 = await api('PUT', '/api/v1/deployments/six?wait=true', {
+      configuration: {
+        content: `resources:\n- {name: lone, type: ConfigMap, properties: {metadata: {namespace: six-api}}}\n`,
+        imports: [],
+      },
+      pruneAll: true,
+    });
+    assert.equal(api2.body.status, 'done', JSON.stringify(api2.body));
   });
 });

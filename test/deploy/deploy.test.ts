@@ -107,8 +107,9 @@ describe('dm deploy against the stand-in', () => {
   it('update applies, then prunes what left the configuration in reverse dependency order', async () => {
     const only = h.file('app2.yaml', APP.split('- name: web')[0]!.replace(/- name: db[\s\S]*/, ''));
     h.standin.clearLog();
-    // v2 keeps only the namespace: settings (level 2) goes before db and web (level 1).
-    const r = await h.dm(['deploy', only, '--name', 'app']);
+    // v2 keeps only the namespace: settings (level 2) goes before db and web (level 1). Three of
+    // four objects go: without --prune-all that stops (test/cluster/cluster.suite.ts).
+    const r = await h.dm(['deploy', only, '--name', 'app', '--prune-all']);
     assert.equal(r.code, 0, r.stderr);
     const deletes = h.standin.log.filter((e) => e.method === 'DELETE').map((e) => e.path);
     assert.equal(deletes[0], '/api/v1/namespaces/team/configmaps/settings');

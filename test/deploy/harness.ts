@@ -23,7 +23,8 @@ export interface DeployHarness {
   standin: KubeStandin;
   dir: string;
   kubeconfig: string;
-  dm(args: string[], options?: { timeoutMs?: number }): Promise<DmRun>;
+  /** `input` is dm's standard input (default: none, closed). */
+  dm(args: string[], options?: { timeoutMs?: number; input?: string }): Promise<DmRun>;
   /** dm with -o json; parses stdout. */
   dmJson<T = unknown>(args: string[]): Promise<{ code: number | null; data: T; stderr: string }>;
   file(name: string, text: string): string;
@@ -62,9 +63,9 @@ process.exit(r.status ?? 1);
     DM_KUBECTL: wrapper,
     NO_COLOR: '1',
   };
-  const dm = (args: string[], o: { timeoutMs?: number } = {}) =>
+  const dm = (args: string[], o: { timeoutMs?: number; input?: string } = {}) =>
     new Promise<DmRun>((resolve) => {
-      execFile(
+      const child = execFile(
         process.execPath,
         [DM_BIN, '--kubeconfig', kubeconfig, ...args],
         { cwd: join(dir, 'work'), env, timeout: o.timeoutMs ?? 300_000, maxBuffer: 64 * 1024 * 1024 },
@@ -75,6 +76,7 @@ process.exit(r.status ?? 1);
           resolve({ code: null, stdout, stderr: `${stderr}\n[dm did not exit by itself: ${why}]` });
         },
       );
+      child.stdin?.end(o.input ?? '');
     });
   return {
     standin,

@@ -55,9 +55,32 @@ describe('realistic DM configurations: dm and the Python reference agree', () =>
       );
       assert.equal(ref.status, 0, ref.stderr);
       const expected = JSON.parse(ref.stdout) as unknown;
+      // Schema violations DM let through are expected, each listed in expected-warnings.txt
+      // next to the configuration (dm expands with --schema-validation warn to compare).
+      const violations: string[] = [];
       const result = await expandConfiguration(
         { content: readFileSync(config, 'utf8'), path: config },
-        { sandbox, deployment, project: 'my-project', now: () => new Date(NOW), pythonValues: true },
+        {
+          sandbox,
+          deployment,
+          project: 'my-project',
+          now: () => new Date(NOW),
+          pythonValues: true,
+          schemaValidation: 'warn',
+          onWarning: (w) => {
+            if (w.code === 'SCHEMA_VIOLATION') violations.push(w.message);
+          },
+        },
+      );
+      const listed = join(dirname(config), 'expected-warnings.txt');
+      const expectedViolations = existsSync(listed)
+        ? readFileSync(listed, 'utf8')
+            .split('\n')
+            .filter((l) => l.trim() && !l.startsWith('#'))
+        : [];
+      assert.deepEqual(
+        violations.map((v) => expectedViolations.find((e) => v.includes(e)) ?? v),
+        expectedViolations,
       );
       const got = { config: result.config, layout: result.layout };
       assert.deepEqual(typed(got), expected);

@@ -424,11 +424,11 @@ describe('schemas', () => {
   const SCHEMA = `info: {title: rs}
 required: [replicas]
 definitions:
-  port: {type: object, properties: {number: {type: integer, default: 80}, protocol: {type: string, default: TCP}}}
+  port: {type: object, default: {}, properties: {number: {type: integer, default: 80}, protocol: {type: string, default: TCP}}}
 properties:
   replicas: {type: integer, minimum: 1}
   image: {type: string, default: nginx}
-  port: {$ref: '#/definitions/port', default: {}}
+  port: {$ref: '#/definitions/port'}
   labels:
     type: object
     default: {}
@@ -450,6 +450,84 @@ properties:
     });
     // DM's layout carries the properties after schema defaults (its jinja_defaults case).
     assert.deepEqual(result.layout.resources[0]?.properties, result.config.resources[0]?.properties);
+  });
+
+  it("applies defaults behind $ref as DM's draft-4 validator did: chains, items, nested; none stays absent", async () => {
+    const result = await expand({
+      'config.yaml':
+        'resources:\n- {name: a, type: r.jinja, properties: {disks: [{}, {size: 5}], nic: {}, given: false}}\n',
+      'r.jinja': T,
+      'r.jinja.schema': `definitions:
+  flag: {type: boolean, default: true}
+  alias: {$ref: '#/definitions/flag'}
+  natIP: {type: string}
+  disk:
+    type: object
+    properties:
+      size: {$ref: '#/definitions/size'}
+      boot: {$ref: '#/definitions/alias'}
+  size: {type: integer, default: 10}
+  nic:
+    type: object
+    properties: {external: {$ref: '#/definitions/flag'}, natIP: {$ref: '#/definitions/natIP'}}
+properties:
+  flag: {$ref: '#/definitions/flag'}
+  chained: {$ref: '#/definitions/alias'}
+  given: {$ref: '#/definitions/flag'}
+  natIP: {$ref: '#/definitions/natIP', default: 1.2.3.4}
+  disks: {type: array, items: {$ref: '#/definitions/disk'}}
+  nic: {$ref: '#/definitions/nic'}
+`,
+    });
+    assert.deepEqual(result.config.resources[0]?.properties, {
+      disks: [
+        { size: 10, boot: true },
+        { size: 5, boot: true },
+      ],
+      nic: { external: true },
+      given: false,
+      flag: true,
+      chained: true,
+    });
+  });
+
+  it('ignores the keywords beside a $ref (draft 4), so what DM accepted is accepted', async () => {
+    const result = await expand({
+      'config.yaml': 'resources:\n- {name: a, type: k.jinja, properties: {net: {name: n, mtu: 1460}}}\n',
+      'k.jinja': T,
+      'k.jinja.schema': `definitions:
+  net: {type: object, properties: {name: {type: string}, mtu: {type: integer}}}
+properties:
+  net: {$ref: '#/definitions/net', additionalProperties: false, required: [other], type: string}
+`,
+    });
+    assert.deepEqual(result.config.resources[0]?.properties, { net: { name: 'n', mtu: 1460 } });
+    const bad = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: k.jinja, properties: {net: {mtu: x}}}\n',
+      'k.jinja': T,
+      'k.jinja.schema':
+        "definitions:\n  net: {type: object, properties: {mtu: {type: integer}}}\nproperties:\n  net: {$ref: '#/definitions/net', type: string}\n",
+    });
+    assert.match(bad.message, /properties\.net\.mtu: must be integer/);
+  });
+
+  it('finds the schema of an import renamed with name: beside its path, as gcloud uploaded it', async () => {
+    const py =
+      'def GenerateConfig(context):\n  return {"resources": [{"name": "x", "type": "T", "properties": {"size": context.properties["size"]}}]}\n';
+    const schema = 'properties:\n  size: {type: integer, default: 7}\n';
+    const dir = fixture({
+      '.git/HEAD': 'ref: refs/heads/main\n',
+      'd/sub/t.py': py,
+      'd/sub/t.py.schema': schema,
+      'shared/t.py': py,
+      'shared/t.py.schema': schema,
+    });
+    for (const path of ['sub/t.py', '../shared/t.py']) {
+      const content = `imports:\n- {path: ${path}, name: my-t.py}\nresources:\n- {name: a, type: my-t.py}\n`;
+      const result = await expandConfiguration({ content, path: join(dir, 'd/config.yaml') }, { sandbox });
+      assert.deepEqual(result.config.resources, [{ name: 'x', type: 'T', properties: { size: 7 } }], path);
+      assert.deepEqual(result.layout.resources[0]?.properties, { size: 7 }, path);
+    }
   });
 
   it('the layout shows a property given only by a schema default, also without properties', async () => {
@@ -546,6 +624,106 @@ properties:
       'lib/macros.jinja': '{% macro n(x) %}{{ x }}-from-macro{% endmacro %}',
     });
     assert.deepEqual(result.config.resources, [{ name: 'a-from-macro', type: 'T' }]);
+  });
+});
+
+describe('template outputs', () => {
+  const NET = `resources:
+- name: {{ env.name }}
+  type: Network
+  properties: {cidr: {{ properties.cidr }}}
+outputs:
+- name: cidr
+  value: {{ properties.cidr }}
+- name: selfLink
+  value: $(ref.{{ env.name }}.selfLink)
+- name: zones
+  value: [a, b]
+- name: summary
+  value: {{ properties.cidr }} in $(ref.{{ env.name }}.region)
+`;
+  const STACK = `def GenerateConfig(context):
+    return {
+        'resources': [{'name': 'net', 'type': 'net.jinja', 'properties': {'cidr': context.properties['cidr']}}],
+        'outputs': [{'name': 'network', 'value': '$(ref.net.selfLink)'}, {'name': 'cidr', 'value': '$(ref.net.cidr)'}],
+    }
+`;
+
+  it('resolves $(ref.<template>.<output>) at expansion where known, keeps deployed resources for deploy', async () => {
+    const result = await expand({
+      'config.yaml': `resources:
+- {name: stack, type: stack.py, properties: {cidr: 10.0.0.0/8}}
+- name: vm
+  type: Instance
+  properties:
+    network: $(ref.stack.network)
+    cidr: $(ref.stack.cidr)
+    zones: $(ref.net.zones)
+    zone0: $(ref.net.zones[0])
+    text: "net $(ref.net.summary) $(ref.net.zones)!"
+`,
+      'stack.py': STACK,
+      'net.jinja': NET,
+    });
+    assert.deepEqual(result.config.resources[1], {
+      name: 'vm',
+      type: 'Instance',
+      properties: {
+        network: '$(ref.net.selfLink)',
+        cidr: '10.0.0.0/8',
+        zones: ['a', 'b'],
+        zone0: 'a',
+        text: 'net 10.0.0.0/8 in $(ref.net.region) ["a","b"]!',
+      },
+    });
+    // The reference left for deploy time is to the deployed network, ordered as such.
+    assert.deepEqual(result.references.dependsOn.vm, ['net']);
+    assert.deepEqual(result.references.order, ['net', 'vm']);
+    // The layout shows each template's outputs, resolved where known.
+    const stack = result.layout.resources[0]!;
+    assert.deepEqual(stack.outputs, [
+      { name: 'network', value: '$(ref.net.selfLink)' },
+      { name: 'cidr', value: '10.0.0.0/8' },
+    ]);
+    assert.deepEqual(stack.resources?.[0]?.outputs?.[0], { name: 'cidr', value: '10.0.0.0/8' });
+  });
+
+  it('refuses outputs that are not a list of {name, value}, and a reference to an undeclared output', async () => {
+    const bad = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: o.jinja}\n',
+      'o.jinja': 'resources: []\noutputs: {x: 1}\n',
+    });
+    assert.equal(bad.code, 'TEMPLATE_INVALID_OUTPUTS');
+    assert.match(bad.message, /o\.jinja: 'outputs' .* must be a list/);
+    const unknown = await expandError({
+      'config.yaml':
+        'resources:\n- {name: a, type: o.jinja}\n- {name: b, type: T, properties: {x: $(ref.a.nope)}}\n',
+      'o.jinja': 'resources: []\noutputs: [{name: x, value: 1}]\n',
+    });
+    assert.equal(unknown.code, 'UNKNOWN_REFERENCE');
+    const cycle = await expandError({
+      'config.yaml': 'resources:\n- {name: a, type: o.jinja}\n',
+      'o.jinja': 'resources: []\noutputs: [{name: x, value: $(ref.a.y)}, {name: y, value: $(ref.a.x)}]\n',
+    });
+    assert.equal(cycle.code, 'REFERENCE_CYCLE');
+    // Outputs quoting outputs grow fast: bounded, a limit error rather than all memory.
+    const levels = Array.from({ length: 40 }, (_, i) =>
+      i === 0
+        ? '{name: o0, value: [x, x, x, x, x, x, x, x]}'
+        : `{name: o${i}, value: ['$(ref.a.o${i - 1})', '$(ref.a.o${i - 1})', '$(ref.a.o${i - 1})']}`,
+    );
+    const bomb = await expandError({
+      'config.yaml':
+        'resources:\n- {name: a, type: o.jinja}\n- {name: b, type: T, properties: {x: $(ref.a.o39)}}\n',
+      'o.jinja': `resources: []\noutputs: [${levels.join(', ')}]\n`,
+    });
+    assert.equal(bomb.category, 'limit');
+    const text = await expandError({
+      'config.yaml':
+        'resources:\n- {name: a, type: o.jinja}\n- {name: b, type: T, properties: {x: $(ref.a.o39)}}\n',
+      'o.jinja': `resources: []\noutputs: [${Array.from({ length: 40 }, (_, i) => (i === 0 ? '{name: o0, value: xxxxxxxx}' : `{name: o${i}, value: '$(ref.a.o${i - 1})$(ref.a.o${i - 1})'}`)).join(', ')}]\n`,
+    });
+    assert.equal(text.category, 'limit');
   });
 });
 

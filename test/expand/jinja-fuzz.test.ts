@@ -383,3 +383,124 @@ describe('random templates against Python Jinja2', () => {
     );
   });
 });
+
+/** Text that looks like a number to Python, or nearly: digits, signs, `_`, prefixes, dots, exponents, spaces. */
+const numberish = fc
+  .array(
+    fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom('0', '1', '7', '9', '12', '305') },
+      fc.constantFrom(
+        '_',
+        '__',
+        '-',
+        '+',
+        '.',
+        'e',
+        'E',
+        'e-',
+        'x',
+        '0x',
+        '0o',
+        '0b',
+        '0X',
+        'ff',
+        'a',
+        'Z',
+        ' ',
+      ),
+      fc.constantFrom('inf', 'nan', '1e400', '9007199254740993', '99999999999999999999'),
+    ),
+    { minLength: 1, maxLength: 5 },
+  )
+  .map((parts) => parts.join(''));
+
+/** A number literal as Python's grammar builds it (some of them malformed on purpose). */
+const literal = fc.oneof(
+  fc
+    .tuple(
+      fc.constantFrom('', '0x', '0o', '0b', '0X', '0B'),
+      fc.array(fc.constantFrom('0', '1', '5', '7', 'f', '_'), { minLength: 1, maxLength: 6 }),
+    )
+    .map(([prefix, digits]) => prefix + digits.join('')),
+  fc
+    .tuple(
+      fc.array(fc.constantFrom('1', '0', '9', '_'), { minLength: 1, maxLength: 4 }),
+      fc.constantFrom('', '.5', '.0', '.2_5', 'e3', 'e-2', 'E+1_0', '.5e1'),
+    )
+    .map(([digits, rest]) => digits.join('') + rest),
+);
+
+describe('numbers against Python Jinja2 (random)', () => {
+  it('the int and float filters read random number-like text as Jinja2 does, or dm refuses an inexact integer', () => {
+    const python = findOracle();
+    assert.ok(python, 'no Python with jinja2 and yaml: install python3-jinja2 and python3-yaml');
+    const texts = fc.sample(numberish, { numRuns: runs ?? 400, seed });
+    const templates = texts.map((t) => ({
+      name: t,
+      template: '{{ s|int }}|{{ s|int(-1, 16) }}|{{ s|int(base=0) }}|{{ s|int(7, 2) }}|{{ s|float }}',
+      context: { s: t },
+    }));
+    const mismatches = compareWithOracle(python, templates).filter(
+      // An integer a JavaScript number cannot hold exactly is refused (docs/expansion.md).
+      (m) => !/dm: +OverflowError: the integer \d+ is larger than dm renders exactly/.test(m),
+    );
+    assert.equal(
+      mismatches.length,
+      0,
+      `${mismatches.length} differences:\n${mismatches.slice(0, 25).join('\n')}`,
+    );
+  });
+
+  it('number literals (`_`, 0x/0o/0b, exponents) print as Jinja2 prints them, or both refuse them', () => {
+    const python = findOracle();
+    assert.ok(python, 'no Python with jinja2 and yaml: install python3-jinja2 and python3-yaml');
+    const literals = fc.sample(literal, { numRuns: runs ?? 400, seed });
+    const mismatches = compareWithOracle(
+      python,
+      literals.map((l) => `{{ ${l} }}|{{ [${l}] }}|{{ ${l} + 1 }}`),
+    ).filter((m) => !/dm: +integer literal \S+ is larger than dm renders exactly/.test(m));
+    assert.equal(
+      mismatches.length,
+      0,
+      `${mismatches.length} differences:\n${mismatches.slice(0, 25).join('\n')}`,
+    );
+  });
+});
+
+describe('string literals against Python Jinja2 (random)', () => {
+  it("string literals with Python's escapes print as Jinja2 prints them", () => {
+    const python = findOracle();
+    assert.ok(python, 'no Python with jinja2 and yaml: install python3-jinja2 and python3-yaml');
+    const part = fc.constantFrom(
+      'a',
+      ' ',
+      'é',
+      '\\n',
+      '\\t',
+      '\\x41',
+      '\\x0',
+      '\\u00e9',
+      '\\U0001F40D',
+      '\\101',
+      '\\0',
+      '\\8',
+      '\\d',
+      '\\\\',
+      "\\'",
+      '"',
+      '\\a',
+      '\\v',
+      '%',
+    );
+    const bodies = fc.sample(fc.array(part, { minLength: 1, maxLength: 6 }), { numRuns: runs ?? 300, seed });
+    const mismatches = compareWithOracle(
+      python,
+      bodies.map((b) => `{{ '${b.join('')}' }}|{{ '${b.join('')}'|length }}|{{ '${b.join('')}' 'z' }}`),
+    );
+    assert.equal(
+      mismatches.length,
+      0,
+      `${mismatches.length} differences:\n${mismatches.slice(0, 25).join('\n')}`,
+    );
+  });
+});

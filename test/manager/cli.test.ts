@@ -148,7 +148,8 @@ describe('dm --manager-url and dm-registry --cluster (real processes)', () => {
     );
     const instances = await dm(['types', 'instances', 'all']);
     assert.equal(instances.status, 0, instances.stderr);
-    assert.match(instances.stdout, /^db {2}Service {2}app {2}app-2 {2}\$\.resources\[0\]$/m);
+    assert.match(instances.stdout, /^NAME +TYPE +DEPLOYMENT +MANIFEST +PATH\n/);
+    assert.match(instances.stdout, /^db +Service +app +app-2 +\$\.resources\[0\]$/m);
     const missing = await dm(['deployments', 'get', 'nope']);
     assert.equal(missing.status, 3, 'not found exits 3 as locally');
     const noToken = await run([DM_BIN, '--manager-url', url(), 'deployments', 'list'], {

@@ -179,6 +179,46 @@ describe('dm push / pull against a real OCI registry (docker-registry, plain HTT
     }
   });
 
+  it("dm push keeps the namespace's dm-index; dm search oci://host/owner/repo reads it", async () => {
+    const env = await isolatedEnv();
+    const postgres = join(fixtures, 'postgres', (await readdir(join(fixtures, 'postgres')))[0]!);
+    for (const [dir, target] of [
+      [redis, `${base}/redis`],
+      [join(fixtures, 'redis', 'v1.1'), `${base}/redis`],
+      [postgres, `${base}/db/postgres`],
+    ] as const) {
+      const r = await runDm(['push', dir, target, '--plain-http'], { env });
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const { manifest } = skopeoRaw(`${registry.host}/acme/templates/dm-index:latest`);
+    assert.equal(manifest.artifactType, 'application/vnd.dm.index.v1');
+    const found = await runDm(
+      ['search', 'redis', `oci://${registry.host}/acme/templates`, '--plain-http', '-o', 'json'],
+      { env },
+    );
+    assert.equal(found.code, 0, found.stderr);
+    const result = JSON.parse(found.stdout) as { hits: { reference: string; latestVersion: string }[] };
+    const hit = result.hits.find((h) => h.reference === `${base}/redis`);
+    assert.ok(hit, found.stdout);
+    assert.equal(hit.latestVersion, 'v1.1');
+    assert.ok(!result.hits.some((h) => h.reference.endsWith('/db/postgres')));
+    const db = await runDm(
+      ['search', 'postgres', `oci://${registry.host}/acme/templates`, '--plain-http', '-o', 'json'],
+      { env },
+    );
+    assert.equal(db.code, 0, db.stderr);
+    assert.deepEqual(
+      (JSON.parse(db.stdout) as { hits: { reference: string; collection: string }[] }).hits.map((h) => [
+        h.reference,
+        h.collection,
+      ]),
+      [[`${base}/db/postgres`, 'db']],
+    );
+    const none = await runDm(['search', 'x', `oci://${registry.host}/acme/nothing`, '--plain-http'], { env });
+    assert.equal(none.code, 3, none.stderr);
+    assert.match(none.stderr, /has no dm-index to search/);
+  });
+
   it('a manifest of another artifact type is refused with what it is', async () => {
     const env = await isolatedEnv();
     const config = Buffer.from('{}');
@@ -295,5 +335,129 @@ describe('dm push / pull with basic authentication (docker-registry with htpassw
     });
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /refused the credentials for ci \(from .*\.docker\/config\.json\)/);
+  });
+});
+
+/**
+ * The token flow (`WWW-Authenticate: Bearer realm=…,service=…,scope=…`) against docker-registry's
+ * own token authentication. The token service is a stand-in written to the distribution project's
+ * token specification: it checks basic credentials and answers a JWT signed (RS256) with a key
+ * whose certificate the registry trusts (x5c header), granting exactly the actions asked for in
+ * `scope`; the registry verifies it as it would a real one's.
+ */
+describe('dm push / pull through the bearer token flow (docker-registry with token auth)', () => {
+  let registry: OciRegistry;
+  let tokenServer: import('node:http').Server;
+  const scopes: string[] = [];
+  before(async () => {
+    const { createServer } = await import('node:http');
+    const { createSign, randomUUID, X509Certificate } = await import('node:crypto');
+    const dir = await mkdtemp(join(tmpdir(), 'dm-oci-token-'));
+    const keyFile = join(dir, 'key.pem');
+    const certFile = join(dir, 'cert.pem');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=dm-test-token',
+      ],
+      { stdio: 'pipe' },
+    );
+    const key = await readFile(keyFile, 'utf8');
+    const der = new X509Certificate(await readFile(certFile)).raw.toString('base64');
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    tokenServer = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://token');
+      const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '');
+      const [user, password] = basic ? Buffer.from(basic[1]!, 'base64').toString().split(':') : [];
+      if (user !== 'ci' || password !== 's3cret') {
+        res.writeHead(401).end('{"details":"bad credentials"}');
+        return;
+      }
+      const scope = url.searchParams.get('scope') ?? '';
+      scopes.push(scope);
+      const [type, name, actions] = scope.split(':');
+      const now = Math.floor(Date.now() / 1000);
+      const header = b64({ alg: 'RS256', typ: 'JWT', x5c: [der] });
+      const claims = b64({
+        iss: 'dm-test-issuer',
+        sub: user,
+        aud: url.searchParams.get('service'),
+        exp: now + 600,
+        nbf: now - 60,
+        iat: now,
+        jti: randomUUID(),
+        access: type === 'repository' ? [{ type, name, actions: (actions ?? '').split(',') }] : [],
+      });
+      const signature = createSign('RSA-SHA256').update(`${header}.${claims}`).sign(key, 'base64url');
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ token: `${header}.${claims}.${signature}` }));
+    });
+    await new Promise<void>((resolve) => tokenServer.listen(0, '127.0.0.1', resolve));
+    const address = tokenServer.address() as import('node:net').AddressInfo;
+    registry = await startOciRegistry({
+      token: {
+        realm: `http://127.0.0.1:${address.port}/token`,
+        service: 'dm-test-registry',
+        issuer: 'dm-test-issuer',
+        certFile,
+      },
+    });
+  });
+  after(() => {
+    registry.stop();
+    tokenServer.close();
+  });
+
+  it('asks the realm for a token of the right scope with the basic credentials, then pushes and pulls', async () => {
+    const auth = Buffer.from('ci:s3cret').toString('base64');
+    const dir = await mkdtemp(join(tmpdir(), 'dm-oci-auth-'));
+    const file = join(dir, 'auth.json');
+    await writeFile(file, JSON.stringify({ auths: { [registry.host]: { auth } } }));
+    const env = { ...(await isolatedEnv()), REGISTRY_AUTH_FILE: file };
+    const pushed = await runDm(
+      ['push', redis, `oci://${registry.host}/acme/templates/redis`, '--plain-http', '-o', 'json'],
+      { env },
+    );
+    assert.equal(pushed.code, 0, pushed.stderr);
+    assert.ok(scopes.includes('repository:acme/templates/redis:pull,push'), scopes.join(' '));
+    const pulled = await runDm(
+      ['pull', `oci://${registry.host}/acme/templates/redis:v1.0`, '--plain-http', '-o', 'json'],
+      { env },
+    );
+    assert.equal(pulled.code, 0, pulled.stderr);
+    assert.equal(JSON.parse(pulled.stdout).digest, JSON.parse(pushed.stdout).digest);
+    assert.ok(scopes.includes('repository:acme/templates/redis:pull'), scopes.join(' '));
+  });
+
+  it('a token service refusing the credentials: one sentence naming the user and file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dm-oci-auth-'));
+    const file = join(dir, 'auth.json');
+    await writeFile(
+      file,
+      JSON.stringify({ auths: { [registry.host]: { auth: Buffer.from('ci:wrong').toString('base64') } } }),
+    );
+    const env = { ...(await isolatedEnv()), REGISTRY_AUTH_FILE: file };
+    const r = await runDm(['pull', `oci://${registry.host}/acme/templates/redis:v1.0`, '--plain-http'], {
+      env,
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /refused the credentials for ci \(from .*auth\.json\)/);
+    const none = await runDm(['pull', `oci://${registry.host}/acme/templates/redis:v1.0`, '--plain-http'], {
+      env: await isolatedEnv(),
+    });
+    assert.equal(none.code, 1, none.stderr);
   });
 });

@@ -107,6 +107,14 @@ export async function testServerOn(
   return serverOver(await openPostgresStore(await postgresDatabase(), { max: 8 }), tempDir(), options);
 }
 
+/** A test server over the PostgreSQL database at `url` (a cluster the caller started, any locale). */
+export async function testServerAt(
+  url: string,
+  options: Partial<CreateAppDeps> & { githubApiUrl?: string; githubToken?: string } = {},
+): Promise<DialectTestServer> {
+  return serverOver(await openPostgresStore(url, { max: 8 }), tempDir(), options);
+}
+
 /**
  * The `--db` of a dm-registry process on `dialect`: `file:<dir>/r.db`, or a new database of this
  * test process's cluster (one `--db` for the server and the commands run beside it).

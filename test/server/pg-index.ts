@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { createMeter } from '../../client/src/source/source.js';
-import { buildIndex } from '../../server/src/indexer/build-index.js';
+import { buildIndex } from '../../server/src/indexer/build-index-pool.js';
 import { DirectorySource } from '../../server/src/source/directory.js';
 import type { PostgresStore } from '../../server/src/store/postgres.js';
 import type { SwapMeta, SwapResult } from '../../server/src/store/swap-index.js';

@@ -3,7 +3,8 @@
  * fast-check draws worlds of organisations, registries (public, private, of an organisation),
  * templates, tokens (admin, `*`, one registry, organisations) and queries; every search answers
  * exactly the ids, total and facets the oracle computes from the visible registries, through the
- * HTTP API with real tokens; resolve answers 200 exactly where the oracle says the caller may read.
+ * HTTP API with real tokens; resolve (and OCI's /v2/ tag list) answers 200 exactly where the oracle
+ * says the caller may read.
  * Then 10,000 anonymous queries over a world whose private registries hold words found nowhere
  * else return no private name, hit or count. One suite per database of DIALECTS (SQLite, and
  * PostgreSQL where it is installed: a database of the test process's one cluster, helpers.ts).
@@ -158,9 +159,12 @@ function tokensOf(t: TemplateSpec): string[] {
 }
 
 function oracleMatches(q: string, t: TemplateSpec): boolean {
-  const queryWords = q.toLowerCase().match(/[a-z0-9_]+/g) ?? [];
+  const queryWords = q.toLowerCase().match(/[a-z0-9]+/g) ?? [];
   const tokens = tokensOf(t);
-  return queryWords.every((w) => tokens.some((token) => token.startsWith(w))) || t.name === q.trim();
+  return (
+    queryWords.every((w) => tokens.some((token) => token.startsWith(w))) ||
+    t.name.toLowerCase() === q.trim().toLowerCase()
+  );
 }
 
 interface Expected {
@@ -364,6 +368,10 @@ for (const dialect of DIALECTS)
               const visible = oracleVisible(user, r);
               if (!visible) hidden++;
               assert.equal(res.status, visible ? 200 : 404, `${dialect} ${JSON.stringify(user)} ${ref}`);
+              // The same rule over OCI's /v2/ (docs/oci.md): readable, or the NAME_UNKNOWN of a missing one.
+              const name = `dm/${r.name}/${t.collection ? `${t.collection}/` : ''}${t.name}`;
+              const oci = await get(`/v2/${name}/tags/list`, token);
+              assert.equal(oci.status, visible ? 200 : 404, `${dialect} ${JSON.stringify(user)} /v2/${name}`);
             }
           }
         }),

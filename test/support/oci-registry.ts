@@ -36,9 +36,21 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-/** Starts a registry; with `users`, every request needs one of them (basic auth). */
+export interface TokenAuth {
+  /** The token service's URL (the `realm` of the registry's Bearer challenge). */
+  realm: string;
+  service: string;
+  issuer: string;
+  /** PEM certificate whose key signs the tokens (the registry's root certificate bundle). */
+  certFile: string;
+}
+
+/**
+ * Starts a registry; with `users`, every request needs one of them (basic auth); with `token`, a
+ * bearer token from that token service (the registry's `auth: token:` configuration).
+ */
 export async function startOciRegistry(
-  options: { users?: Record<string, string> } = {},
+  options: { users?: Record<string, string>; token?: TokenAuth } = {},
 ): Promise<OciRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'dm-oci-'));
   let lastError = '';
@@ -53,7 +65,9 @@ export async function startOciRegistry(
           writeFileSync(file, `${lines.join('\n')}\n`);
           return `auth:\n  htpasswd:\n    realm: dm-test\n    path: ${file}\n`;
         })()
-      : '';
+      : options.token
+        ? `auth:\n  token:\n    realm: ${options.token.realm}\n    service: ${options.token.service}\n    issuer: ${options.token.issuer}\n    rootcertbundle: ${options.token.certFile}\n`
+        : '';
     const config = join(dir, 'config.yml');
     writeFileSync(
       config,

@@ -6,6 +6,10 @@
  * to run as root) runs as the `postgres` user through `runuser -u postgres --`, on a directory it
  * owns. The binaries are found on PATH or under /usr/lib/postgresql/<version>/bin; without them
  * `postgresBinaries()` is undefined and `npm test` runs the SQLite half only (CI installs them).
+ * The cluster is created with the `en_US.UTF-8` locale, as `initdb`, Debian's clusters and managed
+ * PostgreSQL services create them for operators (docs/server.md, "Text is compared as bytes"): a
+ * query whose range or order depends on the database's collation fails here, not in production.
+ * `startPostgres({ locale: 'C' })` gives the bytewise cluster instead, for tests that run on both.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { accessSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -20,6 +24,8 @@ export interface PostgresCluster {
   createDatabase(name: string): Promise<string>;
   /** The socket directory (also the cluster's temporary root). */
   dir: string;
+  /** The locale the cluster was created with. */
+  locale: string;
   stop(): void;
 }
 
@@ -75,8 +81,14 @@ process.on('exit', () => {
   for (const stop of running) stop();
 });
 
+export interface StartPostgresOptions {
+  /** The cluster's locale (initdb --locale): `en_US.UTF-8` (the default, operators') or `C`. */
+  locale?: 'en_US.UTF-8' | 'C';
+}
+
 /** Starts a fresh cluster; the caller stops it. Throws when PostgreSQL is not installed. */
-export async function startPostgres(): Promise<PostgresCluster> {
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<PostgresCluster> {
+  const locale = options.locale ?? 'en_US.UTF-8';
   const bin = postgresBinaries();
   if (!bin) throw new Error('PostgreSQL binaries (initdb, pg_ctl) are not installed');
   const dir = mkdtempSync(join(tmpdir(), 'dm-pg-'));
@@ -85,8 +97,19 @@ export async function startPostgres(): Promise<PostgresCluster> {
     chownSync(dir, uid, gid);
   }
   const data = join(dir, 'data');
-  run(bin, 'initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync']);
-  const options = [
+  run(bin, 'initdb', [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    '-A',
+    'trust',
+    '-E',
+    'UTF8',
+    `--locale=${locale}`,
+    '--no-sync',
+  ]);
+  const serverOptions = [
     `-p ${PORT}`,
     "-c listen_addresses=''",
     `-c unix_socket_directories=${dir}`,
@@ -95,7 +118,18 @@ export async function startPostgres(): Promise<PostgresCluster> {
     '-c full_page_writes=off',
     '-c max_connections=200',
   ].join(' ');
-  run(bin, 'pg_ctl', ['start', '-w', '-t', '120', '-D', data, '-l', join(dir, 'server.log'), '-o', options]);
+  run(bin, 'pg_ctl', [
+    'start',
+    '-w',
+    '-t',
+    '120',
+    '-D',
+    data,
+    '-l',
+    join(dir, 'server.log'),
+    '-o',
+    serverOptions,
+  ]);
   let stopped = false;
   const stop = () => {
     if (stopped) return;
@@ -112,6 +146,7 @@ export async function startPostgres(): Promise<PostgresCluster> {
     `postgres://postgres@localhost:${PORT}/${database}?host=${encodeURIComponent(dir)}`;
   return {
     dir,
+    locale,
     url,
     async createDatabase(name) {
       if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad database name ${name}`);

@@ -53,17 +53,19 @@ export async function startRegistry(
      * temporary directory, since a process on PostgreSQL keeps its own files in `./data`.
      */
     cwd?: string;
+    /**
+     * The dm-registry to run, as a command and its first arguments: default this checkout's
+     * bin/dm-registry.js under this Node; the package and image tests run an installed one.
+     */
+    program?: readonly string[];
   } = {},
 ): Promise<RunningRegistry> {
   const dir = await mkdtemp(join(tmpdir(), 'dm-registry-'));
-  const args = [
+  const [command, ...programArgs] = options.program ?? [
+    process.execPath,
     join(repoRoot, 'bin', 'dm-registry.js'),
-    'start',
-    '--port',
-    '0',
-    '--db',
-    options.db ?? join(dir, 'registry.db'),
   ];
+  const args = [...programArgs, 'start', '--port', '0', '--db', options.db ?? join(dir, 'registry.db')];
   for (const a of indexArgs) args.push('--index', a);
   // The database the process will use (the last --db wins); on PostgreSQL its keys and caches would
   // otherwise go to ./data of its working directory, the repository (docs/server.md, "Running it").
@@ -71,7 +73,7 @@ export async function startRegistry(
   const db = dbIndex >= 0 ? extraArgs[dbIndex + 1] : options.db;
   if (db && /^postgres(ql)?:/i.test(db) && !extraArgs.includes('--data-dir')) args.push('--data-dir', dir);
   args.push(...extraArgs);
-  const child: ChildProcess = spawn(process.execPath, args, {
+  const child: ChildProcess = spawn(command as string, args, {
     cwd: options.cwd ?? (options.db ? dir : repoRoot),
     env: { ...process.env, ...env },
   });

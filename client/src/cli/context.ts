@@ -46,6 +46,7 @@ export interface GlobalOptions {
   verbose?: boolean;
   color?: boolean;
   plainHttp?: boolean;
+  httpTimeout?: string;
 }
 
 export interface ActionOptions {
@@ -79,6 +80,7 @@ export function contextFromCommand(command: Command, actionOptions: ActionOption
       namespace: opts.namespace,
       config: opts.config,
       plainHttp: opts.plainHttp,
+      httpTimeout: opts.httpTimeout,
     },
     env,
   });

@@ -58,6 +58,13 @@ class DmCommand extends Command {
   }
 
   // Replaces commander's own (not in its typings), keeping its behaviour when nothing is near.
+  _excessArguments(received: string[]): never {
+    excessArgumentsOfDefault(this, received);
+    const base = Command.prototype as unknown as { _excessArguments(this: Command, r: string[]): never };
+    return base._excessArguments.call(this, received);
+  }
+
+  // Replaces commander's own (not in its typings), keeping its behaviour when nothing is near.
   unknownOption(flag: string): never {
     const candidates: string[] = [];
     for (let c: Command | null = this; c; c = c.parent) {
@@ -73,6 +80,24 @@ class DmCommand extends Command {
       code: 'commander.unknownOption',
     });
   }
+}
+
+/**
+ * `dm deployments lst`: the group's default command (`list`) got an argument it does not take;
+ * when that word is near one of the group's commands it was meant as one, so say "did you mean".
+ */
+function excessArgumentsOfDefault(command: Command, received: readonly string[]): void {
+  const parent = command.parent as (Command & { _defaultCommandName?: string | null }) | null;
+  if (!parent || parent._defaultCommandName !== command.name() || received.length === 0) return;
+  const word = String(received[0]);
+  const match = nearest(
+    word,
+    parent.commands.flatMap((c) => [c.name(), ...c.aliases()]),
+  );
+  if (!match) return;
+  parent.error(`error: unknown command '${word}' for 'dm ${parent.name()}'\n(Did you mean ${match}?)`, {
+    code: 'commander.unknownCommand',
+  });
 }
 
 /** Placeholders of numeric flags: `<n>` a whole number, the others any number; all greater than 0. */
@@ -121,6 +146,10 @@ export function buildProgram(): Command {
     .option('--registry <owner/repo[/collection]>', 'default registry for short references (env DM_REGISTRY)')
     .option('--registry-url <url>', 'a registry server or mirror (env DM_REGISTRY_URL)')
     .option('--manager-url <url>', 'a Deployment Manager service for deploy, deployments, manifests, types')
+    .option(
+      '--http-timeout <seconds>',
+      'time limit of every HTTP call dm makes (config httpTimeout; default 30)',
+    )
     .option(
       '--registry-dir <dir[=host/owner/repo]>',
       'a registry on disk to resolve from (repeatable)',

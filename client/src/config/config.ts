@@ -3,14 +3,18 @@
  * Library code never reads `process.env`; the CLI calls `loadConfig` once and passes options down.
  */
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { isMapping } from '../data.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError, fromSystemError } from '../error.js';
 import { SCHEMA_VALIDATION_MODES, type SchemaValidationMode } from '../expand/types.js';
+import { DEFAULT_HTTP_TIMEOUT_MS } from '../http-limit.js';
+import { parseVerifierKey } from '../integrity/keys.js';
+import { nearest } from '../nearest.js';
 import { authFiles } from '../oci/auth.js';
+import { parseDefaultRegistry } from '../reference/reference.js';
 
 export type OutputFormat = 'text' | 'yaml' | 'json';
 
@@ -63,6 +67,8 @@ export interface DmConfig {
   noSumCheck?: string[];
   /** OCI registries (docs/oci.md): plain HTTP (`--plain-http`) and the credential files read. */
   oci?: { plainHttp: boolean; authFiles: string[] } | undefined;
+  /** The one time limit of every HTTP call, ms (`--http-timeout`, `httpTimeout`; docs/client.md "Configuration"). */
+  httpTimeoutMs: number;
 }
 
 /** Flags as the CLI parsed them; undefined means "not given". */
@@ -80,6 +86,8 @@ export interface ConfigFlags {
   namespace?: string;
   config?: string;
   plainHttp?: boolean;
+  /** Seconds, as typed. */
+  httpTimeout?: string;
 }
 
 export interface LoadConfigOptions {
@@ -110,6 +118,7 @@ interface ConfigFile {
   namespace?: string;
   schemaValidation?: string;
   checksumKey?: string;
+  httpTimeout?: number | string;
 }
 
 export const CONFIG_FILE_KEYS = [
@@ -127,6 +136,7 @@ export const CONFIG_FILE_KEYS = [
   'namespace',
   'schemaValidation',
   'checksumKey',
+  'httpTimeout',
 ] as const;
 
 /** XDG base directories (https://specifications.freedesktop.org/basedir-spec/). */
@@ -164,7 +174,7 @@ function parseOutput(value: string, where: string): OutputFormat {
 
 function invalidConfig(path: string, message: string, hint?: string): DmError {
   return new DmError('INVALID_CONFIG_FILE', `${path}: ${message}`, {
-    category: 'invalid-input',
+    category: 'usage',
     ...(hint ? { hint } : {}),
   });
 }
@@ -179,54 +189,101 @@ export function isHttpUrl(value: string): boolean {
   }
 }
 
-/** Checks every key of a parsed config file; the first problem is an error naming file and key. */
-export function validateConfigFile(data: unknown, path: string): ConfigFile {
+/** A Kubernetes namespace name (RFC 1123 label), as kubectl checks it. */
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** A positive number of seconds, at most a day (`httpTimeout`, `--http-timeout`). */
+export function isTimeoutSeconds(value: unknown): boolean {
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 && n <= 86_400;
+}
+
+/**
+ * The one check of a config file's keys and values (docs/client.md "Configuration"), used when the
+ * file is read and by `dm config set` before it writes: the first problem is an error naming
+ * `where` (the file, or `dm config set`), the key and the bad value, exit 2.
+ */
+export function validateConfigFile(data: unknown, where: string): ConfigFile {
   if (data === null || data === undefined) return {};
-  if (!isMapping(data)) throw invalidConfig(path, 'the config file must be a mapping');
+  if (!isMapping(data)) throw invalidConfig(where, 'the config file must be a mapping');
   const known = new Set<string>(CONFIG_FILE_KEYS);
   for (const [key, value] of Object.entries(data)) {
-    if (!known.has(key))
-      throw invalidConfig(path, `unknown key '${key}'`, `known keys: ${CONFIG_FILE_KEYS.join(', ')}`);
-    if (key === 'offline') {
-      if (typeof value !== 'boolean')
-        throw invalidConfig(path, `offline must be true or false, not '${String(value)}'`);
-    } else if (key === 'registries' || key === 'sources') {
-      if (!isMapping(value)) throw invalidConfig(path, `${key} must be a mapping`);
-    } else if (typeof value !== 'string' || value === '') {
-      throw invalidConfig(path, `${key} must be a non-empty string`);
+    if (!known.has(key)) {
+      const closest = nearest(key, CONFIG_FILE_KEYS);
+      throw invalidConfig(
+        where,
+        `unknown config key '${key}'`,
+        `${closest ? `did you mean '${closest}'? ` : ''}known keys: ${CONFIG_FILE_KEYS.join(', ')}`,
+      );
     }
-    if ((key === 'registryUrl' || key === 'githubApiUrl') && !isHttpUrl(value as string)) {
-      throw invalidConfig(path, `${key} '${String(value)}' is not an http(s) URL`);
-    }
-    if (key === 'output') parseOutput(value as string, path);
+    checkConfigValue(key, value, where);
   }
   return data as ConfigFile;
 }
 
+function checkConfigValue(key: string, value: unknown, where: string): void {
+  const shown = typeof value === 'string' ? value : JSON.stringify(value);
+  if (key === 'offline') {
+    if (typeof value !== 'boolean')
+      throw invalidConfig(where, `offline must be true or false, not '${shown}'`);
+    return;
+  }
+  if (key === 'httpTimeout') {
+    if (!isTimeoutSeconds(value))
+      throw invalidConfig(where, `httpTimeout '${shown}' is not a number of seconds between 0 and 86400`);
+    return;
+  }
+  if (key === 'registries' || key === 'sources') {
+    if (!isMapping(value)) throw invalidConfig(where, `${key} must be a mapping`);
+    for (const [name, entry] of Object.entries(value)) {
+      if (
+        key === 'registries' &&
+        !(isMapping(entry) && typeof entry.apiUrl === 'string' && isHttpUrl(entry.apiUrl))
+      )
+        throw invalidConfig(where, `registries.${name}.apiUrl must be an http(s) URL`);
+      if (key === 'sources' && (typeof entry !== 'string' || entry === ''))
+        throw invalidConfig(where, `sources.${name} must be a git URL or a path`);
+    }
+    return;
+  }
+  if (typeof value !== 'string' || value === '')
+    throw invalidConfig(where, `${key} must be a non-empty string`);
+  if ((key === 'registryUrl' || key === 'githubApiUrl' || key === 'managerUrl') && !isHttpUrl(value))
+    throw invalidConfig(where, `${key} '${value}' is not an http(s) URL`);
+  if (key === 'output' && value !== 'text' && value !== 'yaml' && value !== 'json')
+    throw invalidConfig(where, `output format '${value}' is not one of text, yaml, json`);
+  if (key === 'schemaValidation' && !(SCHEMA_VALIDATION_MODES as readonly string[]).includes(value))
+    throw invalidConfig(
+      where,
+      `schemaValidation '${value}' is not one of ${SCHEMA_VALIDATION_MODES.join(', ')}`,
+    );
+  if (key === 'namespace' && !(value.length <= 63 && NAMESPACE.test(value)))
+    throw invalidConfig(
+      where,
+      `namespace '${value}' is not a Kubernetes namespace name (lower-case letters, digits and '-', at most 63)`,
+    );
+  if (key === 'kubeconfig') {
+    const missing = value.split(delimiter).find((file) => file !== '' && !existsSync(file));
+    if (missing !== undefined) throw invalidConfig(where, `kubeconfig '${missing}' does not exist`);
+  }
+  if (key === 'registry') {
+    try {
+      parseDefaultRegistry(value);
+    } catch (error) {
+      throw invalidConfig(where, `registry ${(error as Error).message}`);
+    }
+  }
+  if (key === 'checksumKey') {
+    try {
+      parseVerifierKey(value);
+    } catch (error) {
+      throw invalidConfig(where, `checksumKey is not usable: ${(error as Error).message}`);
+    }
+  }
+}
+
 function parseConfigFile(text: string, path: string): ConfigFile {
-  const file = validateConfigFile(parseYaml(text, { source: path }), path);
-  for (const [host, entry] of Object.entries(file.registries ?? {})) {
-    if (!entry || typeof entry.apiUrl !== 'string') {
-      throw new DmError('INVALID_CONFIG_FILE', `${path}: registries.${host}.apiUrl must be a URL string`, {
-        category: 'invalid-input',
-      });
-    }
-  }
-  for (const key of ['managerUrl', 'managerToken'] as const) {
-    if (file[key] !== undefined && typeof file[key] !== 'string') {
-      throw new DmError('INVALID_CONFIG_FILE', `${path}: ${key} must be a string`, {
-        category: 'invalid-input',
-      });
-    }
-  }
-  for (const [name, location] of Object.entries(file.sources ?? {})) {
-    if (typeof location !== 'string' || location === '') {
-      throw new DmError('INVALID_CONFIG_FILE', `${path}: sources.${name} must be a git URL or a path`, {
-        category: 'invalid-input',
-      });
-    }
-  }
-  return file;
+  return validateConfigFile(parseYaml(text, { source: path }), path);
 }
 
 export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
@@ -250,12 +307,11 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
     if (!(options.onBrokenFile && error instanceof DmError)) throw error;
     options.onBrokenFile(error);
   }
+  // Every value of `file` passed validateConfigFile: nothing below can fail because of the file.
   const output =
     flags.output !== undefined
       ? parseOutput(flags.output, '--output')
-      : file.output !== undefined
-        ? parseOutput(file.output, `${configFile}: output`)
-        : 'text';
+      : ((file.output as OutputFormat) ?? 'text');
   return {
     oci: { plainHttp: flags.plainHttp ?? false, authFiles: authFiles(env) },
     registry: flags.registry ?? env.DM_REGISTRY ?? file.registry,
@@ -279,16 +335,27 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
     },
     dirs,
     configFile,
-    schemaValidation:
-      file.schemaValidation === undefined
-        ? 'strict'
-        : parseSchemaValidation(file.schemaValidation, `${configFile}: schemaValidation`),
+    schemaValidation: (file.schemaValidation as SchemaValidationMode | undefined) ?? 'strict',
     checksumKey: env.DM_CHECKSUM_KEY || file.checksumKey,
     noSumCheck: (env.DM_NOSUMCHECK ?? '')
       .split(',')
       .map((p) => p.trim())
       .filter((p) => p !== ''),
+    httpTimeoutMs: httpTimeoutOf(flags.httpTimeout, file.httpTimeout),
   };
+}
+
+/** The HTTP time limit in ms: --http-timeout, else the file's httpTimeout (validated), else 30 s. */
+function httpTimeoutOf(flag: string | undefined, file: number | string | undefined): number {
+  if (flag !== undefined && !isTimeoutSeconds(flag)) {
+    throw new DmError(
+      'INVALID_FLAG_VALUE',
+      `--http-timeout '${flag}' is not a number of seconds between 0 and 86400`,
+      { category: 'usage' },
+    );
+  }
+  const seconds = flag ?? file;
+  return seconds === undefined ? DEFAULT_HTTP_TIMEOUT_MS : Number(seconds) * 1000;
 }
 
 /** `strict`, `warn` or `off` (the flag --schema-validation and the config key schemaValidation). */

@@ -30,6 +30,8 @@ export interface DeployOptions {
   timeoutSeconds?: number;
   /** Identifies this process in the deployment lock (default `pid@host`). */
   lockOwner?: string;
+  /** Let a plan prune every object of the deployment, or more than half (`--prune-all`). */
+  pruneAll?: boolean;
 }
 
 export interface DeployResult {
@@ -65,6 +67,10 @@ export interface DryRunResult {
   unchanged: DryRunChange[];
   prune: DryRunChange[];
   failed: DryRunChange[];
+  /** Objects the deployment has now (its inventory), against which `prune` is counted. */
+  existing: number;
+  /** Why a deploy of this plan would stop (too many prunes without `--prune-all`). */
+  refused?: string;
 }
 
 const DEPLOYMENT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -223,10 +229,46 @@ async function prepare(options: DeployOptions, requireCluster: boolean): Promise
   return { objects, target, served, previous, prunes, manifestName, offlineReason };
 }
 
+/**
+ * A deploy whose plan deletes every object of an existing deployment, or more than half of them,
+ * stops unless `--prune-all` (API: `pruneAll`) says so (docs/deployments.md "Update, prune,
+ * delete"): a wrong file or a wrong `--name` must not empty a deployment. Undefined when allowed.
+ */
+export function pruneRefusal(
+  deployment: string,
+  prunes: number,
+  existing: number,
+  pruneAll: boolean | undefined,
+): string | undefined {
+  if (pruneAll || existing === 0 || prunes * 2 <= existing) return undefined;
+  const what =
+    prunes === existing ? `every object (${prunes} of ${existing})` : `${prunes} of the ${existing} objects`;
+  return `this deploy would prune ${what} of deployment '${deployment}'; check the configuration and --name, or pass --prune-all`;
+}
+
+function refusePrunes(name: string, p: Prepared, pruneAll: boolean | undefined): void {
+  const refused = pruneRefusal(name, p.prunes.length, p.previous.length, pruneAll);
+  if (refused) {
+    throw new DmError('PRUNE_REFUSED', refused, {
+      details: { prune: p.prunes.map((t) => t.name), existing: p.previous.length },
+    });
+  }
+}
+
+/**
+ * The prune rule alone, for the Deployment Manager service to answer before it queues a change
+ * (the change checks it again when it runs). A cluster that cannot be asked leaves it to the run.
+ */
+export async function checkPrunes(options: DeployOptions): Promise<void> {
+  const p = await prepare(options, false);
+  if (p.served !== undefined) refusePrunes(options.name, p, options.pruneAll);
+}
+
 /** Creates or updates a deployment (or, with an empty configuration and `delete`, empties it). */
 export async function deployConfiguration(options: DeployOptions, action?: 'delete'): Promise<DeployResult> {
   const { name, input, store, kubectl } = options;
   const p = await prepare(options, true);
+  if (action !== 'delete') refusePrunes(name, p, options.pruneAll);
   const existing = await store.getDeployment(name);
   const manifestAction = action ?? (existing ? 'update' : 'create');
   const manifest = (
@@ -402,7 +444,10 @@ export async function planDeployment(options: DeployOptions): Promise<DryRunResu
     unchanged: [],
     prune: [],
     failed: [],
+    existing: p.previous.length,
   };
+  const refused = pruneRefusal(name, p.prunes.length, p.previous.length, options.pruneAll);
+  if (refused) result.refused = refused;
   const describe = (o: InventoryEntry | KubeObject): DryRunChange => ({
     name: o.name,
     kind: o.kind,

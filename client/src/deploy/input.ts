@@ -14,6 +14,7 @@ import { DmError } from '../error.js';
 import type { SchemaValidationMode } from '../expand/schema.js';
 import type { TemplateSource } from '../expand/types.js';
 import { defaultInputName, type Input, loadInput } from '../input.js';
+import { nearest } from '../nearest.js';
 import type { DeploymentInput, Primitive } from './model.js';
 
 export interface LoadInputOptions {
@@ -27,6 +28,8 @@ export interface LoadInputOptions {
   /** Where registry references are loaded from (the resolver chain); absent: references are refused. */
   templateSource?: TemplateSource;
   onWarning?: (message: string) => void;
+  /** How messages name the configuration (default: the argument; the service: `configuration.content`). */
+  displayName?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -135,6 +138,52 @@ function layoutTypes(entries: { type: string; resources?: unknown[] }[]): string
 
 export const CONFIGURATION_SCHEMA = 'dm/Configuration/v1';
 
+/** The top-level keys a Deployment Manager configuration has (docs/expansion.md). */
+export const CONFIGURATION_KEYS = ['imports', 'resources', 'outputs'] as const;
+
+/**
+ * A configuration that would deploy nothing, or that has top-level keys DM never had (`resource:`
+ * for `resources:`), is refused before anything is contacted (docs/deployments.md "What `dm deploy`
+ * accepts"): deploying it would prune the whole deployment.
+ */
+export function checkConfigurationDocuments(docs: unknown[], where: string): void {
+  if (docs.length > 0 && (docs.every(isKubeObject) || docs.some(isLayeredDocument))) return;
+  if (docs.length === 0) {
+    throw new DmError('NOTHING_TO_DEPLOY', `${where} is empty: there is nothing to deploy`, {
+      hint: 'a configuration lists its resources under resources:',
+    });
+  }
+  const doc = docs[0];
+  if (docs.length !== 1 || !isMapping(doc)) return;
+  const known: readonly string[] = CONFIGURATION_KEYS;
+  const unknown = Object.keys(doc).find((k) => !known.includes(k));
+  if (unknown !== undefined) {
+    const guess = nearest(unknown, known);
+    throw new DmError(
+      'UNKNOWN_CONFIGURATION_KEY',
+      `${where}: unknown top-level key '${unknown}'${guess ? ` (did you mean '${guess}'?)` : ''}; a configuration has only ${known.join(', ')}`,
+      { details: { file: where, key: unknown } },
+    );
+  }
+  if (
+    doc.resources === undefined ||
+    doc.resources === null ||
+    (Array.isArray(doc.resources) && doc.resources.length === 0)
+  ) {
+    throw new DmError('NOTHING_TO_DEPLOY', `${where} has no resources: there is nothing to deploy`, {
+      hint: 'to remove a deployment, run dm deployments delete <name>',
+    });
+  }
+}
+
+/** The expanded configuration must hold at least one resource (templates may render none). */
+function checkSomethingToDeploy(input: DeploymentInput, where: string): DeploymentInput {
+  if (input.config.resources.length > 0) return input;
+  throw new DmError('NOTHING_TO_DEPLOY', `${where} expands to no resources: there is nothing to deploy`, {
+    hint: 'to remove a deployment, run dm deployments delete <name>',
+  });
+}
+
 /**
  * Rendered layered documents to deploy (docs/deployments.md "What `dm deploy` accepts"): documents of schema
  * `dm/Configuration/v1` hold configurations — their resources (and imports) are combined in
@@ -155,7 +204,6 @@ async function renderedInput(
       throw new DmError(
         'NOTHING_TO_DEPLOY',
         `${path}: the rendered documents hold neither a ${CONFIGURATION_SCHEMA} configuration nor Kubernetes objects`,
-        { category: 'invalid-input' },
       );
     }
     return objectInput(text ?? formatYamlDocuments(objects), path, objects);
@@ -182,7 +230,7 @@ async function renderedInput(
   }
   const config = formatYaml({ ...(imports.length ? { imports } : {}), resources });
   const result = await expand.expandConfiguration({ content: config, path }, expandOptions(options));
-  return expandedInput(config, [], result, []);
+  return checkSomethingToDeploy(expandedInput(config, [], result, []), path);
 }
 
 /** Reads and expands what `dm deploy` was given (an argument, or what loadInput made of it). */
@@ -192,6 +240,7 @@ export async function loadDeploymentInput(
 ): Promise<DeploymentInput> {
   const input = typeof given === 'string' ? loadInput(given, { deployment: options.deployment }) : given;
   const arg = input.arg;
+  const where = options.displayName ?? arg;
   const expand = await import('../expand/index.js');
   if (input.kind === 'directory') {
     // A directory of layered documents (docs/layering.md): rendered, then deployed.
@@ -208,6 +257,7 @@ export async function loadDeploymentInput(
       const rendered = renderDocuments(docs, { sources: docs.map(() => arg) });
       return renderedInput(rendered, arg, options, expand, text);
     }
+    checkConfigurationDocuments(docs, where);
   }
   if (input.kind === 'reference' && !options.templateSource) {
     throw new DmError(
@@ -233,11 +283,14 @@ export async function loadDeploymentInput(
             (c, s) => expand.parseConfiguration(c, s).imports,
           )
         : [];
-  return expandedInput(
-    input.kind === 'reference' ? input.configuration!.content : input.text!,
-    imports,
-    result,
-    input.kind === 'reference' ? [{ reference: arg, resolved: arg }] : [],
+  return checkSomethingToDeploy(
+    expandedInput(
+      input.kind === 'reference' ? input.configuration!.content : input.text!,
+      imports,
+      result,
+      input.kind === 'reference' ? [{ reference: arg, resolved: arg }] : [],
+    ),
+    where,
   );
 }
 

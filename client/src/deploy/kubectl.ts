@@ -1,7 +1,10 @@
 /**
  * The one way dm runs `kubectl` (docs/deployments.md "Order and batching"): argument arrays only (never a shell),
- * `--kubeconfig`, `--context` and `--namespace` passed through as given, documents on stdin, and a
- * count of invocations (the bench and tests read it).
+ * `--kubeconfig` and `--context` passed through as given, documents on stdin, and a count of
+ * invocations (the bench and tests read it). The namespace is not a kubectl flag: it is the default
+ * namespace dm writes into objects that name none, so an object naming its own namespace applies the
+ * same from `dm deploy -n x` and from the Deployment Manager service (docs/deployments.md "From
+ * primitive to object").
  */
 import { spawn } from 'node:child_process';
 import { DmError } from '../error.js';
@@ -9,6 +12,7 @@ import { DmError } from '../error.js';
 export interface KubectlTarget {
   kubeconfig?: string | undefined;
   context?: string | undefined;
+  /** Namespace of objects that name none (`-n`, the service's deployment namespace); never `--namespace`. */
   namespace?: string | undefined;
 }
 
@@ -37,13 +41,15 @@ export class Kubectl {
 
   constructor(readonly options: KubectlOptions = {}) {}
 
-  /** Flags selecting the cluster, as the user gave them. */
+  /**
+   * Flags selecting the cluster, as the user gave them. Every object dm sends or names carries its
+   * namespace, and kubectl refuses a document whose namespace differs from `--namespace`.
+   */
   targetArgs(): string[] {
     const o = this.options;
     return [
       ...(o.kubeconfig ? ['--kubeconfig', o.kubeconfig] : []),
       ...(o.context ? ['--context', o.context] : []),
-      ...(o.namespace ? ['--namespace', o.namespace] : []),
       ...(o.cacheDir ? ['--cache-dir', o.cacheDir] : []),
     ];
   }

@@ -7,13 +7,16 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { OperationView } from '../../../server/src/manager/shapes.js';
 import { DmError, relayedError } from '../error.js';
+import { httpSignal, isHttpTimeout, noAnswerInTime } from '../http-limit.js';
+import type { OperationView } from '../wire/manager-api.js';
 
 export interface ManagerClientOptions {
   url: string;
   token?: string | undefined;
   fetch?: typeof fetch;
+  /** The HTTP time limit (docs/client.md "Configuration"). */
+  timeoutMs?: number | undefined;
 }
 
 /** An operation as the service answers it. */
@@ -37,12 +40,14 @@ export class ManagerClient {
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(10 * 60_000),
+        signal: httpSignal(this.options.timeoutMs),
       });
     } catch (error) {
       throw new DmError(
         'MANAGER_UNREACHABLE',
-        `cannot reach the Deployment Manager at ${this.base}: ${(error as Error).message}`,
+        `cannot reach the Deployment Manager at ${this.base} ${
+          isHttpTimeout(error) ? noAnswerInTime(this.options.timeoutMs) : `(${(error as Error).message})`
+        }`,
         {
           category: 'unreachable',
         },
@@ -155,6 +160,13 @@ export async function configurationPayload(
     };
   }
   const text = readFileSync(arg, 'utf8');
+  // Refused here as locally (nothing to deploy, a mistyped top-level key), naming the user's file.
+  const { checkConfigurationDocuments } = await import('./input.js');
+  const { parseYamlDocuments } = await import('../document/yaml.js');
+  checkConfigurationDocuments(
+    parseYamlDocuments(text, { source: arg }).filter((d) => d !== null && d !== undefined),
+    arg,
+  );
   try {
     const { parseConfiguration } = await import('../expand/index.js');
     const parsed = parseConfiguration(text, arg) as unknown as {

@@ -6,6 +6,7 @@
  * default namespace (`--namespace`, else the kubeconfig context's).
  */
 import { DmError } from '../error.js';
+import type { ObjectIdentity } from '../wire/manager-api.js';
 import type { Primitive } from './model.js';
 
 /** One kind the cluster serves (from `kubectl api-resources`), or the built-in table. */
@@ -52,15 +53,7 @@ export const CORE_KINDS: ServedKind[] = [
 }));
 
 /** A primitive made concrete: the object to apply and its identity in the cluster. */
-export interface KubeObject {
-  /** The resource's name in the configuration. */
-  name: string;
-  type: string;
-  apiVersion: string;
-  kind: string;
-  /** '' for cluster-scoped objects. */
-  namespace: string;
-  objectName: string;
+export interface KubeObject extends ObjectIdentity {
   body: Record<string, unknown>;
 }
 

@@ -29,7 +29,13 @@ import type {
   TemplateSource,
   Warning,
 } from './types.js';
-import { buildReferenceGraph, type ReferenceGraph } from './value-references.js';
+import {
+  buildReferenceGraph,
+  type ReferenceGraph,
+  resolveTemplateOutputs,
+  type TemplateOutput,
+  type TemplateOutputs,
+} from './value-references.js';
 import { checkNodeBudget, DEFAULT_MAX_NODES } from './yaml-budget.js';
 
 export interface ConfigurationInput {
@@ -356,6 +362,7 @@ class Expander {
     if (resource.properties !== undefined || overrides || template.schema)
       entry.properties = inner.properties;
     if (inner.layout.length > 0) entry.resources = inner.layout;
+    if (inner.outputs.length > 0) entry.outputs = inner.outputs;
     return { layout: [entry], primitives: inner.primitives, warnings: inner.warnings };
   }
 
@@ -379,7 +386,7 @@ class Expander {
     template: LoadedTemplate,
     written: Record<string, unknown>,
     frame: Frame,
-  ): Promise<Expanded & { properties: Record<string, unknown> }> {
+  ): Promise<Expanded & { properties: Record<string, unknown>; outputs: TemplateOutput[] }> {
     const violations: Warning[] = [];
     const timings = this.options.timings;
     const check = template.schema
@@ -479,6 +486,7 @@ class Expander {
         },
       );
     }
+    const outputs = templateOutputs(output.outputs, template.path);
     const expanded = await this.expandList(list, {
       template,
       where: `template '${template.type}'`,
@@ -486,8 +494,37 @@ class Expander {
       depth: frame.depth + 1,
       chain,
     });
-    return { ...expanded, warnings: [...violations, ...expanded.warnings], properties };
+    return { ...expanded, warnings: [...violations, ...expanded.warnings], properties, outputs };
   }
+}
+
+/** A template's `outputs:` as DM read it: a list of `{name, value}`; absent or null is none. */
+function templateOutputs(raw: unknown, file: string): { name: string; value: unknown }[] {
+  if (raw === undefined || raw === null) return [];
+  const bad = (what: string) =>
+    new DmError('TEMPLATE_INVALID_OUTPUTS', `${file}: ${what}`, {
+      category: 'invalid-input',
+      details: { template: file },
+    });
+  if (!Array.isArray(raw)) throw bad("'outputs' in the template's output must be a list of {name, value}");
+  const seen = new Set<string>();
+  return raw.map((entry, i) => {
+    if (!isMapping(entry) || typeof entry.name !== 'string' || entry.name === '') {
+      throw bad(`outputs[${i}] must be a mapping with a name and a value`);
+    }
+    if (seen.has(entry.name)) throw bad(`output '${entry.name}' is declared twice`);
+    seen.add(entry.name);
+    return { name: entry.name, value: entry.value ?? null };
+  });
+}
+
+/** The layout's templates with the outputs they declared, outer ones first. */
+function layoutOutputs(layout: readonly LayoutResource[], out: TemplateOutputs[] = []): TemplateOutputs[] {
+  for (const entry of layout) {
+    if (entry.outputs) out.push({ name: entry.name, outputs: entry.outputs });
+    if (entry.resources) layoutOutputs(entry.resources, out);
+  }
+  return out;
 }
 
 /**
@@ -528,13 +565,19 @@ export async function expandConfiguration(
       plainFloatsInPlace(expanded.layout);
     }
     const referencesStart = options.timings ? cpuMs() : 0;
+    // Template outputs known at expansion replace the references to them (docs/expansion.md).
+    const primitives = resolveTemplateOutputs(
+      expanded.primitives,
+      layoutOutputs(expanded.layout),
+      new Set(expanded.primitives.map((p) => p.name)),
+    );
     const references =
       options.references === false
         ? { order: [], dependsOn: {}, references: [] }
-        : buildReferenceGraph(expanded.primitives);
+        : buildReferenceGraph(primitives);
     if (options.timings) options.timings.referencesMs += cpuMs() - referencesStart;
     return {
-      config: { resources: expanded.primitives },
+      config: { resources: primitives },
       layout: { resources: expanded.layout },
       warnings: expanded.warnings,
       references,

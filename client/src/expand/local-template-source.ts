@@ -5,7 +5,7 @@
  * `imports`, recursively. Files never come from outside those directories.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { DmError } from '../error.js';
 import { parseTemplateSchema } from './schema.js';
 import type { LoadedTemplate, TemplateFile, TemplateKind, TemplateSource } from './types.js';
@@ -153,7 +153,12 @@ export class LocalTemplateSource implements TemplateSource {
     const schemaName = `${name}.schema`;
     let schema = this.files.get(schemaName);
     if (!schema) {
-      const next = this.readRelative(schemaName, this.roots) ?? this.readNextTo(templatePath, schemaName);
+      // gcloud uploaded the schema beside an import's path under the import's name: an import
+      // `{path: sub/t.py, name: my-t.py}` has the schema sub/t.py.schema (docs/expansion.md, "Schemas").
+      const next =
+        this.readNextTo(templatePath, `${basename(templatePath)}.schema`) ??
+        this.readRelative(schemaName, this.roots) ??
+        this.readNextTo(templatePath, schemaName);
       if (!next) return undefined;
       schema = { name: schemaName, path: next.path, content: next.content };
       this.files.set(schemaName, schema);
@@ -177,7 +182,8 @@ export class LocalTemplateSource implements TemplateSource {
 
   private readNextTo(templatePath: string, name: string): { path: string; content: string } | undefined {
     const dir = dirname(templatePath);
-    if (!this.roots.some((root) => inside(root, dir))) return undefined;
+    // The template was read from within these (a `../` import from within a project root).
+    if (![...this.roots, ...this.projectRoots].some((root) => inside(root, dir))) return undefined;
     const base = name.split('/').pop() ?? name;
     return this.readRelative(base, [dir]);
   }

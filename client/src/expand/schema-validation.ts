@@ -32,7 +32,7 @@ function compiledValidator(schema: TemplateSchema): ValidateFunction {
     if (body.type === undefined) body.type = 'object';
     try {
       validate = schemaCompiler({ useDefaults: true, validateSchema: true }).compile(
-        fromDraft04(body, jsonTypeName),
+        draft04References(fromDraft04(body, jsonTypeName) as Record<string, unknown>),
       );
     } catch (error) {
       throw new DmError(
@@ -45,6 +45,77 @@ function compiledValidator(schema: TemplateSchema): ValidateFunction {
     validators.set(key, validate);
   }
   return validate;
+}
+
+/** Keywords whose value is one schema, a list of schemas, or a map from names to schemas. */
+const ONE_SCHEMA = new Set(['items', 'additionalItems', 'additionalProperties', 'not']);
+const SCHEMA_LISTS = new Set(['items', 'allOf', 'anyOf', 'oneOf']);
+const SCHEMA_MAPS = new Set(['properties', 'definitions', 'patternProperties', 'dependencies']);
+
+/** The schema a local `$ref` (`#/definitions/x`, JSON pointer) names in `root`, if any. */
+function resolveLocal(root: Record<string, unknown>, ref: string): unknown {
+  if (!ref.startsWith('#')) return undefined;
+  let node: unknown = root;
+  const pointer = decodeURIComponent(ref.slice(1));
+  if (pointer === '') return root;
+  if (!pointer.startsWith('/')) return undefined;
+  for (const raw of pointer.slice(1).split('/')) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (!isDict(node) || !Object.hasOwn(node, key)) return undefined;
+    node = node[key];
+  }
+  return node;
+}
+
+/**
+ * The `default` a `$ref` leads to, following a chain of `$ref`s (at most 32, a loop gives none):
+ * DM's validator gave a property behind `$ref` the referenced schema's default.
+ */
+function referencedDefault(root: Record<string, unknown>, ref: string): { value: unknown } | undefined {
+  let target = resolveLocal(root, ref);
+  for (let hops = 0; hops < 32 && isDict(target); hops++) {
+    if (Object.hasOwn(target, '$ref') && typeof target.$ref === 'string') {
+      target = resolveLocal(root, target.$ref);
+      continue;
+    }
+    return Object.hasOwn(target, 'default') ? { value: target.default } : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * JSON Schema draft 4's `$ref`, as DM's validator read templates' schemas (docs/expansion.md,
+ * "Schemas"): a schema with a `$ref` is that reference and nothing else, the keywords beside it
+ * ignored; and a property behind a `$ref` gets the default the reference leads to (none, it stays
+ * absent). Ajv (draft-07 here) reads the siblings and fills in only a `default` written in the
+ * property itself, so each `$ref` schema becomes `{$ref}` plus the default it leads to.
+ */
+export function draft04References(root: Record<string, unknown>): Record<string, unknown> {
+  const seen = new Map<unknown, unknown>();
+  const walk = (node: unknown): unknown => {
+    if (!isDict(node)) return node;
+    const done = seen.get(node);
+    if (done) return done;
+    if (typeof node.$ref === 'string') {
+      const found = referencedDefault(root, node.$ref);
+      const out = found ? { $ref: node.$ref, default: found.value } : { $ref: node.$ref };
+      seen.set(node, out);
+      return out;
+    }
+    const out: Record<string, unknown> = {};
+    seen.set(node, out);
+    for (const [key, value] of Object.entries(node)) {
+      if (SCHEMA_MAPS.has(key) && isDict(value)) {
+        out[key] = Object.fromEntries(
+          Object.entries(value).map(([k, v]) => [k, Array.isArray(v) ? v : walk(v)]),
+        );
+      } else if (SCHEMA_LISTS.has(key) && Array.isArray(value)) out[key] = value.map(walk);
+      else if (ONE_SCHEMA.has(key)) out[key] = walk(value);
+      else out[key] = value;
+    }
+    return out;
+  };
+  return walk(root) as Record<string, unknown>;
 }
 
 function pathOf(error: ErrorObject): string {

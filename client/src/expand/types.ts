@@ -14,6 +14,8 @@ export interface LayoutResource {
   type: string;
   properties?: Record<string, unknown>;
   resources?: LayoutResource[];
+  /** Only for templates that declare them: `outputs: [{name, value}]` (docs/expansion.md, "Template outputs"). */
+  outputs?: { name: string; value: unknown }[];
 }
 
 /** What `dm expand` prints. */

@@ -5,7 +5,9 @@
  * references). Unknown names and cycles are errors.
  */
 import { DmError } from '../error.js';
+import { cloneData, isDict } from '../python/values.js';
 import type { Resource } from './types.js';
+import { checkNodeBudget } from './yaml-budget.js';
 
 export interface ValueReference {
   /** The resource that holds the reference. */
@@ -178,4 +180,166 @@ export function buildReferenceGraph(resources: readonly Resource[]): ReferenceGr
   };
   for (const r of resources) visit(r.name);
   return { order, dependsOn, references };
+}
+
+/** A template's output (docs/expansion.md, "Template outputs"): `outputs: [{name, value}]`. */
+export interface TemplateOutput {
+  name: string;
+  value: unknown;
+}
+
+/** A template resource of the layout with the outputs it declared, in layout order (outer first). */
+export interface TemplateOutputs {
+  name: string;
+  outputs: TemplateOutput[];
+}
+
+const MAX_OUTPUT_HOPS = 64;
+/** Longest string that substituting outputs may make (outputs quoting outputs grow fast). */
+const MAX_OUTPUT_TEXT = 1 << 20;
+
+/**
+ * Resolves `$(ref.<template resource>.<output>)` at expansion (docs/expansion.md, "Template
+ * outputs"): the output's value replaces the reference, the value itself when the string is only
+ * that reference, its text otherwise. A value that holds references to deployed resources keeps
+ * them, so they are substituted at deploy time like any other. A name that is both a template and
+ * a primitive (a template often names its main resource after itself) means the template when it
+ * declares that output, but in that template's own outputs, where it means the resource. `outputs` entries are changed in place to their resolved values; returns
+ * the primitives with references to outputs replaced (unchanged objects when there are none).
+ */
+export function resolveTemplateOutputs<T>(
+  value: T,
+  templates: readonly TemplateOutputs[],
+  primitives: ReadonlySet<string>,
+): T {
+  const byName = new Map<string, TemplateOutputs[]>();
+  for (const t of templates) {
+    if (t.outputs.length === 0) continue;
+    const list = byName.get(t.name);
+    if (list) list.push(t);
+    else byName.set(t.name, [t]);
+  }
+  if (byName.size === 0) return value;
+  const ownerOf = new Map<TemplateOutput, string>();
+  for (const t of templates) for (const o of t.outputs) ownerOf.set(o, t.name);
+  const resolving = new Set<TemplateOutput>();
+  const resolved = new Set<TemplateOutput>();
+  const find = (body: string, self: string): { output: TemplateOutput; rest: string[] } | undefined => {
+    const parts = body.split('.');
+    for (let i = parts.length - 1; i >= 1; i--) {
+      const name = parts.slice(0, i).join('.');
+      const owners = byName.get(name);
+      if (!owners || (name === self && primitives.has(name))) continue;
+      const path = parts
+        .slice(i)
+        .join('.')
+        .replace(/\[(\d+)\]/g, '.$1')
+        .split('.')
+        .filter((p) => p !== '');
+      for (const owner of owners) {
+        const output = owner.outputs.find((o) => o.name === path[0]);
+        if (output) return { output, rest: path.slice(1) };
+      }
+    }
+    return undefined;
+  };
+  const outputValue = (output: TemplateOutput, owner: string): unknown => {
+    if (!resolved.has(output)) {
+      if (resolving.has(output)) {
+        throw new DmError(
+          'REFERENCE_CYCLE',
+          `template outputs form a cycle: output '${output.name}' of '${owner}' refers back to itself`,
+          { category: 'validation', details: { output: output.name, template: owner } },
+        );
+      }
+      if (resolving.size > MAX_OUTPUT_HOPS) {
+        throw new DmError(
+          'REFERENCE_CYCLE',
+          `template outputs refer to each other more than ${MAX_OUTPUT_HOPS} deep`,
+          {
+            category: 'validation',
+          },
+        );
+      }
+      resolving.add(output);
+      const where = `output '${output.name}' of '${owner}'`;
+      output.value = substitute(output.value, where, owner);
+      // Outputs holding outputs multiply: each resolved value stays within the node budget.
+      checkNodeBudget(output.value, where);
+      resolving.delete(output);
+      resolved.add(output);
+    }
+    return output.value;
+  };
+  const substituteText = (text: string, where: string, self: string): unknown => {
+    const whole = /^\$\(ref\.([^)]*)\)$/.exec(text);
+    if (whole) {
+      const found = find(whole[1]!, self);
+      if (found)
+        return cloneData(
+          into(outputValue(found.output, ownerOf.get(found.output)!), found.rest, text, where),
+        );
+    }
+    let changed = false;
+    const out = text.replace(REF, (match, body: string) => {
+      const found = find(body, self);
+      if (!found) return match;
+      const v = into(outputValue(found.output, ownerOf.get(found.output)!), found.rest, match, where);
+      changed = true;
+      if (typeof v === 'string') return v;
+      if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+      return JSON.stringify(v);
+    });
+    if (out.length > MAX_OUTPUT_TEXT) {
+      throw new DmError(
+        'TEMPLATE_LIMIT',
+        `limit: ${where || 'a resource'}: template outputs substituted into one string make it longer than ${MAX_OUTPUT_TEXT} characters`,
+        { category: 'limit' },
+      );
+    }
+    return changed ? out : text;
+  };
+  const into = (v: unknown, rest: string[], text: string, where: string): unknown => {
+    let node = v;
+    for (const key of rest) {
+      if (node !== null && typeof node === 'object' && Object.hasOwn(node, key)) {
+        node = (node as Record<string, unknown>)[key];
+      } else {
+        throw new DmError(
+          'UNKNOWN_REFERENCE',
+          `${where || 'the configuration'}: ${text} goes into the template output past what it holds ('${key}')`,
+          { category: 'validation', details: { reference: text } },
+        );
+      }
+    }
+    return node;
+  };
+  const substitute = (node: unknown, where: string, self: string): unknown => {
+    if (typeof node === 'string') return node.includes(REF_START) ? substituteText(node, where, self) : node;
+    if (Array.isArray(node)) {
+      let copy: unknown[] | undefined;
+      node.forEach((item, i) => {
+        const next = substitute(item, where, self);
+        if (next !== item) {
+          copy ??= node.slice();
+          copy[i] = next;
+        }
+      });
+      return copy ?? node;
+    }
+    if (isDict(node)) {
+      let copy: Record<string, unknown> | undefined;
+      for (const [k, item] of Object.entries(node)) {
+        const next = substitute(item, where, self);
+        if (next !== item) {
+          copy ??= { ...(node as Record<string, unknown>) };
+          copy[k] = next;
+        }
+      }
+      return copy ?? node;
+    }
+    return node;
+  };
+  for (const t of templates) for (const o of t.outputs) outputValue(o, t.name);
+  return substitute(value, '', '') as T;
 }

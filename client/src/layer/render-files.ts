@@ -4,10 +4,11 @@
  * path order), parsed with the shared YAML module, then rendered. The conformance runner goes
  * through `renderTexts`, the same function the CLI ends in.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
+import { readStandardInput, readTextFile, STDIN } from '../input.js';
 import { type RenderedDocument, type RenderOptions, renderDocuments } from './render-documents.js';
 
 export type RenderFilesOptions = Omit<RenderOptions, 'sources'>;
@@ -34,6 +35,10 @@ async function collectYamlFiles(dir: string): Promise<string[]> {
 export async function readDocumentFiles(paths: readonly string[], cwd = process.cwd()): Promise<YamlInput[]> {
   const inputs: YamlInput[] = [];
   for (const path of paths) {
+    if (path === STDIN) {
+      inputs.push({ source: '<stdin>', text: readStandardInput() });
+      continue;
+    }
     const full = resolve(cwd, path);
     let info: Awaited<ReturnType<typeof stat>>;
     try {
@@ -49,7 +54,7 @@ export async function readDocumentFiles(paths: readonly string[], cwd = process.
           .sort()
           .map((f) => (path === full ? f : join(path, f.slice(full.length))))
       : [path];
-    for (const file of files) inputs.push({ source: file, text: await readFile(resolve(cwd, file), 'utf8') });
+    for (const file of files) inputs.push({ source: file, text: readTextFile(resolve(cwd, file), file) });
   }
   return inputs;
 }

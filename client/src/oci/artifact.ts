@@ -5,6 +5,7 @@
  * version directory's files at its top. Everything is a pure function of the files and the names,
  * so the same version pushed twice, or served by dm-registry, has the same manifest digest.
  */
+import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import { tryParseVersion } from '../reference/version.js';
 import { comparePaths } from '../registry/compare-paths.js';
@@ -109,6 +110,29 @@ export function formatConfig(config: TemplateConfig): Buffer {
       .map((f) => ({ path: f.path, sha256: f.sha256, size: f.size })),
   };
   return Buffer.from(JSON.stringify(ordered), 'utf8');
+}
+
+/**
+ * The manifest's description: the schema's `info.description` (or `info.title`), as `dm push` and
+ * dm-registry's /v2/ both write it, so the same version gives the same manifest from either.
+ */
+export function describeVersion(
+  config: TemplateConfig,
+  contents: ReadonlyMap<string, Buffer>,
+): string | undefined {
+  const schema = config.schemaFile ? contents.get(config.schemaFile) : undefined;
+  if (!schema) return undefined;
+  try {
+    const info = (
+      parseYaml(schema.toString('utf8'), { source: config.schemaFile }) as {
+        info?: { description?: unknown; title?: unknown };
+      } | null
+    )?.info;
+    const text = info?.description ?? info?.title;
+    return typeof text === 'string' ? text.trim().slice(0, 1024) || undefined : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Builds the artifact of a version from its files (all of them, keyed by path). */

@@ -54,9 +54,7 @@ function readAuths(file: string): Record<string, unknown> | undefined {
   try {
     data = JSON.parse(text);
   } catch {
-    throw new DmError('INVALID_CONFIG_FILE', `${file}: registry credentials are not JSON`, {
-      category: 'invalid-input',
-    });
+    throw new DmError('INVALID_CONFIG_FILE', `${file}: registry credentials are not JSON`);
   }
   const auths = (data as { auths?: unknown } | null)?.auths;
   return auths && typeof auths === 'object' ? (auths as Record<string, unknown>) : {};
@@ -90,9 +88,6 @@ export function findCredentials(
       throw new DmError(
         'INVALID_CONFIG_FILE',
         `${file}: the auth entry for ${host} is not base64 of user:password`,
-        {
-          category: 'invalid-input',
-        },
       );
     }
     return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1), file };

@@ -7,7 +7,6 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname, resolve as resolvePath } from 'node:path';
 import type { DmConfig } from '../config/config.js';
-import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import { ContentCache } from '../fetch/content-cache.js';
 import {
@@ -25,6 +24,7 @@ import { ResolutionSession } from '../resolve/resolution-session.js';
 import {
   type ArtifactAnnotations,
   buildArtifact,
+  describeVersion,
   MAX_CONFIG_BYTES,
   parseTemplateConfig,
   parseTemplateManifest,
@@ -32,12 +32,15 @@ import {
   tagOfVersion,
 } from './artifact.js';
 import { OciClient } from './distribution.js';
+import { addToNamespaceIndex } from './namespace-index.js';
 
 export interface PushOptions {
   config: DmConfig;
   registryDirs?: readonly string[] | undefined;
   /** Replace a tag that holds other content. */
   force?: boolean;
+  /** Leave the namespace's dm-index alone (docs/oci.md "Searching an OCI registry"). */
+  noIndex?: boolean;
   /** `org.opencontainers.image.created` (from SOURCE_DATE_EPOCH); absent by default so digests repeat. */
   created?: string | undefined;
   onRequest?: (method: string, url: string) => void;
@@ -140,23 +143,6 @@ async function versionFromReference(text: string, options: PushOptions): Promise
   };
 }
 
-/** The schema's `info.description` (or title), for the manifest's description annotation. */
-function describe(version: Version): string | undefined {
-  const schema = version.config.schemaFile ? version.contents.get(version.config.schemaFile) : undefined;
-  if (!schema) return undefined;
-  try {
-    const info = (
-      parseYaml(schema.toString('utf8'), { source: version.config.schemaFile }) as {
-        info?: { description?: unknown; title?: unknown };
-      } | null
-    )?.info;
-    const text = info?.description ?? info?.title;
-    return typeof text === 'string' ? text.trim().slice(0, 1024) || undefined : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function parseTarget(text: string): RegistryReference {
   if (!/^oci:\/\//i.test(text)) {
     throw new DmError('INVALID_ARGUMENT', `'${text}' is not an oci:// reference to push to`, {
@@ -212,7 +198,7 @@ export async function push(
   if (!version.config.registry) version.config.registry = formatRegistryName(target);
   const annotations: ArtifactAnnotations = {
     source: version.config.registry.startsWith('oci://') ? undefined : `https://${version.config.registry}`,
-    description: describe(version),
+    description: describeVersion(version.config, version.contents),
     created: options.created,
   };
   const artifact = await buildArtifact(version.config, version.contents, annotations);
@@ -220,6 +206,7 @@ export async function push(
     host: target.host,
     plainHttp: options.config.oci?.plainHttp ?? false,
     authFiles: options.config.oci?.authFiles ?? [],
+    timeoutMs: options.config.httpTimeoutMs,
     ...(options.onRequest ? { onRequest: options.onRequest } : {}),
   });
   const repository = ociRepository(target);
@@ -258,6 +245,13 @@ export async function push(
     await client.putBlob(repository, artifact.configDigest, artifact.config);
     await client.putBlob(repository, artifact.layerDigest, artifact.layer);
     await client.putManifest(repository, tag, artifact.manifest);
+  }
+  if (!options.noIndex) {
+    await addToNamespaceIndex(client, formatRegistryName(target), `${target.owner}/${target.repo}`, {
+      name: `${target.collection ? `${target.collection}/` : ''}${target.template}`,
+      description: annotations.description,
+      version: version.config.version,
+    });
   }
   return {
     reference,

@@ -73,6 +73,7 @@ export async function buildResolverChain(options: BuildChainOptions): Promise<Re
       new ServerResolver({
         url: options.config.registryUrl,
         token: options.config.registryToken,
+        timeoutMs: options.config.httpTimeoutMs,
         ...(options.onRequest ? { onRequest: options.onRequest } : {}),
       }),
     );
@@ -89,6 +90,7 @@ export async function buildResolverChain(options: BuildChainOptions): Promise<Re
       new OciResolver({
         plainHttp: options.config.oci?.plainHttp ?? false,
         authFiles: options.config.oci?.authFiles ?? [],
+        timeoutMs: options.config.httpTimeoutMs,
         onRequest: options.onRequest,
       }),
     );
@@ -114,7 +116,10 @@ export async function buildResolverChain(options: BuildChainOptions): Promise<Re
   // OFFLINE_MISSING for everything nobody took.
   const end = offline
     ? new OfflineEnd()
-    : new UrlContentResolver(options.onRequest ? { onRequest: options.onRequest } : {});
+    : new UrlContentResolver({
+        timeoutMs: options.config.httpTimeoutMs,
+        ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+      });
   unremembered.add(end.name);
   const chain: Resolver[] = [...(options.first ?? []), ...(cache ? [cache] : []), ...sources, end];
   return { chain, cache, unremembered, defaultRegistry, directories };

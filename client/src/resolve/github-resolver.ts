@@ -8,6 +8,7 @@
 
 import type { DmConfig } from '../config/config.js';
 import type { ContentCache } from '../fetch/content-cache.js';
+import { httpSignal } from '../http-limit.js';
 import { formatRegistryName, type RegistryName, type RegistryReference } from '../reference/reference.js';
 import { scanRegistryTree } from '../registry/scan-tree.js';
 import type { TreeEntry } from '../registry/types.js';
@@ -64,7 +65,11 @@ export class GitHubResolver implements Resolver {
         const { GitHubSource } = await import('../source/github.js');
         const counting: typeof fetch = (input, init) => {
           this.options.onRequest?.(init?.method ?? 'GET', String(input));
-          return fetch(input, init);
+          // Every call under the one HTTP time limit (docs/client.md "Configuration").
+          return fetch(input, {
+            ...init,
+            signal: init?.signal ?? httpSignal(this.options.config.httpTimeoutMs),
+          });
         };
         const source = new GitHubSource({
           owner: registry.owner,

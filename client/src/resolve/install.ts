@@ -592,6 +592,45 @@ export interface PullResult {
 }
 
 /** `dm pull <ref> [--to dir]`: fetch a version into the cache and, with `to`, write its files there. */
+/**
+ * Checks `pull --to`'s directory before anything is fetched into it and makes the temporary sibling
+ * it is written into (one level, never recursive: a recursive mkdir under /proc never ends). Every
+ * error names the path as the user typed it (`shown`).
+ */
+async function createPullDirectory(shown: string, target: string, tmp: string): Promise<void> {
+  const { mkdir, stat } = await import('node:fs/promises');
+  const exists = await stat(target).then(
+    () => true,
+    () => false,
+  );
+  if (exists) {
+    throw new DmError('TARGET_EXISTS', `cannot write to ${shown}: it already exists`, {
+      category: 'conflict',
+      hint: 'choose a directory that does not exist yet',
+    });
+  }
+  try {
+    await mkdir(tmp);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const parentExists = await stat(dirname(target)).then(
+      (info) => info.isDirectory(),
+      () => false,
+    );
+    const why =
+      code === 'ENOENT' && !parentExists
+        ? `its parent directory ${dirname(shown)} does not exist`
+        : code === 'ENOENT'
+          ? `no directory can be made in ${dirname(shown)}`
+          : code === 'ENOTDIR'
+            ? `a part of ${dirname(shown)} is not a directory`
+            : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+              ? `permission denied`
+              : `${code ?? (error as Error).message}`;
+    throw new DmError('TARGET_UNWRITABLE', `cannot write to ${shown}: ${why}`);
+  }
+}
+
 export async function pull(
   text: string,
   options: Pick<InstallOptions, 'config' | 'registryDirs' | 'warn'> & { to?: string | undefined },
@@ -612,6 +651,7 @@ export async function pull(
     // Write into a temporary sibling directory, then rename it into place: all files or none.
     const target = resolvePath(options.to);
     const tmp = `${target}.dm-tmp-${process.pid}`;
+    await createPullDirectory(options.to, target, tmp);
     for (const [path, data] of contents) {
       const dest = join(tmp, path);
       if (!dest.startsWith(`${tmp}/`))
@@ -621,10 +661,10 @@ export async function pull(
     }
     try {
       await rename(tmp, target);
-    } catch (error) {
+    } catch {
       const { rm } = await import('node:fs/promises');
       await rm(tmp, { recursive: true, force: true });
-      throw new DmError('TARGET_EXISTS', `cannot write to ${target}: ${(error as Error).message}`, {
+      throw new DmError('TARGET_EXISTS', `cannot write to ${options.to}: it already exists`, {
         category: 'conflict',
         hint: 'choose a directory that does not exist yet',
       });

@@ -6,6 +6,7 @@
  * reason in plain words (DNS lookup failed, connection refused), at once.
  */
 import { DmError, fromSystemError, relayedError } from '../error.js';
+import { isHttpTimeout, noAnswerInTime } from '../http-limit.js';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -63,14 +64,14 @@ export async function registryFailure(response: Response, base: string, what: st
 }
 
 /** REGISTRY_UNREACHABLE for a request that got no answer, with the reason in plain words. */
-export function registryUnreachable(base: string, error: unknown): DmError {
+export function registryUnreachable(base: string, error: unknown, timeoutMs?: number): DmError {
   const cause = (error as { cause?: unknown }).cause;
   const system = fromSystemError(cause ?? error);
   const reason =
     system?.code === 'UNREACHABLE'
       ? system.message.replace(/^cannot reach [^ ]+ /, '')
-      : (error as Error).name === 'TimeoutError'
-        ? '(no answer in time)'
+      : isHttpTimeout(error)
+        ? noAnswerInTime(timeoutMs)
         : `(${(cause as Error | undefined)?.message ?? (error as Error).message})`;
   return new DmError('REGISTRY_UNREACHABLE', `cannot reach the registry server at ${base} ${reason}`, {
     hint: 'check --registry-url, or use --offline to work from dm.lock and the cache',

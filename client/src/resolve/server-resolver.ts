@@ -6,9 +6,10 @@
  * nothing else take it, the failure's hint says the server does not host it.
  */
 
-import type { BatchResolveItem, Resolution as ServerResolution } from '../../../server/src/api/shapes.js';
 import { type DmError, relayedError } from '../error.js';
+import { httpSignal } from '../http-limit.js';
 import { formatReference, formatTemplateName, type RegistryReference } from '../reference/reference.js';
+import type { BatchResolveItem, Resolution as ServerResolution } from '../wire/registry-api.js';
 import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
 import { Declined, type Resolution, type Resolver } from './resolver.js';
 import type { ResolvedFile, ResolvedVersion } from './types.js';
@@ -46,10 +47,10 @@ export class ServerResolver implements Resolver {
         method,
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
+        signal: httpSignal(this.options.timeoutMs),
       });
     } catch (error) {
-      throw registryUnreachable(this.base, error);
+      throw registryUnreachable(this.base, error, this.options.timeoutMs);
     }
   }
 

@@ -7,6 +7,7 @@
 
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
+import { httpSignal, isHttpTimeout, noAnswerInTime } from '../http-limit.js';
 import type { RegistryReference, UrlReference } from '../reference/reference.js';
 import { sha256Hex, versionDigest } from '../registry/digest.js';
 import type { TemplateKind } from '../registry/types.js';
@@ -22,6 +23,8 @@ export interface UrlResolverOptions {
   onRequest?: (method: string, url: string) => void;
   /** Largest file accepted, bytes. Default 4 MiB. */
   maxBytes?: number;
+  /** The HTTP time limit (docs/client.md "Configuration"). */
+  timeoutMs?: number | undefined;
 }
 
 function kindOf(file: string): TemplateKind {
@@ -37,11 +40,15 @@ async function get(url: string, options: UrlResolverOptions, optional: boolean):
   options.onRequest?.('GET', url);
   let response: Response;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(30_000), redirect: 'follow' });
+    response = await fetch(url, { signal: httpSignal(options.timeoutMs), redirect: 'follow' });
   } catch (error) {
-    throw new DmError('URL_UNREACHABLE', `cannot fetch ${url}: ${(error as Error).message}`, {
-      category: 'unreachable',
-    });
+    throw new DmError(
+      'URL_UNREACHABLE',
+      `cannot fetch ${url} ${isHttpTimeout(error) ? noAnswerInTime(options.timeoutMs) : `(${(error as Error).message})`}`,
+      {
+        category: 'unreachable',
+      },
+    );
   }
   if (response.status === 404 && optional) return undefined;
   if (!response.ok) {

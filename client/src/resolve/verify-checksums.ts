@@ -9,6 +9,7 @@
 import { join } from 'node:path';
 import type { DmConfig } from '../config/config.js';
 import { DmError } from '../error.js';
+import { httpSignal } from '../http-limit.js';
 import {
   type ChecksumLogSource,
   ChecksumVerifier,
@@ -36,10 +37,10 @@ export class HttpChecksumLog implements ChecksumLogSource {
     try {
       response = await fetch(`${this.base}${path}`, {
         headers,
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
+        signal: httpSignal(this.options.timeoutMs),
       });
     } catch (error) {
-      throw registryUnreachable(this.base, error);
+      throw registryUnreachable(this.base, error, this.options.timeoutMs);
     }
     if (!response.ok) throw await registryFailure(response, this.base, what);
     return response;
@@ -112,7 +113,11 @@ export function checksumVerifierFor(config: DmConfig): ChecksumVerifier | undefi
   const key = parseVerifierKey(config.checksumKey);
   return new ChecksumVerifier({
     key,
-    source: new HttpChecksumLog({ url: config.registryUrl, token: config.registryToken }),
+    source: new HttpChecksumLog({
+      url: config.registryUrl,
+      token: config.registryToken,
+      timeoutMs: config.httpTimeoutMs,
+    }),
     memory: new FileCheckpointMemory(
       join(config.dirs.state, 'checksums', encodeURIComponent(key.name), 'latest'),
     ),

@@ -6,8 +6,11 @@
 import { and, asc, desc, eq } from 'drizzle-orm';
 import type { KubeObject } from '../deploy/objects.js';
 import { DmError } from '../error.js';
+import type { ManifestDocuments, ResourceView } from '../wire/manager-api.js';
 import type { StateDatabase, StateDb } from './database.js';
 import type { deployments, manifestResources, manifests, typeInstances } from './schema.js';
+
+export type { ManifestDocuments } from '../wire/manager-api.js';
 
 export type DeploymentRow = typeof deployments.$inferSelect;
 export type ManifestRow = typeof manifests.$inferSelect;
@@ -42,12 +45,11 @@ export interface OutcomeUpdate {
   resourceVersion?: string | undefined;
 }
 
-/** A manifest's resource as commands and the manager's API show it: the row less its bookkeeping. */
-export interface ResourceOutcome extends InventoryEntry {
-  action: string;
-  outcome: string;
-  message?: string;
-}
+/**
+ * A manifest's resource as commands and the manager's API show it: the row less its bookkeeping
+ * (the manager API's shape, client/src/wire/manager-api.ts; docs/manager.md).
+ */
+export type ResourceOutcome = ResourceView;
 
 export function resourceOutcome(r: ManifestResourceRow): ResourceOutcome {
   return {
@@ -65,15 +67,6 @@ export function resourceOutcome(r: ManifestResourceRow): ResourceOutcome {
 }
 
 /** The documents a manifest records (stored as JSON text), decoded. */
-export interface ManifestDocuments {
-  target: Record<string, unknown>;
-  inputConfig: unknown;
-  expandedConfig: unknown;
-  layout: unknown;
-  references: unknown;
-  resolvedValues: unknown;
-}
-
 export function manifestDocuments(m: ManifestRow): ManifestDocuments {
   return {
     target: JSON.parse(m.target) as Record<string, unknown>,

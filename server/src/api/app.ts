@@ -18,10 +18,12 @@ import { pageRoutes } from '../pages/routes.js';
 import { PRIVATE_LABEL, RegistryService, type ServiceDeps } from '../service.js';
 import { hashToken } from '../store/secrets.js';
 import { bearerToken } from './access.js';
+import { Admission, type AdmissionOptions, PerCaller } from './admission.js';
 import { type AppEnv, accessOf, errorResponse } from './http.js';
 import { ServerMetrics } from './metrics.js';
 import { OPENAPI } from './openapi.js';
 import { checksumRoutes } from './routes-checksums.js';
+import { ociRoutes } from './routes-oci.js';
 import { readRoutes } from './routes-read.js';
 import { writeRoutes } from './routes-write.js';
 import { RequestTracker, trackServedRoutes } from './tracking.js';
@@ -34,6 +36,10 @@ export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync'> {
   maxBodyBytes?: number;
   /** Largest webhook body, bytes (default 25 MiB, GitHub's own limit). */
   maxWebhookBytes?: number;
+  /** Batch resolves answered at a time, and waiting beyond those (default 2 and 64). */
+  batchAdmission?: AdmissionOptions;
+  /** Webhook deliveries read and checked at a time, and waiting beyond those (default 2 and 8). */
+  webhookAdmission?: AdmissionOptions;
   /** The Deployment Manager (docs/manager.md): mounted when clusters are configured. */
   manager?: ManagerConfig | undefined;
   /** Upstream registry servers to pull through, in order (docs/mirroring.md). */
@@ -225,16 +231,24 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     });
   });
   served.get('/api/v1/openapi.json', (c) => c.json(OPENAPI));
+  const webhooks = new Admission('webhook deliveries', deps.webhookAdmission ?? { concurrency: 2, queue: 8 });
+  metrics.watchAdmission('webhook', webhooks.counters);
   served.route('/api/v1', checksumRoutes({ maxBodyBytes: deps.maxBodyBytes ?? 1024 * 1024 }));
-  served.route('/api/v1', readRoutes(tracker));
+  const batches = new Admission('batch resolves', deps.batchAdmission ?? { concurrency: 2, queue: 64 });
+  metrics.watchAdmission('batch-resolve', batches.counters);
+  const batchesPerCaller = new PerCaller('batch resolves', { concurrency: 1, queue: 8 });
+  served.route('/api/v1', readRoutes(tracker, { batches, batchesPerCaller }));
   served.route(
     '/api/v1',
     writeRoutes({
       maxBodyBytes: deps.maxBodyBytes ?? 1024 * 1024,
       maxWebhookBytes: deps.maxWebhookBytes ?? 25 * 1024 * 1024,
+      webhookAdmission: webhooks,
     }),
   );
+  served.route('/v2', ociRoutes());
   const manager = mountManager(served, deps.manager, service, logger);
+  if (manager) metrics.watchAdmission('expand', manager.expansions.counters);
   served.route('/', pageRoutes());
   trackServedRoutes(app, served, tracker);
   app.route('/', served);

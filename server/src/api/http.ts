@@ -16,9 +16,12 @@ export async function accessOf(c: Context<AppEnv>): Promise<RequestAccess> {
   return c.get('service').tokens.accessFor(c.req.header('authorization'));
 }
 
-/** A DmError as an HTTP response; 429 carries Retry-After. */
+/** A DmError as an HTTP response; 429 carries Retry-After, and so does a 503 that says when. */
 export function errorResponse(c: Context<AppEnv>, error: DmError): Response {
   const status = httpStatusFor(error) as 400;
+  if (status === (503 as number) && error.details?.retryAfter !== undefined) {
+    c.header('Retry-After', String(Math.max(1, Math.ceil(Number(error.details.retryAfter) || 1))));
+  }
   if (status === (429 as number)) {
     const retry = Number(error.details?.retryAfter ?? 60);
     c.header('Retry-After', String(Number.isFinite(retry) && retry > 0 ? Math.ceil(retry) : 60));

@@ -10,6 +10,7 @@
  * histogram is `RequestDurations` below, which prom-client's registry reads through `get()`.
  */
 import { Counter, Gauge, type Histogram, Registry } from 'prom-client';
+import type { AdmissionCounters } from './admission.js';
 
 /** Request latency buckets, seconds. */
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5] as const;
@@ -183,6 +184,22 @@ export class ServerMetrics {
     },
   });
 
+  /** The bounded kinds of work (admission.ts), read at each scrape. */
+  private readonly admissions: { work: string; counters: AdmissionCounters }[] = [];
+  readonly boundedWork = new Gauge({
+    name: 'dm_registry_bounded_work',
+    help: 'Work admitted under a bound (docs/server.md, "Bounds on one caller\'s work"): running and waiting now, the most that ever ran at once, and how often it was refused',
+    labelNames: ['work', 'state'] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const { work, counters } of this.admissions) {
+        for (const state of ['running', 'waiting', 'peakRunning', 'refused'] as const) {
+          this.boundedWork.set({ work, state }, counters[state]);
+        }
+      }
+    },
+  });
+
   constructor() {
     // The registry reads a metric through name, type, get() and reset() only.
     this.registry.registerMetric(this.duration as unknown as Histogram);
@@ -221,5 +238,10 @@ export class ServerMetrics {
   /** Where the open-quarantines gauge reads its counts, by metrics label (private ones summed). */
   countOpenQuarantines(read: () => Promise<readonly { registry: string; open: number }[]>): void {
     this.openQuarantines = read;
+  }
+
+  /** Reports the counters of a bounded kind of work as `dm_registry_bounded_work{work}`. */
+  watchAdmission(work: string, counters: AdmissionCounters): void {
+    this.admissions.push({ work, counters });
   }
 }

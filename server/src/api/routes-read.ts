@@ -15,6 +15,7 @@ import { quarantineField } from '../store/quarantine.js';
 import type { QuarantineRow, ReadStore } from '../store/reads.js';
 import { mayRead } from '../store/visibility.js';
 import type { RequestAccess } from './access.js';
+import { type Admission, callerAddress, nextTurn, type PerCaller } from './admission.js';
 import {
   type AppEnv,
   accessOf,
@@ -30,6 +31,8 @@ import { type RequestTracker, SELF_TRACKED_ROUTE } from './tracking.js';
 import { archiveCache } from './version-archive.js';
 
 const MAX_BATCH = 1000;
+/** References answered between two turns of the event loop (a slice costs a few ms at most). */
+const BATCH_SLICE = 50;
 
 /**
  * The ETag of a resolve answer (docs/mirroring.md "Floating references"): a hash of its JSON, so a
@@ -46,7 +49,10 @@ function resolveEtag(answer: { body: string }): string {
   return etag;
 }
 
-export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
+export function readRoutes(
+  tracker: RequestTracker,
+  options: { batches: Admission; batchesPerCaller: PerCaller },
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.get('/registries', async (c) => {
@@ -221,8 +227,16 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
     }
   });
 
+  // Batch resolve is work proportional to the request (docs/server.md, "Bounds on one caller's
+  // work"): admitted before its body is read, each anonymous caller (by address) one batch at a time,
+  // and answered in slices that give the event loop back between them.
   app.post(
     '/resolve',
+    async (c, next) => {
+      const run = () => options.batches.run(() => next());
+      if (c.req.header('authorization') !== undefined) return run();
+      return options.batchesPerCaller.run(callerAddress(c), run);
+    },
     bodyLimit({
       maxSize: 1024 * 1024,
       onError: () => {
@@ -267,15 +281,20 @@ export function readRoutes(tracker: RequestTracker): Hono<AppEnv> {
         const status = batchCacheStatus(mirrored);
         if (status) c.header('Cache-Status', status);
       }
-      const answers = await Promise.all(
-        list.map((ref, i) => mirrored?.[i] ?? catalog.resolveAnswer(ref, access)),
-      );
-      const parts = list.map((ref, i) => {
-        const answer = answers[i]!;
-        const key = answer.status === 200 ? 'resolution' : 'error';
-        const value = answer.status === 200 ? answer.body : JSON.stringify(JSON.parse(answer.body).error);
-        return `{"ref":${JSON.stringify(ref)},"${key}":${value}}`;
-      });
+      const parts: string[] = [];
+      for (let from = 0; from < list.length; from += BATCH_SLICE) {
+        if (from > 0) await nextTurn();
+        const slice = list.slice(from, from + BATCH_SLICE);
+        const answers = await Promise.all(
+          slice.map((ref, i) => mirrored?.[from + i] ?? catalog.resolveAnswer(ref, access)),
+        );
+        slice.forEach((ref, i) => {
+          const answer = answers[i]!;
+          const key = answer.status === 200 ? 'resolution' : 'error';
+          const value = answer.status === 200 ? answer.body : JSON.stringify(JSON.parse(answer.body).error);
+          parts.push(`{"ref":${JSON.stringify(ref)},"${key}":${value}}`);
+        });
+      }
       return c.body(`{"results":[${parts.join(',')}]}`, 200, { 'Content-Type': 'application/json' });
     },
   );

@@ -4,14 +4,17 @@
  * signature of the registry's webhook secret instead of a token.
  */
 import { createHash } from 'node:crypto';
-import { verify } from '@octokit/webhooks-methods';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { LRUCache } from 'lru-cache';
 import { DmError } from '../../../client/src/error.js';
 import type { AddRegistryInput } from '../service.js';
 import { commitShown } from '../source/directory.js';
+import type { DeliveryCandidate } from '../webhook/check-delivery.js';
+import { DeliveryChecker } from '../webhook/delivery-checker.js';
 import { requireAdmin } from './access.js';
+import type { Admission } from './admission.js';
+import { boundedBody } from './bounded-body.js';
 import { type AppEnv, accessOf, jsonBody } from './http.js';
 
 function tooLarge(max: number) {
@@ -34,7 +37,11 @@ function optionalString(body: Record<string, unknown>, key: string): string | un
   return value;
 }
 
-export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: number }): Hono<AppEnv> {
+export function writeRoutes(options: {
+  maxBodyBytes: number;
+  maxWebhookBytes: number;
+  webhookAdmission: Admission;
+}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const limit = bodyLimit({ maxSize: options.maxBodyBytes, onError: tooLarge(options.maxBodyBytes) });
 
@@ -100,81 +107,55 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
 
   // Delivery ids seen recently (X-GitHub-Delivery): a replayed delivery syncs nothing.
   const deliveries = new LRUCache<string, true>({ max: 10_000 });
-  app.post(
-    '/webhooks/github',
-    bodyLimit({ maxSize: options.maxWebhookBytes, onError: tooLarge(options.maxWebhookBytes) }),
-    async (c) => {
+  // Unauthenticated work is bounded before the body is read (docs/server.md, "Webhooks"): a few
+  // deliveries are read and checked at a time, a few more wait, the rest are refused with 503.
+  const admission = options.webhookAdmission;
+  const checker = new DeliveryChecker();
+  app.post('/webhooks/github', async (c) => {
+    const signature = c.req.header('x-hub-signature-256') ?? '';
+    // Unsigned: refused before anything of the body is read.
+    if (!signature) {
+      throw new DmError('INVALID_SIGNATURE', 'the webhook delivery carries no X-Hub-Signature-256', {
+        category: 'unauthorized',
+      });
+    }
+    return admission.run(async () => {
       const service = c.get('service');
       const event = c.req.header('x-github-event') ?? '';
-      const signature = c.req.header('x-hub-signature-256') ?? '';
       const delivery = c.req.header('x-github-delivery') ?? '';
-      const text = await c.req.text();
-      // The signature is checked on the raw bytes, against every GitHub registry with a webhook
-      // secret, before anything of the body is parsed.
-      const verified = [];
-      if (signature) {
-        for (const r of await service.all()) {
-          if (r.sourceType !== 'github' || !r.webhookSecret) continue;
-          let secret: string | null = null;
-          try {
-            secret = service.webhookSecretOf(r);
-          } catch {
-            continue; // unreadable after a key change: this registry cannot verify anything
-          }
-          if (secret && (await verify(secret, text, signature).catch(() => false))) verified.push(r);
+      const body = await boundedBody(c, options.maxWebhookBytes);
+      if (body instanceof Response) return body;
+      // GitHub registries with a secret; the worker tries only those of the delivery's repository.
+      const registries = (await service.all()).filter((r) => r.sourceType === 'github' && r.webhookSecret);
+      const candidates: DeliveryCandidate[] = [];
+      registries.forEach((r, index) => {
+        try {
+          const secret = service.webhookSecretOf(r);
+          if (secret) candidates.push({ index, source: r.source, secret });
+        } catch {
+          // unreadable after a key change: this registry cannot verify anything
         }
+      });
+      const check = await checker.check(body, signature, candidates);
+      if (check.kind === 'malformed') {
+        throw new DmError('INVALID_JSON', check.message, { category: 'invalid-input' });
       }
-      if (verified.length === 0) {
-        throw new DmError(
-          'INVALID_SIGNATURE',
-          'the webhook signature does not verify for any registry of this server',
-          {
-            category: 'unauthorized',
-          },
-        );
-      }
-      let payload: unknown;
-      try {
-        payload = JSON.parse(text);
-      } catch {
-        throw new DmError('INVALID_JSON', 'the webhook body is not valid JSON', {
-          category: 'invalid-input',
-        });
-      }
-      const repository = (payload as { repository?: unknown } | null)?.repository as
-        | { full_name?: unknown; default_branch?: unknown }
-        | undefined;
-      const ref = (payload as { ref?: unknown } | null)?.ref;
-      if (
-        !payload ||
-        typeof payload !== 'object' ||
-        !repository ||
-        typeof repository !== 'object' ||
-        typeof repository.full_name !== 'string' ||
-        (repository.default_branch !== undefined && typeof repository.default_branch !== 'string') ||
-        (ref !== undefined && typeof ref !== 'string')
-      ) {
-        throw new DmError(
-          'INVALID_JSON',
-          'the webhook body must be an object with repository.full_name (a string)',
-          { category: 'invalid-input' },
-        );
-      }
-      const fullName = repository.full_name.toLowerCase();
-      const matching = verified.filter((r) => r.source.toLowerCase().endsWith(`/${fullName}`));
-      if (matching.length === 0) {
+      if (check.kind === 'unsigned') {
         throw new DmError(
           'INVALID_SIGNATURE',
           'the webhook signature does not verify for any registry of this repository',
           { category: 'unauthorized' },
         );
       }
+      const matching = check.verified.map((i) => registries[i]!);
+      const ref = check.ref;
+      const repository = { default_branch: check.defaultBranch };
       if (event === 'ping') return c.json({ ok: true });
       if (event !== 'push') return c.json({ ignored: `event ${event}` });
       // A replay is known by its delivery id or by its body's digest: headers are not signed, so a
       // captured push sent again with another id, or with none, is still a duplicate
-      // (docs/server.md, "Webhooks").
-      const digest = `sha256:${createHash('sha256').update(text).digest('hex')}`;
+      // (docs/server.md, "Webhooks"). Hashed here once the signature verified (a bounded body).
+      const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
       const seen = [delivery, digest].find((key) => key !== '' && deliveries.has(key));
       if (seen !== undefined) return c.json({ duplicate: seen, syncing: [] });
       if (delivery) deliveries.set(delivery, true);
@@ -188,8 +169,8 @@ export function writeRoutes(options: { maxBodyBytes: number; maxWebhookBytes: nu
         }
       }
       return c.json({ syncing: synced }, synced.length ? 202 : 200);
-    },
-  );
+    });
+  });
 
   return app;
 }

@@ -394,3 +394,24 @@ export function sharedIndexBuildPool(): IndexBuildPool {
   shared ??= new IndexBuildPool();
   return shared;
 }
+
+export interface BuildIndexOptions {
+  /** Stops the build and terminates its worker (the sync's deadline). */
+  signal?: AbortSignal;
+  /** The workers to build in; default the process's shared pool. */
+  pool?: IndexBuildPool;
+  /** The registry's stored versions by directory, reused where their tree SHA is unchanged. */
+  previous?: ReadonlyMap<string, PreviousVersion>;
+}
+
+/**
+ * Builds the index of a snapshot in a worker thread (`indexSnapshot` there), so the request
+ * thread stays free; the store and the source are read here, in batches.
+ */
+export function buildIndex(
+  snapshot: Snapshot,
+  known: KnownContent,
+  options: BuildIndexOptions = {},
+): Promise<BuiltIndex> {
+  return (options.pool ?? sharedIndexBuildPool()).build(snapshot, known, options.signal, options.previous);
+}

@@ -9,8 +9,7 @@ import { compareVersions, tryParseVersion } from '../../../client/src/reference/
 import { sha256Hex, versionDigest } from '../../../client/src/registry/digest.js';
 import { scanRegistryTree } from '../../../client/src/registry/scan-tree.js';
 import type { Finding, ScannedVersion, TemplateKind, TreeEntry } from '../../../client/src/registry/types.js';
-import { gitBlobSha, type Snapshot } from '../../../client/src/source/source.js';
-import { type IndexBuildPool, sharedIndexBuildPool } from './build-index-pool.js';
+import { gitBlobSha } from '../../../client/src/source/source.js';
 
 export interface IndexedFile {
   path: string;
@@ -109,27 +108,6 @@ export function schemaInfo(schema: unknown): {
   const description = typeof s.info?.description === 'string' ? s.info.description : null;
   const properties = s.properties && typeof s.properties === 'object' ? Object.keys(s.properties) : [];
   return { title, description, properties };
-}
-
-export interface BuildIndexOptions {
-  /** Stops the build and terminates its worker (the sync's deadline). */
-  signal?: AbortSignal;
-  /** The workers to build in; default the process's shared pool. */
-  pool?: IndexBuildPool;
-  /** The registry's stored versions by directory, reused where their tree SHA is unchanged. */
-  previous?: ReadonlyMap<string, PreviousVersion>;
-}
-
-/**
- * Builds the index of a snapshot in a worker thread (`indexSnapshot` there), so the request
- * thread stays free; the store and the source are read here, in batches.
- */
-export function buildIndex(
-  snapshot: Snapshot,
-  known: KnownContent,
-  options: BuildIndexOptions = {},
-): Promise<BuiltIndex> {
-  return (options.pool ?? sharedIndexBuildPool()).build(snapshot, known, options.signal, options.previous);
 }
 
 /**

@@ -21,8 +21,8 @@ import {
   type SyncValues,
   serviceStoreOf,
 } from '../store/service-store.js';
-import { buildIndex } from './build-index.js';
 import type { IndexBuildPool } from './build-index-pool.js';
+import { buildIndex } from './build-index-pool.js';
 
 /** Sync history kept per registry. */
 export const KEEP_SYNCS = 100;

@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { isMapping } from '../../../client/src/data.js';
 import { getLive } from '../../../client/src/deploy/apply.js';
 import {
+  checkPrunes,
   type DryRunResult,
   deleteDeployment,
   deployConfiguration,
@@ -43,6 +44,7 @@ import {
   type OperationRow,
   OperationStore,
 } from '../../../client/src/state/operations-store.js';
+import { Admission, type AdmissionOptions } from '../api/admission.js';
 import { CatalogResolver, type CatalogView } from './catalog-resolver.js';
 import type { DeploymentLeases } from './deployment-lease.js';
 import type { ManagerAccess } from './manager-access.js';
@@ -64,6 +66,11 @@ export interface ManagerConfig {
   env?: Record<string, string | undefined>;
   /** Operations applied at once across deployments (default 4); the others wait, pending. */
   maxConcurrentOperations?: number;
+  /**
+   * Expansions (create, update, dry run, `POST /expand`) at once and waiting beyond those (default
+   * 2 and 8); more are refused with 503 SERVER_BUSY and Retry-After (docs/manager.md).
+   */
+  expansions?: AdmissionOptions;
 }
 
 export interface ManagerDeps {
@@ -87,6 +94,8 @@ export interface DeploymentRequest {
   properties?: Record<string, unknown> | undefined;
   waitForReady?: boolean | undefined;
   timeoutSeconds?: number | undefined;
+  /** Let the change prune every object, or more than half (`dm deploy --prune-all`). */
+  pruneAll?: boolean | undefined;
 }
 
 const MAX_IMPORTS = 500;
@@ -147,6 +156,9 @@ export function parseDeploymentRequest(body: Record<string, unknown>, pathName?:
   if (body.waitForReady !== undefined && typeof body.waitForReady !== 'boolean') {
     throw invalid('waitForReady must be true or false');
   }
+  if (body.pruneAll !== undefined && typeof body.pruneAll !== 'boolean') {
+    throw invalid('pruneAll must be true or false');
+  }
   const timeout = body.timeoutSeconds;
   if (
     timeout !== undefined &&
@@ -162,6 +174,7 @@ export function parseDeploymentRequest(body: Record<string, unknown>, pathName?:
     properties: body.properties as Record<string, unknown> | undefined,
     waitForReady: body.waitForReady as boolean | undefined,
     timeoutSeconds: timeout as number | undefined,
+    pruneAll: body.pruneAll as boolean | undefined,
   };
 }
 
@@ -202,6 +215,8 @@ export class DeploymentManager {
   private readonly waitingForSlot: (() => void)[] = [];
   /** Operations left by a stopped server recovered (awaited before anything is read or run). */
   readonly ready: Promise<void>;
+  /** Expansions run and waiting (docs/server.md, "Bounds on one caller's work"). */
+  readonly expansions: Admission;
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
@@ -212,6 +227,7 @@ export class DeploymentManager {
     private readonly leases?: DeploymentLeases,
   ) {
     this.slots = Math.max(1, config.maxConcurrentOperations ?? 4);
+    this.expansions = new Admission('expansions', config.expansions ?? { concurrency: 2, queue: 8 });
     this.store = new DeploymentStore(database);
     this.operations = new OperationStore(database);
     this.ready = this.recover();
@@ -328,6 +344,15 @@ export class DeploymentManager {
     properties: Record<string, unknown>,
     access: ManagerAccess,
   ): Promise<DeploymentInput> {
+    return this.expansions.run(() => this.expandAdmitted(name, configuration, properties, access));
+  }
+
+  private async expandAdmitted(
+    name: string,
+    configuration: ConfigurationBody,
+    properties: Record<string, unknown>,
+    access: ManagerAccess,
+  ): Promise<DeploymentInput> {
     const dir = await mkdtemp(join(tmpdir(), 'dm-manager-'));
     try {
       const file = join(dir, 'config.yaml');
@@ -345,7 +370,12 @@ export class DeploymentManager {
       });
       let input: DeploymentInput;
       try {
-        input = await loadDeploymentInput(file, { deployment: name, properties, templateSource });
+        input = await loadDeploymentInput(file, {
+          deployment: name,
+          properties,
+          templateSource,
+          displayName: 'configuration.content',
+        });
       } catch (error) {
         throw expansionError(error, dir);
       }
@@ -393,6 +423,15 @@ export class DeploymentManager {
     access: ManagerAccess,
   ): Promise<OperationRow> {
     const { cluster, namespace, input } = await this.prepareChange(req, action, access);
+    if (action === 'update') {
+      await checkPrunes({
+        name: req.name,
+        input,
+        store: this.store,
+        kubectl: this.kubectl(cluster, namespace, req.name),
+        pruneAll: req.pruneAll ?? false,
+      });
+    }
     const op = await this.accept({
       deployment: req.name,
       action,
@@ -420,6 +459,7 @@ export class DeploymentManager {
       input,
       store: this.store,
       kubectl: this.kubectl(cluster, namespace, req.name),
+      ...(req.pruneAll ? { pruneAll: true } : {}),
     });
   }
 
@@ -565,7 +605,12 @@ export class DeploymentManager {
         ...(req?.timeoutSeconds ? { timeoutSeconds: req.timeoutSeconds } : {}),
       };
       const result = input
-        ? await deployConfiguration({ ...common, input, ...(req?.waitForReady ? { wait: true } : {}) })
+        ? await deployConfiguration({
+            ...common,
+            input,
+            ...(req?.waitForReady ? { wait: true } : {}),
+            ...(req?.pruneAll ? { pruneAll: true } : {}),
+          })
         : op.action === 'delete' && !(await this.store.getDeployment(op.deployment))
           ? undefined
           : await deleteDeployment(common);

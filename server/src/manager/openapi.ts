@@ -99,6 +99,11 @@ export const MANAGER_SCHEMAS = {
       unchanged: changes,
       prune: changes,
       failed: changes,
+      existing: {
+        type: 'integer',
+        description: 'objects the deployment has now; prune is counted against it',
+      },
+      refused: { type: 'string', description: 'why a change with this plan would stop (PRUNE_REFUSED)' },
     },
   },
   DeploymentRequest: {
@@ -112,6 +117,11 @@ export const MANAGER_SCHEMAS = {
       properties: { type: 'object', description: 'dm: merged into top-level template resources' },
       waitForReady: { type: 'boolean', description: 'dm: wait for workloads (dm deploy --wait)' },
       timeoutSeconds: { type: 'integer' },
+      pruneAll: {
+        type: 'boolean',
+        description:
+          'dm: let the change prune every object of the deployment, or more than half (dm deploy --prune-all)',
+      },
     },
   },
   Deployment: {

@@ -1,79 +1,28 @@
 /**
- * The JSON shapes of the Deployment Manager API (docs/manager.md), one module: the routes build
- * them from the deployments database, the OpenAPI description documents them, and `dm
- * --manager-url` reads them. They follow DM's model: a deployment (name, state, latest manifest),
+ * The mappings from the deployments database to the Deployment Manager API's JSON shapes
+ * (docs/manager.md), which are declared once in client/src/wire/manager-api.ts (re-exported here). They follow DM's model: a deployment (name, state, latest manifest),
  * a manifest (inputConfig, expandedConfig, layout), a type instance (name, type, deployment,
  * manifest, path), plus dm's operations.
  */
 import {
   type DeploymentRow,
   type DeploymentStore,
-  type ManifestDocuments,
   type ManifestResourceRow,
   type ManifestRow,
   manifestDocuments,
-  type ResourceOutcome,
   resourceOutcome,
 } from '../../../client/src/state/deployments-store.js';
 import type { OperationRow } from '../../../client/src/state/operations-store.js';
+import type {
+  DeploymentSummary,
+  DeploymentView,
+  LevelProgress,
+  ManifestSummary,
+  ManifestView,
+  OperationView,
+} from '../../../client/src/wire/manager-api.js';
 
-export interface DeploymentSummary {
-  name: string;
-  state: string;
-  latestManifest: string | null;
-  cluster: string;
-  namespace: string;
-  updatedAt: string;
-}
-
-export type ResourceView = ResourceOutcome;
-
-export interface DeploymentView extends DeploymentSummary {
-  lastGoodManifest: string | null;
-  createdAt: string;
-  manifests: string[];
-  resources: ResourceView[];
-}
-
-export interface ManifestSummary {
-  name: string;
-  deployment: string;
-  action: string;
-  status: string;
-  createdAt: string;
-}
-
-export interface ManifestView extends ManifestSummary, ManifestDocuments {
-  error?: string;
-  finishedAt?: string;
-  resources: ResourceView[];
-}
-
-export interface LevelProgress {
-  action: 'apply' | 'prune';
-  level: number;
-  total: number;
-  done: number;
-  failed: number;
-  pending: number;
-}
-
-export interface OperationView {
-  id: string;
-  deployment: string;
-  action: string;
-  status: string;
-  actor: string;
-  cluster: string;
-  namespace: string;
-  manifest: string | null;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  progress: LevelProgress[];
-  errors: { resource: string; message: string }[];
-  error?: string;
-}
+export type * from '../../../client/src/wire/manager-api.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -98,7 +98,11 @@ export function canonicalTemplate(registry: string, collection: string, template
   return formatTemplateName({ host, owner, repo, collection, template });
 }
 
-/** The range of canonical template names under a registry: `[lo, hi)` for an indexed prefix scan. */
+/**
+ * The range of canonical template names under a registry: `[lo, hi)` for an indexed prefix scan.
+ * A byte-order range: on PostgreSQL the columns it scans are `COLLATE "C"` (migration 0011,
+ * docs/server.md "Text is compared as bytes"), whatever the database's locale.
+ */
 export function templateRange(registry: string): [string, string] {
   return [`${registry}/`, `${registry}0`]; // '0' follows '/'
 }

@@ -230,7 +230,6 @@ export class PostgresReads implements ReadStore {
     const held = this.words.ready(registries);
     if (held) this.counters.held++;
     else this.counters.database++;
-    const matchWords = words.flatMap((w) => w.split('_').filter(Boolean));
     if (words.length === 0) {
       // The empty query lists the templates in name order.
       const listed: Candidate[] = held
@@ -249,12 +248,11 @@ export class PostgresReads implements ReadStore {
       // named templates however far the bound is, in the registries the caller may read. Then
       // ranked here by the rule SQLite's search has (rankCandidates: exact name, name prefix,
       // by-field score, name); only the shown page's rows read their version and description.
-      // The lexemes never hold `_` (PostgreSQL's parser splits on it), so neither do the words.
       const found = held
         ? this.words.match(
             registries,
             {
-              words: matchWords,
+              words,
               exact: q,
               reader: options.reader,
               registry: options.registry,
@@ -262,7 +260,7 @@ export class PostgresReads implements ReadStore {
             },
             CANDIDATES,
           )
-        : await this.databaseMatch(matchWords, q, where, values);
+        : await this.databaseMatch(words, q, where, values);
       totalIsLowerBound = found.bounded;
       rows = rankCandidates(found.rows, q, words);
       if (rows.length === 0 && q.length >= 3) {

@@ -6,7 +6,10 @@
  * `templates.search` is a generated, weighted `tsvector` (the `simple` configuration; A name, B
  * title and description, C property names and collection; identifiers both as written and split
  * on `-_/.`), with a GIN index, and a trigram index on names (pg_trgm, created by the custom
- * migration 0000) for typos.
+ * migration 0000) for typos. Text that SQL ranges over or orders by compares as bytes, like
+ * SQLite's: the custom migration 0011 makes those columns `COLLATE "C"` (templates' name and
+ * collection, which feed the generated column, are ordered with an explicit `COLLATE "C"`);
+ * docs/server.md, "Text is compared as bytes".
  */
 import { sql } from 'drizzle-orm';
 import {

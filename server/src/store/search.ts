@@ -68,9 +68,14 @@ interface HeldRow extends NamedRow {
   order: number;
 }
 
-/** The words of a query, lower-cased; only letters, digits and `_` (no FTS syntax from users). */
+/**
+ * The words of a query, lower-cased: runs of letters and digits, so `exporter_node`,
+ * `exporter.node` and `exporter node` are the same two words (no FTS syntax from users). The one
+ * tokeniser of search queries on both dialects: FTS5's unicode61 and PostgreSQL's parser both
+ * split the indexed text on `_` and punctuation, so a word never holds them.
+ */
 export function queryWords(q: string): string[] {
-  return (q.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []).slice(0, 16);
+  return (q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 16);
 }
 
 /** `redis clus` → `"redis"* AND "clus"*`. */
@@ -223,6 +228,8 @@ class TemplateRows {
   readonly byId = new Map<number, HeldRow>();
   /** Every held row by `order`. */
   ordered: HeldRow[] = [];
+  /** The held rows by lower-cased name (the exact-name tier), in `order`. */
+  byLowerName = new Map<string, HeldRow[]>();
   /** Each registry's rows, by name, collection and id. */
   private readonly held = new Map<number, { generation: number; rows: HeldRow[] }>();
   /** The registries' ids and generations the rows are of, e.g. `1:4,2:7`. */
@@ -402,7 +409,15 @@ class TemplateRows {
     // Each registry's rows are sorted, so the sort merges a few runs rather than sorting every
     // row from scratch.
     this.ordered = [...this.held.values()].flatMap((h) => h.rows).sort(byNameOrder);
-    for (let i = 0; i < this.ordered.length; i++) this.ordered[i]!.order = i;
+    const byLowerName = new Map<string, HeldRow[]>();
+    for (let i = 0; i < this.ordered.length; i++) {
+      const row = this.ordered[i]!;
+      row.order = i;
+      const named = byLowerName.get(row.lowerName);
+      if (named) named.push(row);
+      else byLowerName.set(row.lowerName, [row]);
+    }
+    this.byLowerName = byLowerName;
     this.version = [...this.held].map(([id, h]) => `${id}:${h.generation}`).join(',');
   }
 }
@@ -571,16 +586,13 @@ export class TemplateSearch {
     let ranked = rows;
     if (match && similar.length === 0) {
       const q = options.q.trim().toLowerCase();
-      const exactName = options.q.trim();
-      if (exactName) {
-        // Exactly named templates first, even when the bound cut them off.
+      if (q) {
+        // Exactly named templates (case-insensitive, the exact-name tier's rule) first, even when
+        // the bound cut them off.
         const seen = new Set(ids);
-        const exact = this.statement(`SELECT id FROM templates WHERE name = ?${filters}`)
-          .pluck()
-          .all(exactName, ...params) as number[];
-        for (const id of exact) {
-          const r = seen.has(id) ? undefined : held.get(id);
-          if (r) rows.push(r);
+        for (const r of this.rows.byLowerName.get(q) ?? []) {
+          if (seen.has(r.id) || !visible.has(r.registryId)) continue;
+          if (options.collection === undefined || r.collection === options.collection) rows.push(r);
         }
       }
       // The order PostgreSQL's search has too (reads-pg.ts): exact name, name prefix, rank, then
@@ -669,10 +681,11 @@ export class TemplateSearch {
     const totalIsLowerBound = rows.length > CANDIDATES;
     if (totalIsLowerBound) rows.length = CANDIDATES;
     let ranked: readonly HeldRow[] = rows;
-    const exactName = options.q.trim();
+    const exactName = options.q.trim().toLowerCase();
     if (match && exactName && didYouMean === null) {
       const seen = new Set(rows.map((r) => r.id));
-      const exact = this.statement(`SELECT ${columns} FROM templates WHERE name = ?${filters}`).all(
+      // Template names are ASCII (the reference grammar): SQLite's lower() folds them as JS does.
+      const exact = this.statement(`SELECT ${columns} FROM templates WHERE lower(name) = ?${filters}`).all(
         exactName,
         ...params,
       ) as HeldRow[];
@@ -682,7 +695,7 @@ export class TemplateSearch {
         r.lowerTitle = (r.title ?? '').toLowerCase();
         r.lowerCollection = r.collection.toLowerCase();
       }
-      ranked = rankCandidates(rows, exactName.toLowerCase(), words);
+      ranked = rankCandidates(rows, exactName, words);
     }
     return this.answer(options, ranked, { totalIsLowerBound, registryNames, didYouMean });
   }

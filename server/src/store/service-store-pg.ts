@@ -7,7 +7,6 @@
  * the swap's outcome is recorded inside its transaction.
  */
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 import type { KnownContent, PreviousVersion } from '../indexer/build-index.js';
 import { postgresMirrorQueries } from './add-versions-pg.js';
@@ -23,7 +22,6 @@ import {
 } from './quarantine.js';
 import type { FindingRow } from './reads.js';
 import { PostgresReads } from './reads-pg.js';
-import * as schema from './schema-pg.js';
 import { credentials, files, registries, syncs, tokens, versions } from './schema-pg.js';
 import type {
   CatalogQueries,
@@ -41,6 +39,7 @@ import type {
   TokenQueries,
 } from './service-store.js';
 import { swapIndexPg } from './swap-index-pg.js';
+import { finishSyncPg, setSyncStatePg } from './sync-record-pg.js';
 import type { TokenRow } from './tokens.js';
 
 const NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
@@ -161,24 +160,15 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
   };
 
   // `on`: a transaction's connection (the swap records its outcome inside it), else the pool.
-  const finishSync = async (
+  const finishSync = (
     syncId: number,
     registryId: number,
     values: SyncValues,
     keep: number,
     on: { db: PgDb; client: pg.PoolClient | pg.Pool } = { db, client: pool },
-  ) => {
-    await on.db.update(syncs).set(values).where(eq(syncs.id, syncId));
-    // The history keeps the last `keep` syncs of each registry.
-    await on.client.query(
-      `DELETE FROM syncs WHERE registry_id = $1 AND id NOT IN
-         (SELECT id FROM syncs WHERE registry_id = $1 ORDER BY id DESC LIMIT $2)`,
-      [registryId, keep],
-    );
-  };
-  const setState = async (registryId: number, state: RegistrySyncState, on: PgDb = db) => {
-    await on.update(registries).set(state).where(eq(registries.id, registryId));
-  };
+  ) => finishSyncPg(on, syncId, registryId, values, keep);
+  const setState = (registryId: number, state: RegistrySyncState, on: PgDb = db) =>
+    setSyncStatePg(on, registryId, state);
 
   const syncQueries: SyncQueries = {
     async recoverInterrupted(now) {
@@ -316,23 +306,7 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
         },
       };
     },
-    async swap(built, { record, ...meta }) {
-      return swapIndexPg(store, built, {
-        ...meta,
-        ...(record
-          ? {
-              record: async (client) => {
-                const tx = drizzle(client, { schema });
-                await finishSync(record.syncId, record.registryId, record.sync, record.keep, {
-                  db: tx,
-                  client,
-                });
-                await setState(record.registryId, record.state, tx);
-              },
-            }
-          : {}),
-      });
-    },
+    swap: (built, meta) => swapIndexPg(store, built, meta),
     async ready() {
       try {
         await pool.query('SELECT 1');

@@ -274,7 +274,7 @@ export interface ServiceStore {
    * Swaps a registry's index in, in one transaction (swap-index.ts, swap-index-pg.ts), and records
    * the sync's outcome inside that transaction.
    */
-  swap(built: BuiltIndex, meta: Omit<SwapMeta, 'record'> & { record?: SwapRecord }): Promise<SwapResult>;
+  swap(built: BuiltIndex, meta: SwapMeta): Promise<SwapResult>;
   /** Whether the database answers and every migration is applied (/readyz). */
   ready(): Promise<'ready' | 'unreachable' | 'migrations-pending'>;
 }

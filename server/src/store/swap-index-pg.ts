@@ -2,19 +2,21 @@
  * Swapping a registry's index in on PostgreSQL (docs/server.md, "Store"): the same rows as the
  * SQLite swap (swap-index.ts), written in one transaction, so readers on every replica see the old
  * index or the new one, never a mix, and a failure or a killed process before COMMIT leaves the old
- * one. Rows go in as arrays (`unnest`), a few statements per table whatever the registry's size;
+ * one. Rows go in as arrays (`unnest`), a few statements per table whatever the registry's size,
+ * but content, which goes in one binary parameter per file (content-pg.ts, the mirror's writer too);
  * ids are drawn from the tables' sequences first so versions can name their template. The
  * registry's generation is bumped and announced with `pg_notify('dm_registry_index', …)`, which
  * PostgreSQL delivers to listeners at COMMIT only. The sync's outcome is written last in the same
  * transaction, as on SQLite: a process killed right after COMMIT never leaves the new index with
- * its sync still `running`.
+ * its sync still `running`; the outcome is data (SwapMeta.record), as on SQLite (sync-record-pg.ts).
  */
-import type pg from 'pg';
 import type { BuiltIndex } from '../indexer/build-index.js';
 import { appendRecordsPg } from './checksum-log.js';
+import { insertContentRows } from './content-pg.js';
 import { firstSeenPg } from './first-seen.js';
 import { type PostgresStore, pgTransaction } from './postgres.js';
 import type { SwapMeta, SwapResult } from './swap-index.js';
+import { recordSwapPg } from './sync-record-pg.js';
 
 /** The channel replicas listen on; the payload is `<registry id>:<generation>`. */
 export const INDEX_CHANNEL = 'dm_registry_index';
@@ -35,11 +37,7 @@ async function ids(
 export async function swapIndexPg(
   store: PostgresStore,
   built: BuiltIndex,
-  meta: Omit<SwapMeta, 'midSwap' | 'record'> & {
-    midSwap?: () => Promise<void> | void;
-    /** Runs last inside the transaction, on its connection: the caller records the sync's outcome. */
-    record?: (client: pg.PoolClient, result: SwapResult) => Promise<void>;
-  },
+  meta: Omit<SwapMeta, 'midSwap'> & { midSwap?: () => Promise<void> | void },
 ): Promise<SwapResult> {
   return pgTransaction(store.pool, async (client) => {
     // The first-seen record first, while the served rows are still there (docs/integrity-store.md §2).
@@ -63,19 +61,11 @@ export async function swapIndexPg(
     };
     for (const t of built.templates) for (const v of t.versions) for (const f of v.files) addFile(f);
     if (built.registryYaml) addFile(built.registryYaml);
-    if (files.size > 0) {
-      const rows = [...files.entries()];
-      await client.query(
-        `INSERT INTO files (sha256, git_sha, size, content)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::bytea[]) ON CONFLICT DO NOTHING`,
-        [
-          rows.map(([s]) => s),
-          rows.map(([, f]) => f.gitSha),
-          rows.map(([, f]) => f.size),
-          rows.map(([, f]) => f.content),
-        ],
-      );
-    }
+    // One binary parameter per file (content-pg.ts), as the mirror's writer.
+    await insertContentRows(
+      client,
+      [...files].map(([sha256, f]) => ({ sha256, gitSha: f.gitSha, size: f.size, content: f.content })),
+    );
 
     await client.query('DELETE FROM templates WHERE registry_id = $1', [meta.registryId]);
     await client.query('DELETE FROM findings WHERE registry_id = $1', [meta.registryId]);
@@ -182,7 +172,7 @@ export async function swapIndexPg(
       recorded: firstSeen.records.length,
       quarantined: firstSeen.quarantined,
     };
-    await meta.record?.(client, result);
+    if (meta.record) await recordSwapPg(client, meta.record);
     return result;
   });
 }

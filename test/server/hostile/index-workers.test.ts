@@ -14,12 +14,11 @@ import type { TreeEntry } from '../../../client/src/registry/types.js';
 import { createMeter, gitBlobSha, type Snapshot } from '../../../client/src/source/source.js';
 import {
   type BuiltIndex,
-  buildIndex,
   type IndexedFile,
   indexSnapshot,
   type KnownContent,
 } from '../../../server/src/indexer/build-index.js';
-import { IndexBuildPool } from '../../../server/src/indexer/build-index-pool.js';
+import { buildIndex, IndexBuildPool } from '../../../server/src/indexer/build-index-pool.js';
 import { DirectorySource } from '../../../server/src/source/directory.js';
 import { DIALECTS, FIXTURES, tempDir, testServerOn } from '../helpers.js';
 

@@ -99,3 +99,13 @@ export async function startRegistry(
     },
   };
 }
+
+/** The `dm_registry_bounded_work{work, state}` gauges of a running server (docs/server.md). */
+export async function boundedWork(url: string, work: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^dm_registry_bounded_work\{work="([\w-]+)",state="(\w+)"\} (\d+)$/gm)) {
+    if (m[1] === work) out[m[2]!] = Number(m[3]);
+  }
+  return out;
+}

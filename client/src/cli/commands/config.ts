@@ -12,6 +12,7 @@ export function registerConfigCommands(program: Command): void {
   const config = program.command('config').description('view and set configuration');
   config
     .command('view')
+    .alias('list')
     .addHelpText(
       'after',
       '\nExamples:\n  dm config view\n  dm config view -o json\n  dm --config ./ci-config.yaml config view\n',
@@ -92,7 +93,11 @@ export function registerConfigCommands(program: Command): void {
     .command('version')
     .addHelpText('after', '\nExamples:\n  dm version\n  dm version -o json\n')
     .description('print the version of dm')
-    .action(action(async () => ({ data: { version: packageVersion() }, text: (d) => d.version })));
+    .action(
+      action(async () => ({ data: { version: packageVersion() }, text: (d) => d.version }), {
+        tolerateBrokenConfig: true,
+      }),
+    );
   program
     .command('completion <shell>')
     .addHelpText(
@@ -129,6 +134,7 @@ function checkKey(key: string): void {
 /** A value as typed on the command line: booleans for `offline`, YAML mappings for the mapping keys. */
 function configValue(key: string, raw: string): unknown {
   if (key === 'offline') return raw === 'true' ? true : raw === 'false' ? false : raw;
+  if (key === 'httpTimeout' && raw.trim() !== '' && Number.isFinite(Number(raw))) return Number(raw);
   if (key === 'registries' || key === 'sources') return parseYaml(raw, { source: `dm config set ${key}` });
   return raw;
 }
@@ -152,7 +158,6 @@ function readConfigFile(path: string, repair?: CommandContext): Record<string, u
     if (data === null || data === undefined) return {};
     if (typeof data !== 'object' || Array.isArray(data)) {
       throw new DmError('INVALID_CONFIG_FILE', `${path}: the config file must be a mapping`, {
-        category: 'invalid-input',
         hint: 'dm config set or unset moves it aside and starts a new one',
       });
     }

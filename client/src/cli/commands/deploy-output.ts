@@ -6,7 +6,7 @@
 import type { DryRunChange, DryRunResult } from '../../deploy/deploy.js';
 import { DmError } from '../../error.js';
 import type { CommandContext } from '../context.js';
-import type { Printable } from '../format.js';
+import { formatTable, type Printable } from '../format.js';
 
 type Row = { name: string; outcome: string; message?: string };
 
@@ -40,7 +40,11 @@ export function reportDeploy(ctx: CommandContext, d: DeployOutcome): Printable {
   failUnlessApplied(d);
   return {
     data: d,
-    text: () => `deployment ${d.deployment}: manifest ${d.manifest} ${d.status}\n${outcomeTable(rowsOf(d))}`,
+    // -q: nothing on success, as dm install -q (docs/client.md "Progress, -q and -v").
+    text: () =>
+      ctx.config.quiet
+        ? ''
+        : `deployment ${d.deployment}: manifest ${d.manifest} ${d.status}\n${outcomeTable(rowsOf(d))}`,
   };
 }
 
@@ -88,6 +92,10 @@ export function reportDryRun(d: DryRunResult): Printable {
         ...d.unchanged.map((c) => `unchanged ${objectOf(c)}`),
         ...d.prune.map((c) => `prune     ${objectOf(c)}`),
         ...d.failed.map((c) => `invalid   ${objectOf(c)}: ${c.message}`),
+        ...(d.existing > 0 || d.prune.length > 0
+          ? [`prunes ${d.prune.length} of the deployment's ${d.existing} objects`]
+          : []),
+        ...(d.refused ? [`a deploy would stop: ${d.refused}`] : []),
       ].join('\n'),
   };
 }
@@ -101,6 +109,56 @@ export function reportDeploymentList(
     text: () =>
       rows.length === 0
         ? 'no deployments'
-        : rows.map((r) => `${r.name}  ${r.state}  ${r.manifest ?? ''}`).join('\n'),
+        : formatTable(
+            ['NAME', 'STATE', 'MANIFEST', 'UPDATED'],
+            rows.map((r) => [r.name, r.state, r.manifest ?? '', r.updated]),
+          ),
+  };
+}
+
+/** `dm manifests <deployment>`, locally and from the service. */
+export function reportManifestList(
+  rows: { name: string; action: string; status: string; created: string }[],
+): Printable {
+  return {
+    data: rows,
+    text: () =>
+      formatTable(
+        ['MANIFEST', 'ACTION', 'STATUS', 'CREATED'],
+        rows.map((r) => [r.name, r.action, r.status, r.created]),
+      ),
+  };
+}
+
+/** `dm types list`, locally and from the service. */
+export function reportTypes(rows: { type: string; instances: number }[]): Printable {
+  return {
+    data: rows,
+    text: () =>
+      rows.length === 0
+        ? 'no types'
+        : formatTable(
+            ['TYPE', 'INSTANCES'],
+            rows.map((r) => [r.type, String(r.instances)]),
+          ),
+  };
+}
+
+/** `dm types instances <type>`, locally and from the service. */
+export function reportInstances(
+  type: string,
+  rows: { name: string; type: string; deployment: string; manifest: string; path: string }[],
+): Printable {
+  return {
+    data: rows,
+    text: () =>
+      rows.length === 0
+        ? type === 'all'
+          ? 'no type instances: nothing is deployed'
+          : `no instances of type '${type}'`
+        : formatTable(
+            ['NAME', 'TYPE', 'DEPLOYMENT', 'MANIFEST', 'PATH'],
+            rows.map((r) => [r.name, r.type, r.deployment, r.manifest, r.path]),
+          ),
   };
 }

@@ -5,17 +5,22 @@
  * and prints and exits as the local command does.
  */
 
-import type { ResourceView as ResourceJson } from '../../../../server/src/manager/shapes.js';
 import type { DryRunResult } from '../../deploy/deploy.js';
 import { DmError } from '../../error.js';
+import type { ResourceView as ResourceJson } from '../../wire/manager-api.js';
 import type { CommandContext } from '../context.js';
 import type { Printable } from '../format.js';
+import { reportInstances, reportManifestList, reportTypes } from './deploy-output.js';
 
 type Row = { name: string; outcome: string; message?: string };
 
 async function client(ctx: CommandContext) {
   const { ManagerClient } = await import('../../deploy/manager-client.js');
-  return new ManagerClient({ url: ctx.config.managerUrl!, token: ctx.config.managerToken });
+  return new ManagerClient({
+    url: ctx.config.managerUrl!,
+    token: ctx.config.managerToken,
+    timeoutMs: ctx.config.httpTimeoutMs,
+  });
 }
 
 const enc = encodeURIComponent;
@@ -88,6 +93,7 @@ export async function remoteDeploy(
     configuration,
     ...(Object.keys(properties).length ? { properties } : {}),
     ...(options.wait ? { waitForReady: true } : {}),
+    ...(options.pruneAll ? { pruneAll: true } : {}),
     ...(Number.isInteger(timeout) && timeout > 0 && timeout <= 3600 ? { timeoutSeconds: timeout } : {}),
   };
   const query = options.dryRun ? '?dryRun=true' : '';
@@ -166,10 +172,7 @@ export async function remoteManifests(
       `/api/v1/deployments/${enc(deployment)}/manifests`,
     );
     const d = all.map((m) => ({ name: m.name, action: m.action, status: m.status, created: m.createdAt }));
-    return {
-      data: d,
-      text: () => d.map((r) => `${r.name}  ${r.action}  ${r.status}  ${r.created}`).join('\n'),
-    };
+    return reportManifestList(d);
   }
   const m = await c.request<Record<string, unknown>>(
     'GET',
@@ -181,15 +184,12 @@ export async function remoteManifests(
 
 export async function remoteTypes(ctx: CommandContext): Promise<Printable> {
   const d = await (await client(ctx)).request<{ type: string; instances: number }[]>('GET', '/api/v1/types');
-  return { data: d, text: () => d.map((r) => `${r.type}  ${r.instances}`).join('\n') || 'no types' };
+  return reportTypes(d);
 }
 
 export async function remoteInstances(ctx: CommandContext, type: string): Promise<Printable> {
   const d = await (await client(ctx)).request<
     { name: string; type: string; deployment: string; manifest: string; path: string }[]
   >('GET', `/api/v1/types/${enc(type)}/instances`);
-  return {
-    data: d,
-    text: () => d.map((r) => `${r.name}  ${r.type}  ${r.deployment}  ${r.manifest}  ${r.path}`).join('\n'),
-  };
+  return reportInstances(type, d);
 }

@@ -11,7 +11,10 @@ const DEPLOY_HELP = `
 Expands a configuration (or one template file, a stream of Kubernetes objects or rendered layered
 documents, or a registry reference) and applies it with kubectl server-side apply (field manager
 dm): Namespaces and CRDs first, then in dependency order from $(ref.NAME.PATH), one kubectl call per
-level. An update prunes objects that left the configuration. State is kept under the XDG state dir.
+level. An update prunes objects that left the configuration; a deploy that would prune every object
+of the deployment, or more than half of them, stops unless --prune-all is given (--dry-run shows the
+count). An empty configuration, or one with a top-level key other than imports, resources and
+outputs, is refused before the cluster is contacted. State is kept under the XDG state dir.
 
 Examples:
   dm deploy config.yaml --name prod
@@ -66,6 +69,10 @@ export function registerDeployCommands(program: Command): void {
       "properties that break a template's schema: strict (fail), warn (expand, print each), off",
     )
     .option('--cluster <name>', 'with --manager-url: the server-side cluster of a new deployment')
+    .option(
+      '--prune-all',
+      'let this deploy prune every object of the deployment, or more than half of them (else it stops)',
+    )
     .addHelpText('after', DEPLOY_HELP)
     .action(
       action<unknown>(async (ctx, [arg], options) => {
@@ -110,7 +117,14 @@ export function registerDeployCommands(program: Command): void {
         }));
         return withStore(ctx, async (store) => {
           const kubectl = await kubectlFor(ctx);
-          const common = { name, input, store, kubectl, timeoutSeconds: timeoutOf(options) };
+          const common = {
+            name,
+            input,
+            store,
+            kubectl,
+            timeoutSeconds: timeoutOf(options),
+            pruneAll: Boolean(options.pruneAll),
+          };
           if (options.dryRun) return reportDryRun(await planDeployment(common));
           return reportDeploy(ctx, await deployConfiguration({ ...common, wait: Boolean(options.wait) }));
         });
@@ -219,10 +233,7 @@ export function registerDeployCommands(program: Command): void {
               status: m.status,
               created: new Date(m.createdAt).toISOString(),
             }));
-            return {
-              data: d,
-              text: () => d.map((r) => `${r.name}  ${r.action}  ${r.status}  ${r.created}`).join('\n'),
-            };
+            return (await import('./deploy-output.js')).reportManifestList(d);
           }
           const m = all.find((x) => x.name === id || String(x.seq) === id);
           if (!m) {
@@ -258,7 +269,7 @@ export function registerDeployCommands(program: Command): void {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteTypes(ctx);
         return withStore(ctx, async (store) => {
           const d = await store.listTypes();
-          return { data: d, text: () => d.map((r) => `${r.type}  ${r.instances}`).join('\n') || 'no types' };
+          return (await import('./deploy-output.js')).reportTypes(d);
         });
       }),
     );
@@ -277,15 +288,7 @@ export function registerDeployCommands(program: Command): void {
             manifest: i.manifest,
             path: i.path,
           }));
-          return {
-            data: d,
-            text: () =>
-              d.length === 0
-                ? type === 'all'
-                  ? 'no type instances: nothing is deployed'
-                  : `no instances of type '${type}'`
-                : d.map((r) => `${r.name}  ${r.type}  ${r.deployment}  ${r.manifest}  ${r.path}`).join('\n'),
-          };
+          return (await import('./deploy-output.js')).reportInstances(type!, d);
         });
       }),
     );

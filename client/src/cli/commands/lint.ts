@@ -7,7 +7,9 @@ version directory names, one template file per version, schema names, example.ya
 versions, registry.yaml collection mappings; and every served version's example.yaml must expand
 with no extra properties (EXAMPLE_FAILED; skip with --no-examples). Each finding has a stable code.
 
-Exit status: 0 when there is no error finding (warnings allowed), 4 when there is one.
+Exit status: 0 when there is no error finding (warnings allowed; with --strict none either), 4
+when there is one. A template or version directory is not a registry root: exit 2, naming the
+directory to lint instead.
 With -o json: {findings, summary, nestedRegistries} on success; when there are errors, the usual
 {"error": {"code": "LINT_FAILED", "message", "details": {findings, summary, nestedRegistries}}}.
 
@@ -21,6 +23,7 @@ export function registerLintCommand(program: Command): void {
     .command('lint <dir>')
     .description('check a registry directory against the registry layout rules')
     .option('--no-examples', "do not expand each version's example.yaml")
+    .option('--strict', 'fail (exit 4) on warnings too, as helm lint --strict')
     .addHelpText('after', HELP)
     .action(
       action(async (ctx, [dir], opts) => {
@@ -56,11 +59,14 @@ export function registerLintCommand(program: Command): void {
             hint: 'a registry root holds <template>/<version>/ or <collection>/<template>/<version>/ directories (docs/registry-layout.md)',
           });
         }
-        if (report.summary.errors === 0) return { data: report, text };
+        const strict = opts.strict === true && report.summary.warnings > 0;
+        if (report.summary.errors === 0 && !strict) return { data: report, text };
         if (ctx.config.output !== 'json') printResult({ data: report, text }, ctx.config.output, ctx.streams);
         throw new DmError(
           'LINT_FAILED',
-          `registry '${dir}' has ${count(report.summary.errors, 'lint error')}`,
+          report.summary.errors > 0
+            ? `registry '${dir}' has ${count(report.summary.errors, 'lint error')}`
+            : `registry '${dir}' has ${count(report.summary.warnings, 'lint warning')}, and --strict makes warnings fail`,
           {
             category: 'validation',
             details: {

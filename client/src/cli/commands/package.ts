@@ -69,6 +69,7 @@ export function registerPackageCommands(program: Command): void {
     .command('push <source> <target>')
     .description('publish a template version (a version directory or a reference) to an OCI registry')
     .option('--force', 'replace a tag that already holds other content')
+    .option('--no-index', "do not add the version to the namespace's dm-index (what dm search reads)")
     .addHelpText(
       'after',
       `\nThe tag is the version's name; the artifact is described in docs/oci.md. Credentials come from\n$REGISTRY_AUTH_FILE, containers' auth.json or ~/.docker/config.json (podman/docker login).\n\nExamples:\n  dm push registry-fixtures/redis/v1.0.3 oci://ghcr.io/acme/templates/redis\n  dm push redis:v1.0 oci://localhost:5000/acme/templates/redis --registry-dir registry-fixtures --plain-http\n`,
@@ -85,6 +86,7 @@ export function registerPackageCommands(program: Command): void {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
           force: opts.force === true,
+          noIndex: opts.index === false,
           created,
         });
         return printable(result, (r) =>

@@ -4,17 +4,22 @@ import { formatTable, printable } from '../format.js';
 
 export function registerResolveCommands(program: Command): void {
   program
-    .command('search <query>')
-    .description('search templates on a registry server (needs --registry-url)')
+    .command('search <query> [where]')
+    .description(
+      'search templates on a registry server (--registry-url), or in oci://<host> (a dm-registry) or oci://<host>/<owner>/<repo> (its dm-index)',
+    )
     .option('--collection <name>', 'only this collection')
     .option('--in-registry <host/owner/repo>', 'only this registry')
     .option('--limit <n>', 'hits per page', '20')
     .option('--page <n>', 'page', '1')
     .addHelpText('after', '\nExamples:\n  dm search redis --registry-url http://localhost:8080\n')
     .action(
-      action(async (ctx, [query], opts) => {
-        const { searchTemplates } = await import('../../resolve/search.js');
-        const result = await searchTemplates(query!, {
+      action(async (ctx, [query, where], opts) => {
+        const { searchOci, searchTemplates } = await import('../../resolve/search.js');
+        const search = where
+          ? (q: string, o: Parameters<typeof searchTemplates>[1]) => searchOci(q, where, o)
+          : searchTemplates;
+        const result = await search(query!, {
           config: ctx.config,
           collection: opts.collection as string | undefined,
           registry: opts.inRegistry as string | undefined,

@@ -20,7 +20,6 @@ import {
   isDict,
   isIndexKey,
   makeDict,
-  makeFloat,
   num,
   PyError,
   PyFloat,
@@ -41,6 +40,7 @@ import {
   pyTruthy,
 } from '../../python/values.js';
 import { FILTERS, isNamespace, makeGlobals, TESTS } from './filters.js';
+import { escapeHtml } from './filters-text.js';
 import {
   baseRuntime,
   type CompilerOverrides,
@@ -53,7 +53,6 @@ import {
   type NjNode,
   type NjParser,
   type NjTemplate,
-  type NjToken,
   newCompiler,
   newEnvironment,
   newParser,
@@ -64,6 +63,7 @@ import {
   token,
   transform,
 } from './nunjucks-internals.js';
+import { LexerSyntaxError, pythonTokens } from './python-lexer.js';
 import {
   BlockedError,
   isBlockedName,
@@ -92,7 +92,27 @@ const DmWith = defineNode('DmWith', ['targets', 'values', 'body']);
 /** A JavaScript identifier of the generated code used as an expression (a recursive loop's items). */
 const DmRaw = defineNode('DmRaw', ['code']);
 const DmMacroExtras = defineNode('DmMacroExtras', ['usesVarargs', 'usesKwargs', 'macroName']);
-const EXTRA_TYPES = [DmTruthy, DmSlice, DmLoopFilter, DmIterationScope, DmWith, DmMacroExtras, DmRaw];
+/** `{% autoescape value %}…{% endautoescape %}` (a constant value). */
+const DmAutoescape = defineNode('DmAutoescape', ['value', 'body']);
+/** What a for loop iterates (none is an error, as in Python). */
+const DmIterable = defineNode('DmIterable', ['target']);
+/** A for loop's `{% else %}` body, compiled in the scope around the loop. */
+const DmOuterScope = defineNode('DmOuterScope', ['body']);
+/** The body of a `required` block: rendering it (not overridden) is an error. */
+const DmRequiredBlock = defineNode('DmRequiredBlock', ['blockName']);
+const EXTRA_TYPES = [
+  DmTruthy,
+  DmSlice,
+  DmLoopFilter,
+  DmIterationScope,
+  DmWith,
+  DmMacroExtras,
+  DmRaw,
+  DmRequiredBlock,
+  DmOuterScope,
+  DmAutoescape,
+  DmIterable,
+];
 
 /** Every node below `node` (fields and children), depth first. */
 function* walk(node: unknown, depth = 0): Generator<NjNode> {
@@ -120,41 +140,11 @@ function loopAttributes(node: NjNode): Set<string> {
   return out;
 }
 
-/** A number literal with an exponent, which nunjucks' lexer splits into a number and a name. */
-const EXPONENT = /^(\d+(?:\.\d+)?)[eE]([+-]?\d*)$/;
-
 function truthy(node: NjNode): NjNode {
   return new DmTruthy(node.lineno, node.colno, node);
 }
 
 // ---------------------------------------------------------------- parser adjustments
-
-/**
- * `1e20`, `2.5e-3`, `1E+6`: nunjucks' lexer reads `1e20` as a name and `2.5e-3` as `2.5`, `e`,
- * `-`, `3`. Reassembled here from adjacent tokens into a float literal, as Python reads it.
- */
-function parseExponent(parser: NjParser, tok: NjToken): NjNode | null {
-  // The lexer has read up to the end of the peeked token: what follows it is at `index`.
-  const rest = () => parser.tokens.str.slice(parser.tokens.index, parser.tokens.index + 2);
-  let text: string;
-  if (tok.type === token('TOKEN_SYMBOL') && EXPONENT.test(tok.value)) {
-    parser.nextToken();
-    text = tok.value;
-  } else if (tok.type === token('TOKEN_INT') || tok.type === token('TOKEN_FLOAT')) {
-    if (!/^[eE]/.test(rest())) return null;
-    parser.nextToken();
-    text = tok.value + parser.nextToken(true).value;
-    if (!EXPONENT.test(text)) parser.fail(`invalid number literal '${text}'`, tok.lineno, tok.colno);
-  } else return null;
-  if (/[eE]$/.test(text)) {
-    // `1e-5`: the sign and the digits follow as their own tokens.
-    if (!/^[+-]\d/.test(rest())) parser.fail(`invalid number literal '${text}'`, tok.lineno, tok.colno);
-    text += parser.nextToken(true).value + parser.nextToken(true).value;
-  }
-  const value = Number(text);
-  if (!Number.isFinite(value)) parser.fail(`invalid number literal '${text}'`, tok.lineno, tok.colno);
-  return new (nodeClass('Literal'))(tok.lineno, tok.colno, makeFloat(value));
-}
 
 /** Jinja2's words for the tags a block is waiting for: `'endfor' or 'else'`. */
 function jinjaTagList(names: readonly string[]): string {
@@ -183,224 +173,334 @@ function makeParser(src: string): NjParser {
   const open: string[][] = [];
   // Whether each `for` tag being parsed ends with `recursive`, outermost first.
   const recursiveFor: boolean[] = [];
-  return newParser(src, {
-    // `{% for x in xs [if cond] recursive %}`: the keyword ends the for tag (nunjucks knows none).
-    advanceAfterBlockEnd(base, ...args) {
-      if (args[0] === 'for') recursiveFor.push(this.skipSymbol('recursive'));
-      return base(...args);
-    },
-    parseFor(base) {
-      const mark = recursiveFor.length;
-      const node = base() as NjNode;
-      if (recursiveFor[mark]) node.recursive = true;
-      recursiveFor.length = mark;
-      return node;
-    },
-    parseUntilBlocks(base, ...names) {
-      const tags = names as string[];
-      open.push(tags);
-      let body: unknown;
-      try {
-        body = base(...tags);
-      } catch (error) {
-        const e = error as { message?: string; lineno?: number };
-        const unknown = /unknown block tag: (\S+)/.exec(String(e.message ?? ''));
-        if (error instanceof JinjaSyntaxError || !unknown) throw error;
-        const tag = unknown[1]!;
-        const line = typeof e.lineno === 'number' ? e.lineno : lastTokenLine(src);
-        const nesting = open.some((o) => o.includes(tag))
-          ? ' You probably made a nesting mistake. Jinja is expecting this tag, but currently looking for'
-          : ' Jinja was looking for the following tags:';
-        throw new JinjaSyntaxError(
-          `Encountered unknown tag '${tag}'.${nesting} ${jinjaTagList(tags)}. The innermost block that needs to be closed is '${innermostBlock(tags)}'.`,
-          line,
-        );
-      } finally {
-        open.pop();
-      }
-      if (!this.peekToken()) {
-        throw new JinjaSyntaxError(
-          `Unexpected end of template. Jinja was looking for the following tags: ${jinjaTagList(tags)}. The innermost block that needs to be closed is '${innermostBlock(tags)}'.`,
-          lastTokenLine(src),
-        );
-      }
-      return body;
-    },
-    parsePrimary(base, ...args) {
-      const tok = this.peekToken();
-      const exponent = tok && parseExponent(this, tok);
-      if (exponent) return exponent;
-      const node = base(...args) as NjNode;
-      if (tok && tok.type === token('TOKEN_FLOAT') && node.typename === 'Literal') {
-        const value = node.value as number;
-        if (Number.isInteger(value)) node.value = new PyFloat(value);
-      }
-
-      return node;
-    },
-    // `{% set a, b = 1, 2 %}` (tuple value) and `{% set ns.x = … %}` as Jinja2 parses them.
-    parseSet() {
-      const tag = this.peekToken();
-      if (!this.skipSymbol('set')) this.fail('parseSet: expected set', tag.lineno, tag.colno);
-      const node = new (nodeClass('Set'))(tag.lineno, tag.colno, []);
-      const targets = node.targets as NjNode[];
-      for (;;) {
-        targets.push(this.parsePrimary());
-        if (!this.skip(token('TOKEN_COMMA'))) break;
-      }
-      if (!this.skipValue(token('TOKEN_OPERATOR'), '=')) {
-        if (!this.skip(token('TOKEN_BLOCK_END'))) {
-          this.fail("expected '=' or the end of the set tag", tag.lineno, tag.colno);
-        }
-        node.body = new (nodeClass('Capture'))(tag.lineno, tag.colno, this.parseUntilBlocks('endset'));
-        node.value = null;
-        this.advanceAfterBlockEnd();
+  return newParser(
+    src,
+    {
+      // `{% for x in xs [if cond] recursive %}`: the keyword ends the for tag (nunjucks knows none).
+      advanceAfterBlockEnd(base, ...args) {
+        if (args[0] === 'for') recursiveFor.push(this.skipSymbol('recursive'));
+        return base(...args);
+      },
+      parseFor(base) {
+        const mark = recursiveFor.length;
+        const node = base() as NjNode;
+        if (recursiveFor[mark]) node.recursive = true;
+        recursiveFor.length = mark;
         return node;
-      }
-      const first = this.parseExpression();
-      if (this.skip(token('TOKEN_COMMA'))) {
-        const items = [first];
-        while (this.peekToken().type !== token('TOKEN_BLOCK_END')) {
-          items.push(this.parseExpression());
-          if (!this.skip(token('TOKEN_COMMA'))) break;
+      },
+      parseUntilBlocks(base, ...names) {
+        const tags = names as string[];
+        open.push(tags);
+        let body: unknown;
+        try {
+          body = base(...tags);
+        } catch (error) {
+          const e = error as { message?: string; lineno?: number };
+          const unknown = /unknown block tag: (\S+)/.exec(String(e.message ?? ''));
+          if (error instanceof JinjaSyntaxError || !unknown) throw error;
+          const tag = unknown[1]!;
+          const line = typeof e.lineno === 'number' ? e.lineno : lastTokenLine(src);
+          const nesting = open.some((o) => o.includes(tag))
+            ? ' You probably made a nesting mistake. Jinja is expecting this tag, but currently looking for'
+            : ' Jinja was looking for the following tags:';
+          throw new JinjaSyntaxError(
+            `Encountered unknown tag '${tag}'.${nesting} ${jinjaTagList(tags)}. The innermost block that needs to be closed is '${innermostBlock(tags)}'.`,
+            line,
+          );
+        } finally {
+          open.pop();
         }
-        const tuple = new (nodeClass('Group'))(first.lineno, first.colno, items);
-        tuple.isTuple = true;
-        node.value = tuple;
-      } else node.value = first;
-      this.advanceAfterBlockEnd(tag.value);
-      return node;
-    },
-    // `{% with a = x, b = y %}…{% endwith %}` (a Jinja2 built-in nunjucks lexes as a name): a new scope.
-    parseStatement(base) {
-      const tok = this.peekToken();
-      if (!tok || tok.type !== token('TOKEN_SYMBOL') || tok.value !== 'with') return base();
-      this.nextToken();
-      const targets: NjNode[] = [];
-      const values: NjNode[] = [];
-      while (this.peekToken().type !== token('TOKEN_BLOCK_END')) {
-        const target = this.parsePrimary();
-        if (target.typename !== 'Symbol') this.fail('with: expected a name', target.lineno, target.colno);
-        if (!this.skipValue(token('TOKEN_OPERATOR'), '='))
-          this.fail('with: expected =', tok.lineno, tok.colno);
-        targets.push(target);
-        values.push(this.parseExpression());
-        if (!this.skip(token('TOKEN_COMMA'))) break;
-      }
-      this.advanceAfterBlockEnd('with');
-      const body = this.parseUntilBlocks('endwith');
-      this.advanceAfterBlockEnd();
-      return new DmWith(tok.lineno, tok.colno, targets, values, body);
-    },
-    // Tests as Jinja2 parses them: `is name`, `is name(args)`, or `is name arg` (one argument
-    // without parentheses, as in `x is divisibleby 3`).
-    parseIs() {
-      let node = (this as NjParser & { parseCompare(): NjNode }).parseCompare();
-      if (this.skipSymbol('is')) {
-        const not = this.skipSymbol('not');
-        const nameTok = this.nextToken();
-        if (
-          !nameTok ||
-          ![token('TOKEN_SYMBOL'), token('TOKEN_NONE'), token('TOKEN_BOOLEAN')].includes(nameTok.type)
-        ) {
-          this.fail('expected a test name after "is"', nameTok?.lineno, nameTok?.colno);
-        }
-        const name = nameTok.type === token('TOKEN_NONE') ? 'none' : nameTok.value;
-        let test: NjNode = new (nodeClass('Symbol'))(nameTok.lineno, nameTok.colno, name);
-        const next = this.peekToken();
-        const argStarts: TokenName[] = [
-          'TOKEN_INT',
-          'TOKEN_FLOAT',
-          'TOKEN_STRING',
-          'TOKEN_BOOLEAN',
-          'TOKEN_NONE',
-          'TOKEN_LEFT_BRACKET',
-          'TOKEN_LEFT_CURLY',
-        ];
-        const keyword = ['and', 'or', 'else', 'if', 'not', 'in', 'is'];
-        if (next && next.type === token('TOKEN_LEFT_PAREN')) {
-          test = new (nodeClass('FunCall'))(test.lineno, test.colno, test, this.parseSignature());
-        } else if (
-          next &&
-          (argStarts.some((t) => next.type === token(t)) ||
-            (next.type === token('TOKEN_SYMBOL') && !keyword.includes(next.value)))
-        ) {
-          const arg = this.parsePrimary();
-          test = new (nodeClass('FunCall'))(
-            test.lineno,
-            test.colno,
-            test,
-            new (nodeClass('NodeList'))(arg.lineno, arg.colno, [arg]),
+        if (!this.peekToken()) {
+          throw new JinjaSyntaxError(
+            `Unexpected end of template. Jinja was looking for the following tags: ${jinjaTagList(tags)}. The innermost block that needs to be closed is '${innermostBlock(tags)}'.`,
+            lastTokenLine(src),
           );
         }
-        node = new (nodeClass('Is'))(node.lineno, node.colno, node, test);
-        if (not) node = new (nodeClass('Not'))(node.lineno, node.colno, node);
-      }
-      return node;
-    },
-    // Literals `( )`, `[ ]`, `{ }` as Jinja2 parses them: trailing commas, `(a,)` tuples, and
-    // `x[a:b:c]` slices (a DmSlice node inside the subscript).
-    parseAggregate() {
-      const tok = this.peekToken();
-      const kinds: Record<string, [string, string]> = {
-        [token('TOKEN_LEFT_PAREN')]: ['Group', token('TOKEN_RIGHT_PAREN')],
-        [token('TOKEN_LEFT_BRACKET')]: ['Array', token('TOKEN_RIGHT_BRACKET')],
-        [token('TOKEN_LEFT_CURLY')]: ['Dict', token('TOKEN_RIGHT_CURLY')],
-      };
-      const kind = tok ? kinds[tok.type] : undefined;
-      if (!kind) return null;
-      this.nextToken();
-      const [type, close] = kind;
-      const children: NjNode[] = [];
-      let trailingComma = false;
-      for (;;) {
-        if (this.skip(close)) break;
-        if (children.length > 0) {
-          if (!this.skip(token('TOKEN_COMMA')))
-            this.fail('parseAggregate: expected comma after expression', tok.lineno, tok.colno);
-          trailingComma = true;
-          if (this.skip(close)) break;
+        return body;
+      },
+      parsePrimary(base, ...args) {
+        const tok = this.peekToken();
+        const node = base(...args) as NjNode;
+        if (tok && tok.type === token('TOKEN_FLOAT') && node.typename === 'Literal') {
+          const value = node.value as number;
+          if (Number.isInteger(value)) node.value = new PyFloat(value);
         }
-        trailingComma = false;
-        if (type === 'Dict') {
-          const key = this.parsePrimary();
-          if (!this.skip(token('TOKEN_COLON')))
-            this.fail('parseAggregate: expected colon after dict key', tok.lineno, tok.colno);
-          const value = this.parseExpression();
-          children.push(new (nodeClass('Pair'))(key.lineno, key.colno, key, value));
-        } else if (type === 'Array') {
-          const parts: (NjNode | null)[] = [null, null, null];
-          let isSlice = false;
-          let index = 0;
-          if (this.peekToken().type !== token('TOKEN_COLON')) parts[0] = this.parseExpression();
-          while (this.skip(token('TOKEN_COLON'))) {
-            isSlice = true;
-            index++;
-            if (index > 2) this.fail('parseSlice: too many slice components', tok.lineno, tok.colno);
-            const next = this.peekToken().type;
-            if (next !== token('TOKEN_COLON') && next !== close && next !== token('TOKEN_COMMA')) {
-              parts[index] = this.parseExpression();
-            }
+
+        return node;
+      },
+      // `{% set a, b = 1, 2 %}` (tuple value) and `{% set ns.x = … %}` as Jinja2 parses them.
+      parseSet() {
+        const tag = this.peekToken();
+        if (!this.skipSymbol('set')) this.fail('parseSet: expected set', tag.lineno, tag.colno);
+        const node = new (nodeClass('Set'))(tag.lineno, tag.colno, []);
+        const targets = node.targets as NjNode[];
+        for (;;) {
+          targets.push(this.parsePrimary());
+          if (!this.skip(token('TOKEN_COMMA'))) break;
+        }
+        if (!this.skipValue(token('TOKEN_OPERATOR'), '=')) {
+          if (!this.skip(token('TOKEN_BLOCK_END'))) {
+            this.fail("expected '=' or the end of the set tag", tag.lineno, tag.colno);
           }
-          if (isSlice) {
-            const lit = (v: unknown) => new (nodeClass('Literal'))(tok.lineno, tok.colno, v);
-            children.push(
-              new DmSlice(
-                tok.lineno,
-                tok.colno,
-                parts[0] ?? lit(null),
-                parts[1] ?? lit(null),
-                parts[2] ?? lit(null),
-              ),
+          node.body = new (nodeClass('Capture'))(tag.lineno, tag.colno, this.parseUntilBlocks('endset'));
+          node.value = null;
+          this.advanceAfterBlockEnd();
+          return node;
+        }
+        const first = this.parseExpression();
+        if (this.skip(token('TOKEN_COMMA'))) {
+          const items = [first];
+          while (this.peekToken().type !== token('TOKEN_BLOCK_END')) {
+            items.push(this.parseExpression());
+            if (!this.skip(token('TOKEN_COMMA'))) break;
+          }
+          const tuple = new (nodeClass('Group'))(first.lineno, first.colno, items);
+          tuple.isTuple = true;
+          node.value = tuple;
+        } else node.value = first;
+        this.advanceAfterBlockEnd(tag.value);
+        return node;
+      },
+      // `{% with a = x, b = y %}…{% endwith %}` (a Jinja2 built-in nunjucks lexes as a name): a new scope.
+      parseStatement(base) {
+        const tok = this.peekToken();
+        if (tok && tok.type === token('TOKEN_SYMBOL') && tok.value === 'autoescape') {
+          // `{% autoescape true %}…{% endautoescape %}`: output inside is HTML-escaped (or not).
+          this.nextToken();
+          const value = this.parseExpression();
+          this.advanceAfterBlockEnd('autoescape');
+          const body = this.parseUntilBlocks('endautoescape');
+          this.advanceAfterBlockEnd();
+          return new DmAutoescape(tok.lineno, tok.colno, value, body);
+        }
+        if (!tok || tok.type !== token('TOKEN_SYMBOL') || tok.value !== 'with') return base();
+        this.nextToken();
+        const targets: NjNode[] = [];
+        const values: NjNode[] = [];
+        while (this.peekToken().type !== token('TOKEN_BLOCK_END')) {
+          const target = this.parsePrimary();
+          if (target.typename !== 'Symbol') this.fail('with: expected a name', target.lineno, target.colno);
+          if (!this.skipValue(token('TOKEN_OPERATOR'), '='))
+            this.fail('with: expected =', tok.lineno, tok.colno);
+          targets.push(target);
+          values.push(this.parseExpression());
+          if (!this.skip(token('TOKEN_COMMA'))) break;
+        }
+        this.advanceAfterBlockEnd('with');
+        const body = this.parseUntilBlocks('endwith');
+        this.advanceAfterBlockEnd();
+        return new DmWith(tok.lineno, tok.colno, targets, values, body);
+      },
+      // Tests as Jinja2 parses them: `is name`, `is name(args)`, or `is name arg` (one argument
+      // without parentheses, as in `x is divisibleby 3`).
+      parseIs() {
+        let node = (this as NjParser & { parseCompare(): NjNode }).parseCompare();
+        if (this.skipSymbol('is')) {
+          const not = this.skipSymbol('not');
+          const nameTok = this.nextToken();
+          if (
+            !nameTok ||
+            ![token('TOKEN_SYMBOL'), token('TOKEN_NONE'), token('TOKEN_BOOLEAN')].includes(nameTok.type)
+          ) {
+            this.fail('expected a test name after "is"', nameTok?.lineno, nameTok?.colno);
+          }
+          const name = nameTok.type === token('TOKEN_NONE') ? 'none' : nameTok.value;
+          let test: NjNode = new (nodeClass('Symbol'))(nameTok.lineno, nameTok.colno, name);
+          const next = this.peekToken();
+          const argStarts: TokenName[] = [
+            'TOKEN_INT',
+            'TOKEN_FLOAT',
+            'TOKEN_STRING',
+            'TOKEN_BOOLEAN',
+            'TOKEN_NONE',
+            'TOKEN_LEFT_BRACKET',
+            'TOKEN_LEFT_CURLY',
+          ];
+          const keyword = ['and', 'or', 'else', 'if', 'not', 'in', 'is'];
+          if (next && next.type === token('TOKEN_LEFT_PAREN')) {
+            test = new (nodeClass('FunCall'))(test.lineno, test.colno, test, this.parseSignature());
+          } else if (
+            next &&
+            (argStarts.some((t) => next.type === token(t)) ||
+              (next.type === token('TOKEN_SYMBOL') && !keyword.includes(next.value)))
+          ) {
+            const arg = this.parsePrimary();
+            test = new (nodeClass('FunCall'))(
+              test.lineno,
+              test.colno,
+              test,
+              new (nodeClass('NodeList'))(arg.lineno, arg.colno, [arg]),
             );
-          } else children.push(parts[0]!);
-        } else children.push(this.parseExpression());
-      }
-      const node = new (nodeClass(type as 'Group' | 'Array' | 'Dict'))(tok.lineno, tok.colno, children);
-      if (type === 'Group' && trailingComma) node.isTuple = true;
-      return node;
+          }
+          node = new (nodeClass('Is'))(node.lineno, node.colno, node, test);
+          if (not) node = new (nodeClass('Not'))(node.lineno, node.colno, node);
+        }
+        return node;
+      },
+      // Literals `( )`, `[ ]`, `{ }` as Jinja2 parses them: trailing commas, `(a,)` tuples, and
+      // `x[a:b:c]` slices (a DmSlice node inside the subscript).
+      parseAggregate() {
+        const tok = this.peekToken();
+        const kinds: Record<string, [string, string]> = {
+          [token('TOKEN_LEFT_PAREN')]: ['Group', token('TOKEN_RIGHT_PAREN')],
+          [token('TOKEN_LEFT_BRACKET')]: ['Array', token('TOKEN_RIGHT_BRACKET')],
+          [token('TOKEN_LEFT_CURLY')]: ['Dict', token('TOKEN_RIGHT_CURLY')],
+        };
+        const kind = tok ? kinds[tok.type] : undefined;
+        if (!kind) return null;
+        this.nextToken();
+        const [type, close] = kind;
+        const children: NjNode[] = [];
+        let trailingComma = false;
+        for (;;) {
+          if (this.skip(close)) break;
+          if (children.length > 0) {
+            if (!this.skip(token('TOKEN_COMMA')))
+              this.fail('parseAggregate: expected comma after expression', tok.lineno, tok.colno);
+            trailingComma = true;
+            if (this.skip(close)) break;
+          }
+          trailingComma = false;
+          if (type === 'Dict') {
+            const key = this.parsePrimary();
+            if (!this.skip(token('TOKEN_COLON')))
+              this.fail('parseAggregate: expected colon after dict key', tok.lineno, tok.colno);
+            const value = this.parseExpression();
+            children.push(new (nodeClass('Pair'))(key.lineno, key.colno, key, value));
+          } else if (type === 'Array') {
+            const parts: (NjNode | null)[] = [null, null, null];
+            let isSlice = false;
+            let index = 0;
+            if (this.peekToken().type !== token('TOKEN_COLON')) parts[0] = this.parseExpression();
+            while (this.skip(token('TOKEN_COLON'))) {
+              isSlice = true;
+              index++;
+              if (index > 2) this.fail('parseSlice: too many slice components', tok.lineno, tok.colno);
+              const next = this.peekToken().type;
+              if (next !== token('TOKEN_COLON') && next !== close && next !== token('TOKEN_COMMA')) {
+                parts[index] = this.parseExpression();
+              }
+            }
+            if (isSlice) {
+              const lit = (v: unknown) => new (nodeClass('Literal'))(tok.lineno, tok.colno, v);
+              children.push(
+                new DmSlice(
+                  tok.lineno,
+                  tok.colno,
+                  parts[0] ?? lit(null),
+                  parts[1] ?? lit(null),
+                  parts[2] ?? lit(null),
+                ),
+              );
+            } else children.push(parts[0]!);
+          } else children.push(this.parseExpression());
+        }
+        const node = new (nodeClass(type as 'Group' | 'Array' | 'Dict'))(tok.lineno, tok.colno, children);
+        if (type === 'Group' && trailingComma) node.isTuple = true;
+        return node;
+      },
+      // `{%- raw -%}…{%- endraw -%}`: the body up to the first `endraw` (raw blocks do not nest in
+      // Jinja2), with the whitespace control of both tags.
+      parseRaw(base, tagName) {
+        if (tagName !== undefined && tagName !== 'raw') return base(tagName);
+        const begun = this.advanceAfterBlockEnd();
+        this.dropLeadingWhitespace = false;
+        const found = this.tokens._extractRegex(/^([\s\S]*?)\{%(-?)\s*endraw\s*(-?)%\}/);
+        if (!found) throw new JinjaSyntaxError('Missing end of raw directive', begun.lineno + 1);
+        let text = found[1]!;
+        if (begun.value.startsWith('-')) text = text.replace(/^\s+/, '');
+        if (found[2]) text = text.replace(/\s+$/, '');
+        if (found[3]) this.tokens._extractRegex(/^\s*/);
+        return new (nodeClass('Output'))(begun.lineno, begun.colno, [
+          new (nodeClass('TemplateData'))(begun.lineno, begun.colno, text),
+        ]);
+      },
+      // `{% block name scoped %}`, `{% block name required %}` (a required block is overridden
+      // by a child template, or rendering it fails as in Jinja2).
+      parseBlock() {
+        const tag = this.peekToken();
+        this.skipSymbol('block');
+        const node = new (nodeClass('Block'))(tag.lineno, tag.colno);
+        node.name = this.parsePrimary();
+        const name = node.name as NjNode;
+        if (name.typename !== 'Symbol')
+          this.fail('parseBlock: variable name expected', tag.lineno, tag.colno);
+        let required = false;
+        for (;;) {
+          if (this.skipSymbol('scoped')) continue;
+          if (this.skipSymbol('required')) {
+            required = true;
+            continue;
+          }
+          break;
+        }
+        this.advanceAfterBlockEnd(tag.value);
+        const body = this.parseUntilBlocks('endblock') as NjNode;
+        this.skipSymbol('endblock');
+        this.skipSymbol(String(name.value));
+        const end = this.peekToken();
+        if (!end) this.fail('parseBlock: expected endblock, got end of file');
+        this.advanceAfterBlockEnd(end.value);
+        if (required) {
+          const blank = body.children.every(
+            (child) =>
+              child.typename === 'Output' &&
+              child.children.every((c) => c.typename === 'TemplateData' && /^\s*$/.test(String(c.value))),
+          );
+          if (!blank)
+            throw new JinjaSyntaxError(
+              'Required blocks can only contain comments or whitespace',
+              tag.lineno + 1,
+            );
+          node.body = new (nodeClass('NodeList'))(tag.lineno, tag.colno, [
+            new DmRequiredBlock(tag.lineno, tag.colno, String(name.value)),
+          ]);
+        } else node.body = body;
+        return node;
+      },
+      // `{% filter f(args)|g %}…{% endfilter %}`: the body through a chain of filters.
+      parseFilterStatement() {
+        const tag = this.peekToken();
+        this.skipSymbol('filter');
+        let node: NjNode | undefined;
+        let first: NjNode | undefined;
+        do {
+          const name = this.parseFilterName();
+          const args = this.parseFilterArgs(name);
+          if (!node) {
+            first = name;
+            node = new (nodeClass('Filter'))(name.lineno, name.colno, name, null);
+            node.dmPending = args;
+          } else {
+            node = new (nodeClass('Filter'))(
+              name.lineno,
+              name.colno,
+              name,
+              new (nodeClass('NodeList'))(name.lineno, name.colno, [node, ...args]),
+            );
+          }
+        } while (this.skip(token('TOKEN_PIPE')));
+        this.advanceAfterBlockEnd(tag.value);
+        const body = new (nodeClass('Capture'))(
+          first!.lineno,
+          first!.colno,
+          this.parseUntilBlocks('endfilter'),
+        );
+        this.advanceAfterBlockEnd();
+        // The innermost filter takes the body as its value.
+        let inner = node!;
+        while (inner.args) inner = (inner.args as NjNode).children[0]!;
+        inner.args = new (nodeClass('NodeList'))(inner.lineno, inner.colno, [
+          body,
+          ...(inner.dmPending as NjNode[]),
+        ]);
+        delete inner.dmPending;
+        return new (nodeClass('Output'))(tag.lineno, tag.colno, [node!]);
+      },
     },
-  });
+    {},
+    pythonTokens,
+  );
 }
 
 // ---------------------------------------------------------------- code generation adjustments
@@ -417,6 +517,11 @@ function emitCall(c: NjCompiler, open: string, args: unknown[], frame: NjFrame, 
 
 function makeCompiler(name: string): NjCompiler {
   let loopDepth = 0;
+  // Inside `{% if %}` or an inline if (Jinja2's "soft" frames), an unknown filter or test fails
+  // only when it runs; elsewhere when the template compiles.
+  let soft = 0;
+  // `{% autoescape %}` blocks being compiled, innermost last.
+  const escaping: boolean[] = [];
   // The innermost loop being compiled, when it is recursive: what `loop(items)` calls.
   const loops: ({ fn: string; depth: string } | null)[] = [];
   const at = (node: NjNode) => `lineno = ${node.lineno}, colno = ${node.colno}, `;
@@ -530,19 +635,76 @@ function makeCompiler(name: string): NjCompiler {
     },
     compileIf(base, node: NjNode, frame: NjFrame, async: unknown) {
       node.cond = truthy(node.cond as NjNode);
-      base(node, frame, async);
+      soft++;
+      try {
+        base(node, frame, async);
+      } finally {
+        soft--;
+      }
     },
     compileInlineIf(base, node: NjNode, frame: NjFrame) {
       node.cond = truthy(node.cond as NjNode);
-      if (node.else_ === null) {
-        this._emit('(');
-        this.compile(node.cond as NjNode, frame);
-        this._emit('?');
+      soft++;
+      try {
+        if (node.else_ === null) {
+          this._emit('(');
+          this.compile(node.cond as NjNode, frame);
+          this._emit('?');
+          this.compile(node.body as NjNode, frame);
+          this._emit(':undefined)');
+          return;
+        }
+        base(node, frame);
+      } finally {
+        soft--;
+      }
+    },
+    compileExtends(base, node: NjNode, frame: NjFrame) {
+      this._emitLine(`if (!parentTemplate) context.dmTextBeforeExtends = ${this.buffer};`);
+      base(node, frame);
+    },
+    compileDmAutoescape(_base, node: NjNode, frame: NjFrame) {
+      const value = node.value as NjNode;
+      if (value.typename !== 'Literal' || typeof value.value !== 'boolean') {
+        this.fail('dm supports {% autoescape %} with true or false only', node.lineno, node.colno);
+      }
+      escaping.push(value.value as boolean);
+      try {
         this.compile(node.body as NjNode, frame);
-        this._emit(':undefined)');
+      } finally {
+        escaping.pop();
+      }
+    },
+    compileOutput(base, node: NjNode, frame: NjFrame) {
+      if (!escaping[escaping.length - 1]) {
+        base(node, frame);
         return;
       }
-      base(node, frame);
+      // Inside `{% autoescape true %}`: each value printed escaped, but for what Jinja2 marks
+      // safe (the filters below, macro and caller output).
+      for (const child of node.children) {
+        if (child.typename === 'TemplateData') {
+          base(new (nodeClass('Output'))(node.lineno, node.colno, [child]), frame);
+          continue;
+        }
+        const name = child.typename === 'Filter' ? String((child.name as NjNode).value) : '';
+        const safe = ['safe', 'escape', 'e', 'tojson', 'urlize', 'xmlattr', 'forceescape'].includes(name);
+        this._emit(`${this.buffer} += runtime.${safe ? 'suppressValue' : 'escapeValue'}(`);
+        this.compile(child, frame);
+        this._emitLine(');');
+      }
+    },
+    compileDmIterable(_base, node: NjNode, frame: NjFrame) {
+      this._emit(`(${at(node)}runtime.iterable(`);
+      this.compile(node.target as NjNode, frame);
+      this._emit('))');
+    },
+    compileDmRequiredBlock(_base, node: NjNode) {
+      this._emitLine(`runtime.requiredBlock(${JSON.stringify(node.blockName)});`);
+    },
+    // The `{% else %}` of a for loop: the loop's names are the enclosing scope's there.
+    compileDmOuterScope(_base, node: NjNode, frame: NjFrame) {
+      this.compile(node.body as NjNode, frame.parent ?? frame);
     },
     compileNot(_base, node: NjNode, frame: NjFrame) {
       this._emit('!runtime.truthy(');
@@ -594,7 +756,7 @@ function makeCompiler(name: string): NjCompiler {
     },
     compileFilter(base, node: NjNode, frame: NjFrame) {
       const filterName = (node.name as NjNode).value as string;
-      if (!Object.hasOwn(FILTERS, filterName)) {
+      if (!Object.hasOwn(FILTERS, filterName) && soft === 0) {
         this.fail(`filter '${filterName}' is not supported`, node.lineno, node.colno);
       }
       base(node, frame);
@@ -607,7 +769,7 @@ function makeCompiler(name: string): NjCompiler {
         testName = right.value === null ? 'none' : String(right.value);
         node.right = new (nodeClass('Symbol'))(right.lineno, right.colno, testName);
       }
-      if (!Object.hasOwn(TESTS, testName)) {
+      if (!Object.hasOwn(TESTS, testName) && soft === 0) {
         this.fail(`test '${testName}' is not supported`, node.lineno, node.colno);
       }
       base(node, frame);
@@ -643,19 +805,30 @@ function makeCompiler(name: string): NjCompiler {
       const arr = node.arr as NjNode;
       // `{% for x in xs if cond %}` parses as an inline if without else: it is a loop filter.
       if (arr.typename === 'InlineIf' && arr.else_ === null) {
-        node.arr = new DmLoopFilter(arr.lineno, arr.colno, arr.body, arr.cond, node.name);
-      }
+        node.arr = new DmLoopFilter(
+          arr.lineno,
+          arr.colno,
+          new DmIterable(arr.lineno, arr.colno, arr.body),
+          arr.cond,
+          node.name,
+        );
+      } else node.arr = new DmIterable(arr.lineno, arr.colno, arr);
       // Each iteration starts from the enclosing scope's values (Jinja2): `{% set %}` in one
       // iteration is not seen by the next.
       const body = node.body as NjNode;
       node.body = new DmIterationScope(body.lineno, body.colno, body);
+      const otherwise = node.else_ as NjNode | null;
+      if (otherwise) node.else_ = new DmOuterScope(otherwise.lineno, otherwise.colno, otherwise);
       loopDepth++;
       loops.push((node.dmRecursive as { fn: string; depth: string } | undefined) ?? null);
+      const savedSoft = soft;
+      soft = 0;
       try {
         base(node, frame);
       } finally {
         loopDepth--;
         loops.pop();
+        soft = savedSoft;
       }
     },
     compileDmRaw(_base, node: NjNode) {
@@ -709,7 +882,7 @@ function makeCompiler(name: string): NjCompiler {
       this._compileExpression(node.cond as NjNode, inner);
       this._emit('); })');
     },
-    compileMacro(base, node: NjNode, frame: NjFrame) {
+    compileMacro(_base, node: NjNode, frame: NjFrame) {
       // Jinja2's `varargs` and `kwargs`: bound at the start of the body (runtime.macroExtras).
       let usesVarargs = false;
       let usesKwargs = false;
@@ -719,14 +892,37 @@ function makeCompiler(name: string): NjCompiler {
       }
       const body = node.body as NjNode;
       const macroName = String((node.name as NjNode | undefined)?.value ?? 'caller');
+      const positional = ((node.args as NjNode).children ?? []).filter((a) => a.typename === 'Symbol');
+      if (
+        positional.some((a) => a.value === 'caller') &&
+        [...walk(body)].some((n) => n.typename === 'Symbol' && n.value === 'caller')
+      ) {
+        this.fail(
+          'When defining macros or call blocks the special "caller" argument must be omitted or be given a default.',
+          node.lineno,
+          node.colno,
+        );
+      }
       body.children.unshift(new DmMacroExtras(node.lineno, node.colno, usesVarargs, usesKwargs, macroName));
       const saved = loopDepth;
+      const savedSoft = soft;
       loopDepth = 0;
+      soft = 0;
       loops.push(null);
       try {
-        base(node, frame);
+        // A Jinja2 macro is a closure: it sees the names of the scope it is defined in (a loop's
+        // variable of that iteration), so its body is compiled in that scope, not a new one.
+        const funcId = this._compileMacro(node, frame);
+        const name = String((node.name as NjNode).value);
+        frame.set(name, funcId);
+        if (frame.parent) this._emitLine(`frame.set(${JSON.stringify(name)}, ${funcId});`);
+        else {
+          if (!name.startsWith('_')) this._emitLine(`context.addExport(${JSON.stringify(name)});`);
+          this._emitLine(`context.setVariable(${JSON.stringify(name)}, ${funcId});`);
+        }
       } finally {
         loopDepth = saved;
+        soft = savedSoft;
         loops.pop();
       }
     },
@@ -826,6 +1022,25 @@ export function prepareSource(src: string): string {
   return normal.endsWith('\n') ? normal.slice(0, -1) : normal;
 }
 
+const PARENT_RENDER =
+  /parentTemplate\.rootRenderFunc\(env, context, frame, runtime, cb\);\n\} else \{\ncb\(null, (\w+)\);/;
+
+/**
+ * Jinja2 prints what a template outputs before its `{% extends %}`; nunjucks drops it. That
+ * output is kept when the tag runs (compileExtends) and the root function's end is rewritten to
+ * put it before the parent's (the text nunjucks generates there is checked: if it changes, this
+ * fails loudly).
+ */
+function keepTextBeforeExtends(code: string): string {
+  if (!code.includes('parentTemplate = ')) return code;
+  const m = PARENT_RENDER.exec(code);
+  if (!m) throw new Error("nunjucks' root function is not as compat.ts expects (keepTextBeforeExtends)");
+  return code.replace(
+    PARENT_RENDER,
+    `parentTemplate.rootRenderFunc(env, context, frame, runtime, function(e, r) { cb(e, e ? r : (context.dmTextBeforeExtends || "") + r); });\n} else {\ncb(null, ${m[1]});`,
+  );
+}
+
 type RootFn = (env: unknown, context: unknown, frame: unknown, runtime: unknown, cb: unknown) => void;
 
 /** Compiles a template to the functions nunjucks' Template runs, bound to the Jinja2 runtime. */
@@ -837,9 +1052,10 @@ export function compileTemplate(src: string, name: string): Record<string, RootF
     const ast = transform(parser.parseAsRoot(), name);
     const compiler = makeCompiler(name);
     compiler.compile(ast, undefined as unknown as NjFrame);
-    code = compiler.getCode();
+    code = keepTextBeforeExtends(compiler.getCode());
   } catch (error) {
-    if (error instanceof JinjaSyntaxError) throw new JinjaCompileError(error.message, error.lineno);
+    if (error instanceof JinjaSyntaxError || error instanceof LexerSyntaxError)
+      throw new JinjaCompileError(error.message, error.lineno);
     const e = error as { lineno?: number; message?: string };
     const tag = /^(?:\(unknown path\)\s*(?:\[Line \d+, Column \d+\])?\s*)?unknown block tag: (\S+)$/.exec(
       e.message ?? '',
@@ -936,6 +1152,15 @@ export const RUNTIME: Record<string, unknown> = {
         MACRO_EXTRAS.pop();
       }
     };
+  },
+  iterable: (value: unknown) => {
+    if (value === null) throw new PyError('TypeError', "'NoneType' object is not iterable");
+    return value;
+  },
+  escapeValue: (value: unknown) =>
+    value instanceof SafeString ? String(value) : escapeHtml(plainText(value)),
+  requiredBlock: (name: string) => {
+    throw new PyError('TemplateRuntimeError', `Required block '${name}' not found`);
   },
   macroExtras: (frame: NjFrame, usesVarargs: boolean, usesKwargs: boolean, name: string) => {
     const extras = MACRO_EXTRAS[MACRO_EXTRAS.length - 1] ?? { varargs: [], kwargs: {}, named: 0 };

@@ -21,13 +21,13 @@ import {
   pyEquals,
   pyIn,
   pyJsonDumps,
-  pyRepr,
   pySetItem,
   pySortKey,
   pyStr,
   pyTruthy,
   typeName,
 } from '../../python/values.js';
+import { filesizeformat, groupby, pprint, urlize, wordwrap, xmlattr } from './filters-text.js';
 import { bindArgs, iterate, lookupMember, pyReplace, pySplitLines, splitArgs } from './python-methods.js';
 
 type Fn = (...args: unknown[]) => unknown;
@@ -77,37 +77,72 @@ function pyRound(x: number, digits: number): number {
   return r / factor;
 }
 
-function toInt(value: unknown, dflt: unknown, base: unknown): unknown {
-  if (typeof value === 'string') {
-    const b = num(base);
-    const s = value.trim().replace(/_/g, '');
-    const prefixed = /^[-+]?0[xob]/i.test(s);
-    if (b !== 10 || prefixed) {
-      const m = /^([-+]?)(?:0[xob])?([0-9a-z]+)$/i.exec(s);
-      const n = m
-        ? Number.parseInt(
-            m[2] ?? '',
-            prefixed ? ({ x: 16, o: 8, b: 2 }[s.replace(/^[-+]/, '')[1]!.toLowerCase() as 'x'] ?? b) : b,
-          )
-        : Number.NaN;
-      return Number.isNaN(n) ? dflt : m?.[1] === '-' ? -n : n;
-    }
-    if (/^[-+]?\d+$/.test(s)) return Number(s);
-    if (/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(s)) return Math.trunc(Number(s));
-    return dflt;
+const DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
+
+/** Python's int(text, base) (whitespace, sign, `0x`/`0o`/`0b` prefixes, `_` between digits), or undefined where it raises. */
+function pyIntOf(text: string, base: number): bigint | undefined {
+  if (!Number.isInteger(base) || (base !== 0 && (base < 2 || base > 36))) return undefined;
+  const m = /^([-+]?)(.*)$/s.exec(text.trim())!;
+  let body = m[2]!.toLowerCase();
+  let b = base;
+  const prefix = /^0([xob])/.exec(body);
+  const prefixBase = prefix ? { x: 16, o: 8, b: 2 }[prefix[1] as 'x' | 'o' | 'b'] : undefined;
+  if (prefix && (b === 0 || b === prefixBase)) {
+    b = prefixBase!;
+    body = body.slice(2);
+    if (body.startsWith('_')) body = body.slice(1);
+  } else if (b === 0) {
+    b = 10;
+    if (/^0+(_?0)*$/.test(body)) return 0n;
+    if (body.startsWith('0')) return undefined;
   }
+  const digit = `[${DIGITS.slice(0, b)}]`;
+  if (!new RegExp(`^${digit}(_?${digit})*$`).test(body)) return undefined;
+  let n = 0n;
+  for (const c of body.replace(/_/g, '')) n = n * BigInt(b) + BigInt(DIGITS.indexOf(c));
+  return m[1] === '-' ? -n : n;
+}
+
+/** Python's float(text), or undefined where it raises. */
+function pyFloatOf(text: string): number | undefined {
+  const s = text.trim();
+  const d = '\\d(?:_?\\d)*';
+  if (new RegExp(`^[-+]?(?:${d}(?:\\.(?:${d})?)?|\\.${d})(?:e[-+]?${d})?$`, 'i').test(s))
+    return Number(s.replace(/_/g, ''));
+  if (/^[-+]?(inf|infinity)$/i.test(s)) return s.startsWith('-') ? -Infinity : Infinity;
+  if (/^[-+]?nan$/i.test(s)) return Number.NaN;
+  return undefined;
+}
+
+/** A Python int as dm's number: one a JavaScript number cannot hold exactly fails, never rounds. */
+function exactInt(n: bigint): number {
+  if (n > BigInt(Number.MAX_SAFE_INTEGER) || n < -BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new PyError('OverflowError', `the integer ${n} is larger than dm renders exactly`);
+  }
+  return Number(n);
+}
+
+/** Jinja2's `int` filter: int(value, base) for text, int(value) else, then int(float(value)), else the default. */
+function toInt(value: unknown, dflt: unknown, base: unknown): unknown {
   if (typeof value === 'boolean') return value ? 1 : 0;
-  if (typeof value === 'number' || value instanceof PyFloat) return Math.trunc(num(value));
-  return dflt;
+  if (typeof value === 'number' || value instanceof PyFloat) {
+    const x = num(value);
+    if (Number.isNaN(x)) return dflt;
+    if (!Number.isFinite(x)) throw new PyError('OverflowError', 'cannot convert float infinity to integer');
+    return exactInt(BigInt(Math.trunc(x)));
+  }
+  if (typeof value !== 'string') return dflt;
+  const n = pyIntOf(value, num(base));
+  if (n !== undefined) return exactInt(n);
+  const x = pyFloatOf(value);
+  if (x === undefined || !Number.isFinite(x)) return dflt;
+  return exactInt(BigInt(Math.trunc(x)));
 }
 
 function toFloat(value: unknown, dflt: unknown): unknown {
   if (typeof value === 'string') {
-    const s = value.trim().replace(/_/g, '');
-    if (/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(s)) return makeFloat(Number(s));
-    if (/^[-+]?(inf|infinity)$/i.test(s)) return s.startsWith('-') ? -Infinity : Infinity;
-    if (/^[-+]?nan$/i.test(s)) return Number.NaN;
-    return dflt;
+    const x = pyFloatOf(value);
+    return x === undefined ? dflt : Number.isFinite(x) ? makeFloat(x) : x;
   }
   if (typeof value === 'boolean') return makeFloat(value ? 1 : 0);
   if (typeof value === 'number' || value instanceof PyFloat) return makeFloat(num(value));
@@ -321,7 +356,7 @@ export const FILTERS: Record<string, Fn> = {
     const [caseSensitive, attribute] = bindArgs('min', a, ['case_sensitive', 'attribute'], [false, null]);
     return extreme(iterate(v), caseSensitive, attribute, -1);
   },
-  pprint: (v) => pyRepr(v),
+  pprint: (v) => pprint(v),
   reject: (v, ...a) => selectBy(v, a, false, undefined),
   rejectattr: (v, attr, ...a) => selectBy(v, a, false, attrGetter(attr)),
   replace: (v, ...a) => {
@@ -443,6 +478,11 @@ export const FILTERS: Record<string, Fn> = {
     }
     return encodeURIComponent(toText(v)).replace(/%2F/g, '/');
   },
+  wordwrap: (v, ...a) => wordwrap(v, a),
+  xmlattr: (v, ...a) => xmlattr(v, a),
+  urlize: (v, ...a) => urlize(v, a),
+  groupby: (v, ...a) => groupby(v, a),
+  filesizeformat: (v, ...a) => filesizeformat(v, a),
   wordcount: (v) => (toText(v).match(/\w+/g) ?? []).length,
 };
 

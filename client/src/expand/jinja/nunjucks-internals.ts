@@ -50,11 +50,24 @@ export interface NjCompiler {
   compile(node: NjNode, frame: NjFrame): void;
   _compileExpression(node: NjNode, frame: NjFrame): void;
   _compileAggregate(node: NjNode, frame: NjFrame, start: string, end: string): void;
+  /** Compiles a macro's function (in `frame`'s scope when given); returns its variable's name. */
+  _compileMacro(node: NjNode, frame?: NjFrame): string;
   fail(message: string, lineno?: number, colno?: number): never;
   getCode(): string;
 }
+/** nunjucks' lexer (a Tokenizer): tokens one at a time, and the position in the source. */
+export interface NjTokenizer {
+  index: number;
+  lineno: number;
+  colno: number;
+  str: string;
+  in_code: boolean;
+  nextToken(): NjToken | null;
+  _extractRegex(regex: RegExp): RegExpMatchArray | null;
+}
 export interface NjParser {
-  tokens: { index: number; lineno: number; colno: number; str: string; in_code: boolean };
+  tokens: NjTokenizer;
+  dropLeadingWhitespace: boolean;
   peeked: NjToken | false | null;
   extensions: unknown[];
   peekToken(): NjToken;
@@ -67,6 +80,8 @@ export interface NjParser {
   parseExpression(): NjNode;
   parsePrimary(noPostfix?: boolean): NjNode;
   parseSignature(tolerant?: boolean, noParens?: boolean): NjNode;
+  parseFilterName(): NjNode;
+  parseFilterArgs(name: NjNode): NjNode[];
   parseUntilBlocks(...names: string[]): NjNode;
   advanceAfterBlockEnd(name?: string): NjToken;
   fail(message: string, lineno?: number, colno?: number): never;
@@ -107,6 +122,9 @@ export const PARSER_OVERRIDABLE = [
   'parseNodes',
   'parseUntilBlocks',
   'advanceAfterBlockEnd',
+  'parseRaw',
+  'parseBlock',
+  'parseFilterStatement',
 ] as const;
 /** Other parser methods it calls. */
 const PARSER_USED = [
@@ -120,6 +138,8 @@ const PARSER_USED = [
   'parseExpression',
   'parseCompare',
   'parseSignature',
+  'parseFilterName',
+  'parseFilterArgs',
   'parseUntilBlocks',
   'advanceAfterBlockEnd',
   'fail',
@@ -158,9 +178,11 @@ export const COMPILER_OVERRIDABLE = [
   'compileMacro',
   'compileSet',
   'compileOutput',
+  'compileExtends',
   '_emitLoopBindings',
 ] as const;
 const COMPILER_USED = [
+  '_compileMacro',
   '_pushBuffer',
   '_popBuffer',
   '_emitLines',
@@ -212,6 +234,7 @@ export const TOKENS = [
   'TOKEN_RIGHT_CURLY',
   'TOKEN_DATA',
   'TOKEN_WHITESPACE',
+  'TOKEN_PIPE',
 ] as const;
 /** Node classes used. */
 export const NODE_TYPES = [
@@ -229,6 +252,8 @@ export const NODE_TYPES = [
   'KeywordArgs',
   'TemplateData',
   'Output',
+  'Block',
+  'Filter',
   'Set',
   'Capture',
   'LookupVal',
@@ -265,6 +290,12 @@ export function checkInternals(mod: unknown, transformer: unknown): string[] {
       problems.push(`lexer.${name}`);
   }
   if (!fn(m?.lexer, 'lex')) problems.push('lexer.lex');
+  else {
+    const tokenizer = (m!.lexer as { lex(src: string): unknown }).lex('');
+    for (const name of ['nextToken', '_extractRegex']) {
+      if (!fn(tokenizer, name)) problems.push(`Tokenizer.prototype.${name}`);
+    }
+  }
   for (const name of NODE_TYPES) if (!fn(m?.nodes, name)) problems.push(`nodes.${name}`);
   if (!fn(m?.nodes?.Node, 'extend')) problems.push('nodes.Node.extend');
   if (!fn(m, 'Environment')) problems.push('Environment');
@@ -318,9 +349,22 @@ export type ParserOverrides = {
   [K in ParserMethod]?: (this: NjParser, base: Base, ...args: unknown[]) => unknown;
 };
 
-/** A parser over `src` (lexed with `lexOptions`) with per-instance overrides. */
-export function newParser(src: string, overrides: ParserOverrides, lexOptions: object = {}): NjParser {
-  const parser = new nunjucks.parser.Parser(nunjucks.lexer.lex(src, lexOptions));
+/**
+ * A parser over `src` (lexed with `lexOptions`) with per-instance overrides; `tokens`, when given,
+ * replaces the lexer's `nextToken` on this instance (it receives the lexer's own).
+ */
+export function newParser(
+  src: string,
+  overrides: ParserOverrides,
+  lexOptions: object = {},
+  tokens?: (tokenizer: NjTokenizer, base: () => NjToken | null) => () => NjToken | null,
+): NjParser {
+  const tokenizer = nunjucks.lexer.lex(src, lexOptions) as NjTokenizer;
+  if (tokens) {
+    const base = tokenizer.nextToken.bind(tokenizer);
+    tokenizer.nextToken = tokens(tokenizer, base);
+  }
+  const parser = new nunjucks.parser.Parser(tokenizer);
   parser.extensions = [];
   const proto = nunjucks.parser.Parser.prototype as unknown as Record<string, Base>;
   const target = parser as unknown as Record<string, unknown>;

@@ -616,6 +616,12 @@ export function lookupCallee(obj: unknown, key: unknown): unknown {
  * `obj.attr` / `obj[key]` as Jinja2 resolves them. Undefined results stay `undefined`
  * (Jinja's Undefined); reading from an undefined value raises, as in Jinja2.
  */
+/** Jinja2's `_GroupTuple(grouper, list)` (the groupby filter's items): a tuple with two names. */
+export class GroupTuple extends PyTuple {
+  /** The key the group was made by (lower-cased unless case-sensitive). */
+  dmKey: unknown;
+}
+
 export function lookupMember(obj: unknown, key: unknown): unknown {
   if (key instanceof PySlice) return sliceValue(obj, key);
   if (isBlockedName(key)) throw new BlockedError(String(key));
@@ -641,6 +647,8 @@ export function lookupMember(obj: unknown, key: unknown): unknown {
       const i = normIndex(k, obj.length);
       return i >= 0 && i < obj.length ? obj[i] : undefined;
     }
+    if (obj instanceof GroupTuple && (key === 'grouper' || key === 'list'))
+      return obj[key === 'grouper' ? 0 : 1];
     const table = obj instanceof PyTuple ? TUPLE_METHODS : obj instanceof PyView ? {} : LIST_METHODS;
     const method = typeof key === 'string' && Object.hasOwn(table, key) ? table[key] : undefined;
     return method ? bindMethod(obj, method) : undefined;

@@ -1,0 +1,40 @@
+/**
+ * PostgreSQL-specific: a sync's outcome written on a given connection (docs/server.md, "Store"),
+ * by the service store outside a swap and by the index swap inside its transaction
+ * (swap-index-pg.ts), so both write the same rows. SQLite's twin is in swap-index.ts.
+ */
+import { eq } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import type pg from 'pg';
+import type { PgDb } from './postgres.js';
+import * as schema from './schema-pg.js';
+import { registries, syncs } from './schema-pg.js';
+import type { RegistrySyncState, SwapRecord, SyncValues } from './service-store.js';
+
+/** Ends a sync's history row; the history keeps the last `keep` syncs of each registry. */
+export async function finishSyncPg(
+  on: { db: PgDb; client: pg.PoolClient | pg.Pool },
+  syncId: number,
+  registryId: number,
+  values: SyncValues,
+  keep: number,
+): Promise<void> {
+  await on.db.update(syncs).set(values).where(eq(syncs.id, syncId));
+  await on.client.query(
+    `DELETE FROM syncs WHERE registry_id = $1 AND id NOT IN
+       (SELECT id FROM syncs WHERE registry_id = $1 ORDER BY id DESC LIMIT $2)`,
+    [registryId, keep],
+  );
+}
+
+/** A registry's sync state (status, error, time). */
+export async function setSyncStatePg(db: PgDb, registryId: number, state: RegistrySyncState): Promise<void> {
+  await db.update(registries).set(state).where(eq(registries.id, registryId));
+}
+
+/** The sync's outcome (SwapMeta.record, data as on SQLite), written on the swap's connection. */
+export async function recordSwapPg(client: pg.PoolClient, record: SwapRecord): Promise<void> {
+  const db = drizzle(client, { schema });
+  await finishSyncPg({ db, client }, record.syncId, record.registryId, record.sync, record.keep);
+  await setSyncStatePg(db, record.registryId, record.state);
+}

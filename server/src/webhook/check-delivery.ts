@@ -1,0 +1,84 @@
+/**
+ * Which registries a GitHub delivery is for, and whether it is signed by them (docs/server.md,
+ * "Webhooks"). Pure, and run in the webhook worker (delivery-worker.ts), never on the request
+ * thread: the body is parsed first to learn the repository it is about, and only the secrets of
+ * the registries of that repository are tried (an HMAC over the body each), so a delivery costs the
+ * same with one GitHub registry or a thousand.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** A GitHub registry with a webhook secret, as the worker gets it. */
+export interface DeliveryCandidate {
+  /** Its index in the caller's list (what the answer names). */
+  index: number;
+  /** The registry's source, `github.com/<owner>/<repo>` (compared without case). */
+  source: string;
+  secret: string;
+}
+
+export type DeliveryCheck =
+  /** Not JSON, or no `repository.full_name` string: no registry can be named, nothing verified. */
+  | { kind: 'malformed'; message: string }
+  /** No registry of that repository has a secret that signs the body. */
+  | { kind: 'unsigned'; repository: string }
+  | {
+      kind: 'verified';
+      /** The candidates whose secret signs the body (indexes into the caller's list). */
+      verified: number[];
+      ref: string | undefined;
+      defaultBranch: string | undefined;
+    };
+
+/** Whether a registry whose source is `source` is the repository `fullName` (`owner/repo`). */
+export function sourceIsRepository(source: string, fullName: string): boolean {
+  return source.toLowerCase().endsWith(`/${fullName.toLowerCase()}`);
+}
+
+/** `sha256=<hex>` of `body` under `secret`, compared in constant time with `signature`. */
+export function signatureMatches(secret: string, body: Uint8Array, signature: string): boolean {
+  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(body).digest('hex')}`);
+  const given = Buffer.from(signature);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export function checkDelivery(
+  body: Uint8Array,
+  signature: string,
+  candidates: readonly DeliveryCandidate[],
+): DeliveryCheck {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+  } catch {
+    return { kind: 'malformed', message: 'the webhook body is not valid JSON' };
+  }
+  const repository = (payload as { repository?: unknown } | null)?.repository as
+    | { full_name?: unknown; default_branch?: unknown }
+    | undefined;
+  const ref = (payload as { ref?: unknown } | null)?.ref;
+  if (
+    !payload ||
+    typeof payload !== 'object' ||
+    !repository ||
+    typeof repository !== 'object' ||
+    typeof repository.full_name !== 'string' ||
+    (repository.default_branch !== undefined && typeof repository.default_branch !== 'string') ||
+    (ref !== undefined && typeof ref !== 'string')
+  ) {
+    return {
+      kind: 'malformed',
+      message: 'the webhook body must be an object with repository.full_name (a string)',
+    };
+  }
+  const fullName = repository.full_name;
+  const verified = candidates
+    .filter((c) => sourceIsRepository(c.source, fullName) && signatureMatches(c.secret, body, signature))
+    .map((c) => c.index);
+  if (verified.length === 0) return { kind: 'unsigned', repository: fullName };
+  return {
+    kind: 'verified',
+    verified,
+    ref: ref as string | undefined,
+    defaultBranch: repository.default_branch as string | undefined,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * The module boundaries (docs/server.md "Where things are"), checked over the import graph of the
+ * sources (tests excluded): no import circle; the client never imports the server (what both
+ * read is declared in client/src/wire/); the two store dialects never import each other.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { circles, importGraph } from './import-graph.js';
+
+const root = new URL('../../../', import.meta.url).pathname;
+const SOURCES = ['client/src', 'server/src'];
+const isTest = (file: string) => /\.(test|property\.test)\.tsx?$/.test(file);
+
+function sourceGraph(at: string) {
+  const graph = importGraph(at, SOURCES);
+  for (const file of [...graph.keys()]) if (isTest(file)) graph.delete(file);
+  return graph;
+}
+
+/** Files of `from` that import a file of `to`, as `a -> b`. */
+function crossings(graph: ReadonlyMap<string, ReadonlySet<string>>, from: string, to: string): string[] {
+  const out: string[] = [];
+  for (const [file, targets] of graph) {
+    if (!file.startsWith(`${from}/`)) continue;
+    for (const t of targets) if (t.startsWith(`${to}/`)) out.push(`${file} -> ${t}`);
+  }
+  return out.sort();
+}
+
+/**
+ * The store is being reshaped into one contract and two dialect folders (issue 24); until that
+ * lands, its own circle is listed, not failed. Once no circle is left inside server/src/store,
+ * set this to false: every circle anywhere then fails.
+ */
+const STORE_CIRCLE_PENDING = true;
+
+describe('module boundaries', () => {
+  const graph = sourceGraph(root);
+
+  it('the scan reads the sources (the checks below are not vacuous)', () => {
+    assert.ok(graph.size > 200, `only ${graph.size} source files read`);
+    const service = graph.get('server/src/service.ts');
+    assert.ok(
+      service?.has('server/src/service/syncs.ts'),
+      'server/src/service.ts -> service/syncs.ts not seen',
+    );
+  });
+
+  it('no import circle among the sources of client/src and server/src', (t) => {
+    const found = circles(graph);
+    for (const c of found) t.diagnostic(`circle of ${c.length}: ${c.join(', ')}`);
+    const failing = STORE_CIRCLE_PENDING
+      ? found.filter((c) => c.some((f) => !f.startsWith('server/src/store/')))
+      : found;
+    assert.deepEqual(failing, [], 'import circles (files that import each other, directly or not)');
+  });
+
+  it('client/src imports nothing from server/src', () => {
+    assert.deepEqual(crossings(graph, 'client/src', 'server/src'), []);
+  });
+
+  it('server/src/store/sqlite and server/src/store/postgres never import each other (nothing to check while the folders do not exist)', () => {
+    assert.deepEqual(crossings(graph, 'server/src/store/sqlite', 'server/src/store/postgres'), []);
+    assert.deepEqual(crossings(graph, 'server/src/store/postgres', 'server/src/store/sqlite'), []);
+  });
+});
+
+describe('the import scan finds what it looks for', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dm-seams-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (path: string, text: string) => {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  };
+  file('client/src/a.ts', "import { b } from './b.js';\nexport const a = b;\n");
+  file('client/src/b.ts', "import type { A } from './c/index.js';\nexport const b = 1;\n");
+  file(
+    'client/src/c/index.ts',
+    "export type A = typeof import('../a.js');\nconst x = await import('../a.js');\n",
+  );
+  file('client/src/d.ts', "// import { a } from './a.js';\n/** import('./a.js') */\nexport const d = 1;\n");
+  file('client/src/up.ts', "export { s } from '../../server/src/store/sqlite/x.js';\n");
+  file('server/src/store/sqlite/x.ts', "import '../postgres/y.js';\nexport const s = 1;\n");
+  file('server/src/store/postgres/y.ts', 'export const y = 1;\n');
+  const graph = sourceGraph(dir);
+
+  it('a circle through a type import, an index.ts and a dynamic import', () => {
+    assert.deepEqual(circles(graph), [['client/src/a.ts', 'client/src/b.ts', 'client/src/c/index.ts']]);
+  });
+
+  it('commented-out imports are not imports', () => {
+    assert.deepEqual([...graph.get('client/src/d.ts')!], []);
+  });
+
+  it('a client file importing the server, and one dialect importing the other', () => {
+    assert.deepEqual(crossings(graph, 'client/src', 'server/src'), [
+      'client/src/up.ts -> server/src/store/sqlite/x.ts',
+    ]);
+    assert.deepEqual(crossings(graph, 'server/src/store/sqlite', 'server/src/store/postgres'), [
+      'server/src/store/sqlite/x.ts -> server/src/store/postgres/y.ts',
+    ]);
+  });
+});
