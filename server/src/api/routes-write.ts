@@ -3,7 +3,6 @@
  * encrypted, never returned), syncs; and the GitHub push webhook, authenticated by the HMAC-SHA256
  * signature of the registry's webhook secret instead of a token.
  */
-import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { LRUCache } from 'lru-cache';
@@ -154,8 +153,9 @@ export function writeRoutes(options: {
       if (event !== 'push') return c.json({ ignored: `event ${event}` });
       // A replay is known by its delivery id or by its body's digest: headers are not signed, so a
       // captured push sent again with another id, or with none, is still a duplicate
-      // (docs/server.md, "Webhooks"). Hashed here once the signature verified (a bounded body).
-      const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
+      // (docs/server.md, "Webhooks"). Hashed in the worker once the signature verified (the body
+      // itself moved there).
+      const digest = check.digest;
       const seen = [delivery, digest].find((key) => key !== '' && deliveries.has(key));
       if (seen !== undefined) return c.json({ duplicate: seen, syncing: [] });
       if (delivery) deliveries.set(delivery, true);

@@ -5,7 +5,7 @@
  * the registries of that repository are tried (an HMAC over the body each), so a delivery costs the
  * same with one GitHub registry or a thousand.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 /** A GitHub registry with a webhook secret, as the worker gets it. */
 export interface DeliveryCandidate {
@@ -27,6 +27,8 @@ export type DeliveryCheck =
       verified: number[];
       ref: string | undefined;
       defaultBranch: string | undefined;
+      /** `sha256:<hex>` of the body: how a replay is known whatever its headers say. */
+      digest: string;
     };
 
 /** Whether a registry whose source is `source` is the repository `fullName` (`owner/repo`). */
@@ -80,5 +82,6 @@ export function checkDelivery(
     verified,
     ref: ref as string | undefined,
     defaultBranch: repository.default_branch as string | undefined,
+    digest: `sha256:${createHash('sha256').update(body).digest('hex')}`,
   };
 }
