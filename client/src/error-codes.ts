@@ -199,6 +199,18 @@ export const ERROR_CODES = {
   },
 
   // References, versions, registries, resolution.
+  INVALID_PLUGIN_PARAMETERS: {
+    category: 'invalid-input',
+    meaning: 'Argo CD plugin parameters (ARGOCD_APP_PARAMETERS) are not the list Argo CD defines.',
+  },
+  INVALID_RESOURCE_LIST: {
+    category: 'invalid-input',
+    meaning: 'The input of `dm fn` is not a KRM ResourceList, or its functionConfig names no configuration.',
+  },
+  REFERENCE_NEEDS_CLUSTER: {
+    category: 'validation',
+    meaning: 'A `$(ref…)` value needs the live cluster, which `dm argocd generate` and `dm fn` never ask.',
+  },
   INVALID_REFERENCE: {
     category: ['invalid-input', 'validation'],
     meaning: 'A template reference (or a resource reference in a deployment plan) is malformed.',

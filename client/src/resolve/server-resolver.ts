@@ -9,9 +9,10 @@
 import { type DmError, relayedError } from '../error.js';
 import { httpSignal } from '../http-limit.js';
 import { formatReference, formatTemplateName, type RegistryReference } from '../reference/reference.js';
-import type { BatchResolveItem, Resolution as ServerResolution } from '../wire/registry-api.js';
+import type { BatchResolveItem } from '../wire/registry-api.js';
 import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
 import { Declined, type Resolution, type Resolver } from './resolver.js';
+import { resolvedFromServer } from './server-resolution.js';
 import type { ResolvedFile, ResolvedVersion } from './types.js';
 
 /** Codes by which a server says "I do not host that registry" rather than "no such version". */
@@ -72,7 +73,7 @@ export class ServerResolver implements Resolver {
       const { results } = await registryJson<{ results: BatchResolveItem[] }>(response, this.base);
       results.forEach((item, i) => {
         if (item.resolution) {
-          out.push(this.toResolved(texts[i]!, item.resolution));
+          out.push(resolvedFromServer(texts[i]!, item.resolution));
         } else if (!item.error || NOT_HOSTED.has(item.error.code)) {
           const ref = batch[i]!;
           out.push(
@@ -87,21 +88,6 @@ export class ServerResolver implements Resolver {
       });
     }
     return out;
-  }
-
-  private toResolved(reference: string, r: ServerResolution): ResolvedVersion {
-    const template = reference.replace(/:=?v[^/]*$/, '');
-    return {
-      reference,
-      template,
-      version: r.version,
-      commit: r.commit,
-      kind: r.kind,
-      templateFile: r.templateFile,
-      schemaFile: r.schemaFile ?? undefined,
-      digest: r.digest,
-      files: r.files.map((f) => ({ path: f.path, sha256: f.sha256.replace(/^sha256:/, ''), size: f.size })),
-    };
   }
 
   async versions(ref: RegistryReference): Promise<string[] | null> {

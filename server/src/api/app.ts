@@ -7,7 +7,7 @@
 
 import { Hono } from 'hono';
 import { DmError, isDmError } from '../../../client/src/error.js';
-import { FileCheckpointMemory } from '../../../client/src/integrity/verifier.js';
+import { FileCheckpointMemory } from '../../../client/src/integrity/index.js';
 import { createLogger, type Logger } from '../log.js';
 import type { DeploymentManager } from '../manager/deployment-manager.js';
 import { type ManagerConfig, mountManager } from '../manager/mount.js';
@@ -15,6 +15,7 @@ import { Mirror } from '../mirror/mirror.js';
 import { storeTarget } from '../mirror/store-target.js';
 import { Upstream } from '../mirror/upstream.js';
 import { pageRoutes } from '../pages/routes.js';
+import type { MirrorFactory } from '../service/context.js';
 import { PRIVATE_LABEL, RegistryService, type ServiceDeps } from '../service.js';
 import { hashToken } from '../store/secrets.js';
 import { bearerToken } from './access.js';
@@ -28,7 +29,7 @@ import { readRoutes } from './routes-read.js';
 import { writeRoutes } from './routes-write.js';
 import { RequestTracker, trackServedRoutes } from './tracking.js';
 
-export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync'> {
+export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync' | 'mirror'> {
   logger?: Logger;
   /** Log one line per request (default true). */
   accessLog?: boolean;
@@ -93,9 +94,55 @@ function isDatabaseDown(error: unknown): boolean {
   return false;
 }
 
+/** The pull-through mirror of `--upstream` (docs/mirroring.md) and its store side. */
+function mirrorFactory(deps: CreateAppDeps, logger: Logger, metrics: ServerMetrics): MirrorFactory {
+  const upstreams = deps.upstreams ?? [];
+  return ({ data, catalog, quarantined, revalidateHeld }) => {
+    const target = storeTarget(data.mirror, logger, {
+      onStored: () => catalog.invalidate(),
+      onMismatch: () => metrics.upstreamDigestMismatches.inc(),
+      onQuarantine: quarantined,
+    });
+    // Which registries are this server's own, read before the first request needs it.
+    target
+      .refreshOwn()
+      .catch((error: unknown) => logger.log('error', 'registries unreadable', { error: String(error) }));
+    const mirror = new Mirror({
+      upstreams: upstreams.map(
+        (u) =>
+          new Upstream({
+            url: u.url,
+            token: u.token,
+            checksumKey: u.checksumKey,
+            checkpointMemory: u.checkpointFile ? new FileCheckpointMemory(u.checkpointFile) : undefined,
+          }),
+      ),
+      target,
+      ownRegistry: (name) => target.ownRegistry(name),
+      refreshOwn: () => target.refreshOwn(),
+      defaultRegistry: () => catalog.defaultRegistry,
+      onStored: () => undefined,
+      revalidateHeld,
+      onRemovedUpstream: (key) => {
+        target
+          .markRemoved(key)
+          .catch((error: unknown) =>
+            logger.log('error', 'removed-upstream mark failed', { error: String(error) }),
+          );
+      },
+      ...(deps.upstreamTtlMs === undefined ? {} : { ttlMs: deps.upstreamTtlMs }),
+      ...(deps.upstreamNegativeTtlMs === undefined ? {} : { negativeTtlMs: deps.upstreamNegativeTtlMs }),
+    });
+    return { mirror, target };
+  };
+}
+
 export function createApp(deps: CreateAppDeps): RegistryApp {
   const logger = deps.logger ?? createLogger();
   const metrics = new ServerMetrics();
+  // The composition (docs/server.md "Where things are"): the store is open; the service is built
+  // from it, and builds the mirror (from the factory below) before the parts that use it; then
+  // the manager and the HTTP app, each from what it needs. Nothing is assigned afterwards.
   const service = new RegistryService({
     ...deps,
     log: (level, message, fields) => logger.log(level, message, fields),
@@ -111,6 +158,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       ...deps.checksums,
       onQuarantine: (registry, count) => metrics.quarantinedVersions.inc({ registry }, count),
     },
+    mirror: deps.upstreams && deps.upstreams.length > 0 ? mirrorFactory(deps, logger, metrics) : undefined,
   });
   // A database that does not answer leaves the gauge empty; the rest of /metrics is still served.
   metrics.countOpenQuarantines(async () => {
@@ -125,44 +173,6 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     }
   });
   void service.checksums.resendUndelivered();
-  if (deps.upstreams && deps.upstreams.length > 0) {
-    const target = storeTarget(service.data.mirror, logger, {
-      onStored: () => service.catalog.invalidate(),
-      onMismatch: () => metrics.upstreamDigestMismatches.inc(),
-      onQuarantine: (events) => service.mirrorQuarantined(events),
-    });
-    // Which registries are this server's own, read before the first request needs it.
-    target
-      .refreshOwn()
-      .catch((error: unknown) => logger.log('error', 'registries unreadable', { error: String(error) }));
-    service.mirrorTarget = target;
-    service.mirror = new Mirror({
-      upstreams: deps.upstreams.map(
-        (u) =>
-          new Upstream({
-            url: u.url,
-            token: u.token,
-            checksumKey: u.checksumKey,
-            checkpointMemory: u.checkpointFile ? new FileCheckpointMemory(u.checkpointFile) : undefined,
-          }),
-      ),
-      target,
-      ownRegistry: (name) => target.ownRegistry(name),
-      refreshOwn: () => target.refreshOwn(),
-      defaultRegistry: () => service.catalog.defaultRegistry,
-      onStored: () => undefined,
-      revalidateHeld: (name) => void service.revalidateHeld(name),
-      onRemovedUpstream: (key) => {
-        target
-          .markRemoved(key)
-          .catch((error: unknown) =>
-            logger.log('error', 'removed-upstream mark failed', { error: String(error) }),
-          );
-      },
-      ...(deps.upstreamTtlMs === undefined ? {} : { ttlMs: deps.upstreamTtlMs }),
-      ...(deps.upstreamNegativeTtlMs === undefined ? {} : { negativeTtlMs: deps.upstreamNegativeTtlMs }),
-    });
-  }
   const tracker = new RequestTracker(service, metrics, logger, deps.accessLog ?? true);
   const app = new Hono<AppEnv>();
   // Every route is built on `served` first; tracking is attached from its route table (tracking.ts).

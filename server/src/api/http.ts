@@ -69,7 +69,10 @@ export function notModified(c: Context<AppEnv>, etag: string): boolean {
 /** The Content-Security-Policy of served content: nothing may run or load, in a sandbox. */
 export const CONTENT_POLICY = "default-src 'none'; sandbox";
 
-/** Answers 304 or the content, with strong ETag and immutable caching for the registry's visibility. */
+/**
+ * Answers 304 or the content, with strong ETag and immutable caching for the registry's visibility;
+ * `body` is called only when the client does not have the content.
+ */
 export function immutableContent(
   c: Context<AppEnv>,
   etag: string,
@@ -81,14 +84,14 @@ export function immutableContent(
   c: Context<AppEnv>,
   etag: string,
   contentType: string,
-  body: () => Promise<Uint8Array>,
+  body: () => Promise<string | Uint8Array>,
   visibility: string,
 ): Response | Promise<Response>;
 export function immutableContent(
   c: Context<AppEnv>,
   etag: string,
   contentType: string,
-  body: () => string | Uint8Array | Promise<Uint8Array>,
+  body: () => string | Uint8Array | Promise<string | Uint8Array>,
   visibility: string,
 ): Response | Promise<Response> {
   c.header('ETag', etag);
@@ -100,8 +103,9 @@ export function immutableContent(
   if (notModified(c, etag)) return c.body(null, 304);
   c.header('Content-Type', contentType);
   const content = body();
-  if (content instanceof Promise) return content.then((bytes) => c.body(new Uint8Array(bytes), 200));
-  return c.body(typeof content === 'string' ? content : new Uint8Array(content), 200);
+  const send = (bytes: string | Uint8Array) =>
+    c.body(typeof bytes === 'string' ? bytes : new Uint8Array(bytes), 200);
+  return content instanceof Promise ? content.then(send) : send(content);
 }
 
 export function intParam(

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import type { Command } from 'commander';
 import { DmError, fromSystemError } from '../../../client/src/error.js';
-import { parseVerifierKey } from '../../../client/src/integrity/keys.js';
+import { parseVerifierKey } from '../../../client/src/integrity/index.js';
 import type { CreateAppDeps } from '../api/app.js';
 import { Upstream } from '../mirror/upstream.js';
 import { ensureIndexed, openEverything } from './open-everything.js';
@@ -211,7 +211,7 @@ async function start(
       fromSystemError(error, options.port !== undefined ? '--port' : 'DM_REGISTRY_PORT or --port') ?? error
     );
   }
-  // Draining (docs/server.md, "Stopping"): on SIGTERM every response says `Connection: close`, so
+  // Draining (docs/server.md, "Running it"): on SIGTERM every response says `Connection: close`, so
   // keep-alive clients stop reusing their sockets; after the drain period the server stops
   // accepting new connections and closes each socket only once it has been idle for the drain
   // period (a connection accepted a moment ago still gets its request answered, with

@@ -6,7 +6,7 @@
  * deployment outside a token's read scope is answered 404, as if it did not exist.
  */
 import { DmError } from '../../../client/src/error.js';
-import type { OperationStore } from '../../../client/src/state/operations-store.js';
+import type { OperationStore } from '../../../client/src/state/index.js';
 import { bearerToken, type TokenBook } from '../api/access.js';
 import { hashToken } from '../store/secrets.js';
 

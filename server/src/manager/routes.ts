@@ -143,6 +143,44 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
     return c.json(await manifestView(m, p.cluster, manager.store));
   });
 
+  // dm diff and dm drift through the service (docs/deployments.md "Diff and drift").
+  app.post('/api/v1/deployments/:name/diff', limit, async (c) => {
+    const access = await accessOf(c);
+    const req = parseDeploymentRequest(await jsonBody(c), c.req.param('name'));
+    return c.json(await manager.diff(req, access));
+  });
+
+  app.get('/api/v1/deployments/:name/drift', async (c) => {
+    const access = await accessOf(c);
+    return c.json(await manager.drift(c.req.param('name'), access));
+  });
+
+  // dm rollback (an operation; ?dryRun=true the plan) and dm history (docs/deployments.md "Rollback and history").
+  app.post('/api/v1/deployments/:name/rollback', async (c) => {
+    const access = await accessOf(c);
+    const body = c.req.header('content-type')?.includes('json') ? await jsonBody(c) : {};
+    if (body.manifest !== undefined && typeof body.manifest !== 'string') {
+      throw new DmError('INVALID_REQUEST', 'manifest must be a manifest name or sequence number', {
+        category: 'invalid-input',
+      });
+    }
+    const out = await manager.rollback(
+      c.req.param('name'),
+      body.manifest as string | undefined,
+      access,
+      wantsDryRun(c.req.query('dryRun')),
+    );
+    if (!('id' in out)) return c.json(out);
+    const [view, status] = await answer(out, wantsWait(c.req.query('wait')));
+    c.header('Location', `/api/v1/operations/${out.id}`);
+    return c.json(view, status);
+  });
+
+  app.get('/api/v1/deployments/:name/history', async (c) => {
+    const access = await accessOf(c);
+    return c.json(await manager.history(c.req.param('name'), access));
+  });
+
   app.get('/api/v1/deployments/:name/operations', async (c) => {
     const access = await accessOf(c);
     const name = c.req.param('name');

@@ -24,14 +24,14 @@ import {
   parseEd25519Pem,
   signBytes,
   verifyBytes,
-} from '../../../client/src/integrity/keys.js';
+} from '../../../client/src/integrity/index.js';
 import {
   pathProblem,
   printable,
   registryNameProblem,
   versionNameProblem,
 } from '../../../client/src/registry/content-names.js';
-import { sha256Hex, versionDigest } from '../../../client/src/registry/digest.js';
+import { sha256Hex, versionDigest } from '../../../client/src/registry/index.js';
 import type { AddedVersion, ExportedTemplate } from '../store/add-versions.js';
 import { TarWalker } from './bundle-tar.js';
 

@@ -5,8 +5,7 @@
  * addVersions in one transaction after everything was verified.
  */
 import { DmError } from '../../../client/src/error.js';
-import { referencesInText } from '../../../client/src/resolve/discover-references.js';
-import { readLockFile } from '../../../client/src/resolve/lock-file.js';
+import { readLockFile, referencesInText } from '../../../client/src/resolve/index.js';
 import type { Resolution } from '../api/shapes.js';
 import { Catalog } from '../resolve/catalog.js';
 import type { AddedVersion } from '../store/add-versions.js';

@@ -20,14 +20,14 @@ import {
   pathProblem,
   versionNameProblem,
 } from '../../../client/src/registry/content-names.js';
-import { readTarball } from '../../../client/src/source/tarball.js';
+import { readTarball } from '../../../client/src/source/index.js';
 import type { Resolution } from '../api/shapes.js';
 import { canonicalTemplate } from '../store/first-seen.js';
 import type { QuarantineInfo } from '../store/quarantine.js';
 import type { Upstream } from './upstream.js';
 import { type VerifiedFile, verifyVersionContent } from './verify-version.js';
 
-/** What the mirror stores and reads back; the store implements it (server/src/store/mirror.ts). */
+/** What the mirror stores and reads back; server/src/mirror/store-target.ts implements it over the store. */
 export interface MirrorTarget {
   /** The digest stored for this exact version, or undefined. */
   storedDigest(version: VersionKey): Promise<string | undefined>;

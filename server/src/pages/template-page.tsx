@@ -4,8 +4,7 @@
  * as text or an attribute, which hono/jsx escapes; nothing from data is ever raw HTML.
  */
 
-import { formatTemplateName } from '../../../client/src/reference/reference.js';
-import { tryParseVersion } from '../../../client/src/reference/version.js';
+import { formatTemplateName, tryParseVersion } from '../../../client/src/reference/index.js';
 import { printable } from '../../../client/src/registry/content-names.js';
 import type { FileInfo } from '../api/shapes.js';
 import type { QuarantineInfo } from '../store/quarantine.js';

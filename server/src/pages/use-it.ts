@@ -6,7 +6,6 @@
  * GitHub repository at the indexed commit, a git URL as text, and "local directory" for a directory
  * (whose path on the server is never shown to anonymous readers).
  */
-
 import { isLocalSource } from '../service/sources.js';
 import type { RegistryRow } from '../service.js';
 import { withoutCredentials } from '../service.js';

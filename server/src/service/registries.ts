@@ -3,7 +3,7 @@
  * whole, removing, and a registry as the API and the pages show it.
  */
 import { DmError } from '../../../client/src/error.js';
-import { checkGitArguments } from '../../../client/src/source/git.js';
+import { checkGitArguments } from '../../../client/src/source/index.js';
 import type { RequestAccess } from '../api/access.js';
 import type { RegistryInfo } from '../api/shapes.js';
 import { commitShown } from '../source/directory.js';

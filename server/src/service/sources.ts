@@ -3,9 +3,13 @@
  * and a source URL shown without what may carry a credential.
  */
 import { join } from 'node:path';
-import { GitSource, isRemoteGitLocation } from '../../../client/src/source/git.js';
-import { GitHubSource } from '../../../client/src/source/github.js';
-import { DEFAULT_SOURCE_LIMITS, type Source } from '../../../client/src/source/source.js';
+import {
+  DEFAULT_SOURCE_LIMITS,
+  GitHubSource,
+  GitSource,
+  isRemoteGitLocation,
+  type Source,
+} from '../../../client/src/source/index.js';
 import { DirectorySource } from '../source/directory.js';
 import type { SourceType } from '../source/source-spec.js';
 

@@ -11,7 +11,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { DmError } from '../../../client/src/error.js';
-import { isRemoteGitLocation } from '../../../client/src/source/git.js';
+import { isRemoteGitLocation } from '../../../client/src/source/index.js';
 
 export type SourceType = 'github' | 'git' | 'directory' | 'upstream';
 
