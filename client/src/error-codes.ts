@@ -410,11 +410,11 @@ export const ERROR_CODES = {
     meaning: 'A template tried something forbidden in templates (files, network, imports).',
   },
   JINJA_ERROR: {
-    category: ['invalid-input', 'error'],
+    category: ['invalid-input', 'error', 'validation'],
     meaning: 'A Jinja template failed to compile or to render.',
   },
   PYTHON_TEMPLATE_ERROR: {
-    category: ['invalid-input', 'error'],
+    category: ['invalid-input', 'error', 'validation'],
     meaning: 'A Python template failed to compile or to run.',
   },
   PYTHON_NOT_FOUND: {
@@ -726,6 +726,11 @@ export const ERROR_CODES = {
     category: 'invalid-input',
     meaning: 'A delta bundle needs content of its base bundle that the database lacks.',
   },
+  BUNDLE_REGISTRY_NOT_BUNDLED: {
+    category: 'conflict',
+    meaning:
+      'A bundle would add versions to a registry this server indexes from its own source (or pulls through); only registries that came from bundles take them, unless --into-indexed-registries says so.',
+  },
   UPSTREAM_UNAVAILABLE: { category: 'upstream', meaning: "A mirror's upstream registry is down or failing." },
   UPSTREAM_INVALID_ANSWER: {
     category: 'upstream',
@@ -741,7 +746,7 @@ export const ERROR_CODES = {
     meaning: "A mirror's upstream is not a dm registry server.",
   },
   UPSTREAM_ANSWER_TOO_LARGE: {
-    category: 'limit',
+    category: 'upstream',
     meaning: "A mirror's upstream sent an answer larger than allowed.",
   },
   UPSTREAM_REGISTRY_NOT_FOUND: {

@@ -224,9 +224,11 @@ for (const dialect of DIALECTS)
       // The open-quarantines gauge, read at each scrape; a private registry's under `(private)`.
       assert.match(metrics, /^dm_registry_open_quarantines\{registry="git\.example\/acme\/local"\} 1$/m);
       await query(s, "UPDATE registries SET visibility = 'private' WHERE id = $1", [row.id]);
-      const hidden = await (await s.app.request('/metrics')).text();
+      // The private sums are for an admin (or metrics) token; an anonymous scrape leaves them out.
+      const hidden = await (await s.app.request('/metrics', { headers: admin })).text();
       assert.match(hidden, /^dm_registry_open_quarantines\{registry="\(private\)"\} 1$/m);
       assert.doesNotMatch(hidden, /dm_registry_open_quarantines\{registry="git/);
+      assert.doesNotMatch(await (await s.app.request('/metrics')).text(), /\(private\)/);
       await query(s, "UPDATE registries SET visibility = 'public' WHERE id = $1", [row.id]);
 
       // The audit listing: admin only, empty before any acceptance.

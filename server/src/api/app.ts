@@ -18,8 +18,10 @@ import { Upstream } from '../mirror/upstream.js';
 import { notFoundPage, pageRoutes } from '../pages/routes.js';
 import type { MirrorFactory } from '../service/context.js';
 import { PRIVATE_LABEL, RegistryService, type ServiceDeps } from '../service.js';
+import { hashToken } from '../store/secrets.js';
+import { bearerToken } from './access.js';
 import { Admission, type AdmissionOptions, PerCaller } from './admission.js';
-import { type AppEnv, errorResponse } from './http.js';
+import { type AppEnv, accessOf, errorResponse } from './http.js';
 import { ServerMetrics } from './metrics.js';
 import { OPENAPI } from './openapi.js';
 import { checksumRoutes } from './routes-checksums.js';
@@ -55,6 +57,11 @@ export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync' | 'mir
   upstreamTtlMs?: number;
   /** How long an upstream's not-found answer is remembered, ms. */
   upstreamNegativeTtlMs?: number;
+  /**
+   * Tokens that see the private registries' sums in `/metrics` (`DM_METRICS_TOKEN`); admin
+   * tokens see them too, anyone else the public series only (docs/server.md, "HTTP API").
+   */
+  metricsTokens?: readonly string[];
 }
 
 export interface RegistryApp {
@@ -255,9 +262,17 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     }
     return c.json({ status: 'ready' });
   });
-  served.get('/metrics', async (c) =>
-    c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
-  );
+  const metricsHashes = new Set((deps.metricsTokens ?? []).filter((t) => t !== '').map(hashToken));
+  served.get('/metrics', async (c) => {
+    const authorization = c.req.header('authorization');
+    // A metrics token, else an admin token, sees the private sums; a token neither knows is 401.
+    const withPrivate =
+      authorization !== undefined &&
+      (metricsHashes.has(hashToken(bearerToken(authorization))) || (await accessOf(c)).admin);
+    return c.body(await metrics.exposition(withPrivate, PRIVATE_LABEL), 200, {
+      'Content-Type': metrics.registry.contentType,
+    });
+  });
   served.get('/api/v1/openapi.json', (c) => c.json(OPENAPI));
   const webhooks = new Admission('webhook deliveries', deps.webhookAdmission ?? { concurrency: 2, queue: 8 });
   metrics.watchAdmission('webhook', webhooks.counters);

@@ -66,6 +66,9 @@ export function notModified(c: Context<AppEnv>, etag: string): boolean {
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
+/** The Content-Security-Policy of served content: nothing may run or load, in a sandbox. */
+export const CONTENT_POLICY = "default-src 'none'; sandbox";
+
 /**
  * Answers 304 or the content, with strong ETag and immutable caching for the registry's visibility;
  * `body` is called only when the client does not have the content.
@@ -93,6 +96,10 @@ export function immutableContent(
 ): Response | Promise<Response> {
   c.header('ETag', etag);
   setImmutableCaching(c, visibility);
+  // A template's file is data, never a page: not sniffed into HTML, and opened in a browser it
+  // runs nothing and loads nothing (docs/server.md, "HTTP API").
+  c.header('X-Content-Type-Options', 'nosniff');
+  c.header('Content-Security-Policy', CONTENT_POLICY);
   if (notModified(c, etag)) return c.body(null, 304);
   c.header('Content-Type', contentType);
   const content = body();

@@ -70,6 +70,8 @@ export async function openEverything(
       }),
       secretKey,
       adminTokens: env.DM_ADMIN_TOKEN ? [env.DM_ADMIN_TOKEN] : [],
+      // A token for /metrics alone: the scraper sees private sums (docs/server.md, "HTTP API").
+      metricsTokens: env.DM_METRICS_TOKEN ? [env.DM_METRICS_TOKEN] : [],
       ...syncLeaseTtl(env),
       githubHosts,
       logger,

@@ -42,7 +42,7 @@ import {
   toObjects,
   validateDeploymentName,
 } from '../../../client/src/deploy/index.js';
-import { DmError } from '../../../client/src/error.js';
+import { DmError, isDmError } from '../../../client/src/error.js';
 import { parseDefaultRegistry } from '../../../client/src/reference/index.js';
 import { RegistryTemplateSource } from '../../../client/src/resolve/index.js';
 import type { StateDatabase } from '../../../client/src/state/index.js';
@@ -380,12 +380,17 @@ export class DeploymentManager {
         cacheRoot: join(this.config.dataDir, 'template-cache'),
         defaultRegistry: defaultRegistry ? parseDefaultRegistry(defaultRegistry) : undefined,
       });
-      const input = await loadDeploymentInput(file, {
-        deployment: name,
-        properties,
-        templateSource,
-        displayName: 'configuration.content',
-      });
+      let input: DeploymentInput;
+      try {
+        input = await loadDeploymentInput(file, {
+          deployment: name,
+          properties,
+          templateSource,
+          displayName: 'configuration.content',
+        });
+      } catch (error) {
+        throw expansionError(error, dir);
+      }
       input.references = [...templateSource.resolved.values()].map((r) => ({
         reference: r.reference,
         resolved: r.version ? `${r.template}:=${r.version}` : r.template,
@@ -779,4 +784,25 @@ export class DeploymentManager {
     await this.ready.catch(() => {});
     await this.store.database.close();
   }
+}
+
+/**
+ * An expansion's error as the manager API answers it (docs/manager.md): the private temporary
+ * directory the configuration was laid out in is taken out of the message and details (paths
+ * are the configuration's own, `config.yaml`, `helpers/x.jinja`), and a template that fails to
+ * render is the request's fault, 422, never the server's 500.
+ */
+function expansionError(error: unknown, dir: string): unknown {
+  if (!isDmError(error)) return error;
+  const clean = (text: string) => text.split(`${dir}/`).join('').split(dir).join('.');
+  const details =
+    error.details === undefined
+      ? undefined
+      : (JSON.parse(clean(JSON.stringify(error.details))) as Record<string, unknown>);
+  const template = error.code === 'JINJA_ERROR' || error.code === 'PYTHON_TEMPLATE_ERROR';
+  return new DmError(error.code, clean(error.message), {
+    category: (template && error.category === 'error' ? 'validation' : error.category) as never,
+    ...(details === undefined ? {} : { details }),
+    ...(error.hint === undefined ? {} : { hint: clean(error.hint) }),
+  });
 }

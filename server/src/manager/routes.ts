@@ -8,7 +8,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
 import { type AppEnv, jsonBody } from '../api/http.js';
 import { type DeploymentManager, parseConfiguration, parseDeploymentRequest } from './deployment-manager.js';
-import { type ManagerAccess, managerAccessFor } from './manager-access.js';
+import { type ManagerAccess, managerAccessFor, requireDeployRights } from './manager-access.js';
 import { deploymentPage } from './page.js';
 import {
   deploymentSummary,
@@ -78,6 +78,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
 
   app.post('/api/v1/deployments', limit, async (c) => {
     const access = await accessOf(c);
+    requireDeployRights(access);
     const req = parseDeploymentRequest(await jsonBody(c));
     if (wantsDryRun(c.req.query('dryRun'))) return c.json(await manager.plan(req, 'create', access));
     const op = await manager.submit(req, 'create', access);
@@ -101,6 +102,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
 
   app.put('/api/v1/deployments/:name', limit, async (c) => {
     const access = await accessOf(c);
+    requireDeployRights(access);
     const req = parseDeploymentRequest(await jsonBody(c), c.req.param('name'));
     if (wantsDryRun(c.req.query('dryRun'))) return c.json(await manager.plan(req, 'update', access));
     const op = await manager.submit(req, 'update', access);
@@ -111,6 +113,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
 
   app.delete('/api/v1/deployments/:name', async (c) => {
     const access = await accessOf(c);
+    requireDeployRights(access);
     const op = await manager.remove(c.req.param('name'), access);
     const [view, status] = await answer(op, wantsWait(c.req.query('wait')));
     c.header('Location', `/api/v1/operations/${op.id}`);

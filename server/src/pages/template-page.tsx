@@ -5,6 +5,7 @@
  */
 
 import { formatTemplateName, tryParseVersion } from '../../../client/src/reference/index.js';
+import { printable } from '../../../client/src/registry/content-names.js';
 import type { FileInfo } from '../api/shapes.js';
 import type { QuarantineInfo } from '../store/quarantine.js';
 import type { FindingRow, VersionRow } from '../store/reads.js';
@@ -350,7 +351,9 @@ export function TemplatePage(p: TemplatePageProps) {
           row={(f) => (
             <tr>
               <td>
-                <a href={fileUrl(p.registry, p.collection, p.name, p.version.version, f.path)}>{f.path}</a>
+                <a href={fileUrl(p.registry, p.collection, p.name, p.version.version, f.path)}>
+                  {printable(f.path)}
+                </a>
               </td>
               <td class="num">{f.size}</td>
               <td>

@@ -6,7 +6,7 @@
  * GitHub repository at the indexed commit, a git URL as text, and "local directory" for a directory
  * (whose path on the server is never shown to anonymous readers).
  */
-import { isRemoteGitLocation } from '../../../client/src/source/index.js';
+import { isLocalSource } from '../service/sources.js';
 import type { RegistryRow } from '../service.js';
 import { withoutCredentials } from '../service.js';
 import type { PropertyRow } from './properties.js';
@@ -62,13 +62,7 @@ export type SourceLink =
   /** A directory on the server (a plain one, a local git repository or a file:// URL). */
   | { kind: 'local'; commit: string | null };
 
-/** Whether a registry's source is a directory on the server's own disk. */
-export function isLocalSource(row: Pick<RegistryRow, 'sourceType' | 'source'>): boolean {
-  return (
-    row.sourceType === 'directory' ||
-    (row.sourceType === 'git' && (!isRemoteGitLocation(row.source) || /^file:/i.test(row.source)))
-  );
-}
+export { isLocalSource };
 
 function joinPath(...parts: string[]): string {
   return parts

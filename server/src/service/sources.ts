@@ -7,6 +7,7 @@ import {
   DEFAULT_SOURCE_LIMITS,
   GitHubSource,
   GitSource,
+  isRemoteGitLocation,
   type Source,
 } from '../../../client/src/source/index.js';
 import { DirectorySource } from '../source/directory.js';
@@ -66,6 +67,18 @@ export function defaultSourceFactory(options: DefaultSourceOptions): SourceFacto
     }
     return new DirectorySource({ directory: request.location });
   };
+}
+
+/**
+ * Whether a registry's source is on the server's own disk (a directory, a local git repository, a
+ * `file://` URL): where it is is shown to admins only, in the API and the pages alike
+ * (docs/server.md, "Choices where the spec is silent").
+ */
+export function isLocalSource(row: { sourceType: string; source: string }): boolean {
+  return (
+    row.sourceType === 'directory' ||
+    (row.sourceType === 'git' && (!isRemoteGitLocation(row.source) || /^file:/i.test(row.source)))
+  );
 }
 
 /**
