@@ -9,6 +9,7 @@ import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import { tryParseVersion } from '../reference/version.js';
 import { comparePaths } from '../registry/compare-paths.js';
+import { pathProblem, printable } from '../registry/content-names.js';
 import { sha256Hex, versionDigest } from '../registry/digest.js';
 import type { TemplateKind } from '../registry/types.js';
 import { versionTarGz } from '../registry/version-tar.js';
@@ -300,6 +301,10 @@ export function parseTemplateConfig(bytes: Buffer, where: string): TemplateConfi
     ) {
       throw notTemplate(where, 'a file of its config has no path, sha256 or size');
     }
+    // One rule for names, whichever way content enters (docs/registry-layout.md "Paths and names").
+    const problem = pathProblem(file.path);
+    if (problem)
+      throw notTemplate(where, `its config lists the file '${printable(String(file.path))}': ${problem}`);
     files.push({ path: file.path as string, sha256: file.sha256 as string, size: file.size });
   }
   let digest: string;

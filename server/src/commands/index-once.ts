@@ -1,7 +1,7 @@
 /** `dm-registry index <source>`: index one source once and print the findings (docs/server.md). */
 
 import type { Command } from 'commander';
-import { printable } from '../../../client/src/registry/content-names.js';
+import { printable } from '../../../client/src/registry/index.js';
 import { ADMIN_ACCESS } from '../api/access.js';
 import { commitShown } from '../source/directory.js';
 import { ensureIndexed, openEverything } from './open-everything.js';

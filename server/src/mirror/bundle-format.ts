@@ -29,9 +29,10 @@ import {
   pathProblem,
   printable,
   registryNameProblem,
+  sha256Hex,
+  versionDigest,
   versionNameProblem,
-} from '../../../client/src/registry/content-names.js';
-import { sha256Hex, versionDigest } from '../../../client/src/registry/index.js';
+} from '../../../client/src/registry/index.js';
 import type { AddedVersion, ExportedTemplate } from '../store/add-versions.js';
 import { TarWalker } from './bundle-tar.js';
 

@@ -15,11 +15,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { DmError } from '../../../client/src/error.js';
-import {
-  isRegistryName,
-  pathProblem,
-  versionNameProblem,
-} from '../../../client/src/registry/content-names.js';
+import { isRegistryName, pathProblem, versionNameProblem } from '../../../client/src/registry/index.js';
 import { readTarball } from '../../../client/src/source/index.js';
 import type { Resolution } from '../api/shapes.js';
 import { canonicalTemplate } from '../store/first-seen.js';

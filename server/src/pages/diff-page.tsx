@@ -4,7 +4,7 @@
  * as text or an attribute, which hono/jsx escapes; nothing from data is ever raw HTML.
  */
 
-import { printable } from '../../../client/src/registry/content-names.js';
+import { printable } from '../../../client/src/registry/index.js';
 import { Layout } from './layout.js';
 import { CompareForm, Table } from './pieces.js';
 import { registryUrl, templateUrl } from './urls.js';

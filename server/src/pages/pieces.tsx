@@ -7,7 +7,7 @@
 
 import type { Child } from 'hono/jsx';
 import { tryParseVersion } from '../../../client/src/reference/index.js';
-import { printable } from '../../../client/src/registry/content-names.js';
+import { printable } from '../../../client/src/registry/index.js';
 import type { RegistryInfo, UpstreamInfo } from '../api/shapes.js';
 import type { FindingRow } from '../store/reads.js';
 

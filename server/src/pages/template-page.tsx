@@ -5,7 +5,7 @@
  */
 
 import { formatTemplateName, tryParseVersion } from '../../../client/src/reference/index.js';
-import { printable } from '../../../client/src/registry/content-names.js';
+import { printable } from '../../../client/src/registry/index.js';
 import type { FileInfo } from '../api/shapes.js';
 import type { QuarantineInfo } from '../store/quarantine.js';
 import type { FindingRow, VersionRow } from '../store/reads.js';

@@ -6,7 +6,6 @@ import type { Command } from 'commander';
 import type { DeploymentStore } from '../../state/deployments-store.js';
 import type { CommandContext } from '../context.js';
 import { action, propertiesOf, warner } from '../context.js';
-import { registerReleaseCommands } from './release.js';
 
 const DEPLOY_HELP = `
 Expands a configuration (or one template file, a stream of Kubernetes objects or rendered layered
@@ -150,8 +149,6 @@ export function registerDeployCommands(program: Command): void {
         });
       }),
     );
-
-  registerReleaseCommands(program);
 
   const deployments = program.command('deployments').description('list, get and delete deployments');
   deployments

@@ -8,6 +8,7 @@ import { registerGitopsCommands } from './gitops.js';
 import { registerLintCommand } from './lint.js';
 import { registerMergeCommand } from './merge.js';
 import { registerPackageCommands } from './package.js';
+import { registerReleaseCommands } from './release.js';
 import { registerRenderCommand } from './render.js';
 import { registerResolveCommands } from './resolve.js';
 
@@ -19,6 +20,7 @@ export function registerCommands(program: Command): void {
   registerMergeCommand(program); // merge
   registerBlueprintCommands(program); // blueprint render|apply
   registerDeployCommands(program); // deploy, deployments, manifests, types
+  registerReleaseCommands(program); // diff, drift, rollback, history
   registerLintCommand(program); // lint
   registerGitopsCommands(program); // argocd generate, fn
   registerConfigCommands(program); // config, completion, version
