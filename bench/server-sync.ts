@@ -23,7 +23,7 @@ import { GitSource } from '../client/src/source/git.js';
 import { createMeter } from '../client/src/source/source.js';
 import { ADMIN_ACCESS } from '../server/src/api/access.js';
 import { createApp } from '../server/src/api/app.js';
-import type { BuiltIndex } from '../server/src/indexer/build-index.js';
+import { type BuiltIndex, knownContentOf, NO_KNOWN_CONTENT } from '../server/src/indexer/build-index.js';
 import { buildIndex } from '../server/src/indexer/build-index-pool.js';
 import { silentLogger } from '../server/src/log.js';
 import { defaultSourceFactory } from '../server/src/service.js';
@@ -79,10 +79,10 @@ async function firstSeenCost(store: Store, repo: string): Promise<string> {
   if (opened.status !== 'changed') throw new Error('the bench repository did not open');
   const byGit = store.sqlite.prepare('SELECT sha256 FROM files WHERE git_sha = ?').pluck();
   const content = store.sqlite.prepare('SELECT content FROM files WHERE sha256 = ?').pluck();
-  const known = {
+  const known = knownContentOf({
     sha256ForGitSha: (g: string) => (byGit.get(g) as string | undefined) ?? undefined,
     content: (sha: string) => (content.get(sha) as Buffer | undefined) ?? undefined,
-  };
+  });
   const db = store.sqlite;
   const registry = db
     .prepare('SELECT id, name FROM registries WHERE name = ?')
@@ -143,9 +143,10 @@ async function cheapDetection(store: Store, repo: string, registryId: number): P
   const known = serviceStoreOf(store).knownContent();
   const counted = {
     ...known,
-    content: (sha: string) => {
-      loads++;
-      return known.content(sha);
+    contents: async (shas: readonly string[]) => {
+      const found = await known.contents(shas);
+      loads += found.size;
+      return found;
     },
   };
   // The stored rows came from the tarball (no tree SHAs): store this source's index first.
@@ -176,7 +177,7 @@ async function cheapDetection(store: Store, repo: string, registryId: number): P
 async function swapThreads(store: Store, repo: string): Promise<string> {
   const opened = await new GitSource({ location: repo }).open({ meter: createMeter() });
   if (opened.status !== 'changed') throw new Error('the bench repository did not open');
-  const built = await buildIndex(opened, { sha256ForGitSha: () => undefined, content: () => undefined });
+  const built = await buildIndex(opened, NO_KNOWN_CONTENT);
   const registryId = (
     store.sqlite.prepare('SELECT id FROM registries WHERE name = ?').get('github.com/acme/big') as {
       id: number;

@@ -129,7 +129,17 @@ export const ERROR_CODES = {
   },
   UNSUPPORTED_DATABASE: {
     category: 'usage',
-    meaning: 'The dm-registry subcommand does not support this database yet.',
+    meaning:
+      'The dm-registry subcommand does not support this database yet, or the --db URL has a scheme other than file: and postgres://.',
+  },
+  METHOD_NOT_ALLOWED: {
+    category: 'usage',
+    meaning: 'The server has this path, but not for this HTTP method: it answers 405 with an Allow header.',
+  },
+  HEADERS_TOO_LARGE: {
+    category: 'usage',
+    meaning:
+      "A request's headers (or its URL) are larger than the server reads: it answers 431 with this error.",
   },
   NOT_A_REGISTRY_ROOT: {
     category: 'usage',
@@ -199,6 +209,18 @@ export const ERROR_CODES = {
   },
 
   // References, versions, registries, resolution.
+  INVALID_PLUGIN_PARAMETERS: {
+    category: 'invalid-input',
+    meaning: 'Argo CD plugin parameters (ARGOCD_APP_PARAMETERS) are not the list Argo CD defines.',
+  },
+  INVALID_RESOURCE_LIST: {
+    category: 'invalid-input',
+    meaning: 'The input of `dm fn` is not a KRM ResourceList, or its functionConfig names no configuration.',
+  },
+  REFERENCE_NEEDS_CLUSTER: {
+    category: 'validation',
+    meaning: 'A `$(ref…)` value needs the live cluster, which `dm argocd generate` and `dm fn` never ask.',
+  },
   INVALID_REFERENCE: {
     category: ['invalid-input', 'validation'],
     meaning: 'A template reference (or a resource reference in a deployment plan) is malformed.',
@@ -388,11 +410,11 @@ export const ERROR_CODES = {
     meaning: 'A template tried something forbidden in templates (files, network, imports).',
   },
   JINJA_ERROR: {
-    category: ['invalid-input', 'error'],
+    category: ['invalid-input', 'error', 'validation'],
     meaning: 'A Jinja template failed to compile or to render.',
   },
   PYTHON_TEMPLATE_ERROR: {
-    category: ['invalid-input', 'error'],
+    category: ['invalid-input', 'error', 'validation'],
     meaning: 'A Python template failed to compile or to run.',
   },
   PYTHON_NOT_FOUND: {
@@ -704,6 +726,11 @@ export const ERROR_CODES = {
     category: 'invalid-input',
     meaning: 'A delta bundle needs content of its base bundle that the database lacks.',
   },
+  BUNDLE_REGISTRY_NOT_BUNDLED: {
+    category: 'conflict',
+    meaning:
+      'A bundle would add versions to a registry this server indexes from its own source (or pulls through); only registries that came from bundles take them, unless --into-indexed-registries says so.',
+  },
   UPSTREAM_UNAVAILABLE: { category: 'upstream', meaning: "A mirror's upstream registry is down or failing." },
   UPSTREAM_INVALID_ANSWER: {
     category: 'upstream',
@@ -719,7 +746,7 @@ export const ERROR_CODES = {
     meaning: "A mirror's upstream is not a dm registry server.",
   },
   UPSTREAM_ANSWER_TOO_LARGE: {
-    category: 'limit',
+    category: 'upstream',
     meaning: "A mirror's upstream sent an answer larger than allowed.",
   },
   UPSTREAM_REGISTRY_NOT_FOUND: {

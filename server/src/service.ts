@@ -73,7 +73,9 @@ export class RegistryService {
       void this.data.reads.warm(generations);
     });
     this.checksums = new Checksums(this.data.checksums, deps.checksums ?? {}, ctx.log, clock);
-    this.mirroring = new MirrorCoordination(ctx, this.checksums);
+    this.mirroring = new MirrorCoordination(ctx, this.checksums, deps.mirror, (name) =>
+      this.syncs.revalidateHeld(name),
+    );
     this.registries = new Registries(ctx, this.mirroring);
     this.tokenAdmin = new TokenAdmin(ctx, this.tokens);
     this.syncs = new Syncs(ctx, {
@@ -94,15 +96,9 @@ export class RegistryService {
   get mirror(): Mirror | undefined {
     return this.mirroring.mirror;
   }
-  set mirror(mirror: Mirror | undefined) {
-    this.mirroring.mirror = mirror;
-  }
   /** The mirror's store side (digest mismatches per registry, removed-upstream flags). */
   get mirrorTarget(): StoreTarget | undefined {
     return this.mirroring.mirrorTarget;
-  }
-  set mirrorTarget(target: StoreTarget | undefined) {
-    this.mirroring.mirrorTarget = target;
   }
 
   get queue(): Syncs['queue'] {

@@ -6,18 +6,20 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
+import { isolatedEnv, repoRoot, runDm, runProcess } from '../support/run-cli.js';
 
 interface Case {
   /** What the user got wrong, as a sentence. */
   name: string;
-  /** Arguments after `dm`; `$DIR` is a fresh working directory, `$SILENT` a server that never answers. */
+  /** The program run: `dm` (default) or `dm-registry`. */
+  program?: 'dm' | 'dm-registry';
+  /** Arguments after the program; `$DIR` is a fresh working directory, `$SILENT` a server that never answers. */
   args: string[];
   /** Files written into `$DIR` first (path → content); a value `null` makes a named pipe. */
   files?: Record<string, string | null>;
@@ -27,6 +29,8 @@ interface Case {
   code: number;
   /** What the one sentence says. */
   says: RegExp;
+  /** Run before dm (after the files are written), in the working directory. */
+  setup?: (dir: string, env: Record<string, string>) => Promise<void>;
   /** Checked after the run (nothing written, file unchanged…). */
   afterwards?: (dir: string, configFile: string) => void;
 }
@@ -151,6 +155,53 @@ const CASES: Case[] = [
     code: 4,
     says: /registry '.*reg' has 2 lint warnings, and --strict makes warnings fail/,
   },
+  // Item: lock file, schema, search flags.
+  {
+    name: 'dm.lock is a directory',
+    files: { 'dm.lock/x': 'x\n', 'config.yaml': 'resources: []\n' },
+    args: ['install', '--registry-dir', fixtures],
+    code: 2,
+    says: /^error: .*dm\.lock is a directory, not a file$/m,
+  },
+  {
+    name: 'a lock entry with version: banana',
+    files: { 'config.yaml': 'resources:\n- {name: c, type: "redis:v1.0"}\n' },
+    setup: async (dir, env) => {
+      const r = await runDm(['install', '--registry-dir', fixtures], { env, cwd: dir });
+      assert.equal(r.code, 0, r.stderr);
+      const lock = join(dir, 'dm.lock');
+      writeFileSync(lock, readFileSync(lock, 'utf8').replace(/version: v1\.0\.3/, 'version: banana'));
+    },
+    args: ['install', '--registry-dir', fixtures, '--frozen-lockfile'],
+    code: 4,
+    says: /dm\.lock: references\["[^"]+redis:v1\.0"\]\.version is 'banana', not a version/,
+  },
+  {
+    name: 'a schema whose property type is misspelt',
+    files: {
+      't.jinja': 'resources: []\n',
+      't.jinja.schema': 'properties:\n  port:\n    type: integr\n',
+      'c.yaml': 'imports:\n- path: t.jinja\n- path: t.jinja.schema\nresources:\n- {name: a, type: t.jinja}\n',
+    },
+    args: ['expand', 'c.yaml'],
+    code: 1,
+    says: /^error: .*t\.jinja\.schema: properties\.port\.type is 'integr', not one of array, boolean, integer, null, number, object, string$/m,
+  },
+  {
+    name: 'dm search --limit 100000',
+    args: ['search', 'redis', '--registry-url', 'http://127.0.0.1:9', '--limit', '100000'],
+    code: 2,
+    says: /--limit 100000 is more than 100, the most hits a registry server gives per page/,
+  },
+  // Item: dm-registry --db with a scheme it does not know.
+  {
+    name: 'dm-registry start --db mysql://x/y',
+    program: 'dm-registry',
+    args: ['start', '--db', 'mysql://x/y', '--port', '0'],
+    code: 2,
+    says: /--db 'mysql:\/\/x\/y': the scheme 'mysql:' is not supported; use file:<path> \(or a path\) for SQLite, or postgres:\/\/… \(postgresql:\/\/…\) for PostgreSQL/,
+    afterwards: (dir) => assert.deepEqual(readdirSync(dir), [], 'nothing created'),
+  },
 ];
 
 let silent: Server;
@@ -193,25 +244,35 @@ describe('the corpus of bad inputs', () => {
           mkdirSync(join(env.XDG_CONFIG_HOME!, 'dm'), { recursive: true });
           writeFileSync(configFile, c.config);
         }
+        await c.setup?.(dir, env);
         const before = c.config === undefined ? undefined : readFileSync(configFile, 'utf8');
         const args = c.args.map((a) => a.replaceAll('$DIR', dir).replaceAll('$SILENT', silentUrl));
-        const r = await runDm(args, {
+        const options = {
           env,
           cwd: dir,
           killAfterMs: 120_000,
           ...(c.input === undefined ? {} : { input: c.input }),
-        });
+        };
+        const r =
+          c.program === 'dm-registry'
+            ? await runProcess(process.execPath, [join(repoRoot, 'bin', 'dm-registry.js'), ...args], {
+                ...options,
+                env: { ...process.env, NO_COLOR: '1', ...env },
+              })
+            : await runDm(args, options);
         assert.equal(r.code, c.code, `exit code of dm ${args.join(' ')}\n${r.stderr}`);
         assert.match(r.stderr, c.says);
         assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
         const lines = r.stderr.split('\n').filter((l) => l !== '');
         if (c.code !== 0) {
+          // dm says `error: …`; dm-registry, a server's command line, `dm-registry: …`.
+          const prefix = c.program === 'dm-registry' ? 'dm-registry: ' : 'error: ';
           assert.equal(
-            lines.filter((l) => l.startsWith('error: ')).length,
+            lines.filter((l) => l.startsWith(prefix)).length,
             1,
             `one error sentence:\n${r.stderr}`,
           );
-          const error = lines.findIndex((l) => l.startsWith('error: '));
+          const error = lines.findIndex((l) => l.startsWith(prefix));
           assert.ok(
             lines.slice(error + 1).every((l) => l.startsWith('hint: ')),
             `only a hint after the error:\n${r.stderr}`,

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type DeployHarness, deployHarness } from '../deploy/harness.js';
-import { isolatedEnv, runDm } from '../support/run-cli.js';
+import { startRegistry } from '../support/registry-server.js';
+import { isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
 
 /** Columns of a table line: cells separated by two or more spaces. */
 function columnStarts(line: string): number[] {
@@ -127,5 +128,33 @@ describe('listings and -q against the kube stand-in', () => {
     assert.equal(instances.code, 0, instances.stderr);
     assertTable(instances.stdout, ['NAME', 'TYPE', 'DEPLOYMENT', 'MANIFEST', 'PATH']);
     assert.equal(instances.stdout.trimEnd().split('\n').length, 4, instances.stdout);
+  });
+});
+
+describe('dm search pages', () => {
+  it('--page past the last hit says how many hits there are and how many pages', async () => {
+    const registry = await startRegistry([
+      `${join(repoRoot, 'registry-fixtures')}=github.com/dm-samples/templates`,
+    ]);
+    try {
+      const env = await isolatedEnv();
+      const first = await runDm(['search', 'redis', '--registry-url', registry.url, '-o', 'json'], { env });
+      assert.equal(first.code, 0, first.stderr);
+      const total = (JSON.parse(first.stdout) as { total: number }).total;
+      assert.ok(total > 0, first.stdout);
+      const past = await runDm(
+        ['search', 'redis', '--registry-url', registry.url, '--page', '50', '--limit', '2'],
+        {
+          env,
+        },
+      );
+      assert.equal(past.code, 0, past.stderr);
+      assert.equal(
+        past.stdout,
+        `page 50 is past the last hit: ${total} ${total === 1 ? 'template matches' : 'templates match'} 'redis' (${Math.ceil(total / 2)} page${Math.ceil(total / 2) === 1 ? '' : 's'} of 2)\n`,
+      );
+    } finally {
+      await registry.stop();
+    }
   });
 });

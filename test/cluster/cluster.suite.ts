@@ -591,4 +591,182 @@ describe('dm and the Deployment Manager service share one apply path on a real k
     });
     assert.equal(api2.body.status, 'done', JSON.stringify(api2.body));
   });
+  // A ConfigMap and a Secret in their own namespace: what diff, drift, rollback and history act on.
+  const RELEASE = (ns: string, b: string, password: string) => `resources:
+- {name: ${ns}, type: Namespace}
+- name: cfg
+  type: ConfigMap
+  properties:
+    metadata: {namespace: ${ns}}
+    data: {a: "1", b: "${b}"}
+- name: creds
+  type: Secret
+  properties:
+    metadata: {namespace: ${ns}}
+    stringData: {password: ${password}}
+${b === 'y' ? `- name: extra\n  type: ConfigMap\n  properties:\n    metadata: {namespace: ${ns}}\n    data: {added: in-v2}\n` : ''}`;
+  const SECRETS = ['s3cret-one', 's3cret-two'].flatMap((v) => [v, Buffer.from(v).toString('base64')]);
+  const noSecret = (r: Run) => {
+    for (const v of SECRETS)
+      assert.ok(!`${r.stdout}${r.stderr}`.includes(v), `a Secret value was printed: ${r.stdout}${r.stderr}`);
+  };
+
+  for (const mode of ['local', 'manager'] as const) {
+    it(`dm diff and dm drift (${mode}): drift and configured changes per field, --detailed-exitcode 2 then 0 after a redeploy, Secret values never shown`, async () => {
+      const ns = mode === 'local' ? 'rel' : 'rel-api';
+      const cli = (args: string[]) => (mode === 'local' ? dm(args) : dmRemote(args));
+      const v1 = file(`${ns}-1.yaml`, RELEASE(ns, 'x', 's3cret-one'));
+      const v2 = file(`${ns}-2.yaml`, RELEASE(ns, 'y', 's3cret-two'));
+      const first = await cli([
+        'deploy',
+        v1,
+        '--name',
+        ns,
+        ...(mode === 'manager' ? ['--cluster', 'real', '-n', ns] : []),
+      ]);
+      assert.equal(first.code, 0, first.stderr);
+      const clean = await cli(['drift', ns, '--detailed-exitcode']);
+      assert.equal(clean.code, 0, clean.stdout + clean.stderr);
+      assert.match(clean.stdout, /no drift/);
+      const patched = await kubectl([
+        'patch',
+        'configmap',
+        'cfg',
+        '-n',
+        ns,
+        '--type',
+        'merge',
+        '-p',
+        '{"data":{"a":"9"}}',
+      ]);
+      assert.equal(patched.code, 0, patched.stderr);
+
+      const drift = await cli(['drift', ns, '--detailed-exitcode']);
+      assert.equal(drift.code, 2, drift.stdout + drift.stderr);
+      assert.match(drift.stdout, /drift\s+\.data\.a: last applied "1", live "9"/);
+      noSecret(drift);
+
+      const diff = await cli(['diff', v2, '--name', ns, '--detailed-exitcode']);
+      assert.equal(diff.code, 2, diff.stdout + diff.stderr);
+      assert.match(diff.stdout, /update, drift ConfigMap [\w-]+\/cfg/);
+      assert.match(diff.stdout, /drift\s+\.data\.a: last applied "1", live "9"/);
+      assert.match(diff.stdout, /change\s+\.data\.b: live "x" -> "y"/);
+      assert.match(diff.stdout, /\.data\.password: changed \(Secret value not shown\)/);
+      noSecret(diff);
+      const json = await cli(['-o', 'json', 'diff', v2, '--name', ns]);
+      assert.equal(json.code, 0, json.stderr);
+      noSecret(json);
+      const d = JSON.parse(json.stdout) as {
+        objects: {
+          name: string;
+          action: string;
+          drift: { path: string }[];
+          changes: { path: string }[];
+          secretData?: Record<string, string>;
+        }[];
+      };
+      const cfg = d.objects.find((o) => o.name === 'cfg')!;
+      assert.deepEqual(
+        cfg.drift.map((f) => f.path),
+        ['.data.a'],
+      );
+      assert.deepEqual(cfg.changes.map((f) => f.path).sort(), ['.data.a', '.data.b']);
+      assert.deepEqual(d.objects.find((o) => o.name === 'creds')!.secretData, { password: 'changed' });
+      const plan = await cli(['-o', 'json', 'deploy', v2, '--name', ns, '--dry-run']);
+      assert.equal(plan.code, 0, plan.stderr);
+      noSecret(plan);
+
+      const redeploy = await cli(['deploy', v2, '--name', ns, '--force-conflicts']);
+      assert.equal(redeploy.code, 0, redeploy.stderr);
+      noSecret(redeploy);
+      const after = await cli(['diff', v2, '--name', ns, '--detailed-exitcode']);
+      assert.equal(after.code, 0, after.stdout + after.stderr);
+      assert.match(after.stdout, /0 to create, 0 to update, 0 to prune, 0 drifted/);
+      const driftAfter = await cli(['drift', ns, '--detailed-exitcode']);
+      assert.equal(driftAfter.code, 0, driftAfter.stdout + driftAfter.stderr);
+      const missing = await cli(['diff', v2, '--name', 'no-such-deployment', '--detailed-exitcode']);
+      assert.equal(missing.code, 1, missing.stdout + missing.stderr);
+    });
+  }
+  for (const mode of ['local', 'manager'] as const) {
+    it(`dm rollback and dm history (${mode}): the previous manifest's objects back, the newer one's pruned, three manifests with the restored one marked`, async () => {
+      const ns = mode === 'local' ? 'rel' : 'rel-api';
+      const cli = (args: string[]) => (mode === 'local' ? dm(args) : dmRemote(args));
+      const jsonpath = async (kind: string, name: string, path: string) => {
+        const r = await kubectl(['get', kind, name, '-n', ns, '-o', `jsonpath={${path}}`]);
+        assert.equal(r.code, 0, r.stderr);
+        return r.stdout;
+      };
+      assert.equal(await jsonpath('configmap', 'extra', '.data.added'), 'in-v2');
+      const plan = await cli(['-o', 'json', 'rollback', ns, '--dry-run']);
+      assert.equal(plan.code, 0, plan.stderr);
+      noSecret(plan);
+      const p = JSON.parse(plan.stdout) as {
+        restoredFrom: string;
+        prune: { name: string }[];
+        update: { name: string }[];
+      };
+      assert.equal(p.restoredFrom, `${ns}-1`);
+      assert.deepEqual(
+        p.prune.map((x) => x.name),
+        ['extra'],
+      );
+      assert.deepEqual(p.update.map((x) => x.name).sort(), ['cfg', 'creds']);
+      assert.equal(await jsonpath('configmap', 'cfg', '.data.b'), 'y', 'the dry run changed nothing');
+
+      const r = await cli(['rollback', ns]);
+      assert.equal(r.code, 0, r.stderr);
+      noSecret(r);
+      assert.equal(await jsonpath('configmap', 'cfg', '.data.b'), 'x');
+      const password = await jsonpath('secret', 'creds', '.data.password');
+      assert.equal(
+        Buffer.from(password, 'base64').toString(),
+        's3cret-one',
+        'the Secret is the first one again',
+      );
+      assert.notEqual((await kubectl(['get', 'configmap', 'extra', '-n', ns])).code, 0, 'extra was pruned');
+
+      const history = await cli(['-o', 'json', 'history', ns]);
+      assert.equal(history.code, 0, history.stderr);
+      const rows = JSON.parse(history.stdout) as {
+        revision: number;
+        manifest: string;
+        action: string;
+        status: string;
+        actor: string;
+        restoredFrom?: string;
+        applied: number;
+        pruned: number;
+      }[];
+      assert.deepEqual(
+        rows.map((x) => [x.revision, x.action, x.status, x.restoredFrom ?? null, x.applied, x.pruned]),
+        [
+          [1, 'create', 'applied', null, 3, 0],
+          [2, 'update', 'applied', null, 4, 0],
+          [3, 'rollback', 'applied', `${ns}-1`, 3, 1],
+        ],
+      );
+      assert.ok(
+        rows.every((x) => x.actor !== '-' && x.actor !== ''),
+        JSON.stringify(rows),
+      );
+      if (mode === 'manager')
+        assert.ok(
+          rows.every((x) => x.actor === 'admin'),
+          JSON.stringify(rows),
+        );
+      const text = await cli(['history', ns]);
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, /^REVISION\s+MANIFEST\s+TIME\s+ACTOR/);
+      assert.match(
+        text.stdout,
+        new RegExp(
+          `3\\s+${ns}-3\\s+\\S+\\s+\\S+\\s+rollback\\s+applied\\s+3\\s+1\\s+0\\s+rollback to ${ns}-1`,
+        ),
+      );
+      const none = await cli(['rollback', ns, '9']);
+      assert.equal(none.code, 3, none.stderr);
+      assert.match(none.stderr, new RegExp(`deployment '${ns}' has no manifest '9'`));
+    });
+  }
 });

@@ -150,7 +150,7 @@ describe('dm deploy against the stand-in', () => {
       r.data.update.map((u) => u.name),
       ['db'],
     );
-    assert.match(r.data.update[0]!.changes.join('\n'), /\.spec\.ports: .*5432.* -> .*5433/);
+    assert.match(r.data.update[0]!.changes.join('\n'), /\.spec\.ports\[0\]\.port: 5432 -> 5433/);
     assert.deepEqual(
       r.data.prune.map((p) => p.name),
       ['web'],

@@ -523,3 +523,16 @@ export function commitAll(repoDir: string, message: string): string {
   execFileSync('git', ['-C', repoDir, 'commit', '--quiet', '--allow-empty', '-m', message], { env });
   return execFileSync('git', ['-C', repoDir, 'rev-parse', 'HEAD']).toString().trim();
 }
+
+/** Rewrites the last commit with what the working tree holds (what a force-push does to a branch). */
+export function amendLastCommit(repoDir: string): void {
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'Mallory',
+    GIT_AUTHOR_EMAIL: 'mallory@example.com',
+    GIT_COMMITTER_NAME: 'Mallory',
+    GIT_COMMITTER_EMAIL: 'mallory@example.com',
+  };
+  execFileSync('git', ['-C', repoDir, 'add', '-A'], { env });
+  execFileSync('git', ['-C', repoDir, 'commit', '--quiet', '--amend', '--no-edit'], { env });
+}

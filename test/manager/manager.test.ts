@@ -202,6 +202,42 @@ for (const dialect of DIALECTS)
       ]);
     });
 
+    it('a template that fails to render is 422 (not 500), its message free of server paths', async () => {
+      for (const template of [
+        '{{ properties["v"].missing.deeper }}',
+        '{% for %}',
+        '{{ range(10**12) | list }}',
+      ]) {
+        const r = await call('POST', '/api/v1/expand', tokens.read, {
+          configuration: {
+            content: 'imports:\n- path: bad.jinja\nresources:\n- name: one\n  type: bad.jinja\n',
+            imports: [{ name: 'bad.jinja', content: `resources: ${template}\n` }],
+          },
+        });
+        const text = JSON.stringify(r.body);
+        assert.ok(r.status === 422 || r.status === 400, `${template}: ${r.status} ${text}`);
+        assert.doesNotMatch(text, /dm-manager-|\/tmp\//, `${template}: ${text}`);
+        assert.match(text, /bad\.jinja/);
+      }
+    });
+
+    it('a read-deployments token is 403 on every change, before its body or the deployment is looked at', async () => {
+      for (const [method, path, body] of [
+        ['POST', '/api/v1/deployments', { name: 'app' }],
+        ['POST', '/api/v1/deployments', 'not an object'],
+        ['PUT', '/api/v1/deployments/app', {}],
+        [
+          'PUT',
+          '/api/v1/deployments/no-such',
+          { configuration: { content: 'resources: []\n', imports: [] } },
+        ],
+        ['DELETE', '/api/v1/deployments/no-such', undefined],
+      ] as const) {
+        const r = await call(method, path, tokens.read, body);
+        assert.equal(r.status, 403, `${method} ${path} ${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+      }
+    });
+
     it('updates with prune (PUT): the resource that left the configuration is deleted', async () => {
       assert.ok(standin.get('v1', 'ConfigMap', 'default', 'extra'));
       const r = await call('PUT', '/api/v1/deployments/app?wait=true', tokens.deploy, {

@@ -6,7 +6,6 @@
  * SQLite imports into PostgreSQL and back.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,32 +14,14 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { readBundle } from '../../server/src/mirror/bundle-format.js';
 import { repoRoot } from '../support/run-cli.js';
-import { DIALECTS, type Dialect, postgresDatabase } from './dialect.js';
+import { DIALECTS, postgresDatabase } from './dialect.js';
+import { registryCli } from './registry-cli.js';
 
-const BIN = join(repoRoot, 'bin', 'dm-registry.js');
 const REGISTRY = 'github.com/dm-samples/templates';
 const dir = mkdtempSync(join(tmpdir(), 'dm-bundle-db-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function registry(args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], {
-    cwd: dir,
-    encoding: 'utf8',
-    env: { ...process.env },
-  });
-  return { code: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
-}
-
-function ok(args: string[]) {
-  const r = registry(args);
-  assert.equal(r.code, 0, `dm-registry ${args.join(' ')}: ${r.stderr}`);
-  return r;
-}
-
-let files = 0;
-async function database(dialect: Dialect): Promise<string> {
-  return dialect === 'sqlite' ? `file:${join(dir, `db${++files}.db`)}` : postgresDatabase();
-}
+const { registry, ok, database } = registryCli(dir);
 
 /** Rows of the tables a bundle import writes. */
 async function counts(db: string): Promise<Record<string, number>> {

@@ -163,8 +163,10 @@ describe('Upstream', () => {
   it('refuses a body over the bound without failing the upstream', async () => {
     proxy.set({ mode: 'pass' });
     const up = new Upstream({ url: proxy.url, maxBodyBytes: 1024 });
-    await rejectsWith(up.get({ path: '/api/v1/big' }), 'UPSTREAM_ANSWER_TOO_LARGE');
+    const error = await rejectsWith(up.get({ path: '/api/v1/big' }), 'UPSTREAM_ANSWER_TOO_LARGE');
     assert.equal(up.state().state, 'ok');
+    // The upstream's fault, not the caller's: a mirror answers 502, not 422 (issue 25 item 13).
+    assert.equal(httpStatusFor(error), 502);
   });
 
   it('refuses URLs with credentials, queries or other schemes', () => {

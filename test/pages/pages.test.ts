@@ -234,7 +234,7 @@ for (const dialect of DIALECTS)
       );
       assert.match(
         text,
-        /<code id="use-commands">dm install config.yaml[^<]*\ndm expand config.yaml[^<]*\ndm expand github.com\/dm-samples\/templates\/redis:v1.1<\/code>/,
+        /<code id="use-commands">dm config set registryUrl http:\/\/localhost [^<]*\ndm install config.yaml[^<]*\ndm expand config.yaml[^<]*\ndm expand github.com\/dm-samples\/templates\/redis:v1.1 --registry-url http:\/\/localhost<\/code>/,
       );
       assert.match(
         text,

@@ -37,6 +37,27 @@ function crossings(graph: ReadonlyMap<string, ReadonlySet<string>>, from: string
  */
 const STORE_CIRCLE_PENDING = true;
 
+/**
+ * The client modules the server may import (docs/server.md "Where things are"): the areas' entries
+ * and a few single modules. server/src/store is left out until its reshape lands (issue 24).
+ */
+const CLIENT_ENTRIES = new Set(
+  [
+    'error.ts',
+    'error-codes.ts',
+    'data.ts',
+    'document/yaml.ts',
+    'cli/package-version.ts',
+    'fetch/read-bounded.ts',
+    'oci/artifact.ts',
+    'wire/registry-api.ts',
+    'wire/manager-api.ts',
+    ...['reference', 'registry', 'integrity', 'source', 'state', 'resolve', 'deploy'].map(
+      (a) => `${a}/index.ts`,
+    ),
+  ].map((m) => `client/src/${m}`),
+);
+
 describe('module boundaries', () => {
   const graph = sourceGraph(root);
 
@@ -60,6 +81,13 @@ describe('module boundaries', () => {
 
   it('client/src imports nothing from server/src', () => {
     assert.deepEqual(crossings(graph, 'client/src', 'server/src'), []);
+  });
+
+  it('server/src (but its store, for now) uses the client through its stated entries only', () => {
+    const deep = crossings(graph, 'server/src', 'client/src').filter(
+      (line) => !line.startsWith('server/src/store/') && !CLIENT_ENTRIES.has(line.split(' -> ')[1]!),
+    );
+    assert.deepEqual(deep, [], `import these through one of: ${[...CLIENT_ENTRIES].join(', ')}`);
   });
 
   it('server/src/store/sqlite and server/src/store/postgres never import each other (nothing to check while the folders do not exist)', () => {

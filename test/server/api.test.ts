@@ -3,12 +3,16 @@
  * (`app.request()`), with registry-fixtures indexed from disk.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { cpSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { ADMIN_ACCESS } from '../../server/src/api/access.js';
 import { startGitHubStandin } from '../github-standin/standin.js';
-import { admin, DIALECTS, type DialectTestServer, FIXTURES, testServerOn } from './helpers.js';
+import { repoRoot } from '../support/run-cli.js';
+import { admin, DIALECTS, type DialectTestServer, FIXTURES, tempDir, testServerOn } from './helpers.js';
 
 const REG = 'github.com/acme/templates';
 
@@ -285,6 +289,36 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    it('POST /api/v1/registries names a directory by the name: of its registry.yaml, as dm-registry index and dm --registry-dir do', async () => {
+      const dir = tempDir('dm-named-dir-');
+      cpSync(join(FIXTURES, 'redis'), join(dir, 'redis'), { recursive: true });
+      writeFileSync(join(dir, 'registry.yaml'), 'name: github.com/acme/declared\n');
+      const created = await req('POST', '/api/v1/registries', admin, { source: dir });
+      assert.equal(created.status, 201);
+      assert.equal(((await created.json()) as { name: string }).name, 'github.com/acme/declared');
+      // The client reads the same directory under the same name.
+      const resolved = spawnSync(
+        process.execPath,
+        [
+          join(repoRoot, 'bin', 'dm.js'),
+          'resolve',
+          'github.com/acme/declared/redis:v1.0',
+          '--registry-dir',
+          dir,
+        ],
+        { encoding: 'utf8', env: { ...process.env, HOME: dir, XDG_CACHE_HOME: join(dir, 'cache') } },
+      );
+      assert.equal(resolved.status, 0, resolved.stderr);
+      // dm-registry index, on its own database.
+      const indexed = spawnSync(
+        process.execPath,
+        [join(repoRoot, 'bin', 'dm-registry.js'), 'index', dir, '--db', join(dir, 'index.db')],
+        { encoding: 'utf8', cwd: dir },
+      );
+      assert.equal(indexed.status, 0, indexed.stderr);
+      assert.match(indexed.stdout, /^github\.com\/acme\/declared: /);
+    });
+
     it('an admin token can add, sync and delete registries and store credentials that are never returned', async () => {
       const created = await req('POST', '/api/v1/registries', admin, {
         source: FIXTURES,
@@ -402,7 +436,7 @@ for (const dialect of DIALECTS) {
               ? ((await res.json()) as { error?: { message?: string } })
               : {};
             assert.ok(
-              !body.error?.message?.startsWith('no endpoint'),
+              !body.error?.message?.startsWith('no endpoint') && res.status !== 405,
               `${method.toUpperCase()} ${path} is documented but not served`,
             );
           }

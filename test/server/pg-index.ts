@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { createMeter } from '../../client/src/source/source.js';
+import { NO_KNOWN_CONTENT } from '../../server/src/indexer/build-index.js';
 import { buildIndex } from '../../server/src/indexer/build-index-pool.js';
 import { DirectorySource } from '../../server/src/source/directory.js';
 import type { PostgresStore } from '../../server/src/store/postgres.js';
@@ -23,6 +24,6 @@ export async function indexDirectoryPg(
   });
   assert.equal(opened.status, 'changed');
   if (opened.status !== 'changed') throw new Error('unreachable');
-  const built = await buildIndex(opened, { sha256ForGitSha: () => undefined, content: () => undefined });
+  const built = await buildIndex(opened, NO_KNOWN_CONTENT);
   return swapIndexPg(store, built, { registryId, commit: opened.commit, etag: null, now: 0, ...extra });
 }

@@ -7,7 +7,6 @@
  * superseding the old one.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -24,7 +23,7 @@ import {
 } from '../../client/src/integrity/index.js';
 import { createLogger } from '../../server/src/log.js';
 import { isPostgres } from '../../server/src/store/service-store.js';
-import { commitAll, commitDirectory } from '../github-standin/standin.js';
+import { amendLastCommit, commitAll, commitDirectory } from '../github-standin/standin.js';
 import { admin, DIALECTS, type DialectTestServer, FIXTURES, tempDir, testServerOn } from './helpers.js';
 
 const NAME = 'git.example/acme/local';
@@ -54,19 +53,6 @@ async function receiver(): Promise<{ url: string; received: Received[]; close():
     received,
     close: () => new Promise((r) => server.close(() => r())),
   };
-}
-
-/** Rewrites the last commit (what a force-push does to the branch the server syncs). */
-function amend(repo: string): void {
-  const env = {
-    ...process.env,
-    GIT_AUTHOR_NAME: 'Mallory',
-    GIT_AUTHOR_EMAIL: 'mallory@example.com',
-    GIT_COMMITTER_NAME: 'Mallory',
-    GIT_COMMITTER_EMAIL: 'mallory@example.com',
-  };
-  execFileSync('git', ['-C', repo, 'add', '-A'], { env });
-  execFileSync('git', ['-C', repo, 'commit', '--quiet', '--amend', '--no-edit'], { env });
 }
 
 /** Rows of a `$1`-style query on either dialect's store. */
@@ -146,7 +132,7 @@ for (const dialect of DIALECTS)
         schemaPath,
         readFileSync(schemaPath, 'utf8').replace('title: Redis', `title: Redis ${MARKER}`),
       );
-      amend(repo);
+      amendLastCommit(repo);
       assert.equal((await s.service.sync(row.id, 'manual')).status, 'succeeded');
 
       const resolved = await s.app.request(`/api/v1/resolve?ref=${ref}`);
@@ -238,9 +224,11 @@ for (const dialect of DIALECTS)
       // The open-quarantines gauge, read at each scrape; a private registry's under `(private)`.
       assert.match(metrics, /^dm_registry_open_quarantines\{registry="git\.example\/acme\/local"\} 1$/m);
       await query(s, "UPDATE registries SET visibility = 'private' WHERE id = $1", [row.id]);
-      const hidden = await (await s.app.request('/metrics')).text();
+      // The private sums are for an admin (or metrics) token; an anonymous scrape leaves them out.
+      const hidden = await (await s.app.request('/metrics', { headers: admin })).text();
       assert.match(hidden, /^dm_registry_open_quarantines\{registry="\(private\)"\} 1$/m);
       assert.doesNotMatch(hidden, /dm_registry_open_quarantines\{registry="git/);
+      assert.doesNotMatch(await (await s.app.request('/metrics')).text(), /\(private\)/);
       await query(s, "UPDATE registries SET visibility = 'public' WHERE id = $1", [row.id]);
 
       // The audit listing: admin only, empty before any acceptance.

@@ -218,16 +218,18 @@ async function main(argv: string[]): Promise<number> {
     // A command may end with a non-error status of its own (dm outdated: 1 when something is).
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
+    // `--detailed-exitcode` (dm diff, dm drift; docs/deployments.md): 0 no changes, 2 changes, 1 any error.
+    const detailed = argv.includes('--detailed-exitcode');
     if (error instanceof CommanderError) {
       // --help and --version end through here with exit code 0.
-      return error.exitCode === 0 ? 0 : 2;
+      return error.exitCode === 0 ? 0 : detailed ? 1 : 2;
     }
     printError(error, {
       output: globalOutput(argv),
       verbose: argv.includes('-v') || argv.includes('--verbose'),
       color: Boolean(process.stderr.isTTY) && !argv.includes('--no-color') && !process.env.NO_COLOR,
     });
-    return exitCodeFor(fromSystemError(error) ?? error);
+    return detailed ? 1 : exitCodeFor(fromSystemError(error) ?? error);
   }
 }
 

@@ -33,6 +33,15 @@ function splitAssignments(text: string): string[] {
 
 const KEY = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
+/** One property value as text, read as a YAML scalar (`3` a number, `'3'` a string); unparsable text stays text. */
+export function parsePropertyValue(raw: string, source: string): unknown {
+  try {
+    return raw === '' ? '' : parseYaml(raw, { source });
+  } catch {
+    return raw;
+  }
+}
+
 /** Parses and merges the assignments of one or more `--properties` flags into one object. */
 export function parsePropertyAssignments(flags: readonly string[], flagName = '--properties'): PropertyMap {
   const result: PropertyMap = {};
@@ -54,14 +63,12 @@ export function parsePropertyAssignments(flags: readonly string[], flagName = '-
           },
         );
       }
-      const raw = assignment.slice(eq + 1);
-      let value: unknown;
-      try {
-        value = raw === '' ? '' : parseYaml(raw, { source: `${flagName} ${key}` });
-      } catch {
-        value = raw;
-      }
-      setPath(result, key.split('.'), value, flagName);
+      setPath(
+        result,
+        key.split('.'),
+        parsePropertyValue(assignment.slice(eq + 1), `${flagName} ${key}`),
+        flagName,
+      );
     }
   }
   return result;

@@ -5,19 +5,19 @@
  * deployment (its manifests stay). Everything is recorded as it happens.
  */
 
-import { hostname } from 'node:os';
-import { isMapping } from '../data.js';
+import { hostname, userInfo } from 'node:os';
 import { formatYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import type { DeploymentStore, InventoryEntry } from '../state/deployments-store.js';
 import { applyObjects, getLive, type PlannedObject, pruneObjects, type ResourceResult } from './apply.js';
+import { ANNOTATION_MANIFEST, comparable, fieldChanges, formatChange } from './fields.js';
 import { isUnreachable, type Kubectl, splitErrors } from './kubectl.js';
 import type { DeploymentInput, Layout, LayoutEntry, Primitive } from './model.js';
 import { type KubeObject, kubectlName, objectKey, type ServedKind, toObjects } from './objects.js';
 import { planLevels, substituteReferences, valueAt } from './plan.js';
 
 export const LABEL_DEPLOYMENT = 'dm.io/deployment';
-export const ANNOTATION_MANIFEST = 'dm.io/manifest';
+export { ANNOTATION_MANIFEST };
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 
 export interface DeployOptions {
@@ -32,12 +32,16 @@ export interface DeployOptions {
   lockOwner?: string;
   /** Let a plan prune every object of the deployment, or more than half (`--prune-all`). */
   pruneAll?: boolean;
+  /** Take fields another field manager changed back (`--force-conflicts`, server-side apply's). */
+  forceConflicts?: boolean;
+  /** Who asks, recorded in the manifest (`dm history`; default `user@host`; the service: the token's actor). */
+  actor?: string;
 }
 
 export interface DeployResult {
   deployment: string;
   manifest: string;
-  action: 'create' | 'update' | 'delete';
+  action: 'create' | 'update' | 'delete' | 'rollback';
   status: 'applied' | 'failed';
   resources: ResourceResult[];
   pruned: ResourceResult[];
@@ -161,6 +165,14 @@ function inventoryEntry(o: PlannedObject): InventoryEntry {
   };
 }
 
+function defaultActor(): string {
+  let user = 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {}
+  return `${user}@${hostname()}`;
+}
+
 function defaultLockOwner(): string {
   return `${process.pid}@${hostname()}`;
 }
@@ -177,7 +189,7 @@ export function lockOwnerAlive(owner: string): boolean {
   }
 }
 
-interface Prepared {
+export interface Prepared {
   objects: PlannedObject[];
   target: ClusterTarget;
   served: ServedKind[] | undefined;
@@ -188,7 +200,7 @@ interface Prepared {
   offlineReason: string | undefined;
 }
 
-async function prepare(options: DeployOptions, requireCluster: boolean): Promise<Prepared> {
+export async function prepare(options: DeployOptions, requireCluster: boolean): Promise<Prepared> {
   const { name, input, store, kubectl } = options;
   validateDeploymentName(name);
   const planned = planLevels(input.config.resources);
@@ -265,10 +277,14 @@ export async function checkPrunes(options: DeployOptions): Promise<void> {
 }
 
 /** Creates or updates a deployment (or, with an empty configuration and `delete`, empties it). */
-export async function deployConfiguration(options: DeployOptions, action?: 'delete'): Promise<DeployResult> {
+export async function deployConfiguration(
+  options: DeployOptions,
+  action?: 'delete' | 'rollback',
+): Promise<DeployResult> {
   const { name, input, store, kubectl } = options;
   const p = await prepare(options, true);
-  if (action !== 'delete') refusePrunes(name, p, options.pruneAll);
+  // A delete empties the deployment; a rollback goes back to a state the user named.
+  if (action === undefined) refusePrunes(name, p, options.pruneAll);
   const existing = await store.getDeployment(name);
   const manifestAction = action ?? (existing ? 'update' : 'create');
   const manifest = (
@@ -284,6 +300,7 @@ export async function deployConfiguration(options: DeployOptions, action?: 'dele
         ...(p.target.context ? { context: kubectl.options.context ?? p.target.context } : {}),
         namespace: p.target.namespace,
         ...(p.target.server ? { server: p.target.server } : {}),
+        actor: options.actor ?? defaultActor(),
       },
       resources: [
         ...p.objects.map((o) => ({ ...inventoryEntry(o), action: 'apply' as const })),
@@ -315,6 +332,7 @@ export async function deployConfiguration(options: DeployOptions, action?: 'dele
     const result = await applyObjects(kubectl, p.objects, {
       ...(options.wait ? { wait: true } : {}),
       ...(options.timeoutSeconds ? { timeoutSeconds: options.timeoutSeconds } : {}),
+      ...(options.forceConflicts ? { forceConflicts: true } : {}),
       onProgress: (results) => {
         for (const r of results) if (r.outcome === 'applied' || r.outcome === 'applying') applied.add(r.name);
         record(
@@ -398,32 +416,82 @@ export async function deleteDeployment(
 
 type Json = Record<string, unknown>;
 
-/** An object without what changes on every write (resourceVersion, managedFields, our manifest annotation). */
-function comparable(o: Json): Json {
-  const copy = structuredClone(o);
-  delete copy.status;
-  const m = (copy.metadata ?? {}) as Json;
-  for (const k of ['resourceVersion', 'managedFields', 'generation', 'creationTimestamp', 'uid']) delete m[k];
-  const annotations = m.annotations as Json | undefined;
-  if (annotations) {
-    delete annotations[ANNOTATION_MANIFEST];
-    if (Object.keys(annotations).length === 0) delete m.annotations;
+/**
+ * Server-side dry run of the objects whose references can be filled from live objects: what each
+ * would become (defaults included), or why the server refuses it. `dm deploy --dry-run`, `dm diff`
+ * and the service's plans all ask the cluster through here.
+ */
+export async function serverDryRun(
+  kubectl: Kubectl,
+  objects: PlannedObject[],
+  served: ServedKind[],
+  live: Map<string, Json>,
+  forceConflicts?: boolean,
+): Promise<{ wouldBe: Map<string, Json>; failed: Map<string, string> }> {
+  const applyArgs = [
+    'apply',
+    '--server-side',
+    '--field-manager=dm',
+    ...(forceConflicts ? ['--force-conflicts'] : []),
+    '--dry-run=server',
+  ];
+  // Server-side dry run of everything whose references can be filled from live objects.
+  const byName = new Map(objects.map((o) => [o.name, o]));
+  const names = new Set(byName.keys());
+  const servedKeys = new Set(served.map((s) => `${s.apiVersion}/${s.kind}`));
+  const checkable: PlannedObject[] = [];
+  for (const o of objects) {
+    let unresolved = false;
+    const body = substituteReferences(
+      o.body,
+      (ref) => {
+        const target = byName.get(ref.name)!;
+        const v = valueAt(live.get(objectKey(target)), ref);
+        if (v === undefined) unresolved = true;
+        return v ?? ref.text;
+      },
+      names,
+      o.name,
+    ) as Json;
+    if (!unresolved && servedKeys.has(`${o.apiVersion}/${o.kind}`)) checkable.push({ ...o, body });
   }
-  return copy;
-}
-
-/** Leaf paths whose value differs between the object as it would be and as it is. */
-function changedFields(after: Json, before: Json): string[] {
-  const out: string[] = [];
-  const walk = (a: unknown, b: unknown, path: string) => {
-    if (isMapping(a) && isMapping(b)) {
-      for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) walk(a[k], b[k], `${path}.${k}`);
-    } else if (JSON.stringify(a) !== JSON.stringify(b)) {
-      out.push(`${path}: ${JSON.stringify(b ?? null)} -> ${JSON.stringify(a ?? null)}`);
+  // Server-side dry run: what each object would become (defaults included), or why it is refused.
+  const failed = new Map<string, string>();
+  const wouldBe = new Map<string, Json>();
+  const dryRun = async (batch: PlannedObject[]) => {
+    const args = [...applyArgs, '-o'];
+    const r = await kubectl.run([...args, 'json', '-f', '-'], formatYamlDocuments(batch.map((o) => o.body)));
+    if (r.code === 0) {
+      const parsed = JSON.parse(r.stdout) as Json;
+      const items = parsed.kind === 'List' ? ((parsed.items ?? []) as Json[]) : [parsed];
+      batch.forEach((o, i) => {
+        if (items[i]) wouldBe.set(o.name, items[i]!);
+      });
+      return true;
     }
+    if (isUnreachable(r.stderr)) {
+      throw new DmError('CLUSTER_UNREACHABLE', `cannot reach the cluster: ${r.stderr.trim()}`, {
+        category: 'unreachable',
+      });
+    }
+    return false;
   };
-  walk(after, before, '');
-  return out;
+  if (checkable.length > 0 && !(await dryRun(checkable))) {
+    // kubectl prints no JSON when one object fails: find which with -o name, then retry the others.
+    const r = await kubectl.run(
+      [...applyArgs, '-o', 'name', '-f', '-'],
+      formatYamlDocuments(checkable.map((o) => o.body)),
+    );
+    const ok = new Set(r.stdout.split('\n').map((l) => l.trim()));
+    const bad = checkable.filter((o) => !ok.has(kubectlName(o)));
+    const errors = splitErrors(r.stderr);
+    bad.forEach((o, i) => {
+      failed.set(o.name, errors.find((e) => e.includes(`"${o.objectName}"`)) ?? errors[i] ?? r.stderr.trim());
+    });
+    const good = checkable.filter((o) => ok.has(kubectlName(o)));
+    if (good.length > 0) await dryRun(good);
+  }
+  return { wouldBe, failed };
 }
 
 /**
@@ -477,62 +545,7 @@ export async function planDeployment(options: DeployOptions): Promise<DryRunResu
     return result;
   }
   const live = await getLive(kubectl, [...p.objects, ...p.prunes]);
-  // Server-side dry run of everything whose references can be filled from live objects.
-  const byName = new Map(p.objects.map((o) => [o.name, o]));
-  const names = new Set(byName.keys());
-  const servedKeys = new Set(p.served.map((s) => `${s.apiVersion}/${s.kind}`));
-  const checkable: PlannedObject[] = [];
-  for (const o of p.objects) {
-    let unresolved = false;
-    const body = substituteReferences(
-      o.body,
-      (ref) => {
-        const target = byName.get(ref.name)!;
-        const v = valueAt(live.get(objectKey(target)), ref);
-        if (v === undefined) unresolved = true;
-        return v ?? ref.text;
-      },
-      names,
-      o.name,
-    ) as Json;
-    if (!unresolved && servedKeys.has(`${o.apiVersion}/${o.kind}`)) checkable.push({ ...o, body });
-  }
-  // Server-side dry run: what each object would become (defaults included), or why it is refused.
-  const failed = new Map<string, string>();
-  const wouldBe = new Map<string, Json>();
-  const dryRun = async (batch: PlannedObject[]) => {
-    const args = ['apply', '--server-side', '--field-manager=dm', '--dry-run=server', '-o'];
-    const r = await kubectl.run([...args, 'json', '-f', '-'], formatYamlDocuments(batch.map((o) => o.body)));
-    if (r.code === 0) {
-      const parsed = JSON.parse(r.stdout) as Json;
-      const items = parsed.kind === 'List' ? ((parsed.items ?? []) as Json[]) : [parsed];
-      batch.forEach((o, i) => {
-        if (items[i]) wouldBe.set(o.name, items[i]!);
-      });
-      return true;
-    }
-    if (isUnreachable(r.stderr)) {
-      throw new DmError('CLUSTER_UNREACHABLE', `cannot reach the cluster: ${r.stderr.trim()}`, {
-        category: 'unreachable',
-      });
-    }
-    return false;
-  };
-  if (checkable.length > 0 && !(await dryRun(checkable))) {
-    // kubectl prints no JSON when one object fails: find which with -o name, then retry the others.
-    const r = await kubectl.run(
-      ['apply', '--server-side', '--field-manager=dm', '--dry-run=server', '-o', 'name', '-f', '-'],
-      formatYamlDocuments(checkable.map((o) => o.body)),
-    );
-    const ok = new Set(r.stdout.split('\n').map((l) => l.trim()));
-    const bad = checkable.filter((o) => !ok.has(kubectlName(o)));
-    const errors = splitErrors(r.stderr);
-    bad.forEach((o, i) => {
-      failed.set(o.name, errors.find((e) => e.includes(`"${o.objectName}"`)) ?? errors[i] ?? r.stderr.trim());
-    });
-    const good = checkable.filter((o) => ok.has(kubectlName(o)));
-    if (good.length > 0) await dryRun(good);
-  }
+  const { wouldBe, failed } = await serverDryRun(kubectl, p.objects, p.served, live, options.forceConflicts);
   for (const o of p.objects) {
     const change = describe(o);
     const l = live.get(objectKey(o));
@@ -541,7 +554,7 @@ export async function planDeployment(options: DeployOptions): Promise<DryRunResu
     else {
       const after = wouldBe.get(o.name);
       const changes = after
-        ? changedFields(comparable(after), comparable(l))
+        ? fieldChanges(comparable(after), comparable(l), o.kind).map(formatChange)
         : ['(references not yet resolvable)'];
       if (changes.length === 0) result.unchanged.push(change);
       else result.update.push({ ...change, changes });

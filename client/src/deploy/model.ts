@@ -28,6 +28,8 @@ export interface Layout {
 export interface InputConfig {
   config: string;
   imports: { name: string; path?: string; content: string }[];
+  /** A rollback's manifest: the manifest whose configuration it applied again (docs/deployments.md "Rollback and history"). */
+  restoredFrom?: string;
 }
 
 /** A registry reference resolved while expanding, with what pins it. */

@@ -30,21 +30,47 @@ function compiledValidator(schema: TemplateSchema): ValidateFunction {
     const body: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(schema.document)) if (!NOT_KEYWORDS.has(k)) body[k] = v;
     if (body.type === undefined) body.type = 'object';
+    const converted = draft04References(fromDraft04(body, jsonTypeName) as Record<string, unknown>);
+    const compiler = schemaCompiler({ useDefaults: true, validateSchema: true });
     try {
-      validate = schemaCompiler({ useDefaults: true, validateSchema: true }).compile(
-        draft04References(fromDraft04(body, jsonTypeName) as Record<string, unknown>),
-      );
+      validate = compiler.compile(converted);
     } catch (error) {
-      throw new DmError(
-        'INVALID_SCHEMA',
-        `${schema.file.path}: the schema is invalid: ${error instanceof Error ? error.message : String(error)}`,
-        { category: 'invalid-input', details: { schema: schema.file.path } },
-      );
+      // Ajv keeps the meta-schema's errors on the instance, not on what it throws.
+      const errors = (compiler as { errors?: ErrorObject[] | null }).errors ?? undefined;
+      throw new DmError('INVALID_SCHEMA', `${schema.file.path}: ${schemaProblem(error, errors, converted)}`, {
+        category: 'invalid-input',
+        details: { schema: schema.file.path },
+      });
     }
     if (validators.size > 1000) validators.clear();
     validators.set(key, validate);
   }
   return validate;
+}
+
+/**
+ * Why a schema does not compile, as one clause: the property path in the schema, the bad value and
+ * what it should be (`properties.port.type is 'integr', not one of array, boolean, …`), from the
+ * first error Ajv's meta-schema check gives, preferring an enum (the most telling) to the anyOf
+ * alternatives it also lists.
+ */
+function schemaProblem(error: unknown, errors: ErrorObject[] | undefined, document: unknown): string {
+  const first = errors?.find((e) => e.keyword === 'enum') ?? errors?.[0];
+  if (!first) return `the schema is invalid: ${error instanceof Error ? error.message : String(error)}`;
+  const parts = first.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let value: unknown = document;
+  for (const p of parts)
+    value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[p] : undefined;
+  const where = parts.length === 0 ? 'the schema' : parts.join('.');
+  const shown = typeof value === 'string' ? `'${value}'` : JSON.stringify(value);
+  if (first.keyword === 'enum') {
+    const allowed = (first.params as { allowedValues?: unknown[] }).allowedValues ?? [];
+    return `${where} is ${shown}, not one of ${allowed.map(String).join(', ')}`;
+  }
+  return `${where} is ${shown}, which ${first.message ?? 'is not valid JSON Schema'}`;
 }
 
 /** Keywords whose value is one schema, a list of schemas, or a map from names to schemas. */

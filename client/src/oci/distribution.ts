@@ -1,5 +1,5 @@
 /**
- * A client of the OCI distribution API (docs/oci.md "Talking to registries"): manifests, blobs,
+ * A client of the OCI distribution API (docs/oci.md "Credentials" and "Bounds"): manifests, blobs,
  * uploads and tag lists, with the ecosystem's authentication — anonymous, basic, and the bearer
  * token flow a `WWW-Authenticate` challenge names. Every answer is bounded in size and time, every
  * manifest and blob is checked against its digest before it is used, and every failure is one

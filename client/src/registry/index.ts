@@ -1,5 +1,6 @@
 /** The registry layout (docs/registry-layout.md): scanner, registry.yaml, digests, lint. */
 export * from './compare-paths.js';
+export * from './content-names.js';
 export * from './digest.js';
 export * from './finding-codes.js';
 export * from './lint-registry.js';
@@ -7,3 +8,4 @@ export * from './read-directory-tree.js';
 export * from './registry-yaml.js';
 export * from './scan-tree.js';
 export * from './types.js';
+export * from './version-tar.js';

@@ -74,6 +74,7 @@ export async function buildResolverChain(options: BuildChainOptions): Promise<Re
         url: options.config.registryUrl,
         token: options.config.registryToken,
         timeoutMs: options.config.httpTimeoutMs,
+        ...(options.onWarning ? { onWarning: options.onWarning } : {}),
         ...(options.onRequest ? { onRequest: options.onRequest } : {}),
       }),
     );

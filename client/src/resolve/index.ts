@@ -26,6 +26,7 @@ export {
   writeLockFile,
 } from './lock-file.js';
 export { LockResolver } from './lock-resolver.js';
+export { RegistryTemplateSource } from './registry-template-source.js';
 export { ResolutionSession, type ResolutionSessionOptions } from './resolution-session.js';
 export { listVersions, type ResolveResult, resolveReferences } from './resolve-references.js';
 export {
@@ -36,7 +37,9 @@ export {
   resolveThroughChain,
 } from './resolver.js';
 export { searchTemplates } from './search.js';
+export { resolvedFromServer } from './server-resolution.js';
 export { ServerResolver } from './server-resolver.js';
 export { type RegistrySnapshot, SnapshotResolver } from './snapshot-resolver.js';
 export { pinnedReference, type ResolvedFile, type ResolvedVersion } from './types.js';
 export { resolveUrl } from './url-resolver.js';
+export { HttpChecksumLog } from './verify-checksums.js';

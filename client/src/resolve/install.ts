@@ -4,7 +4,6 @@
  * content-addressed cache; with `--frozen-lockfile` nothing may change; with `--offline` only the
  * lock, the cache and local directories are used.
  */
-import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { count } from '../cli/format.js';
@@ -29,6 +28,7 @@ import {
   lockEntryFor,
   parseLockFile,
   readLockFile,
+  readLockText,
 } from './lock-file.js';
 import { LockResolver } from './lock-resolver.js';
 import { ResolutionSession } from './resolution-session.js';
@@ -170,10 +170,7 @@ async function readLock(
   lockPath: string,
   options: InstallOptions,
 ): Promise<{ text?: string; lock: LockFile }> {
-  const text = await readFile(lockPath, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    throw error;
-  });
+  const text = await readLockText(lockPath);
   const lock = readPreviousLock(text, lockPath, options);
   return text === undefined ? { lock } : { text, lock };
 }
@@ -423,6 +420,7 @@ export async function install(configPath: string, options: InstallOptions): Prom
     config: options.config,
     registryDirs: options.registryDirs,
     cache: options.update === undefined,
+    onWarning: options.warn,
   });
   const pinned = lockInForce(previous.lock, options.update, setup.defaultRegistry);
   const lockResolver = new LockResolver(pinned, { frozen: options.frozenLockfile });

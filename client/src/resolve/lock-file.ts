@@ -6,7 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import writeFileAtomic from 'write-file-atomic';
 import { parseYaml } from '../document/yaml.js';
-import { DmError } from '../error.js';
+import { DmError, fromSystemError } from '../error.js';
+import { tryParseVersion } from '../reference/version.js';
 import { versionDigest } from '../registry/digest.js';
 import type { TemplateKind } from '../registry/types.js';
 import type { ResolvedVersion } from './types.js';
@@ -210,6 +211,12 @@ export function parseLockFile(text: string, source = LOCKFILE_NAME): LockFile {
     for (const field of ['template', 'version', 'commit', 'templateFile', 'digest'] as const) {
       if (typeof e[field] !== 'string') throw bad(source, `${at}.${field}`, 'must be a string');
     }
+    if (e.version !== '' && !tryParseVersion(e.version as string))
+      throw bad(
+        source,
+        `${at}.version`,
+        `is '${String(e.version)}', not a version (v<MAJOR>.<MINOR>.<PATCH>)`,
+      );
     if (!KINDS.has(e.kind as string)) throw bad(source, `${at}.kind`, 'must be jinja, python or blueprint');
     if (!SHA.test(e.digest as string)) throw bad(source, `${at}.digest`, 'must be sha256:<64 hex digits>');
     if (e.manifest !== undefined && !(typeof e.manifest === 'string' && SHA.test(e.manifest)))
@@ -250,16 +257,23 @@ export function parseLockFile(text: string, source = LOCKFILE_NAME): LockFile {
   return { lockfileVersion: LOCKFILE_VERSION, references };
 }
 
-/** Reads a lock file; undefined when there is none. */
-export async function readLockFile(path: string): Promise<LockFile | undefined> {
-  let text: string;
+/**
+ * A lock file's text; undefined when there is none. One that cannot be read (a directory, no
+ * permission) is a sentence naming it.
+ */
+export async function readLockText(path: string): Promise<string | undefined> {
   try {
-    text = await readFile(path, 'utf8');
+    return await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
+    throw fromSystemError(error, path) ?? error;
   }
-  return parseLockFile(text, path);
+}
+
+/** Reads a lock file; undefined when there is none. */
+export async function readLockFile(path: string): Promise<LockFile | undefined> {
+  const text = await readLockText(path);
+  return text === undefined ? undefined : parseLockFile(text, path);
 }
 
 /** Writes a lock file atomically (temp file + rename). */

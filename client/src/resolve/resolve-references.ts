@@ -15,6 +15,8 @@ import { pinnedReference, type ResolvedVersion } from './types.js';
 export interface ResolveOptions {
   config: DmConfig;
   registryDirs?: readonly string[];
+  /** Warnings (a version the registry server reports quarantined). */
+  warn?: (message: string) => void;
 }
 
 export interface ResolveResult extends ResolvedVersion {
@@ -44,7 +46,11 @@ export async function resolveReferences(
   texts: readonly string[],
   options: ResolveOptions,
 ): Promise<ResolveResult[]> {
-  const setup = await buildResolverChain({ config: options.config, registryDirs: options.registryDirs });
+  const setup = await buildResolverChain({
+    config: options.config,
+    registryDirs: options.registryDirs,
+    ...(options.warn ? { onWarning: options.warn } : {}),
+  });
   const parsed = texts.map((t) =>
     parseReference(t, { defaultRegistry: setup.defaultRegistry, allowMissingVersion: true }),
   );

@@ -6,6 +6,9 @@ import { httpSignal } from '../http-limit.js';
 import type { SearchHit, SearchResult } from '../wire/registry-api.js';
 import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
 
+/** The most hits a registry server gives per page (its `limit` parameter, docs/server.md). */
+export const MAX_SEARCH_LIMIT = 100;
+
 export type { SearchHit, SearchResult };
 
 export interface SearchOptions {

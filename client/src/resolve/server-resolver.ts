@@ -12,6 +12,7 @@ import { formatReference, formatTemplateName, type RegistryReference } from '../
 import type { BatchResolveItem, Resolution as ServerResolution } from '../wire/registry-api.js';
 import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
 import { Declined, type Resolution, type Resolver } from './resolver.js';
+import { resolvedFromServer } from './server-resolution.js';
 import type { ResolvedFile, ResolvedVersion } from './types.js';
 
 /** Codes by which a server says "I do not host that registry" rather than "no such version". */
@@ -25,6 +26,8 @@ export interface ServerResolverOptions {
   timeoutMs?: number;
   /** Counts HTTP requests (for `dm install`'s report and the bench). */
   onRequest?: (method: string, url: string) => void;
+  /** Warnings: a version the server reports quarantined (docs/integrity-store.md). */
+  onWarning?: (message: string) => void;
 }
 
 export class ServerResolver implements Resolver {
@@ -89,19 +92,17 @@ export class ServerResolver implements Resolver {
     return out;
   }
 
+  /** The one mapping (server-resolution.ts), and a warning when the server holds the version in quarantine. */
   private toResolved(reference: string, r: ServerResolution): ResolvedVersion {
-    const template = reference.replace(/:=?v[^/]*$/, '');
-    return {
-      reference,
-      template,
-      version: r.version,
-      commit: r.commit,
-      kind: r.kind,
-      templateFile: r.templateFile,
-      schemaFile: r.schemaFile ?? undefined,
-      digest: r.digest,
-      files: r.files.map((f) => ({ path: f.path, sha256: f.sha256.replace(/^sha256:/, ''), size: f.size })),
-    };
+    const resolved = resolvedFromServer(reference, r);
+    if (r.quarantined) {
+      // The server serves the content it first saw; its source has since changed it.
+      const files = r.quarantined.changedFiles.map((f) => f.path);
+      this.options.onWarning?.(
+        `${resolved.template} ${r.version} is quarantined on ${this.base} since ${r.quarantined.since}: its source changed ${files.length ? files.join(', ') : 'it'} (dm serves the content first seen; docs/integrity-store.md)`,
+      );
+    }
+    return resolved;
   }
 
   async versions(ref: RegistryReference): Promise<string[] | null> {

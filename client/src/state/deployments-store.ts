@@ -24,7 +24,7 @@ export interface InventoryEntry extends Omit<KubeObject, 'body'> {
 
 export interface NewManifest {
   deployment: string;
-  action: 'create' | 'update' | 'delete';
+  action: 'create' | 'update' | 'delete' | 'rollback';
   inputConfig: unknown;
   expandedConfig: unknown;
   layout: unknown;

@@ -21,7 +21,7 @@ export interface NewOperation {
   /** The replica accepting it (several replicas on PostgreSQL). */
   replica?: string | undefined;
   deployment: string;
-  action: 'create' | 'update' | 'delete';
+  action: 'create' | 'update' | 'delete' | 'rollback';
   actor: string;
   cluster: string;
   namespace: string;

@@ -34,7 +34,7 @@ export const manifests = sqliteTable(
     deployment: text('deployment').notNull(),
     /** Sequence number within the deployment, from 1. */
     seq: integer('seq').notNull(),
-    /** 'create' | 'update' | 'delete'. */
+    /** 'create' | 'update' | 'delete' | 'rollback' (docs/deployments.md "Rollback and history"). */
     action: text('action').notNull(),
     /** JSON: {config, imports: [{name, path?, content}]} — the configuration as given. */
     inputConfig: text('input_config').notNull(),
@@ -115,7 +115,7 @@ export const operations = sqliteTable(
     /** `op-<uuid>`. */
     id: text('id').primaryKey(),
     deployment: text('deployment').notNull(),
-    /** 'create' | 'update' | 'delete'. */
+    /** 'create' | 'update' | 'delete' | 'rollback' (docs/deployments.md "Rollback and history"). */
     action: text('action').notNull(),
     /** 'pending' | 'running' | 'done' | 'failed' | 'interrupted'. */
     status: text('status').notNull(),

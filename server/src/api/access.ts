@@ -3,8 +3,9 @@
  * (its registry, its organisations' registries, or all), an admin token (everything, and the
  * writes); the rule itself is store/visibility.ts's. Tokens are looked up by
  * their sha256 in memory, never with a query per request. `watch()` polls a fingerprint of the
- * table once a second (one cheap query, whatever the traffic), so a token created or revoked by
- * the CLI or another replica is seen within a second; expiry is checked in memory per request;
+ * table once a second (one cheap query, whatever the traffic), so a token revoked by the CLI or
+ * another replica is refused within a second; an unknown token makes it check the fingerprint at
+ * once (`recheck`), so a token just created works on the next request; expiry is checked in memory per request;
  * last use is collected in memory and written with the same tick.
  */
 import { DmError } from '../../../client/src/error.js';
@@ -139,7 +140,31 @@ export class TokenBook {
     if (this.adminHashes.has(hash)) return adminAccess();
     // The table is in memory but while it is (re)read: then the request waits for it.
     const grants = this.grants ?? this.load();
-    return grants instanceof Promise ? grants.then((g) => this.grant(g, hash)) : this.grant(grants, hash);
+    const decide = (all: Map<string, TokenGrant[]>): RequestAccess | Promise<RequestAccess> =>
+      all.has(hash) ? this.grant(all, hash) : this.recheck().then((fresh) => this.grant(fresh, hash));
+    return grants instanceof Promise ? grants.then(decide) : decide(grants);
+  }
+
+  /** The fingerprint check in flight for unknown tokens (one at a time; misses meanwhile share it). */
+  private checking: Promise<Map<string, TokenGrant[]>> | undefined;
+
+  /**
+   * A token created a moment ago (by `dm-registry token create` or another replica) is in the
+   * table before the watch's next tick: an unknown token makes the book compare the table's
+   * fingerprint — one cheap query, shared by every miss in flight — and read the table again when
+   * it changed, so the new token works on the very next request (docs/server.md, "Tokens").
+   */
+  private recheck(): Promise<Map<string, TokenGrant[]>> {
+    if (!this.checking) {
+      this.checking = (async () => {
+        const now = await this.store.fingerprint();
+        if (now !== this.fingerprint) this.grants = undefined;
+        return this.grants ?? (await this.load());
+      })().finally(() => {
+        this.checking = undefined;
+      });
+    }
+    return this.checking;
   }
 
   private grant(all: Map<string, TokenGrant[]>, hash: string): RequestAccess {

@@ -6,18 +6,22 @@
  */
 
 import { Hono } from 'hono';
+import { TrieRouter } from 'hono/router/trie-router';
 import { DmError, isDmError } from '../../../client/src/error.js';
-import { FileCheckpointMemory } from '../../../client/src/integrity/verifier.js';
+import { FileCheckpointMemory } from '../../../client/src/integrity/index.js';
 import { createLogger, type Logger } from '../log.js';
 import type { DeploymentManager } from '../manager/deployment-manager.js';
 import { type ManagerConfig, mountManager } from '../manager/mount.js';
 import { Mirror } from '../mirror/mirror.js';
 import { storeTarget } from '../mirror/store-target.js';
 import { Upstream } from '../mirror/upstream.js';
-import { pageRoutes } from '../pages/routes.js';
+import { notFoundPage, pageRoutes } from '../pages/routes.js';
+import type { MirrorFactory } from '../service/context.js';
 import { PRIVATE_LABEL, RegistryService, type ServiceDeps } from '../service.js';
+import { hashToken } from '../store/secrets.js';
+import { bearerToken } from './access.js';
 import { Admission, type AdmissionOptions, PerCaller } from './admission.js';
-import { type AppEnv, errorResponse } from './http.js';
+import { type AppEnv, accessOf, errorResponse } from './http.js';
 import { ServerMetrics } from './metrics.js';
 import { OPENAPI } from './openapi.js';
 import { checksumRoutes } from './routes-checksums.js';
@@ -26,7 +30,7 @@ import { readRoutes } from './routes-read.js';
 import { writeRoutes } from './routes-write.js';
 import { RequestTracker, trackServedRoutes } from './tracking.js';
 
-export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync'> {
+export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync' | 'mirror'> {
   logger?: Logger;
   /** Log one line per request (default true). */
   accessLog?: boolean;
@@ -53,6 +57,11 @@ export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync'> {
   upstreamTtlMs?: number;
   /** How long an upstream's not-found answer is remembered, ms. */
   upstreamNegativeTtlMs?: number;
+  /**
+   * Tokens that see the private registries' sums in `/metrics` (`DM_METRICS_TOKEN`); admin
+   * tokens see them too, anyone else the public series only (docs/server.md, "HTTP API").
+   */
+  metricsTokens?: readonly string[];
 }
 
 export interface RegistryApp {
@@ -88,9 +97,55 @@ function isDatabaseDown(error: unknown): boolean {
   return false;
 }
 
+/** The pull-through mirror of `--upstream` (docs/mirroring.md) and its store side. */
+function mirrorFactory(deps: CreateAppDeps, logger: Logger, metrics: ServerMetrics): MirrorFactory {
+  const upstreams = deps.upstreams ?? [];
+  return ({ data, catalog, quarantined, revalidateHeld }) => {
+    const target = storeTarget(data.mirror, logger, {
+      onStored: () => catalog.invalidate(),
+      onMismatch: () => metrics.upstreamDigestMismatches.inc(),
+      onQuarantine: quarantined,
+    });
+    // Which registries are this server's own, read before the first request needs it.
+    target
+      .refreshOwn()
+      .catch((error: unknown) => logger.log('error', 'registries unreadable', { error: String(error) }));
+    const mirror = new Mirror({
+      upstreams: upstreams.map(
+        (u) =>
+          new Upstream({
+            url: u.url,
+            token: u.token,
+            checksumKey: u.checksumKey,
+            checkpointMemory: u.checkpointFile ? new FileCheckpointMemory(u.checkpointFile) : undefined,
+          }),
+      ),
+      target,
+      ownRegistry: (name) => target.ownRegistry(name),
+      refreshOwn: () => target.refreshOwn(),
+      defaultRegistry: () => catalog.defaultRegistry,
+      onStored: () => undefined,
+      revalidateHeld,
+      onRemovedUpstream: (key) => {
+        target
+          .markRemoved(key)
+          .catch((error: unknown) =>
+            logger.log('error', 'removed-upstream mark failed', { error: String(error) }),
+          );
+      },
+      ...(deps.upstreamTtlMs === undefined ? {} : { ttlMs: deps.upstreamTtlMs }),
+      ...(deps.upstreamNegativeTtlMs === undefined ? {} : { negativeTtlMs: deps.upstreamNegativeTtlMs }),
+    });
+    return { mirror, target };
+  };
+}
+
 export function createApp(deps: CreateAppDeps): RegistryApp {
   const logger = deps.logger ?? createLogger();
   const metrics = new ServerMetrics();
+  // The composition (docs/server.md "Where things are"): the store is open; the service is built
+  // from it, and builds the mirror (from the factory below) before the parts that use it; then
+  // the manager and the HTTP app, each from what it needs. Nothing is assigned afterwards.
   const service = new RegistryService({
     ...deps,
     log: (level, message, fields) => logger.log(level, message, fields),
@@ -106,6 +161,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       ...deps.checksums,
       onQuarantine: (registry, count) => metrics.quarantinedVersions.inc({ registry }, count),
     },
+    mirror: deps.upstreams && deps.upstreams.length > 0 ? mirrorFactory(deps, logger, metrics) : undefined,
   });
   // A database that does not answer leaves the gauge empty; the rest of /metrics is still served.
   metrics.countOpenQuarantines(async () => {
@@ -120,44 +176,6 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     }
   });
   void service.checksums.resendUndelivered();
-  if (deps.upstreams && deps.upstreams.length > 0) {
-    const target = storeTarget(service.data.mirror, logger, {
-      onStored: () => service.catalog.invalidate(),
-      onMismatch: () => metrics.upstreamDigestMismatches.inc(),
-      onQuarantine: (events) => service.mirrorQuarantined(events),
-    });
-    // Which registries are this server's own, read before the first request needs it.
-    target
-      .refreshOwn()
-      .catch((error: unknown) => logger.log('error', 'registries unreadable', { error: String(error) }));
-    service.mirrorTarget = target;
-    service.mirror = new Mirror({
-      upstreams: deps.upstreams.map(
-        (u) =>
-          new Upstream({
-            url: u.url,
-            token: u.token,
-            checksumKey: u.checksumKey,
-            checkpointMemory: u.checkpointFile ? new FileCheckpointMemory(u.checkpointFile) : undefined,
-          }),
-      ),
-      target,
-      ownRegistry: (name) => target.ownRegistry(name),
-      refreshOwn: () => target.refreshOwn(),
-      defaultRegistry: () => service.catalog.defaultRegistry,
-      onStored: () => undefined,
-      revalidateHeld: (name) => void service.revalidateHeld(name),
-      onRemovedUpstream: (key) => {
-        target
-          .markRemoved(key)
-          .catch((error: unknown) =>
-            logger.log('error', 'removed-upstream mark failed', { error: String(error) }),
-          );
-      },
-      ...(deps.upstreamTtlMs === undefined ? {} : { ttlMs: deps.upstreamTtlMs }),
-      ...(deps.upstreamNegativeTtlMs === undefined ? {} : { negativeTtlMs: deps.upstreamNegativeTtlMs }),
-    });
-  }
   const tracker = new RequestTracker(service, metrics, logger, deps.accessLog ?? true);
   const app = new Hono<AppEnv>();
   // Every route is built on `served` first; tracking is attached from its route table (tracking.ts).
@@ -188,12 +206,41 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     );
   });
 
-  app.notFound((c) => {
+  // No route for this method and path (docs/server.md "Errors"): 405 with Allow when the path has
+  // routes for other methods; else 404 — an HTML page for a browser outside /api, JSON otherwise.
+  let methods: TrieRouter<string> | undefined;
+  const allowedMethods = (path: string): string[] => {
+    if (!methods) {
+      methods = new TrieRouter<string>();
+      for (const r of app.routes) if (r.method !== 'ALL') methods.add(r.method, r.path, r.method);
+    }
+    const allowed = new Set<string>();
+    for (const m of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
+      if (methods.match(m, path)[0].length > 0) allowed.add(m);
+    if (allowed.has('GET')) allowed.add('HEAD');
+    return [...allowed];
+  };
+  app.notFound(async (c) => {
     tracker.begin(c);
-    const res = errorResponse(
-      c,
-      new DmError('NOT_FOUND', `no endpoint ${c.req.method} ${c.req.path}`, { category: 'not-found' }),
-    );
+    const allowed = allowedMethods(c.req.path);
+    let res: Response;
+    if (allowed.length > 0) {
+      const json = errorResponse(
+        c,
+        new DmError(
+          'METHOD_NOT_ALLOWED',
+          `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.join(', ')}`,
+        ),
+      );
+      res = new Response(json.body, { status: 405, headers: json.headers });
+      res.headers.set('Allow', allowed.join(', '));
+    } else {
+      const error = new DmError('NOT_FOUND', `no endpoint ${c.req.method} ${c.req.path}`, {
+        category: 'not-found',
+      });
+      const browser = /\btext\/html\b/.test(c.req.header('accept') ?? '') && !c.req.path.startsWith('/api/');
+      res = browser ? await notFoundPage(c, error) : errorResponse(c, error);
+    }
     tracker.end(c, res.status);
     return res;
   });
@@ -215,9 +262,17 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     }
     return c.json({ status: 'ready' });
   });
-  served.get('/metrics', async (c) =>
-    c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }),
-  );
+  const metricsHashes = new Set((deps.metricsTokens ?? []).filter((t) => t !== '').map(hashToken));
+  served.get('/metrics', async (c) => {
+    const authorization = c.req.header('authorization');
+    // A metrics token, else an admin token, sees the private sums; a token neither knows is 401.
+    const withPrivate =
+      authorization !== undefined &&
+      (metricsHashes.has(hashToken(bearerToken(authorization))) || (await accessOf(c)).admin);
+    return c.body(await metrics.exposition(withPrivate, PRIVATE_LABEL), 200, {
+      'Content-Type': metrics.registry.contentType,
+    });
+  });
   served.get('/api/v1/openapi.json', (c) => c.json(OPENAPI));
   const webhooks = new Admission('webhook deliveries', deps.webhookAdmission ?? { concurrency: 2, queue: 8 });
   metrics.watchAdmission('webhook', webhooks.counters);

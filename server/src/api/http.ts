@@ -66,7 +66,13 @@ export function notModified(c: Context<AppEnv>, etag: string): boolean {
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
-/** Answers 304 or the content, with strong ETag and immutable caching for the registry's visibility. */
+/** The Content-Security-Policy of served content: nothing may run or load, in a sandbox. */
+export const CONTENT_POLICY = "default-src 'none'; sandbox";
+
+/**
+ * Answers 304 or the content, with strong ETag and immutable caching for the registry's visibility;
+ * `body` is called only when the client does not have the content.
+ */
 export function immutableContent(
   c: Context<AppEnv>,
   etag: string,
@@ -78,23 +84,28 @@ export function immutableContent(
   c: Context<AppEnv>,
   etag: string,
   contentType: string,
-  body: () => Promise<Uint8Array>,
+  body: () => Promise<string | Uint8Array>,
   visibility: string,
 ): Response | Promise<Response>;
 export function immutableContent(
   c: Context<AppEnv>,
   etag: string,
   contentType: string,
-  body: () => string | Uint8Array | Promise<Uint8Array>,
+  body: () => string | Uint8Array | Promise<string | Uint8Array>,
   visibility: string,
 ): Response | Promise<Response> {
   c.header('ETag', etag);
   setImmutableCaching(c, visibility);
+  // A template's file is data, never a page: not sniffed into HTML, and opened in a browser it
+  // runs nothing and loads nothing (docs/server.md, "HTTP API").
+  c.header('X-Content-Type-Options', 'nosniff');
+  c.header('Content-Security-Policy', CONTENT_POLICY);
   if (notModified(c, etag)) return c.body(null, 304);
   c.header('Content-Type', contentType);
   const content = body();
-  if (content instanceof Promise) return content.then((bytes) => c.body(new Uint8Array(bytes), 200));
-  return c.body(typeof content === 'string' ? content : new Uint8Array(content), 200);
+  const send = (bytes: string | Uint8Array) =>
+    c.body(typeof bytes === 'string' ? bytes : new Uint8Array(bytes), 200);
+  return content instanceof Promise ? content.then(send) : send(content);
 }
 
 export function intParam(

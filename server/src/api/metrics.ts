@@ -219,6 +219,22 @@ export class ServerMetrics {
     return slot;
   }
 
+  /**
+   * The exposition text: every series, or (`withPrivate` false, what an anonymous scrape gets)
+   * without the series labelled `privateLabel`, the sums over private registries: how many
+   * versions, syncs and quarantines private registries have is not public (docs/server.md,
+   * "HTTP API").
+   */
+  async exposition(withPrivate: boolean, privateLabel: string): Promise<string> {
+    const text = await this.registry.metrics();
+    if (withPrivate) return text;
+    const label = `registry="${privateLabel}"`;
+    return text
+      .split('\n')
+      .filter((line) => line.startsWith('#') || !line.includes(label))
+      .join('\n');
+  }
+
   /** Where the open-quarantines gauge reads its counts, by metrics label (private ones summed). */
   countOpenQuarantines(read: () => Promise<readonly { registry: string; open: number }[]>): void {
     this.openQuarantines = read;

@@ -43,6 +43,9 @@ export function checksumRoutes(options: { maxBodyBytes: number }): Hono<AppEnv> 
 
   app.get('/checksums/lookup/*', async (c) => {
     const service = c.get('service');
+    // Who asks first: a token that is not valid is 401 whatever the key names, so a bad token
+    // tells a private registry's key from a missing one no more than no token does.
+    const access = await accessOf(c);
     const raw = c.req.path.replace(/^.*?\/checksums\/lookup\//, '');
     let key: string;
     try {
@@ -51,14 +54,15 @@ export function checksumRoutes(options: { maxBodyBytes: number }): Hono<AppEnv> 
       key = raw;
     }
     const { template, version } = parseRecordKey(key);
-    const registryName = template.split('/').slice(0, 3).join('/');
-    const registry = (await service.all()).find((r) => r.name === registryName);
     const reads = service.data.reads;
-    const row =
-      registry && !(await accessOf(c)).canRead(registry)
-        ? undefined
-        : await reads.newestRecord(template, version);
-    if (!row) {
+    // The same reads for every key (the record, the registries), then one decision: a record is
+    // answered only to a caller who may read the registry that recorded it; a record of a
+    // registry deleted since is answered to admins only, since what it was can no longer be told
+    // (docs/integrity-store.md §4).
+    const [row, registries] = await Promise.all([reads.newestRecord(template, version), service.all()]);
+    const recordedBy = row && registries.find((r) => r.id === row.registryId);
+    const readable = row !== undefined && (recordedBy ? access.canRead(recordedBy) : access.admin);
+    if (!row || !readable) {
       throw new DmError('CHECKSUM_RECORD_NOT_FOUND', `the checksum log has no record of ${key}`, {
         category: 'not-found',
         details: { key },

@@ -19,7 +19,7 @@ import {
   tagOfVersion,
   versionOfTag,
 } from '../../../client/src/oci/artifact.js';
-import type { TemplateKind } from '../../../client/src/registry/types.js';
+import type { TemplateKind } from '../../../client/src/registry/index.js';
 import type { RequestAccess } from './access.js';
 import { type AppEnv, notModified } from './http.js';
 import { parseTemplatePath } from './template-path.js';
@@ -201,7 +201,7 @@ export function ociRoutes(): Hono<AppEnv> {
     artifactCache.get(artifactCache.key(located.name, row.digest), async () => {
       const stored = await service.data.reads.versionContents(row.id);
       const contents = new Map(stored.map((f) => [f.path, Buffer.from(f.content)]));
-      const { sha256Hex } = await import('../../../client/src/registry/digest.js');
+      const { sha256Hex } = await import('../../../client/src/registry/index.js');
       const config = {
         registry: located.registryName,
         collection: located.collection,
@@ -271,7 +271,16 @@ export function ociRoutes(): Hono<AppEnv> {
     return new Response(c.req.method === 'HEAD' ? null : new Uint8Array(slice), { status, headers });
   };
 
+  // Answers are built as Responses of their own (immutable bytes, the spec's error bodies): the
+  // request id the tracker gave the request is put on each (docs/server.md "HTTP API").
   app.all('/*', async (c) => {
+    const res = await answer(c);
+    const id = c.get('requestId');
+    if (id) res.headers.set('X-Request-Id', id);
+    return res;
+  });
+
+  const answer = async (c: Context<AppEnv>): Promise<Response> => {
     const service = c.get('service');
     const method = c.req.method;
     const path = c.req.path.replace(/^\/v2/, '');
@@ -413,6 +422,6 @@ export function ociRoutes(): Hono<AppEnv> {
       }
       throw error;
     }
-  });
+  };
   return app;
 }

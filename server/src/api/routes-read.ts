@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
-import { formatTemplateName } from '../../../client/src/reference/reference.js';
+import { formatTemplateName } from '../../../client/src/reference/index.js';
 import { batchCacheStatus } from '../mirror/mirror.js';
 import type { RegistryView } from '../resolve/catalog.js';
 import { commitShown } from '../source/directory.js';
@@ -47,6 +47,26 @@ function resolveEtag(answer: { body: string }): string {
     answerEtags.set(answer, etag);
   }
   return etag;
+}
+
+/**
+ * A resolve answer as a response, the one place its ETag and `304` are decided: a resolution
+ * carries its ETag and is `304` when the client has it; an error is sent as it is. A plain header
+ * object (not c.header, which builds a Headers instance and costs @hono/node-server its fastest
+ * write path); `headers` is the caller's own, completed here.
+ */
+function resolveResponse(
+  c: Context<AppEnv>,
+  answer: { status: number; body: string },
+  headers: Record<string, string>,
+): Response {
+  if (answer.status === 200) {
+    const etag = resolveEtag(answer);
+    headers.etag = etag;
+    if (notModified(c, etag)) return new Response(null, { status: 304, headers });
+  }
+  headers['content-type'] = 'application/json';
+  return new Response(answer.body, { status: answer.status, headers });
 }
 
 export function readRoutes(
@@ -162,23 +182,11 @@ export function readRoutes(
       tracker.end(c, res.status, SELF_TRACKED_ROUTE.path);
       return res;
     };
-    const send = (answer: { status: number; body: string }): Response => {
-      // A plain header object (not c.body with two headers, which builds a Headers instance).
-      let res: Response;
-      if (answer.status === 200) {
-        const etag = resolveEtag(answer);
-        res = notModified(c, etag)
-          ? new Response(null, { status: 304, headers: { etag, 'x-request-id': requestId } })
-          : new Response(answer.body, {
-              status: 200,
-              headers: { 'content-type': 'application/json', 'x-request-id': requestId, etag },
-            });
-      } else {
-        res = new Response(answer.body, {
-          status: answer.status,
-          headers: { 'content-type': 'application/json', 'x-request-id': requestId },
-        });
-      }
+    const send = (
+      answer: { status: number; body: string },
+      headers: Record<string, string> = { 'x-request-id': requestId },
+    ): Response => {
+      const res = resolveResponse(c, answer, headers);
       tracker.end(c, res.status, SELF_TRACKED_ROUTE.path);
       return res;
     };
@@ -191,27 +199,15 @@ export function readRoutes(
           .resolve(ref, () => service.catalog.resolveAnswer(ref, access))
           .then((m) => {
             const headers: Record<string, string> = {
-              'content-type': 'application/json',
               'x-request-id': requestId,
               'cache-status': m.cacheStatus,
             };
             if (m.age !== undefined) headers.age = String(m.age);
-            let answer: Response;
-            if (m.status === 200) {
-              const etag = resolveEtag(m);
-              headers.etag = etag;
-              answer = notModified(c, etag)
-                ? new Response(null, { status: 304, headers })
-                : new Response(m.body, { status: 200, headers });
-            } else {
-              answer = new Response(m.body, { status: m.status, headers });
-            }
-            tracker.end(c, answer.status, SELF_TRACKED_ROUTE.path);
-            return answer;
+            return send(m, headers);
           }, fail);
       }
       const answer = service.catalog.resolveAnswer(ref, access);
-      return answer instanceof Promise ? answer.then(send, fail) : send(answer);
+      return answer instanceof Promise ? answer.then((a) => send(a), fail) : send(answer);
     };
     try {
       const ref = c.req.query('ref');
@@ -338,18 +334,6 @@ function quarantineList(rows: readonly QuarantineRow[]) {
   };
 }
 
-/** immutableContent with a body read from the store only when the client does not have it. */
-async function immutable(
-  c: Context<AppEnv>,
-  etag: string,
-  contentType: string,
-  visibility: string,
-  load: () => Promise<string | Uint8Array>,
-): Promise<Response> {
-  const body = notModified(c, etag) ? '' : await load();
-  return immutableContent(c, etag, contentType, () => body, visibility);
-}
-
 async function templateInfo(c: Context<AppEnv>, reads: ReadStore, registry: RegistryView, p: TemplatePath) {
   const t = await reads.template(registry.id, p.collection, p.template);
   const rows = await reads.versions(registry.id, p.collection, p.template);
@@ -410,12 +394,12 @@ async function versionContent(c: Context<AppEnv>, reads: ReadStore, registry: Re
       : /\.(jinja|py|txt|md)$/.test(path)
         ? 'text/plain; charset=utf-8'
         : 'application/octet-stream';
-    return immutable(
+    return immutableContent(
       c,
       `"${sha256}"`,
       type,
-      registry.visibility,
       async () => (await reads.fileContent(row.id, path)) ?? '',
+      registry.visibility,
     );
   }
   if (rest.length === 1 && rest[0] === 'schema') {
@@ -423,15 +407,23 @@ async function versionContent(c: Context<AppEnv>, reads: ReadStore, registry: Re
     if (sha256 === undefined) {
       throw new DmError('SCHEMA_NOT_FOUND', `${name}:${version} has no schema`, { category: 'not-found' });
     }
-    return immutable(c, `"${sha256}.json"`, 'application/json', registry.visibility, () =>
-      reads.schemaJson(row.id),
+    return immutableContent(
+      c,
+      `"${sha256}.json"`,
+      'application/json',
+      () => reads.schemaJson(row.id),
+      registry.visibility,
     );
   }
   if (rest.length === 1 && rest[0] === 'archive.tar.gz') {
     const etag = `"${row.digest.replace(/^sha256:/, '')}"`;
     c.header('Content-Disposition', attachment(`${p.template}-${version}.tar.gz`));
-    return immutable(c, etag, 'application/gzip', registry.visibility, () =>
-      archiveCache.get(row.digest, `${p.template}-${version}`, () => reads.versionContents(row.id)),
+    return immutableContent(
+      c,
+      etag,
+      'application/gzip',
+      () => archiveCache.get(row.digest, `${p.template}-${version}`, () => reads.versionContents(row.id)),
+      registry.visibility,
     );
   }
   throw new DmError(

@@ -3,7 +3,7 @@
  * API"). The shapes themselves are declared once, where both sides read them:
  * client/src/wire/registry-api.ts (re-exported here for the server's modules).
  */
-import { formatTemplateName } from '../../../client/src/reference/reference.js';
+import { formatTemplateName } from '../../../client/src/reference/index.js';
 import type { SearchResult, SyncHistory } from '../../../client/src/wire/registry-api.js';
 import type { SyncRow } from '../store/reads.js';
 import type { SearchPage } from '../store/search.js';

@@ -4,10 +4,10 @@
  * writer, client/src/registry/version-tar.ts), so its ETag can be the version digest.
  */
 import { LRUCache } from 'lru-cache';
-import { versionTarGz } from '../../../client/src/registry/version-tar.js';
+import { versionTarGz } from '../../../client/src/registry/index.js';
 
 /**
- * Built archives by version digest (docs/server.md, "Archives"): an archive is a pure function of
+ * Built archives by version digest (docs/server.md, "HTTP API"): an archive is a pure function of
  * the digest, so it is built once — compressed on libuv's worker threads, off the request thread —
  * and kept in a byte-bounded LRU (64 MiB by default); concurrent requests for one digest share one
  * build.

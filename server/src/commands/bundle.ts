@@ -69,27 +69,34 @@ export function registerBundle(program: Command, env: NodeJS.ProcessEnv): void {
     .command('import <file>')
     .description('verify a bundle completely, then add its versions in one transaction')
     .option('--verify-key <file>', 'refuse the bundle unless this public key verifies its signature')
+    .option(
+      '--into-indexed-registries',
+      'let the bundle add versions to registries this server indexes from their own source (refused by default)',
+    )
     .option('--db <url>', 'database (env DM_REGISTRY_DB)')
     .option('--data-dir <dir>', DATA_DIR_HELP)
     .addHelpText(
       'after',
       '\nExample:\n  dm-registry bundle import site.tgz --verify-key bundle.key.pub --db file:./data/registry.db\n',
     )
-    .action(async (file: string, o: CommonOptions & { verifyKey?: string }) => {
-      const { importBundle } = await import('../mirror/bundle.js');
-      const { store, close } = await openDatabase(databaseTarget(o.db, env, o.dataDir));
-      try {
-        const r = await importBundle(store, file, o.verifyKey ? { verifyKey: o.verifyKey } : {});
-        if (r.quarantined > 0) {
-          process.stderr.write(
-            `warning: ${r.quarantined} versions differ from what this database first saw; quarantined, not added\n`,
-          );
+    .action(
+      async (file: string, o: CommonOptions & { verifyKey?: string; intoIndexedRegistries?: boolean }) => {
+        const { importBundle, importSummary } = await import('../mirror/bundle.js');
+        const { store, close } = await openDatabase(databaseTarget(o.db, env, o.dataDir));
+        try {
+          const r = await importBundle(store, file, {
+            ...(o.verifyKey ? { verifyKey: o.verifyKey } : {}),
+            intoIndexedRegistries: o.intoIndexedRegistries === true,
+          });
+          if (r.quarantined > 0) {
+            process.stderr.write(
+              `warning: ${r.quarantined} versions differ from what this database first saw; quarantined, not added\n`,
+            );
+          }
+          process.stdout.write(importSummary(file, r, o.verifyKey));
+        } finally {
+          await close();
         }
-        process.stdout.write(
-          `${file}: ${r.added} versions added, ${r.unchanged} already present, ${r.registries} registries${r.signed ? ', signature verified' : ''}\n`,
-        );
-      } finally {
-        await close();
-      }
-    });
+      },
+    );
 }

@@ -1,6 +1,7 @@
 /** `dm-registry index <source>`: index one source once and print the findings (docs/server.md). */
 
 import type { Command } from 'commander';
+import { printable } from '../../../client/src/registry/content-names.js';
 import { ADMIN_ACCESS } from '../api/access.js';
 import { commitShown } from '../source/directory.js';
 import { ensureIndexed, openEverything } from './open-everything.js';
@@ -35,7 +36,10 @@ async function indexOnce(
         info.source.type === 'directory'
           ? `${info.name}: ${outcome.status}; indexed ${counts} from directory ${info.source.location}`
           : `${info.name}: ${outcome.status} at ${outcome.commit ?? '-'}; ${counts}; ${outcome.apiRequests} source requests`,
-        ...(info.findings ?? []).map((f) => `${f.severity} ${f.code} ${f.path}: ${f.message}`),
+        // Names from the tree are escaped (docs/registry-layout.md, "Paths and names").
+        ...(info.findings ?? []).map(
+          (f) => `${f.severity} ${f.code} ${printable(f.path)}: ${printable(f.message)}`,
+        ),
         ...(outcome.error ? [`error ${outcome.error.code}: ${outcome.error.message}`] : []),
       ];
       process.stdout.write(`${lines.join('\n')}\n`);

@@ -3,10 +3,8 @@
  * environment (docs/server.md "Running it"), and the few steps more than one command shares.
  */
 
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { parseYaml } from '../../../client/src/document/yaml.js';
 import { DmError } from '../../../client/src/error.js';
 import type { CreateAppDeps } from '../api/app.js';
 import {
@@ -17,17 +15,6 @@ import {
   openDatabase,
   syncLeaseTtl,
 } from './target.js';
-
-/** `name:` declared in a local registry's registry.yaml, as the client reads it. */
-function declaredName(dir: string): string | undefined {
-  try {
-    const doc = parseYaml(readFileSync(join(dir, 'registry.yaml'), 'utf8'));
-    const name = doc && typeof doc === 'object' ? (doc as Record<string, unknown>).name : undefined;
-    return typeof name === 'string' ? name : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export async function openEverything(
   target: DatabaseTarget,
@@ -83,6 +70,8 @@ export async function openEverything(
       }),
       secretKey,
       adminTokens: env.DM_ADMIN_TOKEN ? [env.DM_ADMIN_TOKEN] : [],
+      // A token for /metrics alone: the scraper sees private sums (docs/server.md, "HTTP API").
+      metricsTokens: env.DM_METRICS_TOKEN ? [env.DM_METRICS_TOKEN] : [],
       ...syncLeaseTtl(env),
       githubHosts,
       logger,
@@ -153,10 +142,8 @@ export async function ensureIndexed(
       upstreams: server.service.mirror?.upstreams.map((u) => u.url) ?? [],
     });
     const local = spec.type === 'directory' || (spec.type === 'git' && !/^[a-z]+:\/\/|@/.test(spec.location));
-    const name =
-      (hasName ? flag.slice(eqAt + 1) : undefined) ??
-      (local ? declaredName(spec.location) : undefined) ??
-      spec.defaultName;
+    // The name given, else the source's own (a local directory's registry.yaml `name:`, source-spec.ts).
+    const name = (hasName ? flag.slice(eqAt + 1) : undefined) ?? spec.defaultName;
     const row = await server.service.addOrUpdate({ source, name });
     out.push({ id: row.id, name: row.name, local });
   }

@@ -1,10 +1,12 @@
 /** `dm-registry start` (docs/server.md "Running it"; docs/mirroring.md for --upstream). */
 
 import { readFileSync } from 'node:fs';
+import { maxHeaderSize } from 'node:http';
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Command } from 'commander';
 import { DmError, fromSystemError } from '../../../client/src/error.js';
-import { parseVerifierKey } from '../../../client/src/integrity/keys.js';
+import { parseVerifierKey } from '../../../client/src/integrity/index.js';
 import type { CreateAppDeps } from '../api/app.js';
 import { Upstream } from '../mirror/upstream.js';
 import { ensureIndexed, openEverything } from './open-everything.js';
@@ -188,6 +190,7 @@ async function start(
       defaultRegistry: defaultRegistry ?? null,
     });
   });
+  http.on('clientError', answerClientError);
   try {
     await new Promise<void>((resolve, reject) => {
       http.once('listening', resolve);
@@ -211,7 +214,7 @@ async function start(
       fromSystemError(error, options.port !== undefined ? '--port' : 'DM_REGISTRY_PORT or --port') ?? error
     );
   }
-  // Draining (docs/server.md, "Stopping"): on SIGTERM every response says `Connection: close`, so
+  // Draining (docs/server.md, "Running it"): on SIGTERM every response says `Connection: close`, so
   // keep-alive clients stop reusing their sockets; after the drain period the server stops
   // accepting new connections and closes each socket only once it has been idle for the drain
   // period (a connection accepted a moment ago still gets its request answered, with
@@ -322,4 +325,32 @@ export function registerStart(program: Command, env: NodeJS.ProcessEnv): void {
       '\nExamples:\n  dm-registry start --index registry-fixtures\n  dm-registry start --upstream https://registry.example --upstream-token-env UPSTREAM_TOKEN\n  dm-registry start --port 9090 --index registry-fixtures --index github.com/acme/templates@main\n  dm-registry start --host 0.0.0.0 --index registry-fixtures   # reachable from other machines\n',
     )
     .action((o) => start(o, env));
+}
+
+/**
+ * What Node's HTTP parser refuses before the app sees a request (docs/server.md "Errors"): headers
+ * or a URL over Node's limit answer 431 with the usual JSON error body (Node's own answer has none),
+ * a request that did not arrive in time 408, anything else unparseable 400; then the connection closes.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const answer = (status: string, dmError?: DmError) => {
+    const body = dmError ? JSON.stringify(dmError.toJSON()) : '';
+    socket.end(
+      `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  };
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    answer(
+      '431 Request Header Fields Too Large',
+      new DmError(
+        'HEADERS_TOO_LARGE',
+        `the request's URL and headers are larger than the ${Math.round(maxHeaderSize / 1024)} KB this server reads`,
+      ),
+    );
+  } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') answer('408 Request Timeout');
+  else answer('400 Bad Request');
 }

@@ -38,6 +38,15 @@ export function databaseTarget(
   const dataDir = given ? resolve(given) : undefined;
   if (/^postgres(ql)?:\/\//i.test(text))
     return { kind: 'postgres', url: text, dataDir: dataDir ?? resolve('data') };
+  // `mysql://x/y` would otherwise become the file ./mysql:/x/y: any other URL scheme is refused.
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(text)?.[1];
+  if (scheme !== undefined && scheme.toLowerCase() !== 'file' && scheme.length > 1) {
+    throw new DmError(
+      'UNSUPPORTED_DATABASE',
+      `--db '${text}': the scheme '${scheme}:' is not supported; use file:<path> (or a path) for SQLite, or postgres://… (postgresql://…) for PostgreSQL`,
+      { category: 'usage' },
+    );
+  }
   const file = resolve(text.replace(/^file:/, ''));
   return { kind: 'sqlite', file, dataDir: dataDir ?? dirname(file) };
 }

@@ -13,8 +13,8 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { DmError, type ErrorCategory } from '../../../client/src/error.js';
 import { isErrorCode } from '../../../client/src/error-codes.js';
-import type { Finding, TreeEntry } from '../../../client/src/registry/types.js';
-import type { Snapshot } from '../../../client/src/source/source.js';
+import type { Finding, TreeEntry } from '../../../client/src/registry/index.js';
+import type { Snapshot } from '../../../client/src/source/index.js';
 import type {
   BuiltIndex,
   IndexedFile,
@@ -140,21 +140,11 @@ export function fromWireError(error: WireError): Error {
 /** git blob id → sha256 for the snapshot's blobs the store has, looked up in slices. */
 async function lookUpKnown(entries: readonly TreeEntry[], known: KnownContent): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const seen = new Set<string>();
-  let n = 0;
-  if (known.sha256ForGitShas) {
-    const wanted = [...new Set(entries.flatMap((e) => (e.type === 'blob' && e.gitSha ? [e.gitSha] : [])))];
-    for (let i = 0; i < wanted.length; i += SLICE) {
-      for (const [g, sha] of await known.sha256ForGitShas(wanted.slice(i, i + SLICE))) out.set(g, sha);
-    }
-    return out;
-  }
-  for (const e of entries) {
-    if (e.type !== 'blob' || !e.gitSha || seen.has(e.gitSha)) continue;
-    seen.add(e.gitSha);
-    const sha = known.sha256ForGitSha(e.gitSha);
-    if (sha !== undefined) out.set(e.gitSha, sha);
-    if (++n % SLICE === 0) await nextTurn();
+  const wanted = [...new Set(entries.flatMap((e) => (e.type === 'blob' && e.gitSha ? [e.gitSha] : [])))];
+  for (let i = 0; i < wanted.length; i += SLICE) {
+    for (const [g, sha] of await known.sha256ForGitShas(wanted.slice(i, i + SLICE))) out.set(g, sha);
+    // A store answering at once (SQLite) leaves the event loop its turn between slices.
+    await nextTurn();
   }
   return out;
 }
@@ -307,16 +297,9 @@ export class IndexBuildPool {
     };
     const contents = async (shas: readonly string[]) => {
       const out = new Map<string, Buffer>();
-      if (known.contents) {
-        for (let i = 0; i < shas.length; i += SLICE) {
-          for (const [sha, content] of await known.contents(shas.slice(i, i + SLICE))) out.set(sha, content);
-        }
-        return out;
-      }
-      for (const [i, sha] of shas.entries()) {
-        const content = known.content(sha);
-        if (content) out.set(sha, content);
-        if ((i + 1) % SLICE === 0) await nextTurn();
+      for (let i = 0; i < shas.length; i += SLICE) {
+        for (const [sha, content] of await known.contents(shas.slice(i, i + SLICE))) out.set(sha, content);
+        if (i + SLICE < shas.length) await nextTurn();
       }
       return out;
     };

@@ -5,11 +5,10 @@
  * worker thread (build-index-pool.ts; docs/server.md, "Index building off the request thread").
  */
 import { parseYaml } from '../../../client/src/document/yaml.js';
-import { compareVersions, tryParseVersion } from '../../../client/src/reference/version.js';
-import { sha256Hex, versionDigest } from '../../../client/src/registry/digest.js';
-import { scanRegistryTree } from '../../../client/src/registry/scan-tree.js';
-import type { Finding, ScannedVersion, TemplateKind, TreeEntry } from '../../../client/src/registry/types.js';
-import { gitBlobSha } from '../../../client/src/source/source.js';
+import { compareVersions, tryParseVersion } from '../../../client/src/reference/index.js';
+import type { Finding, ScannedVersion, TemplateKind, TreeEntry } from '../../../client/src/registry/index.js';
+import { scanRegistryTree, sha256Hex, versionDigest } from '../../../client/src/registry/index.js';
+import { gitBlobSha } from '../../../client/src/source/index.js';
 
 export interface IndexedFile {
   path: string;
@@ -52,17 +51,47 @@ export interface BuiltIndex {
 }
 
 /**
- * What the store already has, by git blob id: the sha256 and (lazily) the content. A store that
- * answers over the network (PostgreSQL) gives the batched forms, used instead when present.
+ * What the store already has, by git blob id: the sha256 and the content, asked in batches. One
+ * shape for every store (docs/server.md, "The store"): an in-process store answers at once
+ * (`knownContentOf`), one over the network in one statement per batch.
  */
 export interface KnownContent {
+  /** git blob id → sha256 for those of `gitShas` the store has. */
+  sha256ForGitShas(gitShas: readonly string[]): Promise<Map<string, string>>;
+  /** sha256 → content for those of `sha256s` the store has. */
+  contents(sha256s: readonly string[]): Promise<Map<string, Buffer>>;
+}
+
+/** KnownContent over lookups answered at once (SQLite's statements, a test's maps). */
+export function knownContentOf(lookup: {
   sha256ForGitSha(gitSha: string): string | undefined;
   content(sha256: string): Buffer | undefined;
-  /** git blob id → sha256 for those of `gitShas` the store has. */
-  sha256ForGitShas?(gitShas: readonly string[]): Promise<Map<string, string>>;
-  /** sha256 → content for those of `sha256s` the store has. */
-  contents?(sha256s: readonly string[]): Promise<Map<string, Buffer>>;
+}): KnownContent {
+  return {
+    async sha256ForGitShas(gitShas) {
+      const out = new Map<string, string>();
+      for (const g of gitShas) {
+        const sha = lookup.sha256ForGitSha(g);
+        if (sha !== undefined) out.set(g, sha);
+      }
+      return out;
+    },
+    async contents(sha256s) {
+      const out = new Map<string, Buffer>();
+      for (const sha of sha256s) {
+        const content = lookup.content(sha);
+        if (content) out.set(sha, content);
+      }
+      return out;
+    },
+  };
 }
+
+/** A store that has nothing yet. */
+export const NO_KNOWN_CONTENT: KnownContent = knownContentOf({
+  sha256ForGitSha: () => undefined,
+  content: () => undefined,
+});
 
 /**
  * A version as the last sync stored it, by its directory: reused as it is when the tree SHA of

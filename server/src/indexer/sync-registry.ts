@@ -11,7 +11,7 @@ import {
   createMeter,
   type OpenOptions,
   type Source,
-} from '../../../client/src/source/source.js';
+} from '../../../client/src/source/index.js';
 import type { QuarantineEvent } from '../store/first-seen.js';
 import { replicaName } from '../store/replica.js';
 import {

@@ -5,9 +5,14 @@
  * RegistryTemplateSource as `dm deploy`.
  */
 import { DmError } from '../../../client/src/error.js';
-import { formatReference, type RegistryReference } from '../../../client/src/reference/reference.js';
-import type { Resolution, Resolver } from '../../../client/src/resolve/resolver.js';
-import type { ResolvedFile, ResolvedVersion } from '../../../client/src/resolve/types.js';
+import { formatReference, type RegistryReference } from '../../../client/src/reference/index.js';
+import type {
+  Resolution,
+  ResolvedFile,
+  ResolvedVersion,
+  Resolver,
+} from '../../../client/src/resolve/index.js';
+import { resolvedFromServer } from '../../../client/src/resolve/index.js';
 import type { Resolution as ServerResolution } from '../api/shapes.js';
 
 /** What the manager needs of the server's catalog: resolve a reference, read a file's bytes. */
@@ -28,23 +33,7 @@ export class CatalogResolver implements Resolver {
     for (const ref of refs) {
       try {
         const r = await this.catalog.resolve(formatReference(ref));
-        const template = r.resolved.slice(0, r.resolved.lastIndexOf(':='));
-        const resolved: ResolvedVersion = {
-          reference: r.reference,
-          template,
-          version: r.version,
-          commit: r.commit,
-          kind: r.kind,
-          templateFile: r.templateFile,
-          schemaFile: r.schemaFile ?? undefined,
-          files: r.files.map((f) => ({
-            path: f.path,
-            sha256: f.sha256.replace(/^sha256:/, ''),
-            size: f.size,
-          })),
-          digest: r.digest,
-        };
-        out.push(resolved);
+        out.push(resolvedFromServer(r.reference, r));
       } catch (error) {
         if (error instanceof DmError) out.push(error);
         else throw error;

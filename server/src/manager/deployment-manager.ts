@@ -19,31 +19,39 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isMapping } from '../../../client/src/data.js';
-import { getLive } from '../../../client/src/deploy/apply.js';
+import type { DeploymentInput } from '../../../client/src/deploy/index.js';
 import {
   checkPrunes,
+  type DiffResult,
   type DryRunResult,
   deleteDeployment,
   deployConfiguration,
+  deploymentHistory,
+  diffDeployment,
+  driftDeployment,
+  getLive,
+  type HistoryEntry,
+  Kubectl,
+  loadDeploymentInput,
+  objectKey,
   planDeployment,
+  planRollback,
   readTarget,
+  rollbackInput,
   servedKinds,
+  toObjects,
   validateDeploymentName,
-} from '../../../client/src/deploy/deploy.js';
-import { loadDeploymentInput } from '../../../client/src/deploy/input.js';
-import { Kubectl } from '../../../client/src/deploy/kubectl.js';
-import type { DeploymentInput } from '../../../client/src/deploy/model.js';
-import { objectKey, toObjects } from '../../../client/src/deploy/objects.js';
-import { DmError } from '../../../client/src/error.js';
-import { parseDefaultRegistry } from '../../../client/src/reference/reference.js';
-import { RegistryTemplateSource } from '../../../client/src/resolve/registry-template-source.js';
-import type { StateDatabase } from '../../../client/src/state/database.js';
-import { DeploymentStore } from '../../../client/src/state/deployments-store.js';
+} from '../../../client/src/deploy/index.js';
+import { DmError, isDmError } from '../../../client/src/error.js';
+import { parseDefaultRegistry } from '../../../client/src/reference/index.js';
+import { RegistryTemplateSource } from '../../../client/src/resolve/index.js';
+import type { StateDatabase } from '../../../client/src/state/index.js';
 import {
+  DeploymentStore,
   type NewOperation,
   type OperationRow,
   OperationStore,
-} from '../../../client/src/state/operations-store.js';
+} from '../../../client/src/state/index.js';
 import { Admission, type AdmissionOptions } from '../api/admission.js';
 import { CatalogResolver, type CatalogView } from './catalog-resolver.js';
 import type { DeploymentLeases } from './deployment-lease.js';
@@ -96,6 +104,8 @@ export interface DeploymentRequest {
   timeoutSeconds?: number | undefined;
   /** Let the change prune every object, or more than half (`dm deploy --prune-all`). */
   pruneAll?: boolean | undefined;
+  /** Take back fields another field manager changed (`dm deploy --force-conflicts`). */
+  forceConflicts?: boolean | undefined;
 }
 
 const MAX_IMPORTS = 500;
@@ -156,8 +166,9 @@ export function parseDeploymentRequest(body: Record<string, unknown>, pathName?:
   if (body.waitForReady !== undefined && typeof body.waitForReady !== 'boolean') {
     throw invalid('waitForReady must be true or false');
   }
-  if (body.pruneAll !== undefined && typeof body.pruneAll !== 'boolean') {
-    throw invalid('pruneAll must be true or false');
+  for (const flag of ['pruneAll', 'forceConflicts'] as const) {
+    if (body[flag] !== undefined && typeof body[flag] !== 'boolean')
+      throw invalid(`${flag} must be true or false`);
   }
   const timeout = body.timeoutSeconds;
   if (
@@ -175,6 +186,7 @@ export function parseDeploymentRequest(body: Record<string, unknown>, pathName?:
     waitForReady: body.waitForReady as boolean | undefined,
     timeoutSeconds: timeout as number | undefined,
     pruneAll: body.pruneAll as boolean | undefined,
+    forceConflicts: body.forceConflicts as boolean | undefined,
   };
 }
 
@@ -368,12 +380,17 @@ export class DeploymentManager {
         cacheRoot: join(this.config.dataDir, 'template-cache'),
         defaultRegistry: defaultRegistry ? parseDefaultRegistry(defaultRegistry) : undefined,
       });
-      const input = await loadDeploymentInput(file, {
-        deployment: name,
-        properties,
-        templateSource,
-        displayName: 'configuration.content',
-      });
+      let input: DeploymentInput;
+      try {
+        input = await loadDeploymentInput(file, {
+          deployment: name,
+          properties,
+          templateSource,
+          displayName: 'configuration.content',
+        });
+      } catch (error) {
+        throw expansionError(error, dir);
+      }
       input.references = [...templateSource.resolved.values()].map((r) => ({
         reference: r.reference,
         resolved: r.version ? `${r.template}:=${r.version}` : r.template,
@@ -455,7 +472,67 @@ export class DeploymentManager {
       store: this.store,
       kubectl: this.kubectl(cluster, namespace, req.name),
       ...(req.pruneAll ? { pruneAll: true } : {}),
+      ...(req.forceConflicts ? { forceConflicts: true } : {}),
     });
+  }
+
+  /**
+   * `dm diff` through the service (docs/deployments.md "Diff and drift"): the configuration against
+   * the deployment's last applied manifest and live objects, checked as a change is (a dry run
+   * applies nothing, but reads what the token may change only).
+   */
+  async diff(req: DeploymentRequest, access: ManagerAccess): Promise<DiffResult> {
+    const { cluster, namespace, input } = await this.prepareChange(req, 'update', access);
+    return diffDeployment({
+      name: req.name,
+      input,
+      store: this.store,
+      kubectl: this.kubectl(cluster, namespace, req.name),
+    });
+  }
+
+  /**
+   * `dm rollback` through the service: a stored manifest applied again as an operation (action
+   * `rollback`), queued as any change; with `dryRun` the plan instead, nothing recorded.
+   */
+  async rollback(
+    name: string,
+    to: string | undefined,
+    access: ManagerAccess,
+    dryRun: boolean,
+  ): Promise<OperationRow | (DryRunResult & { restoredFrom: string })> {
+    if (!(await this.exists(name))) {
+      throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
+        category: 'not-found',
+      });
+    }
+    const p = await this.visible(name, access);
+    this.requireDeploy(access, p.cluster, p.namespace);
+    const kubectl = this.kubectl(p.cluster, p.namespace, name);
+    if (dryRun) return planRollback({ name, store: this.store, kubectl, to });
+    const { input } = await rollbackInput(this.store, name, to);
+    await this.checkObjectScope(input, kubectl, p.cluster, p.namespace, access);
+    const op = await this.accept({
+      deployment: name,
+      action: 'rollback',
+      actor: access.actor,
+      cluster: p.cluster,
+      namespace: p.namespace,
+    });
+    this.enqueue(op, kubectl, input, undefined);
+    return op;
+  }
+
+  /** `dm history` through the service. */
+  async history(name: string, access: ManagerAccess): Promise<HistoryEntry[]> {
+    await this.visible(name, access);
+    return deploymentHistory(this.store, name);
+  }
+
+  /** `dm drift` through the service: live objects against the last applied manifest. */
+  async drift(name: string, access: ManagerAccess): Promise<DiffResult> {
+    const p = await this.visible(name, access);
+    return driftDeployment({ name, store: this.store, kubectl: this.kubectl(p.cluster, p.namespace, name) });
   }
 
   /** The checks a change passes before it is queued (or planned), and the expanded input. */
@@ -597,15 +674,20 @@ export class DeploymentManager {
         name: op.deployment,
         store: this.store,
         kubectl,
+        actor: op.actor,
         ...(req?.timeoutSeconds ? { timeoutSeconds: req.timeoutSeconds } : {}),
       };
       const result = input
-        ? await deployConfiguration({
-            ...common,
-            input,
-            ...(req?.waitForReady ? { wait: true } : {}),
-            ...(req?.pruneAll ? { pruneAll: true } : {}),
-          })
+        ? await deployConfiguration(
+            {
+              ...common,
+              input,
+              ...(req?.waitForReady ? { wait: true } : {}),
+              ...(req?.pruneAll ? { pruneAll: true } : {}),
+              ...(req?.forceConflicts ? { forceConflicts: true } : {}),
+            },
+            op.action === 'rollback' ? 'rollback' : undefined,
+          )
         : op.action === 'delete' && !(await this.store.getDeployment(op.deployment))
           ? undefined
           : await deleteDeployment(common);
@@ -702,4 +784,25 @@ export class DeploymentManager {
     await this.ready.catch(() => {});
     await this.store.database.close();
   }
+}
+
+/**
+ * An expansion's error as the manager API answers it (docs/manager.md): the private temporary
+ * directory the configuration was laid out in is taken out of the message and details (paths
+ * are the configuration's own, `config.yaml`, `helpers/x.jinja`), and a template that fails to
+ * render is the request's fault, 422, never the server's 500.
+ */
+function expansionError(error: unknown, dir: string): unknown {
+  if (!isDmError(error)) return error;
+  const clean = (text: string) => text.split(`${dir}/`).join('').split(dir).join('.');
+  const details =
+    error.details === undefined
+      ? undefined
+      : (JSON.parse(clean(JSON.stringify(error.details))) as Record<string, unknown>);
+  const template = error.code === 'JINJA_ERROR' || error.code === 'PYTHON_TEMPLATE_ERROR';
+  return new DmError(error.code, clean(error.message), {
+    category: (template && error.category === 'error' ? 'validation' : error.category) as never,
+    ...(details === undefined ? {} : { details }),
+    ...(error.hint === undefined ? {} : { hint: clean(error.hint) }),
+  });
 }

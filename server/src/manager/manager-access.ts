@@ -6,7 +6,7 @@
  * deployment outside a token's read scope is answered 404, as if it did not exist.
  */
 import { DmError } from '../../../client/src/error.js';
-import type { OperationStore } from '../../../client/src/state/operations-store.js';
+import type { OperationStore } from '../../../client/src/state/index.js';
 import { bearerToken, type TokenBook } from '../api/access.js';
 import { hashToken } from '../store/secrets.js';
 
@@ -18,6 +18,8 @@ export interface ManagerAccess {
   canDeploy(cluster: string, namespace: string): boolean;
   /** Whether the deploy rights cover every namespace of the cluster (cluster-scoped objects too). */
   clusterWide(cluster: string): boolean;
+  /** Whether the token may change deployments anywhere (a read-deployments token may not). */
+  deploysAnywhere: boolean;
 }
 
 const SCOPE = /^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?\/(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?))$/;
@@ -45,6 +47,7 @@ const ADMIN: ManagerAccess = {
   canRead: () => true,
   canDeploy: () => true,
   clusterWide: () => true,
+  deploysAnywhere: true,
 };
 
 export async function managerAccessFor(
@@ -66,9 +69,22 @@ export async function managerAccessFor(
       canRead: (c, n) => covers(scopes, c, n),
       canDeploy: (c, n) => deploy && covers(scopes, c, n),
       clusterWide: (c) => deploy && scopes.some((s) => s === '*' || s === `${c}/*`),
+      deploysAnywhere: deploy && scopes.length > 0,
     };
   }
   const server = await deps.tokens.accessFor(authorization);
   if (server.admin) return ADMIN;
   throw new DmError('FORBIDDEN', 'this token has no rights on deployments', { category: 'forbidden' });
+}
+
+/**
+ * A change (create, update, delete) by a token that may change no deployment at all is 403
+ * before its body is read or the deployment looked up: never a 400 or a 409 first
+ * (docs/manager.md, "Tokens").
+ */
+export function requireDeployRights(access: ManagerAccess): void {
+  if (access.deploysAnywhere) return;
+  throw new DmError('FORBIDDEN', 'this token may read deployments, not change them', {
+    category: 'forbidden',
+  });
 }

@@ -5,9 +5,12 @@
  * printed once when created.
  */
 import { dirname, join } from 'node:path';
-import { openStateDatabase, type StateDatabase } from '../../../client/src/state/database.js';
-import { postgresStateDatabase } from '../../../client/src/state/database-pg.js';
-import { OperationStore } from '../../../client/src/state/operations-store.js';
+import {
+  OperationStore,
+  openStateDatabase,
+  postgresStateDatabase,
+  type StateDatabase,
+} from '../../../client/src/state/index.js';
 import { hashToken, newToken } from '../store/secrets.js';
 import { isPostgres, type StoreHandle } from '../store/service-store.js';
 import { parseScope } from './manager-access.js';

@@ -84,7 +84,43 @@ const dryRunChange = {
 };
 const changes = { type: 'array', items: dryRunChange };
 
+const fieldChange = {
+  type: 'object',
+  required: ['path'],
+  properties: { path: str, from: {}, to: {}, secret: { const: 'changed' } },
+};
+
 export const MANAGER_SCHEMAS = {
+  Diff: {
+    type: 'object',
+    required: ['deployment', 'lastManifest', 'mode', 'objects', 'counts', 'changed'],
+    properties: {
+      deployment: str,
+      lastManifest: strOrNull,
+      mode: { enum: ['diff', 'drift'] },
+      changed: { type: 'boolean' },
+      counts: { type: 'object' },
+      objects: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['name', 'kind', 'namespace', 'objectName', 'action', 'drift', 'changes'],
+          properties: {
+            name: str,
+            kind: str,
+            namespace: str,
+            objectName: str,
+            action: { enum: ['create', 'update', 'unchanged', 'prune', 'failed'] },
+            drift: { type: 'array', items: fieldChange },
+            deletedOutOfBand: { const: true },
+            changes: { type: 'array', items: fieldChange },
+            secretData: { type: 'object' },
+            message: str,
+          },
+        },
+      },
+    },
+  },
   DryRun: {
     type: 'object',
     required: ['deployment', 'dryRun', 'server', 'create', 'update', 'unchanged', 'prune', 'failed'],
@@ -117,6 +153,10 @@ export const MANAGER_SCHEMAS = {
       properties: { type: 'object', description: 'dm: merged into top-level template resources' },
       waitForReady: { type: 'boolean', description: 'dm: wait for workloads (dm deploy --wait)' },
       timeoutSeconds: { type: 'integer' },
+      forceConflicts: {
+        type: 'boolean',
+        description: 'dm: take back fields another field manager changed (dm deploy --force-conflicts)',
+      },
       pruneAll: {
         type: 'boolean',
         description:
@@ -160,7 +200,7 @@ export const MANAGER_SCHEMAS = {
     properties: {
       name: str,
       deployment: str,
-      action: { enum: ['create', 'update', 'delete'] },
+      action: { enum: ['create', 'update', 'delete', 'rollback'] },
       status: { enum: ['applying', 'applied', 'failed'] },
       error: str,
       createdAt: str,
@@ -202,7 +242,7 @@ export const MANAGER_SCHEMAS = {
     properties: {
       id: str,
       deployment: str,
-      action: { enum: ['create', 'update', 'delete'] },
+      action: { enum: ['create', 'update', 'delete', 'rollback'] },
       status: { enum: ['pending', 'running', 'done', 'failed', 'interrupted'] },
       actor: str,
       cluster: str,
@@ -310,6 +350,98 @@ export const MANAGER_PATHS = {
       summary: 'One manifest in full (by name or sequence number)',
       security: bearer,
       responses: { 200: { description: 'The manifest', ...json(ref('Manifest')) }, 401: error, 404: error },
+    },
+  },
+  '/api/v1/deployments/{name}/diff': {
+    parameters: [nameParam],
+    post: {
+      summary: 'dm diff: the configuration against the last applied manifest and the live objects, per field',
+      security: bearer,
+      requestBody: { required: true, ...json(ref('DeploymentRequest')) },
+      responses: {
+        200: { description: 'The diff', ...json(ref('Diff')) },
+        400: error,
+        401: error,
+        404: error,
+      },
+    },
+  },
+  '/api/v1/deployments/{name}/drift': {
+    parameters: [nameParam],
+    get: {
+      summary: 'dm drift: the live objects against the last applied manifest, per field',
+      security: bearer,
+      responses: { 200: { description: 'The drift', ...json(ref('Diff')) }, 401: error, 404: error },
+    },
+  },
+  '/api/v1/deployments/{name}/rollback': {
+    parameters: [nameParam],
+    post: {
+      summary:
+        'dm rollback: apply a stored manifest again (default: the applied one before the current) as an operation',
+      security: bearer,
+      parameters: [
+        { name: 'dryRun', in: 'query', schema: { type: 'boolean' } },
+        { name: 'wait', in: 'query', schema: { type: 'boolean' } },
+      ],
+      requestBody: {
+        required: false,
+        ...json({
+          type: 'object',
+          properties: { manifest: { type: 'string', description: 'name or sequence number' } },
+        }),
+      },
+      responses: {
+        200: { description: 'With dryRun, the plan; with wait, the finished operation', ...json({}) },
+        202: { description: 'The operation', ...json(ref('Operation')) },
+        401: error,
+        404: error,
+      },
+    },
+  },
+  '/api/v1/deployments/{name}/history': {
+    parameters: [nameParam],
+    get: {
+      summary:
+        'dm history: every manifest with time, actor, status, the manifest a rollback restored, counts',
+      security: bearer,
+      responses: {
+        200: {
+          description: 'Manifests, oldest first',
+          ...json({
+            type: 'array',
+            items: {
+              type: 'object',
+              required: [
+                'revision',
+                'manifest',
+                'time',
+                'actor',
+                'action',
+                'status',
+                'applied',
+                'pruned',
+                'failed',
+              ],
+              properties: {
+                revision: { type: 'integer' },
+                manifest: str,
+                time: str,
+                actor: str,
+                action: str,
+                status: str,
+                restoredFrom: str,
+                applied: { type: 'integer' },
+                pruned: { type: 'integer' },
+                failed: { type: 'integer' },
+                error: str,
+              },
+            },
+          }),
+        },
+        401: error,
+        404: error,
+      },
     },
   },
   '/api/v1/deployments/{name}/operations': {

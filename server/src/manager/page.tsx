@@ -4,7 +4,7 @@
  * when the page is asked for), the layout as a tree, every manifest and the operation history.
  */
 import type { Child } from 'hono/jsx';
-import type { Layout, LayoutEntry } from '../../../client/src/deploy/model.js';
+import type { Layout, LayoutEntry } from '../../../client/src/deploy/index.js';
 import type { DeploymentManager } from './deployment-manager.js';
 import type { ManagerAccess } from './manager-access.js';
 import { deploymentView, manifestSummary, operationView } from './shapes.js';

@@ -8,7 +8,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
 import { type AppEnv, jsonBody } from '../api/http.js';
 import { type DeploymentManager, parseConfiguration, parseDeploymentRequest } from './deployment-manager.js';
-import { type ManagerAccess, managerAccessFor } from './manager-access.js';
+import { type ManagerAccess, managerAccessFor, requireDeployRights } from './manager-access.js';
 import { deploymentPage } from './page.js';
 import {
   deploymentSummary,
@@ -78,6 +78,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
 
   app.post('/api/v1/deployments', limit, async (c) => {
     const access = await accessOf(c);
+    requireDeployRights(access);
     const req = parseDeploymentRequest(await jsonBody(c));
     if (wantsDryRun(c.req.query('dryRun'))) return c.json(await manager.plan(req, 'create', access));
     const op = await manager.submit(req, 'create', access);
@@ -101,6 +102,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
 
   app.put('/api/v1/deployments/:name', limit, async (c) => {
     const access = await accessOf(c);
+    requireDeployRights(access);
     const req = parseDeploymentRequest(await jsonBody(c), c.req.param('name'));
     if (wantsDryRun(c.req.query('dryRun'))) return c.json(await manager.plan(req, 'update', access));
     const op = await manager.submit(req, 'update', access);
@@ -111,6 +113,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
 
   app.delete('/api/v1/deployments/:name', async (c) => {
     const access = await accessOf(c);
+    requireDeployRights(access);
     const op = await manager.remove(c.req.param('name'), access);
     const [view, status] = await answer(op, wantsWait(c.req.query('wait')));
     c.header('Location', `/api/v1/operations/${op.id}`);
@@ -138,6 +141,44 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
       });
     }
     return c.json(await manifestView(m, p.cluster, manager.store));
+  });
+
+  // dm diff and dm drift through the service (docs/deployments.md "Diff and drift").
+  app.post('/api/v1/deployments/:name/diff', limit, async (c) => {
+    const access = await accessOf(c);
+    const req = parseDeploymentRequest(await jsonBody(c), c.req.param('name'));
+    return c.json(await manager.diff(req, access));
+  });
+
+  app.get('/api/v1/deployments/:name/drift', async (c) => {
+    const access = await accessOf(c);
+    return c.json(await manager.drift(c.req.param('name'), access));
+  });
+
+  // dm rollback (an operation; ?dryRun=true the plan) and dm history (docs/deployments.md "Rollback and history").
+  app.post('/api/v1/deployments/:name/rollback', async (c) => {
+    const access = await accessOf(c);
+    const body = c.req.header('content-type')?.includes('json') ? await jsonBody(c) : {};
+    if (body.manifest !== undefined && typeof body.manifest !== 'string') {
+      throw new DmError('INVALID_REQUEST', 'manifest must be a manifest name or sequence number', {
+        category: 'invalid-input',
+      });
+    }
+    const out = await manager.rollback(
+      c.req.param('name'),
+      body.manifest as string | undefined,
+      access,
+      wantsDryRun(c.req.query('dryRun')),
+    );
+    if (!('id' in out)) return c.json(out);
+    const [view, status] = await answer(out, wantsWait(c.req.query('wait')));
+    c.header('Location', `/api/v1/operations/${out.id}`);
+    return c.json(view, status);
+  });
+
+  app.get('/api/v1/deployments/:name/history', async (c) => {
+    const access = await accessOf(c);
+    return c.json(await manager.history(c.req.param('name'), access));
   });
 
   app.get('/api/v1/deployments/:name/operations', async (c) => {

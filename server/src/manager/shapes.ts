@@ -4,6 +4,8 @@
  * a manifest (inputConfig, expandedConfig, layout), a type instance (name, type, deployment,
  * manifest, path), plus dm's operations.
  */
+
+import type { OperationRow } from '../../../client/src/state/index.js';
 import {
   type DeploymentRow,
   type DeploymentStore,
@@ -11,8 +13,7 @@ import {
   type ManifestRow,
   manifestDocuments,
   resourceOutcome,
-} from '../../../client/src/state/deployments-store.js';
-import type { OperationRow } from '../../../client/src/state/operations-store.js';
+} from '../../../client/src/state/index.js';
 import type {
   DeploymentSummary,
   DeploymentView,

@@ -24,8 +24,14 @@ import {
   parseEd25519Pem,
   signBytes,
   verifyBytes,
-} from '../../../client/src/integrity/keys.js';
-import { sha256Hex, versionDigest } from '../../../client/src/registry/digest.js';
+} from '../../../client/src/integrity/index.js';
+import {
+  pathProblem,
+  printable,
+  registryNameProblem,
+  versionNameProblem,
+} from '../../../client/src/registry/content-names.js';
+import { sha256Hex, versionDigest } from '../../../client/src/registry/index.js';
 import type { AddedVersion, ExportedTemplate } from '../store/add-versions.js';
 import { TarWalker } from './bundle-tar.js';
 
@@ -250,10 +256,15 @@ function checkManifestShape(value: unknown, file: string): BundleManifest {
   }
   const created = typeof m.createdAt === 'string' ? Date.parse(m.createdAt) : Number.NaN;
   if (Number.isNaN(created)) throw bundleError(file, 'manifest.json has no valid createdAt time');
+  for (const r of m.registries) {
+    const problem = registryNameProblem(r?.name);
+    if (problem) throw bundleError(file, `registry '${shown(r?.name)}' cannot be imported: ${problem}`);
+  }
   for (const v of m.versions) {
     if (!v || typeof v.reference !== 'string' || !Array.isArray(v.files) || typeof v.digest !== 'string') {
       throw bundleError(file, `manifest.json lists a malformed version ${JSON.stringify(v).slice(0, 100)}`);
     }
+    checkVersionNames(v, file);
     // A first-seen time is when the exporting server first saw the version: never after it wrote
     // the bundle (docs/mirroring.md, "Bundles").
     if (v.firstSeen !== null && v.firstSeen !== undefined) {
@@ -268,6 +279,43 @@ function checkManifestShape(value: unknown, file: string): BundleManifest {
     }
   }
   return m as BundleManifest;
+}
+
+/** A value of a manifest as an error message shows it: escaped and cut short. */
+function shown(value: unknown): string {
+  return printable(String(value).slice(0, 200));
+}
+
+/**
+ * A version's names and paths, by the rule every way content enters is held to
+ * (client/src/registry/content-names.ts): the registry name, collection, template and version as
+ * the scanner accepts them, the reference they make, and every path (the directory, each file,
+ * the template and schema files, which must be among the files).
+ */
+function checkVersionNames(v: BundleVersion, file: string): void {
+  const where = shown(v.reference);
+  const fail = (why: string): never => {
+    throw bundleError(file, `${where} cannot be imported: ${why}`);
+  };
+  const registry = registryNameProblem(v.registry);
+  if (registry) fail(`registry '${shown(v.registry)}': ${registry}`);
+  const names = versionNameProblem(v);
+  if (names) fail(names);
+  const reference = `${[v.registry, v.collection, v.template].filter(Boolean).join('/')}:=${v.version}`;
+  if (v.reference !== reference) fail(`its reference should be ${shown(reference)}`);
+  const dir = pathProblem(v.dir);
+  if (dir) fail(`its directory '${shown(v.dir)}' is not a path inside a registry: ${dir}`);
+  const paths = new Set<string>();
+  for (const f of v.files) {
+    const problem = pathProblem(f?.path);
+    if (problem) fail(`file '${shown(f?.path)}' is not a path inside a version: ${problem}`);
+    if (paths.has(f.path)) fail(`file '${shown(f.path)}' is listed twice`);
+    paths.add(f.path);
+  }
+  if (!paths.has(v.templateFile)) fail(`its template file '${shown(v.templateFile)}' is not among its files`);
+  if (v.schemaFile !== null && !paths.has(v.schemaFile)) {
+    fail(`its schema file '${shown(v.schemaFile)}' is not among its files`);
+  }
 }
 
 interface CheckedManifest {
@@ -376,7 +424,7 @@ export async function readBundle(
         if (blobs.has(sha)) fail(`blob ${sha} appears twice`);
         limit = maxBlob;
         total += size;
-        if (total > maxTotal) fail(`its content is larger than ${maxTotal} bytes (--max-bytes)`);
+        if (total > maxTotal) fail(`its content is larger than ${maxTotal} bytes, the most one import takes`);
         // Hashed once, here: the version digests are computed from these names.
         onDone = (c) => {
           const actual = sha256Hex(c);

@@ -5,8 +5,7 @@
  * addVersions in one transaction after everything was verified.
  */
 import { DmError } from '../../../client/src/error.js';
-import { referencesInText } from '../../../client/src/resolve/discover-references.js';
-import { readLockFile } from '../../../client/src/resolve/lock-file.js';
+import { readLockFile, referencesInText } from '../../../client/src/resolve/index.js';
 import type { Resolution } from '../api/shapes.js';
 import { Catalog } from '../resolve/catalog.js';
 import type { AddedVersion } from '../store/add-versions.js';
@@ -180,14 +179,46 @@ export interface ImportResult {
   quarantined: number;
   registries: number;
   contentBytes: number;
+  /** Whether the bundle carries a signature (checked only when a verify key was given). */
   signed: boolean;
+  /** Whether its signature was verified with the given key. */
+  signatureVerified: boolean;
+}
+
+export interface ImportOptions {
+  verifyKey?: string;
+  now?: number;
+  /**
+   * Let the bundle add versions to registries this server indexes from their own source or pulls
+   * through (`--into-indexed-registries`); by default only registries that came from bundles.
+   */
+  intoIndexedRegistries?: boolean;
+}
+
+/**
+ * What `bundle import` prints: the counts, then exactly what was checked and whether the
+ * signature was (a signature is only checked against a key the importer gives: without
+ * `--verify-key` it proves nothing about who made the bundle).
+ */
+export function importSummary(file: string, r: ImportResult, verifyKey?: string): string {
+  const signature = r.signatureVerified
+    ? `signature: verified with ${verifyKey ?? 'the given key'}`
+    : r.signed
+      ? 'signature: present but NOT checked (no --verify-key): it says nothing about who made the bundle'
+      : 'signature: none (the bundle is unsigned)';
+  return [
+    `${file}: ${r.added} versions added, ${r.unchanged} already present, ${r.registries} registries`,
+    "checked: every blob's size and sha256, every version's digest, names and paths, the manifest's digest",
+    signature,
+    '',
+  ].join('\n');
 }
 
 /** Verifies the whole bundle, then imports it in one transaction (nothing is written on any error). */
 export async function importBundle(
   store: StoreHandle,
   file: string,
-  options: { verifyKey?: string; now?: number } = {},
+  options: ImportOptions = {},
 ): Promise<ImportResult> {
   const data = serviceStoreOf(store);
   const verifyKey = options.verifyKey ? await readVerifyKey(options.verifyKey) : undefined;
@@ -209,6 +240,25 @@ export async function importBundle(
     byRegistry.set(v.registry, list);
   }
   const registries = new Map(manifest.registries.map((r) => [r.name, r]));
+  if (!options.intoIndexedRegistries) {
+    // A registry indexed here from its source (or pulled through) is that source's: a bundle
+    // adding to it would serve versions its source never had (docs/mirroring.md, "Bundles").
+    const existing = new Map((await data.registries.list()).map((r) => [r.name, r]));
+    for (const name of byRegistry.keys()) {
+      const row = existing.get(name);
+      if (row && row.sourceType !== 'bundle') {
+        throw new DmError(
+          'BUNDLE_REGISTRY_NOT_BUNDLED',
+          `${file} adds versions to registry ${name}, which this server indexes from its ${row.sourceType} source; nothing was imported`,
+          {
+            category: 'conflict',
+            details: { registry: name, sourceType: row.sourceType },
+            hint: 'import it under another registry name, delete the indexed registry first, or pass --into-indexed-registries',
+          },
+        );
+      }
+    }
+  }
   const result = await data.mirror.addVersions(
     [...byRegistry].map(([name, versions]) => {
       const r = registries.get(name);
@@ -233,5 +283,6 @@ export async function importBundle(
     registries: byRegistry.size,
     contentBytes: bundle.contentBytes,
     signed: bundle.signed,
+    signatureVerified: verifyKey !== undefined,
   };
 }

@@ -6,7 +6,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { DmError, httpStatusFor } from '../../../client/src/error.js';
-import { parseReference } from '../../../client/src/reference/reference.js';
+import { parseReference } from '../../../client/src/reference/index.js';
 import {
   cacheStatus,
   type MirrorTarget,

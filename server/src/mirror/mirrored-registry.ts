@@ -18,7 +18,7 @@
  * opened or closed upstream and a version removed upstream are taken as for an eager mirror.
  */
 import { DmError } from '../../../client/src/error.js';
-import type { OpenOptions } from '../../../client/src/source/source.js';
+import type { OpenOptions } from '../../../client/src/source/index.js';
 import type { RegistryVersionList } from '../api/shapes.js';
 import type { IncrementalSource } from '../indexer/sync-registry.js';
 import { versionKey } from '../store/add-versions.js';

@@ -15,14 +15,19 @@
  */
 import { LRUCache } from 'lru-cache';
 import { DmError } from '../../../client/src/error.js';
-import { readTarball } from '../../../client/src/source/tarball.js';
+import {
+  isRegistryName,
+  pathProblem,
+  versionNameProblem,
+} from '../../../client/src/registry/content-names.js';
+import { readTarball } from '../../../client/src/source/index.js';
 import type { Resolution } from '../api/shapes.js';
 import { canonicalTemplate } from '../store/first-seen.js';
 import type { QuarantineInfo } from '../store/quarantine.js';
 import type { Upstream } from './upstream.js';
 import { type VerifiedFile, verifyVersionContent } from './verify-version.js';
 
-/** What the mirror stores and reads back; the store implements it (server/src/store/mirror.ts). */
+/** What the mirror stores and reads back; server/src/mirror/store-target.ts implements it over the store. */
 export interface MirrorTarget {
   /** The digest stored for this exact version, or undefined. */
   storedDigest(version: VersionKey): Promise<string | undefined>;
@@ -111,16 +116,16 @@ function checkResolution(value: unknown, upstream: string): Resolution {
       (f) =>
         f !== null &&
         typeof f === 'object' &&
-        isString(f.path) &&
+        pathProblem(f.path) === undefined &&
         typeof f.size === 'number' &&
         Number.isSafeInteger(f.size) &&
         f.size >= 0 &&
         /^[0-9a-f]{64}$/.test(String(f.sha256)),
     ) &&
-    /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(r.template) &&
-    /^[A-Za-z0-9._-]*$/.test(r.collection) &&
-    /^=?v?[0-9A-Za-z.+-]+$/.test(r.version) &&
-    r.registry.split('/').every((s) => /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(s));
+    // The names and paths every way content enters is held to (docs/registry-layout.md).
+    versionNameProblem({ collection: r.collection, template: r.template, version: r.version }) ===
+      undefined &&
+    isRegistryName(r.registry);
   if (!ok) {
     throw new DmError('UPSTREAM_INVALID_ANSWER', `${upstream} answered a resolution dm cannot use`, {
       category: 'upstream',
@@ -259,7 +264,9 @@ export class PullThrough {
       maxBodyBytes: RESOLUTION_LIMIT,
     });
     if (answer.status === 304 && etag !== undefined) return { kind: 'unchanged', upstream: upstream.url };
-    if (answer.status === 404 || answer.status === 400) {
+    // Only "not found" is relayed: the reference was checked here, so an upstream's 400 is its
+    // fault (502 below), never the caller's (docs/mirroring.md).
+    if (answer.status === 404) {
       const body = answer.json as
         | { error?: { code?: unknown; message?: unknown; details?: unknown } }
         | undefined;

@@ -16,7 +16,7 @@ import {
   parseRecord,
   recordKey,
 } from '../../../client/src/integrity/index.js';
-import { HttpChecksumLog } from '../../../client/src/resolve/verify-checksums.js';
+import { HttpChecksumLog } from '../../../client/src/resolve/index.js';
 
 export interface UpstreamLogOptions {
   url: string;

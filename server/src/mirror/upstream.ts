@@ -331,8 +331,9 @@ function readBoundedAnswer(response: Response, limit: number, upstream: string):
 }
 
 function tooLarge(upstream: string, limit: number): DmError {
+  // The upstream's fault, not the caller's: 502 (docs/mirroring.md).
   return new DmError('UPSTREAM_ANSWER_TOO_LARGE', `${upstream} sent an answer larger than ${limit} bytes`, {
-    category: 'limit',
+    category: 'upstream',
     details: { upstream, limit },
   });
 }

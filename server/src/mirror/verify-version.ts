@@ -5,7 +5,7 @@
  * anything is written.
  */
 import { DmError } from '../../../client/src/error.js';
-import { sha256Hex, versionDigest } from '../../../client/src/registry/digest.js';
+import { sha256Hex, versionDigest } from '../../../client/src/registry/index.js';
 
 export interface ExpectedVersion {
   /** For messages: the exact pin, `github.com/o/r/redis:=v1.0.3`. */

@@ -4,6 +4,7 @@
  * as text or an attribute, which hono/jsx escapes; nothing from data is ever raw HTML.
  */
 
+import { printable } from '../../../client/src/registry/content-names.js';
 import { Layout } from './layout.js';
 import { CompareForm, Table } from './pieces.js';
 import { registryUrl, templateUrl } from './urls.js';
@@ -53,7 +54,7 @@ export function DiffPage(p: DiffPageProps) {
             row={(f) => (
               <tr>
                 <th scope="row">
-                  <a href={`#file-${encodeURIComponent(f.path)}`}>{f.path}</a>
+                  <a href={`#file-${encodeURIComponent(f.path)}`}>{printable(f.path)}</a>
                 </th>
                 <td>{f.status}</td>
                 <td class="num">{`${f.fromSize ?? '—'} → ${f.toSize ?? '—'}`}</td>
@@ -86,9 +87,9 @@ export function DiffPage(p: DiffPageProps) {
       <section aria-labelledby="h-diffs">
         <h2 id="h-diffs">Changes</h2>
         {files.map((f) => (
-          <section aria-label={f.path} id={`file-${encodeURIComponent(f.path)}`}>
+          <section aria-label={printable(f.path)} id={`file-${encodeURIComponent(f.path)}`}>
             <h3>
-              <code>{f.path}</code> <span class="badge">{f.status}</span>
+              <code>{printable(f.path)}</code> <span class="badge">{f.status}</span>
             </h3>
             {f.hunks === null ? (
               <p class="muted">{f.note ?? ''}</p>

@@ -6,7 +6,8 @@
  */
 
 import type { Child } from 'hono/jsx';
-import { tryParseVersion } from '../../../client/src/reference/version.js';
+import { tryParseVersion } from '../../../client/src/reference/index.js';
+import { printable } from '../../../client/src/registry/content-names.js';
 import type { RegistryInfo, UpstreamInfo } from '../api/shapes.js';
 import type { FindingRow } from '../store/reads.js';
 
@@ -78,10 +79,11 @@ export function Findings(props: { findings: FindingRow[]; empty: string }) {
           <td>
             <code>{f.code}</code>
           </td>
+          {/* Names from a tree, escaped (docs/registry-layout.md, "Paths and names"). */}
           <td>
-            <code>{f.path}</code>
+            <code>{printable(f.path)}</code>
           </td>
-          <td>{f.message}</td>
+          <td>{printable(f.message)}</td>
         </tr>
       )}
     />

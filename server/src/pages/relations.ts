@@ -7,8 +7,8 @@
  * removed) from the stored files, within a byte budget per registry; beyond it the list says it
  * may be partial.
  */
-import { type RegistryReference, tryParseReference } from '../../../client/src/reference/reference.js';
-import { referencesInText } from '../../../client/src/resolve/discover-references.js';
+import { type RegistryReference, tryParseReference } from '../../../client/src/reference/index.js';
+import { referencesInText } from '../../../client/src/resolve/index.js';
 import type { FileInfo } from '../api/shapes.js';
 import type { Access, Catalog, RegistryView } from '../resolve/catalog.js';
 import { MAX_INLINE_BYTES, type ReadStore } from '../store/reads.js';

@@ -135,6 +135,11 @@ function scope(c: PageContext, registries: readonly RegistryView[] = []): string
   return personal ? 'private' : 'public';
 }
 
+/** A plain "Not found" page for a path nothing serves (the app's notFound, for a browser). */
+export function notFoundPage(c: PageContext, error: DmError): Promise<Response> {
+  return html(c, 404, <ErrorPage status={404} title="Not found" message={error.message} />, 'no-store');
+}
+
 export function pageRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const memoOf = memoizer();
@@ -301,7 +306,7 @@ export function pageRoutes(): Hono<AppEnv> {
       if (exact) {
         const hash = createHash('sha256')
           .update(
-            `${PAGES_REVISION}\0${registry.name}\0${p.collection}\0${p.template}\0${shown.version}\0${shown.digest}`,
+            `${PAGES_REVISION}\0${new URL(c.req.url).origin}\0${registry.name}\0${p.collection}\0${p.template}\0${shown.version}\0${shown.digest}`,
           )
           .digest('hex');
         etag = `"page-${hash}"`;
@@ -337,6 +342,7 @@ export function pageRoutes(): Hono<AppEnv> {
           author={text(info.author)}
           license={text(info.license)}
           source={sourceLink(row, shown.dir, registry.commit)}
+          serverUrl={new URL(c.req.url).origin}
           readme={readme ? await d.inlineText(shown.id, readme.path) : undefined}
           relations={
             await relationsOf(d, service.catalog, usedByOf(service), access, {

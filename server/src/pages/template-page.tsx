@@ -4,8 +4,8 @@
  * as text or an attribute, which hono/jsx escapes; nothing from data is ever raw HTML.
  */
 
-import { formatTemplateName } from '../../../client/src/reference/reference.js';
-import { tryParseVersion } from '../../../client/src/reference/version.js';
+import { formatTemplateName, tryParseVersion } from '../../../client/src/reference/index.js';
+import { printable } from '../../../client/src/registry/content-names.js';
 import type { FileInfo } from '../api/shapes.js';
 import type { QuarantineInfo } from '../store/quarantine.js';
 import type { FindingRow, VersionRow } from '../store/reads.js';
@@ -45,6 +45,8 @@ export interface TemplatePageProps {
   license: string | null;
   /** The version directory at its source. */
   source: SourceLink;
+  /** This server's origin as the request reached it, for the commands of "Use it". */
+  serverUrl: string;
   /** The version's README.md (Markdown), when it has one small enough to show. */
   readme: string | undefined;
   relations: Relations;
@@ -102,7 +104,7 @@ function SourceFact(props: { source: SourceLink }) {
   );
 }
 
-function UseIt(props: { name: string; reference: string; properties: PropertyRow[] }) {
+function UseIt(props: { name: string; reference: string; properties: PropertyRow[]; serverUrl: string }) {
   return (
     <section aria-labelledby="h-use">
       <h2 id="h-use">Use it</h2>
@@ -121,7 +123,7 @@ function UseIt(props: { name: string; reference: string; properties: PropertyRow
       <p>Then lock it and render it:</p>
       <div class="copyable">
         <pre>
-          <code id="use-commands">{useCommands(props.reference)}</code>
+          <code id="use-commands">{useCommands(props.reference, props.serverUrl)}</code>
         </pre>
         <CopyButton target="use-commands" label="Copy the commands" />
       </div>
@@ -237,7 +239,7 @@ export function TemplatePage(p: TemplatePageProps) {
         </p>
       </section>
 
-      <UseIt name={p.name} reference={reference} properties={p.properties} />
+      <UseIt name={p.name} reference={reference} properties={p.properties} serverUrl={p.serverUrl} />
 
       {p.exact ? (
         <p>
@@ -349,7 +351,9 @@ export function TemplatePage(p: TemplatePageProps) {
           row={(f) => (
             <tr>
               <td>
-                <a href={fileUrl(p.registry, p.collection, p.name, p.version.version, f.path)}>{f.path}</a>
+                <a href={fileUrl(p.registry, p.collection, p.name, p.version.version, f.path)}>
+                  {printable(f.path)}
+                </a>
               </td>
               <td class="num">{f.size}</td>
               <td>

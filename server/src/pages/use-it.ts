@@ -6,7 +6,7 @@
  * GitHub repository at the indexed commit, a git URL as text, and "local directory" for a directory
  * (whose path on the server is never shown to anonymous readers).
  */
-import { isRemoteGitLocation } from '../../../client/src/source/git.js';
+import { isLocalSource } from '../service/sources.js';
 import type { RegistryRow } from '../service.js';
 import { withoutCredentials } from '../service.js';
 import type { PropertyRow } from './properties.js';
@@ -42,12 +42,17 @@ export function minimalConfig(
   return `${lines.join('\n')}\n`;
 }
 
-/** The commands that lock and render a configuration using the template. */
-export function useCommands(reference: string): string {
+/**
+ * The commands that lock and render a configuration using the template, through the registry
+ * server that rendered the page (`serverUrl`, its origin as the browser reached it): pasted as they
+ * are, they resolve here rather than at the reference's own host.
+ */
+export function useCommands(reference: string, serverUrl: string): string {
   return [
+    `dm config set registryUrl ${serverUrl}   # once: resolve through this registry server`,
     'dm install config.yaml          # lock the reference in dm.lock',
     'dm expand config.yaml           # render it: resources and layout',
-    `dm expand ${reference}`,
+    `dm expand ${reference} --registry-url ${serverUrl}`,
   ].join('\n');
 }
 
@@ -57,13 +62,7 @@ export type SourceLink =
   /** A directory on the server (a plain one, a local git repository or a file:// URL). */
   | { kind: 'local'; commit: string | null };
 
-/** Whether a registry's source is a directory on the server's own disk. */
-export function isLocalSource(row: Pick<RegistryRow, 'sourceType' | 'source'>): boolean {
-  return (
-    row.sourceType === 'directory' ||
-    (row.sourceType === 'git' && (!isRemoteGitLocation(row.source) || /^file:/i.test(row.source)))
-  );
-}
+export { isLocalSource };
 
 function joinPath(...parts: string[]): string {
   return parts

@@ -7,14 +7,15 @@
  */
 import { LRUCache } from 'lru-cache';
 import { DmError, httpStatusFor } from '../../../client/src/error.js';
-import { pickLatest, pickVersion } from '../../../client/src/reference/pick-version.js';
 import {
   formatReference,
   formatTemplateName,
+  newestFirst,
   parseReference,
+  pickLatest,
+  pickVersion,
   type RegistryReference,
-} from '../../../client/src/reference/reference.js';
-import { newestFirst } from '../../../client/src/reference/version.js';
+} from '../../../client/src/reference/index.js';
 import type { FileInfo, Resolution } from '../api/shapes.js';
 import { commitShown } from '../source/directory.js';
 import { quarantineField } from '../store/quarantine.js';
@@ -282,7 +283,7 @@ export class Catalog {
 
   /**
    * The answer to `GET /resolve?ref=text` as ready JSON, from the cache when it is there and the
-   * caller may see it. The cache is a byte-bounded LRU (docs/server.md, "Resolve cache"): it holds
+   * caller may see it. The cache is a byte-bounded LRU (docs/server.md, "HTTP API"): it holds
    * answers about registries that exist, served from it only to callers who may read the registry.
    * Answers that name no readable registry (an invalid reference, a registry that does not exist or
    * that the caller may not see) are never cached: they are cheap to compute, a flood of distinct

@@ -5,7 +5,10 @@
 import type { ChecksumsOptions } from '../checksums.js';
 import type { IndexBuildPool } from '../indexer/build-index-pool.js';
 import type { SyncOutcome } from '../indexer/sync-registry.js';
+import type { Mirror } from '../mirror/mirror.js';
+import type { StoreTarget } from '../mirror/store-target.js';
 import type { Catalog } from '../resolve/catalog.js';
+import type { QuarantineEvent } from '../store/first-seen.js';
 import type { ServiceStore, StoreHandle } from '../store/service-store.js';
 import type { SourceFactory } from './sources.js';
 
@@ -32,6 +35,8 @@ export interface ServiceDeps {
   onSync?: (registry: string, outcome: SyncOutcome) => void;
   /** The checksum log's key, quarantine notifications and metric (docs/integrity-store.md). */
   checksums?: ChecksumsOptions;
+  /** Builds the pull-through mirror, when `--upstream` is given (docs/mirroring.md). */
+  mirror?: MirrorFactory | undefined;
 }
 
 /** The `registry` metrics label of every private registry. */
@@ -69,3 +74,17 @@ export abstract class ServicePart {
     this.log = ctx.log;
   }
 }
+
+/** What the service gives the mirror it builds (the composition root's factory, api/app.ts). */
+export interface MirrorHooks {
+  /** The store's queries a mirror writes through. */
+  data: ServiceStore;
+  catalog: Catalog;
+  /** Quarantines the mirror finds, announced like a sync's. */
+  quarantined(events: readonly QuarantineEvent[]): void;
+  /** Revalidates what the mirror holds of a registry it only pulls through (never throws). */
+  revalidateHeld(name: string): void;
+}
+
+/** Builds the pull-through mirror and its store side, given what it needs of the service. */
+export type MirrorFactory = (hooks: MirrorHooks) => { mirror: Mirror; target: StoreTarget };

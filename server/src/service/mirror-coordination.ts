@@ -12,20 +12,34 @@ import { mirroredRegistrySource } from '../mirror/mirrored-registry.js';
 import type { StoreTarget } from '../mirror/store-target.js';
 import type { QuarantineEvent } from '../store/first-seen.js';
 import type { RegistryRow } from '../store/service-store.js';
-import { PRIVATE_LABEL, type ServiceContext, ServicePart } from './context.js';
+import { type MirrorFactory, PRIVATE_LABEL, type ServiceContext, ServicePart } from './context.js';
 import { withoutCredentials } from './sources.js';
 
 export class MirrorCoordination extends ServicePart {
   /** Pull-through from upstream registries (docs/mirroring.md), when `--upstream` is given. */
-  mirror: Mirror | undefined;
+  readonly mirror: Mirror | undefined;
   /** The mirror's store side (digest mismatches per registry, removed-upstream flags). */
-  mirrorTarget: StoreTarget | undefined;
+  readonly mirrorTarget: StoreTarget | undefined;
 
+  /**
+   * Builds the mirror (when there is a factory) in order, from this part's own hooks; the one hook
+   * that points forward, `revalidateHeld`, is the syncs' and is called only once requests come.
+   */
   constructor(
     ctx: ServiceContext,
     private readonly checksums: Checksums,
+    build: MirrorFactory | undefined,
+    revalidateHeld: (name: string) => Promise<void>,
   ) {
     super(ctx);
+    const built = build?.({
+      data: ctx.data,
+      catalog: ctx.catalog,
+      quarantined: (events) => this.mirrorQuarantined(events),
+      revalidateHeld: (name) => void revalidateHeld(name),
+    });
+    this.mirror = built?.mirror;
+    this.mirrorTarget = built?.target;
   }
 
   /** The configured upstreams' URLs (how source strings are read). */

@@ -3,7 +3,7 @@
  * whole, removing, and a registry as the API and the pages show it.
  */
 import { DmError } from '../../../client/src/error.js';
-import { checkGitArguments } from '../../../client/src/source/git.js';
+import { checkGitArguments } from '../../../client/src/source/index.js';
 import type { RequestAccess } from '../api/access.js';
 import type { RegistryInfo } from '../api/shapes.js';
 import { commitShown } from '../source/directory.js';
@@ -13,7 +13,7 @@ import type { RegistryRow } from '../store/service-store.js';
 import { parseOrganisation } from '../store/visibility.js';
 import { type ServiceContext, ServicePart } from './context.js';
 import type { MirrorCoordination } from './mirror-coordination.js';
-import { withoutCredentials } from './sources.js';
+import { isLocalSource, withoutCredentials } from './sources.js';
 
 /** A registry that a pull-through created and nothing registered: it has no interval. */
 function pulledThroughOnly(row: RegistryRow): boolean {
@@ -48,6 +48,11 @@ export interface AddRegistryInput {
 
 /** What a non-admin sees instead of a directory source's path on the server. */
 export const LOCAL_DIRECTORY = 'local directory';
+
+/** The longest sync interval, seconds (a year): beyond it a number means nothing (docs/server.md). */
+export const MAX_INTERVAL_SECONDS = 365 * 24 * 3600;
+/** The longest credential secret, characters. */
+export const MAX_SECRET_LENGTH = 10_000;
 
 export interface RegistryInfoOptions {
   /** Include the findings of the last sync. */
@@ -132,10 +137,15 @@ export class Registries extends ServicePart {
         },
       );
     }
-    if (input.interval !== undefined && (!Number.isInteger(input.interval) || input.interval < 60)) {
-      throw new DmError('INVALID_REGISTRY', 'interval must be a whole number of seconds, at least 60', {
-        category: 'invalid-input',
-      });
+    if (
+      input.interval !== undefined &&
+      (!Number.isInteger(input.interval) || input.interval < 60 || input.interval > MAX_INTERVAL_SECONDS)
+    ) {
+      throw new DmError(
+        'INVALID_REGISTRY',
+        `interval must be a whole number of seconds from 60 to ${MAX_INTERVAL_SECONDS} (a year), not ${String(input.interval).slice(0, 30)}`,
+        { category: 'invalid-input' },
+      );
     }
     if (input.credential && (await this.data.credentials.secret(input.credential)) === undefined) {
       throw new DmError('CREDENTIAL_NOT_FOUND', `no credential named '${input.credential}'`, {
@@ -249,10 +259,17 @@ export class Registries extends ServicePart {
         },
       );
     }
-    if (typeof secret !== 'string' || secret === '' || secret.length > 10_000) {
+    if (typeof secret !== 'string' || secret === '') {
       throw new DmError('INVALID_CREDENTIAL', 'secret must be a non-empty string', {
         category: 'invalid-input',
       });
+    }
+    if (secret.length > MAX_SECRET_LENGTH) {
+      throw new DmError(
+        'INVALID_CREDENTIAL',
+        `the secret is ${secret.length} characters, more than ${MAX_SECRET_LENGTH}: a credential is a token or a key, not a file`,
+        { category: 'invalid-input' },
+      );
     }
     const now = this.clock();
     await this.data.credentials.upsert(name, kind, encryptSecret(this.deps.secretKey, secret), now);
@@ -277,7 +294,9 @@ export class Registries extends ServicePart {
    * on the server's disk: others see `local directory`, in the location and in a sync error.
    */
   async info(row: RegistryRow, options: RegistryInfoOptions): Promise<RegistryInfo> {
-    const hidePath = row.sourceType === 'directory' && !options.viewer.admin;
+    // One rule for the API and the pages: a source on the server's own disk (a directory, a local
+    // git repository, `file://`) is shown to admins only (isLocalSource, service/sources.ts).
+    const hidePath = isLocalSource(row) && !options.viewer.admin;
     const shown = (text: string | null) =>
       text === null || !hidePath || row.source === '' ? text : text.split(row.source).join(LOCAL_DIRECTORY);
     const last = await this.data.syncs.latest(row.id);

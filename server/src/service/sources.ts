@@ -3,9 +3,13 @@
  * and a source URL shown without what may carry a credential.
  */
 import { join } from 'node:path';
-import { GitSource } from '../../../client/src/source/git.js';
-import { GitHubSource } from '../../../client/src/source/github.js';
-import { DEFAULT_SOURCE_LIMITS, type Source } from '../../../client/src/source/source.js';
+import {
+  DEFAULT_SOURCE_LIMITS,
+  GitHubSource,
+  GitSource,
+  isRemoteGitLocation,
+  type Source,
+} from '../../../client/src/source/index.js';
 import { DirectorySource } from '../source/directory.js';
 import type { SourceType } from '../source/source-spec.js';
 
@@ -63,6 +67,18 @@ export function defaultSourceFactory(options: DefaultSourceOptions): SourceFacto
     }
     return new DirectorySource({ directory: request.location });
   };
+}
+
+/**
+ * Whether a registry's source is on the server's own disk (a directory, a local git repository, a
+ * `file://` URL): where it is is shown to admins only, in the API and the pages alike
+ * (docs/server.md, "Choices where the spec is silent").
+ */
+export function isLocalSource(row: { sourceType: string; source: string }): boolean {
+  return (
+    row.sourceType === 'directory' ||
+    (row.sourceType === 'git' && (!isRemoteGitLocation(row.source) || /^file:/i.test(row.source)))
+  );
 }
 
 /**

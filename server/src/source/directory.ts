@@ -9,19 +9,15 @@
  */
 import { createHash } from 'node:crypto';
 import { DmError } from '../../../client/src/error.js';
-import { pathProblem } from '../../../client/src/registry/content-names.js';
-import {
-  createDirectoryReader,
-  readDirectoryTree,
-} from '../../../client/src/registry/read-directory-tree.js';
-import type { TreeEntry } from '../../../client/src/registry/types.js';
+import type { TreeEntry } from '../../../client/src/registry/index.js';
+import { createDirectoryReader, pathProblem, readDirectoryTree } from '../../../client/src/registry/index.js';
 import {
   DEFAULT_SOURCE_LIMITS,
   gitBlobSha,
   type OpenOptions,
   type OpenResult,
   type Source,
-} from '../../../client/src/source/source.js';
+} from '../../../client/src/source/index.js';
 
 /** What a directory's fingerprint starts with: never a git commit, which is hex. */
 const FINGERPRINT_PREFIX = 'dir-';

@@ -6,12 +6,15 @@
  *   <upstream url>/<host>/<owner>/<repo>        a registry of an upstream registry server, mirrored
  *                                               (docs/mirroring.md; the URL must be a configured --upstream)
  * and the registry name references use: GitHub sources default to `host/owner/repo`, git URLs to
- * `host/owner/repo` taken from the URL, local directories to `local.dm/local/<directory name>`.
+ * `host/owner/repo` taken from the URL, local directories (plain or git) to the `name:` of their
+ * registry.yaml, as `dm --registry-dir` reads it, else `local.dm/local/<directory name>`. This is
+ * the one naming rule of every entry point: `--index`, `dm-registry index`, `POST /api/v1/registries`.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { DmError } from '../../../client/src/error.js';
-import { isRemoteGitLocation } from '../../../client/src/source/git.js';
+import { parseRegistryYaml } from '../../../client/src/registry/index.js';
+import { isRemoteGitLocation } from '../../../client/src/source/index.js';
 
 export type SourceType = 'github' | 'git' | 'directory' | 'upstream';
 
@@ -139,6 +142,17 @@ export function parseSourceSpec(text: string, options: ParseSourceOptions = {}):
     location: dir,
     branch: null,
     path: '',
-    defaultName: `${LOCAL_HOST}/local/${safePart(basename(dir))}`,
+    defaultName: declaredName(dir) ?? `${LOCAL_HOST}/local/${safePart(basename(dir))}`,
   };
+}
+
+/** `name:` declared in a directory's registry.yaml, as the client reads it (parseRegistryYaml). */
+function declaredName(dir: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(resolve(dir, 'registry.yaml'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  return parseRegistryYaml(text).name; // a broken registry.yaml is the indexer's to report
 }

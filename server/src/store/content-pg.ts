@@ -1,10 +1,10 @@
 /**
- * PostgreSQL-specific: how content rows reach the `files` table (docs/server.md, "Store"). The one
- * writer of file content on PostgreSQL, for the index swap (swap-index-pg.ts) and for added
- * versions (add-versions-pg.ts): one parameter per value, never arrays, because node-postgres
+ * PostgreSQL-specific: how added versions' content reaches the `files` table (docs/server.md,
+ * "Store"; add-versions-pg.ts): one parameter per value, never arrays, because node-postgres
  * sends a Buffer parameter as binary but a Buffer inside an array as hex text (twice the bytes,
  * encoded here and decoded by the server). Measured side by side on the 10,000-version bundle:
- * faster in each of 4 pairs, 8.2 s against 9.9 s median; the swap's figures are in docs/server.md.
+ * faster in each of 4 pairs, 8.2 s against 9.9 s median. The index swap keeps its `bytea[]`: for its
+ * many small files this form measured slower (docs/server.md, "Store").
  */
 import type { PoolClient } from 'pg';
 

@@ -188,7 +188,7 @@ export class PostgresReads implements ReadStore {
 
   async newestRecord(template: string, version: string): Promise<FirstSeenRow | undefined> {
     const [row] = await this.rows<FirstSeenRow>(NEWEST_RECORD_SQL, [template, version]);
-    return row ? { ...row, logIndex: Number(row.logIndex) } : undefined;
+    return row ? { ...row, logIndex: Number(row.logIndex), registryId: Number(row.registryId) } : undefined;
   }
 
   async openQuarantines(registryId: number): Promise<QuarantineRow[]> {

@@ -82,6 +82,8 @@ export interface FirstSeenRow {
   digest: string;
   supersedes: string | null;
   logIndex: number;
+  /** The registry whose sync (or mirror, or bundle) recorded it; it may be deleted since. */
+  registryId: number;
 }
 
 /** A signed checkpoint of the checksum log. */
@@ -121,7 +123,7 @@ const QUARANTINE_COLUMNS = `id, template, version, first_digest AS "firstDigest"
 export const OPEN_QUARANTINES_SQL = `SELECT ${QUARANTINE_COLUMNS} FROM quarantines
   WHERE registry_id = $1 AND accepted_at IS NULL ORDER BY template, version`;
 /** The newest first-seen row of a key. */
-export const NEWEST_RECORD_SQL = `SELECT digest, supersedes, log_index AS "logIndex" FROM first_seen
+export const NEWEST_RECORD_SQL = `SELECT digest, supersedes, log_index AS "logIndex", registry_id AS "registryId" FROM first_seen
   WHERE template = $1 AND version = $2 ORDER BY id DESC LIMIT 1`;
 export const LATEST_CHECKPOINT_SQL = 'SELECT size, note FROM log_checkpoints ORDER BY size DESC LIMIT 1';
 

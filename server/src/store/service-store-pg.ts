@@ -288,8 +288,6 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
     reads: new PostgresReads(store),
     knownContent(): KnownContent {
       return {
-        sha256ForGitSha: () => undefined,
-        content: () => undefined,
         async sha256ForGitShas(gitShas) {
           const found = await rows<{ git_sha: string; sha256: string }>(
             'SELECT git_sha, sha256 FROM files WHERE git_sha = ANY($1::text[])',

@@ -5,7 +5,7 @@
  * connection (swap-index-thread.ts) and records the sync's outcome inside its transaction.
  */
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
-import type { KnownContent, PreviousVersion } from '../indexer/build-index.js';
+import { type KnownContent, knownContentOf, type PreviousVersion } from '../indexer/build-index.js';
 import { sqliteMirrorQueries } from './add-versions.js';
 import { migrationsApplied, type Store } from './db.js';
 import {
@@ -291,10 +291,10 @@ export function sqliteServiceStore(store: Store): ServiceStore {
     mirror: mirrorQueries,
     reads: readsOf(store),
     knownContent(): KnownContent {
-      return {
+      return knownContentOf({
         sha256ForGitSha: (gitSha) => (c.byGit.get(gitSha) as string | undefined) ?? undefined,
         content: (sha) => (c.content.get(sha) as Buffer | undefined) ?? undefined,
-      };
+      });
     },
     swap: (built, meta) => swapIndexOffThread(store, built, meta),
     async ready() {

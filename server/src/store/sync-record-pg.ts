@@ -9,7 +9,19 @@ import type pg from 'pg';
 import type { PgDb } from './postgres.js';
 import * as schema from './schema-pg.js';
 import { registries, syncs } from './schema-pg.js';
-import type { RegistrySyncState, SwapRecord, SyncValues } from './service-store.js';
+
+/** A sync's history values and a registry's sync state, in this schema's terms (service-store.ts's). */
+type SyncValues = Partial<typeof syncs.$inferInsert>;
+type RegistrySyncState = Partial<typeof registries.$inferInsert>;
+
+/** A sync's outcome, written with the swap that ends it (SwapRecord in service-store.ts). */
+export interface SyncOutcome {
+  syncId: number;
+  registryId: number;
+  sync: SyncValues;
+  state: RegistrySyncState;
+  keep: number;
+}
 
 /** Ends a sync's history row; the history keeps the last `keep` syncs of each registry. */
 export async function finishSyncPg(
@@ -33,7 +45,7 @@ export async function setSyncStatePg(db: PgDb, registryId: number, state: Regist
 }
 
 /** The sync's outcome (SwapMeta.record, data as on SQLite), written on the swap's connection. */
-export async function recordSwapPg(client: pg.PoolClient, record: SwapRecord): Promise<void> {
+export async function recordSwapPg(client: pg.PoolClient, record: SyncOutcome): Promise<void> {
   const db = drizzle(client, { schema });
   await finishSyncPg({ db, client }, record.syncId, record.registryId, record.sync, record.keep);
   await setSyncStatePg(db, record.registryId, record.state);

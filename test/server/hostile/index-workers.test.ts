@@ -17,6 +17,8 @@ import {
   type IndexedFile,
   indexSnapshot,
   type KnownContent,
+  knownContentOf,
+  NO_KNOWN_CONTENT,
 } from '../../../server/src/indexer/build-index.js';
 import { buildIndex, IndexBuildPool } from '../../../server/src/indexer/build-index-pool.js';
 import { DirectorySource } from '../../../server/src/source/directory.js';
@@ -54,28 +56,19 @@ function storeOf(built: BuiltIndex): KnownContent {
     byGit.set(f.gitSha, f.sha256);
     if (f.content) bySha.set(f.sha256, f.content);
   }
-  return { sha256ForGitSha: (g) => byGit.get(g), content: (s) => bySha.get(s) };
+  return knownContentOf({ sha256ForGitSha: (g) => byGit.get(g), content: (s) => bySha.get(s) });
 }
 
 /** The same build on the main thread, through the same ports. */
 async function inline(snapshot: Snapshot, known: KnownContent): Promise<BuiltIndex> {
   const byPath = new Map(snapshot.entries.map((e) => [e.path, e]));
-  const knownSha = new Map<string, string>();
-  for (const e of snapshot.entries) {
-    const sha = e.gitSha ? known.sha256ForGitSha(e.gitSha) : undefined;
-    if (e.gitSha && sha) knownSha.set(e.gitSha, sha);
-  }
+  const knownSha = await known.sha256ForGitShas(
+    snapshot.entries.flatMap((e) => (e.gitSha ? [e.gitSha] : [])),
+  );
   return indexSnapshot(snapshot.entries, {
     knownSha,
     read: (paths) => snapshot.read(paths.map((p) => byPath.get(p)!)),
-    contents: async (shas) => {
-      const out = new Map<string, Buffer>();
-      for (const s of shas) {
-        const c = known.content(s);
-        if (c) out.set(s, c);
-      }
-      return out;
-    },
+    contents: (shas) => known.contents(shas),
   });
 }
 
@@ -127,7 +120,7 @@ describe('index building in worker threads', () => {
       const opened = await new DirectorySource({ directory: FIXTURES }).open({ meter: createMeter() });
       assert.equal(opened.status, 'changed');
       if (opened.status !== 'changed') return;
-      const none: KnownContent = { sha256ForGitSha: () => undefined, content: () => undefined };
+      const none: KnownContent = NO_KNOWN_CONTENT;
       const fixtures = await buildIndex(opened, none, { pool });
       assert.ok(fixtures.templates.length > 3);
       assert.deepEqual(plain(fixtures), plain(await inline(opened, none)));
@@ -168,7 +161,7 @@ describe('index building in worker threads', () => {
       const opened = await new DirectorySource({ directory: dir }).open({ meter: createMeter() });
       assert.equal(opened.status, 'changed');
       if (opened.status !== 'changed') return;
-      const none: KnownContent = { sha256ForGitSha: () => undefined, content: () => undefined };
+      const none: KnownContent = NO_KNOWN_CONTENT;
       await assert.rejects(buildIndex(opened, none, { pool }), (error: unknown) => {
         assert.ok(error instanceof DmError, String(error));
         assert.equal(error.code, 'INDEX_BUILD_FAILED');
@@ -197,7 +190,7 @@ describe('index building in worker threads', () => {
           return new Promise(() => {});
         },
       };
-      const none: KnownContent = { sha256ForGitSha: () => undefined, content: () => undefined };
+      const none: KnownContent = NO_KNOWN_CONTENT;
       await assert.rejects(buildIndex(stuck, none, { pool, signal: deadline.signal }), (e) => e === reason);
       assert.equal(pool.workers, 0);
       await assert.rejects(buildIndex(stuck, none, { pool, signal: deadline.signal }), (e) => e === reason);

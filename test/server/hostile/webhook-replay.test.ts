@@ -52,7 +52,7 @@ for (const dialect of DIALECTS) {
         await s.service.queue.idle();
         assert.equal(await syncCount(), 1, 'no replay synced');
         const next = await send(push('b'.repeat(40)));
-        assert.equal(next.status, 202, 'another push syncs');
+        assert.equal(next.status, 202, `another push syncs: ${await next.clone().text()}`);
         await s.service.queue.idle();
         assert.equal(await syncCount(), 2);
       } finally {

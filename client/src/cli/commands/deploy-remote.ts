@@ -36,7 +36,7 @@ function progressLine(op: {
 }
 
 /** Runs an operation to its end and reports it as `deployConfiguration` does. */
-async function runOperation(
+export async function runOperation(
   ctx: CommandContext,
   start: (c: Awaited<ReturnType<typeof client>>) => Promise<{ id: string }>,
 ) {
@@ -94,6 +94,7 @@ export async function remoteDeploy(
     ...(Object.keys(properties).length ? { properties } : {}),
     ...(options.wait ? { waitForReady: true } : {}),
     ...(options.pruneAll ? { pruneAll: true } : {}),
+    ...(options.forceConflicts ? { forceConflicts: true } : {}),
     ...(Number.isInteger(timeout) && timeout > 0 && timeout <= 3600 ? { timeoutSeconds: timeout } : {}),
   };
   const query = options.dryRun ? '?dryRun=true' : '';

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import type { DeploymentStore } from '../../state/deployments-store.js';
 import type { CommandContext } from '../context.js';
 import { action, propertiesOf, warner } from '../context.js';
+import { registerReleaseCommands } from './release.js';
 
 const DEPLOY_HELP = `
 Expands a configuration (or one template file, a stream of Kubernetes objects or rendered layered
@@ -25,7 +26,7 @@ Examples:
 `;
 
 /** Runs `use` over the local deployments database, closed afterwards whatever happens. */
-async function withStore<T>(
+export async function withStore<T>(
   ctx: CommandContext,
   use: (store: DeploymentStore) => Promise<T> | T,
 ): Promise<T> {
@@ -39,7 +40,7 @@ async function withStore<T>(
   }
 }
 
-async function kubectlFor(ctx: CommandContext) {
+export async function kubectlFor(ctx: CommandContext) {
   const { Kubectl } = await import('../../deploy/kubectl.js');
   return new Kubectl({
     kubeconfig: ctx.config.kube.kubeconfig,
@@ -50,7 +51,48 @@ async function kubectlFor(ctx: CommandContext) {
   });
 }
 
-function timeoutOf(options: Record<string, unknown>): number {
+/**
+ * What `dm deploy`, `dm diff` and `dm rollback` read locally: the argument expanded as a deployment
+ * input (values, --properties, imports, schema validation, registry references recorded with their
+ * exact version and digest).
+ */
+export async function loadLocalInput(
+  ctx: CommandContext,
+  arg: string | import('../../input.js').Input,
+  name: string,
+  options: Record<string, unknown>,
+  properties?: Record<string, unknown>,
+) {
+  const { loadDeploymentInput } = await import('../../deploy/input.js');
+  const { loadInput } = await import('../../input.js');
+  const { schemaValidationOf } = await import('../../config/config.js');
+  const loaded = typeof arg === 'string' ? loadInput(arg, { cwd: ctx.cwd, deployment: name }) : arg;
+  const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
+  const templateSource = await createRegistryTemplateSource({
+    config: ctx.config,
+    registryDirs: ctx.registryDirs,
+    configPath: loaded.path,
+    warn: warner(ctx),
+  });
+  const input = await loadDeploymentInput(loaded, {
+    deployment: name,
+    properties: properties ?? (await propertiesOf(ctx)),
+    ...(typeof options.importsDir === 'string' ? { importsDir: options.importsDir } : {}),
+    schemaValidation: schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation),
+    templateSource,
+    onWarning: warner(ctx),
+  });
+  // The manifest records every reference resolved, with its exact version and digest.
+  input.references = [...templateSource.resolved.values()].map((r) => ({
+    reference: r.reference,
+    resolved: r.version ? `${r.template}:=${r.version}` : r.template,
+    commit: r.commit,
+    digest: r.digest,
+  }));
+  return input;
+}
+
+export function timeoutOf(options: Record<string, unknown>): number {
   const n = Number(options.timeout ?? 300);
   return Number.isFinite(n) && n > 0 ? n : 300;
 }
@@ -73,12 +115,11 @@ export function registerDeployCommands(program: Command): void {
       '--prune-all',
       'let this deploy prune every object of the deployment, or more than half of them (else it stops)',
     )
+    .option('--force-conflicts', 'take back fields another field manager changed (server-side apply)')
     .addHelpText('after', DEPLOY_HELP)
     .action(
       action<unknown>(async (ctx, [arg], options) => {
-        const { loadDeploymentInput } = await import('../../deploy/input.js');
-        const { defaultInputName, loadInput } = await import('../../input.js');
-        const { schemaValidationOf } = await import('../../config/config.js');
+        const { defaultInputName } = await import('../../input.js');
         const { deployConfiguration, planDeployment, validateDeploymentName } = await import(
           '../../deploy/deploy.js'
         );
@@ -92,29 +133,7 @@ export function registerDeployCommands(program: Command): void {
           const d = await remoteDeploy(ctx, arg!, name, await propertiesOf(ctx), options);
           return d.dryRun ? reportDryRun(d) : reportDeploy(ctx, d);
         }
-        const loaded = loadInput(arg!, { cwd: ctx.cwd, deployment: name });
-        const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
-        const templateSource = await createRegistryTemplateSource({
-          config: ctx.config,
-          registryDirs: ctx.registryDirs,
-          configPath: loaded.path,
-          warn: warner(ctx),
-        });
-        const input = await loadDeploymentInput(loaded, {
-          deployment: name,
-          properties: await propertiesOf(ctx),
-          ...(typeof options.importsDir === 'string' ? { importsDir: options.importsDir } : {}),
-          schemaValidation: schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation),
-          templateSource,
-          onWarning: warner(ctx),
-        });
-        // The manifest records every reference resolved, with its exact version and digest.
-        input.references = [...templateSource.resolved.values()].map((r) => ({
-          reference: r.reference,
-          resolved: r.version ? `${r.template}:=${r.version}` : r.template,
-          commit: r.commit,
-          digest: r.digest,
-        }));
+        const input = await loadLocalInput(ctx, arg!, name, options);
         return withStore(ctx, async (store) => {
           const kubectl = await kubectlFor(ctx);
           const common = {
@@ -124,12 +143,15 @@ export function registerDeployCommands(program: Command): void {
             kubectl,
             timeoutSeconds: timeoutOf(options),
             pruneAll: Boolean(options.pruneAll),
+            forceConflicts: Boolean(options.forceConflicts),
           };
           if (options.dryRun) return reportDryRun(await planDeployment(common));
           return reportDeploy(ctx, await deployConfiguration({ ...common, wait: Boolean(options.wait) }));
         });
       }),
     );
+
+  registerReleaseCommands(program);
 
   const deployments = program.command('deployments').description('list, get and delete deployments');
   deployments

@@ -1,7 +1,15 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { action, collect, contextFromCommand, propertiesOf, warner } from '../context.js';
+import type { Input } from '../../input.js';
+import {
+  action,
+  type CommandContext,
+  collect,
+  contextFromCommand,
+  propertiesOf,
+  warner,
+} from '../context.js';
 import { printResult } from '../format.js';
 
 const EXPAND_HELP = `
@@ -46,11 +54,93 @@ function sandboxOptions(options: Record<string, unknown>): {
   };
 }
 
-export function registerExpandCommands(program: Command): void {
-  program
-    .command('expand <config>')
-    .description('expand a configuration into resources and a layout')
-    .option('--deployment <name>', 'deployment name (env.deployment)')
+/** What `dm expand` and the GitOps modes (docs/gitops.md) change in one expansion. */
+export interface ExpansionOverrides {
+  /** The properties, instead of -f/--properties. */
+  properties?: Record<string, unknown>;
+}
+
+/**
+ * The one expansion behind `dm expand` (and `dm argocd generate`, `dm fn`): the configuration (or a
+ * template or reference) as the command names it, with the command's flags.
+ */
+export async function expandForCommand(
+  ctx: CommandContext,
+  given: string | Input,
+  options: Record<string, unknown>,
+  overrides: ExpansionOverrides = {},
+) {
+  // What the run loads, asked for at once (loaded side by side rather than one after another).
+  const engine = Promise.all([
+    import('../../expand/expand-configuration.js'),
+    import('../../expand/local-template-source.js'),
+  ]);
+  engine.catch(() => {});
+  const [{ loadInput }, { enginesNamedIn, RenderSandbox }] = await Promise.all([
+    import('../../input.js'),
+    import('../../expand/sandbox/render-sandbox.js'),
+  ]);
+  const input =
+    typeof given === 'string'
+      ? loadInput(given, {
+          cwd: ctx.cwd,
+          accept: ['file', 'template', 'reference'],
+          ...(options.deployment ? { deployment: String(options.deployment) } : {}),
+        })
+      : given;
+  const { schemaValidationOf } = await import('../../config/config.js');
+  const schemaValidation = schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation);
+  const env = await envAssignments(options.env as string[] | undefined);
+  const properties = overrides.properties ?? (await propertiesOf(ctx));
+  // The rendering processes the configuration names start now, beside the loading of the
+  // engine and the parsing (the expansion starts any other it turns out to need).
+  const sandbox = new RenderSandbox(sandboxOptions(options));
+  sandbox.warm(
+    enginesNamedIn(input.configuration!.content, input.path ? dirname(resolve(input.path)) : undefined),
+  );
+  try {
+    // The modules themselves, not expand/index.js: schema validation (Ajv) runs in the
+    // rendering process and stays out of dm's own (docs/expansion.md, "Isolation").
+    const [{ expandConfiguration }, { lazyTemplateSource }] = await engine;
+    // Registry references and URLs in types (and as the argument) resolve through the
+    // resolver chain: dm.lock beside the configuration first, then --registry-dir and servers.
+    // Without a dm.lock there, built when a type first needs it: local templates alone never
+    // load the chain (a dm.lock is read at once, so a damaged one fails every expansion).
+    const registrySource = async () => {
+      const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
+      return createRegistryTemplateSource({
+        config: ctx.config,
+        registryDirs: ctx.registryDirs,
+        configPath: input.path,
+        warn: warner(ctx),
+      });
+    };
+    const locked = input.path !== undefined && existsSync(join(dirname(resolve(input.path)), 'dm.lock'));
+    const registry = locked ? await registrySource() : lazyTemplateSource(registrySource);
+    const result = await expandConfiguration(input.configuration!, {
+      ...(input.deployment ? { deployment: input.deployment } : {}),
+      ...(options.deployment ? { deployment: String(options.deployment) } : {}),
+      ...(options.project ? { project: String(options.project) } : {}),
+      ...(options.importsDir ? { importsDir: String(options.importsDir) } : {}),
+      env,
+      properties,
+      maxDepth: Number(options.maxDepth),
+      schemaValidation,
+      sandbox,
+      sources: [registry],
+      onWarning: (w: { message: string }) => warner(ctx)(w.message),
+      // Integral floats and integer-keyed order as PyYAML printed them (docs/expansion.md).
+      pythonValues: true,
+    });
+    return { result, input };
+  } finally {
+    sandbox.close();
+  }
+}
+
+/** The flags of an expansion (all but --deployment), for `dm expand` and the GitOps modes. */
+export function withExpansionOptions(command: Command): Command {
+  return command
     .option('--project <name>', 'project (env.project)')
     .option('--env <k=v>', 'extra env entry for templates (repeatable)', collect)
     .option('--imports-dir <dir>', 'another directory where types and imports are found')
@@ -61,76 +151,20 @@ export function registerExpandCommands(program: Command): void {
     )
     .option('--timeout <seconds>', 'time limit per template', '10')
     .option('--memory <MB>', 'memory limit per rendering process', '512')
-    .option('--python <path>', 'Python interpreter for Python templates', 'python3')
+    .option('--python <path>', 'Python interpreter for Python templates', 'python3');
+}
+
+export function registerExpandCommands(program: Command): void {
+  const expand = program
+    .command('expand <config>')
+    .description('expand a configuration into resources and a layout')
+    .option('--deployment <name>', 'deployment name (env.deployment)');
+  withExpansionOptions(expand)
     .addHelpText('after', EXPAND_HELP)
     .action(
       action(async (ctx, [config], options) => {
-        // What the run loads, asked for at once (loaded side by side rather than one after another).
-        const engine = Promise.all([
-          import('../../expand/expand-configuration.js'),
-          import('../../expand/local-template-source.js'),
-        ]);
-        engine.catch(() => {});
-        const [{ loadInput }, { enginesNamedIn, RenderSandbox }] = await Promise.all([
-          import('../../input.js'),
-          import('../../expand/sandbox/render-sandbox.js'),
-        ]);
-        const input = loadInput(config!, {
-          cwd: ctx.cwd,
-          accept: ['file', 'template', 'reference'],
-          ...(options.deployment ? { deployment: String(options.deployment) } : {}),
-        });
-        const { schemaValidationOf } = await import('../../config/config.js');
-        const schemaValidation = schemaValidationOf(options.schemaValidation, ctx.config.schemaValidation);
-        const env = await envAssignments(options.env as string[] | undefined);
-        const properties = await propertiesOf(ctx);
-        // The rendering processes the configuration names start now, beside the loading of the
-        // engine and the parsing (the expansion starts any other it turns out to need).
-        const sandbox = new RenderSandbox(sandboxOptions(options));
-        sandbox.warm(
-          enginesNamedIn(input.configuration!.content, input.path ? dirname(resolve(input.path)) : undefined),
-        );
-        try {
-          // The modules themselves, not expand/index.js: schema validation (Ajv) runs in the
-          // rendering process and stays out of dm's own (docs/expansion.md, "Isolation").
-          const [{ expandConfiguration }, { lazyTemplateSource }] = await engine;
-          // Registry references and URLs in types (and as the argument) resolve through the
-          // resolver chain: dm.lock beside the configuration first, then --registry-dir and servers.
-          // Without a dm.lock there, built when a type first needs it: local templates alone never
-          // load the chain (a dm.lock is read at once, so a damaged one fails every expansion).
-          const registrySource = async () => {
-            const { createRegistryTemplateSource } = await import(
-              '../../resolve/registry-template-source.js'
-            );
-            return createRegistryTemplateSource({
-              config: ctx.config,
-              registryDirs: ctx.registryDirs,
-              configPath: input.path,
-              warn: warner(ctx),
-            });
-          };
-          const locked =
-            input.path !== undefined && existsSync(join(dirname(resolve(input.path)), 'dm.lock'));
-          const registry = locked ? await registrySource() : lazyTemplateSource(registrySource);
-          const result = await expandConfiguration(input.configuration!, {
-            ...(input.deployment ? { deployment: input.deployment } : {}),
-            ...(options.deployment ? { deployment: String(options.deployment) } : {}),
-            ...(options.project ? { project: String(options.project) } : {}),
-            ...(options.importsDir ? { importsDir: String(options.importsDir) } : {}),
-            env,
-            properties,
-            maxDepth: Number(options.maxDepth),
-            schemaValidation,
-            sandbox,
-            sources: [registry],
-            onWarning: (w: { message: string }) => warner(ctx)(w.message),
-            // Integral floats and integer-keyed order as PyYAML printed them (docs/expansion.md).
-            pythonValues: true,
-          });
-          return { data: { config: result.config, layout: result.layout } };
-        } finally {
-          sandbox.close();
-        }
+        const { result } = await expandForCommand(ctx, config!, options);
+        return { data: { config: result.config, layout: result.layout } };
       }),
     );
   const template = program.command('template').description('work with single templates');

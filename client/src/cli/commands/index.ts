@@ -4,6 +4,7 @@ import { registerBlueprintCommands } from './blueprint.js';
 import { registerConfigCommands } from './config.js';
 import { registerDeployCommands } from './deploy.js';
 import { registerExpandCommands } from './expand.js';
+import { registerGitopsCommands } from './gitops.js';
 import { registerLintCommand } from './lint.js';
 import { registerMergeCommand } from './merge.js';
 import { registerPackageCommands } from './package.js';
@@ -19,5 +20,6 @@ export function registerCommands(program: Command): void {
   registerBlueprintCommands(program); // blueprint render|apply
   registerDeployCommands(program); // deploy, deployments, manifests, types
   registerLintCommand(program); // lint
+  registerGitopsCommands(program); // argocd generate, fn
   registerConfigCommands(program); // config, completion, version
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { action } from '../context.js';
-import { formatTable, printable } from '../format.js';
+import { action, warner } from '../context.js';
+import { count, formatTable, printable } from '../format.js';
 
 export function registerResolveCommands(program: Command): void {
   program
@@ -15,7 +15,17 @@ export function registerResolveCommands(program: Command): void {
     .addHelpText('after', '\nExamples:\n  dm search redis --registry-url http://localhost:8080\n')
     .action(
       action(async (ctx, [query, where], opts) => {
-        const { searchOci, searchTemplates } = await import('../../resolve/search.js');
+        const { MAX_SEARCH_LIMIT, searchOci, searchTemplates } = await import('../../resolve/search.js');
+        if (Number(opts.limit) > MAX_SEARCH_LIMIT) {
+          const { DmError } = await import('../../error.js');
+          throw new DmError(
+            'INVALID_FLAG_VALUE',
+            `--limit ${String(opts.limit)} is more than ${MAX_SEARCH_LIMIT}, the most hits a registry server gives per page`,
+            { category: 'usage', hint: 'use --page to see further hits' },
+          );
+        }
+        const limit = Number(opts.limit);
+        const page = Number(opts.page);
         const search = where
           ? (q: string, o: Parameters<typeof searchTemplates>[1]) => searchOci(q, where, o)
           : searchTemplates;
@@ -23,16 +33,18 @@ export function registerResolveCommands(program: Command): void {
           config: ctx.config,
           collection: opts.collection as string | undefined,
           registry: opts.inRegistry as string | undefined,
-          limit: Number(opts.limit),
-          page: Number(opts.page),
+          limit,
+          page,
         });
         return printable(result, (r) =>
-          r.hits.length === 0
-            ? `no templates match '${r.query}'`
-            : `${formatTable(
-                ['REFERENCE', 'LATEST', 'DESCRIPTION'],
-                r.hits.map((h) => [h.reference, h.latestVersion ?? '', h.description ?? h.title ?? '']),
-              )}${r.total} matches`,
+          r.hits.length === 0 && r.total > 0
+            ? `page ${page} is past the last hit: ${count(r.total, 'template matches', 'templates match')} '${r.query}' (${count(Math.ceil(r.total / limit), 'page')} of ${limit})`
+            : r.hits.length === 0
+              ? `no templates match '${r.query}'`
+              : `${formatTable(
+                  ['REFERENCE', 'LATEST', 'DESCRIPTION'],
+                  r.hits.map((h) => [h.reference, h.latestVersion ?? '', h.description ?? h.title ?? '']),
+                )}${r.total} matches`,
         );
       }),
     );
@@ -76,6 +88,7 @@ export function registerResolveCommands(program: Command): void {
         const resolved = await resolveReferences(refs, {
           config: ctx.config,
           registryDirs: ctx.registryDirs,
+          warn: warner(ctx),
         });
         return printable(resolved, (list) =>
           formatTable(

@@ -9,35 +9,12 @@ import { fromWire, hasPythonValues, toWire } from '../../python/values.js';
 import { JinjaRenderError, renderJinja } from '../jinja/compat.js';
 import { parseRenderedYaml } from '../rendered-yaml.js';
 import { parseTemplateSchema } from '../schema.js';
-import type { SchemaValidationMode, TemplateFile } from '../types.js';
+import type { TemplateFile } from '../types.js';
 import { LoadAfterReady } from './load-after-ready.js';
+import type { RenderAnswer, RenderFailure, RenderReady, JinjaRequest as Request } from './render-protocol.js';
 
 /** Schema validation (Ajv), loaded once this process said it is ready (load-after-ready.ts). */
 let schemaValidation: LoadAfterReady<typeof import('../schema-validation.js'), Request>;
-
-interface Request {
-  id: number;
-  name: string;
-  /** Absent when it is the file of that name in the file set. */
-  source?: string;
-  context: Record<string, unknown>;
-  /** Sent once per file set; later requests name the set by `filesId`. */
-  files?: Record<string, string>;
-  filesId: number;
-  importsAreFiles?: boolean;
-  /** The context is in the wire form (python/values.ts). */
-  wire?: boolean;
-  /** Parse the output as YAML here and answer with the data (source names it in errors). */
-  parse?: { source: string; maxNodes: number };
-  /** The schema (its path in the schema's own file set) to check `context.properties` against. */
-  schema?: string;
-  schemaFiles?: Record<string, string>;
-  schemaFilesId?: number;
-  /** Check the properties first (`only`: and answer with them, nothing to render). */
-  check?: { subject: string; mode: SchemaValidationMode; only?: boolean };
-  /** Answer with the CPU time of the work (`ms`). */
-  time?: boolean;
-}
 
 /** This process's CPU time in ms (what the sandbox's timings add up). */
 function cpuMs(): number {
@@ -120,7 +97,7 @@ function checkedFields(checked: {
     : { properties: checked.properties, violations: checked.violations };
 }
 
-function answer(message: Record<string, unknown>): void {
+function answer(message: RenderAnswer | RenderReady): void {
   process.send?.(message);
 }
 
@@ -193,7 +170,7 @@ function handle(request: Request): void {
     });
   } catch (error) {
     if (error instanceof JinjaRenderError) {
-      let kind: string = error.kind;
+      let kind: RenderFailure['kind'] = error.kind;
       let message = error.message;
       if (/Invalid (string|array|typed array) length|Array buffer allocation failed/.test(message)) {
         kind = 'limit';

@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import type * as net from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DmError, type ErrorCode } from '../../error.js';
+import { DmError } from '../../error.js';
 import { fromWire, hasPythonValues, toWire } from '../../python/values.js';
 import { PYTHON_RUNNER_SOURCE } from '../python/runner-source.js';
 import type { SchemaValidationMode, TemplateFile } from '../types.js';
@@ -28,6 +28,7 @@ import {
   sentOnceId,
   sharedRendererModules,
 } from './fork-renderer.js';
+import type { RenderAnswer as Answer, RenderFailure as Failure } from './render-protocol.js';
 
 export interface SandboxOptions {
   /** Per template, default 10 000 ms. */
@@ -65,38 +66,6 @@ export interface TemplateRequest {
 }
 
 export type PythonResult = { text: string } | { data: unknown };
-
-interface Failure {
-  ok: false;
-  kind: 'error' | 'compile' | 'runtime' | 'blocked' | 'limit' | 'yaml' | 'limit-data' | 'dm-error';
-  message: string;
-  file?: string | null;
-  line?: number | null;
-  /** kind 'dm-error': a DmError raised in the rendering process, as it was. */
-  error?: {
-    code: ErrorCode;
-    category: DmError['category'];
-    details?: Record<string, unknown>;
-    hint?: string;
-  };
-}
-
-type Answer = (
-  | {
-      ok: true;
-      text?: string;
-      data?: unknown;
-      wire?: boolean;
-      ms?: number[];
-      /** With a schema check: the properties checked (`propertiesWire`: in the wire form). */
-      properties?: unknown;
-      propertiesWire?: boolean;
-      violations?: string[];
-    }
-  | Failure
-) & {
-  id: number;
-};
 
 /** Properties to validate against a template's schema (RenderSandbox.applySchema). */
 export interface SchemaRequest {
