@@ -90,19 +90,25 @@ for (const dialect of DIALECTS) {
         const big = payload('acme/r7');
         const wrong = { 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` };
 
-        // One delivery being checked: the unrelated resolve is answered before it.
+        // Two deliveries being checked (one worker checks them in turn): the unrelated resolve is
+        // answered before both are.
         const order: string[] = [];
-        const attack = post(server.url, big, wrong).then((r) => {
-          order.push('webhook');
-          return r;
-        });
-        await until('the delivery is admitted', async () => (await webhookWork(server.url)).running === 1);
+        const attack = Promise.all(
+          [0, 1].map(() =>
+            post(server.url, big, wrong).then((r) => {
+              order.push('webhook');
+              return r;
+            }),
+          ),
+        );
+        await until('a delivery is admitted', async () => (await webhookWork(server.url)).running! >= 1);
         assert.equal(await resolve(), 'v1.0.3');
         order.push('resolve');
-        const answered = await attack;
-        assert.equal(answered.status, 401, answered.body);
-        assert.match(answered.body, /INVALID_SIGNATURE/);
-        assert.deepEqual(order, ['resolve', 'webhook']);
+        for (const answered of await attack) {
+          assert.equal(answered.status, 401, answered.body);
+          assert.match(answered.body, /INVALID_SIGNATURE/);
+        }
+        assert.equal(order.at(-1), 'webhook', order.join(' '));
 
         // A flood of 16: at most two bodies are read and checked at once, at most 8 wait, the
         // rest are refused with 503 and Retry-After; resolve keeps answering meanwhile.
