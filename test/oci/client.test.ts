@@ -219,6 +219,48 @@ describe('dm push / pull against a real OCI registry (docker-registry, plain HTT
     assert.match(none.stderr, /has no dm-index to search/);
   });
 
+  it('dm outdated and dm update float an oci:// reference over newly pushed tags', async () => {
+    const env = await isolatedEnv();
+    const repo = `${base}/lines`;
+    const first = await runDm(['push', join(fixtures, 'redis', 'v1.0.1'), repo, '--plain-http'], { env });
+    assert.equal(first.code, 0, first.stderr);
+    const project = await mkdtemp(join(tmpdir(), 'dm-oci-update-'));
+    await writeFile(join(project, 'config.yaml'), `resources:\n- name: cache\n  type: ${repo}:v1.0\n`);
+    const installed = await runDm(['install', '--plain-http'], { env, cwd: project });
+    assert.equal(installed.code, 0, installed.stderr);
+    assert.match(await readFile(join(project, 'dm.lock'), 'utf8'), /version: v1\.0\.1/);
+    for (const v of ['v1.0.3', 'v1.1']) {
+      const r = await runDm(['push', join(fixtures, 'redis', v), repo, '--plain-http'], { env });
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const outdated = await runDm(['outdated', '--plain-http', '-o', 'json'], { env, cwd: project });
+    assert.equal(outdated.code, 1, outdated.stderr);
+    assert.deepEqual(JSON.parse(outdated.stdout), [
+      { reference: `${repo}:v1.0`, locked: 'v1.0.1', wanted: 'v1.0.3', latest: 'v1.1' },
+    ]);
+    const updated = await runDm(['update', '--plain-http'], { env, cwd: project });
+    assert.equal(updated.code, 0, updated.stderr);
+    const lock = await readFile(join(project, 'dm.lock'), 'utf8');
+    assert.match(lock, /version: v1\.0\.3/);
+    assert.match(lock, /manifest: "sha256:[0-9a-f]{64}"/);
+  });
+
+  it("an oci:// reference in a configuration's imports is found and locked like a type", async () => {
+    const env = await isolatedEnv();
+    const pushed = await runDm(['push', redis, `${base}/imported`, '--plain-http', '-o', 'json'], { env });
+    assert.equal(pushed.code, 0, pushed.stderr);
+    const project = await mkdtemp(join(tmpdir(), 'dm-oci-imports-'));
+    await writeFile(
+      join(project, 'config.yaml'),
+      `imports:\n- path: ${base}/imported:v1.0\n  name: cache.jinja\nresources:\n- name: cache\n  type: cache.jinja\n`,
+    );
+    const installed = await runDm(['install', '--plain-http', '--no-expand'], { env, cwd: project });
+    assert.equal(installed.code, 0, installed.stderr);
+    const lock = await readFile(join(project, 'dm.lock'), 'utf8');
+    assert.ok(lock.includes(`"${base}/imported:v1.0":`), lock);
+    assert.ok(lock.includes(`manifest: "${JSON.parse(pushed.stdout).manifest}"`), lock);
+  });
+
   it('a manifest of another artifact type is refused with what it is', async () => {
     const env = await isolatedEnv();
     const config = Buffer.from('{}');
