@@ -18,6 +18,8 @@ export interface LayoutEntry {
   type: string;
   properties?: Record<string, unknown>;
   resources?: LayoutEntry[];
+  /** A template's `outputs:` as expansion knows them (docs/expansion.md "Template outputs"). */
+  outputs?: { name: string; value: unknown }[];
 }
 
 export interface Layout {
