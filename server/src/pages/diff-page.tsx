@@ -75,7 +75,7 @@ export function DiffPage(p: DiffPageProps) {
             row={(c) => (
               <tr>
                 <th scope="row">
-                  <code>{c.name}</code>
+                  <code>{printable(c.name)}</code>
                 </th>
                 <td>{c.status}</td>
                 <td>{c.detail}</td>

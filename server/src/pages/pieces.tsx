@@ -5,7 +5,7 @@
  * as text or an attribute, which hono/jsx escapes; nothing from data is ever raw HTML.
  */
 
-import type { Child } from 'hono/jsx';
+import { type Child, cloneElement, isValidElement } from 'hono/jsx';
 import { tryParseVersion } from '../../../client/src/reference/index.js';
 import { printable } from '../../../client/src/registry/index.js';
 import type { RegistryInfo, UpstreamInfo } from '../api/shapes.js';
@@ -42,8 +42,25 @@ export function shortHash(text: string | null, length = 12): string {
 }
 
 /**
+ * `row` (a `<tr>`) with each cell labelled by its column's name (`data-label`): on a narrow screen
+ * the rows are stacked and each cell shows its label (docs/pages.md, "Phones").
+ */
+function labelled(row: Child, columns: readonly string[]): Child {
+  if (!isValidElement(row) || row.tag !== 'tr') return row;
+  let column = 0;
+  const cells = ([] as Child[])
+    .concat(...(row.children as Child[]))
+    .map((cell) =>
+      isValidElement(cell) && (cell.tag === 'td' || cell.tag === 'th')
+        ? cloneElement(cell, { 'data-label': columns[column++] ?? '' })
+        : cell,
+    );
+  return cloneElement(row, {}, ...cells);
+}
+
+/**
  * The one table markup of the pages: column headers (`scope="col"`), an optional caption, and a
- * row per item as `row` renders it.
+ * row per item as `row` renders it, its cells labelled for narrow screens.
  */
 export function Table<T>(props: {
   id?: string;
@@ -52,18 +69,21 @@ export function Table<T>(props: {
   items: readonly T[];
   row: (item: T) => Child;
 }) {
+  // In a box of its own that scrolls sideways if it must, so the page never does (docs/pages.md, "Phones").
   return (
-    <table id={props.id}>
-      {props.caption !== undefined && <caption class="muted">{props.caption}</caption>}
-      <thead>
-        <tr>
-          {props.columns.map((c) => (
-            <th scope="col">{c}</th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>{props.items.map((item) => props.row(item))}</tbody>
-    </table>
+    <div class="table">
+      <table id={props.id}>
+        {props.caption !== undefined && <caption class="muted">{props.caption}</caption>}
+        <thead>
+          <tr>
+            {props.columns.map((c) => (
+              <th scope="col">{c}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{props.items.map((item) => labelled(props.row(item), props.columns))}</tbody>
+      </table>
+    </div>
   );
 }
 

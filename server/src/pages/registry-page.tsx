@@ -4,6 +4,7 @@
  * as text or an attribute, which hono/jsx escapes; nothing from data is ever raw HTML.
  */
 
+import { printable } from '../../../client/src/registry/index.js';
 import type { RegistryInfo } from '../api/shapes.js';
 import type { RegistryTemplateRow } from '../store/reads.js';
 import { Layout } from './layout.js';
@@ -99,7 +100,7 @@ export function RegistryPage(props: {
                 </td>
                 <td>{collectionLabel(t.collection)}</td>
                 <td>{orDash(t.latestVersion)}</td>
-                <td>{t.title ?? ''}</td>
+                <td>{printable(t.title ?? '')}</td>
               </tr>
             )}
           />

@@ -25,13 +25,13 @@ import { RegistriesPage } from './registries-page.js';
 import { RegistryPage } from './registry-page.js';
 import { relationsOf, UsedByIndex } from './relations.js';
 import { SearchPage } from './search-page.js';
-import { TemplatePage } from './template-page.js';
+import { FILES_PER_PAGE, filePages, TemplatePage } from './template-page.js';
 import { diffUrl, type SearchParams, templateUrl } from './urls.js';
 import { isLocalSource, sourceLink } from './use-it.js';
 import { versionDiff } from './version-diff.js';
 
 /** Bumped when page markup changes, so cached exact-version pages get new ETags. */
-export const PAGES_REVISION = '2';
+export const PAGES_REVISION = '3';
 
 const PAGE_SIZE = 20;
 const SHORT = 'max-age=60';
@@ -275,9 +275,11 @@ export function pageRoutes(): Hono<AppEnv> {
           },
         );
       }
+      // Which page of the version's files (docs/pages.md, "Files"); past the last is a 404 below.
+      const filesPage = intParam(c, 'files', 1, 1, 100_000);
       const memo = await memoOf(
         c,
-        `t\0${p.host}/${p.owner}/${p.repo}\0${p.collection}\0${p.template}\0${p.version ?? '\u0001'}`,
+        `t\0${p.host}/${p.owner}/${p.repo}\0${p.collection}\0${p.template}\0${p.version ?? '\u0001'}\0${filesPage}`,
       );
       const hit = memo?.get();
       if (hit) return send(c, hit);
@@ -299,6 +301,13 @@ export function pageRoutes(): Hono<AppEnv> {
         return noVersion(c, registry, p, versions, p.version ?? '');
       }
       const resolution = await service.catalog.resolutionOf(shown.id);
+      if (filesPage > filePages(resolution.files.length)) {
+        throw new DmError(
+          'NOT_FOUND',
+          `${p.template} ${shown.version} has ${resolution.files.length} files, ${filePages(resolution.files.length)} page(s) of ${FILES_PER_PAGE}: there is no page ${filesPage}`,
+          { category: 'not-found' },
+        );
+      }
       const info =
         isMapping(resolution.schema) && isMapping(resolution.schema.info) ? resolution.schema.info : {};
       const cache = `${scope(c, [registry])}, ${exact ? IMMUTABLE.replace(/^public, /, '') : SHORT}`;
@@ -306,7 +315,7 @@ export function pageRoutes(): Hono<AppEnv> {
       if (exact) {
         const hash = createHash('sha256')
           .update(
-            `${PAGES_REVISION}\0${new URL(c.req.url).origin}\0${registry.name}\0${p.collection}\0${p.template}\0${shown.version}\0${shown.digest}`,
+            `${PAGES_REVISION}\0${new URL(c.req.url).origin}\0${registry.name}\0${p.collection}\0${p.template}\0${shown.version}\0${shown.digest}\0${filesPage}`,
           )
           .digest('hex');
         etag = `"page-${hash}"`;
@@ -358,6 +367,7 @@ export function pageRoutes(): Hono<AppEnv> {
           hasSchema={resolution.schema !== null}
           example={shown.hasExample ? await d.inlineText(shown.id, 'example.yaml') : undefined}
           files={resolution.files}
+          filesPage={filesPage}
           findings={await d.findingsUnder(registry.id, dir)}
         />,
         cache,
