@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { admin, DIALECTS, type DialectTestServer } from '../server/helpers.js';
-import { BULK_FILES, LONG, pagesServer, RLO, SAMPLES } from './fixture.js';
+import { BULK_FILES, EXTRA_TEMPLATES, LONG, MANY, pagesServer, RLO, SAMPLES } from './fixture.js';
 
 const BULK = `/templates/${LONG}/bulk/versions/v1.0.0`;
 /** Most bytes of HTML one page of the bulk version may be (today's whole list was ~330 KB). */
@@ -38,25 +38,37 @@ for (const dialect of DIALECTS)
       return { res, text: await res.text() };
     };
 
-    it(`a version of ${BULK_FILES} files: each page is bounded and the paging links reach every file once`, async () => {
-      const seen: string[] = [];
-      let path: string | undefined = BULK;
+    /**
+     * Follows the `rel="next"` links from `path`, each page private (asked with a token) and at most
+     * `max` bytes: the texts `item` finds on each, and the page count.
+     */
+    const walk = async (
+      path: string,
+      item: RegExp,
+      max = 2 * MAX_PAGE_BYTES,
+    ): Promise<{ items: string[]; pages: number }> => {
+      const items: string[] = [];
+      let at: string | undefined = path;
       let pages = 0;
-      while (path !== undefined) {
-        const { res, text } = await page(path);
-        assert.equal(res.status, 200, path);
-        assert.match(res.headers.get('cache-control') ?? '', /^private, /, path);
-        assert.ok(
-          Buffer.byteLength(text) <= MAX_PAGE_BYTES,
-          `${path}: ${Buffer.byteLength(text)} bytes of HTML`,
-        );
-        const table = /<table id="files">([\s\S]*?)<\/table>/.exec(text)?.[1] ?? '';
-        seen.push(...all(table, /<td data-label="Path"><a href="[^"]*\/files\/[^"]*">([^<]*)<\/a><\/td>/g));
-        const next = /<a href="([^"]*)" rel="next">Next files/.exec(text)?.[1];
-        path = next === undefined ? undefined : next.replace(/&amp;/g, '&').replace(/#.*$/, '');
-        pages++;
-        assert.ok(pages <= BULK_FILES, 'the Next links end');
+      while (at !== undefined) {
+        const { res, text } = await page(at);
+        assert.equal(res.status, 200, at);
+        assert.match(res.headers.get('cache-control') ?? '', /^private, /, at);
+        assert.ok(Buffer.byteLength(text) <= max, `${at}: ${Buffer.byteLength(text)} bytes of HTML`);
+        items.push(...all(text, item));
+        const next = /<a href="([^"]*)" rel="next">/.exec(text)?.[1];
+        at = next === undefined ? undefined : next.replace(/&amp;/g, '&').replace(/#.*$/, '');
+        assert.ok(++pages <= 1000, 'the Next links end');
       }
+      return { items, pages };
+    };
+
+    it(`a version of ${BULK_FILES} files: each page is bounded and the paging links reach every file once`, async () => {
+      const { items: seen, pages } = await walk(
+        BULK,
+        /<td data-label="Path"><a href="[^"]*\/files\/[^"]*">([^<]*)<\/a><\/td>/g,
+        MAX_PAGE_BYTES,
+      );
       assert.ok(pages > 1, 'the list is paged');
       assert.equal(seen.length, BULK_FILES);
       assert.equal(new Set(seen).size, BULK_FILES, 'no file is listed twice');
@@ -69,6 +81,40 @@ for (const dialect of DIALECTS)
       const second = await s.app.request(`${BULK}?files=2`);
       assert.notEqual(second.headers.get('etag'), (await s.app.request(BULK)).headers.get('etag'));
       await second.arrayBuffer();
+    });
+
+    it(`a template of ${MANY} versions and a registry of over 100 templates: lists paged, pickers and 404 lists bounded`, async () => {
+      const versions = await walk(
+        `/templates/${LONG}/many`,
+        /<td data-label="Version"><a href="[^"]*">(v[^<]*)<\/a><\/td>/g,
+      );
+      assert.equal(versions.pages, 2);
+      assert.equal(new Set(versions.items).size, MANY);
+      const first = await page(`/templates/${LONG}/many`);
+      assert.ok((first.text.match(/<option /g) ?? []).length <= 2 * 100, 'the pickers offer at most a page');
+      assert.equal((await page(`/templates/${LONG}/many?versions=3`)).res.status, 404);
+
+      const templates = await walk(
+        `/registries/${LONG}`,
+        /<td data-label="Template"><a href="[^"]*">([^<]*)<\/a>/g,
+      );
+      assert.equal(templates.pages, 2);
+      assert.equal(new Set(templates.items).size, EXTRA_TEMPLATES + 4);
+      assert.ok(templates.items.includes('t100') && templates.items.includes('many'));
+
+      const missing = await page(`/templates/${LONG}/many/versions/v9.9.9`);
+      assert.equal(missing.res.status, 404);
+      assert.equal(
+        (/<ul id="available">([\s\S]*?)<\/ul>/.exec(missing.text)?.[1]?.match(/<a /g) ?? []).length,
+        100,
+      );
+      assert.match(missing.text, new RegExp(`and ${MANY - 100} more`));
+
+      const diff = await page(`/templates/${LONG}/many/versions/v1.0.0/diff/v1.0.149`);
+      assert.equal(diff.res.status, 200);
+      const options = (diff.text.match(/<option /g) ?? []).length;
+      assert.ok(options <= 2 * 101, `${options} options in the diff page's pickers`);
+      assert.match(diff.text, /<option value="v1.0.0" selected="">/);
     });
 
     it('a files page past the last is a 404 page, a malformed one a 400 page', async () => {

@@ -90,11 +90,15 @@ export const LONG_VERSIONS = ['v10.20.30-alpha.beta.gamma.1', 'v1.1.0', 'v1.0.0'
 export const BULK_FILES = 1000;
 /** A template whose file, property and title carry a right-to-left override (U+202E): `LONG/bidi`. */
 export const RLO = '\u202e';
+/** `LONG/many` has this many versions (v1.0.0 …), and LONG this many more templates (`t0` …). */
+export const MANY = 150;
+export const EXTRA_TEMPLATES = 101;
 
 /**
  * LONG's tree: the long-named template in three versions (a long property name, default and file
  * path, Markdown in descriptions), `bulk/v1.0.0` with BULK_FILES files in ten directories, and
- * `bidi/v1` with RLO in a file name, a property name and the title.
+ * `bidi/v1` with RLO in a file name, a property name and the title; `many` in MANY versions and
+ * EXTRA_TEMPLATES more templates, for the lists a page pages.
  */
 export function longRegistry(): string {
   const root = tempDir('dm-pages-long-');
@@ -132,6 +136,14 @@ export function longRegistry(): string {
   write(root, 'bulk/v1.0.0/bulk.jinja', jinja);
   write(root, 'bulk/v1.0.0/example.yaml', 'resources:\n- name: b\n  type: bulk.jinja\n');
   for (let i = 0; i < BULK_FILES - 2; i++) write(root, `bulk/v1.0.0/data/d${i % 10}/f${i}.txt`, `${i}\n`);
+  for (let i = 0; i < MANY; i++) {
+    write(root, `many/v1.0.${i}/many.jinja`, jinja);
+    write(root, `many/v1.0.${i}/example.yaml`, 'resources:\n- name: m\n  type: many.jinja\n');
+  }
+  for (let i = 0; i < EXTRA_TEMPLATES; i++) {
+    write(root, `t${i}/v1/t${i}.jinja`, jinja);
+    write(root, `t${i}/v1/example.yaml`, `resources:\n- name: t\n  type: t${i}.jinja\n`);
+  }
   write(root, 'bidi/v1/bidi.jinja', jinja);
   write(
     root,

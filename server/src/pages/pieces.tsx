@@ -87,26 +87,77 @@ export function Table<T>(props: {
   );
 }
 
+/** How many rows one page of a long list shows (versions, templates); files have their own. */
+export const ROWS_PER_PAGE = 100;
+
+/** How many pages of `per` rows `count` rows take (at least one). */
+export function pagesOf(count: number, per: number = ROWS_PER_PAGE): number {
+  return Math.max(1, Math.ceil(count / per));
+}
+
+/**
+ * Previous / Next links between the pages of a long list (docs/pages.md, "Files"); nothing when
+ * there is one page. `url(n)` is page n's address.
+ */
+export function PageLinks(props: {
+  label: string;
+  what: string;
+  page: number;
+  pages: number;
+  url: (page: number) => string;
+}) {
+  const { page, pages } = props;
+  if (pages <= 1) return <></>;
+  return (
+    <nav class="pages" aria-label={props.label}>
+      {page > 1 ? (
+        <a href={props.url(page - 1)} rel="prev">
+          {`← Previous ${props.what}`}
+        </a>
+      ) : (
+        <span class="muted">{`← Previous ${props.what}`}</span>
+      )}
+      <span>{`Page ${page} of ${pages}`}</span>
+      {page < pages ? (
+        <a href={props.url(page + 1)} rel="next">
+          {`Next ${props.what} →`}
+        </a>
+      ) : (
+        <span class="muted">{`Next ${props.what} →`}</span>
+      )}
+    </nav>
+  );
+}
+
+/** The most lint findings a page lists; the API's registry answer has every one. */
+const MAX_FINDINGS_SHOWN = 500;
+
 export function Findings(props: { findings: FindingRow[]; empty: string }) {
   if (props.findings.length === 0) return <p class="muted">{props.empty}</p>;
+  const more = props.findings.length - MAX_FINDINGS_SHOWN;
   return (
-    <Table
-      columns={['Severity', 'Code', 'Path', 'Message']}
-      items={props.findings}
-      row={(f) => (
-        <tr>
-          <td class={f.severity === 'error' ? 'error' : 'warning'}>{f.severity}</td>
-          <td>
-            <code>{f.code}</code>
-          </td>
-          {/* Names from a tree, escaped (docs/registry-layout.md, "Paths and names"). */}
-          <td>
-            <code>{printable(f.path)}</code>
-          </td>
-          <td>{printable(f.message)}</td>
-        </tr>
+    <>
+      <Table
+        columns={['Severity', 'Code', 'Path', 'Message']}
+        items={props.findings.slice(0, MAX_FINDINGS_SHOWN)}
+        row={(f) => (
+          <tr>
+            <td class={f.severity === 'error' ? 'error' : 'warning'}>{f.severity}</td>
+            <td>
+              <code>{f.code}</code>
+            </td>
+            {/* Names from a tree, escaped (docs/registry-layout.md, "Paths and names"). */}
+            <td>
+              <code>{printable(f.path)}</code>
+            </td>
+            <td>{printable(f.message)}</td>
+          </tr>
+        )}
+      />
+      {more > 0 && (
+        <p class="muted">{`and ${more} more findings; the API's answer for the registry lists every one`}</p>
       )}
-    />
+    </>
   );
 }
 

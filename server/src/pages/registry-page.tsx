@@ -8,17 +8,36 @@ import { printable } from '../../../client/src/registry/index.js';
 import type { RegistryInfo } from '../api/shapes.js';
 import type { RegistryTemplateRow } from '../store/reads.js';
 import { Layout } from './layout.js';
-import { collectionLabel, Findings, orDash, SyncOutcome, Table, Time, UpstreamState } from './pieces.js';
-import { templateUrl } from './urls.js';
+import {
+  collectionLabel,
+  Findings,
+  orDash,
+  PageLinks,
+  pagesOf,
+  ROWS_PER_PAGE,
+  SyncOutcome,
+  Table,
+  Time,
+  UpstreamState,
+} from './pieces.js';
+import { registryUrl, templateUrl } from './urls.js';
 
 export function RegistryPage(props: {
   info: RegistryInfo;
+  /** Every template: the page lists one ROWS_PER_PAGE slice of them, `templatesPage`. */
   templates: RegistryTemplateRow[];
+  /** Which slice of `templates` this page lists, from 1. */
+  templatesPage: number;
   /** A directory on the server's disk: its path is shown to admins only. */
   local: boolean;
   showLocalPath: boolean;
 }) {
   const r = props.info;
+  const pages = pagesOf(props.templates.length);
+  const shown = props.templates.slice(
+    (props.templatesPage - 1) * ROWS_PER_PAGE,
+    props.templatesPage * ROWS_PER_PAGE,
+  );
   return (
     <Layout title={r.name}>
       <p class="muted">
@@ -91,8 +110,9 @@ export function RegistryPage(props: {
           <p class="muted">No templates indexed.</p>
         ) : (
           <Table
+            id="templates"
             columns={['Template', 'Collection', 'Latest', 'Title']}
-            items={props.templates}
+            items={shown}
             row={(t) => (
               <tr>
                 <td>
@@ -105,6 +125,13 @@ export function RegistryPage(props: {
             )}
           />
         )}
+        <PageLinks
+          label="Pages of templates"
+          what="templates"
+          page={props.templatesPage}
+          pages={pages}
+          url={(n) => `${registryUrl(r.name)}${n > 1 ? `?templates=${n}` : ''}#h-templates`}
+        />
       </section>
     </Layout>
   );

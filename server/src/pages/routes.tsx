@@ -20,6 +20,7 @@ import { SIMILARITY_THRESHOLD, similarity } from '../store/similar-names.js';
 import { DiffPage } from './diff-page.js';
 import { ErrorPage, type Suggestion } from './error-page.js';
 import { CONTENT_SECURITY_POLICY } from './layout.js';
+import { pagesOf, ROWS_PER_PAGE } from './pieces.js';
 import { propertyRows } from './properties.js';
 import { RegistriesPage } from './registries-page.js';
 import { RegistryPage } from './registry-page.js';
@@ -277,9 +278,10 @@ export function pageRoutes(): Hono<AppEnv> {
       }
       // Which page of the version's files (docs/pages.md, "Files"); past the last is a 404 below.
       const filesPage = intParam(c, 'files', 1, 1, 100_000);
+      const versionsPage = intParam(c, 'versions', 1, 1, 100_000);
       const memo = await memoOf(
         c,
-        `t\0${p.host}/${p.owner}/${p.repo}\0${p.collection}\0${p.template}\0${p.version ?? '\u0001'}\0${filesPage}`,
+        `t\0${p.host}/${p.owner}/${p.repo}\0${p.collection}\0${p.template}\0${p.version ?? '\u0001'}\0${filesPage}\0${versionsPage}`,
       );
       const hit = memo?.get();
       if (hit) return send(c, hit);
@@ -301,6 +303,13 @@ export function pageRoutes(): Hono<AppEnv> {
         return noVersion(c, registry, p, versions, p.version ?? '');
       }
       const resolution = await service.catalog.resolutionOf(shown.id);
+      if (versionsPage > pagesOf(exact ? 1 : versions.length)) {
+        throw new DmError(
+          'NOT_FOUND',
+          `${p.template} has ${versions.length} versions, ${pagesOf(versions.length)} page(s) of ${ROWS_PER_PAGE}${exact ? ' (listed on its page, not on a version page)' : ''}: there is no page ${versionsPage}`,
+          { category: 'not-found' },
+        );
+      }
       if (filesPage > filePages(resolution.files.length)) {
         throw new DmError(
           'NOT_FOUND',
@@ -340,6 +349,7 @@ export function pageRoutes(): Hono<AppEnv> {
           quarantined={exact ? undefined : resolution.quarantined}
           latestVersion={template?.latestVersion ?? null}
           versions={versions}
+          versionsPage={versionsPage}
           title={typeof info.title === 'string' ? info.title : exact ? null : (template?.title ?? null)}
           description={
             typeof info.description === 'string'
@@ -417,7 +427,7 @@ export function pageRoutes(): Hono<AppEnv> {
         name={p.template}
         from={a.version}
         to={b.version}
-        versions={versions.map((v) => v.version)}
+        versions={pickable(versions, [a.version, b.version])}
         diff={diff}
       />,
       cache,
@@ -473,12 +483,22 @@ export function pageRoutes(): Hono<AppEnv> {
           .map((r) => ({ label: r.name, href: `/registries/${r.id}` }));
         return errorPage(c, error, list, 'Registries on this server');
       }
+      const templatesPage = intParam(c, 'templates', 1, 1, 100_000);
+      const templates = await service.data.reads.templates(row.id);
+      if (templatesPage > pagesOf(templates.length)) {
+        throw new DmError(
+          'NOT_FOUND',
+          `${row.name} has ${templates.length} templates, ${pagesOf(templates.length)} page(s) of ${ROWS_PER_PAGE}: there is no page ${templatesPage}`,
+          { category: 'not-found' },
+        );
+      }
       return html(
         c,
         200,
         <RegistryPage
           info={await service.info(row, { findings: true, viewer: access })}
-          templates={await service.data.reads.templates(row.id)}
+          templates={templates}
+          templatesPage={templatesPage}
           local={isLocalSource(row)}
           showLocalPath={access.admin}
         />,
@@ -488,6 +508,11 @@ export function pageRoutes(): Hono<AppEnv> {
   );
 
   return app;
+}
+
+/** The versions a picker offers: the newest ROWS_PER_PAGE and the ones `shown`, newest first. */
+function pickable(versions: VersionRow[], shown: string[]): string[] {
+  return versions.filter((v, i) => i < ROWS_PER_PAGE || shown.includes(v.version)).map((v) => v.version);
 }
 
 function versionLinks(registry: string, p: TemplatePath, versions: VersionRow[]): Suggestion[] {

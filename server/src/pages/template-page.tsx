@@ -16,6 +16,9 @@ import {
   collectionLabel,
   Findings,
   floatNote,
+  PageLinks,
+  pagesOf,
+  ROWS_PER_PAGE,
   referenceFor,
   shortHash,
   splitName,
@@ -35,8 +38,10 @@ export interface TemplatePageProps {
   exact: boolean;
   version: VersionRow;
   latestVersion: string | null;
-  /** All versions (template page only). */
+  /** All versions (template page only): the page lists one ROWS_PER_PAGE slice, `versionsPage`. */
   versions: VersionRow[];
+  /** Which slice of `versions` this page lists, from 1. */
+  versionsPage: number;
   title: string | null;
   /** Markdown. */
   description: string | null;
@@ -143,7 +148,7 @@ const MAX_SUMMARY_DIRECTORIES = 20;
 
 /** How many pages of files `count` files take (at least one). */
 export function filePages(count: number): number {
-  return Math.max(1, Math.ceil(count / FILES_PER_PAGE));
+  return pagesOf(count, FILES_PER_PAGE);
 }
 
 function FileList(props: { p: TemplatePageProps }) {
@@ -203,25 +208,7 @@ function FileList(props: { p: TemplatePageProps }) {
           </tr>
         )}
       />
-      {pages > 1 && (
-        <nav class="pages" aria-label="Pages of files">
-          {p.filesPage > 1 ? (
-            <a href={pageUrl(p.filesPage - 1)} rel="prev">
-              ← Previous files
-            </a>
-          ) : (
-            <span class="muted">← Previous files</span>
-          )}
-          <span>{`Page ${p.filesPage} of ${pages}`}</span>
-          {p.filesPage < pages ? (
-            <a href={pageUrl(p.filesPage + 1)} rel="next">
-              Next files →
-            </a>
-          ) : (
-            <span class="muted">Next files →</span>
-          )}
-        </nav>
-      )}
+      <PageLinks label="Pages of files" what="files" page={p.filesPage} pages={pages} url={pageUrl} />
     </>
   );
 }
@@ -277,6 +264,11 @@ export function TemplatePage(p: TemplatePageProps) {
   const full = formatTemplateName(splitName(p.registry, p.collection, p.name));
   const reference = referenceFor(full, p.version.version);
   const pin = `${full}:=${p.version.version}`;
+  const versionPages = pagesOf(p.versions.length);
+  const shownVersions = p.versions.slice(
+    (p.versionsPage - 1) * ROWS_PER_PAGE,
+    p.versionsPage * ROWS_PER_PAGE,
+  );
   return (
     <Layout title={p.exact ? `${p.name} ${p.version.version}` : p.name} copy>
       <p class="muted">
@@ -348,18 +340,23 @@ export function TemplatePage(p: TemplatePageProps) {
       ) : (
         <section aria-labelledby="h-versions">
           <h2 id="h-versions">Versions</h2>
-          {p.versions.length > 1 && (
+          {shownVersions.length > 1 && (
             <CompareForm
               template={templateUrl(p.registry, p.collection, p.name).replace(/^\/templates\//, '')}
-              versions={p.versions.map((v) => v.version)}
-              from={p.versions[1]!.version}
-              to={p.versions[0]!.version}
+              versions={shownVersions.map((v) => v.version)}
+              from={shownVersions[1]!.version}
+              to={shownVersions[0]!.version}
             />
+          )}
+          {versionPages > 1 && (
+            <p class="muted" id="versions-summary">
+              {`${p.versions.length} versions, newest first; ${ROWS_PER_PAGE} a page`}
+            </p>
           )}
           <Table
             id="versions"
             columns={['Version', 'Kind', 'Digest', 'First seen', 'Note']}
-            items={p.versions}
+            items={shownVersions}
             row={(v) => (
               <tr>
                 <td>
@@ -386,6 +383,15 @@ export function TemplatePage(p: TemplatePageProps) {
                 </td>
               </tr>
             )}
+          />
+          <PageLinks
+            label="Pages of versions"
+            what="versions"
+            page={p.versionsPage}
+            pages={versionPages}
+            url={(n) =>
+              `${templateUrl(p.registry, p.collection, p.name)}${n > 1 ? `?versions=${n}` : ''}#h-versions`
+            }
           />
         </section>
       )}
