@@ -251,7 +251,11 @@ export const ERROR_CODES = {
     category: 'not-found',
     meaning: 'No configured registry or source serves the reference.',
   },
-  REGISTRY_EXISTS: { category: 'conflict', meaning: 'A registry of that name is already on the server.' },
+  REGISTRY_EXISTS: {
+    category: 'conflict',
+    meaning:
+      'A registry of that name is already on the server (one that only a pull-through created is mirrored whole by registering its `<upstream>/<name>` source instead: docs/mirroring.md).',
+  },
   REGISTRY_DIR_NOT_FOUND: { category: 'not-found', meaning: 'A registry directory does not exist.' },
   REGISTRY_DIR_UNREADABLE: { category: 'error', meaning: 'A registry directory cannot be read.' },
   REGISTRY_TOO_LARGE: { category: 'limit', meaning: 'A registry directory has more files than allowed.' },
