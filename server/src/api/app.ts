@@ -155,13 +155,25 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       if (outcome.rateLimitRemaining !== null) {
         metrics.rateLimitRemaining.set({ registry }, outcome.rateLimitRemaining);
       }
-      if (outcome.versionCount !== undefined) metrics.versions.set({ registry }, outcome.versionCount);
     },
     checksums: {
       ...deps.checksums,
       onQuarantine: (registry, count) => metrics.quarantinedVersions.inc({ registry }, count),
     },
     mirror: deps.upstreams && deps.upstreams.length > 0 ? mirrorFactory(deps, logger, metrics) : undefined,
+  });
+  // Read at each scrape, so every replica reports every registry, deleted ones disappear, and the
+  // private registries' versions are summed (docs/server.md, "HTTP API").
+  metrics.countVersions(async () => {
+    try {
+      return (await service.data.registries.list()).map((r) => ({
+        registry: r.visibility === 'public' ? r.name : PRIVATE_LABEL,
+        versions: r.versionCount,
+      }));
+    } catch (error) {
+      logger.log('error', 'registry versions could not be counted for /metrics', { error: String(error) });
+      return [];
+    }
   });
   // A database that does not answer leaves the gauge empty; the rest of /metrics is still served.
   metrics.countOpenQuarantines(async () => {
