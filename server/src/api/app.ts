@@ -57,6 +57,8 @@ export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync' | 'mir
   upstreamTtlMs?: number;
   /** How long an upstream's not-found answer is remembered, ms. */
   upstreamNegativeTtlMs?: number;
+  /** Deadline of one request to an upstream, ms (default 10 s); a call past it is 504. */
+  upstreamTimeoutMs?: number;
   /**
    * Tokens that see the private registries' sums in `/metrics` (`DM_METRICS_TOKEN`); admin
    * tokens see them too, anyone else the public series only (docs/server.md, "HTTP API").
@@ -118,6 +120,7 @@ function mirrorFactory(deps: CreateAppDeps, logger: Logger, metrics: ServerMetri
             token: u.token,
             checksumKey: u.checksumKey,
             checkpointMemory: u.checkpointFile ? new FileCheckpointMemory(u.checkpointFile) : undefined,
+            ...(deps.upstreamTimeoutMs === undefined ? {} : { timeoutMs: deps.upstreamTimeoutMs }),
           }),
       ),
       target,
