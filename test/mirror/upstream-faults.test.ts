@@ -125,6 +125,22 @@ for (const dialect of DIALECTS)
       });
     }
 
+    for (const c of CASES.filter((x) => x.fault.mode !== 'status')) {
+      it(`${c.name}, for a content endpoint of a version not held: ${c.status} ${c.code}`, async () => {
+        const m = await mirror();
+        proxy.set(c.fault);
+        const res = await m.app.request(
+          '/api/v1/templates/github.com/dm-samples/templates/redis/versions/v1.0.3/files/redis.jinja',
+        );
+        proxy.set({ mode: 'pass' });
+        const text = await res.text();
+        assert.equal(res.status, c.status, text);
+        const error = (JSON.parse(text) as { error: { code: string; message: string } }).error;
+        assert.equal(error.code, c.code, text);
+        assert.ok(error.message.includes(proxy.url), error.message);
+      });
+    }
+
     it('once a timeout opened the breaker, a request fails at once with 502 saying it timed out', async () => {
       const m = await mirror();
       proxy.set({ mode: 'hang', only: RESOLVE });
