@@ -2,7 +2,7 @@
  * `dm deploy`, `dm deployments list|get|delete`, `dm manifests`, `dm types [list]`,
  * `dm types instances <type|all>` (docs/deployments.md). Thin: flags → one library call.
  */
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { DeploymentStore } from '../../state/deployments-store.js';
 import type { CommandContext } from '../context.js';
 import { action, propertiesOf, warner } from '../context.js';
@@ -24,14 +24,23 @@ Examples:
   dm --registry my-org/my-repo/my-collection --properties prop1=value1 deploy redis:v1
 `;
 
-/** Runs `use` over the local deployments database, closed afterwards whatever happens. */
+/**
+ * Runs `use` over the local deployments database, closed afterwards whatever happens. A dry run
+ * (`readOnly`) writes nothing (docs/deployments.md "State"): without a database file yet it reads
+ * an empty one in memory instead of creating the file.
+ */
 export async function withStore<T>(
   ctx: CommandContext,
   use: (store: DeploymentStore) => Promise<T> | T,
+  options: { readOnly?: boolean } = {},
 ): Promise<T> {
+  const { existsSync } = await import('node:fs');
   const { openStateDatabase, stateDatabaseFile } = await import('../../state/database.js');
   const { DeploymentStore } = await import('../../state/deployments-store.js');
-  const store = new DeploymentStore(openStateDatabase(stateDatabaseFile(ctx.config.dirs.state)));
+  const file = stateDatabaseFile(ctx.config.dirs.state);
+  const store = new DeploymentStore(
+    openStateDatabase(options.readOnly && !existsSync(file) ? ':memory:' : file),
+  );
   try {
     return await use(store);
   } finally {
@@ -91,6 +100,18 @@ export async function loadLocalInput(
   return input;
 }
 
+/**
+ * `--prune-all`, one definition for `dm deploy` and `dm blueprint apply` (docs/deployments.md
+ * "Update, prune, delete"): without it a deploy that would prune every object of the deployment,
+ * or more than half of them, stops.
+ */
+export function pruneAllOption(): Option {
+  return new Option(
+    '--prune-all',
+    'let this deploy prune every object of the deployment, or more than half of them (else it stops)',
+  );
+}
+
 export function timeoutOf(options: Record<string, unknown>): number {
   const n = Number(options.timeout ?? 300);
   return Number.isFinite(n) && n > 0 ? n : 300;
@@ -110,10 +131,7 @@ export function registerDeployCommands(program: Command): void {
       "properties that break a template's schema: strict (fail), warn (expand, print each), off",
     )
     .option('--cluster <name>', 'with --manager-url: the server-side cluster of a new deployment')
-    .option(
-      '--prune-all',
-      'let this deploy prune every object of the deployment, or more than half of them (else it stops)',
-    )
+    .addOption(pruneAllOption())
     .option('--force-conflicts', 'take back fields another field manager changed (server-side apply)')
     .addHelpText('after', DEPLOY_HELP)
     .action(
@@ -133,20 +151,24 @@ export function registerDeployCommands(program: Command): void {
           return d.dryRun ? reportDryRun(d) : reportDeploy(ctx, d);
         }
         const input = await loadLocalInput(ctx, arg!, name, options);
-        return withStore(ctx, async (store) => {
-          const kubectl = await kubectlFor(ctx);
-          const common = {
-            name,
-            input,
-            store,
-            kubectl,
-            timeoutSeconds: timeoutOf(options),
-            pruneAll: Boolean(options.pruneAll),
-            forceConflicts: Boolean(options.forceConflicts),
-          };
-          if (options.dryRun) return reportDryRun(await planDeployment(common));
-          return reportDeploy(ctx, await deployConfiguration({ ...common, wait: Boolean(options.wait) }));
-        });
+        return withStore(
+          ctx,
+          async (store) => {
+            const kubectl = await kubectlFor(ctx);
+            const common = {
+              name,
+              input,
+              store,
+              kubectl,
+              timeoutSeconds: timeoutOf(options),
+              pruneAll: Boolean(options.pruneAll),
+              forceConflicts: Boolean(options.forceConflicts),
+            };
+            if (options.dryRun) return reportDryRun(await planDeployment(common));
+            return reportDeploy(ctx, await deployConfiguration({ ...common, wait: Boolean(options.wait) }));
+          },
+          { readOnly: Boolean(options.dryRun) },
+        );
       }),
     );
 
