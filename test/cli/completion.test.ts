@@ -40,6 +40,8 @@ describe('dm completion bash', () => {
       XDG_STATE_HOME: join(h.dir, 'state'),
       XDG_CONFIG_HOME: join(h.dir, 'config'),
       XDG_CACHE_HOME: join(h.dir, 'cache'),
+      // The default registry: references under it are offered short too.
+      DM_REGISTRY: 'dm-samples/templates',
     };
     // A dm.lock here (redis) and, in the cache only, what another project's install found (postgres).
     const fixtures = join(repoRoot, 'registry-fixtures');
@@ -82,6 +84,9 @@ describe('dm completion bash', () => {
             'github.com/dm-samples/templates/postgres:v1',
             `${redis}:=v1.0.3`,
             `${redis}:v1.0`,
+            'postgres:v1',
+            'redis:=v1.0.3',
+            'redis:v1.0',
           ]),
       ],
       [
@@ -91,6 +96,8 @@ describe('dm completion bash', () => {
       // bash splits words at ':'; the reply continues the word after it.
       [`dm pull ${redis}:`, (r) => assert.deepEqual(r, ['=v1.0.3', 'v1.0'])],
       [`dm deploy ${redis}:v`, (r) => assert.deepEqual(r, ['v1.0'])],
+      ['dm versions red', (r) => assert.deepEqual(r, ['redis:=v1.0.3', 'redis:v1.0'])],
+      ['dm pull redis:', (r) => assert.deepEqual(r, ['=v1.0.3', 'v1.0'])],
     ];
     // COMP_LINE, COMP_POINT, COMP_WORDS and COMP_CWORD as bash sets them (COMP_WORDS split at ':' too).
     const bashWords = (line: string) => {

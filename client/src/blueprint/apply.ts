@@ -3,8 +3,8 @@
  * rendered `landscaper.gardener.cloud/kubernetes-manifest` deploy items go through dm deploy's
  * apply path (client/src/deploy/), one run-order layer after the other. Each step deploys every
  * object of the layers so far under one deployment name, so an earlier layer is never pruned
- * and a later layer starts only after the earlier ones were applied. Other deploy item types
- * are reported as skipped.
+ * and a later layer starts only after the earlier ones were applied; only the last step prunes,
+ * with dm deploy's prune guard (`pruneAll`). Other deploy item types are reported as skipped.
  */
 
 import { isMapping } from '../data.js';

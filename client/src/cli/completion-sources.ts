@@ -6,6 +6,8 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { dmDirectories, loadConfig } from '../config/config.js';
+import { type DefaultRegistry, parseDefaultRegistry } from '../reference/reference.js';
 import { pinnedReference } from '../resolve/types.js';
 import type { CompletionSources } from './completion.js';
 
@@ -18,7 +20,6 @@ export function completionSources(env: Record<string, string | undefined>, cwd: 
   return {
     deployments: async () => {
       try {
-        const { dmDirectories } = await import('../config/config.js');
         const { openStateDatabase, stateDatabaseFile } = await import('../state/database.js');
         const { DeploymentStore } = await import('../state/deployments-store.js');
         const file = stateDatabaseFile(dmDirectories(env).state);
@@ -53,7 +54,6 @@ export function completionSources(env: Record<string, string | undefined>, cwd: 
       } catch {}
       // The cache: resolutions remembered (`resolution:…`) and references found in configurations.
       try {
-        const { dmDirectories } = await import('../config/config.js');
         const { ContentCache } = await import('../fetch/content-cache.js');
         const cache = new ContentCache({ root: dmDirectories(env).cache });
         const bounds = { limit: MAX_META_FILES, maxBytes: MAX_FILE_BYTES };
@@ -62,7 +62,34 @@ export function completionSources(env: Record<string, string | undefined>, cwd: 
         for (const { value } of await cache.listMeta<unknown>('discovery:', bounds))
           if (Array.isArray(value)) for (const r of value) add(undefined, undefined, r);
       } catch {}
-      return [...found].sort();
+      return [...found, ...shortForms(found, env)].sort();
     },
   };
+}
+
+/**
+ * The same references written against the default registry (`--registry`'s, DM_REGISTRY or the config
+ * file's `registry`), as users type them there: `<template>:<v>` in its collection,
+ * `<collection>/<template>:<v>` elsewhere in its repository.
+ */
+function shortForms(references: Iterable<string>, env: Record<string, string | undefined>): string[] {
+  let registry: DefaultRegistry;
+  try {
+    const configured = loadConfig({ env, onBrokenFile: () => {} }).registry;
+    if (!configured) return [];
+    registry = parseDefaultRegistry(configured);
+  } catch {
+    return [];
+  }
+  const prefix = `${registry.host}/${registry.owner}/${registry.repo}/`;
+  const out: string[] = [];
+  for (const reference of references) {
+    if (!reference.startsWith(prefix)) continue;
+    const rest = reference.slice(prefix.length);
+    const slash = rest.indexOf('/');
+    const collection = slash < 0 || slash > rest.indexOf(':') ? '' : rest.slice(0, slash);
+    if (collection !== '') out.push(rest);
+    if (collection === registry.collection) out.push(collection ? rest.slice(slash + 1) : rest);
+  }
+  return out;
 }
