@@ -72,7 +72,7 @@ describe('dm deploy --dry-run without a cluster', () => {
     assert.match(real.stderr, /no Kubernetes context is selected/);
   });
 
-  it('a dry run writes nothing: dm deploy --dry-run and dm blueprint apply --dry-run create no deployments database', async () => {
+  it('a dry run writes nothing: dm deploy --dry-run, dm blueprint apply --dry-run (and reading commands) create no deployments database', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'dm-dry-'));
     await writeFile(join(dir, 'config.yaml'), CONFIG);
     await writeFile(
@@ -88,6 +88,8 @@ describe('dm deploy --dry-run without a cluster', () => {
     for (const args of [
       ['deploy', 'config.yaml', '--name', 'dry', '--dry-run'],
       ['blueprint', 'apply', sample, '--imports', 'imports.yaml', '--dry-run'],
+      ['deployments', 'list'],
+      ['types'],
     ]) {
       const r = await runDm(args, { cwd: dir, env });
       assert.equal(r.code, 0, `dm ${args.join(' ')}: ${r.stderr}`);

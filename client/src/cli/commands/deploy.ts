@@ -181,15 +181,18 @@ export function registerDeployCommands(program: Command): void {
       action(async (ctx) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteList(ctx);
         const { reportDeploymentList } = await import('./deploy-output.js');
-        return withStore(ctx, async (store) =>
-          reportDeploymentList(
-            (await store.listDeployments()).map((x) => ({
-              name: x.name,
-              state: x.state,
-              manifest: x.currentManifest,
-              updated: new Date(x.updatedAt).toISOString(),
-            })),
-          ),
+        return withStore(
+          ctx,
+          async (store) =>
+            reportDeploymentList(
+              (await store.listDeployments()).map((x) => ({
+                name: x.name,
+                state: x.state,
+                manifest: x.currentManifest,
+                updated: new Date(x.updatedAt).toISOString(),
+              })),
+            ),
+          { readOnly: true },
         );
       }),
     );
@@ -200,27 +203,31 @@ export function registerDeployCommands(program: Command): void {
     .action(
       action(async (ctx, [name]) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteGet(ctx, name!);
-        return withStore(ctx, async (store) => {
-          const { DmError } = await import('../../error.js');
-          const { resourceOutcome } = await import('../../state/deployments-store.js');
-          const d = await store.getDeployment(name!);
-          if (!d) {
-            throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
-              category: 'not-found',
-            });
-          }
-          const resources = d.currentManifest ? await store.manifestResources(d.currentManifest) : [];
-          return {
-            data: {
-              name: d.name,
-              state: d.state,
-              manifest: d.currentManifest,
-              lastGoodManifest: d.lastGoodManifest,
-              manifests: (await store.listManifests(d.name)).map((m) => m.name),
-              resources: resources.map(resourceOutcome),
-            },
-          };
-        });
+        return withStore(
+          ctx,
+          async (store) => {
+            const { DmError } = await import('../../error.js');
+            const { resourceOutcome } = await import('../../state/deployments-store.js');
+            const d = await store.getDeployment(name!);
+            if (!d) {
+              throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
+                category: 'not-found',
+              });
+            }
+            const resources = d.currentManifest ? await store.manifestResources(d.currentManifest) : [];
+            return {
+              data: {
+                name: d.name,
+                state: d.state,
+                manifest: d.currentManifest,
+                lastGoodManifest: d.lastGoodManifest,
+                manifests: (await store.listManifests(d.name)).map((m) => m.name),
+                resources: resources.map(resourceOutcome),
+              },
+            };
+          },
+          { readOnly: true },
+        );
       }),
     );
   deployments
@@ -254,49 +261,53 @@ export function registerDeployCommands(program: Command): void {
       action<unknown>(async (ctx, [deployment, id]) => {
         if (ctx.config.managerUrl)
           return (await import('./deploy-remote.js')).remoteManifests(ctx, deployment!, id);
-        return withStore(ctx, async (store) => {
-          const { DmError } = await import('../../error.js');
-          const { manifestDocuments, resourceOutcome } = await import('../../state/deployments-store.js');
-          const all = await store.listManifests(deployment!);
-          if (all.length === 0) {
-            const exists = (await store.getDeployment(deployment!)) !== undefined;
-            const message = exists
-              ? `deployment '${deployment}' has no manifests`
-              : `deployment '${deployment}' does not exist`;
-            throw new DmError('DEPLOYMENT_NOT_FOUND', message, {
-              category: 'not-found',
-            });
-          }
-          if (id === undefined) {
-            const d = all.map((m) => ({
-              name: m.name,
-              action: m.action,
-              status: m.status,
-              created: new Date(m.createdAt).toISOString(),
-            }));
-            return (await import('./deploy-output.js')).reportManifestList(d);
-          }
-          const m = all.find((x) => x.name === id || String(x.seq) === id);
-          if (!m) {
-            throw new DmError('MANIFEST_NOT_FOUND', `deployment '${deployment}' has no manifest '${id}'`, {
-              category: 'not-found',
-              hint: `have: ${all.map((x) => x.name).join(', ')}`,
-            });
-          }
-          return {
-            data: {
-              name: m.name,
-              deployment: m.deployment,
-              action: m.action,
-              status: m.status,
-              ...(m.error ? { error: m.error } : {}),
-              created: new Date(m.createdAt).toISOString(),
-              ...(m.finishedAt ? { finished: new Date(m.finishedAt).toISOString() } : {}),
-              ...manifestDocuments(m),
-              resources: (await store.manifestResources(m.name)).map(resourceOutcome),
-            },
-          };
-        });
+        return withStore(
+          ctx,
+          async (store) => {
+            const { DmError } = await import('../../error.js');
+            const { manifestDocuments, resourceOutcome } = await import('../../state/deployments-store.js');
+            const all = await store.listManifests(deployment!);
+            if (all.length === 0) {
+              const exists = (await store.getDeployment(deployment!)) !== undefined;
+              const message = exists
+                ? `deployment '${deployment}' has no manifests`
+                : `deployment '${deployment}' does not exist`;
+              throw new DmError('DEPLOYMENT_NOT_FOUND', message, {
+                category: 'not-found',
+              });
+            }
+            if (id === undefined) {
+              const d = all.map((m) => ({
+                name: m.name,
+                action: m.action,
+                status: m.status,
+                created: new Date(m.createdAt).toISOString(),
+              }));
+              return (await import('./deploy-output.js')).reportManifestList(d);
+            }
+            const m = all.find((x) => x.name === id || String(x.seq) === id);
+            if (!m) {
+              throw new DmError('MANIFEST_NOT_FOUND', `deployment '${deployment}' has no manifest '${id}'`, {
+                category: 'not-found',
+                hint: `have: ${all.map((x) => x.name).join(', ')}`,
+              });
+            }
+            return {
+              data: {
+                name: m.name,
+                deployment: m.deployment,
+                action: m.action,
+                status: m.status,
+                ...(m.error ? { error: m.error } : {}),
+                created: new Date(m.createdAt).toISOString(),
+                ...(m.finishedAt ? { finished: new Date(m.finishedAt).toISOString() } : {}),
+                ...manifestDocuments(m),
+                resources: (await store.manifestResources(m.name)).map(resourceOutcome),
+              },
+            };
+          },
+          { readOnly: true },
+        );
       }),
     );
 
@@ -308,10 +319,14 @@ export function registerDeployCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteTypes(ctx);
-        return withStore(ctx, async (store) => {
-          const d = await store.listTypes();
-          return (await import('./deploy-output.js')).reportTypes(d);
-        });
+        return withStore(
+          ctx,
+          async (store) => {
+            const d = await store.listTypes();
+            return (await import('./deploy-output.js')).reportTypes(d);
+          },
+          { readOnly: true },
+        );
       }),
     );
   types
@@ -321,16 +336,20 @@ export function registerDeployCommands(program: Command): void {
     .action(
       action(async (ctx, [type]) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteInstances(ctx, type!);
-        return withStore(ctx, async (store) => {
-          const d = (await store.listInstances(type!)).map((i) => ({
-            name: i.name,
-            type: i.type,
-            deployment: i.deployment,
-            manifest: i.manifest,
-            path: i.path,
-          }));
-          return (await import('./deploy-output.js')).reportInstances(type!, d);
-        });
+        return withStore(
+          ctx,
+          async (store) => {
+            const d = (await store.listInstances(type!)).map((i) => ({
+              name: i.name,
+              type: i.type,
+              deployment: i.deployment,
+              manifest: i.manifest,
+              path: i.path,
+            }));
+            return (await import('./deploy-output.js')).reportInstances(type!, d);
+          },
+          { readOnly: true },
+        );
       }),
     );
 }
