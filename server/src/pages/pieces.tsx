@@ -107,7 +107,7 @@ export function PageLinks(props: {
   url: (page: number) => string;
 }) {
   const { page, pages } = props;
-  if (pages <= 1) return <></>;
+  if (pages <= 1) return null;
   return (
     <nav class="pages" aria-label={props.label}>
       {page > 1 ? (
