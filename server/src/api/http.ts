@@ -16,9 +16,15 @@ export async function accessOf(c: Context<AppEnv>): Promise<RequestAccess> {
   return c.get('service').tokens.accessFor(c.req.header('authorization'));
 }
 
+/**
+ * The cluster refusing the server's own kubeconfig (docs/manager.md, "Errors"): for a caller of the
+ * API that is the service's upstream failing, not the caller's token, whatever kubectl said.
+ */
+const SERVICE_CREDENTIAL_REFUSALS = new Set(['CLUSTER_UNAUTHORIZED', 'CLUSTER_FORBIDDEN']);
+
 /** A DmError as an HTTP response; 429 carries Retry-After, and so does a 503 that says when. */
 export function errorResponse(c: Context<AppEnv>, error: DmError): Response {
-  const status = httpStatusFor(error) as 400;
+  const status = (SERVICE_CREDENTIAL_REFUSALS.has(error.code) ? 502 : httpStatusFor(error)) as 400;
   if (status === (503 as number) && error.details?.retryAfter !== undefined) {
     c.header('Retry-After', String(Math.max(1, Math.ceil(Number(error.details.retryAfter) || 1))));
   }
