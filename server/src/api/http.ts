@@ -9,7 +9,8 @@ import type { RegistryService } from '../service.js';
 import type { RequestAccess } from './access.js';
 
 export interface AppEnv {
-  Variables: { requestId: string; service: RegistryService };
+  /** `requestStarted`: when the request tracker began it (performance.now(), api/tracking.ts). */
+  Variables: { requestId: string; service: RegistryService; requestStarted: number };
 }
 
 export async function accessOf(c: Context<AppEnv>): Promise<RequestAccess> {
