@@ -44,8 +44,8 @@ function listen(fetch: (request: Request) => Response | Promise<Response>): void
 }
 
 async function serveResolve(dir: string, postgresUrl?: string): Promise<void> {
-  const { openStore } = await import('../server/src/store/db.js');
-  const { openPostgresStore } = await import('../server/src/store/postgres.js');
+  const { openStore } = await import('../server/src/store/sqlite/open.js');
+  const { openPostgresStore } = await import('../server/src/store/postgres/open.js');
   const { createApp } = await import('../server/src/api/app.js');
   const { defaultSourceFactory } = await import('../server/src/service.js');
   const { createLogger } = await import('../server/src/log.js');

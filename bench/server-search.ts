@@ -11,10 +11,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore } from '../server/src/store/db.js';
-import { ftsQuery, queryWords, TemplateSearch } from '../server/src/store/search.js';
+import { queryWords } from '../server/src/store/search.js';
 import { SIMILARITY_THRESHOLD, similarity } from '../server/src/store/similar-names.js';
-import { swapIndex } from '../server/src/store/swap-index.js';
+import { openStore } from '../server/src/store/sqlite/open.js';
+import { ftsQuery, TemplateSearch } from '../server/src/store/sqlite/search.js';
+import { swapIndex } from '../server/src/store/sqlite/swap-index.js';
 import { PUBLIC_READER } from '../server/src/store/visibility.js';
 import { generatedIndex, measure, percentile, SEARCH_QUERIES } from './generated-index.js';
 

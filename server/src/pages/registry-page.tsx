@@ -5,7 +5,7 @@
  */
 
 import type { RegistryInfo } from '../api/shapes.js';
-import type { RegistryTemplateRow } from '../store/reads.js';
+import type { RegistryTemplateRow } from '../store/contract.js';
 import { Layout } from './layout.js';
 import { collectionLabel, Findings, orDash, SyncOutcome, Table, Time, UpstreamState } from './pieces.js';
 import { templateUrl } from './urls.js';

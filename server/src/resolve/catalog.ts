@@ -19,8 +19,8 @@ import {
 } from '../../../client/src/reference/index.js';
 import type { FileInfo, Resolution } from '../api/shapes.js';
 import { commitShown } from '../source/directory.js';
+import type { CatalogQueries } from '../store/contract.js';
 import { quarantineField } from '../store/quarantine.js';
-import type { CatalogQueries } from '../store/service-store.js';
 
 export interface RegistryView {
   id: number;
