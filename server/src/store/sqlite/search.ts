@@ -519,9 +519,10 @@ export class TemplateSearch {
       if (q) {
         // Exactly named templates (case-insensitive, the exact-name tier's rule) first, even when
         // the bound cut them off.
-        const seen = new Set(ids);
-        for (const r of this.rows.byLowerName.get(q) ?? []) {
-          if (seen.has(r.id) || !visible.has(r.registryId)) continue;
+        const named = this.rows.byLowerName.get(q) ?? [];
+        const seen = named.length > 0 ? new Set(ids) : undefined;
+        for (const r of named) {
+          if (seen?.has(r.id) || !visible.has(r.registryId)) continue;
           if (options.collection === undefined || r.collection === options.collection) rows.push(r);
         }
       }
@@ -537,7 +538,9 @@ export class TemplateSearch {
       }
       keys.sort();
       const ordered = this.rows.ordered;
-      ranked = Array.from(keys, (k) => ordered[k % ORDER_LIMIT]!);
+      ranked = new Array<HeldRow>(keys.length);
+      // A key is a whole number below 2^53: its low 32 bits (`>>> 0`) are the row's place.
+      for (let i = 0; i < keys.length; i++) ranked[i] = ordered[keys[i]! >>> 0]!;
     }
 
     return this.answer(options, ranked, {
