@@ -9,7 +9,7 @@ import { type Child, cloneElement, isValidElement } from 'hono/jsx';
 import { tryParseVersion } from '../../../client/src/reference/index.js';
 import { printable } from '../../../client/src/registry/index.js';
 import type { RegistryInfo, UpstreamInfo } from '../api/shapes.js';
-import type { FindingRow } from '../store/reads.js';
+import type { FindingRow } from '../store/contract.js';
 
 export function referenceFor(name: string, version: string): string {
   const v = tryParseVersion(version);

@@ -6,7 +6,7 @@
 
 import { printable } from '../../../client/src/registry/index.js';
 import type { RegistryInfo } from '../api/shapes.js';
-import type { RegistryTemplateRow } from '../store/reads.js';
+import type { RegistryTemplateRow } from '../store/contract.js';
 import { Layout } from './layout.js';
 import {
   collectionLabel,

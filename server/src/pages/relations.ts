@@ -11,7 +11,8 @@ import { type RegistryReference, tryParseReference } from '../../../client/src/r
 import { referencesInText } from '../../../client/src/resolve/index.js';
 import type { FileInfo } from '../api/shapes.js';
 import type { Access, Catalog, RegistryView } from '../resolve/catalog.js';
-import { MAX_INLINE_BYTES, type ReadStore } from '../store/reads.js';
+import type { ReadStore } from '../store/contract.js';
+import { MAX_INLINE_BYTES } from '../store/reads.js';
 import type { RelatedTemplate, Relations } from './template-page.js';
 import { templateUrl } from './urls.js';
 

@@ -15,7 +15,7 @@ import { searchResult } from '../api/shapes.js';
 import { parseTemplatePath, type TemplatePath } from '../api/template-path.js';
 import type { RegistryView } from '../resolve/catalog.js';
 import type { RegistryService } from '../service.js';
-import type { VersionRow } from '../store/reads.js';
+import type { VersionRow } from '../store/contract.js';
 import { SIMILARITY_THRESHOLD, similarity } from '../store/similar-names.js';
 import { DiffPage } from './diff-page.js';
 import { ErrorPage, type Suggestion } from './error-page.js';

@@ -6,9 +6,9 @@
 
 import { formatTemplateName, tryParseVersion } from '../../../client/src/reference/index.js';
 import { printable } from '../../../client/src/registry/index.js';
+import type { QuarantineInfo } from '../../../client/src/wire/registry-api.js';
 import type { FileInfo } from '../api/shapes.js';
-import type { QuarantineInfo } from '../store/quarantine.js';
-import type { FindingRow, VersionRow } from '../store/reads.js';
+import type { FindingRow, VersionRow } from '../store/contract.js';
 import { CopyButton, Layout } from './layout.js';
 import { Markdown } from './markdown.js';
 import {
