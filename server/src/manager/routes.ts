@@ -228,13 +228,14 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
     ) {
       throw new DmError('INVALID_REQUEST', 'properties must be an object', { category: 'invalid-input' });
     }
-    const input = await manager.expand(
+    // The answer's JSON is made in the expansion worker (docs/manager.md): the request thread sends it.
+    const answer = await manager.expandToJson(
       name,
       parseConfiguration(body.configuration),
       (properties ?? {}) as Record<string, unknown>,
       access,
     );
-    return c.json({ config: input.config, layout: input.layout, references: input.references });
+    return c.body(answer, 200, { 'Content-Type': 'application/json' });
   });
 
   /** Instances visible to the caller (of deployments it may read). */
