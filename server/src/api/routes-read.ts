@@ -351,10 +351,27 @@ async function batchReferences(c: Context<AppEnv>): Promise<string[]> {
 }
 
 /**
+ * The UTF-8 bytes of a resolution's JSON, made once per answer (the catalog's cached answers are
+ * the same object each time): a batch naming one version 1,000 times encodes it once, and the same
+ * bytes are written 1,000 times without a copy. Held only as long as the answer itself.
+ */
+const answerBytes = new WeakMap<object, Uint8Array>();
+const encoder = new TextEncoder();
+function bytesOf(answer: { body: string }): Uint8Array {
+  let bytes = answerBytes.get(answer);
+  if (bytes === undefined) {
+    bytes = encoder.encode(answer.body);
+    answerBytes.set(answer, bytes);
+  }
+  return bytes;
+}
+
+/**
  * A batch answer `{"results": [...]}` as a stream the client pulls: each pull resolves one slice of
- * BATCH_SLICE references and encodes it, so the answer is never whole in memory (1,000 references
- * to a version of 1,000 files are 130 MB) and a slow reader holds back only its own batch. `done` is
- * called once the last byte is taken or the client goes away.
+ * BATCH_SLICE references after a turn of the event loop, and queues each result as its own chunks
+ * (a resolution's bytes are shared, bytesOf), so the answer is never whole in memory (1,000
+ * references to a version of 1,000 files are 130 MB) and a slow reader holds back only its own
+ * batch. `done` is called once the last byte is taken or the client goes away.
  */
 function batchAnswer(
   refs: readonly string[],
@@ -364,36 +381,44 @@ function batchAnswer(
   ) => { status: number; body: string } | Promise<{ status: number; body: string }>,
   done: () => void,
 ): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
   let from = 0;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        if (from > 0) await nextTurn();
-        const slice = refs.slice(from, from + BATCH_SLICE);
-        const answers = await Promise.all(slice.map((ref, i) => answer(ref, from + i)));
-        const parts = slice.map((ref, i) => {
-          const a = answers[i]!;
-          const key = a.status === 200 ? 'resolution' : 'error';
-          const value = a.status === 200 ? a.body : JSON.stringify(JSON.parse(a.body).error);
-          return `{"ref":${JSON.stringify(ref)},"${key}":${value}}`;
-        });
-        const text = `${from === 0 ? '{"results":[' : ','}${parts.join(',')}`;
-        from += BATCH_SLICE;
-        if (from >= refs.length) {
-          controller.enqueue(encoder.encode(`${text}]}`));
-          controller.close();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          if (from > 0) await nextTurn();
+          const slice = refs.slice(from, from + BATCH_SLICE);
+          const answers = await Promise.all(slice.map((ref, i) => answer(ref, from + i)));
+          slice.forEach((ref, i) => {
+            const a = answers[i]!;
+            const open = `${from + i === 0 ? '{"results":[' : ','}{"ref":${JSON.stringify(ref)},`;
+            if (a.status === 200) {
+              controller.enqueue(encoder.encode(`${open}"resolution":`));
+              controller.enqueue(bytesOf(a));
+              controller.enqueue(encoder.encode('}'));
+            } else {
+              const error = JSON.stringify(JSON.parse(a.body).error);
+              controller.enqueue(encoder.encode(`${open}"error":${error}}`));
+            }
+          });
+          from += BATCH_SLICE;
+          if (from >= refs.length) {
+            controller.enqueue(encoder.encode(refs.length === 0 ? '{"results":[]}' : ']}'));
+            controller.close();
+            done();
+          }
+        } catch (error) {
           done();
-        } else controller.enqueue(encoder.encode(text));
-      } catch (error) {
+          controller.error(error);
+        }
+      },
+      cancel() {
         done();
-        controller.error(error);
-      }
+      },
     },
-    cancel() {
-      done();
-    },
-  });
+    // Pulled again only when what one slice queued has been taken.
+    { highWaterMark: 1 },
+  );
 }
 
 /** A registry status's open quarantines (docs/integrity-store.md §4), when it has any. */
