@@ -4,10 +4,12 @@
  * template, resolved from the server's own registries) on `POST /api/v1/expand`: while it is being
  * expanded (from when the bound's counter says it runs until its answer), unrelated resolves one
  * after the other keep being answered, none waiting for a noticeable share of the expansion; the
- * expansion still answers every resource, and a template's error is still the request's.
+ * expansion still answers every resource, and a template's error is still the request's. Bodies
+ * are read a few at a time: uploads that stall hold 4 reading slots, 16 wait, the rest are refused.
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { describe, it } from 'node:test';
 import { startKubeStandin } from '../kube-standin/server.js';
 import { DIALECTS, FIXTURES, tempDir } from '../server/helpers.js';
@@ -101,6 +103,46 @@ for (const dialect of DIALECTS) {
         assert.ok(bad.status === 400 || bad.status === 422, `${bad.status} ${badText}`);
         assert.match(badText, /JINJA_ERROR/);
         assert.doesNotMatch(badText, /dm-manager-/);
+
+        // Configurations are read a few at a time: 30 uploads that stall after their first bytes
+        // hold 4 reading slots, 16 wait unread, and the others are refused at once with 503.
+        const stalled = Array.from({ length: 30 }, () => {
+          const req = request(`${server.url}/api/v1/expand`, {
+            method: 'POST',
+            agent: false,
+            headers: {
+              authorization: `Bearer ${ADMIN}`,
+              'content-type': 'application/json',
+              'content-length': String(8_000_000),
+            },
+          });
+          const answered = new Promise<number>((resolve) => {
+            req.on('response', (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            });
+            req.on('error', () => resolve(0));
+          });
+          req.write('{"configuration": {"content": "');
+          return { req, answered };
+        });
+        const reads = () => boundedWork(server.url, 'configuration-read');
+        while ((await reads()).waiting !== 16) assert.ok(Date.now() < limit, JSON.stringify(await reads()));
+        const held = await reads();
+        assert.equal(held.running, 4, JSON.stringify(held));
+        assert.equal(held.refused, 10, JSON.stringify(held));
+        // The refused ones are answered 503 with Retry-After before their bodies are read.
+        const answers: number[] = [];
+        for (const s of stalled) void s.answered.then((status) => answers.push(status));
+        while (answers.length < 10) {
+          assert.ok(Date.now() < limit, answers.join(' '));
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        assert.deepEqual(answers.slice(0, 10), Array(10).fill(503));
+        for (const s of stalled) s.req.destroy();
+        while ((await reads()).running !== 0 || (await reads()).waiting !== 0) {
+          assert.ok(Date.now() < limit, JSON.stringify(await reads()));
+        }
         assert.equal(server.exited(), undefined, server.log().slice(-2000));
         assert.equal(await server.stop(), 0);
       } finally {

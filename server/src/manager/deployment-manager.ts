@@ -226,6 +226,12 @@ export class DeploymentManager {
   readonly ready: Promise<void>;
   /** Expansions run and waiting (docs/server.md, "Bounds on one caller's work"). */
   readonly expansions: Admission;
+  /**
+   * Configurations being read (docs/manager.md, "Expansions off the request thread"): a body of up
+   * to 8 MiB is read only in one of these slots, so bodies in memory before `expansions` admits or
+   * refuses them are bounded too (4 read at a time, 16 waiting, unread, in their sockets).
+   */
+  readonly configurationReads = new Admission('configuration uploads', { concurrency: 4, queue: 16 });
   /** Where expansions run: worker threads, at most as many as `expansions` admits at once. */
   private readonly pool: ExpansionPool;
   private sweeper: NodeJS.Timeout | undefined;
