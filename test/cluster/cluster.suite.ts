@@ -338,6 +338,12 @@ describe('dm deploy against a real kube-apiserver 1.20', () => {
       away.stderr,
       /^error: cannot reach the cluster at https:\/\/127\.0\.0\.1:1 \(context 'real'\)$/m,
     );
+    const drift = await as(refused, ['drift', 'app']);
+    assert.equal(drift.code, 5, drift.stderr);
+    assert.match(
+      drift.stderr,
+      /^error: cannot reach the cluster at https:\/\/127\.0\.0\.1:1 \(context 'real'\) to read the live objects$/m,
+    );
   });
 });
 
