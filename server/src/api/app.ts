@@ -308,6 +308,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
   served.route('/v2', ociRoutes());
   const manager = mountManager(served, deps.manager, service, logger);
   if (manager) metrics.watchAdmission('expand', manager.expansions.counters);
+  if (manager) metrics.watchAdmission('configuration-read', manager.configurationReads.counters);
   served.route('/', pageRoutes());
   trackServedRoutes(app, served, tracker);
   app.route('/', served);
