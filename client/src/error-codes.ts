@@ -517,7 +517,20 @@ export const ERROR_CODES = {
   DEPLOY_FAILED: { category: 'error', meaning: 'Applying the deployment failed for some resources.' },
   MANIFEST_NOT_FOUND: { category: 'not-found', meaning: 'The deployment has no such manifest.' },
   OPERATION_NOT_FOUND: { category: 'not-found', meaning: 'The Deployment Manager has no such operation.' },
-  CLUSTER_UNREACHABLE: { category: 'unreachable', meaning: 'The cluster cannot be reached.' },
+  CLUSTER_UNREACHABLE: {
+    category: 'unreachable',
+    meaning: 'The cluster cannot be reached: nothing answered (connection refused, no such host, timeout).',
+  },
+  CLUSTER_UNAUTHORIZED: {
+    category: 'unauthorized',
+    meaning:
+      "The cluster answered and refused the kubeconfig context's credentials (kubectl: You must be logged in to the server).",
+  },
+  CLUSTER_FORBIDDEN: {
+    category: 'forbidden',
+    meaning:
+      "The cluster answered and its RBAC refused what the kubeconfig context's user asked (Error from server (Forbidden)).",
+  },
   CLUSTER_DISCOVERY_FAILED: {
     category: 'unreachable',
     meaning: 'kubectl could not list the API resources of the cluster.',
