@@ -41,7 +41,7 @@ function generate(dir: string, templates: number, versions: number, salt: string
 }
 
 async function openApp(dir: string, adminTokens: string[] = []) {
-  const { openStore } = await import('../server/src/store/db.js');
+  const { openStore } = await import('../server/src/store/sqlite/open.js');
   const { createApp } = await import('../server/src/api/app.js');
   const { defaultSourceFactory } = await import('../server/src/service.js');
   const { createLogger } = await import('../server/src/log.js');

@@ -2,17 +2,16 @@
  * Read endpoints (docs/server.md "HTTP API"): registries, search, templates, resolve (single and batch),
  * and immutable content (files, schema, archive) of exact versions.
  */
-import { createHash } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
 import { formatTemplateName } from '../../../client/src/reference/index.js';
 import { batchCacheStatus } from '../mirror/mirror.js';
-import type { RegistryView } from '../resolve/catalog.js';
+import { answerEtag, type RegistryView } from '../resolve/catalog.js';
 import { commitShown } from '../source/directory.js';
+import type { QuarantineRow, ReadStore } from '../store/contract.js';
 import { canonicalTemplate } from '../store/first-seen.js';
 import { quarantineField } from '../store/quarantine.js';
-import type { QuarantineRow, ReadStore } from '../store/reads.js';
 import { mayRead } from '../store/visibility.js';
 import type { RequestAccess } from './access.js';
 import { type Admission, callerAddress, nextTurn, type PerCaller } from './admission.js';
@@ -20,10 +19,10 @@ import {
   type AppEnv,
   accessOf,
   attachment,
+  conditionalAnswer,
   errorResponse,
   immutableContent,
   intParam,
-  notModified,
 } from './http.js';
 import { type RegistryVersionList, searchResult, syncHistory } from './shapes.js';
 import { parseTemplatePath, type TemplatePath } from './template-path.js';
@@ -35,35 +34,22 @@ const MAX_BATCH = 1000;
 const BATCH_SLICE = 50;
 
 /**
- * The ETag of a resolve answer (docs/mirroring.md "Floating references"): a hash of its JSON, so a
- * mirror revalidating a floating reference gets `304` while it still resolves to the same thing.
- * Computed once per answer the catalog caches (the fast path then pays one WeakMap lookup).
- */
-const answerEtags = new WeakMap<object, string>();
-function resolveEtag(answer: { body: string }): string {
-  let etag = answerEtags.get(answer);
-  if (etag === undefined) {
-    etag = `"${createHash('sha256').update(answer.body).digest('base64url').slice(0, 27)}"`;
-    answerEtags.set(answer, etag);
-  }
-  return etag;
-}
-
-/**
- * A resolve answer as a response, the one place its ETag and `304` are decided: a resolution
- * carries its ETag and is `304` when the client has it; an error is sent as it is. A plain header
- * object (not c.header, which builds a Headers instance and costs @hono/node-server its fastest
- * write path); `headers` is the caller's own, completed here.
+ * A resolve answer as a response: a resolution is answered conditionally on its ETag (the catalog
+ * computes it with the answer's JSON: `answerEtag`), an error as it is. `headers` is the caller's
+ * own plain object (no c.header: see `conditionalAnswer`).
  */
 function resolveResponse(
   c: Context<AppEnv>,
-  answer: { status: number; body: string },
+  answer: { status: number; body: string; etag?: string },
   headers: Record<string, string>,
 ): Response {
   if (answer.status === 200) {
-    const etag = resolveEtag(answer);
-    headers.etag = etag;
-    if (notModified(c, etag)) return new Response(null, { status: 304, headers });
+    const etag = answer.etag ?? answerEtag(answer.body);
+    return conditionalAnswer(
+      c,
+      { etag, headers, contentType: 'application/json', direct: true },
+      () => answer.body,
+    );
   }
   headers['content-type'] = 'application/json';
   return new Response(answer.body, { status: answer.status, headers });
@@ -115,26 +101,25 @@ export function readRoutes(
     const service = c.get('service');
     const row = await service.find(c.req.param('id'), await accessOf(c));
     const etag = `"${row.id}.${row.createdAt.toString(36)}.${row.generation}"`;
-    c.header('ETag', etag);
-    if (row.visibility === 'public') c.header('Cache-Control', 'no-cache');
-    else {
-      c.header('Cache-Control', 'private, no-cache');
-      c.header('Vary', 'Authorization');
-    }
-    if (notModified(c, etag)) return c.body(null, 304);
-    // Open quarantines ride along, so a mirror shows them too (docs/integrity-store.md §6).
-    const open = new Map(
-      (await service.data.reads.openQuarantines(row.id)).map((q) => [`${q.template}@${q.version}`, q]),
-    );
-    const list: RegistryVersionList = {
-      registry: row.name,
-      commit: commitShown(row.commit),
-      versions: (await service.data.reads.versionList(row.id)).map((v) => {
-        const q = open.get(`${canonicalTemplate(row.name, v.collection, v.template)}@${v.version}`);
-        return q ? { ...v, ...quarantineField(q) } : v;
-      }),
-    };
-    return c.json(list);
+    const headers: Record<string, string> =
+      row.visibility === 'public'
+        ? { 'cache-control': 'no-cache' }
+        : { 'cache-control': 'private, no-cache', vary: 'Authorization' };
+    return conditionalAnswer(c, { etag, headers, contentType: 'application/json' }, async () => {
+      // Open quarantines ride along, so a mirror shows them too (docs/integrity-store.md §6).
+      const open = new Map(
+        (await service.data.reads.openQuarantines(row.id)).map((q) => [`${q.template}@${q.version}`, q]),
+      );
+      const list: RegistryVersionList = {
+        registry: row.name,
+        commit: commitShown(row.commit),
+        versions: (await service.data.reads.versionList(row.id)).map((v) => {
+          const q = open.get(`${canonicalTemplate(row.name, v.collection, v.template)}@${v.version}`);
+          return q ? { ...v, ...quarantineField(q) } : v;
+        }),
+      };
+      return JSON.stringify(list);
+    });
   });
 
   app.get('/registries/:id{.+}', async (c) => {

@@ -19,9 +19,9 @@ import { LRUCache } from 'lru-cache';
 import { DmError } from '../../../client/src/error.js';
 import { isRegistryName, pathProblem, versionNameProblem } from '../../../client/src/registry/index.js';
 import { readTarball } from '../../../client/src/source/index.js';
+import type { QuarantineInfo } from '../../../client/src/wire/registry-api.js';
 import type { Resolution } from '../api/shapes.js';
 import { canonicalTemplate } from '../store/first-seen.js';
-import type { QuarantineInfo } from '../store/quarantine.js';
 import { isUpstreamFault, type Upstream } from './upstream.js';
 import { type VerifiedFile, verifyVersionContent } from './verify-version.js';
 
