@@ -337,8 +337,8 @@ export const ERROR_CODES = {
   SOURCE_FORBIDDEN: { category: 'forbidden', meaning: 'A source refused access.' },
   SOURCE_RATE_LIMITED: { category: 'rate-limited', meaning: 'A source (GitHub) rate limit was reached.' },
   SOURCE_UNREACHABLE: {
-    category: 'unreachable',
-    meaning: 'A source cannot be reached or answered with an error.',
+    category: ['unreachable', 'upstream'],
+    meaning: 'A source cannot be reached (unreachable), or answered with an error status (upstream).',
   },
   SOURCE_TOO_LARGE: { category: 'limit', meaning: 'A source tree has more files or bytes than allowed.' },
   GIT_FAILED: { category: ['unreachable', 'error'], meaning: 'A git command failed.' },
@@ -757,7 +757,7 @@ export const ERROR_CODES = {
   },
   UPSTREAM_INVALID_ANSWER: {
     category: 'upstream',
-    meaning: "A mirror's upstream answered something dm cannot use.",
+    meaning: "An upstream (a mirror's upstream registry, GitHub) answered something dm cannot use.",
   },
   UPSTREAM_CHECKSUM_MISMATCH: {
     category: 'upstream',

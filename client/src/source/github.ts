@@ -7,6 +7,11 @@
  *      with a redirect to its download host: 2 requests).
  * So a cold index costs 4 requests whatever the registry's size, a one-file change 3.
  * Every HTTP request (retries and redirect hops included) is counted on the sync's meter.
+ *
+ * GitHub is an upstream (docs/errors.md): a request whose answer does not start within
+ * `requestTimeoutMs` is `UPSTREAM_TIMEOUT`; an answer that is an unexpected error status is
+ * `SOURCE_UNREACHABLE` (category upstream), one dm cannot use (not the JSON it should be) is
+ * `UPSTREAM_INVALID_ANSWER`; each one sentence naming GitHub, never GitHub's own text.
  */
 
 import { lookup } from 'node:dns/promises';
@@ -46,6 +51,20 @@ export interface GitHubSourceOptions {
   fetch?: typeof fetch;
   /** Warnings (rate limits) go here. */
   onWarning?: (message: string, details: Record<string, unknown>) => void;
+  /**
+   * How long one request may wait for GitHub's answer to begin, ms (default 30 s); the body that
+   * follows is bounded by the sync's own deadline (a large tarball takes its time).
+   */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * A request past its deadline. Named `AbortError` so that octokit passes it through as it does a
+ * cancelled sync: neither wrapped as an HTTP 500 nor retried (which would wait out the deadline
+ * four times).
+ */
+class GitHubDeadline extends Error {
+  override readonly name = 'AbortError';
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -103,7 +122,7 @@ export class GitHubSource implements Source {
     let url = new URL(String(input));
     let current: RequestInit = { ...init, redirect: 'manual' };
     for (let hop = 0; ; hop++) {
-      const response = await baseFetch(url, current);
+      const response = await this.fetchBeforeDeadline(baseFetch, url, current);
       if (this.meter) {
         this.meter.requests++;
         const remaining = response.headers.get('x-ratelimit-remaining');
@@ -123,9 +142,45 @@ export class GitHubSource implements Source {
     }
   }
 
+  /** One fetch whose answer must begin within the request deadline (the caller's signal still applies). */
+  private async fetchBeforeDeadline(baseFetch: typeof fetch, url: URL, init: RequestInit): Promise<Response> {
+    const deadline = new AbortController();
+    const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
+    const timer = setTimeout(() => deadline.abort(), timeoutMs);
+    try {
+      return await baseFetch(url, {
+        ...init,
+        signal: init.signal ? AbortSignal.any([init.signal, deadline.signal]) : deadline.signal,
+      });
+    } catch (error) {
+      if (deadline.signal.aborted && !init.signal?.aborted) {
+        throw new GitHubDeadline(`no answer within ${timeoutMs / 1000} s`, { cause: error });
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** An answer that is not what GitHub's API answers there: GitHub's fault (502), named. */
+  private unusable(what: string): DmError {
+    return new DmError(
+      'UPSTREAM_INVALID_ANSWER',
+      `GitHub answered something dm cannot use for ${what} of ${this.options.owner}/${this.options.repo}`,
+      { category: 'upstream', details: { source: this.description } },
+    );
+  }
+
   private fail(error: unknown, what: string): never {
     const e = error as OctokitError;
     const where = `${this.options.owner}/${this.options.repo}`;
+    if (error instanceof GitHubDeadline) {
+      throw new DmError(
+        'UPSTREAM_TIMEOUT',
+        `GitHub did not answer for ${what} of ${where} within ${(this.options.requestTimeoutMs ?? 30_000) / 1000} s`,
+        { category: 'upstream-timeout', details: { source: this.description } },
+      );
+    }
     if (e.status === 404) {
       throw new DmError(
         'SOURCE_NOT_FOUND',
@@ -169,9 +224,12 @@ export class GitHubSource implements Source {
       c = (c as { cause?: unknown }).cause, depth++
     )
       plain = fromSystemError(c);
-    if (e.status !== undefined && e.status >= 500 && !plain) {
-      throw new DmError('SOURCE_UNREACHABLE', `GitHub answered ${e.status} for ${what} of ${where}`, {
-        category: 'unreachable',
+    // An answer (it has a response): an error status GitHub should not give here. Its text is
+    // not passed on.
+    if (e.status !== undefined && e.response !== undefined && !plain) {
+      throw new DmError('SOURCE_UNREACHABLE', `GitHub answered HTTP ${e.status} for ${what} of ${where}`, {
+        category: 'upstream',
+        details: { source: this.description, status: e.status },
       });
     }
     throw new DmError(
@@ -227,10 +285,19 @@ export class GitHubSource implements Source {
         headers: options.etag ? { 'if-none-match': options.etag } : {},
         request: { signal: options.signal },
       });
-      commit = response.data.sha;
-      treeSha = response.data.commit.tree.sha;
+      const data = response.data as { sha?: unknown; commit?: { tree?: { sha?: unknown } } } | string;
+      if (
+        typeof data !== 'object' ||
+        typeof data.sha !== 'string' ||
+        typeof data.commit?.tree?.sha !== 'string'
+      ) {
+        throw this.unusable(`branch ${ref}`);
+      }
+      commit = data.sha;
+      treeSha = data.commit.tree.sha;
       etag = response.headers.etag ?? null;
     } catch (error) {
+      if (error instanceof DmError) throw error;
       if ((error as OctokitError).status === 304 && options.commit)
         return { status: 'unchanged', commit: options.commit };
       this.fail(error, `branch ${ref}`);
@@ -247,7 +314,9 @@ export class GitHubSource implements Source {
         request: { signal: options.signal },
       });
       tree = response.data;
+      if (typeof tree !== 'object' || tree === null || !Array.isArray(tree.tree)) throw this.unusable('tree');
     } catch (error) {
+      if (error instanceof DmError) throw error;
       this.fail(error, 'tree');
     }
 
@@ -296,11 +365,15 @@ export class GitHubSource implements Source {
             file_sha: e.gitSha,
             request: { signal: options.signal },
           });
+          if (typeof response.data !== 'object' || typeof response.data?.content !== 'string') {
+            throw this.unusable(`blob ${e.path}`);
+          }
           out.set(
             e.path,
             Buffer.from(response.data.content, response.data.encoding === 'base64' ? 'base64' : 'utf8'),
           );
         } catch (error) {
+          if (error instanceof DmError) throw error;
           this.fail(error, `blob ${e.path}`);
         }
       }
@@ -318,15 +391,25 @@ export class GitHubSource implements Source {
         ref: commit,
         request: { signal },
       });
-      data = response.data as ArrayBuffer;
+      if (!(response.data instanceof ArrayBuffer)) throw this.unusable('tarball');
+      data = response.data;
     } catch (error) {
+      if (error instanceof DmError) throw error;
       this.fail(error, 'tarball');
     }
-    const { files } = await readTarball(Buffer.from(data), {
-      ...this.options.limits,
-      stripFirst: true,
-      source: `tarball of ${this.options.owner}/${this.options.repo}@${commit.slice(0, 12)}`,
-    });
+    let files: Map<string, Buffer>;
+    try {
+      ({ files } = await readTarball(Buffer.from(data), {
+        ...this.options.limits,
+        stripFirst: true,
+        source: `tarball of ${this.options.owner}/${this.options.repo}@${commit.slice(0, 12)}`,
+      }));
+    } catch (error) {
+      // Bytes that are no tar archive are GitHub's answer gone wrong; what a readable archive
+      // holds (unsafe paths, sizes) is the repository's, and says so itself.
+      if (error instanceof DmError && error.code === 'INVALID_ARCHIVE') throw this.unusable('tarball');
+      throw error;
+    }
     if (root === '') return files;
     const out = new Map<string, Buffer>();
     for (const [path, content] of files)

@@ -12,6 +12,8 @@
  * - An open breaker (a known-down upstream) answers at once; no caller waits on a dead upstream.
  * - A floating reference revalidated after the TTL sends the ETag of the upstream's last resolve
  *   answer (`If-None-Match`): an unchanged answer is a `304` with no body.
+ * - A resolve answer's `quarantined` is taken only when the exchange stores the version; for a
+ *   version already held the version list decides (mirrored-registry.ts; docs/mirroring.md).
  */
 import { LRUCache } from 'lru-cache';
 import { DmError } from '../../../client/src/error.js';
@@ -292,11 +294,12 @@ export class PullThrough {
     const answerEtag = answer.headers.get('etag') ?? undefined;
     const target = this.options.target;
     const stored = await target.storedDigest(resolution);
-    const noteQuarantine = async () => {
-      if (quarantined) await target.upstreamQuarantined?.({ ...resolution, quarantined });
-    };
+    // One source of truth for what is quarantined (docs/mirroring.md): the upstream's version list
+    // decides for the versions the mirror holds (the list revalidation opens and closes); a resolve
+    // answer's quarantine is taken only by the exchange that stores the version. Applying it to a
+    // version already held as well made an upstream whose two answers disagree open and close the
+    // mirror's quarantine at every revalidation.
     if (stored === resolution.digest) {
-      await noteQuarantine();
       return { kind: 'present', resolution, upstream: upstream.url, etag: answerEtag };
     }
     const logged = {
@@ -362,7 +365,7 @@ export class PullThrough {
       private: /(^|[\s,])private([\s,]|$)/.test(cacheControl),
       supersedes,
     });
-    await noteQuarantine();
+    if (quarantined) await target.upstreamQuarantined?.({ ...resolution, quarantined });
     return { kind: 'stored', resolution, upstream: upstream.url, etag: answerEtag };
   }
 }

@@ -35,6 +35,8 @@ export interface DefaultSourceOptions {
   gitCacheDir: string;
   fetch?: typeof fetch;
   onWarning?: (message: string, details: Record<string, unknown>) => void;
+  /** How long one GitHub request may wait for its answer to begin, ms (default 30 s; then UPSTREAM_TIMEOUT). */
+  githubTimeoutMs?: number | undefined;
 }
 
 export function defaultSourceFactory(options: DefaultSourceOptions): SourceFactory {
@@ -55,6 +57,7 @@ export function defaultSourceFactory(options: DefaultSourceOptions): SourceFacto
         },
         ...(options.fetch ? { fetch: options.fetch } : {}),
         ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+        ...(options.githubTimeoutMs === undefined ? {} : { requestTimeoutMs: options.githubTimeoutMs }),
       });
     }
     if (request.type === 'git') {
