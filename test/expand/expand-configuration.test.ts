@@ -592,6 +592,53 @@ properties:
     assert.deepEqual(quiet, []);
   });
 
+  it("strict, a user's own template: a property its schema's top-level additionalProperties refuses warns (DM accepted it); nested ones fail", async () => {
+    // The Cloud Foundation Toolkit's BigQuery example passes dependsOn, which its table schema
+    // does not declare (test/expand/dm-corpus/cft/bigquery); DM expanded it.
+    const schema =
+      'additionalProperties: false\nproperties:\n  name: {type: string}\n  labels:\n    type: object\n    additionalProperties: false\n    properties: {team: {type: string}}\n  size: {type: integer, default: 1}\n';
+    const warned: string[] = [];
+    const result = await expand(
+      {
+        'config.yaml': 'resources:\n- {name: t, type: a.jinja, properties: {name: x, dependsOn: [ds]}}\n',
+        'a.jinja': T,
+        'a.jinja.schema': schema,
+      },
+      { onWarning: (w) => warned.push(`${w.code} ${w.message}`) },
+    );
+    assert.deepEqual(result.config.resources[0]?.properties, { name: 'x', dependsOn: ['ds'], size: 1 });
+    assert.equal(warned.length, 1, warned.join('\n'));
+    assert.match(warned[0]!, /^SCHEMA_VIOLATION t \([^)]*a\.jinja\): properties\.dependsOn: is not allowed/);
+    // The same from a Python template (checked in a request of its own).
+    const fromPython: string[] = [];
+    const py = await expand(
+      {
+        'config.yaml': 'resources:\n- {name: t, type: a.py, properties: {name: x, dependsOn: [ds]}}\n',
+        'a.py':
+          "def GenerateConfig(c):\n    return {'resources': [{'name': 'x', 'type': 'T', 'properties': c.properties}]}\n",
+        'a.py.schema': schema,
+      },
+      { onWarning: (w) => fromPython.push(w.message) },
+    );
+    assert.deepEqual(py.config.resources[0]?.properties, { name: 'x', dependsOn: ['ds'], size: 1 });
+    assert.equal(fromPython.length, 1, fromPython.join('\n'));
+    // Below the top level, and any other violation, strict still fails.
+    const nested = await expandError({
+      'config.yaml':
+        'resources:\n- {name: t, type: a.jinja, properties: {name: x, labels: {team: a, oops: b}}}\n',
+      'a.jinja': T,
+      'a.jinja.schema': schema,
+    });
+    assert.equal(nested.code, 'SCHEMA_VALIDATION_FAILED');
+    assert.match(nested.message, /properties\.labels\.oops: is not allowed/);
+    const both = await expandError({
+      'config.yaml': 'resources:\n- {name: t, type: a.jinja, properties: {name: 3, dependsOn: [ds]}}\n',
+      'a.jinja': T,
+      'a.jinja.schema': schema,
+    });
+    assert.match(both.message, /properties\.name: must be string/);
+  });
+
   it('applySchema() reports every error together with property paths', async () => {
     const error = await expandError({
       'config.yaml':
