@@ -3,7 +3,7 @@
  * real sandbox and real files.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -358,6 +358,32 @@ describe('expandConfiguration()', () => {
         properties: { labels: { app: 'web' }, dumped: 'a: {x: y}\nb: [1, 2]\n', keys: ['labels'] },
       },
     ]);
+  });
+
+  it("expandConfiguration() loads PyYAML when a template first imports yaml (not at the Python process's start); a yaml.py among the imports does not replace DM's", async () => {
+    const own = new RenderSandbox({ timeoutMs: 5000 });
+    try {
+      const py = [
+        'import sys',
+        'before = sorted(m for m in sys.modules if m == "yaml" or m.startswith("yaml.") or m == "traceback")',
+        'import yaml',
+        'def GenerateConfig(context):',
+        '    return {"resources": [{"name": "a", "type": "T", "properties": {"before": before,',
+        '        "safe": yaml.load("x: 1", Loader=yaml.Loader), "dm": yaml.load is yaml.safe_load}}]}',
+      ].join('\n');
+      const dir = fixture({
+        'config.yaml': 'imports:\n- path: yaml.py\nresources:\n- {name: a, type: y.py}\n',
+        'y.py': py,
+        'yaml.py': 'def load(*a, **k):\n    return "the imports\' yaml.py"\n',
+      });
+      const result = await expandConfiguration(
+        { content: readFileSync(join(dir, 'config.yaml'), 'utf8'), path: join(dir, 'config.yaml') },
+        { sandbox: own },
+      );
+      assert.deepEqual(result.config.resources[0]?.properties, { before: [], safe: { x: 1 }, dm: true });
+    } finally {
+      own.close();
+    }
   });
 
   it('expandConfiguration() keeps yaml.load safe whatever Loader a template names', async () => {
