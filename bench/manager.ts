@@ -20,8 +20,8 @@ import { createApp } from '../server/src/api/app.js';
 import { createLogger } from '../server/src/log.js';
 import { managerPaths } from '../server/src/manager/manager-tokens.js';
 import { defaultSourceFactory } from '../server/src/service.js';
-import { openStore } from '../server/src/store/db.js';
-import { openPostgresStore } from '../server/src/store/postgres.js';
+import { openPostgresStore } from '../server/src/store/postgres/open.js';
+import { openStore } from '../server/src/store/sqlite/open.js';
 import { startKubeStandin } from '../test/kube-standin/server.js';
 import { postgresBinaries, startPostgres } from '../test/support/postgres.js';
 

@@ -21,7 +21,7 @@ const PORT = 18481;
 const TOKEN = 'bench-admin-token';
 
 async function serveApp(port: number, dir: string): Promise<void> {
-  const { openStore } = await import('../server/src/store/db.js');
+  const { openStore } = await import('../server/src/store/sqlite/open.js');
   const { createApp } = await import('../server/src/api/app.js');
   const { defaultSourceFactory } = await import('../server/src/service.js');
   const { createLogger } = await import('../server/src/log.js');

@@ -28,12 +28,12 @@ import { buildIndex } from '../server/src/indexer/build-index-pool.js';
 import { silentLogger } from '../server/src/log.js';
 import { defaultSourceFactory } from '../server/src/service.js';
 import { appendRecordsSqlite } from '../server/src/store/checksum-log.js';
-import { openStore, type Store } from '../server/src/store/db.js';
 import { firstSeenSqlite } from '../server/src/store/first-seen.js';
-import { readsOf } from '../server/src/store/reads.js';
-import { serviceStoreOf } from '../server/src/store/service-store.js';
-import { swapIndex } from '../server/src/store/swap-index.js';
-import { stopSwapWorker, swapIndexOffThread } from '../server/src/store/swap-index-thread.js';
+import { serviceStoreOf } from '../server/src/store/open-store.js';
+import { openStore, type Store } from '../server/src/store/sqlite/open.js';
+import { readsOf } from '../server/src/store/sqlite/reads.js';
+import { swapIndex } from '../server/src/store/sqlite/swap-index.js';
+import { stopSwapWorker, swapIndexOffThread } from '../server/src/store/sqlite/swap-index-thread.js';
 import { commitAll, commitDirectory, startGitHubStandin } from '../test/github-standin/standin.js';
 import { generatedIndex } from './generated-index.js';
 

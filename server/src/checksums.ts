@@ -10,9 +10,7 @@ import writeFileAtomic from 'write-file-atomic';
 import { DmError } from '../../client/src/error.js';
 import { generateLogKey, type LogSigner, parseSignerKey } from '../../client/src/integrity/index.js';
 import { Notifier, type NotifierOptions } from './notify.js';
-import type { QuarantineEvent } from './store/first-seen.js';
-import type { Accepted, AcceptInput } from './store/quarantine.js';
-import type { ChecksumQueries } from './store/service-store.js';
+import type { Accepted, AcceptInput, ChecksumQueries, QuarantineEvent } from './store/contract.js';
 
 export interface ChecksumsOptions {
   /** The log's signer key; default a key made for this process only (tests). */

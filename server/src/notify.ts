@@ -7,7 +7,7 @@
  * process. A quarantine counts as delivered once every URL answered 2xx (`onDelivered`).
  */
 import { createHmac } from 'node:crypto';
-import type { QuarantineEvent } from './store/first-seen.js';
+import type { QuarantineEvent } from './store/contract.js';
 
 export interface NotifierOptions {
   urls: readonly string[];

@@ -18,14 +18,9 @@ import { MirrorCoordination } from './service/mirror-coordination.js';
 import { type AddRegistryInput, Registries, type RegistryInfoOptions } from './service/registries.js';
 import { Syncs } from './service/syncs.js';
 import { TokenAdmin } from './service/tokens.js';
-import type { QuarantineEvent } from './store/first-seen.js';
+import type { QuarantineEvent, RegistryRow, ServiceStore } from './store/contract.js';
 import { GenerationWatch } from './store/generation-watch.js';
-import {
-  type RegistryRow,
-  type ServiceStore,
-  type StoreHandle,
-  serviceStoreOf,
-} from './store/service-store.js';
+import { type StoreHandle, serviceStoreOf } from './store/open-store.js';
 
 export { PRIVATE_LABEL, type ServiceDeps } from './service/context.js';
 export { type AddRegistryInput, LOCAL_DIRECTORY, type RegistryInfoOptions } from './service/registries.js';

@@ -8,7 +8,7 @@
  * Namespaces stay Terminating, so --wait and namespace removal are not asserted here.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -268,6 +268,83 @@ describe('dm deploy against a real kube-apiserver 1.20', () => {
       ['create', 'update', 'delete'],
     );
   });
+
+  it('a token the cluster refuses, an identity RBAC forbids, and a server that is not there: what the cluster said (exit 1, with the context), "cannot reach" only when nothing answered (exit 5)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const good = readFileSync(kubeconfig, 'utf8');
+    const viewerToken = readFileSync(join(dir, 'server', 'viewer-token'), 'utf8').trim();
+    const variant = (name: string, text: string) => {
+      assert.notEqual(text, good, `${name} differs from the kubeconfig`);
+      return file(name, text);
+    };
+    const badToken = variant(
+      'bad-token.kubeconfig',
+      good.replace(/token: [0-9a-f]+/, 'token: 0123456789abcdef'),
+    );
+    const viewer = variant('viewer.kubeconfig', good.replace(/token: [0-9a-f]+/, `token: ${viewerToken}`));
+    const refused = variant(
+      'refused.kubeconfig',
+      good.replace(/server: https:\/\/127\.0\.0\.1:\d+/, 'server: https://127.0.0.1:1'),
+    );
+    const config = file(
+      'refusal.yaml',
+      'resources:\n- {name: refusal, type: v1/ConfigMap, properties: {data: {a: "1"}}}\n',
+    );
+    const as = (kc: string, args: string[]) => run(process.execPath, [dmBin, '--kubeconfig', kc, ...args]);
+    const oneSentence = (r: Run, says: RegExp) => {
+      assert.match(r.stderr, says);
+      assert.doesNotMatch(r.stderr, /cannot reach/);
+      assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
+      assert.equal(r.stderr.split('\n').filter((l) => l.startsWith('error: ')).length, 1, r.stderr);
+    };
+
+    // A token the apiserver does not know: 401, in kubectl's words, naming the context.
+    const unauthorized =
+      /^error: the cluster at https:\/\/127\.0\.0\.1:\d+ refused the credentials of context 'real': You must be logged in to the server \((Unauthorized|the server has asked for the client to provide credentials)\)$/m;
+    for (const args of [
+      ['deploy', config, '--name', 'refusal'],
+      ['deploy', config, '--name', 'refusal', '--dry-run'],
+      ['drift', 'app'],
+    ]) {
+      const r = await as(badToken, args);
+      assert.equal(r.code, 1, `dm ${args.join(' ')}: ${r.stderr}`);
+      oneSentence(r, unauthorized);
+    }
+    const json = await as(badToken, ['-o', 'json', 'deploy', config, '--name', 'refusal']);
+    assert.equal(json.code, 1, json.stderr);
+    assert.equal((JSON.parse(json.stdout) as { error: { code: string } }).error.code, 'CLUSTER_UNAUTHORIZED');
+
+    // dm-viewer may discover kinds but not write or read ConfigMaps (RBAC): 403, in kubectl's words.
+    for (const [args, verb] of [
+      [['deploy', config, '--name', 'refusal'], 'patch'],
+      [['deploy', config, '--name', 'refusal', '--dry-run'], 'get'],
+    ] as const) {
+      const r = await as(viewer, [...args]);
+      assert.equal(r.code, 1, `dm ${args.join(' ')}: ${r.stderr}`);
+      oneSentence(
+        r,
+        new RegExp(
+          `^error: the cluster at https://127\\.0\\.0\\.1:\\d+ refused what context 'real' asked: Error from server \\(Forbidden\\): configmaps "refusal" is forbidden: User "dm-viewer" cannot ${verb} resource "configmaps" in API group "" in the namespace "default"$`,
+          'm',
+        ),
+      );
+    }
+    assert.notEqual((await kubectl(['get', 'configmap', 'refusal'])).code, 0, 'nothing was created');
+
+    // Nothing listens: that alone is "cannot reach", exit 5.
+    const away = await as(refused, ['deploy', config, '--name', 'refusal']);
+    assert.equal(away.code, 5, away.stderr);
+    assert.match(
+      away.stderr,
+      /^error: cannot reach the cluster at https:\/\/127\.0\.0\.1:1 \(context 'real'\)$/m,
+    );
+    const drift = await as(refused, ['drift', 'app']);
+    assert.equal(drift.code, 5, drift.stderr);
+    assert.match(
+      drift.stderr,
+      /^error: cannot reach the cluster at https:\/\/127\.0\.0\.1:1 \(context 'real'\) to read the live objects$/m,
+    );
+  });
 });
 
 describe('the Deployment Manager service against a real kube-apiserver 1.20', () => {
@@ -364,6 +441,57 @@ describe('the Deployment Manager service against a real kube-apiserver 1.20', ()
       assert.notEqual((await kubectl(['get', kind, name, '-n', NS])).code, 0, `${kind}/${name} is gone`);
     }
     assert.equal((await api('GET', '/api/v1/deployments/svc-app')).status, 404);
+  });
+
+  it("a cluster that refuses the service's own credentials answers 502 naming the cluster, never the caller's 401", async () => {
+    const { readFileSync } = await import('node:fs');
+    const badDir = join(dir, 'bad-credentials');
+    mkdirSync(badDir);
+    const bad = join(badDir, 'kubeconfig');
+    const good = readFileSync(kubeconfig, 'utf8');
+    writeFileSync(bad, good.replace(/token: [0-9a-f]+/, 'token: 0123456789abcdef'));
+    assert.notEqual(readFileSync(bad, 'utf8'), good, 'the kubeconfig has a token to replace');
+    const started = await startManager(badDir, bad, ADMIN);
+    try {
+      // A token limited to one namespace: the service reads the cluster's kinds before accepting.
+      const token = spawnSync(
+        process.execPath,
+        [
+          registryBin,
+          'token',
+          'create',
+          '--deploy',
+          `real/${NS}`,
+          '--db',
+          join(badDir, 'data', 'registry.db'),
+        ],
+        { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: badDir } },
+      );
+      assert.equal(token.status, 0, token.stderr);
+      const limited = managerApi(() => started.url, token.stdout.trim());
+      const refused = await limited.api('POST', '/api/v1/deployments', {
+        name: 'refused',
+        cluster: 'real',
+        namespace: NS,
+        configuration: {
+          content: 'resources:\n- {name: c, type: v1/ConfigMap, properties: {data: {a: "1"}}}\n',
+          imports: [],
+        },
+      });
+      assert.equal(refused.status, 502, JSON.stringify(refused.body));
+      const error = refused.body.error as { code: string; message: string };
+      assert.equal(error.code, 'CLUSTER_UNAUTHORIZED');
+      assert.match(error.message, /refused the credentials of context/);
+      assert.doesNotMatch(error.message, new RegExp(badDir), 'no server path in the answer');
+    } finally {
+      const { child } = started;
+      if (child.exitCode === null && child.signalCode === null) {
+        await new Promise<void>((resolve) => {
+          child.on('exit', () => resolve());
+          child.kill('SIGTERM');
+        });
+      }
+    }
   });
 });
 

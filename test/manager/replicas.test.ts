@@ -14,7 +14,7 @@ import { createApp, type RegistryApp } from '../../server/src/api/app.js';
 import { silentLogger } from '../../server/src/log.js';
 import { createManagerToken } from '../../server/src/manager/manager-tokens.js';
 import { defaultSourceFactory } from '../../server/src/service.js';
-import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres.js';
+import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres/open.js';
 import { type KubeStandin, startKubeStandin } from '../kube-standin/server.js';
 import { ADMIN_TOKEN, tempDir } from '../server/helpers.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';

@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { exportBundle, importBundle } from '../../server/src/mirror/bundle.js';
 import { Catalog } from '../../server/src/resolve/catalog.js';
-import { type AddedVersion, addVersions } from '../../server/src/store/add-versions.js';
-import { openStore } from '../../server/src/store/db.js';
-import { openPostgresStore } from '../../server/src/store/postgres.js';
-import { type StoreHandle, serviceStoreOf } from '../../server/src/store/service-store.js';
+import type { AddedVersion } from '../../server/src/store/contract.js';
+import { type StoreHandle, serviceStoreOf } from '../../server/src/store/open-store.js';
+import { openPostgresStore } from '../../server/src/store/postgres/open.js';
+import { addVersions } from '../../server/src/store/sqlite/add-versions.js';
+import { openStore } from '../../server/src/store/sqlite/open.js';
 import { jinjaVersion } from '../support/jinja-version.js';
 import { DIALECTS, postgresDatabase } from './dialect.js';
 

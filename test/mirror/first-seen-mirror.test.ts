@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { versionDigest } from '../../client/src/registry/digest.js';
-import type { AddedVersion } from '../../server/src/store/add-versions.js';
+import type { AddedVersion } from '../../server/src/store/contract.js';
 import { DIALECTS, type DialectTestServer, testServerOn } from '../server/helpers.js';
 
 const REGISTRY = {

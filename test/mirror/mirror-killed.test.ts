@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { versionDigest } from '../../client/src/registry/digest.js';
-import { openStore } from '../../server/src/store/db.js';
+import { openStore } from '../../server/src/store/sqlite/open.js';
 import { tempDir } from '../server/helpers.js';
 import { type RegistryProcess, startRegistry } from '../server/hostile/process.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';

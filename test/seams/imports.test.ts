@@ -4,7 +4,7 @@
  * read is declared in client/src/wire/); the two store dialects never import each other.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -31,15 +31,14 @@ function crossings(graph: ReadonlyMap<string, ReadonlySet<string>>, from: string
 }
 
 /**
- * The store is being reshaped into one contract and two dialect folders (issue 24); until that
- * lands, its own circle is listed, not failed. Once no circle is left inside server/src/store,
- * set this to false: every circle anywhere then fails.
+ * The store was reshaped into one contract and two dialect folders (issue 24): no circle is left
+ * inside server/src/store, so every circle anywhere fails.
  */
-const STORE_CIRCLE_PENDING = true;
+const STORE_CIRCLE_PENDING = false;
 
 /**
  * The client modules the server may import (docs/server.md "Where things are"): the areas' entries
- * and a few single modules. server/src/store is left out until its reshape lands (issue 24).
+ * and a few single modules.
  */
 const CLIENT_ENTRIES = new Set(
   [
@@ -83,16 +82,27 @@ describe('module boundaries', () => {
     assert.deepEqual(crossings(graph, 'client/src', 'server/src'), []);
   });
 
-  it('server/src (but its store, for now) uses the client through its stated entries only', () => {
+  it('server/src uses the client through its stated entries only', () => {
     const deep = crossings(graph, 'server/src', 'client/src').filter(
-      (line) => !line.startsWith('server/src/store/') && !CLIENT_ENTRIES.has(line.split(' -> ')[1]!),
+      (line) => !CLIENT_ENTRIES.has(line.split(' -> ')[1]!),
     );
     assert.deepEqual(deep, [], `import these through one of: ${[...CLIENT_ENTRIES].join(', ')}`);
   });
 
-  it('server/src/store/sqlite and server/src/store/postgres never import each other (nothing to check while the folders do not exist)', () => {
+  it('server/src/store/sqlite and server/src/store/postgres never import each other', () => {
+    assert.ok(graph.has('server/src/store/sqlite/open.ts') && graph.has('server/src/store/postgres/open.ts'));
     assert.deepEqual(crossings(graph, 'server/src/store/sqlite', 'server/src/store/postgres'), []);
     assert.deepEqual(crossings(graph, 'server/src/store/postgres', 'server/src/store/sqlite'), []);
+  });
+
+  it('each file of the dialect folders says in its first line why it is dialect-specific', () => {
+    const files = [...graph.keys()].filter((f) => /^server\/src\/store\/(sqlite|postgres)\//.test(f));
+    assert.ok(files.length >= 10, `only ${files.length} dialect files`);
+    const silent = files.filter((f) => {
+      const first = readFileSync(join(root, f), 'utf8').split('\n', 1)[0]!;
+      return !/^\/\/ (SQLite|PostgreSQL) only: \S.{20,}/.test(first);
+    });
+    assert.deepEqual(silent, [], "start each with '// SQLite only: <why>' or '// PostgreSQL only: <why>'");
   });
 });
 

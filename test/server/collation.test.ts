@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { isPostgres } from '../../server/src/store/service-store.js';
+import { isPostgres } from '../../server/src/store/open-store.js';
 import { commitAll, commitDirectory } from '../github-standin/standin.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';
 import { type DialectTestServer, FIXTURES, tempDir, testServerAt, testServerOn } from './helpers.js';

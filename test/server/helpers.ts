@@ -14,9 +14,9 @@ import { ADMIN_ACCESS } from '../../server/src/api/access.js';
 import { type CreateAppDeps, createApp, type RegistryApp } from '../../server/src/api/app.js';
 import { silentLogger } from '../../server/src/log.js';
 import { defaultSourceFactory, RegistryService } from '../../server/src/service.js';
-import { openStore, type Store } from '../../server/src/store/db.js';
-import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres.js';
-import { isPostgres } from '../../server/src/store/service-store.js';
+import { isPostgres } from '../../server/src/store/open-store.js';
+import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres/open.js';
+import { openStore, type Store } from '../../server/src/store/sqlite/open.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';
 
 export const FIXTURES = join(process.cwd(), 'registry-fixtures');

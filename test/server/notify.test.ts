@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseVerifierKey } from '../../client/src/integrity/index.js';
 import { Notifier, notificationBody, signatureOf } from '../../server/src/notify.js';
-import type { QuarantineEvent } from '../../server/src/store/first-seen.js';
+import type { QuarantineEvent } from '../../server/src/store/contract.js';
 import { DIALECTS, postgresDatabase, tempDir } from './helpers.js';
 
 const BIN = join(process.cwd(), 'bin', 'dm-registry.js');

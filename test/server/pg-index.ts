@@ -7,9 +7,9 @@ import { createMeter } from '../../client/src/source/source.js';
 import { NO_KNOWN_CONTENT } from '../../server/src/indexer/build-index.js';
 import { buildIndex } from '../../server/src/indexer/build-index-pool.js';
 import { DirectorySource } from '../../server/src/source/directory.js';
-import type { PostgresStore } from '../../server/src/store/postgres.js';
-import type { SwapMeta, SwapResult } from '../../server/src/store/swap-index.js';
-import { swapIndexPg } from '../../server/src/store/swap-index-pg.js';
+import type { SwapMeta, SwapResult } from '../../server/src/store/contract.js';
+import type { PostgresStore } from '../../server/src/store/postgres/open.js';
+import { swapIndexPg } from '../../server/src/store/postgres/swap-index.js';
 
 export async function indexDirectoryPg(
   store: PostgresStore,

@@ -18,8 +18,8 @@ import {
   parseVerifierKey,
   verifyCheckpoint,
 } from '../../client/src/integrity/index.js';
-import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres.js';
-import { PostgresReads } from '../../server/src/store/reads-pg.js';
+import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres/open.js';
+import { PostgresReads } from '../../server/src/store/postgres/reads.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';
 import { FIXTURES, tempDir } from './helpers.js';
 import { indexDirectoryPg } from './pg-index.js';

@@ -22,7 +22,7 @@ import {
   MemoryCheckpointMemory,
 } from '../../client/src/integrity/index.js';
 import { createLogger } from '../../server/src/log.js';
-import { isPostgres } from '../../server/src/store/service-store.js';
+import { isPostgres } from '../../server/src/store/open-store.js';
 import { amendLastCommit, commitAll, commitDirectory } from '../github-standin/standin.js';
 import { admin, DIALECTS, type DialectTestServer, FIXTURES, tempDir, testServerOn } from './helpers.js';
 

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { isDmError } from '../../client/src/error.js';
 import { formatTemplateName } from '../../client/src/reference/reference.js';
 import { parseTemplatePath } from '../../server/src/api/template-path.js';
-import { serviceStoreOf } from '../../server/src/store/service-store.js';
+import { serviceStoreOf } from '../../server/src/store/open-store.js';
 import { DIALECTS, type DialectTestServer, FIXTURES, tempDir, testServerOn } from './helpers.js';
 
 const REG = 'github.com/acme/templates';

@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { GenerationWatch } from '../../server/src/store/generation-watch.js';
-import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres.js';
-import { serviceStoreOf } from '../../server/src/store/service-store.js';
-import { SyncLeases } from '../../server/src/store/sync-lease.js';
+import { serviceStoreOf } from '../../server/src/store/open-store.js';
+import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres/open.js';
+import { SyncLeases } from '../../server/src/store/postgres/sync-lease.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';
 import { FIXTURES } from './helpers.js';
 import { indexDirectoryPg } from './pg-index.js';

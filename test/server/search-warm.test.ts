@@ -11,10 +11,10 @@ import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { defaultSourceFactory, RegistryService } from '../../server/src/service.js';
-import { openStore } from '../../server/src/store/db.js';
-import { openPostgresStore } from '../../server/src/store/postgres.js';
-import type { SearchCounters } from '../../server/src/store/reads.js';
-import { isPostgres } from '../../server/src/store/service-store.js';
+import type { SearchCounters } from '../../server/src/store/contract.js';
+import { isPostgres } from '../../server/src/store/open-store.js';
+import { openPostgresStore } from '../../server/src/store/postgres/open.js';
+import { openStore } from '../../server/src/store/sqlite/open.js';
 import { DIALECTS, type DialectTestServer, FIXTURES, tempDir, testServerOn } from './helpers.js';
 
 const REG = 'local.dm/acme/warm';

@@ -7,9 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres.js';
-import { type ReadStore, readsOf } from '../../server/src/store/reads.js';
-import { PostgresReads } from '../../server/src/store/reads-pg.js';
+import type { ReadStore } from '../../server/src/store/contract.js';
+import { openPostgresStore, type PostgresStore } from '../../server/src/store/postgres/open.js';
+import { PostgresReads } from '../../server/src/store/postgres/reads.js';
+import { readsOf } from '../../server/src/store/sqlite/reads.js';
 import { EVERY_REGISTRY, PUBLIC_READER } from '../../server/src/store/visibility.js';
 import { pagesServer } from '../pages/fixture.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../support/postgres.js';

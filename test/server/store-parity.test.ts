@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { isPostgres, serviceStoreOf } from '../../server/src/store/service-store.js';
+import { isPostgres, serviceStoreOf } from '../../server/src/store/open-store.js';
 import { commitAll, commitDirectory } from '../github-standin/standin.js';
 import { DIALECTS, type DialectTestServer, FIXTURES, tempDir, testServerOn } from './helpers.js';
 

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { generatedIndex } from '../../bench/generated-index.js';
 import { ADMIN_ACCESS } from '../../server/src/api/access.js';
-import { serviceStoreOf } from '../../server/src/store/service-store.js';
+import { serviceStoreOf } from '../../server/src/store/open-store.js';
 import {
   DIALECTS,
   type DialectTestServer,

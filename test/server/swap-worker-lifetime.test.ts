@@ -13,8 +13,8 @@ import { pathToFileURL } from 'node:url';
 import { generatedIndex } from '../../bench/generated-index.js';
 import { isDmError } from '../../client/src/error.js';
 import { ADMIN_ACCESS } from '../../server/src/api/access.js';
-import { serviceStoreOf } from '../../server/src/store/service-store.js';
-import { stopSwapWorker, swapWorkerThreadId } from '../../server/src/store/swap-index-thread.js';
+import { serviceStoreOf } from '../../server/src/store/open-store.js';
+import { stopSwapWorker, swapWorkerThreadId } from '../../server/src/store/sqlite/swap-index-thread.js';
 import { FIXTURES, type TestServer, tempDir, testServer } from './helpers.js';
 
 const REG = 'github.com/acme/templates';
@@ -90,9 +90,9 @@ describe('the SQLite swap worker kept between swaps', () => {
       const script = join(dir, 'swap.mjs');
       writeFileSync(
         script,
-        `import { openStore } from ${JSON.stringify(dist('server/src/store/db.js'))};
-import { serviceStoreOf } from ${JSON.stringify(dist('server/src/store/service-store.js'))};
-import { swapWorkerThreadId } from ${JSON.stringify(dist('server/src/store/swap-index-thread.js'))};
+        `import { openStore } from ${JSON.stringify(dist('server/src/store/sqlite/open.js'))};
+import { serviceStoreOf } from ${JSON.stringify(dist('server/src/store/open-store.js'))};
+import { swapWorkerThreadId } from ${JSON.stringify(dist('server/src/store/sqlite/swap-index-thread.js'))};
 import { generatedIndex } from ${JSON.stringify(dist('bench/generated-index.js'))};
 const store = openStore(${JSON.stringify(dir)} + '/' + process.argv[2] + '.db');
 const service = serviceStoreOf(store);

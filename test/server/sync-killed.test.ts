@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ADMIN_ACCESS } from '../../server/src/api/access.js';
-import { isPostgres } from '../../server/src/store/service-store.js';
+import { isPostgres } from '../../server/src/store/open-store.js';
 import { DIALECTS, killAt, killTestRegistry, leasesExpired, openDatabase } from './helpers.js';
 
 const everyone = ADMIN_ACCESS;

@@ -15,10 +15,10 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { BuiltIndex, IndexedTemplate } from '../../server/src/indexer/build-index.js';
-import type { SearchPage } from '../../server/src/store/search.js';
-import { isPostgres } from '../../server/src/store/service-store.js';
-import { swapIndex } from '../../server/src/store/swap-index.js';
-import { swapIndexPg } from '../../server/src/store/swap-index-pg.js';
+import type { SearchPage } from '../../server/src/store/contract.js';
+import { isPostgres } from '../../server/src/store/open-store.js';
+import { swapIndexPg } from '../../server/src/store/postgres/swap-index.js';
+import { swapIndex } from '../../server/src/store/sqlite/swap-index.js';
 import { ADMIN_TOKEN, DIALECTS, type DialectTestServer, testServerOn } from './helpers.js';
 
 /** No word is a prefix of another, so a prefix query matches the same words on both dialects. */

@@ -4,7 +4,7 @@
  * file's content is put in `content` by its sha256.
  */
 import { sha256Hex, versionDigest } from '../../client/src/registry/digest.js';
-import type { AddedVersion } from '../../server/src/store/add-versions.js';
+import type { AddedVersion } from '../../server/src/store/contract.js';
 
 export function jinjaVersion(
   template: string,

@@ -10,9 +10,9 @@
  */
 import { DmError } from '../../../client/src/error.js';
 import type { Access, RegistryView } from '../resolve/catalog.js';
+import type { Reader, TokenQueries } from '../store/contract.js';
 import { hashToken } from '../store/secrets.js';
-import type { TokenQueries } from '../store/service-store.js';
-import { EVERY_REGISTRY, mayRead, organisationsOf, PUBLIC_READER, type Reader } from '../store/visibility.js';
+import { EVERY_REGISTRY, mayRead, organisationsOf, PUBLIC_READER } from '../store/visibility.js';
 
 interface TokenGrant {
   id: number;

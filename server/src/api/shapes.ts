@@ -5,8 +5,7 @@
  */
 import { formatTemplateName } from '../../../client/src/reference/index.js';
 import type { SearchResult, SyncHistory } from '../../../client/src/wire/registry-api.js';
-import type { SyncRow } from '../store/reads.js';
-import type { SearchPage } from '../store/search.js';
+import type { SearchPage, SyncRow } from '../store/contract.js';
 
 export type * from '../../../client/src/wire/registry-api.js';
 

@@ -1,7 +1,7 @@
 /** `dm-registry migrate`: apply the database migrations (docs/server.md "Running it"). */
 
 import type { Command } from 'commander';
-import { type CommonOptions, DATA_DIR_HELP, databaseTarget } from './target.js';
+import { type CommonOptions, DATA_DIR_HELP, databaseTarget, openDatabase } from './target.js';
 
 export function registerMigrate(program: Command, env: NodeJS.ProcessEnv): void {
   program
@@ -12,15 +12,8 @@ export function registerMigrate(program: Command, env: NodeJS.ProcessEnv): void 
     .addHelpText('after', '\nExample:\n  dm-registry migrate --db file:./data/registry.db\n')
     .action(async (o: CommonOptions) => {
       const target = databaseTarget(o.db, env, o.dataDir);
-      if (target.kind === 'postgres') {
-        const { openPostgresStore } = await import('../store/postgres.js');
-        const store = await openPostgresStore(target.url, { max: 1 });
-        await store.close();
-        process.stdout.write(`migrations applied to ${store.displayUrl}\n`);
-        return;
-      }
-      const { openStore } = await import('../store/db.js');
-      openStore(target.file).close();
-      process.stdout.write(`migrations applied to ${target.file}\n`);
+      const opened = await openDatabase(target, { max: 1 });
+      await opened.close();
+      process.stdout.write(`migrations applied to ${opened.display}\n`);
     });
 }

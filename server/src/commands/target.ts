@@ -5,6 +5,7 @@
 
 import { dirname, resolve } from 'node:path';
 import { DmError } from '../../../client/src/error.js';
+import type { OpenedStore } from '../store/open-store.js';
 
 export interface CommonOptions {
   db?: string;
@@ -60,16 +61,13 @@ export function localDir(target: DatabaseTarget): string {
   return target.dataDir;
 }
 
-/** Opens the store of `--db` (migrations applied); `close` ends it. */
-export async function openDatabase(target: DatabaseTarget) {
-  if (target.kind === 'postgres') {
-    const { openPostgresStore } = await import('../store/postgres.js');
-    const store = await openPostgresStore(target.url);
-    return { store, display: store.displayUrl, close: () => store.close() };
-  }
-  const { openStore } = await import('../store/db.js');
-  const store = openStore(target.file);
-  return { store, display: target.file, close: async () => store.close() };
+/** Opens the store of `--db` (migrations applied; store/open-store.ts); `close` ends it. */
+export async function openDatabase(
+  target: DatabaseTarget,
+  options: { max?: number } = {},
+): Promise<OpenedStore> {
+  const { openStoreAt } = await import('../store/open-store.js');
+  return openStoreAt(target, options);
 }
 
 /** DM_REGISTRY_SYNC_LEASE_TTL_MS: how long a sync lease outlives its last heartbeat (PostgreSQL). */

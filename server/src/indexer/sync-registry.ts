@@ -12,15 +12,9 @@ import {
   type OpenOptions,
   type Source,
 } from '../../../client/src/source/index.js';
-import type { QuarantineEvent } from '../store/first-seen.js';
+import type { QuarantineEvent, RegistryRow, ServiceStore, SyncValues } from '../store/contract.js';
+import { type StoreHandle, serviceStoreOf } from '../store/open-store.js';
 import { replicaName } from '../store/replica.js';
-import {
-  type RegistryRow,
-  type ServiceStore,
-  type StoreHandle,
-  type SyncValues,
-  serviceStoreOf,
-} from '../store/service-store.js';
 import type { IndexBuildPool } from './build-index-pool.js';
 import { buildIndex } from './build-index-pool.js';
 

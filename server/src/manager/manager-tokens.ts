@@ -11,8 +11,8 @@ import {
   postgresStateDatabase,
   type StateDatabase,
 } from '../../../client/src/state/index.js';
+import { isPostgres, type StoreHandle } from '../store/open-store.js';
 import { hashToken, newToken } from '../store/secrets.js';
-import { isPostgres, type StoreHandle } from '../store/service-store.js';
 import { parseScope } from './manager-access.js';
 
 /** The manager's SQLite file and cache directory for a server database file. */

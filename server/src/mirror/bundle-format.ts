@@ -33,7 +33,7 @@ import {
   versionDigest,
   versionNameProblem,
 } from '../../../client/src/registry/index.js';
-import type { AddedVersion, ExportedTemplate } from '../store/add-versions.js';
+import type { AddedVersion, ExportedTemplate } from '../store/contract.js';
 import { TarWalker } from './bundle-tar.js';
 
 export const BUNDLE_FORMAT = 'dm-bundle/v1';

@@ -8,8 +8,8 @@ import { DmError } from '../../../client/src/error.js';
 import { readLockFile, referencesInText } from '../../../client/src/resolve/index.js';
 import type { Resolution } from '../api/shapes.js';
 import { Catalog } from '../resolve/catalog.js';
-import type { AddedVersion } from '../store/add-versions.js';
-import { type StoreHandle, serviceStoreOf } from '../store/service-store.js';
+import type { AddedVersion } from '../store/contract.js';
+import { type StoreHandle, serviceStoreOf } from '../store/open-store.js';
 import {
   type BundleManifest,
   type BundleRegistry,

@@ -22,9 +22,8 @@ import type { OpenOptions } from '../../../client/src/source/index.js';
 import type { RegistryVersionList } from '../api/shapes.js';
 import type { IncrementalSource } from '../indexer/sync-registry.js';
 import { versionKey } from '../store/add-versions.js';
+import type { MirrorQueries, ReadStore } from '../store/contract.js';
 import { canonicalTemplate } from '../store/first-seen.js';
-import type { ReadStore } from '../store/reads.js';
-import type { MirrorQueries } from '../store/service-store.js';
 import { checkQuarantine, type PullThrough, type UpstreamQuarantine } from './pull-through.js';
 import type { Upstream } from './upstream.js';
 

@@ -6,8 +6,8 @@
  */
 
 import type { Logger } from '../log.js';
-import { canonicalTemplate, type QuarantineEvent } from '../store/first-seen.js';
-import type { MirrorQueries } from '../store/service-store.js';
+import type { MirrorQueries, QuarantineEvent } from '../store/contract.js';
+import { canonicalTemplate } from '../store/first-seen.js';
 import type { MirrorTarget, PulledVersion } from './pull-through.js';
 
 export interface StoreTarget extends MirrorTarget {

@@ -8,8 +8,8 @@ import type { SyncOutcome } from '../indexer/sync-registry.js';
 import type { Mirror } from '../mirror/mirror.js';
 import type { StoreTarget } from '../mirror/store-target.js';
 import type { Catalog } from '../resolve/catalog.js';
-import type { QuarantineEvent } from '../store/first-seen.js';
-import type { ServiceStore, StoreHandle } from '../store/service-store.js';
+import type { QuarantineEvent, ServiceStore } from '../store/contract.js';
+import type { StoreHandle } from '../store/open-store.js';
 import type { SourceFactory } from './sources.js';
 
 export interface ServiceDeps {

@@ -10,8 +10,7 @@ import type { IncrementalSource } from '../indexer/sync-registry.js';
 import type { Mirror } from '../mirror/mirror.js';
 import { mirroredRegistrySource } from '../mirror/mirrored-registry.js';
 import type { StoreTarget } from '../mirror/store-target.js';
-import type { QuarantineEvent } from '../store/first-seen.js';
-import type { RegistryRow } from '../store/service-store.js';
+import type { QuarantineEvent, RegistryRow } from '../store/contract.js';
 import { type MirrorFactory, PRIVATE_LABEL, type ServiceContext, ServicePart } from './context.js';
 import { withoutCredentials } from './sources.js';
 

@@ -13,9 +13,9 @@ import {
   syncRegistry,
 } from '../indexer/sync-registry.js';
 import type { SourceType } from '../source/source-spec.js';
+import { isPostgres } from '../store/open-store.js';
+import { SyncLeases } from '../store/postgres/sync-lease.js';
 import { replicaName } from '../store/replica.js';
-import { isPostgres } from '../store/service-store.js';
-import { SyncLeases } from '../store/sync-lease.js';
 import { PRIVATE_LABEL, type ServiceContext, ServicePart } from './context.js';
 import type { MirrorCoordination } from './mirror-coordination.js';
 import type { Registries } from './registries.js';

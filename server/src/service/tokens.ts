@@ -1,8 +1,8 @@
 /** API tokens (docs/server.md "HTTP API"): created (printed once, stored hashed), listed, revoked. */
 import { DmError } from '../../../client/src/error.js';
 import type { TokenBook } from '../api/access.js';
+import type { ServiceStore } from '../store/contract.js';
 import { hashToken, newToken } from '../store/secrets.js';
-import type { ServiceStore } from '../store/service-store.js';
 import { organisationList, organisationsOf, storedOrganisations } from '../store/visibility.js';
 import type { ServiceContext } from './context.js';
 

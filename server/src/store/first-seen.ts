@@ -8,7 +8,7 @@
  */
 import type Database from 'better-sqlite3';
 import { encodeRecord, type LogRecord } from '../../../client/src/integrity/index.js';
-import { formatTemplateName } from '../../../client/src/reference/reference.js';
+import { formatTemplateName } from '../../../client/src/reference/index.js';
 import {
   type BuiltIndex,
   type IndexedFile,
@@ -17,6 +17,7 @@ import {
   schemaInfo,
 } from '../indexer/build-index.js';
 import { appendRecordsPg, appendRecordsSqlite, type PgQueryable } from './checksum-log.js';
+import type { QuarantineEvent } from './contract.js';
 
 /** One changed file of a quarantined version: sha256 before and after (null: added or removed). */
 export interface ChangedFile {
@@ -49,23 +50,6 @@ export interface ServedVersion {
 export interface OpenQuarantine {
   id: number;
   newDigest: string;
-}
-
-/** A version found changed in this swap (new, or its new digest changed again). */
-export interface QuarantineEvent {
-  registryId: number;
-  registry: string;
-  template: string;
-  version: string;
-  firstDigest: string;
-  newDigest: string;
-  changedFiles: ChangedFile[];
-  treeSha: string | null;
-  since: number;
-  /** The open row to refresh; undefined: insert one. */
-  openId: number | undefined;
-  /** Set by the writer: the row's id. */
-  id?: number;
 }
 
 export interface FirstSeenPlan {

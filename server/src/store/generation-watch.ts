@@ -10,7 +10,7 @@
  * `dm-registry index`) committed to the same file. A poll rather than LISTEN: it also works
  * behind PgBouncer in transaction mode, and SQLite has nothing to listen to.
  */
-import type { RegistryGeneration } from './service-store.js';
+import type { RegistryGeneration } from './contract.js';
 
 export class GenerationWatch {
   private known: Map<number, number> | undefined;

@@ -14,44 +14,24 @@ import {
   MerkleLog,
   signCheckpoint,
 } from '../../../client/src/integrity/index.js';
+import type { ChangedFile } from '../../../client/src/wire/registry-api.js';
 import { appendRecordsPg, appendRecordsSqlite, PgHashStore, SqliteHashStore } from './checksum-log.js';
-import type { Store } from './db.js';
-import { type ChangedFile, canonicalTemplate, type QuarantineEvent } from './first-seen.js';
-import { pgTransaction } from './postgres.js';
-import {
-  type CheckpointRow,
-  type FirstSeenRow,
-  LATEST_CHECKPOINT_SQL,
-  NEWEST_RECORD_SQL,
-  sqlite,
-} from './reads.js';
+import type {
+  Accepted,
+  AcceptInput,
+  CheckpointRow,
+  FirstSeenRow,
+  OpenQuarantineCount,
+  QuarantineEvent,
+} from './contract.js';
+import { canonicalTemplate } from './first-seen.js';
+import { pgTransaction } from './postgres/open.js';
+import { LATEST_CHECKPOINT_SQL, NEWEST_RECORD_SQL } from './reads.js';
+import { sqlite } from './sql.js';
+import type { Store } from './sqlite/open.js';
 
 /** The longest accepted reason. */
 export const MAX_REASON_LENGTH = 1000;
-
-export interface AcceptInput {
-  registryId: number;
-  /** `host/owner/repo`. */
-  registry: string;
-  /** `[<collection>/]<template>@<version>`, as in the route. */
-  ref: string;
-  reason: unknown;
-  /** Who accepts (`token:<id>`, `admin`). */
-  by: string;
-  now: number;
-  signer: LogSigner | undefined;
-}
-
-export interface Accepted {
-  template: string;
-  version: string;
-  oldDigest: string;
-  newDigest: string;
-  acceptedAt: number;
-  acceptedBy: string;
-  reason: string;
-  logIndex: number;
-}
 
 /** Splits `[<collection>/]<template>@<version>`; throws INVALID_REQUEST naming the part. */
 export function parseVersionRef(ref: string): { collection: string; template: string; version: string } {
@@ -371,13 +351,6 @@ export function acceptances(store: Store, registryId: number, limit: number): Ac
 
 export async function acceptancesPg(pool: Pool, registryId: number, limit: number): Promise<Accepted[]> {
   return acceptancesOf((await pool.query<AcceptanceRow>(ACCEPTANCES_SQL, [registryId, limit])).rows);
-}
-
-/** Open quarantines per registry (the `dm_registry_open_quarantines` gauge, read at each scrape). */
-export interface OpenQuarantineCount {
-  registry: string;
-  visibility: string;
-  open: number;
 }
 
 const OPEN_COUNTS_SQL = `SELECT r.name AS registry, r.visibility, count(*) AS open

@@ -10,16 +10,7 @@
  * organisations. Anything but `visibility = 'public'` counts as private.
  */
 import { DmError, type ErrorCategory } from '../../../client/src/error.js';
-
-/** What a caller may read besides public registries. */
-export interface Reader {
-  /** Every registry (admin tokens, `*` read tokens). */
-  all: boolean;
-  /** Registries granted one by one (read tokens for a registry). */
-  ids: readonly number[];
-  /** Organisations whose registries the caller may read. */
-  organisations: readonly string[];
-}
+import type { Reader } from './contract.js';
 
 /** A caller without a token: public registries only. */
 export const PUBLIC_READER: Reader = Object.freeze({ all: false, ids: [], organisations: [] });

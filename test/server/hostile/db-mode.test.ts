@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openStore } from '../../../server/src/store/db.js';
+import { openStore } from '../../../server/src/store/sqlite/open.js';
 
 describe('hostile: database file mode', () => {
   it('creates the database, its WAL and shared-memory files with mode 0600', () => {

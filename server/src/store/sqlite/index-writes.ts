@@ -1,3 +1,4 @@
+// SQLite only: the better-sqlite3 statements that write index rows, shared by the swap and by added versions.
 /**
  * The statements that write index rows (content, templates with their search rows, versions and
  * their files), prepared once per call on better-sqlite3 directly: shared by the index swap

@@ -1,3 +1,4 @@
+// PostgreSQL only: each registry's tsvector lexemes held in memory for the word match; the ranking is ../search.ts's.
 /**
  * The PostgreSQL search's word match held in memory (docs/server.md, "Store"): each registry's
  * templates with the lexemes of their generated `templates.search` vector (`tsvector_to_array`,
@@ -8,9 +9,10 @@
  * sorted lexemes; every word must match. The GIN prefix scan this replaces merged the posting
  * lists of every lexeme with the prefix, 5–10 ms a query at 100,000 templates.
  */
-import type { PostgresStore } from './postgres.js';
-import type { RegistryGeneration } from './service-store.js';
-import { mayRead, type Reader } from './visibility.js';
+
+import type { Reader, RegistryGeneration } from '../contract.js';
+import { mayRead } from '../visibility.js';
+import type { PostgresStore } from './open.js';
 
 export interface PgRegistryRow {
   id: number;

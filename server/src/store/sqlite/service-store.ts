@@ -1,3 +1,4 @@
+// SQLite only: the contract's queries over better-sqlite3, answered synchronously as settled promises (PostgreSQL's go through a pool).
 /**
  * The service store on SQLite (service-store.ts; docs/server.md, "Store"): better-sqlite3 answers
  * at once, so every method does its work synchronously (prepared once per store, as before) and
@@ -5,20 +6,7 @@
  * connection (swap-index-thread.ts) and records the sync's outcome inside its transaction.
  */
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
-import { type KnownContent, knownContentOf, type PreviousVersion } from '../indexer/build-index.js';
-import { sqliteMirrorQueries } from './add-versions.js';
-import { migrationsApplied, type Store } from './db.js';
-import {
-  acceptances,
-  acceptQuarantine,
-  currentCheckpoint,
-  markNotified,
-  OPEN_QUARANTINE_OF_SQL,
-  openQuarantineCounts,
-  undelivered,
-} from './quarantine.js';
-import { readsOf, sqlite as sqlite_ } from './reads.js';
-import { credentials, files, findings, registries, syncs, versions } from './schema.js';
+import { type KnownContent, knownContentOf, type PreviousVersion } from '../../indexer/build-index.js';
 import type {
   CatalogQueries,
   CatalogRegistryRow,
@@ -35,7 +23,21 @@ import type {
   SyncQueries,
   SyncValues,
   TokenQueries,
-} from './service-store.js';
+} from '../contract.js';
+import {
+  acceptances,
+  acceptQuarantine,
+  currentCheckpoint,
+  markNotified,
+  OPEN_QUARANTINE_OF_SQL,
+  openQuarantineCounts,
+  undelivered,
+} from '../quarantine.js';
+import { sqlite as sqlite_ } from '../sql.js';
+import { sqliteMirrorQueries } from './add-versions.js';
+import { migrationsApplied, type Store } from './open.js';
+import { readsOf } from './reads.js';
+import { credentials, files, findings, registries, syncs, versions } from './schema.js';
 import { finishSyncSqlite, setSyncStateSqlite } from './swap-index.js';
 import { swapIndexOffThread, swapsSettled } from './swap-index-thread.js';
 import { allTokens, deleteToken, insertToken, recordTokensUsed, tokensFingerprint } from './tokens.js';

@@ -1,20 +1,11 @@
+// SQLite only: token rows over better-sqlite3 statements, answered synchronously.
 /**
  * Token rows (docs/server.md, "Tokens"): the queries the token book and the token commands use.
  * Tokens are stored as sha256 hashes; a revoked token is a deleted row.
  */
-import type { Store } from './db.js';
 
-export interface TokenRow {
-  id: number;
-  hash: string;
-  role: 'admin' | 'read';
-  registryId: number | null;
-  /** Comma-separated organisation names (store/visibility.ts), or null. */
-  organisations: string | null;
-  createdAt: number;
-  expiresAt: number | null;
-  lastUsedAt: number | null;
-}
+import type { TokenRow } from '../contract.js';
+import type { Store } from './open.js';
 
 export function allTokens(store: Store): TokenRow[] {
   return store.sqlite

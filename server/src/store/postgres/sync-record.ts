@@ -1,3 +1,4 @@
+// PostgreSQL only: a sync's outcome written on a given pool client, inside the swap's transaction or alone.
 /**
  * PostgreSQL-specific: a sync's outcome written on a given connection (docs/server.md, "Store"),
  * by the service store outside a swap and by the index swap inside its transaction
@@ -6,9 +7,9 @@
 import { eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
-import type { PgDb } from './postgres.js';
-import * as schema from './schema-pg.js';
-import { registries, syncs } from './schema-pg.js';
+import type { PgDb } from './open.js';
+import * as schema from './schema.js';
+import { registries, syncs } from './schema.js';
 
 /** A sync's history values and a registry's sync state, in this schema's terms (service-store.ts's). */
 type SyncValues = Partial<typeof syncs.$inferInsert>;

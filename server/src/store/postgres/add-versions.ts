@@ -1,3 +1,4 @@
+// PostgreSQL only: statements over arrays (round trips per batch, not per version), an advisory lock per registry and pg_notify; the rules are ../add-versions.ts.
 /**
  * Adding versions without a swap on PostgreSQL (add-versions.ts's twin; docs/mirroring.md): the
  * same rows and the same decisions (conflicts refused whole, the first-seen record, content stored
@@ -8,30 +9,26 @@
  * index swap, so every replica drops its cached answers for it.
  */
 import type { PoolClient } from 'pg';
-import { gitBlobSha } from '../../../client/src/source/source.js';
-import {
-  type AddedFile,
-  type AddedVersion,
-  type AddVersionsResult,
-  contentMissing,
-  type ExportedTemplate,
-  schemaInfoOf,
-  sortAdded,
-  takesLatest,
-  type VersionKey,
-  versionKey,
-} from './add-versions.js';
-import { type ContentRow, insertContentRows } from './content-pg.js';
+import { gitBlobSha } from '../../../../client/src/source/index.js';
+import { contentMissing, schemaInfoOf, sortAdded, takesLatest, versionKey } from '../add-versions.js';
+import type {
+  AddedFile,
+  AddedVersion,
+  AddVersionsResult,
+  ExportedTemplate,
+  MirrorQueries,
+  VersionKey,
+} from '../contract.js';
 import {
   CLOSE_REVERTED_SQL,
   canonicalTemplate,
   firstSeenOfAddedPg,
   openQuarantinePg,
   REVERTED_REASON,
-} from './first-seen.js';
-import { type PostgresStore, pgTransaction } from './postgres.js';
-import type { MirrorQueries } from './service-store.js';
-import { INDEX_CHANNEL } from './swap-index-pg.js';
+} from '../first-seen.js';
+import { type ContentRow, insertContentRows } from './content.js';
+import { type PostgresStore, pgTransaction } from './open.js';
+import { INDEX_CHANNEL } from './swap-index.js';
 
 const VERSION_SQL = `SELECT v.id, v.digest FROM versions v JOIN templates t ON t.id = v.template_id
   JOIN registries r ON r.id = t.registry_id

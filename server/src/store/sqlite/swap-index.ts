@@ -1,3 +1,4 @@
+// SQLite only: the swap's mechanics, one synchronous better-sqlite3 transaction with statements prepared once (WAL readers keep the old index).
 /**
  * Swapping a registry's index in one transaction (docs/server.md "Indexing"): readers (WAL) see the old
  * index or the new one, never a mix; a failure or a killed process before COMMIT leaves the old
@@ -10,41 +11,14 @@
  * building and re-preparing tripled the swap time. The tables are drizzle's (schema.ts).
  */
 import { eq } from 'drizzle-orm';
-import type { LogSigner } from '../../../client/src/integrity/index.js';
-import type { Finding } from '../../../client/src/registry/types.js';
-import type { BuiltIndex } from '../indexer/build-index.js';
-import { appendRecordsSqlite } from './checksum-log.js';
-import type { Store } from './db.js';
-import { firstSeenSqlite, type QuarantineEvent } from './first-seen.js';
+import type { Finding } from '../../../../client/src/registry/index.js';
+import type { BuiltIndex } from '../../indexer/build-index.js';
+import { appendRecordsSqlite } from '../checksum-log.js';
+import type { RegistrySyncState, SwapMeta, SwapResult, SyncValues } from '../contract.js';
+import { firstSeenSqlite } from '../first-seen.js';
 import { prepareIndexWrites } from './index-writes.js';
+import type { Store } from './open.js';
 import { registries, syncs } from './schema.js';
-import type { RegistrySyncState, SwapRecord, SyncValues } from './service-store.js';
-
-export interface SwapMeta {
-  registryId: number;
-  commit: string;
-  etag: string | null;
-  now: number;
-  /** Test hook: runs inside the transaction, after the old index is deleted and half the new one written. */
-  midSwap?: () => void;
-  /** The sync's outcome, written last inside the transaction. */
-  record?: SwapRecord;
-  /** Signs the checksum log's checkpoint of the swap's appends (docs/integrity-store.md §2). */
-  signer?: LogSigner | undefined;
-  /** The sync that swaps, for the first-seen record. */
-  syncId?: number | null;
-}
-
-export interface SwapResult {
-  templateCount: number;
-  versionCount: number;
-  findingCount: number;
-  generation: number;
-  /** Versions first seen by this swap (appended to the checksum log). */
-  recorded: number;
-  /** Versions this swap found changed since first seen (new quarantines or new digests). */
-  quarantined: QuarantineEvent[];
-}
 
 export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): SwapResult {
   const db = store.sqlite;

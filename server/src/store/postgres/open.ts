@@ -1,3 +1,4 @@
+// PostgreSQL only: opening a `pg` pool, applying migrations/postgres/ under an advisory lock, and the transaction helper.
 /**
  * Opening the PostgreSQL store (docs/server.md, "Store"): a `pg` pool, drizzle's node-postgres
  * driver over it (schema-pg.ts), and the migrations of `migrations/postgres/` applied at open.
@@ -11,9 +12,9 @@
 import { type MigrationMeta, readMigrationFiles } from 'drizzle-orm/migrator';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
-import { DmError } from '../../../client/src/error.js';
-import { findMigrationsFolder as findPackageMigrations } from '../../../client/src/state/sqlite.js';
-import * as schema from './schema-pg.js';
+import { DmError } from '../../../../client/src/error.js';
+import { findMigrationsFolder as findPackageMigrations } from '../../../../client/src/state/index.js';
+import * as schema from './schema.js';
 
 export type PgDb = NodePgDatabase<typeof schema>;
 

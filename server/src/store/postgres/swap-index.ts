@@ -1,3 +1,4 @@
+// PostgreSQL only: the swap's mechanics, rows as arrays (unnest), ids drawn from sequences, pg_notify at COMMIT.
 /**
  * Swapping a registry's index in on PostgreSQL (docs/server.md, "Store"): the same rows as the
  * SQLite swap (swap-index.ts), written in one transaction, so readers on every replica see the old
@@ -9,12 +10,12 @@
  * transaction, as on SQLite: a process killed right after COMMIT never leaves the new index with
  * its sync still `running`; the outcome is data (SwapMeta.record), as on SQLite (sync-record-pg.ts).
  */
-import type { BuiltIndex } from '../indexer/build-index.js';
-import { appendRecordsPg } from './checksum-log.js';
-import { firstSeenPg } from './first-seen.js';
-import { type PostgresStore, pgTransaction } from './postgres.js';
-import type { SwapMeta, SwapResult } from './swap-index.js';
-import { recordSwapPg } from './sync-record-pg.js';
+import type { BuiltIndex } from '../../indexer/build-index.js';
+import { appendRecordsPg } from '../checksum-log.js';
+import type { SwapMeta, SwapResult } from '../contract.js';
+import { firstSeenPg } from '../first-seen.js';
+import { type PostgresStore, pgTransaction } from './open.js';
+import { recordSwapPg } from './sync-record.js';
 
 /** The channel replicas listen on; the payload is `<registry id>:<generation>`. */
 export const INDEX_CHANNEL = 'dm_registry_index';

@@ -1,3 +1,4 @@
+// PostgreSQL only: leases between replicas sharing one database (SQLite has one process per file).
 /**
  * One sync of a registry at a time across replicas sharing PostgreSQL (docs/server.md, "Several
  * replicas"): a lease row per registry (`sync_leases`), taken with one statement, renewed by a
@@ -10,7 +11,7 @@
  * the holder, when it finishes, runs one more sync instead of one per trigger (`release` answers
  * whether one is due; it keeps the lease when so).
  */
-import type { PostgresStore } from './postgres.js';
+import type { PostgresStore } from './open.js';
 
 const NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 

@@ -1,3 +1,4 @@
+// SQLite only: drizzle's sqlite-core declaration of the tables, from which drizzle-kit writes migrations/sqlite/.
 /**
  * The registry server's database schema (docs/server.md "Store"), the one source of truth for it:
  * drizzle-kit generates `migrations/` from this file. The FTS5 index over templates cannot be

@@ -1,3 +1,4 @@
+// SQLite only: opening a better-sqlite3 file (WAL, busy timeout) and applying migrations/sqlite/.
 /**
  * Opening the embedded database (docs/server.md "Store"): better-sqlite3 with WAL, foreign keys and
  * a busy timeout, drizzle over it, and the migrations of `migrations/sqlite/` applied at open.
@@ -11,7 +12,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import {
   findMigrationsFolder as findPackageMigrations,
   openSqliteFile,
-} from '../../../client/src/state/sqlite.js';
+} from '../../../../client/src/state/index.js';
 import * as schema from './schema.js';
 
 export type Db = BetterSQLite3Database<typeof schema>;

@@ -1,3 +1,4 @@
+// PostgreSQL only: the ReadStore over the pool, with the tsvector/pg_trgm search; the SQL text both dialects run is in ../reads.ts.
 /**
  * The read queries on PostgreSQL (the ReadStore of reads.ts; docs/server.md, "Store"): the same
  * rows in the same order as SQLite's (text ordered `COLLATE "C"`, byte order like SQLite's), and the
@@ -13,9 +14,8 @@
  * totals and facets count only what the caller may see.
  */
 
-import type { MerkleHashStore } from '../../../client/src/integrity/index.js';
-import { PgHashStore } from './checksum-log.js';
-import type { PostgresStore } from './postgres.js';
+import type { MerkleHashStore } from '../../../../client/src/integrity/index.js';
+import { PgHashStore } from '../checksum-log.js';
 import type {
   CheckpointRow,
   FindingRow,
@@ -23,13 +23,17 @@ import type {
   ListedVersionRow,
   QuarantineRow,
   ReadStore,
+  RegistryGeneration,
   RegistryTemplateRow,
   SearchCounters,
+  SearchOptions,
+  SearchPage,
   StoredFile,
   SyncRow,
+  TemplateMatch,
   TemplateRow,
   VersionRow,
-} from './reads.js';
+} from '../contract.js';
 import {
   FIRST_SEEN_AT_SQL,
   LATEST_CHECKPOINT_SQL,
@@ -39,20 +43,11 @@ import {
   OPEN_QUARANTINES_SQL,
   quarantineRows,
   SYNC_HISTORY,
-} from './reads.js';
-import {
-  CANDIDATES,
-  type PageExtra,
-  queryWords,
-  rankCandidates,
-  type SearchOptions,
-  type SearchPage,
-  searchPage,
-  type TemplateMatch,
-} from './search.js';
-import { type PgHeldRow, type PgRegistryRow, PgTemplateWords } from './search-pg.js';
-import type { RegistryGeneration } from './service-store.js';
-import { visibleRegistriesPg } from './visibility.js';
+} from '../reads.js';
+import { CANDIDATES, type PageExtra, queryWords, rankCandidates, searchPage } from '../search.js';
+import { visibleRegistriesPg } from '../visibility.js';
+import type { PostgresStore } from './open.js';
+import { type PgHeldRow, type PgRegistryRow, PgTemplateWords } from './search.js';
 
 interface Candidate extends Pick<TemplateMatch, 'collection' | 'name' | 'title'> {
   id: number;

@@ -1,3 +1,4 @@
+// PostgreSQL only: drizzle's pg-core declaration of the tables (bigint times, bytea, identity ids), from which drizzle-kit writes migrations/postgres/.
 /**
  * The registry server's schema on PostgreSQL (docs/server.md, "Store"): the same tables, columns
  * and names as schema.ts (SQLite), in PostgreSQL's types — milliseconds since the epoch as
@@ -282,4 +283,12 @@ export const quarantines = pgTable(
 );
 
 /* The Deployment Manager's tables (docs/manager.md, "Several replicas"), defined beside the client's SQLite schema. */
-export * from '../../../client/src/state/schema-pg.js';
+export {
+  deploymentLeases,
+  deployments,
+  managerTokens,
+  manifestResources,
+  manifests,
+  operations,
+  typeInstances,
+} from '../../../../client/src/state/index.js';

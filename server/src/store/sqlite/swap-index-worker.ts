@@ -1,3 +1,4 @@
+// SQLite only: the worker thread's side of swap-index-thread.ts (its own better-sqlite3 connection).
 /**
  * The index swap worker (swap-index-thread.ts), kept between swaps: opens its own connection to
  * the database file at its first swap and keeps it, puts each built index back together from the
@@ -5,9 +6,9 @@
  * transaction rolled back). The connection closes with the thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { IndexedFile, IndexedTemplate } from '../indexer/build-index.js';
-import { toWireError, unpackBuffers } from '../indexer/build-index-pool.js';
-import { openStore, type Store } from './db.js';
+import type { IndexedFile, IndexedTemplate } from '../../indexer/build-index.js';
+import { toWireError, unpackBuffers } from '../../indexer/build-index-pool.js';
+import { openStore, type Store } from './open.js';
 import { swapIndex } from './swap-index.js';
 import type { FromSwapWorker, SwapWireFile, ToSwapWorker } from './swap-index-thread.js';
 

@@ -1,3 +1,4 @@
+// PostgreSQL only: content as one binary parameter per file (node-postgres sends a Buffer in an array as hex; measured below).
 /**
  * PostgreSQL-specific: how added versions' content reaches the `files` table (docs/server.md,
  * "Store"; add-versions-pg.ts): one parameter per value, never arrays, because node-postgres

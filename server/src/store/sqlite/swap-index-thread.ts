@@ -1,3 +1,4 @@
+// SQLite only: better-sqlite3 blocks its thread, so a big swap runs in a worker thread on its own connection to the file.
 /**
  * The index swap off the request thread (docs/server.md, "Indexing"): `swapIndex` (swap-index.ts),
  * the very same code, runs in a worker thread on its own connection to the database file, so the
@@ -14,17 +15,18 @@
  * file (in memory) swaps on the calling thread.
  */
 import { Worker } from 'node:worker_threads';
-import { DmError } from '../../../client/src/error.js';
-import type { Finding } from '../../../client/src/registry/types.js';
-import type { BuiltIndex, IndexedFile, IndexedTemplate } from '../indexer/build-index.js';
+import { DmError } from '../../../../client/src/error.js';
+import type { Finding } from '../../../../client/src/registry/index.js';
+import type { BuiltIndex, IndexedFile, IndexedTemplate } from '../../indexer/build-index.js';
 import {
   fromWireError,
   type PackedBuffers,
   packBuffers,
   type WireError,
-} from '../indexer/build-index-pool.js';
-import type { Store } from './db.js';
-import { type SwapMeta, type SwapResult, swapIndex } from './swap-index.js';
+} from '../../indexer/build-index-pool.js';
+import type { SwapMeta, SwapResult } from '../contract.js';
+import type { Store } from './open.js';
+import { swapIndex } from './swap-index.js';
 
 /** A file as sent to the swap worker: its new content travels packed, by sha256. */
 export type SwapWireFile = Omit<IndexedFile, 'content'> & { fresh?: true };

@@ -1,3 +1,4 @@
+// PostgreSQL only: the contract's queries over the `pg` pool, each its own short transaction (works behind PgBouncer).
 /**
  * The service store on PostgreSQL (service-store.ts; docs/server.md, "Store" and "Several
  * replicas"): the same queries as the SQLite one, over the `pg` pool (drizzle's node-postgres
@@ -8,26 +9,13 @@
  */
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import type pg from 'pg';
-import type { KnownContent, PreviousVersion } from '../indexer/build-index.js';
-import { postgresMirrorQueries } from './add-versions-pg.js';
-import { type PgDb, type PostgresStore, postgresMigrationsApplied } from './postgres.js';
-import {
-  acceptancesPg,
-  acceptQuarantinePg,
-  currentCheckpointPg,
-  markNotifiedPg,
-  OPEN_QUARANTINE_OF_SQL,
-  openQuarantineCountsPg,
-  undeliveredPg,
-} from './quarantine.js';
-import type { FindingRow } from './reads.js';
-import { PostgresReads } from './reads-pg.js';
-import { credentials, files, registries, syncs, tokens, versions } from './schema-pg.js';
+import type { KnownContent, PreviousVersion } from '../../indexer/build-index.js';
 import type {
   CatalogQueries,
   CatalogVersionDetail,
   ChecksumQueries,
   CredentialQueries,
+  FindingRow,
   OpenQuarantineOf,
   RegistryGeneration,
   RegistryQueries,
@@ -37,10 +25,23 @@ import type {
   SyncQueries,
   SyncValues,
   TokenQueries,
-} from './service-store.js';
-import { swapIndexPg } from './swap-index-pg.js';
-import { finishSyncPg, setSyncStatePg } from './sync-record-pg.js';
-import type { TokenRow } from './tokens.js';
+  TokenRow,
+} from '../contract.js';
+import {
+  acceptancesPg,
+  acceptQuarantinePg,
+  currentCheckpointPg,
+  markNotifiedPg,
+  OPEN_QUARANTINE_OF_SQL,
+  openQuarantineCountsPg,
+  undeliveredPg,
+} from '../quarantine.js';
+import { postgresMirrorQueries } from './add-versions.js';
+import { type PgDb, type PostgresStore, postgresMigrationsApplied } from './open.js';
+import { PostgresReads } from './reads.js';
+import { credentials, files, registries, syncs, tokens, versions } from './schema.js';
+import { swapIndexPg } from './swap-index.js';
+import { finishSyncPg, setSyncStatePg } from './sync-record.js';
 
 const NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 

@@ -1,0 +1,635 @@
+// SQLite only: full-text candidates from FTS5 (migrations 0001/0002) and the rows held per generation; the ranking is ../search.ts's.
+/**
+ * Template search (docs/server.md "HTTP API", "Read path") over the FTS5 table (migrations 0001/0002): every word
+ * of the query must match, as a prefix, a word of the name, collection, schema title/description
+ * or property names. The prefix index (`prefix='2 3'`) finds matches; the candidate set is
+ * bounded (CANDIDATES, read from the FTS table alone, no join) and ranked here — exact name, name
+ * prefix, then by where the words match (name words, title, collection, then the rest), then
+ * name, the order PostgreSQL's search has as far as FTS5 allows (reads-pg.ts) — because
+ * bm25 over a large match set is what makes the tail slow (§7: 55 ms p99). Templates named
+ * exactly like the query always come first, even beyond the bound. Facets and `total` count the
+ * candidate set; `totalIsLowerBound` says when more matched. What the caller may not read is
+ * excluded inside the scan (store/visibility.ts), before the bound, totals and facets. The rows
+ * the ranking reads are held in memory per registry generation (TemplateRows), loaded in the
+ * background of an index swap; a search during that load is answered from SQLite alone.
+ */
+import type Database from 'better-sqlite3';
+import type { RegistryGeneration, SearchCounters, SearchOptions, SearchPage } from '../contract.js';
+import { CANDIDATES, type PageExtra, queryWords, rank, rankCandidates, searchPage } from '../search.js';
+import { type NamedRow, SimilarNames } from '../similar-names.js';
+import { EVERY_REGISTRY, mayRead, visibleRegistriesSqlite } from '../visibility.js';
+import type { Store } from './open.js';
+
+/** A template's fields the ranking reads, held in memory (TemplateRows) with their lower-cased forms. */
+interface HeldRow extends NamedRow {
+  title: string | null;
+  lowerName: string;
+  lowerTitle: string;
+  lowerCollection: string;
+  /** Position of the row in the order by name, collection and id of every held row. */
+  order: number;
+}
+
+/** `redis clus` → `"redis"* AND "clus"*`. */
+export function ftsQuery(words: readonly string[]): string | null {
+  return words.length ? words.map((w) => `"${w}"*`).join(' AND ') : null;
+}
+
+/** Most terms a query word is written out as (more: left a prefix query). */
+const MAX_TERMS = 8;
+
+/**
+ * The FTS5 query of `words` over the index's terms (`terms`, sorted): a word of four or more ASCII
+ * letters and digits — beyond the prefix index (`prefix='2 3'`), where FTS5 merges the posting
+ * lists of every term with the prefix before it can answer — is written as the few terms it is a
+ * prefix of, `("zookeeper" OR "zookeepersize")`, which FTS5 reads lazily: the same matches, a
+ * third of the time for a rare word at 100,000 templates. Other words stay prefixes (FTS5 folds
+ * diacritics of non-ASCII ones). `false`: a word is the prefix of no term, so nothing matches.
+ */
+export function expandedFtsQuery(words: readonly string[], terms: readonly string[]): string | false | null {
+  if (words.length === 0) return null;
+  const parts: string[] = [];
+  for (const w of words) {
+    if (w.length < 4 || !/^[a-z0-9]+$/.test(w)) {
+      parts.push(`"${w}"*`);
+      continue;
+    }
+    const found: string[] = [];
+    for (let at = lowerBound(terms, w); at < terms.length && terms[at]!.startsWith(w); at++) {
+      if (found.length === MAX_TERMS) break;
+      found.push(terms[at]!);
+    }
+    if (found.length === 0) return false;
+    if (found.length === MAX_TERMS) parts.push(`"${w}"*`);
+    else parts.push(`(${found.map((t) => `"${t.replaceAll('"', '""')}"`).join(' OR ')})`);
+  }
+  return parts.join(' AND ');
+}
+
+/** The first index in sorted `list` whose entry is not below `word`. */
+function lowerBound(list: readonly string[], word: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]! < word) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Terms read per step of the terms' load. */
+const TERMS_STEP = 5000;
+
+interface RegistryRow {
+  id: number;
+  name: string;
+  visibility: string;
+  organisation: string | null;
+  generation: number;
+}
+
+/** Rows read per step of a load: each step is a few milliseconds of the event loop. */
+const LOAD_STEP = 2000;
+
+/**
+ * Every template's name, collection, title and registry, in memory by id, loaded per registry
+ * generation (every index swap or added version bumps it) in the background (`warm`): a search
+ * then reads only the matching ids from SQLite, and the names' trigram index (similar-names.ts) is
+ * built from the same rows. A registry's rows are replaced only once its new generation has been
+ * read whole, so no search sees half of one.
+ */
+class TemplateRows {
+  readonly byId = new Map<number, HeldRow>();
+  /** Every held row by `order`. */
+  ordered: HeldRow[] = [];
+  /** The held rows by lower-cased name (the exact-name tier), in `order`. */
+  byLowerName = new Map<string, HeldRow[]>();
+  /** Each registry's rows, by name, collection and id. */
+  private readonly held = new Map<number, { generation: number; rows: HeldRow[] }>();
+  /** The registries' ids and generations the rows are of, e.g. `1:4,2:7`. */
+  version = '';
+  /** Registry generations loaded. */
+  loads = 0;
+  /** Whether `warm` was ever called (a service runs): then no load is made on a request. */
+  private warmed = false;
+  /** The generations last asked for, not yet brought in; the warm in flight. */
+  private wanted: readonly RegistryGeneration[] | undefined;
+  private warming: Promise<void> | undefined;
+  private readonly step: Database.Statement;
+  private readonly generationOf: Database.Statement;
+  /**
+   * Every term of the FTS index, sorted (`expandedFtsQuery`), and the registries' generations
+   * (`version`'s form) it was read at; used only when that is the held rows' `version`.
+   */
+  terms: string[] = [];
+  termsVersion: string | undefined;
+  private readonly termsStep: Database.Statement | undefined;
+  private readonly generations: Database.Statement;
+
+  constructor(
+    sqlite: Database.Database,
+    /** Called after a load changed the rows (the names' trigram index is built then). */
+    private readonly loaded: () => void,
+  ) {
+    this.generations = sqlite.prepare('SELECT id, generation FROM registries ORDER BY id');
+    try {
+      // The index's own terms (fts5vocab, a table of this connection only: nothing is written).
+      sqlite.exec(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.templates_terms USING fts5vocab(main, templates_fts, 'row')",
+      );
+      this.termsStep = sqlite
+        .prepare(`SELECT term FROM temp.templates_terms WHERE term > ? LIMIT ${TERMS_STEP}`)
+        .pluck();
+    } catch {
+      // No vocabulary table: every word stays a prefix query.
+      this.termsStep = undefined;
+    }
+    // By the (registry, collection, name) index, from where the last step stopped.
+    this.step = sqlite.prepare(
+      `SELECT id, name, collection, title, registry_id AS registryId FROM templates
+       WHERE registry_id = ? AND (collection, name) > (?, ?) ORDER BY collection, name LIMIT ${LOAD_STEP}`,
+    );
+    this.generationOf = sqlite.prepare('SELECT generation FROM registries WHERE id = ?').pluck();
+  }
+
+  /**
+   * Whether every registry is held at the generation `registries` says; when not, the missing
+   * ones are loaded in the background and the caller answers from the database meanwhile.
+   */
+  ready(registries: readonly RegistryGeneration[]): boolean {
+    let ready = registries.length === this.held.size;
+    for (const r of registries) if (this.held.get(r.id)?.generation !== r.generation) ready = false;
+    if (!ready) void this.kick(registries);
+    return ready;
+  }
+
+  /**
+   * Brings the rows up to `registries`' generations (every registry: the others are dropped), one
+   * load at a time, in steps of LOAD_STEP rows between which requests are served. Never rejects:
+   * a failed load is started again by the next swap, watch tick or search.
+   */
+  warm(registries: readonly RegistryGeneration[]): Promise<void> {
+    this.warmed = true;
+    return this.kick(registries);
+  }
+
+  /** Starts (or asks the load in flight to go on with) bringing the rows up to `registries`. */
+  private kick(registries: readonly RegistryGeneration[]): Promise<void> {
+    this.wanted = registries;
+    this.warming ??= (async () => {
+      try {
+        while (this.wanted) {
+          const wanted = this.wanted;
+          this.wanted = undefined;
+          await this.bringUpTo(wanted);
+        }
+      } catch {
+        // Whatever failed is loaded again by the next warm; a background load never rejects.
+      } finally {
+        this.warming = undefined;
+      }
+    })();
+    return this.warming;
+  }
+
+  private async bringUpTo(registries: readonly RegistryGeneration[]): Promise<void> {
+    const present = new Set(registries.map((r) => r.id));
+    let changed = false;
+    for (const [id, held] of this.held) {
+      if (present.has(id)) continue;
+      for (const row of held.rows) this.byId.delete(row.id);
+      this.held.delete(id);
+      changed = true;
+    }
+    for (const r of registries) {
+      if (this.held.get(r.id)?.generation === r.generation) continue;
+      try {
+        // Begun after the current request is answered (the search that found the rows stale).
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        const steps = this.load(r.id);
+        let next = steps.next();
+        while (!next.done) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          next = steps.next();
+        }
+        // Held meanwhile at this generation or a newer one (a search's loadNew): kept.
+        const loaded = next.value;
+        if (!loaded || (this.held.get(r.id)?.generation ?? -1) >= loaded.generation) continue;
+        this.install(r.id, loaded);
+        changed = true;
+      } catch {
+        // SQLite busy or the registry gone meanwhile: the next warm loads it.
+      }
+    }
+    if (changed) {
+      this.reorder();
+      this.loaded();
+    }
+    if (this.termsVersion === this.version) return;
+    try {
+      const steps = this.loadTerms();
+      let next = steps.next();
+      while (!next.done) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        next = steps.next();
+      }
+    } catch {
+      // SQLite busy: the next warm loads them; meanwhile words stay prefix queries.
+    }
+  }
+
+  /** The registries' generations now, in `version`'s form. */
+  private generationsNow(): string {
+    return (this.generations.all() as RegistryGeneration[]).map((r) => `${r.id}:${r.generation}`).join(',');
+  }
+
+  /**
+   * Reads the index's terms in steps (the generator pauses between them) and keeps them when the
+   * registries' generations were the held rows' before the first step and after the last (a swap
+   * meanwhile bumps one: the terms are dropped and the warm that swap starts reads them again).
+   */
+  private *loadTerms(): Generator<void, void> {
+    const version = this.version;
+    if (!this.termsStep || this.generationsNow() !== version) return;
+    const terms: string[] = [];
+    let after = '';
+    for (;;) {
+      const step = this.termsStep.all(after) as string[];
+      for (const t of step) terms.push(t);
+      if (step.length < TERMS_STEP) break;
+      after = step[step.length - 1]!;
+      yield;
+    }
+    if (this.generationsNow() !== version || this.version !== version) return;
+    // FTS5 orders terms by their UTF-8 bytes; lowerBound compares as JavaScript does.
+    this.terms = terms.sort();
+    this.termsVersion = version;
+  }
+
+  /** The FTS5 query of `words` for the held rows: over the index's terms when they are of them. */
+  ftsQueryOf(words: readonly string[]): string | false | null {
+    return this.termsVersion === this.version ? expandedFtsQuery(words, this.terms) : ftsQuery(words);
+  }
+
+  /**
+   * A registry's rows at its current generation, read in steps (the generator pauses between
+   * them); undefined when the generation moved on meanwhile (another swap: the warm it starts
+   * loads that one) or the registry went.
+   */
+  private *load(registryId: number): Generator<void, { generation: number; rows: HeldRow[] } | undefined> {
+    const generation = this.generationOf.get(registryId) as number | undefined;
+    if (generation === undefined) return undefined;
+    const rows: HeldRow[] = [];
+    // Collections are few: one string each (less memory; counting facets hashes the same few).
+    const collections = new Map<string, { collection: string; lower: string }>();
+    let after = { collection: '', name: '' };
+    for (;;) {
+      const step = this.step.all(registryId, after.collection, after.name) as Omit<
+        HeldRow,
+        'lowerName' | 'lowerTitle' | 'lowerCollection' | 'order'
+      >[];
+      if (this.generationOf.get(registryId) !== generation) return undefined;
+      for (const row of step) {
+        let c = collections.get(row.collection);
+        if (!c) {
+          c = { collection: row.collection, lower: row.collection.toLowerCase() };
+          collections.set(row.collection, c);
+        }
+        rows.push({
+          id: row.id,
+          name: row.name,
+          collection: c.collection,
+          title: row.title,
+          registryId: row.registryId,
+          lowerName: row.name.toLowerCase(),
+          lowerTitle: (row.title ?? '').toLowerCase(),
+          lowerCollection: c.lower,
+          order: 0,
+        });
+      }
+      if (step.length < LOAD_STEP) break;
+      after = step[step.length - 1]!;
+      yield;
+    }
+    rows.sort(byNameOrder);
+    return { generation, rows };
+  }
+
+  /** Holds a registry's loaded rows in place of the ones it had. */
+  private install(registryId: number, loaded: { generation: number; rows: HeldRow[] }): void {
+    for (const row of this.held.get(registryId)?.rows ?? []) this.byId.delete(row.id);
+    for (const row of loaded.rows) this.byId.set(row.id, row);
+    this.held.set(registryId, loaded);
+    this.loads++;
+  }
+
+  /**
+   * Loads, on the request, the registries never held yet where nothing has asked for a load in
+   * the background (`warm`: a store read without a service, as in the benches): what the first
+   * search did before loads were made in the background.
+   */
+  loadNew(registries: readonly RegistryGeneration[]): void {
+    if (this.warmed) return;
+    let changed = false;
+    for (const r of registries) {
+      if (this.held.has(r.id)) continue;
+      const steps = this.load(r.id);
+      let next = steps.next();
+      while (!next.done) next = steps.next();
+      if (next.value) {
+        this.install(r.id, next.value);
+        changed = true;
+      }
+    }
+    if (!changed) return;
+    this.reorder();
+    try {
+      const steps = this.loadTerms();
+      while (!steps.next().done);
+    } catch {
+      // Words stay prefix queries.
+    }
+  }
+
+  /** Orders every held row by name, collection and id, and names the version they are of. */
+  private reorder(): void {
+    // Each registry's rows are sorted, so the sort merges a few runs rather than sorting every
+    // row from scratch.
+    this.ordered = [...this.held.values()].flatMap((h) => h.rows).sort(byNameOrder);
+    const byLowerName = new Map<string, HeldRow[]>();
+    for (let i = 0; i < this.ordered.length; i++) {
+      const row = this.ordered[i]!;
+      row.order = i;
+      const named = byLowerName.get(row.lowerName);
+      if (named) named.push(row);
+      else byLowerName.set(row.lowerName, [row]);
+    }
+    this.byLowerName = byLowerName;
+    this.version = [...this.held].map(([id, h]) => `${id}:${h.generation}`).join(',');
+  }
+}
+
+/** Name, collection, then id, in code-unit order. */
+function byNameOrder(a: HeldRow, b: HeldRow): number {
+  return (
+    (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+    (a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : 0) ||
+    a.id - b.id
+  );
+}
+
+/** The search's conditions (` AND …` each) on a table's `registry_id` and `collection` columns. */
+function searchFilters(prefix: string, options: SearchOptions): { sql: string; params: unknown[] } {
+  let sql = '';
+  const params: unknown[] = [];
+  const visible = visibleRegistriesSqlite(`${prefix}registry_id`, options.reader);
+  if (visible) {
+    sql += ` AND ${visible.sql}`;
+    params.push(...visible.params);
+  }
+  if (options.registry !== undefined) {
+    sql += ` AND ${prefix}registry_id IN (SELECT id FROM registries WHERE name = ?)`;
+    params.push(options.registry);
+  }
+  if (options.collection !== undefined) {
+    sql += ` AND ${prefix}collection = ?`;
+    params.push(options.collection);
+  }
+  return { sql, params };
+}
+
+/** Scores stay below this (16 words × 68 at most); the sort key packs tier, score and name order. */
+const SCORE_LIMIT = 4096;
+const ORDER_LIMIT = 2 ** 32;
+
+/** Prepared statements kept per search (their text varies with the caller's grants). */
+const MAX_STATEMENTS = 256;
+
+export class TemplateSearch {
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly rows: TemplateRows;
+  private readonly names: SimilarNames;
+
+  /** How searches were answered: from the held rows, or from the database while they loaded. */
+  private readonly answered = { held: 0, database: 0 };
+
+  constructor(private readonly store: Store) {
+    this.rows = new TemplateRows(store.sqlite, () => this.names.prepare());
+    // Built from the held rows, used only when they are of the registries' generations.
+    this.names = new SimilarNames(
+      () => this.rows.version,
+      () => [...this.rows.byId.values()],
+    );
+  }
+
+  /** When no words matched: templates with names similar to the query, as on PostgreSQL. */
+  private similarTo(q: string, visible: ReadonlySet<number>, collection: string | undefined): HeldRow[] {
+    if (q.trim().length < 3) return [];
+    const similar = this.names.similar(
+      q.trim().toLowerCase(),
+      (r) => visible.has(r.registryId) && (collection === undefined || r.collection === collection),
+      CANDIDATES + 1,
+    );
+    return similar.map((r) => this.rows.byId.get(r.id)!);
+  }
+  private statement(sql: string): Database.Statement {
+    let stmt = this.statements.get(sql);
+    if (!stmt) {
+      if (this.statements.size >= MAX_STATEMENTS) this.statements.clear();
+      stmt = this.store.sqlite.prepare(sql);
+      this.statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  /** Loads the held rows of the generations given, in the background (TemplateRows.warm). */
+  warm(generations: readonly RegistryGeneration[]): Promise<void> {
+    return this.rows.warm(generations);
+  }
+
+  counters(): SearchCounters {
+    return { ...this.answered, loads: this.rows.loads };
+  }
+
+  search(options: SearchOptions): SearchPage {
+    const words = queryWords(options.q);
+    const match = ftsQuery(words);
+    const registries = this.statement(
+      'SELECT id, name, visibility, organisation, generation FROM registries',
+    ).all() as RegistryRow[];
+    // The held rows answer once every registry's generation is loaded; until then (just after an
+    // index swap, while `warm` reads the new one) the database does: no request waits for a load,
+    // but where nothing ever warms the rows (a store read without a service).
+    this.rows.loadNew(registries);
+    if (!this.rows.ready(registries)) {
+      this.answered.database++;
+      return this.searchDatabase(options, registries, words, match);
+    }
+    this.answered.held++;
+    const registryNames = new Map<number, string>();
+    // The registries the caller may read (the rule of store/visibility.ts) and asked for.
+    const visible = new Set<number>();
+    for (const r of registries) {
+      registryNames.set(r.id, r.name);
+      if (mayRead(options.reader, r) && (options.registry === undefined || r.name === options.registry)) {
+        visible.add(r.id);
+      }
+    }
+    // Visibility and the filters go inside the bounded FTS scan (docs/server.md, "Organisations and
+    // visibility"), so the candidates, totals and facets hold only what the caller may see. When the
+    // caller may read every registry and names none, the registry condition is left out.
+    const narrowed = visible.size < registries.length;
+    const { sql: filters, params } = searchFilters('', {
+      ...options,
+      reader: narrowed ? options.reader : EVERY_REGISTRY,
+    });
+    // The same matches as `match`, written over the index's terms where that is faster.
+    const fts = match ? this.rows.ftsQueryOf(words) : null;
+    const ids = (
+      fts === false
+        ? []
+        : fts
+          ? this.statement(
+              `SELECT rowid FROM templates_fts WHERE templates_fts MATCH ?${filters} LIMIT ${CANDIDATES + 1}`,
+            )
+              .pluck()
+              .all(fts, ...params)
+          : this.statement(
+              `SELECT id FROM templates WHERE 1${filters} ORDER BY name, collection LIMIT ${CANDIDATES + 1}`,
+            )
+              .pluck()
+              .all(...params)
+    ) as number[];
+    const held = this.rows.byId;
+    const rows: HeldRow[] = [];
+    for (const id of ids) {
+      const r = held.get(id);
+      if (r) rows.push(r);
+    }
+    // Nothing matched the words: names similar to the query are the answer (similar-names.ts).
+    const similar = match && rows.length === 0 ? this.similarTo(options.q, visible, options.collection) : [];
+    rows.push(...similar);
+    const totalIsLowerBound = rows.length > CANDIDATES;
+    if (totalIsLowerBound) rows.length = CANDIDATES;
+
+    let ranked = rows;
+    if (match && similar.length === 0) {
+      const q = options.q.trim().toLowerCase();
+      if (q) {
+        // Exactly named templates (case-insensitive, the exact-name tier's rule) first, even when
+        // the bound cut them off.
+        const named = this.rows.byLowerName.get(q) ?? [];
+        const seen = named.length > 0 ? new Set(ids) : undefined;
+        for (const r of named) {
+          if (seen?.has(r.id) || !visible.has(r.registryId)) continue;
+          if (options.collection === undefined || r.collection === options.collection) rows.push(r);
+        }
+      }
+      // The order PostgreSQL's search has too (reads-pg.ts): exact name, name prefix, rank, then
+      // name (and collection), as one number per row — tier, score, the row's place in the name
+      // order — so the sort compares numbers only.
+      const keys = new Float64Array(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i]!;
+        const tier = r.lowerName === q ? 2 : r.lowerName.startsWith(q) ? 1 : 0;
+        const score = Math.min(rank(r, words), SCORE_LIMIT - 1);
+        keys[i] = ((2 - tier) * SCORE_LIMIT + (SCORE_LIMIT - 1 - score)) * ORDER_LIMIT + r.order;
+      }
+      keys.sort();
+      const ordered = this.rows.ordered;
+      ranked = new Array<HeldRow>(keys.length);
+      // A key is a whole number below 2^53: its low 32 bits (`>>> 0`) are the row's place.
+      for (let i = 0; i < keys.length; i++) ranked[i] = ordered[keys[i]! >>> 0]!;
+    }
+
+    return this.answer(options, ranked, {
+      totalIsLowerBound,
+      registryNames,
+      didYouMean: similar[0]?.name ?? null,
+    });
+  }
+
+  /** The page of `ranked`; only the shown rows read their version and description. */
+  private answer(
+    options: SearchOptions,
+    ranked: readonly HeldRow[],
+    how: {
+      totalIsLowerBound: boolean;
+      registryNames: ReadonlyMap<number, string>;
+      didYouMean: string | null;
+    },
+  ): SearchPage {
+    const page = this.statement(
+      'SELECT latest_version AS latestVersion, description FROM templates WHERE id = ?',
+    );
+    return searchPage(options, ranked, { ...how, extra: (id) => page.get(id) as PageExtra | undefined });
+  }
+
+  /**
+   * The answer the held rows would give, read from SQLite (while they load): the same bounded
+   * candidates and exact names, ranked by `rankCandidates`; similar names as the held rows find
+   * them (the previous generation's names for that moment), read again as they now are.
+   */
+  private searchDatabase(
+    options: SearchOptions,
+    registries: readonly RegistryRow[],
+    words: readonly string[],
+    match: string | null,
+  ): SearchPage {
+    const registryNames = new Map(registries.map((r) => [r.id, r.name]));
+    const visible = registries.filter(
+      (r) => mayRead(options.reader, r) && (options.registry === undefined || r.name === options.registry),
+    );
+    const { sql: filters, params } = searchFilters('', {
+      ...options,
+      reader: visible.length < registries.length ? options.reader : EVERY_REGISTRY,
+    });
+    const columns = 'id, name, collection, title, registry_id AS registryId';
+    let rows: HeldRow[];
+    if (match) {
+      rows = this.statement(
+        `SELECT ${columns} FROM templates WHERE id IN
+           (SELECT rowid FROM templates_fts WHERE templates_fts MATCH ?${filters} LIMIT ${CANDIDATES + 1})`,
+      ).all(match, ...params) as HeldRow[];
+    } else {
+      rows = this.statement(
+        `SELECT ${columns} FROM templates WHERE 1${filters} ORDER BY name, collection LIMIT ${CANDIDATES + 1}`,
+      ).all(...params) as HeldRow[];
+    }
+    // Nothing matched the words: names similar to the query among the rows held, of the previous
+    // generation where one is being loaded, each read again as it now is (gone ones left out).
+    let didYouMean: string | null = null;
+    if (match && rows.length === 0) {
+      const visibleIds = new Set(visible.map((r) => r.id));
+      const now = this.statement(
+        `SELECT ${columns} FROM templates WHERE registry_id = ? AND collection = ? AND name = ?`,
+      );
+      for (const r of this.similarTo(options.q, visibleIds, options.collection)) {
+        const current = now.get(r.registryId, r.collection, r.name) as HeldRow | undefined;
+        if (current) rows.push(current);
+      }
+      didYouMean = rows[0]?.name ?? null;
+    }
+    const totalIsLowerBound = rows.length > CANDIDATES;
+    if (totalIsLowerBound) rows.length = CANDIDATES;
+    let ranked: readonly HeldRow[] = rows;
+    const exactName = options.q.trim().toLowerCase();
+    if (match && exactName && didYouMean === null) {
+      const seen = new Set(rows.map((r) => r.id));
+      // Template names are ASCII (the reference grammar): SQLite's lower() folds them as JS does.
+      const exact = this.statement(`SELECT ${columns} FROM templates WHERE lower(name) = ?${filters}`).all(
+        exactName,
+        ...params,
+      ) as HeldRow[];
+      for (const r of exact) if (!seen.has(r.id)) rows.push(r);
+      for (const r of rows) {
+        r.lowerName = r.name.toLowerCase();
+        r.lowerTitle = (r.title ?? '').toLowerCase();
+        r.lowerCollection = r.collection.toLowerCase();
+      }
+      ranked = rankCandidates(rows, exactName, words);
+    }
+    return this.answer(options, ranked, { totalIsLowerBound, registryNames, didYouMean });
+  }
+}
