@@ -12,7 +12,9 @@
  * alternately, and their medians are printed (one run of each is noise on a busy machine).
  * With --busy one other process keeps a core busy for the whole run (the load of a CI machine or a
  * laptop building something), started before the first measurement and stopped after the last.
- * Run: node dist/bench/expand.js [--sizes 100,1000,10000] [--repeat N] [--busy]
+ * With --write DIR the bench only writes each size's files into DIR/n<N> (for profiling `dm expand`
+ * there by hand) and exits.
+ * Run: node dist/bench/expand.js [--sizes 100,1000,10000] [--repeat N] [--busy] [--write DIR]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -95,6 +97,18 @@ function configuration(n: number): string {
   return out;
 }
 
+/** The configuration of n resources and its templates, written into dir; returns the configuration. */
+function writeFiles(dir: string, n: number): string {
+  mkdirSync(dir, { recursive: true });
+  const content = configuration(n);
+  writeFileSync(join(dir, 'config.yaml'), content);
+  writeFileSync(join(dir, 'level1.jinja'), LEVEL1);
+  writeFileSync(join(dir, 'level1.jinja.schema'), LEVEL1_SCHEMA);
+  writeFileSync(join(dir, 'level2.py'), LEVEL2);
+  writeFileSync(join(dir, 'level3.jinja'), LEVEL3);
+  return content;
+}
+
 const REFERENCE = `
 import sys, time, yaml, jinja2
 directory, n, which = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -153,9 +167,16 @@ t1 = time.perf_counter()
 print('%d %f' % (len(primitives), (t1 - t0) * 1000))
 `;
 
+/**
+ * The interpreter itself (sys.executable), not a wrapper found on PATH: a version manager's shim
+ * (pyenv's is a shell script) would add its own start to every reference run.
+ */
 function findPython(): string | undefined {
   for (const python of ['python3', '/usr/bin/python3']) {
-    if (spawnSync(python, ['-c', 'import jinja2, yaml']).status === 0) return python;
+    const run = spawnSync(python, ['-c', 'import sys, jinja2, yaml; print(sys.executable)'], {
+      encoding: 'utf8',
+    });
+    if (run.status === 0) return run.stdout.trim() || python;
   }
   return undefined;
 }
@@ -194,6 +215,11 @@ async function main(): Promise<void> {
     const mid = s.length >> 1;
     return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
   };
+  const writeArg = process.argv.indexOf('--write');
+  if (writeArg > 0) {
+    for (const n of sizes) writeFiles(join(process.argv[writeArg + 1] ?? '.', `n${n}`), n);
+    return;
+  }
   const python = findPython();
   const root = mkdtempSync(join(tmpdir(), 'dm-bench-expand-'));
   // --busy: a process spinning on one core while everything is measured (stopped at the end).
@@ -212,13 +238,7 @@ async function main(): Promise<void> {
   try {
     for (const n of sizes) {
       const dir = join(root, `n${n}`);
-      mkdirSync(dir);
-      const content = configuration(n);
-      writeFileSync(join(dir, 'config.yaml'), content);
-      writeFileSync(join(dir, 'level1.jinja'), LEVEL1);
-      writeFileSync(join(dir, 'level1.jinja.schema'), LEVEL1_SCHEMA);
-      writeFileSync(join(dir, 'level2.py'), LEVEL2);
-      writeFileSync(join(dir, 'level3.jinja'), LEVEL3);
+      const content = writeFiles(dir, n);
       // End to end, including starting the rendering processes and writing the output.
       const timings: ExpansionTimings = { configurationMs: 0, outputYamlMs: 0, referencesMs: 0 };
       const cpu0 = process.cpuUsage();

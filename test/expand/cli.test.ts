@@ -338,4 +338,32 @@ describe('dm expand --schema-validation', () => {
     const flagWins = await runDm(['expand', config, '--schema-validation', 'strict'], { env });
     assert.equal(flagWins.code, 4, flagWins.stderr);
   });
+
+  it("strict: a property refused by a schema's top-level additionalProperties warns in the user's own template, fails in a registry's", async () => {
+    const template = 'resources:\n- {name: x, type: T, properties: {name: {{ properties.name }}}}\n';
+    const schema = 'additionalProperties: false\nproperties:\n  name: {type: string}\n';
+    const dir = fixture({
+      'own/config.yaml':
+        'resources:\n- {name: r, type: tight.jinja, properties: {name: a, dependsOn: [b]}}\n',
+      'own/tight.jinja': template,
+      'own/tight.jinja.schema': schema,
+      'reg/tight/v1/tight.jinja': template,
+      'reg/tight/v1/tight.jinja.schema': schema,
+      'fromreg/config.yaml':
+        'resources:\n- {name: r, type: tight:v1, properties: {name: a, dependsOn: [b]}}\n',
+    });
+    const env = await isolatedEnv();
+    const own = await runDm(['expand', join(dir, 'own', 'config.yaml'), '-o', 'json'], { env });
+    assert.equal(own.code, 0, own.stderr);
+    assert.match(own.stderr, /warning: r \([^)]*tight\.jinja\): properties\.dependsOn: is not allowed/);
+    assert.deepEqual(JSON.parse(own.stdout).config.resources[0].properties, { name: 'a' });
+    const registry = await runDm(
+      ['expand', join(dir, 'fromreg', 'config.yaml'), '--registry-dir', join(dir, 'reg'), '-o', 'json'],
+      { env },
+    );
+    assert.equal(registry.code, 4, registry.stderr);
+    const refused = JSON.parse(registry.stdout).error;
+    assert.equal(refused.code, 'SCHEMA_VALIDATION_FAILED');
+    assert.match(refused.message, /properties\.dependsOn: is not allowed/);
+  });
 });

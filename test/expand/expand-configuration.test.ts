@@ -3,7 +3,7 @@
  * real sandbox and real files.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -360,6 +360,32 @@ describe('expandConfiguration()', () => {
     ]);
   });
 
+  it("expandConfiguration() loads PyYAML when a template first imports yaml (not at the Python process's start); a yaml.py among the imports does not replace DM's", async () => {
+    const own = new RenderSandbox({ timeoutMs: 5000 });
+    try {
+      const py = [
+        'import sys',
+        'before = sorted(m for m in sys.modules if m == "yaml" or m.startswith("yaml.") or m == "traceback")',
+        'import yaml',
+        'def GenerateConfig(context):',
+        '    return {"resources": [{"name": "a", "type": "T", "properties": {"before": before,',
+        '        "safe": yaml.load("x: 1", Loader=yaml.Loader), "dm": yaml.load is yaml.safe_load}}]}',
+      ].join('\n');
+      const dir = fixture({
+        'config.yaml': 'imports:\n- path: yaml.py\nresources:\n- {name: a, type: y.py}\n',
+        'y.py': py,
+        'yaml.py': 'def load(*a, **k):\n    return "the imports\' yaml.py"\n',
+      });
+      const result = await expandConfiguration(
+        { content: readFileSync(join(dir, 'config.yaml'), 'utf8'), path: join(dir, 'config.yaml') },
+        { sandbox: own },
+      );
+      assert.deepEqual(result.config.resources[0]?.properties, { before: [], safe: { x: 1 }, dm: true });
+    } finally {
+      own.close();
+    }
+  });
+
   it('expandConfiguration() keeps yaml.load safe whatever Loader a template names', async () => {
     const error = await expandError({
       'config.yaml': 'resources:\n- {name: a, type: u.py}\n',
@@ -590,6 +616,53 @@ properties:
     const off = await expand(files, { schemaValidation: 'off', onWarning: (w) => quiet.push(w.message) });
     assert.deepEqual(off.config.resources[0]?.properties, { replicas: 'three', env: ['x'], image: 'nginx' });
     assert.deepEqual(quiet, []);
+  });
+
+  it("strict, a user's own template: a property its schema's top-level additionalProperties refuses warns (DM accepted it); nested ones fail", async () => {
+    // The Cloud Foundation Toolkit's BigQuery example passes dependsOn, which its table schema
+    // does not declare (test/expand/dm-corpus/cft/bigquery); DM expanded it.
+    const schema =
+      'additionalProperties: false\nproperties:\n  name: {type: string}\n  labels:\n    type: object\n    additionalProperties: false\n    properties: {team: {type: string}}\n  size: {type: integer, default: 1}\n';
+    const warned: string[] = [];
+    const result = await expand(
+      {
+        'config.yaml': 'resources:\n- {name: t, type: a.jinja, properties: {name: x, dependsOn: [ds]}}\n',
+        'a.jinja': T,
+        'a.jinja.schema': schema,
+      },
+      { onWarning: (w) => warned.push(`${w.code} ${w.message}`) },
+    );
+    assert.deepEqual(result.config.resources[0]?.properties, { name: 'x', dependsOn: ['ds'], size: 1 });
+    assert.equal(warned.length, 1, warned.join('\n'));
+    assert.match(warned[0]!, /^SCHEMA_VIOLATION t \([^)]*a\.jinja\): properties\.dependsOn: is not allowed/);
+    // The same from a Python template (checked in a request of its own).
+    const fromPython: string[] = [];
+    const py = await expand(
+      {
+        'config.yaml': 'resources:\n- {name: t, type: a.py, properties: {name: x, dependsOn: [ds]}}\n',
+        'a.py':
+          "def GenerateConfig(c):\n    return {'resources': [{'name': 'x', 'type': 'T', 'properties': c.properties}]}\n",
+        'a.py.schema': schema,
+      },
+      { onWarning: (w) => fromPython.push(w.message) },
+    );
+    assert.deepEqual(py.config.resources[0]?.properties, { name: 'x', dependsOn: ['ds'], size: 1 });
+    assert.equal(fromPython.length, 1, fromPython.join('\n'));
+    // Below the top level, and any other violation, strict still fails.
+    const nested = await expandError({
+      'config.yaml':
+        'resources:\n- {name: t, type: a.jinja, properties: {name: x, labels: {team: a, oops: b}}}\n',
+      'a.jinja': T,
+      'a.jinja.schema': schema,
+    });
+    assert.equal(nested.code, 'SCHEMA_VALIDATION_FAILED');
+    assert.match(nested.message, /properties\.labels\.oops: is not allowed/);
+    const both = await expandError({
+      'config.yaml': 'resources:\n- {name: t, type: a.jinja, properties: {name: 3, dependsOn: [ds]}}\n',
+      'a.jinja': T,
+      'a.jinja.schema': schema,
+    });
+    assert.match(both.message, /properties\.name: must be string/);
   });
 
   it('applySchema() reports every error together with property paths', async () => {

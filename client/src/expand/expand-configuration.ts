@@ -392,7 +392,11 @@ class Expander {
     const violations: Warning[] = [];
     const timings = this.options.timings;
     const check = template.schema
-      ? { subject: `${resource.name} (${template.path})`, mode: this.options.schemaValidation ?? 'strict' }
+      ? {
+          subject: `${resource.name} (${template.path})`,
+          mode: this.options.schemaValidation ?? 'strict',
+          ...(template.ownFile ? { ownFile: true } : {}),
+        }
       : undefined;
     // Checked against the schema in the Jinja rendering process, under its limits (docs/expansion.md,
     // "Isolation"): for a Jinja template in the request that renders it, else on its own.

@@ -215,6 +215,7 @@ export class LocalTemplateSource implements TemplateSource {
       content: file.content,
       ...(schema ? { schema } : {}),
       files: this.files,
+      ownFile: true,
     };
     this.mine.add(template);
     this.loaded.set(typeRef, template);

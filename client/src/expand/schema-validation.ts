@@ -270,7 +270,9 @@ export function checkTemplateSchema(file: TemplateFile): string[] {
 /**
  * Validates `properties` against the schema, filling in defaults in place (on a copy), and
  * returns the completed properties. `subject` names the resource in messages. In `warn` mode a
- * violation is passed to `onViolation` instead of failing; in `off` mode it is ignored.
+ * violation is passed to `onViolation` instead of failing; in `off` mode it is ignored. For one of
+ * the user's own files (`ownFile`), `strict` passes a property that only the schema's top-level
+ * `additionalProperties` refuses to `onViolation` too: DM accepted it (docs/expansion.md, "Schemas").
  */
 export function applySchema(
   schema: TemplateSchema,
@@ -278,6 +280,7 @@ export function applySchema(
   subject: string,
   mode: SchemaValidationMode = 'strict',
   onViolation?: (message: string) => void,
+  ownFile = false,
 ): Record<string, unknown> {
   const validate = compiledValidator(schema);
   // Ajv sees floats as the numbers they are; the floats are put back after (defaults filled in).
@@ -291,16 +294,19 @@ export function applySchema(
   const errors = validate.errors ?? [];
   const seen = new Set<string>();
   const messages: string[] = [];
+  const tolerated: string[] = [];
   for (const e of errors) {
     if (e.keyword === 'if') continue;
     const m = describe(e, copy);
     if (!seen.has(m)) {
       seen.add(m);
-      messages.push(m);
+      if (ownFile && e.keyword === 'additionalProperties' && e.instancePath === '') tolerated.push(m);
+      else messages.push(m);
     }
   }
-  if (mode === 'warn') {
-    for (const m of messages) onViolation?.(`${subject}: ${m} (schema ${schema.file.path})`);
+  if (mode === 'warn' || messages.length === 0) {
+    for (const m of [...tolerated, ...messages])
+      onViolation?.(`${subject}: ${m} (schema ${schema.file.path})`);
     return copy;
   }
   throw new DmError(

@@ -46,6 +46,13 @@ export interface LoadedTemplate {
   /** `<template>.schema`, when there is one. */
   schema?: TemplateFile;
   /**
+   * One of the user's own files (the local source: the configuration's imports, files beside it,
+   * `--imports-dir`), not content fetched from a registry: in `strict` mode its schema's top-level
+   * `additionalProperties: false` warns instead of failing, as DM accepted it (docs/expansion.md,
+   * "Schemas").
+   */
+  ownFile?: boolean;
+  /**
    * Every file the template can see by name: `{% include %}`, Python imports, `imports` in the
    * context, and the types its output uses. For local templates this is the configuration's
    * whole import set; for a registry version, that version's files.

@@ -4,6 +4,8 @@
  * Functions return a reason string instead of throwing. Float and string `repr()` are the
  * leaf module's (client/src/python/values.ts, shared with the expansion engine), fuzzed against Python's.
  */
+
+import { PYTHON_CHARACTER_ESCAPES } from '../python/escapes.js';
 import { pyFloatRepr, pyStrRepr } from '../python/values.js';
 import { isMapping, MAX_DEPTH } from './data.js';
 
@@ -75,17 +77,6 @@ function compile(pattern: string, global: boolean): RegExp | string {
   }
 }
 
-const TEMPLATE_ESCAPES: Record<string, string> = {
-  a: '\u0007',
-  b: '\b',
-  f: '\f',
-  n: '\n',
-  r: '\r',
-  t: '\t',
-  v: '\v',
-  '\\': '\\',
-};
-
 type TemplatePart = string | { group: number | string };
 
 /**
@@ -142,7 +133,9 @@ export function parseTemplate(template: string, groupCount: number): TemplatePar
       i += digits.length;
       continue;
     }
-    const escaped = TEMPLATE_ESCAPES[next];
+    const escaped = Object.hasOwn(PYTHON_CHARACTER_ESCAPES, next)
+      ? PYTHON_CHARACTER_ESCAPES[next]
+      : undefined;
     if (escaped !== undefined) literal += escaped;
     else if (/[A-Za-z]/.test(next)) return `bad escape \\${next} in the substituted value`;
     else literal += `\\${next}`;

@@ -11,6 +11,8 @@
  * - `x.0`, `x.1.name`: an integer after a dot is an index, `x[0]`;
  * - a name that is not a Python identifier (`🐍a`) is a syntax error, worded as Jinja2 words it.
  */
+
+import { PYTHON_CHARACTER_ESCAPES } from '../../python/escapes.js';
 import { type NjToken, type NjTokenizer, token } from './nunjucks-internals.js';
 
 /** A syntax error worded as Jinja2 words it, with its line. */
@@ -46,17 +48,11 @@ function integerText(literal: string, lineno: number): string {
   return value.toString();
 }
 
+/** In a string literal also a quote, and a backslash-newline (the line goes on). */
 const SIMPLE_ESCAPES: Record<string, string> = {
-  '\\': '\\',
+  ...PYTHON_CHARACTER_ESCAPES,
   "'": "'",
   '"': '"',
-  a: '\x07',
-  b: '\b',
-  f: '\f',
-  n: '\n',
-  r: '\r',
-  t: '\t',
-  v: '\v',
   '\n': '',
 };
 

@@ -18,8 +18,13 @@
  * {"\u0000float": n}, a dict whose key order JS would change as {"\u0000dict": [k1, v1, …]}.
  */
 export const PYTHON_RUNNER_SOURCE = String.raw`
-import sys, json, io, linecache, traceback, types, signal, resource, importlib.abc, importlib.util, re, time
+import sys, json, io, linecache, types, signal, resource, re, time
 import os.path as _osp
+from importlib.machinery import ModuleSpec as _ModuleSpec
+
+# What the process imports at its start is what every run pays for (docs/expansion.md, "Speed"):
+# traceback (errors only), PyYAML (templates that import yaml) and importlib's abstract classes
+# (~40 ms of CPU together) are left out and loaded when needed.
 
 # The standard library modules a template imports are loaded when it imports them (reading
 # Python's own library is allowed below); none is written back as bytecode, which the audit hook
@@ -196,7 +201,7 @@ del _name, _fn, _wrapped
 _files = {}
 _template_modules = set()
 
-class _ImportsFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _ImportsFinder(object):
     """Makes the imports importable by path: helpers/common.py is 'helpers.common'."""
     def _lookup(self, fullname):
         base = fullname.replace('.', '/')
@@ -209,13 +214,12 @@ class _ImportsFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None, True
         return None, None
     def find_spec(self, fullname, path=None, target=None):
+        if _yaml_loading[0] and fullname.split('.')[0] == 'yaml':
+            return None
         filename, is_pkg = self._lookup(fullname)
         if is_pkg is None:
             return None
-        spec = importlib.util.spec_from_loader(fullname, self, origin=filename or fullname, is_package=is_pkg)
-        if is_pkg:
-            spec.submodule_search_locations = []
-        return spec
+        return _ModuleSpec(fullname, self, origin=filename or fullname, is_package=bool(is_pkg))
     def create_module(self, spec):
         return None
     def exec_module(self, module):
@@ -248,14 +252,10 @@ class _Py2Dict(dict):
     def viewvalues(self):
         return self.values()
 
-def _make_yaml_module():
+def _make_yaml_module(m, real):
     """'yaml' as DM's templates knew it (PyYAML 3): load() without a Loader is allowed; here
-    every load is a safe load, whatever Loader is named, so templates cannot construct objects."""
-    try:
-        import yaml as real
-    except ImportError:
-        return None
-    m = types.ModuleType('yaml')
+    every load is a safe load, whatever Loader is named, so templates cannot construct objects.
+    Fills the module m from PyYAML's own module real."""
     m.__dict__.update({k: v for k, v in real.__dict__.items() if not k.startswith('__')})
     safe = getattr(real, 'CSafeLoader', real.SafeLoader)
     for name in ('Loader', 'FullLoader', 'UnsafeLoader', 'CLoader', 'CFullLoader', 'CUnsafeLoader', 'BaseLoader'):
@@ -279,11 +279,32 @@ def _make_yaml_module():
     m.dump, m.dump_all, m.safe_dump = dump, dump_all, safe_dump
     for dumper in (real.Dumper, real.SafeDumper):
         real.add_representer(_Py2Dict, real.representer.SafeRepresenter.represent_dict, Dumper=dumper)
-    return m
 
-_yaml = _make_yaml_module()
-if _yaml is not None:
-    sys.modules['yaml'] = _yaml
+_yaml_loading = [False]
+
+class _YamlFinder(object):
+    """Makes DM's 'yaml' (above) when a template first imports yaml: PyYAML is loaded under its
+    own name, then 'yaml' is this module for the rest of the run (template files included)."""
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != 'yaml' or _yaml_loading[0]:
+            return None
+        return _ModuleSpec('yaml', self)
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):
+        sys.modules.pop('yaml', None)
+        _yaml_loading[0] = True
+        try:
+            import yaml as real
+        except ImportError:
+            raise ModuleNotFoundError("No module named 'yaml'", name='yaml')
+        finally:
+            _yaml_loading[0] = False
+            sys.modules.pop('yaml', None)
+        _make_yaml_module(module, real)
+        sys.modules['yaml'] = module
+
+sys.meta_path.insert(0, _YamlFinder())
 
 # Python 2-only syntax: SyntaxError messages that mean the template was written for Python 2.
 _PY2_SYNTAX = ("Missing parentheses in call to 'print'", "Missing parentheses in call to 'exec'",
@@ -380,6 +401,7 @@ def _render(req):
         return {'ok': False, 'kind': 'blocked', 'message': _state['blocked'] + ' is blocked in templates',
                 'file': name, 'line': None}
     if error is not None:
+        import traceback
         tb = traceback.extract_tb(error.__traceback__)
         names = set(_files)
         f, line = _location(tb, names)

@@ -35,6 +35,7 @@ export function sharedRendererModules(clientSrc: string): string[] {
     join(clientSrc, 'document', 'json-schema-meta.js'),
     join(clientSrc, 'data.js'),
     join(clientSrc, 'python', 'values.js'),
+    join(clientSrc, 'python', 'escapes.js'),
     join(clientSrc, 'error.js'),
     join(clientSrc, 'error-codes.js'),
   ];

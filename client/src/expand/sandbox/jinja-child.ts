@@ -60,6 +60,7 @@ function check(request: Request, given: Record<string, unknown>, timed: boolean)
       request.check!.subject,
       request.check!.mode,
       (message) => violations.push(message),
+      request.check!.ownFile === true,
     );
     return { properties, violations, ms: timed ? cpuMs() - t0 : 0 };
   } catch (thrown) {

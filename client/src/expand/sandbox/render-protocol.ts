@@ -27,7 +27,7 @@ export interface JinjaRequest {
   schemaFiles?: Record<string, string>;
   schemaFilesId?: number;
   /** Check the properties first (`only`: and answer with them, nothing to render). */
-  check?: { subject: string; mode: SchemaValidationMode; only?: boolean };
+  check?: { subject: string; mode: SchemaValidationMode; ownFile?: boolean; only?: boolean };
   /** Answer with the CPU time of the work (`ms`). */
   time?: boolean;
 }

@@ -75,10 +75,12 @@ export interface SchemaRequest {
   /** Names the resource in messages: `name (template path)`. */
   subject: string;
   mode: SchemaValidationMode;
+  /** The template is one of the user's own files (LoadedTemplate.ownFile). */
+  ownFile?: boolean;
 }
 
 /** How properties are checked against a request's schema (docs/expansion.md, "Schemas"). */
-export type SchemaCheck = Pick<SchemaRequest, 'subject' | 'mode'>;
+export type SchemaCheck = Pick<SchemaRequest, 'subject' | 'mode' | 'ownFile'>;
 
 /** Properties completed by a schema, and the violations `warn` mode reports. */
 export interface CheckedProperties {
@@ -812,7 +814,14 @@ export class RenderSandbox {
         files: NO_FILES,
         schema: request.schema,
       },
-      { check: { subject: request.subject, mode: request.mode, only: true } },
+      {
+        check: {
+          subject: request.subject,
+          mode: request.mode,
+          ...(request.ownFile ? { ownFile: true } : {}),
+          only: true,
+        },
+      },
       `${request.subject}: schema ${name}`,
     );
     return answer.checked!;
