@@ -8,18 +8,36 @@
 //                           may read only its own file.
 // Loading a few files instead of some 200 modules is most of `dm expand`'s start-up. The registry
 // server and the tests use the compiled modules themselves.
-import { rmSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
 const root = new URL('..', import.meta.url).pathname;
 const dist = join(root, 'dist');
 const out = join(dist, 'bundle');
+const stamp = join(out, '.built-from');
+
+/** The newest modification time among the compiled modules the bundles are made of. */
+function newestInput(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestInput(path));
+    else if (entry.name.endsWith('.js')) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+const inputs = newestInput(join(dist, 'client/src'));
+// Up to date: nothing to do (two test runs in one checkout then never rebuild under each other).
+if (existsSync(stamp) && statSync(stamp).mtimeMs >= inputs) process.exit(0);
+
+// Built beside, then swapped in: a run reading the bundle never sees a half-written one.
+const building = join(dist, `bundle.building-${process.pid}`);
 
 // Native addons and drivers stay in node_modules: loaded from there when a command needs them.
 const external = ['better-sqlite3', 'pg', 'pg-native'];
 
-rmSync(out, { recursive: true, force: true });
+rmSync(building, { recursive: true, force: true });
 const common = {
   bundle: true,
   platform: 'node',
@@ -36,7 +54,7 @@ await build({
     main: join(dist, 'client/src/cli/main.js'),
     prestart: join(dist, 'client/src/cli/prestart.js'),
   },
-  outdir: join(out, 'cli'),
+  outdir: join(building, 'cli'),
   format: 'esm',
   splitting: true,
   // CommonJS dependencies bundled into ES modules call require() for node's own modules, and
@@ -56,9 +74,14 @@ await build({
     'jinja-child': join(dist, 'client/src/expand/sandbox/jinja-child.js'),
     'blueprint-child': join(dist, 'client/src/blueprint/sandbox-child.js'),
   },
-  outdir: join(out, 'renderers'),
+  outdir: join(building, 'renderers'),
   outExtension: { '.js': '.cjs' },
   format: 'cjs',
   // A renderer reads nothing but its own file: no external module may remain.
   external: [],
 });
+writeFileSync(join(building, '.built-from'), '');
+const old = join(dist, `bundle.old-${process.pid}`);
+if (existsSync(out)) renameSync(out, old);
+renameSync(building, out);
+rmSync(old, { recursive: true, force: true });

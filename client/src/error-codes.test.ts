@@ -13,15 +13,15 @@ import { categoriesOf, ERROR_CODES, type ErrorCode, isErrorCode } from './error-
 
 const docs = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
 
-/** The rows of the generated table in docs/errors.md: code → [category, exit code, HTTP status]. */
-function documentedCodes(): Map<string, [string, string, string]> {
-  const out = new Map<string, [string, string, string]>();
+/** The rows of the generated table in docs/errors.md: code → [category, exit code, HTTP status, meaning]. */
+function documentedCodes(): Map<string, [string, string, string, string]> {
+  const out = new Map<string, [string, string, string, string]>();
   const section = docs.slice(docs.indexOf('<!-- codes:start -->'), docs.indexOf('<!-- codes:end -->'));
   for (const line of section.split('\n')) {
-    const m = /^\| `([A-Za-z_]+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \|/.exec(line);
+    const m = /^\| `([A-Za-z_]+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \| (.*) \|$/.exec(line);
     if (m) {
       assert.ok(!out.has(m[1]!), `docs/errors.md lists ${m[1]} twice`);
-      out.set(m[1]!, [m[2]!.trim(), m[3]!.trim(), m[4]!.trim()]);
+      out.set(m[1]!, [m[2]!.trim(), m[3]!.trim(), m[4]!.trim(), m[5]!.replaceAll('\\|', '|')]);
     }
   }
   return out;
@@ -47,6 +47,20 @@ describe('error codes', () => {
       assert.ok(exit.startsWith(String(exitCodeOfCategory(first))), `${code}: exit code ${exit}`);
       assert.ok(status.startsWith(String(httpStatusOfCategory(first))), `${code}: HTTP status ${status}`);
     }
+  });
+
+  it('docs/errors.md gives each code the meaning client/src/error-codes.ts gives it (one wording)', () => {
+    const differing = [...documentedCodes()]
+      .filter(([code, row]) => isErrorCode(code) && row[3] !== ERROR_CODES[code].meaning)
+      .map(
+        ([code, row]) =>
+          `${code}: documented '${row[3]}', declared '${ERROR_CODES[code as ErrorCode].meaning}'`,
+      );
+    assert.deepEqual(
+      differing,
+      [],
+      'run `npm run build && node scripts/errors-doc.mjs` to update docs/errors.md',
+    );
   });
 
   it('a DmError takes its category from its code unless the code lists another one', () => {

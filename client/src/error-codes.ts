@@ -20,6 +20,7 @@ export type ErrorCategory =
   | 'forbidden' // exit 1, HTTP 403
   | 'rate-limited' // exit 5, HTTP 429
   | 'upstream' // a mirror's upstream registry failed or is known down: exit 5, HTTP 502
+  | 'upstream-timeout' // an upstream (a mirror's upstream registry, GitHub) did not answer in time: exit 5, HTTP 504
   | 'limit' // a resource limit was hit (time, memory, size): exit 1, HTTP 422
   | 'blocked' // untrusted code tried something forbidden: exit 1, HTTP 422
   | 'error'; // anything else: exit 1, HTTP 500
@@ -43,6 +44,7 @@ const ALL_CATEGORIES = [
   'forbidden',
   'rate-limited',
   'upstream',
+  'upstream-timeout',
   'limit',
   'blocked',
 ] as const satisfies readonly ErrorCategory[];
@@ -251,7 +253,11 @@ export const ERROR_CODES = {
     category: 'not-found',
     meaning: 'No configured registry or source serves the reference.',
   },
-  REGISTRY_EXISTS: { category: 'conflict', meaning: 'A registry of that name is already on the server.' },
+  REGISTRY_EXISTS: {
+    category: 'conflict',
+    meaning:
+      'A registry of that name is already on the server (one that only a pull-through created is mirrored whole by registering its `<upstream>/<name>` source instead: docs/mirroring.md).',
+  },
   REGISTRY_DIR_NOT_FOUND: { category: 'not-found', meaning: 'A registry directory does not exist.' },
   REGISTRY_DIR_UNREADABLE: { category: 'error', meaning: 'A registry directory cannot be read.' },
   REGISTRY_TOO_LARGE: { category: 'limit', meaning: 'A registry directory has more files than allowed.' },
@@ -511,7 +517,20 @@ export const ERROR_CODES = {
   DEPLOY_FAILED: { category: 'error', meaning: 'Applying the deployment failed for some resources.' },
   MANIFEST_NOT_FOUND: { category: 'not-found', meaning: 'The deployment has no such manifest.' },
   OPERATION_NOT_FOUND: { category: 'not-found', meaning: 'The Deployment Manager has no such operation.' },
-  CLUSTER_UNREACHABLE: { category: 'unreachable', meaning: 'The cluster cannot be reached.' },
+  CLUSTER_UNREACHABLE: {
+    category: 'unreachable',
+    meaning: 'The cluster cannot be reached: nothing answered (connection refused, no such host, timeout).',
+  },
+  CLUSTER_UNAUTHORIZED: {
+    category: 'unauthorized',
+    meaning:
+      "The cluster answered and refused the kubeconfig context's credentials (kubectl: You must be logged in to the server).",
+  },
+  CLUSTER_FORBIDDEN: {
+    category: 'forbidden',
+    meaning:
+      "The cluster answered and its RBAC refused what the kubeconfig context's user asked (Error from server (Forbidden)).",
+  },
   CLUSTER_DISCOVERY_FAILED: {
     category: 'unreachable',
     meaning: 'kubectl could not list the API resources of the cluster.',
@@ -732,6 +751,10 @@ export const ERROR_CODES = {
       'A bundle would add versions to a registry this server indexes from its own source (or pulls through); only registries that came from bundles take them, unless --into-indexed-registries says so.',
   },
   UPSTREAM_UNAVAILABLE: { category: 'upstream', meaning: "A mirror's upstream registry is down or failing." },
+  UPSTREAM_TIMEOUT: {
+    category: 'upstream-timeout',
+    meaning: "An upstream (a mirror's upstream registry, GitHub) did not answer within its time limit.",
+  },
   UPSTREAM_INVALID_ANSWER: {
     category: 'upstream',
     meaning: "A mirror's upstream answered something dm cannot use.",

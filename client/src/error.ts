@@ -74,6 +74,7 @@ const EXIT_CODES: Record<ErrorCategory, number> = {
   forbidden: 1,
   'rate-limited': 5,
   upstream: 5,
+  'upstream-timeout': 5,
   limit: 1,
   blocked: 1,
   error: 1,
@@ -105,6 +106,7 @@ const HTTP_STATUSES: Record<ErrorCategory, number> = {
   forbidden: 403,
   'rate-limited': 429,
   upstream: 502,
+  'upstream-timeout': 504,
   limit: 422,
   blocked: 422,
   error: 500,
@@ -159,6 +161,7 @@ const STATUS_CATEGORIES: Readonly<Record<number, ErrorCategory>> = {
   422: 'validation',
   429: 'rate-limited',
   502: 'upstream',
+  504: 'upstream-timeout',
 };
 
 function categoryOfStatus(status: number): ErrorCategory {

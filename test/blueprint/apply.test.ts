@@ -3,6 +3,7 @@
  * (test/deploy/harness.ts); manifestLayers() on rendered results.
  */
 import assert from 'node:assert/strict';
+import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { manifestLayers } from '../../client/src/blueprint/apply.js';
@@ -108,5 +109,65 @@ describe('dm blueprint apply against the stand-in', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.data.status, 'dry-run');
     assert.equal(h.standin.get('v1', 'Namespace', '', 'team-b'), undefined);
+  });
+
+  it('dm blueprint apply: applied again it deletes nothing on the way; a wrong --name meets the prune guard, --prune-all lets it go on', async () => {
+    // Two layers: the Namespace, then two ConfigMaps that depend on it.
+    const bp = join(h.dir, 'two-layers');
+    cpSync(SAMPLE, bp, { recursive: true });
+    writeFileSync(
+      join(bp, 'deploy-execution.yaml'),
+      `deployItems:
+- name: namespace
+  type: landscaper.gardener.cloud/kubernetes-manifest
+  target: {import: cluster}
+  config:
+    manifests:
+    - {policy: manage, manifest: {apiVersion: v1, kind: Namespace, metadata: {name: "{{ imports.namespace.name }}"}}}
+- name: settings
+  type: landscaper.gardener.cloud/kubernetes-manifest
+  target: {import: cluster}
+  dependsOn: [namespace]
+  config:
+    manifests:
+    - {policy: manage, manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: one, namespace: "{{ imports.namespace.name }}"}}}
+    - {policy: manage, manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: two, namespace: "{{ imports.namespace.name }}"}}}
+`,
+    );
+    const imports = h.file('imports-l.yaml', IMPORTS.replace(/team-a/g, 'team-l'));
+    const uid = () =>
+      (h.standin.get('v1', 'ConfigMap', 'team-l', 'one')?.metadata as { uid?: string } | undefined)?.uid;
+    const first = await h.dm(['blueprint', 'apply', bp, '--imports', imports]);
+    assert.equal(first.code, 0, first.stderr);
+    const before = uid();
+    assert.ok(before, 'ConfigMap one exists');
+    // Again, unchanged: the first layer's step must not prune the second layer's objects (2 of 3).
+    const again = await h.dm(['blueprint', 'apply', bp, '--imports', imports]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(uid(), before, 'ConfigMap one was never deleted and created again');
+
+    // The sample (one Namespace) under the name of the three-object deployment: it would prune all 3.
+    const other = h.file('imports-m.yaml', IMPORTS.replace(/team-a/g, 'team-m'));
+    const refused = await h.dm(['blueprint', 'apply', SAMPLE, '--imports', other, '--name', 'team-l']);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(
+      refused.stderr,
+      /^error: this deploy would prune every object \(3 of 3\) of deployment 'team-l'; check the configuration and --name, or pass --prune-all$/m,
+    );
+    assert.equal(uid(), before, 'nothing pruned');
+    assert.equal(h.standin.get('v1', 'Namespace', '', 'team-m'), undefined, 'nothing applied');
+    const forced = await h.dm([
+      'blueprint',
+      'apply',
+      SAMPLE,
+      '--imports',
+      other,
+      '--name',
+      'team-l',
+      '--prune-all',
+    ]);
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.ok(h.standin.get('v1', 'Namespace', '', 'team-m'), 'applied');
+    assert.equal(uid(), undefined, 'pruned with --prune-all');
   });
 });

@@ -12,6 +12,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { type KubeStandin, startKubeStandin } from '../kube-standin/server.js';
 import { isolatedEnv, repoRoot, runDm, runProcess } from '../support/run-cli.js';
 
 interface Case {
@@ -19,7 +20,10 @@ interface Case {
   name: string;
   /** The program run: `dm` (default) or `dm-registry`. */
   program?: 'dm' | 'dm-registry';
-  /** Arguments after the program; `$DIR` is a fresh working directory, `$SILENT` a server that never answers. */
+  /**
+   * Arguments after the program; `$DIR` is a fresh working directory, `$SILENT` a server that never
+   * answers, `$BAD_TOKEN_KUBECONFIG` a kubeconfig whose token the Kubernetes stand-in refuses.
+   */
   args: string[];
   /** Files written into `$DIR` first (path → content); a value `null` makes a named pipe. */
   files?: Record<string, string | null>;
@@ -202,10 +206,76 @@ const CASES: Case[] = [
     says: /--db 'mysql:\/\/x\/y': the scheme 'mysql:' is not supported; use file:<path> \(or a path\) for SQLite, or postgres:\/\/… \(postgresql:\/\/…\) for PostgreSQL/,
     afterwards: (dir) => assert.deepEqual(readdirSync(dir), [], 'nothing created'),
   },
+  // Item: what the cluster said, said as it said it; "cannot reach" only when nothing answered.
+  {
+    name: 'a kubeconfig whose server refuses connections: cannot reach, with the context',
+    files: {
+      'config.yaml': 'resources:\n- {name: c, type: v1/ConfigMap}\n',
+      kubeconfig:
+        'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: nowhere, context: {cluster: c, user: u}}]\ncurrent-context: nowhere\n',
+    },
+    args: ['--kubeconfig', '$DIR/kubeconfig', 'deploy', 'config.yaml', '--name', 'c'],
+    code: 5,
+    says: /^error: cannot reach the cluster at https:\/\/127\.0\.0\.1:1 \(context 'nowhere'\)$/m,
+  },
+  {
+    name: "a kubeconfig whose token the cluster refuses: the cluster's words and the context, exit 1",
+    files: { 'config.yaml': 'resources:\n- {name: c, type: v1/ConfigMap}\n' },
+    args: ['--kubeconfig', '$BAD_TOKEN_KUBECONFIG', 'deploy', 'config.yaml', '--name', 'c'],
+    code: 1,
+    says: /^error: the cluster at https:\/\/127\.0\.0\.1:\d+ refused the credentials of context 'standin': You must be logged in to the server \((Unauthorized|the server has asked for the client to provide credentials)\)$/m,
+  },
+  {
+    name: 'the same refused token on a dry run: refused, not planned offline',
+    files: { 'config.yaml': 'resources:\n- {name: c, type: v1/ConfigMap}\n' },
+    args: ['--kubeconfig', '$BAD_TOKEN_KUBECONFIG', 'deploy', 'config.yaml', '--name', 'c', '--dry-run'],
+    code: 1,
+    says: /refused the credentials of context 'standin': You must be logged in to the server \((Unauthorized|the server has asked for the client to provide credentials)\)$/m,
+    afterwards: stateUntouched,
+  },
+  // Item: one decision on a configuration's top-level keys; a dry run writes nothing.
+  {
+    name: 'dm expand of a configuration with resource: for resources:',
+    files: { 'typo.yaml': 'resource:\n- {name: c, type: v1/ConfigMap}\n' },
+    args: ['expand', 'typo.yaml'],
+    code: 4,
+    says: /^error: typo\.yaml: unknown top-level key 'resource' \(did you mean 'resources'\?\); a configuration has only imports, resources, outputs$/m,
+  },
+  {
+    name: 'dm expand of a configuration with a key DM never had',
+    files: { 'foo.yaml': 'foo: bar\nresources: []\n' },
+    args: ['expand', 'foo.yaml'],
+    code: 4,
+    says: /^error: foo\.yaml: unknown top-level key 'foo'; a configuration has only imports, resources, outputs$/m,
+  },
+  {
+    name: 'dm deploy --dry-run of a mistyped configuration: refused, and no deployments database made',
+    files: { 'typo.yaml': 'resource:\n- {name: c, type: v1/ConfigMap}\n' },
+    args: ['deploy', 'typo.yaml', '--name', 'prod', '--dry-run'],
+    code: 4,
+    says: /typo\.yaml: unknown top-level key 'resource'/,
+    afterwards: stateUntouched,
+  },
+  // Item: completion.
+  {
+    name: 'dm completion for a shell it has no script for',
+    args: ['completion', 'tcsh'],
+    code: 2,
+    says: /^error: shell 'tcsh' is not one of bash, zsh, fish$/m,
+  },
 ];
+
+/** Nothing under the XDG state directory: no deployments database was made. */
+function stateUntouched(_dir: string, configFile: string): void {
+  const state = join(dirname(dirname(dirname(configFile))), 'state');
+  assert.equal(existsSync(state), false, `${state} was created`);
+}
 
 let silent: Server;
 let silentUrl = '';
+/** A Kubernetes stand-in, and a kubeconfig for it whose token it refuses. */
+let standin: KubeStandin;
+let badTokenKubeconfig = '';
 const sockets = new Set<Socket>();
 const outcomes: boolean[] = [];
 
@@ -218,8 +288,13 @@ describe('the corpus of bad inputs', () => {
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     silentUrl = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
+    standin = await startKubeStandin();
+    badTokenKubeconfig = standin.writeKubeconfig(await mkdtemp(join(tmpdir(), 'dm-bad-token-')), {
+      wrongToken: true,
+    });
   });
-  after(() => {
+  after(async () => {
+    await standin?.close();
     for (const s of sockets) s.destroy();
     silent.close();
     const passed = outcomes.filter(Boolean).length;
@@ -246,7 +321,12 @@ describe('the corpus of bad inputs', () => {
         }
         await c.setup?.(dir, env);
         const before = c.config === undefined ? undefined : readFileSync(configFile, 'utf8');
-        const args = c.args.map((a) => a.replaceAll('$DIR', dir).replaceAll('$SILENT', silentUrl));
+        const args = c.args.map((a) =>
+          a
+            .replaceAll('$DIR', dir)
+            .replaceAll('$SILENT', silentUrl)
+            .replaceAll('$BAD_TOKEN_KUBECONFIG', badTokenKubeconfig),
+        );
         const options = {
           env,
           cwd: dir,

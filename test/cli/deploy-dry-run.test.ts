@@ -4,11 +4,12 @@
  * the missing context.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { isolatedEnv, runDm } from '../support/run-cli.js';
+import { isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
 
 const CONFIG = `resources:
 - name: settings
@@ -69,5 +70,30 @@ describe('dm deploy --dry-run without a cluster', () => {
     const real = await runDm(['deploy', 'config.yaml', '--name', 'dry'], { cwd: dir, env });
     assert.equal(real.code, 5, real.stderr);
     assert.match(real.stderr, /no Kubernetes context is selected/);
+  });
+
+  it('a dry run writes nothing: dm deploy --dry-run, dm blueprint apply --dry-run (and reading commands) create no deployments database', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dm-dry-'));
+    await writeFile(join(dir, 'config.yaml'), CONFIG);
+    await writeFile(
+      join(dir, 'imports.yaml'),
+      'installation: {name: team-a, namespace: default, imports: {targets: [{name: cluster, target: c}], data: [{name: namespace, dataRef: ns}]}}\n' +
+        'scope:\n  targets:\n    c: {apiVersion: landscaper.gardener.cloud/v1alpha1, kind: Target, metadata: {name: c, namespace: default}, spec: {type: landscaper.gardener.cloud/kubernetes-cluster, config: {}}}\n' +
+        '  dataObjects: {ns: {name: team-a, team: a}}\n',
+    );
+    const isolated = await isolatedEnv();
+    const env = { ...isolated, KUBECONFIG: join(dir, 'no-such-kubeconfig') };
+    const state = join(isolated.XDG_STATE_HOME!, 'dm');
+    const sample = join(repoRoot, 'registry-fixtures/platform/namespace-blueprint/v1');
+    for (const args of [
+      ['deploy', 'config.yaml', '--name', 'dry', '--dry-run'],
+      ['blueprint', 'apply', sample, '--imports', 'imports.yaml', '--dry-run'],
+      ['deployments', 'list'],
+      ['types'],
+    ]) {
+      const r = await runDm(args, { cwd: dir, env });
+      assert.equal(r.code, 0, `dm ${args.join(' ')}: ${r.stderr}`);
+      assert.equal(existsSync(state), false, `dm ${args.join(' ')} wrote ${state}`);
+    }
   });
 });

@@ -268,6 +268,77 @@ describe('dm deploy against a real kube-apiserver 1.20', () => {
       ['create', 'update', 'delete'],
     );
   });
+
+  it('a token the cluster refuses, an identity RBAC forbids, and a server that is not there: what the cluster said (exit 1, with the context), "cannot reach" only when nothing answered (exit 5)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const good = readFileSync(kubeconfig, 'utf8');
+    const viewerToken = readFileSync(join(dir, 'server', 'viewer-token'), 'utf8').trim();
+    const variant = (name: string, text: string) => {
+      assert.notEqual(text, good, `${name} differs from the kubeconfig`);
+      return file(name, text);
+    };
+    const badToken = variant(
+      'bad-token.kubeconfig',
+      good.replace(/token: [0-9a-f]+/, 'token: 0123456789abcdef'),
+    );
+    const viewer = variant('viewer.kubeconfig', good.replace(/token: [0-9a-f]+/, `token: ${viewerToken}`));
+    const refused = variant(
+      'refused.kubeconfig',
+      good.replace(/server: https:\/\/127\.0\.0\.1:\d+/, 'server: https://127.0.0.1:1'),
+    );
+    const config = file(
+      'refusal.yaml',
+      'resources:\n- {name: refusal, type: v1/ConfigMap, properties: {data: {a: "1"}}}\n',
+    );
+    const as = (kc: string, args: string[]) => run(process.execPath, [dmBin, '--kubeconfig', kc, ...args]);
+    const oneSentence = (r: Run, says: RegExp) => {
+      assert.match(r.stderr, says);
+      assert.doesNotMatch(r.stderr, /cannot reach/);
+      assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
+      assert.equal(r.stderr.split('\n').filter((l) => l.startsWith('error: ')).length, 1, r.stderr);
+    };
+
+    // A token the apiserver does not know: 401, in kubectl's words, naming the context.
+    const unauthorized =
+      /^error: the cluster at https:\/\/127\.0\.0\.1:\d+ refused the credentials of context 'real': You must be logged in to the server \((Unauthorized|the server has asked for the client to provide credentials)\)$/m;
+    for (const args of [
+      ['deploy', config, '--name', 'refusal'],
+      ['deploy', config, '--name', 'refusal', '--dry-run'],
+      ['drift', 'app'],
+    ]) {
+      const r = await as(badToken, args);
+      assert.equal(r.code, 1, `dm ${args.join(' ')}: ${r.stderr}`);
+      oneSentence(r, unauthorized);
+    }
+    const json = await as(badToken, ['-o', 'json', 'deploy', config, '--name', 'refusal']);
+    assert.equal(json.code, 1, json.stderr);
+    assert.equal((JSON.parse(json.stdout) as { error: { code: string } }).error.code, 'CLUSTER_UNAUTHORIZED');
+
+    // dm-viewer may discover kinds but not write or read ConfigMaps (RBAC): 403, in kubectl's words.
+    for (const [args, verb] of [
+      [['deploy', config, '--name', 'refusal'], 'patch'],
+      [['deploy', config, '--name', 'refusal', '--dry-run'], 'get'],
+    ] as const) {
+      const r = await as(viewer, [...args]);
+      assert.equal(r.code, 1, `dm ${args.join(' ')}: ${r.stderr}`);
+      oneSentence(
+        r,
+        new RegExp(
+          `^error: the cluster at https://127\\.0\\.0\\.1:\\d+ refused what context 'real' asked: Error from server \\(Forbidden\\): configmaps "refusal" is forbidden: User "dm-viewer" cannot ${verb} resource "configmaps" in API group "" in the namespace "default"$`,
+          'm',
+        ),
+      );
+    }
+    assert.notEqual((await kubectl(['get', 'configmap', 'refusal'])).code, 0, 'nothing was created');
+
+    // Nothing listens: that alone is "cannot reach", exit 5.
+    const away = await as(refused, ['deploy', config, '--name', 'refusal']);
+    assert.equal(away.code, 5, away.stderr);
+    assert.match(
+      away.stderr,
+      /^error: cannot reach the cluster at https:\/\/127\.0\.0\.1:1 \(context 'real'\)$/m,
+    );
+  });
 });
 
 describe('the Deployment Manager service against a real kube-apiserver 1.20', () => {

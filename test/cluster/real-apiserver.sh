@@ -8,7 +8,8 @@
 # Usage:
 #   test/cluster/real-apiserver.sh build          build once (about 8 minutes on 2 cores, 3 GB)
 #   test/cluster/real-apiserver.sh start <dir>    start etcd + kube-apiserver; writes <dir>/kubeconfig,
-#                                                 <dir>/pids; prints the kubeconfig path when ready
+#                                                 <dir>/pids, <dir>/viewer-token (a user with no
+#                                                 role); prints the kubeconfig path when ready
 #   test/cluster/real-apiserver.sh stop <dir>     stop what start started
 #   test/cluster/real-apiserver.sh path           print the binary's path if built (exit 1 if not)
 set -euo pipefail
@@ -100,14 +101,17 @@ start() {
     -keyout "$dir/serving.key" -out "$dir/serving.crt" -subj /CN=kube-apiserver \
     -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -addext "basicConstraints=critical,CA:TRUE" 2>/dev/null
   openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
-  echo "$token,dm-test,dm-test,system:masters" >"$dir/tokens.csv"
+  # Two identities: dm-test (system:masters, used by the kubeconfig) and dm-viewer (no role: RBAC
+  # lets it discover kinds but not write; its token is in <dir>/viewer-token).
+  openssl rand -hex 16 >"$dir/viewer-token"
+  printf '%s,dm-test,dm-test,system:masters\n%s,dm-viewer,dm-viewer\n' "$token" "$(cat "$dir/viewer-token")" >"$dir/tokens.csv"
   etcd --data-dir "$dir/etcd" --listen-client-urls "http://127.0.0.1:$etcd_port" \
     --advertise-client-urls "http://127.0.0.1:$etcd_port" --listen-peer-urls "http://127.0.0.1:$peer_port" \
     >"$dir/etcd.log" 2>&1 &
   echo $! >"$dir/pids"
   "$bin" --etcd-servers "http://127.0.0.1:$etcd_port" --bind-address 127.0.0.1 --secure-port "$api_port" \
     --tls-cert-file "$dir/serving.crt" --tls-private-key-file "$dir/serving.key" --cert-dir "$dir/certs" \
-    --token-auth-file "$dir/tokens.csv" --authorization-mode AlwaysAllow \
+    --token-auth-file "$dir/tokens.csv" --authorization-mode RBAC \
     --service-account-key-file "$dir/sa.key" --service-account-signing-key-file "$dir/sa.key" \
     --service-account-issuer https://kubernetes.default.svc --service-cluster-ip-range 10.0.0.0/24 \
     --disable-admission-plugins ServiceAccount --insecure-port 0 >"$dir/apiserver.log" 2>&1 &

@@ -4,6 +4,10 @@
  * `os.path.getsize`, `pathlib.Path.stat` and `posix.stat` of a file that exists and of one that
  * does not both fail as `blocked` (the same rule as opening), and the same sandbox renders right
  * after; the standard library still imports, and a template's own helper modules still work.
+ * The rule holds in every thread and signal handler a template starts: deciding keeps no shared
+ * state another thread could see (a thread spinning on a library path once opened the guard for
+ * the template's own stat), a thread that outlives its template is still held to it, and the
+ * handlers a template installs are gone when the next one runs.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -103,5 +107,161 @@ describe('the Python sandbox: inspecting a path follows the rule of reading one'
       files: { 'helpers/names.py': 'NAME = "web"\n', 'helpers/__init__.py': '' },
     });
     assert.deepEqual(r, { text: 'web"1"' });
+  });
+});
+
+describe('the Python sandbox: the rule holds in every thread and signal handler of a template', () => {
+  // Own sandboxes: these templates run long loops, and a thread they leave behind must not meet
+  // the other tests.
+  const fresh = () => new RenderSandbox({ timeoutMs: 120_000, memoryMb: 192 });
+  const render = async (box: RenderSandbox, source: string): Promise<string> => {
+    try {
+      return `rendered ${JSON.stringify(await box.renderPython({ name: 'probe.py', source, context, files: {} }))}`;
+    } catch (error) {
+      assert.ok(error instanceof DmError, String(error));
+      return `${error.category}: ${error.message}`;
+    }
+  };
+
+  it("a thread inspecting Python's library does not let the template's own stat through", async () => {
+    const box = fresh();
+    try {
+      // Before: the guard's flag was process-wide, so while the spinning thread was inside the
+      // check of an allowed path, the main thread's stat of the secret went unchecked.
+      const answer = await render(
+        box,
+        `import os, threading, json
+def GenerateConfig(c):
+    state = {'stop': False, 'spins': 0}
+    def spin():
+        while not state['stop']:
+            os.path.exists(json.__file__)
+            state['spins'] += 1
+    t = threading.Thread(target=spin)
+    t.start()
+    got = []
+    i = 0
+    while not got and (i < 20000 or state['spins'] < 2000):
+        i += 1
+        try:
+            got.append(os.stat(${JSON.stringify(secret)}).st_size)
+        except Exception:
+            pass
+    state['stop'] = True
+    t.join()
+    return 'size %s after %d' % (got, i)
+`,
+      );
+      assert.match(answer, /^blocked: probe\.py: blocked: inspecting /, answer);
+      assert.doesNotMatch(answer, /1234/);
+    } finally {
+      box.close();
+    }
+  });
+
+  it("a signal handler firing while the template inspects Python's library is held to the rule", async () => {
+    const box = fresh();
+    try {
+      const answer = await render(
+        box,
+        `import os, signal, json
+def GenerateConfig(c):
+    got = []
+    fired = [0]
+    def handler(signum, frame):
+        fired[0] += 1
+        try:
+            got.append(os.stat(${JSON.stringify(secret)}).st_size)
+        except Exception:
+            pass
+    signal.signal(signal.SIGPROF, handler)
+    signal.setitimer(signal.ITIMER_PROF, 0.0005, 0.0005)
+    i = 0
+    while not got and (i < 20000 or fired[0] < 200):
+        i += 1
+        os.path.exists(json.__file__)
+    signal.setitimer(signal.ITIMER_PROF, 0)
+    return 'size %s after %d' % (got, fired[0])
+`,
+      );
+      assert.match(answer, /^blocked: probe\.py: blocked: inspecting /, answer);
+      assert.doesNotMatch(answer, /1234/);
+    } finally {
+      box.close();
+    }
+  });
+
+  it('a thread that outlives its template is still held to the rule', async () => {
+    const box = fresh();
+    try {
+      // The thread tries only while no template runs (the runner waits for the next request),
+      // and leaves what it learned where the next template looks; each probe returns at once, so
+      // the runner waits between probes again.
+      const first = await render(
+        box,
+        `import os, sys, threading, json, time
+def GenerateConfig(c):
+    runner = sys.modules['__main__']._state
+    def later():
+        tries = 0
+        while tries < 200:
+            if runner['active']:
+                time.sleep(0.0005)
+                continue
+            tries += 1
+            try:
+                json._leak = os.stat(${JSON.stringify(secret)}).st_size
+                return
+            except Exception:
+                time.sleep(0.0005)
+        json._leak = 'gave up after %d' % tries
+    threading.Thread(target=later, daemon=True).start()
+    return 'started'
+`,
+      );
+      assert.equal(first, 'rendered {"text":"started"}');
+      let seen = 'none';
+      for (let probe = 0; probe < 100_000 && seen.includes('none'); probe++) {
+        seen = await render(
+          box,
+          `import json
+def GenerateConfig(c):
+    return str(getattr(json, '_leak', 'none'))
+`,
+        );
+      }
+      assert.equal(seen, 'rendered {"text":"gave up after 200"}');
+    } finally {
+      box.close();
+    }
+  });
+
+  it('the signal handlers and timers a template sets are gone when the next template runs', async () => {
+    const box = fresh();
+    try {
+      const first = await render(
+        box,
+        `import signal
+def GenerateConfig(c):
+    signal.signal(signal.SIGPROF, lambda s, f: None)
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    signal.setitimer(signal.ITIMER_PROF, 3600)
+    return 'set'
+`,
+      );
+      assert.equal(first, 'rendered {"text":"set"}');
+      const second = await render(
+        box,
+        `import signal
+def GenerateConfig(c):
+    return '%s %s %s' % (signal.getsignal(signal.SIGPROF) == signal.SIG_DFL,
+                         signal.getsignal(signal.SIGALRM) != signal.SIG_IGN,
+                         signal.getitimer(signal.ITIMER_PROF)[0] == 0)
+`,
+      );
+      assert.equal(second, 'rendered {"text":"True True True"}');
+    } finally {
+      box.close();
+    }
   });
 });

@@ -202,6 +202,19 @@ for (const dialect of DIALECTS)
       ]);
     });
 
+    it('POST /api/v1/expand refuses an unknown top-level key as dm expand and dm deploy do: 422 UNKNOWN_CONFIGURATION_KEY naming key and file', async () => {
+      const r = await call('POST', '/api/v1/expand', tokens.read, {
+        configuration: { content: 'resource:\n- {name: a, type: ConfigMap}\n', imports: [] },
+      });
+      assert.equal(r.status, 422, JSON.stringify(r.body));
+      const error = r.body.error as { code: string; message: string };
+      assert.equal(error.code, 'UNKNOWN_CONFIGURATION_KEY');
+      assert.equal(
+        error.message,
+        "configuration.content: unknown top-level key 'resource' (did you mean 'resources'?); a configuration has only imports, resources, outputs",
+      );
+    });
+
     it('a template that fails to render is 422 (not 500), its message free of server paths', async () => {
       for (const template of [
         '{{ properties["v"].missing.deeper }}',

@@ -153,7 +153,14 @@ describe('PullThrough', () => {
     const target = new MemoryTarget();
     const pull = new PullThrough({ upstreams: [lying], target });
     await assert.rejects(pull.pull('github.com/dm-samples/templates/redis:v1.0'), (e: unknown) => {
-      return e instanceof DmError && e.code === 'CONTENT_MISMATCH' && /sha256/.test(e.message);
+      // The upstream's fault (502), naming it: never the caller's 400.
+      return (
+        e instanceof DmError &&
+        e.code === 'UPSTREAM_INVALID_ANSWER' &&
+        e.details?.cause === 'CONTENT_MISMATCH' &&
+        e.message.startsWith(proxy.url) &&
+        /sha256/.test(e.message)
+      );
     });
     assert.equal(target.stored.size, 0);
   });

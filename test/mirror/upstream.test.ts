@@ -144,11 +144,15 @@ describe('Upstream', () => {
     );
   });
 
-  it('times out a hanging upstream and says so', async () => {
+  it('times out a hanging upstream and says so (504), then fails at once saying it timed out (502)', async () => {
     proxy.set({ mode: 'hang' });
     const up = new Upstream({ url: proxy.url, timeoutMs: 200 });
-    const error = await rejectsWith(up.get({ path: '/slow' }), 'UPSTREAM_UNAVAILABLE');
-    assert.match(error.message, /timed out/);
+    const error = await rejectsWith(up.get({ path: '/slow' }), 'UPSTREAM_TIMEOUT');
+    assert.equal(error.message, `the upstream registry ${proxy.url} did not answer /slow within 0.2 s`);
+    assert.equal(httpStatusFor(error), 504);
+    const open = await rejectsWith(up.get({ path: '/slow' }), 'UPSTREAM_UNAVAILABLE');
+    assert.match(open.message, /timed out/);
+    assert.equal(httpStatusFor(open), 502);
     proxy.set({ mode: 'pass' });
   });
 

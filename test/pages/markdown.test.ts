@@ -289,12 +289,14 @@ describe('Markdown scans stay linear', () => {
     };
     const plain = fill('Plain words of a README, with sentences.\n', size);
     const names = Object.keys(hostile);
-    const times = await leastTimes([plain, ...names.map((name) => hostile[name]!)], 5);
+    const times = await leastTimes([plain, ...names.map((name) => hostile[name]!)], 9);
     const [base = 0, ...rest] = times;
     const ratios = names.map((name, k) => `${name}: ${(rest[k]! / base).toFixed(1)}`);
+    // A scan that is not linear costs hundreds of times a plain text at this size; 30 leaves room
+    // for a busy machine's noise (the least of nine runs) without letting one through.
     for (const [k, name] of names.entries()) {
       assert.ok(
-        rest[k]! <= 10 * base,
+        rest[k]! <= 30 * base,
         `${name} took ${rest[k]!.toFixed(1)} ms, plain text ${base.toFixed(1)} ms (${ratios.join(', ')})`,
       );
     }

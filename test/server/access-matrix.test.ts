@@ -6,10 +6,13 @@
  * token, an admin token) asks every case, and the answers are compared with what that caller may
  * know: a private registry's key answers exactly like a missing one (status, code, shape) to
  * anyone who may not read it, also with a bad token and also after the registry is deleted;
- * anonymous metrics carry no private series; no listing or page shows a local path but an admin's;
+ * anonymous metrics carry no private series, and the private ones are sums over every private
+ * registry; no listing or page shows a local path but an admin's, nor a private registry to those who
+ * may not read it;
  * content is sent with nosniff and a CSP (item 13).
  */
 import assert from 'node:assert/strict';
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { commitAll, commitDirectory } from '../github-standin/standin.js';
@@ -17,6 +20,8 @@ import { ADMIN_TOKEN, DIALECTS, type DialectTestServer, FIXTURES, tempDir, testS
 
 const PUBLIC = 'github.com/acme/templates';
 const PRIVATE = 'github.com/acme/secret';
+/** A second private registry: the private sums in /metrics add both up. */
+const PRIVATE_TOO = 'github.com/acme/secret-too';
 const MISSING = 'github.com/acme/nothere';
 const LOCAL = 'git.example/acme/local';
 const METRICS_TOKEN = 'metrics-token-for-the-matrix';
@@ -36,6 +41,9 @@ for (const dialect of DIALECTS)
     let repo: string;
     let readerToken: string;
     let privateId: number;
+    /** The versions of the two private registries and of the public one, as the store counts them. */
+    let privateVersions: number;
+    let publicVersions: number;
 
     const tokenOf = (caller: Caller): string | undefined =>
       ({
@@ -74,11 +82,24 @@ for (const dialect of DIALECTS)
       const pub = await s.service.add({ source: FIXTURES, name: PUBLIC });
       const priv = await s.service.add({ source: FIXTURES, name: PRIVATE, visibility: 'private' });
       const local = await s.service.add({ source: `file://${repo}`, name: LOCAL });
+      // Fewer versions than the first private registry, so neither count alone is the sum.
+      const small = join(dir, 'small');
+      cpSync(join(FIXTURES, 'redis'), join(small, 'redis'), { recursive: true });
+      const privToo = await s.service.add({ source: small, name: PRIVATE_TOO, visibility: 'private' });
       privateId = priv.id;
-      for (const row of [pub, priv, local]) {
+      const counts = new Map<string, number>();
+      for (const row of [pub, priv, local, privToo]) {
         const outcome = await s.service.sync(row.id, 'manual');
         assert.equal(outcome.status, 'succeeded', `${row.name}: ${JSON.stringify(outcome)}`);
+        assert.ok(
+          outcome.versionCount && outcome.versionCount > 0,
+          `${row.name}: ${JSON.stringify(outcome)}`,
+        );
+        counts.set(row.name, outcome.versionCount);
       }
+      assert.notEqual(counts.get(PRIVATE), counts.get(PRIVATE_TOO));
+      privateVersions = counts.get(PRIVATE)! + counts.get(PRIVATE_TOO)!;
+      publicVersions = counts.get(PUBLIC)!;
       readerToken = await s.service.createToken({ admin: false, registry: PRIVATE });
     });
     after(async () => {
@@ -122,13 +143,22 @@ for (const dialect of DIALECTS)
         const a = await ask('/metrics', caller);
         if (expected[caller] === 'private') {
           assert.equal(a.status, 200, caller);
-          assert.match(a.body, /dm_registry_versions\{registry="\(private\)"\} \d+/, caller);
-          assert.match(a.body, /dm_registry_syncs_total\{registry="\(private\)",status="succeeded"\} 1/);
+          // Summed over both private registries, not the count of the last one synced.
+          assert.match(
+            a.body,
+            new RegExp(`^dm_registry_versions\\{registry="\\(private\\)"\\} ${privateVersions}$`, 'm'),
+            caller,
+          );
+          assert.match(a.body, /dm_registry_syncs_total\{registry="\(private\)",status="succeeded"\} 2/);
         } else {
           assert.equal(a.status, expected[caller], `${caller}: ${a.body.slice(0, 200)}`);
           assert.doesNotMatch(a.body, /\(private\)/, caller);
           if (a.status === 200) {
-            assert.match(a.body, new RegExp(`dm_registry_versions\\{registry="${PUBLIC}"\\} \\d+`), caller);
+            assert.match(
+              a.body,
+              new RegExp(`^dm_registry_versions\\{registry="${PUBLIC}"\\} ${publicVersions}$`, 'm'),
+              caller,
+            );
           }
         }
       }
@@ -137,26 +167,48 @@ for (const dialect of DIALECTS)
     it('registry listings (API and pages): a local source path is shown to admins only', async () => {
       for (const caller of CALLERS) {
         const api = await ask('/api/v1/registries', caller);
+        const apiOne = await ask(`/api/v1/registries/${LOCAL}`, caller);
         const page = await ask('/registries', caller);
         const one = await ask(`/registries/${LOCAL}`, caller);
+        const priv = await ask(`/api/v1/registries/${PRIVATE}`, caller);
+        const missing = await ask(`/api/v1/registries/${MISSING}`, caller);
         if (caller === 'bad token' || caller === 'metrics') {
           assert.equal(api.status, 401);
+          assert.equal(apiOne.status, 401);
           assert.equal(page.status, 401);
+          assert.deepEqual(shape(priv, PRIVATE), shape(missing, MISSING), caller);
           continue;
         }
         assert.equal(api.status, 200, caller);
+        assert.equal(apiOne.status, 200, caller);
         assert.equal(page.status, 200, caller);
         assert.equal(one.status, 200, caller);
+        const names = (JSON.parse(api.body) as { registries: { name: string }[] }).registries.map(
+          (r) => r.name,
+        );
+        // A private registry is listed, and found, only for those who may read it.
+        if (caller === 'reader' || caller === 'admin') {
+          assert.ok(names.includes(PRIVATE), caller);
+          assert.equal(priv.status, 200, caller);
+        } else {
+          assert.ok(!names.includes(PRIVATE) && !names.includes(PRIVATE_TOO), caller);
+          assert.equal(missing.status, 404, caller);
+          assert.deepEqual(shape(priv, PRIVATE), shape(missing, MISSING), caller);
+        }
         const listed = (
           JSON.parse(api.body) as { registries: { name: string; source: { location: string } }[] }
         ).registries.find((r) => r.name === LOCAL);
+        const alone = JSON.parse(apiOne.body) as { source: { location: string } };
         if (caller === 'admin') {
           assert.equal(listed?.source.location, `file://${repo}`);
+          assert.equal(alone.source.location, `file://${repo}`);
           continue;
         }
         assert.equal(listed?.source.location, 'local directory', caller);
+        assert.equal(alone.source.location, 'local directory', caller);
         for (const [where, body] of [
           ['API', api.body],
+          ['API (one registry)', apiOne.body],
           ['registries page', page.body],
           ['registry page', one.body],
         ] as const) {

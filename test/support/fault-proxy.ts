@@ -1,7 +1,8 @@
 /**
  * A fault-injecting HTTP proxy for mirroring tests: it forwards requests to a target on loopback,
  * or (as the test says) refuses connections, answers a status of its choosing (401, 403, 429 with
- * Retry-After, 500, 503), or holds the request until it is told to let go, and counts every request
+ * Retry-After, 500, 503), answers garbage (`malformed`: a truncated JSON body, or for an archive
+ * path bytes that are no archive), or holds the request until it is told to let go, and counts every request
  * it saw, by path. Bound to 127.0.0.1 on a free port; only ever forwards to the one target it was
  * given.
  */
@@ -20,7 +21,8 @@ export type FaultMode =
   | { mode: 'refuse'; only?: string }
   | { mode: 'status'; status: number; retryAfter?: string; only?: string }
   | { mode: 'hang'; only?: string }
-  | { mode: 'html'; only?: string };
+  | { mode: 'html'; only?: string }
+  | { mode: 'malformed'; only?: string };
 
 export interface FaultProxy {
   url: string;
@@ -65,6 +67,13 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         return;
       case 'html':
         res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>captive portal</body></html>');
+        return;
+      case 'malformed':
+        if ((req.url ?? '').split('?')[0]!.endsWith('.tar.gz')) {
+          res.writeHead(200, { 'content-type': 'application/gzip' }).end('this is not a gzip archive');
+        } else {
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"registry": "github.com/dm-sam');
+        }
         return;
       case 'status': {
         if (mode.mode !== 'status') return;

@@ -3,8 +3,8 @@
  * rendered `landscaper.gardener.cloud/kubernetes-manifest` deploy items go through dm deploy's
  * apply path (client/src/deploy/), one run-order layer after the other. Each step deploys every
  * object of the layers so far under one deployment name, so an earlier layer is never pruned
- * and a later layer starts only after the earlier ones were applied. Other deploy item types
- * are reported as skipped.
+ * and a later layer starts only after the earlier ones were applied; only the last step prunes,
+ * with dm deploy's prune guard (`pruneAll`). Other deploy item types are reported as skipped.
  */
 
 import { isMapping } from '../data.js';
@@ -84,6 +84,8 @@ export interface ApplyOptions {
   dryRun?: boolean;
   wait?: boolean;
   timeoutSeconds?: number;
+  /** Let the apply prune every object of the deployment, or more than half (`--prune-all`). */
+  pruneAll?: boolean;
 }
 
 export interface ApplyResult {
@@ -120,6 +122,7 @@ export async function applyRenderedBlueprint(
     store: options.store,
     kubectl: options.kubectl,
     timeoutSeconds: options.timeoutSeconds ?? 300,
+    ...(options.pruneAll ? { pruneAll: true } : {}),
   };
   if (options.dryRun) {
     out.plan = await planDeployment({ ...common, input: inputFor(layers.flatMap((l) => l.objects)) });
@@ -128,12 +131,15 @@ export async function applyRenderedBlueprint(
     return out;
   }
   const soFar: Obj[] = [];
-  for (const layer of layers) {
+  for (const [i, layer] of layers.entries()) {
     soFar.push(...layer.objects);
+    // Only the last step, which holds every object, prunes (with dm deploy's prune guard): an
+    // earlier step must not delete what a later layer of this same run applies again.
     const applied = await deployConfiguration({
       ...common,
       input: inputFor(soFar),
       wait: Boolean(options.wait),
+      ...(i < layers.length - 1 ? { prune: false } : {}),
     });
     out.layers.push({
       items: layer.items,

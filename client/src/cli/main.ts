@@ -3,7 +3,7 @@
  * heavy modules are imported lazily inside actions so that `dm --version` starts fast.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { isHttpUrl } from '../config/config.js';
+import { isHttpUrl, OUTPUT_FORMATS } from '../config/config.js';
 import { DmError, exitCodeFor, fromSystemError } from '../error.js';
 import { nearest } from '../nearest.js';
 import { registerCommands } from './commands/index.js';
@@ -157,7 +157,7 @@ export function buildProgram(): Command {
     )
     .option('--properties <k=v,...>', 'properties for the configuration (repeatable)', collect)
     .option('-f, --values <file>', 'values file merged into properties (repeatable, in order)', collect)
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'yaml', 'json']))
+    .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS))
     .option('--offline', 'use only the lock file and the cache')
     .option('--plain-http', 'talk to oci:// registries over plain HTTP (loopback and test registries)')
     .option('--kubeconfig <file>', 'kubeconfig for kubectl')
@@ -183,29 +183,15 @@ export function buildProgram(): Command {
   return program;
 }
 
-/** `dm __complete <words…>`: the candidates for the shell completion scripts, one per line. */
+/**
+ * `dm __complete <words…>`: the candidates for the shell completion scripts, one per line; exit 1
+ * when the shell should complete file names instead (docs/client.md "Shell completion").
+ */
 async function complete(program: Command, words: string[]): Promise<number> {
   const { completeWords } = await import('./completion.js');
-  const candidates = await completeWords(program, words, {
-    deployments: async () => {
-      try {
-        const { existsSync } = await import('node:fs');
-        const { dmDirectories } = await import('../config/config.js');
-        const { openStateDatabase, stateDatabaseFile } = await import('../state/database.js');
-        const { DeploymentStore } = await import('../state/deployments-store.js');
-        const file = stateDatabaseFile(dmDirectories(process.env).state);
-        if (!existsSync(file)) return [];
-        const store = new DeploymentStore(openStateDatabase(file));
-        try {
-          return (await store.listDeployments()).map((d) => d.name);
-        } finally {
-          await store.database.close();
-        }
-      } catch {
-        return [];
-      }
-    },
-  });
+  const { completionSources } = await import('./completion-sources.js');
+  const candidates = await completeWords(program, words, completionSources(process.env, process.cwd()));
+  if (candidates === undefined) return 1;
   process.stdout.write(candidates.map((c) => `${c}\n`).join(''));
   return 0;
 }

@@ -16,7 +16,9 @@ import { nearest } from '../nearest.js';
 import { authFiles } from '../oci/auth.js';
 import { parseDefaultRegistry } from '../reference/reference.js';
 
-export type OutputFormat = 'text' | 'yaml' | 'json';
+/** The output formats (`-o`, the config key `output`). */
+export const OUTPUT_FORMATS = ['text', 'yaml', 'json'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** A registry host other than github.com: GitHub Enterprise or a mirror (docs/references.md "References"). */
 export interface RegistryHostConfig {
@@ -139,6 +141,21 @@ export const CONFIG_FILE_KEYS = [
   'httpTimeout',
 ] as const;
 
+/**
+ * The values of the config keys that take one of a fixed set (`dm config set <key> <TAB>` offers
+ * them; validateConfigFile accepts nothing else). `kubeconfig` takes file names; the other keys
+ * take free text.
+ */
+export const CONFIG_KEY_CHOICES: {
+  readonly output: readonly string[];
+  readonly schemaValidation: readonly string[];
+  readonly offline: readonly string[];
+} = {
+  output: OUTPUT_FORMATS,
+  schemaValidation: SCHEMA_VALIDATION_MODES,
+  offline: ['true', 'false'],
+};
+
 /** XDG base directories (https://specifications.freedesktop.org/basedir-spec/). */
 export function dmDirectories(env: Record<string, string | undefined>): DmDirectories {
   const home = env.HOME ?? homedir();
@@ -162,7 +179,8 @@ function readFileIfExists(path: string): string | undefined {
 }
 
 function parseOutput(value: string, where: string): OutputFormat {
-  if (value === 'text' || value === 'yaml' || value === 'json') return value;
+  const format = OUTPUT_FORMATS.find((f) => f === value);
+  if (format) return format;
   throw new DmError(
     'INVALID_OUTPUT_FORMAT',
     `${where}: output format '${value}' is not one of text, yaml, json`,
@@ -250,9 +268,9 @@ function checkConfigValue(key: string, value: unknown, where: string): void {
     throw invalidConfig(where, `${key} must be a non-empty string`);
   if ((key === 'registryUrl' || key === 'githubApiUrl' || key === 'managerUrl') && !isHttpUrl(value))
     throw invalidConfig(where, `${key} '${value}' is not an http(s) URL`);
-  if (key === 'output' && value !== 'text' && value !== 'yaml' && value !== 'json')
-    throw invalidConfig(where, `output format '${value}' is not one of text, yaml, json`);
-  if (key === 'schemaValidation' && !(SCHEMA_VALIDATION_MODES as readonly string[]).includes(value))
+  if (key === 'output' && !CONFIG_KEY_CHOICES.output.includes(value))
+    throw invalidConfig(where, `output format '${value}' is not one of ${OUTPUT_FORMATS.join(', ')}`);
+  if (key === 'schemaValidation' && !CONFIG_KEY_CHOICES.schemaValidation.includes(value))
     throw invalidConfig(
       where,
       `schemaValidation '${value}' is not one of ${SCHEMA_VALIDATION_MODES.join(', ')}`,

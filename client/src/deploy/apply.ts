@@ -8,7 +8,7 @@
  */
 import { formatYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
-import { isUnreachable, type Kubectl, splitErrors } from './kubectl.js';
+import { clusterRefusal, isUnreachable, type Kubectl, kubectlSays, splitErrors } from './kubectl.js';
 import type { ResourceOutcome } from './model.js';
 import { type KubeObject, kubectlName, objectKey } from './objects.js';
 import { substituteReferences, type ValueReference, valueAt } from './plan.js';
@@ -106,6 +106,8 @@ export async function getLive(
   if (objects.length === 0) return live;
   const r = await kubectl.run(['get', '--ignore-not-found', '-o', 'json', '-f', '-'], identities(objects));
   if (r.code !== 0) {
+    const refused = isUnreachable(r.stderr) ? undefined : await clusterRefusal(kubectl, r.stderr);
+    if (refused) throw refused;
     throw new DmError(
       'CLUSTER_READ_FAILED',
       `kubectl get failed: ${splitErrors(r.stderr)[0] ?? r.stderr.trim()}`,
@@ -254,13 +256,18 @@ export async function applyObjects(
       }
       if (failedHere.length === chunk.length && isUnreachable(r.stderr)) {
         progress(batch.map((o) => o.name));
-        throw new DmError(
-          'CLUSTER_UNREACHABLE',
-          `cannot reach the cluster: ${splitErrors(r.stderr)[0] ?? r.stderr.trim()}`,
-          {
-            category: 'unreachable',
-          },
-        );
+        throw new DmError('CLUSTER_UNREACHABLE', `cannot reach the cluster: ${kubectlSays(r.stderr)}`, {
+          category: 'unreachable',
+        });
+      }
+      // Every object refused for the credentials or permissions: the cluster's answer, said once.
+      const refused =
+        failedHere.length === chunk.length
+          ? await clusterRefusal(kubectl, r.stderr, chunk.length)
+          : undefined;
+      if (refused) {
+        progress(batch.map((o) => o.name));
+        throw refused;
       }
     }
     // CRDs must be Established before anything uses them.

@@ -11,13 +11,22 @@ import { DmError } from '../error.js';
 import type { DeploymentStore, InventoryEntry } from '../state/deployments-store.js';
 import { applyObjects, getLive, type PlannedObject, pruneObjects, type ResourceResult } from './apply.js';
 import { ANNOTATION_MANIFEST, comparable, fieldChanges, formatChange } from './fields.js';
-import { isUnreachable, type Kubectl, splitErrors } from './kubectl.js';
+import {
+  type ClusterTarget,
+  clusterRefusal,
+  isUnreachable,
+  type Kubectl,
+  kubectlSays,
+  readTarget,
+  splitErrors,
+  unreachableMessage,
+} from './kubectl.js';
 import type { DeploymentInput, Layout, LayoutEntry, Primitive } from './model.js';
 import { type KubeObject, kubectlName, objectKey, type ServedKind, toObjects } from './objects.js';
 import { planLevels, substituteReferences, valueAt } from './plan.js';
 
 export const LABEL_DEPLOYMENT = 'dm.io/deployment';
-export { ANNOTATION_MANIFEST };
+export { ANNOTATION_MANIFEST, type ClusterTarget, readTarget };
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 
 export interface DeployOptions {
@@ -32,6 +41,11 @@ export interface DeployOptions {
   lockOwner?: string;
   /** Let a plan prune every object of the deployment, or more than half (`--prune-all`). */
   pruneAll?: boolean;
+  /**
+   * `false`: prune nothing; objects that left the configuration stay in the inventory for a later
+   * deploy to prune (`dm blueprint apply` before its last layer, docs/blueprints.md).
+   */
+  prune?: boolean;
   /** Take fields another field manager changed back (`--force-conflicts`, server-side apply's). */
   forceConflicts?: boolean;
   /** Who asks, recorded in the manifest (`dm history`; default `user@host`; the service: the token's actor). */
@@ -103,42 +117,18 @@ export function typeInstancesOf(layout: Layout): { name: string; type: string; p
   return out;
 }
 
-export interface ClusterTarget {
-  context: string | undefined;
-  namespace: string;
-  server: string | undefined;
-}
-
-/** The context, its namespace and server, as kubectl resolves them (no cluster call). */
-export async function readTarget(kubectl: Kubectl): Promise<ClusterTarget> {
-  const r = await kubectl.run(['config', 'view', '--minify', '-o', 'json']);
-  if (r.code !== 0) {
-    const why = /current-context must exist/.test(r.stderr)
-      ? 'no Kubernetes context is selected (the kubeconfig is missing or has no current-context)'
-      : `kubectl cannot use the kubeconfig: ${r.stderr.trim()}`;
-    throw new DmError('KUBECONFIG_INVALID', why, {
-      category: 'unreachable',
-      hint: 'pass --kubeconfig and --context, or set KUBECONFIG',
-    });
-  }
-  const view = JSON.parse(r.stdout) as {
-    'current-context'?: string;
-    contexts?: { context?: { namespace?: string } }[];
-    clusters?: { cluster?: { server?: string } }[];
-  };
-  return {
-    context: view['current-context'],
-    namespace: kubectl.options.namespace ?? view.contexts?.[0]?.context?.namespace ?? 'default',
-    server: view.clusters?.[0]?.cluster?.server,
-  };
-}
-
-/** Kinds the cluster serves (`kubectl api-resources`); undefined when it cannot be reached. */
+/**
+ * Kinds the cluster serves (`kubectl api-resources`); undefined when nothing answered. A cluster
+ * that answers but refuses the context's credentials or permissions is an error saying so
+ * (docs/deployments.md "When the cluster says no").
+ */
 export async function servedKinds(kubectl: Kubectl): Promise<ServedKind[] | undefined> {
   const r = await kubectl.run(['api-resources']);
   if (r.code !== 0) {
-    if (isUnreachable(r.stderr) || /credentials|Unauthorized|forbidden/i.test(r.stderr)) return undefined;
-    throw new DmError('CLUSTER_DISCOVERY_FAILED', `kubectl api-resources failed: ${r.stderr.trim()}`, {
+    if (isUnreachable(r.stderr)) return undefined;
+    const refused = await clusterRefusal(kubectl, r.stderr);
+    if (refused) throw refused;
+    throw new DmError('CLUSTER_DISCOVERY_FAILED', `kubectl api-resources failed: ${kubectlSays(r.stderr)}`, {
       category: 'unreachable',
     });
   }
@@ -212,18 +202,12 @@ export async function prepare(options: DeployOptions, requireCluster: boolean): 
     return { context: undefined, namespace: kubectl.options.namespace ?? 'default', server: undefined };
   });
   const served = offlineReason === undefined ? await servedKinds(kubectl) : undefined;
-  if (served === undefined && offlineReason === undefined) {
-    offlineReason = `cannot reach the cluster${target.server ? ` at ${target.server}` : ''}`;
-  }
+  if (served === undefined && offlineReason === undefined) offlineReason = unreachableMessage(target);
   if (served === undefined && requireCluster) {
-    throw new DmError(
-      'CLUSTER_UNREACHABLE',
-      `cannot reach the cluster${target.server ? ` at ${target.server}` : ''}`,
-      {
-        category: 'unreachable',
-        hint: 'check --kubeconfig/--context; --dry-run works offline',
-      },
-    );
+    throw new DmError('CLUSTER_UNREACHABLE', unreachableMessage(target), {
+      category: 'unreachable',
+      hint: 'check --kubeconfig/--context; --dry-run works offline',
+    });
   }
   const manifestName = (await store.nextManifestName(name)).name;
   const objects = toObjects(
@@ -237,7 +221,7 @@ export async function prepare(options: DeployOptions, requireCluster: boolean): 
   ).map((o, i) => ({ ...o, level: planned[i]!.level, references: planned[i]!.references }));
   const previous = (await store.getDeployment(name)) ? await store.inventory(name) : [];
   const keys = new Set(objects.map(objectKey));
-  const prunes = previous.filter((p) => !keys.has(objectKey(p)));
+  const prunes = options.prune === false ? [] : previous.filter((p) => !keys.has(objectKey(p)));
   return { objects, target, served, previous, prunes, manifestName, offlineReason };
 }
 
@@ -470,10 +454,12 @@ export async function serverDryRun(
       return true;
     }
     if (isUnreachable(r.stderr)) {
-      throw new DmError('CLUSTER_UNREACHABLE', `cannot reach the cluster: ${r.stderr.trim()}`, {
+      throw new DmError('CLUSTER_UNREACHABLE', `cannot reach the cluster: ${kubectlSays(r.stderr)}`, {
         category: 'unreachable',
       });
     }
+    const refused = await clusterRefusal(kubectl, r.stderr, batch.length);
+    if (refused) throw refused;
     return false;
   };
   if (checkable.length > 0 && !(await dryRun(checkable))) {

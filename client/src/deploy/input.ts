@@ -11,10 +11,10 @@ import { basename, dirname, join } from 'node:path';
 import { isMapping } from '../data.js';
 import { formatYaml, formatYamlDocuments, parseYamlDocuments } from '../document/yaml.js';
 import { DmError } from '../error.js';
+import { checkConfigurationKeys } from '../expand/configuration-keys.js';
 import type { SchemaValidationMode } from '../expand/schema.js';
 import type { TemplateSource } from '../expand/types.js';
 import { defaultInputName, type Input, loadInput } from '../input.js';
-import { nearest } from '../nearest.js';
 import type { DeploymentInput, Primitive } from './model.js';
 
 export interface LoadInputOptions {
@@ -138,9 +138,6 @@ function layoutTypes(entries: { type: string; resources?: unknown[] }[]): string
 
 export const CONFIGURATION_SCHEMA = 'dm/Configuration/v1';
 
-/** The top-level keys a Deployment Manager configuration has (docs/expansion.md). */
-export const CONFIGURATION_KEYS = ['imports', 'resources', 'outputs'] as const;
-
 /**
  * A configuration that would deploy nothing, or that has top-level keys DM never had (`resource:`
  * for `resources:`), is refused before anything is contacted (docs/deployments.md "What `dm deploy`
@@ -155,16 +152,7 @@ export function checkConfigurationDocuments(docs: unknown[], where: string): voi
   }
   const doc = docs[0];
   if (docs.length !== 1 || !isMapping(doc)) return;
-  const known: readonly string[] = CONFIGURATION_KEYS;
-  const unknown = Object.keys(doc).find((k) => !known.includes(k));
-  if (unknown !== undefined) {
-    const guess = nearest(unknown, known);
-    throw new DmError(
-      'UNKNOWN_CONFIGURATION_KEY',
-      `${where}: unknown top-level key '${unknown}'${guess ? ` (did you mean '${guess}'?)` : ''}; a configuration has only ${known.join(', ')}`,
-      { details: { file: where, key: unknown } },
-    );
-  }
+  checkConfigurationKeys(doc, where);
   if (
     doc.resources === undefined ||
     doc.resources === null ||

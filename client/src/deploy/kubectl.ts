@@ -95,6 +95,91 @@ export class Kubectl {
   }
 }
 
+export interface ClusterTarget {
+  context: string | undefined;
+  namespace: string;
+  server: string | undefined;
+}
+
+/** The context, its namespace and server, as kubectl resolves them (no cluster call). */
+export async function readTarget(kubectl: Kubectl): Promise<ClusterTarget> {
+  const r = await kubectl.run(['config', 'view', '--minify', '-o', 'json']);
+  if (r.code !== 0) {
+    const why = /current-context must exist/.test(r.stderr)
+      ? 'no Kubernetes context is selected (the kubeconfig is missing or has no current-context)'
+      : `kubectl cannot use the kubeconfig: ${r.stderr.trim()}`;
+    throw new DmError('KUBECONFIG_INVALID', why, {
+      category: 'unreachable',
+      hint: 'pass --kubeconfig and --context, or set KUBECONFIG',
+    });
+  }
+  const view = JSON.parse(r.stdout) as {
+    'current-context'?: string;
+    contexts?: { context?: { namespace?: string } }[];
+    clusters?: { cluster?: { server?: string } }[];
+  };
+  return {
+    context: view['current-context'],
+    namespace: kubectl.options.namespace ?? view.contexts?.[0]?.context?.namespace ?? 'default',
+    server: view.clusters?.[0]?.cluster?.server,
+  };
+}
+
+/** `cannot reach the cluster at <server> (context '<name>')`: nothing answered. */
+export function unreachableMessage(target: Partial<ClusterTarget> | undefined): string {
+  return `cannot reach the cluster${target?.server ? ` at ${target.server}` : ''}${target?.context ? ` (context '${target.context}')` : ''}`;
+}
+
+/** kubectl's own words for what went wrong: its first error, else its last line that is not a log line. */
+export function kubectlSays(stderr: string): string {
+  const first = splitErrors(stderr)[0];
+  if (first) return first.replace(/^error: /, '');
+  const lines = stderr.split('\n').filter((l) => l.trim() !== '' && !/^[IWE]\d{4} /.test(l));
+  return lines[lines.length - 1]?.trim() ?? 'kubectl failed';
+}
+
+/** An RBAC denial: `Error from server (Forbidden): … is forbidden: User "…" cannot …`. */
+const RBAC_DENIAL = /^Error from server \(Forbidden\):.*\bUser "[^"]*" cannot /;
+/** The API server refused the credentials (HTTP 401), in kubectl's words. */
+const UNAUTHORIZED =
+  /You must be logged in to the server|^error: Unauthorized$|Error from server \(Unauthorized\)/m;
+
+/**
+ * What a cluster that answered but said no said (docs/deployments.md "When the cluster says no"):
+ * the context's credentials refused (`CLUSTER_UNAUTHORIZED`), or, when every one of the `objects`
+ * kubectl was given is an RBAC denial, its permissions (`CLUSTER_FORBIDDEN`); both exit 1 with
+ * kubectl's words and the context's name. Undefined for anything else (nothing answered is
+ * `isUnreachable`; one object refused among others is that object's failure).
+ */
+export async function clusterRefusal(
+  kubectl: Kubectl,
+  stderr: string,
+  objects = 1,
+): Promise<DmError | undefined> {
+  const errors = splitErrors(stderr);
+  const unauthorized = UNAUTHORIZED.test(stderr);
+  const forbidden = errors.length >= objects && errors.every((e) => RBAC_DENIAL.test(e));
+  if (!unauthorized && !forbidden) return undefined;
+  const target = await readTarget(kubectl).catch(() => undefined);
+  const context = kubectl.options.context ?? target?.context;
+  const cluster = `the cluster${target?.server ? ` at ${target.server}` : ''}`;
+  const words = kubectlSays(stderr);
+  if (unauthorized) {
+    return new DmError(
+      'CLUSTER_UNAUTHORIZED',
+      `${cluster} refused the credentials of context '${context ?? '(none)'}': ${words}`,
+      { hint: "renew that context's token or certificate in the kubeconfig, or pick another with --context" },
+    );
+  }
+  return new DmError(
+    'CLUSTER_FORBIDDEN',
+    `${cluster} refused what context '${context ?? '(none)'}' asked: ${words}`,
+    {
+      hint: "the context's user lacks the RBAC permission named; ask the cluster's administrator, or pick another context with --context",
+    },
+  );
+}
+
 /** Whether kubectl's error output says the cluster could not be reached. */
 export function isUnreachable(stderr: string): boolean {
   return /connection refused|no such host|i\/o timeout|Unable to connect to the server|dial tcp|TLS handshake timeout|context deadline exceeded|the server is currently unable/i.test(

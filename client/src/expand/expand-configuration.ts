@@ -12,6 +12,7 @@ import { DmError } from '../error.js';
 import { isTemplateReferenceType, oneResourceConfiguration, readTextFile } from '../input.js';
 import { nearest } from '../nearest.js';
 import { cloneData, plainFloatsInPlace } from '../python/values.js';
+import { checkConfigurationKeys } from './configuration-keys.js';
 import {
   chainTemplateSources,
   type ImportEntry,
@@ -149,6 +150,7 @@ export function parseConfiguration(
       },
     );
   }
+  checkConfigurationKeys(doc, source);
   const resources = doc.resources ?? [];
   if (!Array.isArray(resources)) {
     throw new DmError('INVALID_CONFIGURATION', `${source}: 'resources' must be a list`, {

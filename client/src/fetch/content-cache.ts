@@ -165,6 +165,35 @@ export class ContentCache {
     return join(this.root, 'meta', hex.slice(0, 2), `${hex.slice(2)}.json`);
   }
 
+  /**
+   * The metadata records whose key starts with `prefix`, reading at most `limit` files of at most
+   * `maxBytes` each (shell completion lists remembered references with it; unreadable ones are skipped).
+   */
+  async listMeta<T>(
+    prefix: string,
+    options: { limit: number; maxBytes: number },
+  ): Promise<{ key: string; value: T }[]> {
+    const base = join(this.root, 'meta');
+    const out: { key: string; value: T }[] = [];
+    let read = 0;
+    const dirs = await readdir(base).catch(() => [] as string[]);
+    for (const dir of dirs.sort()) {
+      const files = await readdir(join(base, dir)).catch(() => [] as string[]);
+      for (const file of files.sort()) {
+        if (read++ >= options.limit) return out;
+        try {
+          const path = join(base, dir, file);
+          if ((await stat(path)).size > options.maxBytes) continue;
+          const record = JSON.parse(await readFile(path, 'utf8')) as { key?: unknown; value: T };
+          if (typeof record.key === 'string' && record.key.startsWith(prefix)) {
+            out.push({ key: record.key, value: record.value });
+          }
+        } catch {}
+      }
+    }
+    return out;
+  }
+
   /** Metadata stored under `key` (any string: a URL, a reference), or undefined. */
   async readMeta<T>(key: string): Promise<MetaRecord<T> | undefined> {
     try {

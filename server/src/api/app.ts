@@ -57,6 +57,8 @@ export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync' | 'mir
   upstreamTtlMs?: number;
   /** How long an upstream's not-found answer is remembered, ms. */
   upstreamNegativeTtlMs?: number;
+  /** Deadline of one request to an upstream, ms (default 10 s); a call past it is 504. */
+  upstreamTimeoutMs?: number;
   /**
    * Tokens that see the private registries' sums in `/metrics` (`DM_METRICS_TOKEN`); admin
    * tokens see them too, anyone else the public series only (docs/server.md, "HTTP API").
@@ -118,6 +120,7 @@ function mirrorFactory(deps: CreateAppDeps, logger: Logger, metrics: ServerMetri
             token: u.token,
             checksumKey: u.checksumKey,
             checkpointMemory: u.checkpointFile ? new FileCheckpointMemory(u.checkpointFile) : undefined,
+            ...(deps.upstreamTimeoutMs === undefined ? {} : { timeoutMs: deps.upstreamTimeoutMs }),
           }),
       ),
       target,
@@ -155,13 +158,25 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
       if (outcome.rateLimitRemaining !== null) {
         metrics.rateLimitRemaining.set({ registry }, outcome.rateLimitRemaining);
       }
-      if (outcome.versionCount !== undefined) metrics.versions.set({ registry }, outcome.versionCount);
     },
     checksums: {
       ...deps.checksums,
       onQuarantine: (registry, count) => metrics.quarantinedVersions.inc({ registry }, count),
     },
     mirror: deps.upstreams && deps.upstreams.length > 0 ? mirrorFactory(deps, logger, metrics) : undefined,
+  });
+  // Read at each scrape, so every replica reports every registry, deleted ones disappear, and the
+  // private registries' versions are summed (docs/server.md, "HTTP API").
+  metrics.countVersions(async () => {
+    try {
+      return (await service.data.registries.list()).map((r) => ({
+        registry: r.visibility === 'public' ? r.name : PRIVATE_LABEL,
+        versions: r.versionCount,
+      }));
+    } catch (error) {
+      logger.log('error', 'registry versions could not be counted for /metrics', { error: String(error) });
+      return [];
+    }
   });
   // A database that does not answer leaves the gauge empty; the rest of /metrics is still served.
   metrics.countOpenQuarantines(async () => {

@@ -163,11 +163,19 @@ export class ServerMetrics {
     labelNames: ['registry'] as const,
     registers: [this.registry],
   });
+  /** Read at each scrape, like the open quarantines: private registries summed under one label. */
+  private versionCounts: (() => Promise<readonly { registry: string; versions: number }[]>) | undefined;
   readonly versions = new Gauge({
     name: 'dm_registry_versions',
     help: 'Template versions in the serving index',
     labelNames: ['registry'] as const,
     registers: [this.registry],
+    collect: async () => {
+      if (!this.versionCounts) return;
+      const counts = await this.versionCounts();
+      this.versions.reset();
+      for (const { registry, versions } of counts) this.versions.inc({ registry }, versions);
+    },
   });
   /** Read at each scrape (one grouped query), so accepts, reverts and restarts never leave it stale. */
   private openQuarantines: (() => Promise<readonly { registry: string; open: number }[]>) | undefined;
@@ -238,6 +246,14 @@ export class ServerMetrics {
   /** Where the open-quarantines gauge reads its counts, by metrics label (private ones summed). */
   countOpenQuarantines(read: () => Promise<readonly { registry: string; open: number }[]>): void {
     this.openQuarantines = read;
+  }
+
+  /**
+   * Where the versions gauge reads each registry's version count, by metrics label: the private
+   * registries' counts are added up under their one label, not the last one synced.
+   */
+  countVersions(read: () => Promise<readonly { registry: string; versions: number }[]>): void {
+    this.versionCounts = read;
   }
 
   /** Reports the counters of a bounded kind of work as `dm_registry_bounded_work{work}`. */

@@ -15,7 +15,7 @@ import {
   type Revalidation,
   type VersionKey,
 } from './pull-through.js';
-import type { Upstream } from './upstream.js';
+import { isUpstreamFault, type Upstream } from './upstream.js';
 
 /** A resolve answer as the catalog gives it: status and ready JSON. */
 export interface LocalAnswer {
@@ -155,7 +155,7 @@ export class Mirror {
         first.status === 200 ? checked?.revalidate : undefined,
       );
     } catch (error) {
-      if (error instanceof DmError && (error.category === 'upstream' || error.code === 'CONTENT_MISMATCH')) {
+      if (isUpstreamFault(error)) {
         if (first.status === 200) return this.stale(first, checkedAt);
         return {
           status: httpStatusFor(error),

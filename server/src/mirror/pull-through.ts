@@ -20,7 +20,7 @@ import { readTarball } from '../../../client/src/source/index.js';
 import type { QuarantineInfo } from '../../../client/src/wire/registry-api.js';
 import type { Resolution } from '../api/shapes.js';
 import { canonicalTemplate } from '../store/first-seen.js';
-import type { Upstream } from './upstream.js';
+import { isUpstreamFault, type Upstream } from './upstream.js';
 import { type VerifiedFile, verifyVersionContent } from './verify-version.js';
 
 /** What the mirror stores and reads back; server/src/mirror/store-target.ts implements it over the store. */
@@ -237,7 +237,7 @@ export class PullThrough {
         if (result.kind !== 'not-found') return result;
         notFound ??= result;
       } catch (error) {
-        if (error instanceof DmError && error.category === 'upstream') {
+        if (isUpstreamFault(error)) {
           failure ??= error;
           continue;
         }
@@ -334,14 +334,26 @@ export class PullThrough {
       );
     }
     const declared = resolution.files.reduce((n, f) => n + f.size, 0);
-    const contents = await readTarball(archive.body, {
-      stripFirst: true,
-      source: `${upstream.url} (${resolution.resolved})`,
-      maxArchiveBytes: this.maxArchiveBytes,
-      maxTotalBytes: Math.min(declared + 1, 1024 * 1024 * 1024),
-      maxEntries: resolution.files.length + 1,
-    });
-    const files = verifyVersionContent(resolution, contents.files, upstream.url);
+    let files: VerifiedFile[];
+    try {
+      const contents = await readTarball(archive.body, {
+        stripFirst: true,
+        source: `${upstream.url} (${resolution.resolved})`,
+        maxArchiveBytes: this.maxArchiveBytes,
+        maxTotalBytes: Math.min(declared + 1, 1024 * 1024 * 1024),
+        maxEntries: resolution.files.length + 1,
+      });
+      files = verifyVersionContent(resolution, contents.files, upstream.url);
+    } catch (error) {
+      // An archive that is not one, holds what the indexer refuses, or is not what the upstream's
+      // own resolve said: the upstream's fault (502), never the caller's (docs/mirroring.md).
+      if (!(error instanceof DmError)) throw error;
+      throw new DmError('UPSTREAM_INVALID_ANSWER', error.message, {
+        category: 'upstream',
+        details: { upstream: upstream.url, cause: error.code },
+        cause: error,
+      });
+    }
     const cacheControl = archive.headers.get('cache-control') ?? '';
     await target.store({
       resolution,

@@ -8,7 +8,9 @@
  * failure (1 s up to 5 min; a 429's `Retry-After` wins). While open, every call fails at once with
  * `UPSTREAM_UNAVAILABLE`; after the backoff one call is let through (half-open) and its outcome
  * closes or re-opens the breaker. The upstream's own error text is never passed through: callers
- * get one sentence naming the upstream and what went wrong.
+ * get one sentence naming the upstream and what went wrong: `UPSTREAM_TIMEOUT` (504) for the call
+ * that waited out the deadline, an `upstream` error (502) for everything else the upstream did,
+ * including an open breaker's refusal (docs/mirroring.md, "When the upstream fails").
  */
 
 import { DmError } from '../../../client/src/error.js';
@@ -65,6 +67,11 @@ type Failure =
   | { kind: 'unauthorized'; status: number }
   | { kind: 'rate-limited'; retryAfterMs: number | null }
   | { kind: 'server-error'; status: number };
+
+/** Whether `error` is an upstream's fault (502 or 504): another upstream may be asked, a stored answer served. */
+export function isUpstreamFault(error: unknown): error is DmError {
+  return error instanceof DmError && (error.category === 'upstream' || error.category === 'upstream-timeout');
+}
 
 /** The statuses that mean "the upstream answered, and this is the answer" (not a failure). */
 function isAnswer(status: number): boolean {
@@ -237,6 +244,15 @@ export class Upstream {
     return this.unavailable();
   }
 
+  /** The call that waited for an answer that did not come in time (the breaker is open now). */
+  private timedOut(path: string): DmError {
+    return new DmError(
+      'UPSTREAM_TIMEOUT',
+      `the upstream registry ${this.url} did not answer ${path.split('?')[0]} within ${this.timeoutMs / 1000} s`,
+      { category: 'upstream-timeout', details: { upstream: this.url, timeoutMs: this.timeoutMs } },
+    );
+  }
+
   private succeed(): void {
     this.failures = 0;
     this.openUntil = 0;
@@ -270,7 +286,9 @@ export class Upstream {
         body = await readBoundedAnswer(response, limit, this.url);
       } catch (error) {
         if (error instanceof DmError) throw error;
-        throw this.fail({ kind: 'unreachable', detail: describeNetworkError(error) });
+        const detail = describeNetworkError(error);
+        const unavailable = this.fail({ kind: 'unreachable', detail });
+        throw detail === 'timed out' ? this.timedOut(request.path) : unavailable;
       }
       if (isAnswer(response.status)) {
         this.succeed();
@@ -285,7 +303,10 @@ export class Upstream {
           retryAfterMs: retryAfterMs(response.headers.get('retry-after'), this.now()),
         });
       }
-      if (response.status === 408) throw this.fail({ kind: 'unreachable', detail: 'timed out' });
+      if (response.status === 408) {
+        this.fail({ kind: 'unreachable', detail: 'timed out' });
+        throw this.timedOut(request.path);
+      }
       throw this.fail({ kind: 'server-error', status: response.status });
     } finally {
       this.probing = false;

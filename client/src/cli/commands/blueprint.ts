@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
 import { action, warner } from '../context.js';
+import { kubectlFor, pruneAllOption, timeoutOf, withStore } from './deploy.js';
 
 const RENDER_HELP = `
 Runs one installation of a Landscaper-style blueprint without a cluster: constructs the imports,
@@ -27,11 +28,14 @@ const APPLY_HELP = `
 Renders as dm blueprint render does, then applies the Kubernetes objects of the deploy items of
 type landscaper.gardener.cloud/kubernetes-manifest (config.manifests[].manifest) with the apply
 path of dm deploy, one dependsOn layer after the other. Deploy items of other types (helm,
-container, mock…) are rendered but not applied; dm lists them.
+container, mock…) are rendered but not applied; dm lists them. Only the last layer's step prunes,
+with dm deploy's guard: an apply that would prune every object of the deployment, or more than half
+of them, stops unless --prune-all is given. --dry-run writes nothing.
 
 Examples:
   dm blueprint apply ./my-blueprint --imports imports.yaml --dry-run
   dm --context staging blueprint apply ./my-blueprint --imports imports.yaml --name team-a
+  dm blueprint apply ./my-blueprint --imports imports.yaml --name team-a --prune-all
 `;
 
 type Obj = Record<string, unknown>;
@@ -123,52 +127,44 @@ export function registerBlueprintCommands(program: Command): void {
     .option('--dry-run', 'show what would be created, updated and pruned')
     .option('--wait', 'wait until workloads are ready')
     .option('--timeout <seconds>', 'time limit for --wait and prunes', '300')
+    .addOption(pruneAllOption())
     .addHelpText('after', APPLY_HELP)
     .action(
       action<import('../../blueprint/apply.js').ApplyResult>(async (ctx, [arg], options) => {
         const { result } = await renderFromArgs(ctx, arg as string, options);
         await failWithPartial(ctx, result as never);
         const { applyRenderedBlueprint } = await import('../../blueprint/apply.js');
-        const { openStateDatabase, stateDatabaseFile } = await import('../../state/database.js');
-        const { DeploymentStore } = await import('../../state/deployments-store.js');
-        const { Kubectl } = await import('../../deploy/kubectl.js');
-        const store = new DeploymentStore(openStateDatabase(stateDatabaseFile(ctx.config.dirs.state)));
-        try {
-          const kubectl = new Kubectl({
-            kubeconfig: ctx.config.kube.kubeconfig,
-            context: ctx.config.kube.context,
-            namespace: ctx.config.kube.namespace,
-            env: ctx.env,
-            ...(ctx.env.DM_KUBECTL ? { binary: ctx.env.DM_KUBECTL } : {}),
-          });
-          const timeout = Number(options.timeout ?? 300);
-          const applied = await applyRenderedBlueprint(result, {
-            store,
-            kubectl,
-            ...(typeof options.name === 'string' ? { name: options.name } : {}),
-            dryRun: Boolean(options.dryRun),
-            wait: Boolean(options.wait),
-            timeoutSeconds: Number.isFinite(timeout) && timeout > 0 ? timeout : 300,
-          });
-          for (const s of applied.skipped) {
-            ctx.streams.stderr(
-              `note: deploy item ${s.installation}/${s.item} (${s.type}) is not applied by dm\n`,
-            );
-          }
-          return {
-            data: applied,
-            text: (d) =>
-              [
-                `deployment ${d.deployment}: ${d.status}`,
-                ...d.layers.map(
-                  (l, i) => `layer ${i + 1}: ${l.items.join(', ')} (${l.objects} objects) ${l.status}`,
-                ),
-                ...d.skipped.map((s) => `not applied: ${s.installation}/${s.item} (${s.type})`),
-              ].join('\n'),
-          };
-        } finally {
-          await store.database.close();
-        }
+        return withStore(
+          ctx,
+          async (store) => {
+            const applied = await applyRenderedBlueprint(result, {
+              store,
+              kubectl: await kubectlFor(ctx),
+              ...(typeof options.name === 'string' ? { name: options.name } : {}),
+              dryRun: Boolean(options.dryRun),
+              wait: Boolean(options.wait),
+              timeoutSeconds: timeoutOf(options),
+              pruneAll: Boolean(options.pruneAll),
+            });
+            for (const s of applied.skipped) {
+              ctx.streams.stderr(
+                `note: deploy item ${s.installation}/${s.item} (${s.type}) is not applied by dm\n`,
+              );
+            }
+            return {
+              data: applied,
+              text: (d) =>
+                [
+                  `deployment ${d.deployment}: ${d.status}`,
+                  ...d.layers.map(
+                    (l, i) => `layer ${i + 1}: ${l.items.join(', ')} (${l.objects} objects) ${l.status}`,
+                  ),
+                  ...d.skipped.map((s) => `not applied: ${s.installation}/${s.item} (${s.type})`),
+                ].join('\n'),
+            };
+          },
+          { readOnly: Boolean(options.dryRun) },
+        );
       }),
     );
 }

@@ -102,15 +102,15 @@ export function registerConfigCommands(program: Command): void {
     .command('completion <shell>')
     .addHelpText(
       'after',
-      '\nExamples:\n  source <(dm completion bash)                  # in ~/.bashrc\n  dm completion zsh > ~/.zfunc/_dm                # a directory on $fpath\n  dm completion fish > ~/.config/fish/completions/dm.fish\n\nCompletes commands, flags, flag values (-o json|yaml|text), deployment names, else file names.\n',
+      '\nExamples:\n  source <(dm completion bash)                  # in ~/.bashrc\n  dm completion zsh > ~/.zfunc/_dm                # a directory on $fpath\n  dm completion fish > ~/.config/fish/completions/dm.fish\n\nCompletes commands, flags, flag values (-o json|yaml|text), shells, config keys and their values,\ndeployment names, template references (dm.lock and the cache), else file names.\n',
     )
     .description('print a shell completion script (bash, zsh, fish)')
     .action(
       action(async (_ctx, [shell]) => {
-        const { completionScript } = await import('../completion.js');
+        const { completionScript, SHELLS } = await import('../completion.js');
         const script = completionScript(shell ?? '');
         if (script === undefined) {
-          throw new DmError('INVALID_SHELL', `shell '${shell}' is not one of bash, zsh, fish`, {
+          throw new DmError('INVALID_SHELL', `shell '${shell}' is not one of ${SHELLS.join(', ')}`, {
             category: 'usage',
           });
         }

@@ -2,7 +2,7 @@
  * `dm deploy`, `dm deployments list|get|delete`, `dm manifests`, `dm types [list]`,
  * `dm types instances <type|all>` (docs/deployments.md). Thin: flags → one library call.
  */
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { DeploymentStore } from '../../state/deployments-store.js';
 import type { CommandContext } from '../context.js';
 import { action, propertiesOf, warner } from '../context.js';
@@ -24,14 +24,23 @@ Examples:
   dm --registry my-org/my-repo/my-collection --properties prop1=value1 deploy redis:v1
 `;
 
-/** Runs `use` over the local deployments database, closed afterwards whatever happens. */
+/**
+ * Runs `use` over the local deployments database, closed afterwards whatever happens. A dry run
+ * (`readOnly`) writes nothing (docs/deployments.md "State"): without a database file yet it reads
+ * an empty one in memory instead of creating the file.
+ */
 export async function withStore<T>(
   ctx: CommandContext,
   use: (store: DeploymentStore) => Promise<T> | T,
+  options: { readOnly?: boolean } = {},
 ): Promise<T> {
+  const { existsSync } = await import('node:fs');
   const { openStateDatabase, stateDatabaseFile } = await import('../../state/database.js');
   const { DeploymentStore } = await import('../../state/deployments-store.js');
-  const store = new DeploymentStore(openStateDatabase(stateDatabaseFile(ctx.config.dirs.state)));
+  const file = stateDatabaseFile(ctx.config.dirs.state);
+  const store = new DeploymentStore(
+    openStateDatabase(options.readOnly && !existsSync(file) ? ':memory:' : file),
+  );
   try {
     return await use(store);
   } finally {
@@ -91,6 +100,18 @@ export async function loadLocalInput(
   return input;
 }
 
+/**
+ * `--prune-all`, one definition for `dm deploy` and `dm blueprint apply` (docs/deployments.md
+ * "Update, prune, delete"): without it a deploy that would prune every object of the deployment,
+ * or more than half of them, stops.
+ */
+export function pruneAllOption(): Option {
+  return new Option(
+    '--prune-all',
+    'let this deploy prune every object of the deployment, or more than half of them (else it stops)',
+  );
+}
+
 export function timeoutOf(options: Record<string, unknown>): number {
   const n = Number(options.timeout ?? 300);
   return Number.isFinite(n) && n > 0 ? n : 300;
@@ -110,10 +131,7 @@ export function registerDeployCommands(program: Command): void {
       "properties that break a template's schema: strict (fail), warn (expand, print each), off",
     )
     .option('--cluster <name>', 'with --manager-url: the server-side cluster of a new deployment')
-    .option(
-      '--prune-all',
-      'let this deploy prune every object of the deployment, or more than half of them (else it stops)',
-    )
+    .addOption(pruneAllOption())
     .option('--force-conflicts', 'take back fields another field manager changed (server-side apply)')
     .addHelpText('after', DEPLOY_HELP)
     .action(
@@ -133,20 +151,24 @@ export function registerDeployCommands(program: Command): void {
           return d.dryRun ? reportDryRun(d) : reportDeploy(ctx, d);
         }
         const input = await loadLocalInput(ctx, arg!, name, options);
-        return withStore(ctx, async (store) => {
-          const kubectl = await kubectlFor(ctx);
-          const common = {
-            name,
-            input,
-            store,
-            kubectl,
-            timeoutSeconds: timeoutOf(options),
-            pruneAll: Boolean(options.pruneAll),
-            forceConflicts: Boolean(options.forceConflicts),
-          };
-          if (options.dryRun) return reportDryRun(await planDeployment(common));
-          return reportDeploy(ctx, await deployConfiguration({ ...common, wait: Boolean(options.wait) }));
-        });
+        return withStore(
+          ctx,
+          async (store) => {
+            const kubectl = await kubectlFor(ctx);
+            const common = {
+              name,
+              input,
+              store,
+              kubectl,
+              timeoutSeconds: timeoutOf(options),
+              pruneAll: Boolean(options.pruneAll),
+              forceConflicts: Boolean(options.forceConflicts),
+            };
+            if (options.dryRun) return reportDryRun(await planDeployment(common));
+            return reportDeploy(ctx, await deployConfiguration({ ...common, wait: Boolean(options.wait) }));
+          },
+          { readOnly: Boolean(options.dryRun) },
+        );
       }),
     );
 
@@ -159,15 +181,18 @@ export function registerDeployCommands(program: Command): void {
       action(async (ctx) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteList(ctx);
         const { reportDeploymentList } = await import('./deploy-output.js');
-        return withStore(ctx, async (store) =>
-          reportDeploymentList(
-            (await store.listDeployments()).map((x) => ({
-              name: x.name,
-              state: x.state,
-              manifest: x.currentManifest,
-              updated: new Date(x.updatedAt).toISOString(),
-            })),
-          ),
+        return withStore(
+          ctx,
+          async (store) =>
+            reportDeploymentList(
+              (await store.listDeployments()).map((x) => ({
+                name: x.name,
+                state: x.state,
+                manifest: x.currentManifest,
+                updated: new Date(x.updatedAt).toISOString(),
+              })),
+            ),
+          { readOnly: true },
         );
       }),
     );
@@ -178,27 +203,31 @@ export function registerDeployCommands(program: Command): void {
     .action(
       action(async (ctx, [name]) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteGet(ctx, name!);
-        return withStore(ctx, async (store) => {
-          const { DmError } = await import('../../error.js');
-          const { resourceOutcome } = await import('../../state/deployments-store.js');
-          const d = await store.getDeployment(name!);
-          if (!d) {
-            throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
-              category: 'not-found',
-            });
-          }
-          const resources = d.currentManifest ? await store.manifestResources(d.currentManifest) : [];
-          return {
-            data: {
-              name: d.name,
-              state: d.state,
-              manifest: d.currentManifest,
-              lastGoodManifest: d.lastGoodManifest,
-              manifests: (await store.listManifests(d.name)).map((m) => m.name),
-              resources: resources.map(resourceOutcome),
-            },
-          };
-        });
+        return withStore(
+          ctx,
+          async (store) => {
+            const { DmError } = await import('../../error.js');
+            const { resourceOutcome } = await import('../../state/deployments-store.js');
+            const d = await store.getDeployment(name!);
+            if (!d) {
+              throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
+                category: 'not-found',
+              });
+            }
+            const resources = d.currentManifest ? await store.manifestResources(d.currentManifest) : [];
+            return {
+              data: {
+                name: d.name,
+                state: d.state,
+                manifest: d.currentManifest,
+                lastGoodManifest: d.lastGoodManifest,
+                manifests: (await store.listManifests(d.name)).map((m) => m.name),
+                resources: resources.map(resourceOutcome),
+              },
+            };
+          },
+          { readOnly: true },
+        );
       }),
     );
   deployments
@@ -232,49 +261,53 @@ export function registerDeployCommands(program: Command): void {
       action<unknown>(async (ctx, [deployment, id]) => {
         if (ctx.config.managerUrl)
           return (await import('./deploy-remote.js')).remoteManifests(ctx, deployment!, id);
-        return withStore(ctx, async (store) => {
-          const { DmError } = await import('../../error.js');
-          const { manifestDocuments, resourceOutcome } = await import('../../state/deployments-store.js');
-          const all = await store.listManifests(deployment!);
-          if (all.length === 0) {
-            const exists = (await store.getDeployment(deployment!)) !== undefined;
-            const message = exists
-              ? `deployment '${deployment}' has no manifests`
-              : `deployment '${deployment}' does not exist`;
-            throw new DmError('DEPLOYMENT_NOT_FOUND', message, {
-              category: 'not-found',
-            });
-          }
-          if (id === undefined) {
-            const d = all.map((m) => ({
-              name: m.name,
-              action: m.action,
-              status: m.status,
-              created: new Date(m.createdAt).toISOString(),
-            }));
-            return (await import('./deploy-output.js')).reportManifestList(d);
-          }
-          const m = all.find((x) => x.name === id || String(x.seq) === id);
-          if (!m) {
-            throw new DmError('MANIFEST_NOT_FOUND', `deployment '${deployment}' has no manifest '${id}'`, {
-              category: 'not-found',
-              hint: `have: ${all.map((x) => x.name).join(', ')}`,
-            });
-          }
-          return {
-            data: {
-              name: m.name,
-              deployment: m.deployment,
-              action: m.action,
-              status: m.status,
-              ...(m.error ? { error: m.error } : {}),
-              created: new Date(m.createdAt).toISOString(),
-              ...(m.finishedAt ? { finished: new Date(m.finishedAt).toISOString() } : {}),
-              ...manifestDocuments(m),
-              resources: (await store.manifestResources(m.name)).map(resourceOutcome),
-            },
-          };
-        });
+        return withStore(
+          ctx,
+          async (store) => {
+            const { DmError } = await import('../../error.js');
+            const { manifestDocuments, resourceOutcome } = await import('../../state/deployments-store.js');
+            const all = await store.listManifests(deployment!);
+            if (all.length === 0) {
+              const exists = (await store.getDeployment(deployment!)) !== undefined;
+              const message = exists
+                ? `deployment '${deployment}' has no manifests`
+                : `deployment '${deployment}' does not exist`;
+              throw new DmError('DEPLOYMENT_NOT_FOUND', message, {
+                category: 'not-found',
+              });
+            }
+            if (id === undefined) {
+              const d = all.map((m) => ({
+                name: m.name,
+                action: m.action,
+                status: m.status,
+                created: new Date(m.createdAt).toISOString(),
+              }));
+              return (await import('./deploy-output.js')).reportManifestList(d);
+            }
+            const m = all.find((x) => x.name === id || String(x.seq) === id);
+            if (!m) {
+              throw new DmError('MANIFEST_NOT_FOUND', `deployment '${deployment}' has no manifest '${id}'`, {
+                category: 'not-found',
+                hint: `have: ${all.map((x) => x.name).join(', ')}`,
+              });
+            }
+            return {
+              data: {
+                name: m.name,
+                deployment: m.deployment,
+                action: m.action,
+                status: m.status,
+                ...(m.error ? { error: m.error } : {}),
+                created: new Date(m.createdAt).toISOString(),
+                ...(m.finishedAt ? { finished: new Date(m.finishedAt).toISOString() } : {}),
+                ...manifestDocuments(m),
+                resources: (await store.manifestResources(m.name)).map(resourceOutcome),
+              },
+            };
+          },
+          { readOnly: true },
+        );
       }),
     );
 
@@ -286,10 +319,14 @@ export function registerDeployCommands(program: Command): void {
     .action(
       action(async (ctx) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteTypes(ctx);
-        return withStore(ctx, async (store) => {
-          const d = await store.listTypes();
-          return (await import('./deploy-output.js')).reportTypes(d);
-        });
+        return withStore(
+          ctx,
+          async (store) => {
+            const d = await store.listTypes();
+            return (await import('./deploy-output.js')).reportTypes(d);
+          },
+          { readOnly: true },
+        );
       }),
     );
   types
@@ -299,16 +336,20 @@ export function registerDeployCommands(program: Command): void {
     .action(
       action(async (ctx, [type]) => {
         if (ctx.config.managerUrl) return (await import('./deploy-remote.js')).remoteInstances(ctx, type!);
-        return withStore(ctx, async (store) => {
-          const d = (await store.listInstances(type!)).map((i) => ({
-            name: i.name,
-            type: i.type,
-            deployment: i.deployment,
-            manifest: i.manifest,
-            path: i.path,
-          }));
-          return (await import('./deploy-output.js')).reportInstances(type!, d);
-        });
+        return withStore(
+          ctx,
+          async (store) => {
+            const d = (await store.listInstances(type!)).map((i) => ({
+              name: i.name,
+              type: i.type,
+              deployment: i.deployment,
+              manifest: i.manifest,
+              path: i.path,
+            }));
+            return (await import('./deploy-output.js')).reportInstances(type!, d);
+          },
+          { readOnly: true },
+        );
       }),
     );
 }

@@ -175,17 +175,21 @@ export function registerReleaseCommands(program: Command): void {
         }
         const { withStore, kubectlFor, timeoutOf } = await import('./deploy.js');
         const { planRollback, rollbackDeployment } = await import('../../deploy/rollback.js');
-        return withStore(ctx, async (store) => {
-          const common = {
-            name: name!,
-            to: manifest,
-            store,
-            kubectl: await kubectlFor(ctx),
-            timeoutSeconds: timeoutOf(options),
-          };
-          if (options.dryRun) return reportDryRun(await planRollback(common));
-          return reportDeploy(ctx, await rollbackDeployment({ ...common, wait: Boolean(options.wait) }));
-        });
+        return withStore(
+          ctx,
+          async (store) => {
+            const common = {
+              name: name!,
+              to: manifest,
+              store,
+              kubectl: await kubectlFor(ctx),
+              timeoutSeconds: timeoutOf(options),
+            };
+            if (options.dryRun) return reportDryRun(await planRollback(common));
+            return reportDeploy(ctx, await rollbackDeployment({ ...common, wait: Boolean(options.wait) }));
+          },
+          { readOnly: Boolean(options.dryRun) },
+        );
       }),
     );
 
@@ -205,7 +209,9 @@ export function registerReleaseCommands(program: Command): void {
         }
         const { withStore } = await import('./deploy.js');
         const { deploymentHistory } = await import('../../deploy/rollback.js');
-        return withStore(ctx, async (store) => reportHistory(await deploymentHistory(store, name!)));
+        return withStore(ctx, async (store) => reportHistory(await deploymentHistory(store, name!)), {
+          readOnly: true,
+        });
       }),
     );
 
@@ -240,8 +246,14 @@ export function registerReleaseCommands(program: Command): void {
         const { loadLocalInput, withStore, kubectlFor } = await import('./deploy.js');
         const input = await loadLocalInput(ctx, arg!, name, options);
         const { diffDeployment } = await import('../../deploy/diff.js');
-        return withStore(ctx, async (store) =>
-          reportDiff(await diffDeployment({ name, input, store, kubectl: await kubectlFor(ctx) }), detailed),
+        return withStore(
+          ctx,
+          async (store) =>
+            reportDiff(
+              await diffDeployment({ name, input, store, kubectl: await kubectlFor(ctx) }),
+              detailed,
+            ),
+          { readOnly: true },
         );
       }),
     );
@@ -263,8 +275,14 @@ export function registerReleaseCommands(program: Command): void {
         }
         const { withStore, kubectlFor } = await import('./deploy.js');
         const { driftDeployment } = await import('../../deploy/diff.js');
-        return withStore(ctx, async (store) =>
-          reportDiff(await driftDeployment({ name: name!, store, kubectl: await kubectlFor(ctx) }), detailed),
+        return withStore(
+          ctx,
+          async (store) =>
+            reportDiff(
+              await driftDeployment({ name: name!, store, kubectl: await kubectlFor(ctx) }),
+              detailed,
+            ),
+          { readOnly: true },
         );
       }),
     );

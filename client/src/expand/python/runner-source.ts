@@ -57,14 +57,21 @@ def _block(what):
         _state['blocked'] = what
     raise Blocked(what + ' is blocked in templates')
 
+import _thread
+_MAIN_THREAD = _thread.get_ident()
+
+def _checking():
+    # While a template runs, and always in a thread a template started (it may outlive the
+    # template and run while the runner's own code does).
+    return _state['active'] or _thread.get_ident() != _MAIN_THREAD
+
 def _audit(event, args):
-    if not _state['active']:
+    if not _checking():
         return
     if event == 'open':
         path, mode = args[0], args[1]
         if isinstance(path, int):
             return
-        p = _osp.realpath(path if isinstance(path, str) else str(path))
         writing = isinstance(mode, str) and any(c in mode for c in 'wax+')
         if isinstance(args[2], int) and args[2] & 3:
             writing = True
@@ -77,7 +84,7 @@ def _audit(event, args):
     elif event.startswith('socket.'):
         _block('network access (%s)' % event)
     elif event in ('subprocess.Popen', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'os.fork',
-                   'os.forkpty', 'os.kill', 'os.killpg', 'pty.spawn', 'os.startfile'):
+                   'os.forkpty', 'os.kill', 'os.killpg', 'pty.spawn', 'os.startfile', 'signal.pthread_kill'):
         _block('starting a process (%s)' % event)
     elif event.startswith('ctypes.') or event in ('os.remove', 'os.rename', 'os.rmdir', 'os.mkdir', 'os.chmod',
                                                    'os.chown', 'os.truncate', 'os.link', 'os.symlink', 'os.putenv',
@@ -107,32 +114,76 @@ def _ancestors(path):
 # listed (the import system looks at them; that they exist tells nothing).
 _SYS_PATH = frozenset(a for p in list(sys.path) + [d.rstrip('/') for d in _LIB_DIRS] if p
                       for a in _ancestors(_osp.realpath(p)))
-_guard = {'inside': False}
+import os as _os, posix as _posix, stat as _stat
+_raw_lstat, _raw_readlink, _raw_getcwd = _posix.lstat, _posix.readlink, _posix.getcwd
+
+def _resolve(path):
+    # The path the kernel would reach, every symlink followed with the unwrapped functions below,
+    # so deciding needs no shared state (no flag another thread or a signal handler could see
+    # set) and never calls the wrapped ones. None when it cannot be decided: a symlink loop, an
+    # unreadable link, or a '..' after a component that does not exist (the kernel would stop
+    # there, and what lies beyond must not be learned from where the path seems to lead).
+    if isinstance(path, bytes):
+        path = _os.fsdecode(path)
+    if not path.startswith('/'):
+        path = _raw_getcwd() + '/' + path
+    resolved = ''
+    rest = path.split('/')
+    rest.reverse()
+    hops = 0
+    missing = False
+    while rest:
+        name = rest.pop()
+        if name in ('', '.'):
+            continue
+        if name == '..':
+            if missing:
+                return None
+            resolved = resolved.rsplit('/', 1)[0]
+            continue
+        candidate = resolved + '/' + name
+        if missing:
+            resolved = candidate
+            continue
+        try:
+            mode = _raw_lstat(candidate).st_mode
+        except OSError:
+            missing = True
+            resolved = candidate
+            continue
+        if not _stat.S_ISLNK(mode):
+            resolved = candidate
+            continue
+        hops += 1
+        if hops > 40:
+            return None
+        try:
+            target = _raw_readlink(candidate)
+        except OSError:
+            return None
+        if target.startswith('/'):
+            resolved = ''
+        parts = target.split('/')
+        parts.reverse()
+        rest.extend(parts)
+    return resolved or '/'
 
 def _readable(path, inspecting=False):
-    if _guard['inside']:
-        return True
-    _guard['inside'] = True
     try:
-        p = _osp.realpath(path if isinstance(path, (str, bytes)) else _os.fspath(path))
-        if isinstance(p, bytes):
-            p = _os.fsdecode(p)
-        return p.startswith(_LIB_DIRS) or (inspecting and p in _SYS_PATH)
+        p = _resolve(path if isinstance(path, (str, bytes)) else _os.fspath(path))
     except Exception:
         return False
-    finally:
-        _guard['inside'] = False
+    return p is not None and (p.startswith(_LIB_DIRS) or (inspecting and p in _SYS_PATH))
 
 def _inspecting(fn):
     def inspect(path, *args, **kwargs):
-        if _state['active'] and not _guard['inside'] and not isinstance(path, int) and not _readable(path, True):
+        if _checking() and not isinstance(path, int) and not _readable(path, True):
             _block("inspecting '%s'" % (path,))
         return fn(path, *args, **kwargs)
     inspect.__name__ = fn.__name__
     inspect.__qualname__ = fn.__qualname__
     return inspect
 
-import os as _os, posix as _posix
 for _name in ('stat', 'lstat', 'access', 'readlink', 'statvfs', 'pathconf', 'getxattr', 'listxattr', 'chdir'):
     _fn = getattr(_posix, _name, None)
     if _fn is not None:
@@ -251,6 +302,17 @@ def _on_alarm(signum, frame):
 
 signal.signal(signal.SIGALRM, _on_alarm)
 
+# The runner's signal handlers, put back after each template with the timers a template may set:
+# nothing a template installed runs while the runner's own code does (docs/expansion.md, "Isolation").
+_HANDLERS = {s: signal.getsignal(s) for s in signal.valid_signals()}
+
+def _restore_signals():
+    for timer in (signal.ITIMER_VIRTUAL, signal.ITIMER_PROF):
+        signal.setitimer(timer, 0)
+    for s, handler in _HANDLERS.items():
+        if signal.getsignal(s) is not handler:
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)
+
 def _location(tb_list, names):
     for fr in reversed(tb_list):
         if fr.filename in names:
@@ -313,6 +375,7 @@ def _render(req):
         error = e
     finally:
         _state['active'] = False
+        _restore_signals()
     if _state['blocked'] is not None:
         return {'ok': False, 'kind': 'blocked', 'message': _state['blocked'] + ' is blocked in templates',
                 'file': name, 'line': None}
