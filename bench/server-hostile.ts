@@ -5,12 +5,15 @@
  *      index is built and swapped in worker threads, so the max latency stays near idle too);
  *   2. heap and answer-cache size after 100,000 distinct unknown references;
  *   3. the archive of a 100 MB version, cold (built) vs cached.
- *   4. issue 25: an unrelated resolve (p50/p99/max, 50 connections) and the server's peak RSS while
+ *   4. issue 25: an unrelated resolve (p50/p99/max, 10 connections) and the server's peak RSS while
  *      each attack runs against one server process: (a) 8 parallel 24 MiB webhook deliveries with
- *      wrong signatures, 31 GitHub registries holding secrets; (b) 4 parallel page requests with a
- *      token (never cached) and 4 resolves of a version of 20,000 small files; (c) four anonymous
- *      clients posting batches of 1,000 distinct references. Baseline: the same resolve load with no
- *      attack, in the same run.
+ *      wrong signatures, 31 GitHub registries holding secrets; (b) 8 parallel clients each asking
+ *      for a version at the files bound (1,000 files) its resolve, its archive and its file list,
+ *      then its page with a token (never cached); (c) four anonymous clients posting batches of 1,000
+ *      distinct references; (d) two clients posting batches of 1,000 references to that version
+ *      (130 MB answers); (e) a 7 MB manager configuration of 24,000 resources (`POST /expand`);
+ *      (f) six parallel expansions whose schema has a catastrophic regular expression. Baseline: the
+ *      same resolve load with no attack, in the same run.
  * Usage: node --expose-gc dist/bench/server-hostile.js [seconds of the idle load run, default 5]
  *   [resolve | attacks] (`resolve`: only the first figure; `attacks`: only the fourth).
  */
@@ -40,14 +43,24 @@ function generate(dir: string, templates: number, versions: number, salt: string
   }
 }
 
-async function openApp(dir: string, adminTokens: string[] = []) {
+async function openApp(dir: string, adminTokens: string[] = [], withManager = false) {
   const { openStore } = await import('../server/src/store/sqlite/open.js');
   const { createApp } = await import('../server/src/api/app.js');
   const { defaultSourceFactory } = await import('../server/src/service.js');
   const { createLogger } = await import('../server/src/log.js');
+  const { managerPaths } = await import('../server/src/manager/manager-tokens.js');
   const store = openStore(join(dir, 'registry.db'));
   const devNull = openSync('/dev/null', 'w');
+  // The manager's expansions need a cluster configured, never reached by `POST /expand`.
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(
+    kubeconfig,
+    'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:9"}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: t}\n',
+  );
   return createApp({
+    ...(withManager
+      ? { manager: { clusters: { prod: kubeconfig }, ...managerPaths(join(dir, 'registry.db')) } }
+      : {}),
     store,
     sources: defaultSourceFactory({ gitCacheDir: join(dir, 'git') }),
     secretKey: randomBytes(32),
@@ -212,12 +225,12 @@ async function memoryAndArchive(): Promise<void> {
 }
 
 const BENCH_ADMIN = 'bench-admin-token';
-/** Files in the many-files version of the attack server (issue 25 item 2 had 100,000). */
-const MANY_FILES = 20_000;
+/** Files in the many-files version of the attack server: the files bound (issue 25 item 2 had 100,000). */
+const MANY_FILES = 1_000;
 
 /** The attack child: fixtures, 31 GitHub registries with secrets, a version of many small files. */
 async function attackChild(port: number, dir: string): Promise<void> {
-  const { app, service } = await openApp(dir, [BENCH_ADMIN]);
+  const { app, service } = await openApp(dir, [BENCH_ADMIN], true);
   const small = await service.add({ source: FIXTURES, name: 'github.com/acme/templates' });
   await service.sync(small.id, 'cli');
   for (let i = 0; i < 31; i++) {
@@ -227,7 +240,9 @@ async function attackChild(port: number, dir: string): Promise<void> {
   mkdirSync(join(vdir, 'data'), { recursive: true });
   writeFileSync(join(vdir, 'many.jinja'), 'resources: []\n');
   writeFileSync(join(vdir, 'example.yaml'), 'resources:\n- name: m\n  type: many.jinja\n');
-  for (let i = 0; i < MANY_FILES; i++) writeFileSync(join(vdir, 'data', `f${i}.txt`), `${i}\n`);
+  for (let i = 0; i < MANY_FILES - 2; i++) {
+    writeFileSync(join(vdir, 'data', `file-with-a-rather-long-name-${i}.txt`), `${i}\n`);
+  }
   const many = await service.add({ source: join(dir, 'many'), name: 'local.dm/local/many' });
   const outcome = await service.sync(many.id, 'cli');
   let peak = 0;
@@ -270,7 +285,8 @@ async function attacks(seconds: number): Promise<void> {
     const count = async (answer: Promise<Response>) => {
       try {
         const res = await answer;
-        await res.arrayBuffer();
+        // Read and dropped as it comes: 130 MB answers are not held by the bench process either.
+        if (res.body) for await (const _ of res.body);
         tally(res.status);
       } catch (error) {
         tally((error as { cause?: { code?: string } }).cause?.code ?? 'failed');
@@ -288,6 +304,28 @@ async function attacks(seconds: number): Promise<void> {
     );
     const many = '/templates/local.dm/local/many/many/versions/v1.0.0';
     const token = { authorization: `Bearer ${BENCH_ADMIN}` };
+    const expand = (content: string, imports: { name: string; content: string }[] = []) =>
+      count(
+        fetch(`${url}/api/v1/expand`, {
+          method: 'POST',
+          headers: { ...token, 'content-type': 'application/json' },
+          body: JSON.stringify({ configuration: { content, imports } }),
+        }),
+      );
+    const bigConfiguration = `resources:\n${Array.from(
+      { length: 24_000 },
+      (_, i) => `- name: r${i}\n  type: ConfigMap\n  properties:\n    data: {k: "${'v'.repeat(250)}"}\n`,
+    ).join('')}`;
+    const evil = {
+      content: `imports:\n- path: evil.jinja\n- path: evil.jinja.schema\nresources:\n- name: e\n  type: evil.jinja\n  properties: {x: "${'a'.repeat(40)}!"}\n`,
+      imports: [
+        { name: 'evil.jinja', content: 'resources: []\n' },
+        {
+          name: 'evil.jinja.schema',
+          content: "properties:\n  x:\n    type: string\n    pattern: '^(a+)+$'\n",
+        },
+      ],
+    };
     const list: [string, () => Promise<void>][] = [
       [
         'webhook: 8 parallel 24 MiB deliveries, wrong signature, 31 GitHub registries',
@@ -303,12 +341,17 @@ async function attacks(seconds: number): Promise<void> {
           ),
       ],
       [
-        `${MANY_FILES.toLocaleString('en')} files: 4 parallel pages with a token + 4 resolves`,
+        `${MANY_FILES.toLocaleString('en')} files: 8 parallel clients × 2 × (resolve, archive, file list), with a token`,
         () =>
-          repeat(1, 4, async () => {
-            await count(fetch(`${url}${many}`, { headers: token }));
+          repeat(2, 8, async () => {
             await count(fetch(`${url}/api/v1/resolve?ref=local.dm/local/many/many:v1`, { headers: token }));
+            await count(fetch(`${url}/api/v1${many}/archive.tar.gz`, { headers: token }));
+            await count(fetch(`${url}/api/v1${many}/files?limit=1000`, { headers: token }));
           }),
+      ],
+      [
+        `${MANY_FILES.toLocaleString('en')} files: 8 parallel clients × 2 pages with a token (never cached)`,
+        () => repeat(2, 8, () => count(fetch(`${url}${many}`, { headers: token }))),
       ],
       [
         'batch: 4 anonymous clients, 1,000 distinct references each (3 rounds)',
@@ -328,7 +371,35 @@ async function attacks(seconds: number): Promise<void> {
             ),
           ),
       ],
+      [
+        `batch: 2 clients, 1,000 references each to the ${MANY_FILES.toLocaleString('en')}-file version (~130 MB answers)`,
+        () =>
+          repeat(1, 2, async () =>
+            count(
+              fetch(`${url}/api/v1/resolve`, {
+                method: 'POST',
+                headers: { ...token, 'content-type': 'application/json' },
+                body: JSON.stringify({
+                  refs: Array.from({ length: 1000 }, () => 'local.dm/local/many/many:v1'),
+                }),
+              }),
+            ),
+          ),
+      ],
+      [
+        `manager: a 7 MB configuration of 24,000 resources (${(bigConfiguration.length / 1048576).toFixed(1)} MiB), POST /expand`,
+        () => expand(bigConfiguration),
+      ],
+      [
+        'manager: six parallel expansions with a catastrophic-regex schema',
+        () => repeat(1, 6, () => expand(evil.content, evil.imports)),
+      ],
     ];
+    const only = process.env.DM_BENCH_ATTACKS;
+    if (only) {
+      const keep = only.split(',').map(Number);
+      for (let i = list.length - 1; i >= 0; i--) if (!keep.includes(i)) list.splice(i, 1);
+    }
     // 10 connections: the latency one unrelated client sees, not the machine's throughput.
     await load(url, 1, undefined, 10);
     await ask('peak');
@@ -336,7 +407,11 @@ async function attacks(seconds: number): Promise<void> {
     const idlePeak = (await ask<{ peak: number }>('peak')).peak;
     const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
     console.log(
-      `attacks (issue 25; ${MANY_FILES} files version: ${ready.manyVersions} version(s) indexed)\n  no attack: resolve p50 ${idle.p50} ms, p99 ${idle.p99} ms, max ${idle.max} ms; peak RSS ${mb(idlePeak)}`,
+      `attacks (issue 25; ${MANY_FILES} files version: ${ready.manyVersions} version(s) indexed; load ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(
+          ' ',
+        )})\n  no attack: resolve p50 ${idle.p50} ms, p99 ${idle.p99} ms, max ${idle.max} ms; peak RSS ${mb(idlePeak)}`,
     );
     for (const [name, attack] of list) {
       statuses.clear();
@@ -347,7 +422,7 @@ async function attacks(seconds: number): Promise<void> {
       const ms = performance.now() - started;
       const peak = (await ask<{ peak: number }>('peak')).peak;
       console.log(
-        `  ${name}: ${(ms / 1000).toFixed(1)} s, answers ${[...statuses].map(([k, v]) => `${v}×${k}`).join(' ')}\n    resolve (10 connections) p50 ${busy.p50} ms, p99 ${busy.p99} ms (ratio ${(busy.p99 / Math.max(idle.p99, 1)).toFixed(1)}; target ≤ 50 ms), max ${busy.max} ms, errors ${busy.errors}; peak RSS ${mb(peak)}`,
+        `  ${name}: ${(ms / 1000).toFixed(1)} s, answers ${[...statuses].map(([k, v]) => `${v}×${k}`).join(' ')}\n    resolve (10 connections) p50 ${busy.p50} ms, p99 ${busy.p99} ms (ratio ${(busy.p99 / Math.max(idle.p99, 1)).toFixed(1)}; target ≤ 50 ms), max ${busy.max} ms, errors ${busy.errors}; peak RSS ${mb(peak)}; load ${loadavg()[0]!.toFixed(2)}`,
       );
     }
   } finally {

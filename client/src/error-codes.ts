@@ -813,6 +813,11 @@ export const ERROR_CODES = {
     meaning:
       'This caller already has as many batch requests in progress as one caller may; retry after Retry-After seconds.',
   },
+  EXPANSION_TOO_LARGE: {
+    category: 'limit',
+    meaning:
+      'An expansion sent to the Deployment Manager needed more memory than the server gives one expansion.',
+  },
   REMOTE_ERROR: {
     category: ALL_CATEGORIES,
     meaning:

@@ -57,6 +57,11 @@ export function createLogger(
       setImmediate(flush);
     }
   };
+  // The access line's method and path as JSON, kept while they repeat (they mostly do: a read
+  // path under load is one route), so a line costs one check of the request id only.
+  let lastMethod = '';
+  let lastPath = '';
+  let methodPath = '';
   return {
     log(level, message, fields) {
       if (ORDER[level] < min) return;
@@ -68,8 +73,13 @@ export function createLogger(
     },
     request(requestId, method, path, status, ms) {
       if (ORDER.info < min) return;
+      if (method !== lastMethod || path !== lastPath) {
+        lastMethod = method;
+        lastPath = path;
+        methodPath = `"method":${jsonString(method)},"path":${jsonString(path)}`;
+      }
       append(
-        `{"time":"${isoTime(clock())}","level":"info","msg":"request","requestId":${jsonString(requestId)},"method":${jsonString(method)},"path":${jsonString(path)},"status":${status},"ms":${ms}}\n`,
+        `{"time":"${isoTime(clock())}","level":"info","msg":"request","requestId":${jsonString(requestId)},${methodPath},"status":${status},"ms":${ms}}\n`,
       );
     },
     flush,

@@ -8,7 +8,7 @@
  * Namespaces stay Terminating, so --wait and namespace removal are not asserted here.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -338,6 +338,12 @@ describe('dm deploy against a real kube-apiserver 1.20', () => {
       away.stderr,
       /^error: cannot reach the cluster at https:\/\/127\.0\.0\.1:1 \(context 'real'\)$/m,
     );
+    const drift = await as(refused, ['drift', 'app']);
+    assert.equal(drift.code, 5, drift.stderr);
+    assert.match(
+      drift.stderr,
+      /^error: cannot reach the cluster at https:\/\/127\.0\.0\.1:1 \(context 'real'\) to read the live objects$/m,
+    );
   });
 });
 
@@ -435,6 +441,57 @@ describe('the Deployment Manager service against a real kube-apiserver 1.20', ()
       assert.notEqual((await kubectl(['get', kind, name, '-n', NS])).code, 0, `${kind}/${name} is gone`);
     }
     assert.equal((await api('GET', '/api/v1/deployments/svc-app')).status, 404);
+  });
+
+  it("a cluster that refuses the service's own credentials answers 502 naming the cluster, never the caller's 401", async () => {
+    const { readFileSync } = await import('node:fs');
+    const badDir = join(dir, 'bad-credentials');
+    mkdirSync(badDir);
+    const bad = join(badDir, 'kubeconfig');
+    const good = readFileSync(kubeconfig, 'utf8');
+    writeFileSync(bad, good.replace(/token: [0-9a-f]+/, 'token: 0123456789abcdef'));
+    assert.notEqual(readFileSync(bad, 'utf8'), good, 'the kubeconfig has a token to replace');
+    const started = await startManager(badDir, bad, ADMIN);
+    try {
+      // A token limited to one namespace: the service reads the cluster's kinds before accepting.
+      const token = spawnSync(
+        process.execPath,
+        [
+          registryBin,
+          'token',
+          'create',
+          '--deploy',
+          `real/${NS}`,
+          '--db',
+          join(badDir, 'data', 'registry.db'),
+        ],
+        { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: badDir } },
+      );
+      assert.equal(token.status, 0, token.stderr);
+      const limited = managerApi(() => started.url, token.stdout.trim());
+      const refused = await limited.api('POST', '/api/v1/deployments', {
+        name: 'refused',
+        cluster: 'real',
+        namespace: NS,
+        configuration: {
+          content: 'resources:\n- {name: c, type: v1/ConfigMap, properties: {data: {a: "1"}}}\n',
+          imports: [],
+        },
+      });
+      assert.equal(refused.status, 502, JSON.stringify(refused.body));
+      const error = refused.body.error as { code: string; message: string };
+      assert.equal(error.code, 'CLUSTER_UNAUTHORIZED');
+      assert.match(error.message, /refused the credentials of context/);
+      assert.doesNotMatch(error.message, new RegExp(badDir), 'no server path in the answer');
+    } finally {
+      const { child } = started;
+      if (child.exitCode === null && child.signalCode === null) {
+        await new Promise<void>((resolve) => {
+          child.on('exit', () => resolve());
+          child.kill('SIGTERM');
+        });
+      }
+    }
   });
 });
 

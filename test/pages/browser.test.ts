@@ -7,15 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { serve } from '@hono/node-server';
 import type { Page } from 'playwright-core';
-import { DIALECTS, type Dialect } from '../server/helpers.js';
-import { CHROMIUM, type LaunchedChromium, type LaunchOptions, launchChromium } from '../support/chromium.js';
-import { EXTRAS, pagesServer, SAMPLES } from './fixture.js';
+import { DIALECTS } from '../server/helpers.js';
+import { CHROMIUM, type LaunchedChromium } from '../support/chromium.js';
+import { EXTRAS, SAMPLES } from './fixture.js';
+import { servedPages } from './served.js';
 
 const SCREENSHOTS = process.env.DM_SCREENSHOT_DIR ?? tmpdir();
 
@@ -25,36 +24,6 @@ it('Debian chromium is installed at /usr/bin/chromium (apt-get install -y chromi
     `${CHROMIUM} is missing: install Debian's chromium package; no browser is downloaded`,
   );
 });
-
-/** The pages' server on `dialect`, served on a loopback port, and a Chromium to read it with. */
-async function servedPages(
-  dialect: Dialect,
-  options: LaunchOptions = {},
-): Promise<{ base: string; browser: LaunchedChromium; close(): Promise<void> }> {
-  const s = await pagesServer(dialect);
-  const http = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const server = serve({ fetch: s.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(server));
-  });
-  const stopServer = async () => {
-    await new Promise<void>((resolve) => http.close(() => resolve()));
-    await s.close();
-  };
-  let browser: LaunchedChromium;
-  try {
-    browser = await launchChromium(options);
-  } catch (error) {
-    await stopServer();
-    throw error;
-  }
-  return {
-    base: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-    browser,
-    async close() {
-      await browser.close();
-      await stopServer();
-    },
-  };
-}
 
 for (const dialect of DIALECTS)
   describe(`web pages in headless Chromium (${dialect})`, () => {
@@ -121,8 +90,10 @@ for (const dialect of DIALECTS)
         'string',
         '256mb',
         'no',
-        'Redis `maxmemory`.',
+        'Redis maxmemory.',
       ]);
+      // The description is Markdown (docs/pages.md, "Properties table"): `maxmemory` is code.
+      assert.equal(await row.locator('td .markdown code').textContent(), 'maxmemory');
       const headers = await page.locator('#properties thead th').allTextContents();
       assert.deepEqual(headers, ['Name', 'Type', 'Default', 'Required', 'Description']);
       assert.match((await page.locator('#example').textContent()) ?? '', /maxMemory: 512mb/);

@@ -79,19 +79,99 @@ function privateRegistry(): string {
   return root;
 }
 
+/** A registry whose names are as long as names may be (the phone tests, docs/pages.md "Phones"). */
+export const LONG =
+  'github.com/an-organisation-with-a-rather-long-name/registry-of-templates-with-long-names';
+export const LONG_COLLECTION = 'observability-and-monitoring-stack';
+export const LONG_TEMPLATE = 'prometheus-node-exporter-with-extra-collectors-for-hardware';
+/** The versions of LONG_TEMPLATE, newest first (as the versions table lists them). */
+export const LONG_VERSIONS = ['v10.20.30-alpha.beta.gamma.1', 'v1.1.0', 'v1.0.0'];
+/** A version at the files bound (docs/registry-layout.md `VERSION_TOO_MANY_FILES`): `LONG/bulk`. */
+export const BULK_FILES = 1000;
+/** A template whose file, property and title carry a right-to-left override (U+202E): `LONG/bidi`. */
+export const RLO = '\u202e';
+/** `LONG/many` has this many versions (v1.0.0 …), and LONG this many more templates (`t0` …). */
+export const MANY = 150;
+export const EXTRA_TEMPLATES = 101;
+
+/**
+ * LONG's tree: the long-named template in three versions (a long property name, default and file
+ * path, Markdown in descriptions), `bulk/v1.0.0` with BULK_FILES files in ten directories, and
+ * `bidi/v1` with RLO in a file name, a property name and the title; `many` in MANY versions and
+ * EXTRA_TEMPLATES more templates, for the lists a page pages.
+ */
+export function longRegistry(): string {
+  const root = tempDir('dm-pages-long-');
+  write(root, 'registry.yaml', `name: ${LONG}\n`);
+  const jinja = 'resources:\n- name: {{ env["name"] }}\n  type: v1/ConfigMap\n';
+  const dir = `${LONG_COLLECTION}/${LONG_TEMPLATE}`;
+  for (const v of LONG_VERSIONS) {
+    write(root, `${dir}/${v}/${LONG_TEMPLATE}.jinja`, jinja);
+    write(
+      root,
+      `${dir}/${v}/${LONG_TEMPLATE}.jinja.schema`,
+      [
+        'info:',
+        '  title: Node exporter',
+        '  description: Exports `node_*` metrics; see **the collectors** list.',
+        'properties:',
+        '  collectorsEnabledByDefaultOnEveryNodeOfTheCluster:',
+        '    type: array',
+        '    items: {type: string}',
+        '    description: Which collectors run, as `--collector.<name>` flags.',
+        '  textfileDirectory:',
+        '    type: string',
+        '    default: /var/lib/node-exporter/textfile-collector/a-rather-long-directory-name',
+        'required: [textfileDirectory]',
+        '',
+      ].join('\n'),
+    );
+    write(root, `${dir}/${v}/example.yaml`, `resources:\n- name: e\n  type: ${LONG_TEMPLATE}.jinja\n`);
+    write(
+      root,
+      `${dir}/${v}/dashboards/node-exporter-full-dashboard-with-every-panel-the-collectors-feed.json`,
+      '{}\n',
+    );
+  }
+  write(root, 'bulk/v1.0.0/bulk.jinja', jinja);
+  write(root, 'bulk/v1.0.0/example.yaml', 'resources:\n- name: b\n  type: bulk.jinja\n');
+  for (let i = 0; i < BULK_FILES - 2; i++) write(root, `bulk/v1.0.0/data/d${i % 10}/f${i}.txt`, `${i}\n`);
+  for (let i = 0; i < MANY; i++) {
+    write(root, `many/v1.0.${i}/many.jinja`, jinja);
+    write(root, `many/v1.0.${i}/example.yaml`, 'resources:\n- name: m\n  type: many.jinja\n');
+  }
+  for (let i = 0; i < EXTRA_TEMPLATES; i++) {
+    write(root, `t${i}/v1/t${i}.jinja`, jinja);
+    write(root, `t${i}/v1/example.yaml`, `resources:\n- name: t\n  type: t${i}.jinja\n`);
+  }
+  write(root, 'bidi/v1/bidi.jinja', jinja);
+  write(
+    root,
+    'bidi/v1/bidi.jinja.schema',
+    `info:\n  title: ${JSON.stringify(`evil${RLO}txt.exe`)}\nproperties:\n  ${JSON.stringify(`port${RLO}x`)}:\n    type: string\n`,
+  );
+  write(root, 'bidi/v1/example.yaml', 'resources:\n- name: b\n  type: bidi.jinja\n');
+  write(root, `bidi/v1/notes/read${RLO}me.txt`, 'x\n');
+  return root;
+}
+
 /**
  * The pages' server on `dialect` (testServerOn()); typed with its SQLite store on SQLite, which
- * store-dialects.test.ts reads directly beside a PostgreSQL copy.
+ * store-dialects.test.ts reads directly beside a PostgreSQL copy. `long` adds LONG (longRegistry()).
  */
-export async function pagesServer(dialect: 'sqlite'): Promise<TestServer>;
-export async function pagesServer(dialect: Dialect): Promise<DialectTestServer>;
-export async function pagesServer(dialect: Dialect): Promise<DialectTestServer> {
+export async function pagesServer(dialect: 'sqlite', options?: { long?: boolean }): Promise<TestServer>;
+export async function pagesServer(dialect: Dialect, options?: { long?: boolean }): Promise<DialectTestServer>;
+export async function pagesServer(
+  dialect: Dialect,
+  options: { long?: boolean } = {},
+): Promise<DialectTestServer> {
   const s = await testServerOn(dialect, { defaultRegistry: SAMPLES });
   const sources: [string, string, 'public' | 'private'][] = [
     [FIXTURES, SAMPLES, 'public'],
     [extrasRegistry(), EXTRAS, 'public'],
     [privateRegistry(), PRIVATE, 'private'],
   ];
+  if (options.long) sources.push([longRegistry(), LONG, 'public']);
   for (const [source, name, visibility] of sources) {
     const row = await s.service.add({ source, name, visibility });
     const outcome = await s.service.sync(row.id, 'manual');

@@ -102,15 +102,21 @@ for (const dialect of DIALECTS)
       for (const v of ['v2.0.0-rc.1', 'v1.1', 'v1.0.3', 'v1.0.1', 'v1']) {
         assert.ok(text.includes(`href="${REDIS}/versions/${v}"`), v);
       }
-      assert.match(text, /<code>maxMemory<\/code><\/th><td>string<\/td><td><code>256mb<\/code>/);
-      assert.match(text, /<code>persistence.size<\/code><\/th><td>string<\/td><td><code>1Gi<\/code>/);
+      assert.match(
+        text,
+        /<code>maxMemory<\/code><\/th><td data-label="Type">string<\/td><td data-label="Default"><code>256mb<\/code>/,
+      );
+      assert.match(
+        text,
+        /<code>persistence.size<\/code><\/th><td data-label="Type">string<\/td><td data-label="Default"><code>1Gi<\/code>/,
+      );
       assert.match(text, /<code id="example">resources:\n- name: session-cache/);
       assert.match(text, /No lint findings for redis\./);
       const markup = await page(`/templates/${EXTRAS}/caching/markup`);
       assert.match(markup.text, /MISSING_EXAMPLE/);
       assert.match(
         markup.text,
-        /<code>replicas<\/code><\/th><td>integer<\/td><td><code>3<\/code><\/td><td>yes<\/td>/,
+        /<code>replicas<\/code><\/th><td data-label="Type">integer<\/td><td data-label="Default"><code>3<\/code><\/td><td data-label="Required">yes<\/td>/,
       );
     });
 
@@ -363,13 +369,16 @@ for (const dialect of DIALECTS)
       );
       assert.match(
         text,
-        /<th scope="row"><code>persistence.size<\/code><\/th><td>added<\/td><td>string<\/td>/,
+        /<th scope="row" data-label="Property"><code>persistence.size<\/code><\/th><td data-label="Change">added<\/td><td data-label="Detail">string<\/td>/,
       );
       assert.match(text, /<span class="add">\+ {4}persistence:\n<\/span>/);
       const etag = res.headers.get('etag') ?? '';
       assert.equal((await get(path, { 'if-none-match': etag })).status, 304);
       const back = await page(`${REDIS}/versions/v1.1/diff/v1.0.3`);
-      assert.match(back.text, /<th scope="row"><code>persistence.size<\/code><\/th><td>removed<\/td>/);
+      assert.match(
+        back.text,
+        /<th scope="row" data-label="Property"><code>persistence.size<\/code><\/th><td data-label="Change">removed<\/td>/,
+      );
       const missing = await page(`${REDIS}/versions/v1.0.3/diff/v9`);
       assert.equal(missing.res.status, 404);
       assert.match(missing.text, /has no version v9/);

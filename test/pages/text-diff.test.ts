@@ -5,9 +5,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { DiffPage, MAX_LISTED_CHANGES } from '../../server/src/pages/diff-page.js';
 import { propertyRows } from '../../server/src/pages/properties.js';
 import { hunks, lineOps } from '../../server/src/pages/text-diff.js';
-import { propertyChanges } from '../../server/src/pages/version-diff.js';
+import { MAX_DIFF_READ_BYTES, propertyChanges, versionDiff } from '../../server/src/pages/version-diff.js';
 
 const lines = fc.array(fc.constantFrom('a', 'b', 'c', 'd', ''), { maxLength: 30 });
 const text = (l: string[]) => l.map((x) => `${x}\n`).join('');
@@ -73,5 +74,46 @@ describe('line diff', () => {
       { name: 'b', status: 'changed', detail: 'type integer → string; default 1 → 2' },
       { name: 'c', status: 'added', detail: 'boolean' },
     ]);
+  });
+});
+
+describe('the diff of two versions at the files bound', () => {
+  const SIZE = 60 * 1024;
+  const fileList = (side: string) =>
+    Array.from({ length: 1000 }, (_, i) => ({
+      path: `data/f${String(i).padStart(4, '0')}.yaml`,
+      size: SIZE,
+      sha256: `${side}${i}`,
+    }));
+
+  it(`reads at most ${MAX_DIFF_READ_BYTES} bytes of file text, and says why the rest is not shown`, async () => {
+    let read = 0;
+    const diff = await versionDiff(fileList('a'), fileList('b'), [], [], async (side, path) => {
+      read += SIZE;
+      // Every line differs: each file is read in full and shows no diff (over the edit bound).
+      return `${`${side} ${path}\n`.repeat(SIZE / 32)}`;
+    });
+    assert.equal(diff.files.length, 1000);
+    assert.ok(read > 0 && read <= MAX_DIFF_READ_BYTES, `${read} bytes read`);
+    assert.ok(diff.files.every((f) => f.hunks !== null || f.note !== null));
+    assert.match(diff.files.at(-1)?.note ?? '', /reads at most 4 MiB of files/);
+  });
+
+  it(`lists at most ${MAX_LISTED_CHANGES} changed files on the page, counting them all`, async () => {
+    const diff = await versionDiff(fileList('a'), fileList('b'), [], [], async () => undefined);
+    const html = (
+      await DiffPage({
+        registry: 'local.dm/a/b',
+        collection: '',
+        name: 'big',
+        from: 'v1',
+        to: 'v2',
+        versions: ['v2', 'v1'],
+        diff,
+      }).toString()
+    ).toString();
+    assert.match(html, /0 added, 0 removed, 1000 changed, 0 unchanged; the first 200 are listed/);
+    assert.equal((html.match(/<section aria-label="data\/f/g) ?? []).length, MAX_LISTED_CHANGES);
+    assert.equal((html.match(/<th scope="row" data-label="Path">/g) ?? []).length, MAX_LISTED_CHANGES);
   });
 });

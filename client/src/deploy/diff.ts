@@ -27,7 +27,7 @@ import {
   fieldChanges,
   foldStringData,
 } from './fields.js';
-import type { Kubectl } from './kubectl.js';
+import { type Kubectl, readTarget, unreachableMessage } from './kubectl.js';
 import type { Primitive } from './model.js';
 import { type KubeObject, objectKey, type ServedKind, toObjects } from './objects.js';
 import { substituteReferences } from './plan.js';
@@ -208,8 +208,10 @@ export async function driftDeployment(options: {
   }
   const served = await servedKinds(kubectl);
   if (!served) {
-    throw new DmError('CLUSTER_UNREACHABLE', 'cannot reach the cluster to read the live objects', {
+    const target = await readTarget(kubectl).catch(() => undefined);
+    throw new DmError('CLUSTER_UNREACHABLE', `${unreachableMessage(target)} to read the live objects`, {
       category: 'unreachable',
+      hint: 'check --kubeconfig/--context',
     });
   }
   const last = await lastApplied(store, name, served);

@@ -48,6 +48,16 @@ export interface Resolution {
   quarantined?: QuarantineInfo;
 }
 
+/**
+ * `GET /api/v1/templates/…/versions/{version}/files?limit=&continue=`: one page of a version's files
+ * in path order; `continue` (present while more follow) asks for the next page.
+ */
+export interface VersionFileList {
+  total: number;
+  files: FileInfo[];
+  continue?: string;
+}
+
 /** `GET /api/v1/registries/{id}/versions`: every version with its digest, what a mirror syncs from. */
 export interface RegistryVersionList {
   registry: string;

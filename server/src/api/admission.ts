@@ -67,6 +67,14 @@ export class Admission {
     }
   }
 
+  /**
+   * Waits for a slot (or throws the refusal) and holds it until the returned release is called:
+   * for work that outlives the handler, such as an answer streamed as the client reads it.
+   */
+  acquire(): Promise<() => void> {
+    return holdSlot((work) => this.run(work));
+  }
+
   /** Nothing running or waiting. */
   get idle(): boolean {
     return this.running === 0 && this.waiting.length === 0;
@@ -117,10 +125,29 @@ export class PerCaller {
     }
   }
 
+  /** As Admission.acquire, in `caller`'s own share. */
+  acquire(caller: string): Promise<() => void> {
+    return holdSlot((work) => this.run(caller, work));
+  }
+
   /** Callers with work admitted or waiting. */
   get size(): number {
     return this.callers.size;
   }
+}
+
+/** A slot of `run` held from when it is admitted until the release (called once; more are no-ops). */
+function holdSlot(run: (work: () => Promise<void>) => Promise<void>): Promise<() => void> {
+  return new Promise<() => void>((admitted, refused) => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = () => resolve();
+    });
+    run(() => {
+      admitted(release);
+      return held;
+    }).catch(refused);
+  });
 }
 
 /**

@@ -24,6 +24,7 @@ import { Admission, type AdmissionOptions, PerCaller } from './admission.js';
 import { type AppEnv, accessOf, errorResponse } from './http.js';
 import { ServerMetrics } from './metrics.js';
 import { OPENAPI } from './openapi.js';
+import { MemoRouter } from './router.js';
 import { checksumRoutes } from './routes-checksums.js';
 import { ociRoutes } from './routes-oci.js';
 import { readRoutes } from './routes-read.js';
@@ -192,7 +193,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
   });
   void service.checksums.resendUndelivered();
   const tracker = new RequestTracker(service, metrics, logger, deps.accessLog ?? true);
-  const app = new Hono<AppEnv>();
+  const app = new Hono<AppEnv>({ router: new MemoRouter() });
   // Every route is built on `served` first; tracking is attached from its route table (tracking.ts).
   const served = new Hono<AppEnv>();
 
@@ -307,6 +308,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
   served.route('/v2', ociRoutes());
   const manager = mountManager(served, deps.manager, service, logger);
   if (manager) metrics.watchAdmission('expand', manager.expansions.counters);
+  if (manager) metrics.watchAdmission('configuration-read', manager.configurationReads.counters);
   served.route('/', pageRoutes());
   trackServedRoutes(app, served, tracker);
   app.route('/', served);

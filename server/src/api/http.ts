@@ -9,16 +9,23 @@ import type { RegistryService } from '../service.js';
 import type { RequestAccess } from './access.js';
 
 export interface AppEnv {
-  Variables: { requestId: string; service: RegistryService };
+  /** `requestStarted`: when the request tracker began it (performance.now(), api/tracking.ts). */
+  Variables: { requestId: string; service: RegistryService; requestStarted: number };
 }
 
 export async function accessOf(c: Context<AppEnv>): Promise<RequestAccess> {
   return c.get('service').tokens.accessFor(c.req.header('authorization'));
 }
 
+/**
+ * The cluster refusing the server's own kubeconfig (docs/manager.md, "Errors"): for a caller of the
+ * API that is the service's upstream failing, not the caller's token, whatever kubectl said.
+ */
+const SERVICE_CREDENTIAL_REFUSALS = new Set(['CLUSTER_UNAUTHORIZED', 'CLUSTER_FORBIDDEN']);
+
 /** A DmError as an HTTP response; 429 carries Retry-After, and so does a 503 that says when. */
 export function errorResponse(c: Context<AppEnv>, error: DmError): Response {
-  const status = httpStatusFor(error) as 400;
+  const status = (SERVICE_CREDENTIAL_REFUSALS.has(error.code) ? 502 : httpStatusFor(error)) as 400;
   if (status === (503 as number) && error.details?.retryAfter !== undefined) {
     c.header('Retry-After', String(Math.max(1, Math.ceil(Number(error.details.retryAfter) || 1))));
   }
@@ -49,13 +56,10 @@ export const IMMUTABLE = 'public, max-age=31536000, immutable';
  * a private registry's only by the caller's own (`private`), and `Vary: Authorization` keeps a
  * cache from answering one caller with another's copy (docs/server.md, "Caching").
  */
-export function setImmutableCaching(c: Context<AppEnv>, visibility: string): void {
-  if (visibility === 'public') {
-    c.header('Cache-Control', IMMUTABLE);
-  } else {
-    c.header('Cache-Control', 'private, max-age=31536000, immutable');
-    c.header('Vary', 'Authorization');
-  }
+export function immutableCaching(visibility: string): Record<string, string> {
+  return visibility === 'public'
+    ? { 'cache-control': IMMUTABLE }
+    : { 'cache-control': 'private, max-age=31536000, immutable', vary: 'Authorization' };
 }
 
 /** Whether `If-None-Match` matches the strong ETag `etag` (quoted). */
@@ -69,43 +73,68 @@ export function notModified(c: Context<AppEnv>, etag: string): boolean {
 /** The Content-Security-Policy of served content: nothing may run or load, in a sandbox. */
 export const CONTENT_POLICY = "default-src 'none'; sandbox";
 
+type Content = string | Uint8Array;
+
+/** What a conditional answer is sent with (see `conditionalAnswer`). */
+export interface Conditional {
+  etag: string;
+  /** The answer's caching headers, a plain object completed here. */
+  headers: Record<string, string>;
+  contentType: string;
+  /** For a route that set no header through `c` (resolve): the Response built from `headers` as it is. */
+  direct?: boolean;
+}
+
 /**
- * Answers 304 or the content, with strong ETag and immutable caching for the registry's visibility;
- * `body` is called only when the client does not have the content.
+ * A read answered conditionally, decided in this one place (docs/server.md "Caching"): the
+ * caching headers go on the `304` and on the full answer alike, with the ETag; `body` is called
+ * only when the client does not have the answer (`If-None-Match`). `direct` keeps a plain header
+ * object from becoming a Headers instance (Hono merges several headers into one), which costs
+ * @hono/node-server its fastest write path.
+ */
+export function conditionalAnswer(c: Context<AppEnv>, answer: Conditional, body: () => Content): Response;
+export function conditionalAnswer(
+  c: Context<AppEnv>,
+  answer: Conditional,
+  body: () => Content | Promise<Content>,
+): Response | Promise<Response>;
+export function conditionalAnswer(
+  c: Context<AppEnv>,
+  { etag, headers, contentType, direct = false }: Conditional,
+  body: () => Content | Promise<Content>,
+): Response | Promise<Response> {
+  headers.etag = etag;
+  const respond = (status: 200 | 304, content: Content | null): Response => {
+    // Bytes as a plain Uint8Array of their own (the body type Hono takes), as before.
+    const sent = content === null || typeof content === 'string' ? content : new Uint8Array(content);
+    if (direct) return new Response(sent, { status, headers });
+    return sent === null ? c.body(null, status, headers) : c.body(sent, 200, headers);
+  };
+  if (notModified(c, etag)) return respond(304, null);
+  headers['content-type'] = contentType;
+  const content = body();
+  return content instanceof Promise ? content.then((b) => respond(200, b)) : respond(200, content);
+}
+
+/**
+ * Immutable content of a registry (files, schema, archive): `conditionalAnswer` with a strong
+ * ETag and immutable caching for the registry's visibility.
  */
 export function immutableContent(
   c: Context<AppEnv>,
   etag: string,
   contentType: string,
-  body: () => string | Uint8Array,
-  visibility: string,
-): Response;
-export function immutableContent(
-  c: Context<AppEnv>,
-  etag: string,
-  contentType: string,
-  body: () => Promise<string | Uint8Array>,
-  visibility: string,
-): Response | Promise<Response>;
-export function immutableContent(
-  c: Context<AppEnv>,
-  etag: string,
-  contentType: string,
-  body: () => string | Uint8Array | Promise<string | Uint8Array>,
+  body: () => Content | Promise<Content>,
   visibility: string,
 ): Response | Promise<Response> {
-  c.header('ETag', etag);
-  setImmutableCaching(c, visibility);
-  // A template's file is data, never a page: not sniffed into HTML, and opened in a browser it
-  // runs nothing and loads nothing (docs/server.md, "HTTP API").
-  c.header('X-Content-Type-Options', 'nosniff');
-  c.header('Content-Security-Policy', CONTENT_POLICY);
-  if (notModified(c, etag)) return c.body(null, 304);
-  c.header('Content-Type', contentType);
-  const content = body();
-  const send = (bytes: string | Uint8Array) =>
-    c.body(typeof bytes === 'string' ? bytes : new Uint8Array(bytes), 200);
-  return content instanceof Promise ? content.then(send) : send(content);
+  const headers = {
+    ...immutableCaching(visibility),
+    // A template's file is data, never a page: not sniffed into HTML, and opened in a browser it
+    // runs nothing and loads nothing (docs/server.md, "HTTP API").
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': CONTENT_POLICY,
+  };
+  return conditionalAnswer(c, { etag, headers, contentType }, body);
 }
 
 export function intParam(

@@ -526,6 +526,40 @@ export const OPENAPI = {
         },
       },
     },
+    [`${templatePath}/versions/{version}/files`]: {
+      parameters: [
+        ...pathParams,
+        versionParam,
+        {
+          name: 'limit',
+          in: 'query',
+          description: 'files per page, 1 to 1000 (default 100)',
+          schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+        },
+        {
+          name: 'continue',
+          in: 'query',
+          description: "the previous page's `continue`: the page after it",
+          schema: { type: 'string' },
+        },
+      ],
+      get: {
+        summary: "A version's files, a page at a time in path order",
+        responses: {
+          200: json({
+            type: 'object',
+            required: ['total', 'files'],
+            properties: {
+              total: { type: 'integer', description: 'files in the version' },
+              files: { type: 'array', items: { $ref: '#/components/schemas/File' } },
+              continue: { type: 'string', description: 'present while more pages follow' },
+            },
+          }),
+          400: error,
+          404: error,
+        },
+      },
+    },
     [`${templatePath}/versions/{version}/files/{path}`]: {
       parameters: [
         ...pathParams,

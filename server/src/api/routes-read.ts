@@ -2,13 +2,12 @@
  * Read endpoints (docs/server.md "HTTP API"): registries, search, templates, resolve (single and batch),
  * and immutable content (files, schema, archive) of exact versions.
  */
-import { createHash } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
 import { formatTemplateName } from '../../../client/src/reference/index.js';
 import { batchCacheStatus } from '../mirror/mirror.js';
-import type { RegistryView } from '../resolve/catalog.js';
+import { answerEtag, type RegistryView } from '../resolve/catalog.js';
 import { commitShown } from '../source/directory.js';
 import type { QuarantineRow, ReadStore } from '../store/contract.js';
 import { canonicalTemplate } from '../store/first-seen.js';
@@ -16,14 +15,15 @@ import { quarantineField } from '../store/quarantine.js';
 import { mayRead } from '../store/visibility.js';
 import type { RequestAccess } from './access.js';
 import { type Admission, callerAddress, nextTurn, type PerCaller } from './admission.js';
+import { FILE_PAGE_DEFAULT, FILE_PAGE_MAX, filePage } from './file-list.js';
 import {
   type AppEnv,
   accessOf,
   attachment,
+  conditionalAnswer,
   errorResponse,
   immutableContent,
   intParam,
-  notModified,
 } from './http.js';
 import { type RegistryVersionList, searchResult, syncHistory } from './shapes.js';
 import { parseTemplatePath, type TemplatePath } from './template-path.js';
@@ -35,35 +35,22 @@ const MAX_BATCH = 1000;
 const BATCH_SLICE = 50;
 
 /**
- * The ETag of a resolve answer (docs/mirroring.md "Floating references"): a hash of its JSON, so a
- * mirror revalidating a floating reference gets `304` while it still resolves to the same thing.
- * Computed once per answer the catalog caches (the fast path then pays one WeakMap lookup).
- */
-const answerEtags = new WeakMap<object, string>();
-function resolveEtag(answer: { body: string }): string {
-  let etag = answerEtags.get(answer);
-  if (etag === undefined) {
-    etag = `"${createHash('sha256').update(answer.body).digest('base64url').slice(0, 27)}"`;
-    answerEtags.set(answer, etag);
-  }
-  return etag;
-}
-
-/**
- * A resolve answer as a response, the one place its ETag and `304` are decided: a resolution
- * carries its ETag and is `304` when the client has it; an error is sent as it is. A plain header
- * object (not c.header, which builds a Headers instance and costs @hono/node-server its fastest
- * write path); `headers` is the caller's own, completed here.
+ * A resolve answer as a response: a resolution is answered conditionally on its ETag (the catalog
+ * computes it with the answer's JSON: `answerEtag`), an error as it is. `headers` is the caller's
+ * own plain object (no c.header: see `conditionalAnswer`).
  */
 function resolveResponse(
   c: Context<AppEnv>,
-  answer: { status: number; body: string },
+  answer: { status: number; body: string; etag?: string },
   headers: Record<string, string>,
 ): Response {
   if (answer.status === 200) {
-    const etag = resolveEtag(answer);
-    headers.etag = etag;
-    if (notModified(c, etag)) return new Response(null, { status: 304, headers });
+    const etag = answer.etag ?? answerEtag(answer.body);
+    return conditionalAnswer(
+      c,
+      { etag, headers, contentType: 'application/json', direct: true },
+      () => answer.body,
+    );
   }
   headers['content-type'] = 'application/json';
   return new Response(answer.body, { status: answer.status, headers });
@@ -115,26 +102,25 @@ export function readRoutes(
     const service = c.get('service');
     const row = await service.find(c.req.param('id'), await accessOf(c));
     const etag = `"${row.id}.${row.createdAt.toString(36)}.${row.generation}"`;
-    c.header('ETag', etag);
-    if (row.visibility === 'public') c.header('Cache-Control', 'no-cache');
-    else {
-      c.header('Cache-Control', 'private, no-cache');
-      c.header('Vary', 'Authorization');
-    }
-    if (notModified(c, etag)) return c.body(null, 304);
-    // Open quarantines ride along, so a mirror shows them too (docs/integrity-store.md §6).
-    const open = new Map(
-      (await service.data.reads.openQuarantines(row.id)).map((q) => [`${q.template}@${q.version}`, q]),
-    );
-    const list: RegistryVersionList = {
-      registry: row.name,
-      commit: commitShown(row.commit),
-      versions: (await service.data.reads.versionList(row.id)).map((v) => {
-        const q = open.get(`${canonicalTemplate(row.name, v.collection, v.template)}@${v.version}`);
-        return q ? { ...v, ...quarantineField(q) } : v;
-      }),
-    };
-    return c.json(list);
+    const headers: Record<string, string> =
+      row.visibility === 'public'
+        ? { 'cache-control': 'no-cache' }
+        : { 'cache-control': 'private, no-cache', vary: 'Authorization' };
+    return conditionalAnswer(c, { etag, headers, contentType: 'application/json' }, async () => {
+      // Open quarantines ride along, so a mirror shows them too (docs/integrity-store.md §6).
+      const open = new Map(
+        (await service.data.reads.openQuarantines(row.id)).map((q) => [`${q.template}@${q.version}`, q]),
+      );
+      const list: RegistryVersionList = {
+        registry: row.name,
+        commit: commitShown(row.commit),
+        versions: (await service.data.reads.versionList(row.id)).map((v) => {
+          const q = open.get(`${canonicalTemplate(row.name, v.collection, v.template)}@${v.version}`);
+          return q ? { ...v, ...quarantineField(q) } : v;
+        }),
+      };
+      return JSON.stringify(list);
+    });
   });
 
   app.get('/registries/:id{.+}', async (c) => {
@@ -225,14 +211,10 @@ export function readRoutes(
 
   // Batch resolve is work proportional to the request (docs/server.md, "Bounds on one caller's
   // work"): admitted before its body is read, each anonymous caller (by address) one batch at a time,
-  // and answered in slices that give the event loop back between them.
+  // and answered as the client reads it, a slice at a time: the slot is held until the answer is
+  // sent, the event loop is free between slices, and at most a slice of it is in memory.
   app.post(
     '/resolve',
-    async (c, next) => {
-      const run = () => options.batches.run(() => next());
-      if (c.req.header('authorization') !== undefined) return run();
-      return options.batchesPerCaller.run(callerAddress(c), run);
-    },
     bodyLimit({
       maxSize: 1024 * 1024,
       onError: () => {
@@ -242,56 +224,31 @@ export function readRoutes(
       },
     }),
     async (c) => {
-      let body: unknown;
+      const release = await admitBatch(c, options);
+      let streaming = false;
       try {
-        body = await c.req.json();
-      } catch {
-        throw new DmError('INVALID_JSON', 'the request body is not valid JSON', {
-          category: 'invalid-input',
-        });
-      }
-      const refs = (body as { refs?: unknown } | null)?.refs;
-      if (!Array.isArray(refs) || refs.some((r) => typeof r !== 'string')) {
-        throw new DmError('INVALID_JSON', 'the body must be {"refs": ["<reference>", …]}', {
-          category: 'invalid-input',
-        });
-      }
-      if (refs.length > MAX_BATCH) {
-        throw new DmError(
-          'TOO_MANY_REFERENCES',
-          `at most ${MAX_BATCH} references per request, got ${refs.length}`,
-          {
-            category: 'invalid-input',
-          },
+        const refs = await batchReferences(c);
+        const catalog = c.get('service').catalog;
+        const access = await accessOf(c);
+        const mirror = c.get('service').mirror;
+        const mirrored =
+          mirror && refs.some((r) => mirror.involves(r))
+            ? await mirror.resolveMany(refs, (ref) => catalog.resolveAnswer(ref, access))
+            : undefined;
+        if (mirrored) {
+          const status = batchCacheStatus(mirrored);
+          if (status) c.header('Cache-Status', status);
+        }
+        const body = batchAnswer(
+          refs,
+          (ref, i) => mirrored?.[i] ?? catalog.resolveAnswer(ref, access),
+          release,
         );
+        streaming = true;
+        return c.body(body, 200, { 'Content-Type': 'application/json' });
+      } finally {
+        if (!streaming) release();
       }
-      const catalog = c.get('service').catalog;
-      const access = await accessOf(c);
-      const mirror = c.get('service').mirror;
-      const list = refs as string[];
-      const mirrored =
-        mirror && list.some((r) => mirror.involves(r))
-          ? await mirror.resolveMany(list, (ref) => catalog.resolveAnswer(ref, access))
-          : undefined;
-      if (mirrored) {
-        const status = batchCacheStatus(mirrored);
-        if (status) c.header('Cache-Status', status);
-      }
-      const parts: string[] = [];
-      for (let from = 0; from < list.length; from += BATCH_SLICE) {
-        if (from > 0) await nextTurn();
-        const slice = list.slice(from, from + BATCH_SLICE);
-        const answers = await Promise.all(
-          slice.map((ref, i) => mirrored?.[from + i] ?? catalog.resolveAnswer(ref, access)),
-        );
-        slice.forEach((ref, i) => {
-          const answer = answers[i]!;
-          const key = answer.status === 200 ? 'resolution' : 'error';
-          const value = answer.status === 200 ? answer.body : JSON.stringify(JSON.parse(answer.body).error);
-          parts.push(`{"ref":${JSON.stringify(ref)},"${key}":${value}}`);
-        });
-      }
-      return c.body(`{"results":[${parts.join(',')}]}`, 200, { 'Content-Type': 'application/json' });
     },
   );
 
@@ -320,6 +277,133 @@ export function readRoutes(
   });
 
   return app;
+}
+
+/**
+ * A batch's slots (docs/server.md, "Bounds on one caller's work"): an anonymous caller's own share
+ * first, then the server's; released together, once.
+ */
+async function admitBatch(
+  c: Context<AppEnv>,
+  options: { batches: Admission; batchesPerCaller: PerCaller },
+): Promise<() => void> {
+  const own =
+    c.req.header('authorization') === undefined
+      ? await options.batchesPerCaller.acquire(callerAddress(c))
+      : undefined;
+  let server: () => void;
+  try {
+    server = await options.batches.acquire();
+  } catch (error) {
+    own?.();
+    throw error;
+  }
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    server();
+    own?.();
+  };
+}
+
+/** The references of a batch body `{"refs": [...]}`, at most MAX_BATCH. */
+async function batchReferences(c: Context<AppEnv>): Promise<string[]> {
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    throw new DmError('INVALID_JSON', 'the request body is not valid JSON', {
+      category: 'invalid-input',
+    });
+  }
+  const refs = (body as { refs?: unknown } | null)?.refs;
+  if (!Array.isArray(refs) || refs.some((r) => typeof r !== 'string')) {
+    throw new DmError('INVALID_JSON', 'the body must be {"refs": ["<reference>", …]}', {
+      category: 'invalid-input',
+    });
+  }
+  if (refs.length > MAX_BATCH) {
+    throw new DmError(
+      'TOO_MANY_REFERENCES',
+      `at most ${MAX_BATCH} references per request, got ${refs.length}`,
+      {
+        category: 'invalid-input',
+      },
+    );
+  }
+  return refs as string[];
+}
+
+/**
+ * The UTF-8 bytes of a resolution's JSON, made once per answer (the catalog's cached answers are
+ * the same object each time): a batch naming one version 1,000 times encodes it once, and the same
+ * bytes are written 1,000 times without a copy. Held only as long as the answer itself.
+ */
+const answerBytes = new WeakMap<object, Uint8Array>();
+const encoder = new TextEncoder();
+function bytesOf(answer: { body: string }): Uint8Array {
+  let bytes = answerBytes.get(answer);
+  if (bytes === undefined) {
+    bytes = encoder.encode(answer.body);
+    answerBytes.set(answer, bytes);
+  }
+  return bytes;
+}
+
+/**
+ * A batch answer `{"results": [...]}` as a stream the client pulls: each pull resolves one slice of
+ * BATCH_SLICE references after a turn of the event loop, and queues each result as its own chunks
+ * (a resolution's bytes are shared, bytesOf), so the answer is never whole in memory (1,000
+ * references to a version of 1,000 files are 130 MB) and a slow reader holds back only its own
+ * batch. `done` is called once the last byte is taken or the client goes away.
+ */
+function batchAnswer(
+  refs: readonly string[],
+  answer: (
+    ref: string,
+    index: number,
+  ) => { status: number; body: string } | Promise<{ status: number; body: string }>,
+  done: () => void,
+): ReadableStream<Uint8Array> {
+  let from = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          if (from > 0) await nextTurn();
+          const slice = refs.slice(from, from + BATCH_SLICE);
+          const answers = await Promise.all(slice.map((ref, i) => answer(ref, from + i)));
+          slice.forEach((ref, i) => {
+            const a = answers[i]!;
+            const open = `${from + i === 0 ? '{"results":[' : ','}{"ref":${JSON.stringify(ref)},`;
+            if (a.status === 200) {
+              controller.enqueue(encoder.encode(`${open}"resolution":`));
+              controller.enqueue(bytesOf(a));
+              controller.enqueue(encoder.encode('}'));
+            } else {
+              const error = JSON.stringify(JSON.parse(a.body).error);
+              controller.enqueue(encoder.encode(`${open}"error":${error}}`));
+            }
+          });
+          from += BATCH_SLICE;
+          if (from >= refs.length) {
+            controller.enqueue(encoder.encode(refs.length === 0 ? '{"results":[]}' : ']}'));
+            controller.close();
+            done();
+          }
+        } catch (error) {
+          done();
+          controller.error(error);
+        }
+      },
+      cancel() {
+        done();
+      },
+    },
+    // Pulled again only when what one slice queued has been taken.
+    { highWaterMark: 1 },
+  );
 }
 
 /** A registry status's open quarantines (docs/integrity-store.md §4), when it has any. */
@@ -380,6 +464,14 @@ async function versionContent(c: Context<AppEnv>, reads: ReadStore, registry: Re
     );
   }
   const rest = p.rest;
+  if (rest.length === 1 && rest[0] === 'files') {
+    // The file list a page at a time (file-list.ts); the resolution it comes from is the catalog's.
+    const { files } = await c.get('service').catalog.resolutionOf(row.id);
+    c.header('Cache-Control', registry.visibility === 'public' ? 'no-cache' : 'private, no-cache');
+    return c.json(
+      filePage(files, intParam(c, 'limit', FILE_PAGE_DEFAULT, 1, FILE_PAGE_MAX), c.req.query('continue')),
+    );
+  }
   if (rest[0] === 'files' && rest.length > 1) {
     const path = rest.slice(1).join('/');
     const sha256 = await reads.fileSha256(row.id, path);
@@ -428,7 +520,7 @@ async function versionContent(c: Context<AppEnv>, reads: ReadStore, registry: Re
   }
   throw new DmError(
     'NOT_FOUND',
-    `no such endpoint under ${name}:${version}; try files/<path>, schema or archive.tar.gz`,
+    `no such endpoint under ${name}:${version}; try files, files/<path>, schema or archive.tar.gz`,
     {
       category: 'not-found',
     },

@@ -51,6 +51,7 @@ export interface WireError {
   code?: string;
   category?: ErrorCategory;
   hint?: string;
+  details?: Record<string, unknown>;
 }
 
 /** Main thread → worker. */
@@ -123,6 +124,7 @@ export function toWireError(error: unknown): WireError {
       code: error.code,
       category: error.category,
       ...(error.hint === undefined ? {} : { hint: error.hint }),
+      ...(error.details === undefined ? {} : { details: error.details }),
     };
   }
   return { message: error instanceof Error ? error.message : String(error) };
@@ -134,6 +136,7 @@ export function fromWireError(error: WireError): Error {
   return new DmError(error.code, error.message, {
     ...(error.category ? { category: error.category as never } : {}),
     ...(error.hint === undefined ? {} : { hint: error.hint }),
+    ...(error.details === undefined ? {} : { details: error.details }),
   });
 }
 

@@ -15,9 +15,7 @@
  */
 
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { isMapping } from '../../../client/src/data.js';
 import type { DeploymentInput } from '../../../client/src/deploy/index.js';
 import {
@@ -32,7 +30,6 @@ import {
   getLive,
   type HistoryEntry,
   Kubectl,
-  loadDeploymentInput,
   objectKey,
   planDeployment,
   planRollback,
@@ -42,9 +39,7 @@ import {
   toObjects,
   validateDeploymentName,
 } from '../../../client/src/deploy/index.js';
-import { DmError, isDmError } from '../../../client/src/error.js';
-import { parseDefaultRegistry } from '../../../client/src/reference/index.js';
-import { RegistryTemplateSource } from '../../../client/src/resolve/index.js';
+import { DmError } from '../../../client/src/error.js';
 import type { StateDatabase } from '../../../client/src/state/index.js';
 import {
   DeploymentStore,
@@ -53,8 +48,10 @@ import {
   OperationStore,
 } from '../../../client/src/state/index.js';
 import { Admission, type AdmissionOptions } from '../api/admission.js';
-import { CatalogResolver, type CatalogView } from './catalog-resolver.js';
+import type { CatalogView } from './catalog-resolver.js';
 import type { DeploymentLeases } from './deployment-lease.js';
+import type { ExpansionJob } from './expand-configuration.js';
+import { ExpansionPool } from './expansion-pool.js';
 import type { ManagerAccess } from './manager-access.js';
 
 export interface ManagerConfig {
@@ -229,6 +226,14 @@ export class DeploymentManager {
   readonly ready: Promise<void>;
   /** Expansions run and waiting (docs/server.md, "Bounds on one caller's work"). */
   readonly expansions: Admission;
+  /**
+   * Configurations being read (docs/manager.md, "Expansions off the request thread"): a body of up
+   * to 8 MiB is read only in one of these slots, so bodies in memory before `expansions` admits or
+   * refuses them are bounded too (4 read at a time, 16 waiting, unread, in their sockets).
+   */
+  readonly configurationReads = new Admission('configuration uploads', { concurrency: 4, queue: 16 });
+  /** Where expansions run: worker threads, at most as many as `expansions` admits at once. */
+  private readonly pool: ExpansionPool;
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
@@ -240,6 +245,7 @@ export class DeploymentManager {
   ) {
     this.slots = Math.max(1, config.maxConcurrentOperations ?? 4);
     this.expansions = new Admission('expansions', config.expansions ?? { concurrency: 2, queue: 8 });
+    this.pool = new ExpansionPool();
     this.store = new DeploymentStore(database);
     this.operations = new OperationStore(database);
     this.ready = this.recover();
@@ -346,9 +352,9 @@ export class DeploymentManager {
   }
 
   /**
-   * Expands a configuration sent with its imports exactly as `dm deploy` expands a file: the
-   * files are laid out in a private temporary directory and read by `loadDeploymentInput`;
-   * registry references resolve from this server's registries.
+   * Expands a configuration sent with its imports exactly as `dm deploy` expands a file
+   * (expand-configuration.ts), in an expansion worker (docs/manager.md, "Expansions off the request
+   * thread"); registry references resolve from this server's registries for this caller.
    */
   async expand(
     name: string,
@@ -356,51 +362,35 @@ export class DeploymentManager {
     properties: Record<string, unknown>,
     access: ManagerAccess,
   ): Promise<DeploymentInput> {
-    return this.expansions.run(() => this.expandAdmitted(name, configuration, properties, access));
+    return this.expansions.run(() =>
+      this.pool.expand(this.expansionJob(name, configuration, properties), this.deps.catalog(access)),
+    );
   }
 
-  private async expandAdmitted(
+  /** `POST /expand`: the expansion `{config, layout, references}` as JSON text, made in the worker. */
+  async expandToJson(
     name: string,
     configuration: ConfigurationBody,
     properties: Record<string, unknown>,
     access: ManagerAccess,
-  ): Promise<DeploymentInput> {
-    const dir = await mkdtemp(join(tmpdir(), 'dm-manager-'));
-    try {
-      const file = join(dir, 'config.yaml');
-      await writeFile(file, configuration.content);
-      for (const i of configuration.imports) {
-        const path = join(dir, i.name);
-        await mkdir(dirname(path), { recursive: true });
-        await writeFile(path, i.content);
-      }
-      const defaultRegistry = this.deps.defaultRegistry();
-      const templateSource = new RegistryTemplateSource({
-        chain: [new CatalogResolver(this.deps.catalog(access))],
-        cacheRoot: join(this.config.dataDir, 'template-cache'),
-        defaultRegistry: defaultRegistry ? parseDefaultRegistry(defaultRegistry) : undefined,
-      });
-      let input: DeploymentInput;
-      try {
-        input = await loadDeploymentInput(file, {
-          deployment: name,
-          properties,
-          templateSource,
-          displayName: 'configuration.content',
-        });
-      } catch (error) {
-        throw expansionError(error, dir);
-      }
-      input.references = [...templateSource.resolved.values()].map((r) => ({
-        reference: r.reference,
-        resolved: r.version ? `${r.template}:=${r.version}` : r.template,
-        commit: r.commit,
-        digest: r.digest,
-      }));
-      return input;
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+  ): Promise<string> {
+    return this.expansions.run(() =>
+      this.pool.expandToJson(this.expansionJob(name, configuration, properties), this.deps.catalog(access)),
+    );
+  }
+
+  private expansionJob(
+    name: string,
+    configuration: ConfigurationBody,
+    properties: Record<string, unknown>,
+  ): ExpansionJob {
+    return {
+      name,
+      configuration,
+      properties,
+      defaultRegistry: this.deps.defaultRegistry(),
+      cacheRoot: join(this.config.dataDir, 'template-cache'),
+    };
   }
 
   /** A token limited to namespaces may not place objects elsewhere, nor cluster-scoped ones. */
@@ -781,28 +771,8 @@ export class DeploymentManager {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    await this.pool.close();
     await this.ready.catch(() => {});
     await this.store.database.close();
   }
-}
-
-/**
- * An expansion's error as the manager API answers it (docs/manager.md): the private temporary
- * directory the configuration was laid out in is taken out of the message and details (paths
- * are the configuration's own, `config.yaml`, `helpers/x.jinja`), and a template that fails to
- * render is the request's fault, 422, never the server's 500.
- */
-function expansionError(error: unknown, dir: string): unknown {
-  if (!isDmError(error)) return error;
-  const clean = (text: string) => text.split(`${dir}/`).join('').split(dir).join('.');
-  const details =
-    error.details === undefined
-      ? undefined
-      : (JSON.parse(clean(JSON.stringify(error.details))) as Record<string, unknown>);
-  const template = error.code === 'JINJA_ERROR' || error.code === 'PYTHON_TEMPLATE_ERROR';
-  return new DmError(error.code, clean(error.message), {
-    category: (template && error.category === 'error' ? 'validation' : error.category) as never,
-    ...(details === undefined ? {} : { details }),
-    ...(error.hint === undefined ? {} : { hint: clean(error.hint) }),
-  });
 }

@@ -3,7 +3,7 @@
  * types and operations under `/api/v1`. Creates, updates and deletes answer 202 with an operation
  * (`?wait=true` answers when it has finished); reads need a token that may read the deployment.
  */
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
 import { type AppEnv, jsonBody } from '../api/http.js';
@@ -58,6 +58,9 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
         operations: manager.operations,
       }),
     );
+  // A configuration body is read in one of the manager's bounded slots (after the caller's rights
+  // are checked), never by every request at once.
+  const readConfiguration = (c: Context<AppEnv>) => manager.configurationReads.run(() => jsonBody(c));
   const wantsWait = (q: string | undefined) => q === 'true' || q === '1';
   const wantsDryRun = wantsWait;
   const answer = async (op: { id: string }, wait: boolean): Promise<[OperationView, 200 | 202]> => {
@@ -79,7 +82,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   app.post('/api/v1/deployments', limit, async (c) => {
     const access = await accessOf(c);
     requireDeployRights(access);
-    const req = parseDeploymentRequest(await jsonBody(c));
+    const req = parseDeploymentRequest(await readConfiguration(c));
     if (wantsDryRun(c.req.query('dryRun'))) return c.json(await manager.plan(req, 'create', access));
     const op = await manager.submit(req, 'create', access);
     const [view, status] = await answer(op, wantsWait(c.req.query('wait')));
@@ -103,7 +106,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   app.put('/api/v1/deployments/:name', limit, async (c) => {
     const access = await accessOf(c);
     requireDeployRights(access);
-    const req = parseDeploymentRequest(await jsonBody(c), c.req.param('name'));
+    const req = parseDeploymentRequest(await readConfiguration(c), c.req.param('name'));
     if (wantsDryRun(c.req.query('dryRun'))) return c.json(await manager.plan(req, 'update', access));
     const op = await manager.submit(req, 'update', access);
     const [view, status] = await answer(op, wantsWait(c.req.query('wait')));
@@ -146,7 +149,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
   // dm diff and dm drift through the service (docs/deployments.md "Diff and drift").
   app.post('/api/v1/deployments/:name/diff', limit, async (c) => {
     const access = await accessOf(c);
-    const req = parseDeploymentRequest(await jsonBody(c), c.req.param('name'));
+    const req = parseDeploymentRequest(await readConfiguration(c), c.req.param('name'));
     return c.json(await manager.diff(req, access));
   });
 
@@ -219,7 +222,7 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
 
   app.post('/api/v1/expand', limit, async (c) => {
     const access = await accessOf(c);
-    const body = await jsonBody(c);
+    const body = await readConfiguration(c);
     const name = typeof body.name === 'string' ? body.name : 'expand';
     const properties = body.properties;
     if (
@@ -228,13 +231,14 @@ export function managerRoutes(manager: DeploymentManager): Hono<AppEnv> {
     ) {
       throw new DmError('INVALID_REQUEST', 'properties must be an object', { category: 'invalid-input' });
     }
-    const input = await manager.expand(
+    // The answer's JSON is made in the expansion worker (docs/manager.md): the request thread sends it.
+    const answer = await manager.expandToJson(
       name,
       parseConfiguration(body.configuration),
       (properties ?? {}) as Record<string, unknown>,
       access,
     );
-    return c.json({ config: input.config, layout: input.layout, references: input.references });
+    return c.body(answer, 200, { 'Content-Type': 'application/json' });
   });
 
   /** Instances visible to the caller (of deployments it may read). */

@@ -20,8 +20,13 @@ export interface DiffPageProps {
   diff: VersionDiff;
 }
 
+/** The most changed files a diff page lists (the counts above the list cover them all). */
+export const MAX_LISTED_CHANGES = 200;
+
 export function DiffPage(p: DiffPageProps) {
-  const { files, unchanged, properties } = p.diff;
+  const { unchanged, properties } = p.diff;
+  const all = p.diff.files;
+  const files = all.slice(0, MAX_LISTED_CHANGES);
   return (
     <Layout title={`${p.name} ${p.from} → ${p.to}`}>
       <p class="muted">
@@ -44,7 +49,8 @@ export function DiffPage(p: DiffPageProps) {
       <section aria-labelledby="h-changed-files">
         <h2 id="h-changed-files">Files</h2>
         <p class="muted" id="files-summary">
-          {`${files.filter((f) => f.status === 'added').length} added, ${files.filter((f) => f.status === 'removed').length} removed, ${files.filter((f) => f.status === 'changed').length} changed, ${unchanged} unchanged`}
+          {`${all.filter((f) => f.status === 'added').length} added, ${all.filter((f) => f.status === 'removed').length} removed, ${all.filter((f) => f.status === 'changed').length} changed, ${unchanged} unchanged`}
+          {all.length > files.length ? `; the first ${files.length} are listed` : ''}
         </p>
         {files.length > 0 && (
           <Table
@@ -75,7 +81,7 @@ export function DiffPage(p: DiffPageProps) {
             row={(c) => (
               <tr>
                 <th scope="row">
-                  <code>{c.name}</code>
+                  <code>{printable(c.name)}</code>
                 </th>
                 <td>{c.status}</td>
                 <td>{c.detail}</td>

@@ -1,4 +1,5 @@
 import { Layout } from './layout.js';
+import { ROWS_PER_PAGE } from './pieces.js';
 
 export interface Suggestion {
   label: string;
@@ -27,11 +28,14 @@ export function ErrorPage(props: {
         <section aria-labelledby="h-available">
           <h2 id="h-available">{props.listTitle ?? 'What exists'}</h2>
           <ul id="available">
-            {props.list.map((s) => (
+            {props.list.slice(0, ROWS_PER_PAGE).map((s) => (
               <li>
                 <a href={s.href}>{s.label}</a>
               </li>
             ))}
+            {props.list.length > ROWS_PER_PAGE && (
+              <li class="muted">{`and ${props.list.length - ROWS_PER_PAGE} more`}</li>
+            )}
           </ul>
         </section>
       )}

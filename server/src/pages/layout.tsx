@@ -18,15 +18,16 @@ header.site div,main,footer{max-width:72rem;margin:0 auto;padding:.75rem 1rem}
 header.site div{display:flex;gap:1rem;align-items:center;flex-wrap:wrap}
 header.site a.home{font-weight:700;text-decoration:none;color:var(--fg)}
 nav ul{list-style:none;display:flex;gap:1rem;margin:0;padding:0}
-search{display:flex;flex:1;min-width:16rem}
-form.search{display:flex;align-items:center;gap:.5rem;flex:1;min-width:16rem}
-form.search input{flex:1;padding:.4rem .6rem;font:inherit;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg)}
+search{display:flex;flex:1 1 18rem;min-width:0}
+form.search{display:flex;align-items:center;gap:.5rem;flex:1;min-width:0}
+form.search input{flex:1;min-width:0;width:100%;padding:.4rem .6rem;font:inherit;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg)}
 button{padding:.4rem .9rem;font:inherit;border:1px solid var(--line);border-radius:6px;background:var(--soft);color:var(--fg);cursor:pointer}
-h1{font-size:1.6rem;margin:.5rem 0}
+h1{font-size:1.6rem;margin:.5rem 0;overflow-wrap:anywhere}
+a,code,.badge{overflow-wrap:anywhere}
 h2{font-size:1.2rem;margin:1.5rem 0 .5rem;border-bottom:1px solid var(--line);padding-bottom:.25rem}
 .muted{color:var(--muted)}
 .layout{display:grid;grid-template-columns:14rem 1fr;gap:2rem}
-@media (max-width:48rem){.layout{grid-template-columns:1fr}}
+@media (max-width:48rem){.layout{grid-template-columns:minmax(0,1fr)}}
 aside h2{font-size:1rem}
 aside ul{list-style:none;padding:0;margin:0}
 aside li{margin:.2rem 0}
@@ -37,7 +38,8 @@ ol.results .ref{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-wei
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9em}
 pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:.75rem;overflow:auto}
 .reference{display:block;font-size:1.05rem;padding:.6rem .8rem;background:var(--soft);border:1px solid var(--line);border-radius:6px;user-select:all;overflow-wrap:anywhere}
-table{border-collapse:collapse;width:100%;margin:.5rem 0}
+div.table{overflow-x:auto;margin:.5rem 0}
+table{border-collapse:collapse;width:100%}
 th,td{text-align:left;vertical-align:top;padding:.35rem .6rem;border-bottom:1px solid var(--line)}
 th{background:var(--soft)}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -45,12 +47,13 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .warning{color:var(--warn)}
 .badge{display:inline-block;font-size:.8rem;padding:0 .4rem;border:1px solid var(--line);border-radius:1rem;color:var(--muted)}
 nav.pages{display:flex;gap:1rem;align-items:center;margin:1rem 0}
-dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}
+dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2rem 1rem}
 dl.facts dt{color:var(--muted)}
 dl.facts dd{margin:0;overflow-wrap:anywhere}
 footer{color:var(--muted);font-size:.85rem}
-.copyable{position:relative}
-.copyable button{position:absolute;top:.4rem;right:.4rem;font-size:.8rem;padding:.1rem .5rem}
+.copyable{display:grid;grid-template-columns:minmax(0,1fr) auto;gap:.5rem;align-items:start;margin:1rem 0}
+.copyable pre{margin:0;white-space:pre-wrap}
+.copyable button{font-size:.8rem;padding:.1rem .5rem;margin-top:.4rem}
 .markdown{overflow-wrap:anywhere}
 .markdown blockquote{margin:.5rem 0;padding-left:.8rem;border-left:3px solid var(--line);color:var(--muted)}
 .diff{line-height:1.35}
@@ -59,7 +62,10 @@ footer{color:var(--muted);font-size:.85rem}
 .diff .hunk{color:var(--muted)}
 form.pick{display:flex;gap:.75rem;align-items:end;flex-wrap:wrap}
 form.pick label{display:flex;flex-direction:column;font-size:.9rem}
-select{padding:.3rem;font:inherit;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg)}
+select{padding:.3rem;font:inherit;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg);max-width:100%}
+td .markdown>:first-child{margin-top:0}
+td .markdown>:last-child{margin-bottom:0}
+@media (max-width:40rem){header.site div,main,footer{padding:.6rem .75rem}form.search label{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}h1{font-size:1.35rem}div.table thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)}div.table table,div.table caption,div.table tbody,div.table tr{display:block}div.table caption{text-align:left}div.table tr{padding:.4rem 0;border-bottom:1px solid var(--line)}div.table td,div.table th{display:block;border:0;padding:.05rem 0;background:none;text-align:left}div.table td:empty{display:none}div.table td[data-label]::before{content:attr(data-label) ": ";color:var(--muted)}}
 `;
 
 /**

@@ -5,7 +5,7 @@
  * as text or an attribute, which hono/jsx escapes; nothing from data is ever raw HTML.
  */
 
-import type { Child } from 'hono/jsx';
+import { type Child, cloneElement, isValidElement } from 'hono/jsx';
 import { tryParseVersion } from '../../../client/src/reference/index.js';
 import { printable } from '../../../client/src/registry/index.js';
 import type { RegistryInfo, UpstreamInfo } from '../api/shapes.js';
@@ -42,8 +42,25 @@ export function shortHash(text: string | null, length = 12): string {
 }
 
 /**
+ * `row` (a `<tr>`) with each cell labelled by its column's name (`data-label`): on a narrow screen
+ * the rows are stacked and each cell shows its label (docs/pages.md, "Phones").
+ */
+function labelled(row: Child, columns: readonly string[]): Child {
+  if (!isValidElement(row) || row.tag !== 'tr') return row;
+  let column = 0;
+  const cells = ([] as Child[])
+    .concat(...(row.children as Child[]))
+    .map((cell) =>
+      isValidElement(cell) && (cell.tag === 'td' || cell.tag === 'th')
+        ? cloneElement(cell, { 'data-label': columns[column++] ?? '' })
+        : cell,
+    );
+  return cloneElement(row, {}, ...cells);
+}
+
+/**
  * The one table markup of the pages: column headers (`scope="col"`), an optional caption, and a
- * row per item as `row` renders it.
+ * row per item as `row` renders it, its cells labelled for narrow screens.
  */
 export function Table<T>(props: {
   id?: string;
@@ -52,41 +69,95 @@ export function Table<T>(props: {
   items: readonly T[];
   row: (item: T) => Child;
 }) {
+  // In a box of its own that scrolls sideways if it must, so the page never does (docs/pages.md, "Phones").
   return (
-    <table id={props.id}>
-      {props.caption !== undefined && <caption class="muted">{props.caption}</caption>}
-      <thead>
-        <tr>
-          {props.columns.map((c) => (
-            <th scope="col">{c}</th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>{props.items.map((item) => props.row(item))}</tbody>
-    </table>
+    <div class="table">
+      <table id={props.id}>
+        {props.caption !== undefined && <caption class="muted">{props.caption}</caption>}
+        <thead>
+          <tr>
+            {props.columns.map((c) => (
+              <th scope="col">{c}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{props.items.map((item) => labelled(props.row(item), props.columns))}</tbody>
+      </table>
+    </div>
   );
 }
 
+/** How many rows one page of a long list shows (versions, templates); files have their own. */
+export const ROWS_PER_PAGE = 100;
+
+/** How many pages of `per` rows `count` rows take (at least one). */
+export function pagesOf(count: number, per: number = ROWS_PER_PAGE): number {
+  return Math.max(1, Math.ceil(count / per));
+}
+
+/**
+ * Previous / Next links between the pages of a long list (docs/pages.md, "Files"); nothing when
+ * there is one page. `url(n)` is page n's address.
+ */
+export function PageLinks(props: {
+  label: string;
+  what: string;
+  page: number;
+  pages: number;
+  url: (page: number) => string;
+}) {
+  const { page, pages } = props;
+  if (pages <= 1) return null;
+  return (
+    <nav class="pages" aria-label={props.label}>
+      {page > 1 ? (
+        <a href={props.url(page - 1)} rel="prev">
+          {`← Previous ${props.what}`}
+        </a>
+      ) : (
+        <span class="muted">{`← Previous ${props.what}`}</span>
+      )}
+      <span>{`Page ${page} of ${pages}`}</span>
+      {page < pages ? (
+        <a href={props.url(page + 1)} rel="next">
+          {`Next ${props.what} →`}
+        </a>
+      ) : (
+        <span class="muted">{`Next ${props.what} →`}</span>
+      )}
+    </nav>
+  );
+}
+
+/** The most lint findings a page lists; the API's registry answer has every one. */
+const MAX_FINDINGS_SHOWN = 500;
+
 export function Findings(props: { findings: FindingRow[]; empty: string }) {
   if (props.findings.length === 0) return <p class="muted">{props.empty}</p>;
+  const more = props.findings.length - MAX_FINDINGS_SHOWN;
   return (
-    <Table
-      columns={['Severity', 'Code', 'Path', 'Message']}
-      items={props.findings}
-      row={(f) => (
-        <tr>
-          <td class={f.severity === 'error' ? 'error' : 'warning'}>{f.severity}</td>
-          <td>
-            <code>{f.code}</code>
-          </td>
-          {/* Names from a tree, escaped (docs/registry-layout.md, "Paths and names"). */}
-          <td>
-            <code>{printable(f.path)}</code>
-          </td>
-          <td>{printable(f.message)}</td>
-        </tr>
+    <>
+      <Table
+        columns={['Severity', 'Code', 'Path', 'Message']}
+        items={props.findings.slice(0, MAX_FINDINGS_SHOWN)}
+        row={(f) => (
+          <tr>
+            <td class={f.severity === 'error' ? 'error' : 'warning'}>{f.severity}</td>
+            <td>
+              <code>{f.code}</code>
+            </td>
+            {/* Names from a tree, escaped (docs/registry-layout.md, "Paths and names"). */}
+            <td>
+              <code>{printable(f.path)}</code>
+            </td>
+            <td>{printable(f.message)}</td>
+          </tr>
+        )}
+      />
+      {more > 0 && (
+        <p class="muted">{`and ${more} more findings; the API's answer for the registry lists every one`}</p>
       )}
-    />
+    </>
   );
 }
 

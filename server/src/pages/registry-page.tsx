@@ -4,20 +4,40 @@
  * as text or an attribute, which hono/jsx escapes; nothing from data is ever raw HTML.
  */
 
+import { printable } from '../../../client/src/registry/index.js';
 import type { RegistryInfo } from '../api/shapes.js';
 import type { RegistryTemplateRow } from '../store/contract.js';
 import { Layout } from './layout.js';
-import { collectionLabel, Findings, orDash, SyncOutcome, Table, Time, UpstreamState } from './pieces.js';
-import { templateUrl } from './urls.js';
+import {
+  collectionLabel,
+  Findings,
+  orDash,
+  PageLinks,
+  pagesOf,
+  ROWS_PER_PAGE,
+  SyncOutcome,
+  Table,
+  Time,
+  UpstreamState,
+} from './pieces.js';
+import { registryUrl, templateUrl } from './urls.js';
 
 export function RegistryPage(props: {
   info: RegistryInfo;
+  /** Every template: the page lists one ROWS_PER_PAGE slice of them, `templatesPage`. */
   templates: RegistryTemplateRow[];
+  /** Which slice of `templates` this page lists, from 1. */
+  templatesPage: number;
   /** A directory on the server's disk: its path is shown to admins only. */
   local: boolean;
   showLocalPath: boolean;
 }) {
   const r = props.info;
+  const pages = pagesOf(props.templates.length);
+  const shown = props.templates.slice(
+    (props.templatesPage - 1) * ROWS_PER_PAGE,
+    props.templatesPage * ROWS_PER_PAGE,
+  );
   return (
     <Layout title={r.name}>
       <p class="muted">
@@ -90,8 +110,9 @@ export function RegistryPage(props: {
           <p class="muted">No templates indexed.</p>
         ) : (
           <Table
+            id="templates"
             columns={['Template', 'Collection', 'Latest', 'Title']}
-            items={props.templates}
+            items={shown}
             row={(t) => (
               <tr>
                 <td>
@@ -99,11 +120,18 @@ export function RegistryPage(props: {
                 </td>
                 <td>{collectionLabel(t.collection)}</td>
                 <td>{orDash(t.latestVersion)}</td>
-                <td>{t.title ?? ''}</td>
+                <td>{printable(t.title ?? '')}</td>
               </tr>
             )}
           />
         )}
+        <PageLinks
+          label="Pages of templates"
+          what="templates"
+          page={props.templatesPage}
+          pages={pages}
+          url={(n) => `${registryUrl(r.name)}${n > 1 ? `?templates=${n}` : ''}#h-templates`}
+        />
       </section>
     </Layout>
   );

@@ -22,6 +22,12 @@ const TEXT_FILE = /\.(jinja|py|schema|ya?ml)$/i;
 /** Bytes of file text read per registry to build the used-by index. */
 export const USED_BY_BUDGET_BYTES = 32 * 1024 * 1024;
 
+/**
+ * Bytes of the shown version's text files read for "uses" on one page request (pages asked with a
+ * token are rendered every time, so this bounds each one; docs/pages.md, "Relationships").
+ */
+export const USES_BUDGET_BYTES = 1024 * 1024;
+
 /** The most "uses" and "used by" rows a page lists. */
 const MAX_ROWS = 200;
 
@@ -176,8 +182,15 @@ export async function relationsOf(
 ): Promise<Relations> {
   const hosts = hostsOf(await catalog.registries());
   const named = new Set<string>();
+  let budget = USES_BUDGET_BYTES;
+  let usesIncomplete = false;
   for (const f of shown.files) {
     if (!isText(f)) continue;
+    budget -= f.size;
+    if (budget < 0) {
+      usesIncomplete = true;
+      break;
+    }
     const text = await reads.inlineText(shown.id, f.path);
     if (text !== undefined) for (const r of referencesInText(text, hosts)) named.add(r);
   }
@@ -201,7 +214,7 @@ export async function relationsOf(
     uses.push({ reference, href, version });
     if (uses.length >= MAX_ROWS) break;
   }
-  if (shown.exact) return { uses, usedBy: undefined, usedByIncomplete: false };
+  if (shown.exact) return { uses, usesIncomplete, usedBy: undefined, usedByIncomplete: false };
   const { users, incomplete } = await usedBy.usersOf(
     shown.registry,
     shown.collection,
@@ -217,6 +230,7 @@ export async function relationsOf(
   );
   return {
     uses,
+    usesIncomplete,
     usedBy: sorted.slice(0, MAX_ROWS).map((u) => ({
       label: `${u.registry}/${u.collection ? `${u.collection}/` : ''}${u.name} ${u.version}`,
       href: templateUrl(u.registry, u.collection, u.name, u.version),

@@ -20,18 +20,19 @@ import { SIMILARITY_THRESHOLD, similarity } from '../store/similar-names.js';
 import { DiffPage } from './diff-page.js';
 import { ErrorPage, type Suggestion } from './error-page.js';
 import { CONTENT_SECURITY_POLICY } from './layout.js';
+import { pagesOf, ROWS_PER_PAGE } from './pieces.js';
 import { propertyRows } from './properties.js';
 import { RegistriesPage } from './registries-page.js';
 import { RegistryPage } from './registry-page.js';
 import { relationsOf, UsedByIndex } from './relations.js';
 import { SearchPage } from './search-page.js';
-import { TemplatePage } from './template-page.js';
+import { FILES_PER_PAGE, filePages, TemplatePage } from './template-page.js';
 import { diffUrl, type SearchParams, templateUrl } from './urls.js';
 import { isLocalSource, sourceLink } from './use-it.js';
 import { versionDiff } from './version-diff.js';
 
 /** Bumped when page markup changes, so cached exact-version pages get new ETags. */
-export const PAGES_REVISION = '2';
+export const PAGES_REVISION = '3';
 
 const PAGE_SIZE = 20;
 const SHORT = 'max-age=60';
@@ -275,9 +276,12 @@ export function pageRoutes(): Hono<AppEnv> {
           },
         );
       }
+      // Which page of the version's files (docs/pages.md, "Files"); past the last is a 404 below.
+      const filesPage = intParam(c, 'files', 1, 1, 100_000);
+      const versionsPage = intParam(c, 'versions', 1, 1, 100_000);
       const memo = await memoOf(
         c,
-        `t\0${p.host}/${p.owner}/${p.repo}\0${p.collection}\0${p.template}\0${p.version ?? '\u0001'}`,
+        `t\0${p.host}/${p.owner}/${p.repo}\0${p.collection}\0${p.template}\0${p.version ?? '\u0001'}\0${filesPage}\0${versionsPage}`,
       );
       const hit = memo?.get();
       if (hit) return send(c, hit);
@@ -299,6 +303,20 @@ export function pageRoutes(): Hono<AppEnv> {
         return noVersion(c, registry, p, versions, p.version ?? '');
       }
       const resolution = await service.catalog.resolutionOf(shown.id);
+      if (versionsPage > pagesOf(exact ? 1 : versions.length)) {
+        throw new DmError(
+          'NOT_FOUND',
+          `${p.template} has ${versions.length} versions, ${pagesOf(versions.length)} page(s) of ${ROWS_PER_PAGE}${exact ? ' (listed on its page, not on a version page)' : ''}: there is no page ${versionsPage}`,
+          { category: 'not-found' },
+        );
+      }
+      if (filesPage > filePages(resolution.files.length)) {
+        throw new DmError(
+          'NOT_FOUND',
+          `${p.template} ${shown.version} has ${resolution.files.length} files, ${filePages(resolution.files.length)} page(s) of ${FILES_PER_PAGE}: there is no page ${filesPage}`,
+          { category: 'not-found' },
+        );
+      }
       const info =
         isMapping(resolution.schema) && isMapping(resolution.schema.info) ? resolution.schema.info : {};
       const cache = `${scope(c, [registry])}, ${exact ? IMMUTABLE.replace(/^public, /, '') : SHORT}`;
@@ -306,7 +324,7 @@ export function pageRoutes(): Hono<AppEnv> {
       if (exact) {
         const hash = createHash('sha256')
           .update(
-            `${PAGES_REVISION}\0${new URL(c.req.url).origin}\0${registry.name}\0${p.collection}\0${p.template}\0${shown.version}\0${shown.digest}`,
+            `${PAGES_REVISION}\0${new URL(c.req.url).origin}\0${registry.name}\0${p.collection}\0${p.template}\0${shown.version}\0${shown.digest}\0${filesPage}`,
           )
           .digest('hex');
         etag = `"page-${hash}"`;
@@ -331,6 +349,7 @@ export function pageRoutes(): Hono<AppEnv> {
           quarantined={exact ? undefined : resolution.quarantined}
           latestVersion={template?.latestVersion ?? null}
           versions={versions}
+          versionsPage={versionsPage}
           title={typeof info.title === 'string' ? info.title : exact ? null : (template?.title ?? null)}
           description={
             typeof info.description === 'string'
@@ -358,6 +377,7 @@ export function pageRoutes(): Hono<AppEnv> {
           hasSchema={resolution.schema !== null}
           example={shown.hasExample ? await d.inlineText(shown.id, 'example.yaml') : undefined}
           files={resolution.files}
+          filesPage={filesPage}
           findings={await d.findingsUnder(registry.id, dir)}
         />,
         cache,
@@ -407,7 +427,7 @@ export function pageRoutes(): Hono<AppEnv> {
         name={p.template}
         from={a.version}
         to={b.version}
-        versions={versions.map((v) => v.version)}
+        versions={pickable(versions, [a.version, b.version])}
         diff={diff}
       />,
       cache,
@@ -463,12 +483,22 @@ export function pageRoutes(): Hono<AppEnv> {
           .map((r) => ({ label: r.name, href: `/registries/${r.id}` }));
         return errorPage(c, error, list, 'Registries on this server');
       }
+      const templatesPage = intParam(c, 'templates', 1, 1, 100_000);
+      const templates = await service.data.reads.templates(row.id);
+      if (templatesPage > pagesOf(templates.length)) {
+        throw new DmError(
+          'NOT_FOUND',
+          `${row.name} has ${templates.length} templates, ${pagesOf(templates.length)} page(s) of ${ROWS_PER_PAGE}: there is no page ${templatesPage}`,
+          { category: 'not-found' },
+        );
+      }
       return html(
         c,
         200,
         <RegistryPage
           info={await service.info(row, { findings: true, viewer: access })}
-          templates={await service.data.reads.templates(row.id)}
+          templates={templates}
+          templatesPage={templatesPage}
           local={isLocalSource(row)}
           showLocalPath={access.admin}
         />,
@@ -478,6 +508,11 @@ export function pageRoutes(): Hono<AppEnv> {
   );
 
   return app;
+}
+
+/** The versions a picker offers: the newest ROWS_PER_PAGE and the ones `shown`, newest first. */
+function pickable(versions: VersionRow[], shown: string[]): string[] {
+  return versions.filter((v, i) => i < ROWS_PER_PAGE || shown.includes(v.version)).map((v) => v.version);
 }
 
 function versionLinks(registry: string, p: TemplatePath, versions: VersionRow[]): Suggestion[] {

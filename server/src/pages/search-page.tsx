@@ -4,6 +4,7 @@
  * as text or an attribute, which hono/jsx escapes; nothing from data is ever raw HTML.
  */
 
+import { printable } from '../../../client/src/registry/index.js';
 import type { SearchResult } from '../api/shapes.js';
 import { Layout } from './layout.js';
 import { collectionLabel } from './pieces.js';
@@ -92,7 +93,7 @@ export function SearchPage(props: { params: SearchParams; result: SearchResult }
                   {hit.latestVersion && <span class="badge">{`latest ${hit.latestVersion}`}</span>}
                   {(hit.title || hit.description) && (
                     <p>
-                      {hit.title && <strong>{hit.title}</strong>}
+                      {hit.title && <strong>{printable(hit.title)}</strong>}
                       {hit.title && hit.description ? ' — ' : ''}
                       {hit.description}
                     </p>

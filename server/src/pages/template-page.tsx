@@ -16,6 +16,9 @@ import {
   collectionLabel,
   Findings,
   floatNote,
+  PageLinks,
+  pagesOf,
+  ROWS_PER_PAGE,
   referenceFor,
   shortHash,
   splitName,
@@ -35,8 +38,10 @@ export interface TemplatePageProps {
   exact: boolean;
   version: VersionRow;
   latestVersion: string | null;
-  /** All versions (template page only). */
+  /** All versions (template page only): the page lists one ROWS_PER_PAGE slice, `versionsPage`. */
   versions: VersionRow[];
+  /** Which slice of `versions` this page lists, from 1. */
+  versionsPage: number;
   title: string | null;
   /** Markdown. */
   description: string | null;
@@ -53,7 +58,10 @@ export interface TemplatePageProps {
   properties: PropertyRow[];
   hasSchema: boolean;
   example: string | undefined;
+  /** Every file of the version: the page lists one FILES_PER_PAGE slice of them, `filesPage`. */
   files: FileInfo[];
+  /** Which slice of `files` this page lists, from 1 (docs/pages.md, "Files"). */
+  filesPage: number;
   findings: FindingRow[];
   /** The source changed this version after it was first seen (template page only; docs/integrity-store.md). */
   quarantined?: QuarantineInfo | undefined;
@@ -70,6 +78,8 @@ export interface RelatedTemplate {
 export interface Relations {
   /** References the version's files name (templates, schemas, imports). */
   uses: RelatedTemplate[];
+  /** True when the version's text files were more than one page reads for "uses". */
+  usesIncomplete: boolean;
   /**
    * Template versions on this server whose files name this template (any version of it);
    * undefined on the exact-version page, which links to the template page for it.
@@ -131,8 +141,80 @@ function UseIt(props: { name: string; reference: string; properties: PropertyRow
   );
 }
 
+/** How many files one page lists; the rest are on the pages `?files=2`, `?files=3`, … */
+export const FILES_PER_PAGE = 100;
+/** The most directories the summary of a large file list names. */
+const MAX_SUMMARY_DIRECTORIES = 20;
+
+/** How many pages of files `count` files take (at least one). */
+export function filePages(count: number): number {
+  return pagesOf(count, FILES_PER_PAGE);
+}
+
+function FileList(props: { p: TemplatePageProps }) {
+  const { p } = props;
+  const all = p.files;
+  const pages = filePages(all.length);
+  const first = (p.filesPage - 1) * FILES_PER_PAGE;
+  const shown = all.slice(first, first + FILES_PER_PAGE);
+  const base = templateUrl(p.registry, p.collection, p.name, p.exact ? p.version.version : undefined);
+  const pageUrl = (n: number) => `${base}${n > 1 ? `?files=${n}` : ''}#h-files`;
+  let bytes = 0;
+  const directories = new Map<string, { files: number; bytes: number }>();
+  for (const f of all) {
+    bytes += f.size;
+    const slash = f.path.indexOf('/');
+    const top = slash < 0 ? '' : f.path.slice(0, slash + 1);
+    const d = directories.get(top) ?? { files: 0, bytes: 0 };
+    d.files++;
+    d.bytes += f.size;
+    directories.set(top, d);
+  }
+  const summary = [...directories].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return (
+    <>
+      <p class="muted" id="files-summary">
+        {`${all.length} file${all.length === 1 ? '' : 's'}, ${bytes} bytes in all`}
+        {pages > 1 ? `; ${first + 1}–${first + shown.length} shown, ${FILES_PER_PAGE} a page` : ''}
+      </p>
+      {pages > 1 && (
+        <ul id="files-by-directory" aria-label="Files by directory">
+          {summary.slice(0, MAX_SUMMARY_DIRECTORIES).map(([dir, d]) => (
+            <li>
+              <code>{dir === '' ? '(top level)' : printable(dir)}</code>
+              <span class="muted">{` ${d.files} file${d.files === 1 ? '' : 's'}, ${d.bytes} bytes`}</span>
+            </li>
+          ))}
+          {summary.length > MAX_SUMMARY_DIRECTORIES && (
+            <li class="muted">{`and ${summary.length - MAX_SUMMARY_DIRECTORIES} more directories`}</li>
+          )}
+        </ul>
+      )}
+      <Table
+        id="files"
+        columns={['Path', 'Size (bytes)', 'sha256']}
+        items={shown}
+        row={(f) => (
+          <tr>
+            <td>
+              <a href={fileUrl(p.registry, p.collection, p.name, p.version.version, f.path)}>
+                {printable(f.path)}
+              </a>
+            </td>
+            <td class="num">{f.size}</td>
+            <td>
+              <code title={f.sha256}>{shortHash(f.sha256)}</code>
+            </td>
+          </tr>
+        )}
+      />
+      <PageLinks label="Pages of files" what="files" page={p.filesPage} pages={pages} url={pageUrl} />
+    </>
+  );
+}
+
 function RelationsSection(props: { relations: Relations; name: string; all: string }) {
-  const { uses, usedBy, usedByIncomplete } = props.relations;
+  const { uses, usesIncomplete, usedBy, usedByIncomplete } = props.relations;
   return (
     <section aria-labelledby="h-relations">
       <h2 id="h-relations">Relationships</h2>
@@ -149,6 +231,11 @@ function RelationsSection(props: { relations: Relations; name: string; all: stri
             </li>
           ))}
         </ul>
+      )}
+      {usesIncomplete && (
+        <p class="muted" id="uses-partial">
+          This version's text files are too large to read completely here; this list may be partial.
+        </p>
       )}
       <h3 id="h-used-by">Used by</h3>
       {usedBy === undefined ? (
@@ -177,6 +264,11 @@ export function TemplatePage(p: TemplatePageProps) {
   const full = formatTemplateName(splitName(p.registry, p.collection, p.name));
   const reference = referenceFor(full, p.version.version);
   const pin = `${full}:=${p.version.version}`;
+  const versionPages = pagesOf(p.versions.length);
+  const shownVersions = p.versions.slice(
+    (p.versionsPage - 1) * ROWS_PER_PAGE,
+    p.versionsPage * ROWS_PER_PAGE,
+  );
   return (
     <Layout title={p.exact ? `${p.name} ${p.version.version}` : p.name} copy>
       <p class="muted">
@@ -207,7 +299,7 @@ export function TemplatePage(p: TemplatePageProps) {
       )}
       {p.title && (
         <p>
-          <strong id="title">{p.title}</strong>
+          <strong id="title">{printable(p.title)}</strong>
         </p>
       )}
       {p.description && (
@@ -217,9 +309,9 @@ export function TemplatePage(p: TemplatePageProps) {
       )}
       <dl class="facts" id="about">
         <dt>Author</dt>
-        <dd>{p.author ?? <span class="muted">not given</span>}</dd>
+        <dd>{p.author === null ? <span class="muted">not given</span> : printable(p.author)}</dd>
         <dt>License</dt>
-        <dd>{p.license ?? <span class="muted">not given</span>}</dd>
+        <dd>{p.license === null ? <span class="muted">not given</span> : printable(p.license)}</dd>
         <dt>Source</dt>
         <dd>
           <SourceFact source={p.source} />
@@ -248,18 +340,23 @@ export function TemplatePage(p: TemplatePageProps) {
       ) : (
         <section aria-labelledby="h-versions">
           <h2 id="h-versions">Versions</h2>
-          {p.versions.length > 1 && (
+          {shownVersions.length > 1 && (
             <CompareForm
               template={templateUrl(p.registry, p.collection, p.name).replace(/^\/templates\//, '')}
-              versions={p.versions.map((v) => v.version)}
-              from={p.versions[1]!.version}
-              to={p.versions[0]!.version}
+              versions={shownVersions.map((v) => v.version)}
+              from={shownVersions[1]!.version}
+              to={shownVersions[0]!.version}
             />
+          )}
+          {versionPages > 1 && (
+            <p class="muted" id="versions-summary">
+              {`${p.versions.length} versions, newest first; ${ROWS_PER_PAGE} a page`}
+            </p>
           )}
           <Table
             id="versions"
             columns={['Version', 'Kind', 'Digest', 'First seen', 'Note']}
-            items={p.versions}
+            items={shownVersions}
             row={(v) => (
               <tr>
                 <td>
@@ -287,6 +384,15 @@ export function TemplatePage(p: TemplatePageProps) {
               </tr>
             )}
           />
+          <PageLinks
+            label="Pages of versions"
+            what="versions"
+            page={p.versionsPage}
+            pages={versionPages}
+            url={(n) =>
+              `${templateUrl(p.registry, p.collection, p.name)}${n > 1 ? `?versions=${n}` : ''}#h-versions`
+            }
+          />
         </section>
       )}
 
@@ -305,12 +411,19 @@ export function TemplatePage(p: TemplatePageProps) {
             row={(row) => (
               <tr>
                 <th scope="row">
-                  <code>{row.name}</code>
+                  <code>{printable(row.name)}</code>
                 </th>
-                <td>{row.type}</td>
-                <td>{row.default === null ? <span class="muted">—</span> : <code>{row.default}</code>}</td>
+                <td>{printable(row.type)}</td>
+                <td>
+                  {row.default === null ? (
+                    <span class="muted">—</span>
+                  ) : (
+                    <code>{printable(row.default)}</code>
+                  )}
+                </td>
                 <td>{row.required ? 'yes' : 'no'}</td>
-                <td>{row.description}</td>
+                {/* Markdown, as the template's description (docs/pages.md, "Properties table"). */}
+                <td>{row.description && <Markdown text={row.description} topLevel={4} />}</td>
               </tr>
             )}
           />
@@ -345,23 +458,7 @@ export function TemplatePage(p: TemplatePageProps) {
 
       <section aria-labelledby="h-files">
         <h2 id="h-files">Files</h2>
-        <Table
-          columns={['Path', 'Size (bytes)', 'sha256']}
-          items={p.files}
-          row={(f) => (
-            <tr>
-              <td>
-                <a href={fileUrl(p.registry, p.collection, p.name, p.version.version, f.path)}>
-                  {printable(f.path)}
-                </a>
-              </td>
-              <td class="num">{f.size}</td>
-              <td>
-                <code title={f.sha256}>{shortHash(f.sha256)}</code>
-              </td>
-            </tr>
-          )}
-        />
+        <FileList p={p} />
         <p class="muted">
           Version digest <code>{p.version.digest}</code>
           {p.exact || p.source.kind === 'local' ? '' : ` · registry commit ${shortHash(p.commit)}`} ·{' '}

@@ -11,6 +11,11 @@ import type { PropertyRow } from './properties.js';
 import { type Hunk, hunks, lineOps, MAX_EDITS } from './text-diff.js';
 
 export const MAX_DIFF_BYTES = 256 * 1024;
+/**
+ * Most bytes of file text one diff page reads (both sides), whatever comes of them: pages asked
+ * with a token are rendered every time, and a version may hold 1,000 files (docs/pages.md, "Diff").
+ */
+export const MAX_DIFF_READ_BYTES = 4 * 1024 * 1024;
 
 export interface FileChange {
   path: string;
@@ -77,6 +82,7 @@ export async function versionDiff(
   const files: FileChange[] = [];
   let unchanged = 0;
   let budget = MAX_DIFF_BYTES;
+  let reads = MAX_DIFF_READ_BYTES;
   for (const path of paths) {
     const a = before.get(path);
     const b = after.get(path);
@@ -99,6 +105,11 @@ export async function versionDiff(
     }
     if (budget <= 0) {
       change.note = `not shown: the page shows at most ${MAX_DIFF_BYTES / 1024} KiB of diff`;
+      continue;
+    }
+    reads -= (a?.size ?? 0) + (b?.size ?? 0);
+    if (reads < 0) {
+      change.note = `not shown: the page reads at most ${MAX_DIFF_READ_BYTES / 1024 / 1024} MiB of files`;
       continue;
     }
     const left = a ? await text('from', path) : '';

@@ -1,10 +1,11 @@
 /**
  * The in-memory view of the serving indexes that answers resolve (docs/references.md "Patch float",
  * docs/server.md "Read path"). A resolution is immutable for a registry commit, so answers are computed
- * once from the store, kept as ready-to-send JSON keyed by the reference text, and dropped when a
- * sync swaps an index in or a registry is added or removed (`invalidate()`). A per-request SQL
+ * once from the store, kept as ready-to-send JSON with its ETag keyed by the reference text, and
+ * dropped when a sync swaps an index in or a registry is added or removed (`invalidate()`). A per-request SQL
  * lookup alone would cap resolve at about a third of bare Hono's throughput (§7).
  */
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { DmError, httpStatusFor } from '../../../client/src/error.js';
 import {
@@ -42,8 +43,18 @@ export interface Access {
 export interface CachedAnswer {
   status: number;
   body: string;
+  /** A resolution's ETag (`answerEtag` of its body), made with it; none on an error. */
+  etag?: string;
   /** The registry the answer is about (private ones are served only to readers). */
   registry: RegistryView | undefined;
+}
+
+/**
+ * The ETag of a resolve answer (docs/mirroring.md "Floating references"): a hash of its JSON, so a
+ * mirror revalidating a floating reference gets `304` while it still resolves to the same thing.
+ */
+export function answerEtag(body: string): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
 }
 
 /** Default byte bound of the answer cache (keys and bodies, counted as UTF-16). */
@@ -303,7 +314,8 @@ export class Catalog {
       const resolution = await this.resolve(text, access, (r) => {
         touched = r;
       });
-      answer = { status: 200, body: JSON.stringify(resolution), registry: touched };
+      const body = JSON.stringify(resolution);
+      answer = { status: 200, body, etag: answerEtag(body), registry: touched };
     } catch (error) {
       if (!(error instanceof DmError)) throw error;
       answer = { status: httpStatusFor(error), body: JSON.stringify(error.toJSON()), registry: touched };
