@@ -115,7 +115,7 @@ async function main(): Promise<void> {
     const sqliteIndexed = (performance.now() - t) / 1000;
     const pgReads = new PostgresReads(pg);
     const sqliteReads = readsOf(sqlite);
-    // The first search reads the registries' templates and lexemes into memory (store/search-pg.ts).
+    // The first search reads the registries' templates and lexemes into memory (store/postgres/search.ts).
     t = performance.now();
     await pgReads.search({ q: 'redis', page: 1, limit: 20, reader: PUBLIC_READER });
     const pgHeld = performance.now() - t;

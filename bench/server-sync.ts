@@ -27,9 +27,9 @@ import { type BuiltIndex, knownContentOf, NO_KNOWN_CONTENT } from '../server/src
 import { buildIndex } from '../server/src/indexer/build-index-pool.js';
 import { silentLogger } from '../server/src/log.js';
 import { defaultSourceFactory } from '../server/src/service.js';
-import { appendRecordsSqlite } from '../server/src/store/checksum-log.js';
-import { firstSeenSqlite } from '../server/src/store/first-seen.js';
 import { serviceStoreOf } from '../server/src/store/open-store.js';
+import { appendRecordsSqlite } from '../server/src/store/sqlite/checksum-log.js';
+import { firstSeenSqlite } from '../server/src/store/sqlite/first-seen.js';
 import { openStore, type Store } from '../server/src/store/sqlite/open.js';
 import { readsOf } from '../server/src/store/sqlite/reads.js';
 import { swapIndex } from '../server/src/store/sqlite/swap-index.js';

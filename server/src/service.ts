@@ -35,7 +35,7 @@ export type { RegistryRow };
 
 export class RegistryService {
   readonly store: StoreHandle;
-  /** The store's queries (store/service-store.ts). */
+  /** The store's queries (store/contract.ts). */
   readonly data: ServiceStore;
   readonly catalog: Catalog;
   readonly tokens: TokenBook;

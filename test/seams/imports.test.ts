@@ -95,6 +95,14 @@ describe('module boundaries', () => {
     assert.deepEqual(crossings(graph, 'server/src/store/postgres', 'server/src/store/sqlite'), []);
   });
 
+  it('only store/open-store.ts reaches into the dialect folders: the rest sees store/contract.ts and the shared modules', () => {
+    const reach = [
+      ...crossings(graph, 'server/src', 'server/src/store/sqlite'),
+      ...crossings(graph, 'server/src', 'server/src/store/postgres'),
+    ].filter((line) => !/^server\/src\/store\/(sqlite|postgres|open-store\.ts)/.test(line));
+    assert.deepEqual(reach, []);
+  });
+
   it('each file of the dialect folders says in its first line why it is dialect-specific', () => {
     const files = [...graph.keys()].filter((f) => /^server\/src\/store\/(sqlite|postgres)\//.test(f));
     assert.ok(files.length >= 10, `only ${files.length} dialect files`);

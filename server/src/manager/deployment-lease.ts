@@ -2,7 +2,7 @@
  * The deployment lock across replicas sharing PostgreSQL (docs/manager.md, "Several replicas"): a
  * lease row per deployment (`deployment_leases`), taken with one statement when it is free, expired
  * or already ours, renewed by a heartbeat while the operation runs, and deleted at its end. It is
- * the pattern of the sync lease (server/src/store/sync-lease.ts): every statement its own short
+ * the pattern of the sync lease (server/src/store/postgres/sync-lease.ts): every statement its own short
  * transaction, no session-level lock (PgBouncer in transaction mode), times on the database's
  * clock. A replica killed mid-apply stops renewing; once its lease has expired, the next replica to
  * take it (for a change, or its sweep) marks the operation it was running interrupted.

@@ -11,7 +11,7 @@ import {
   postgresStateDatabase,
   type StateDatabase,
 } from '../../../client/src/state/index.js';
-import { isPostgres, type StoreHandle } from '../store/open-store.js';
+import { type StoreHandle, sharedPool } from '../store/open-store.js';
 import { hashToken, newToken } from '../store/secrets.js';
 import { parseScope } from './manager-access.js';
 
@@ -23,9 +23,8 @@ export function managerPaths(serverDbFile: string): { stateFile: string; dataDir
 
 /** The manager's state for the server's store: its PostgreSQL, or the SQLite file `stateFile`. */
 export function openManagerState(store: StoreHandle, stateFile: string): StateDatabase {
-  return isPostgres(store)
-    ? postgresStateDatabase(store.pool, store.displayUrl)
-    : openStateDatabase(stateFile);
+  const shared = sharedPool(store);
+  return shared ? postgresStateDatabase(shared.pool, shared.displayUrl) : openStateDatabase(stateFile);
 }
 
 /** Creates a deployment token (`deploy`: change and read; `read`: read only) for the scopes given. */

@@ -9,7 +9,7 @@ import type { Hono } from 'hono';
 import type { AppEnv } from '../api/http.js';
 import type { Logger } from '../log.js';
 import type { RegistryService } from '../service.js';
-import { isPostgres } from '../store/open-store.js';
+import { sharedPool } from '../store/open-store.js';
 import { replicaName } from '../store/replica.js';
 import type { CatalogView } from './catalog-resolver.js';
 import { DeploymentLeases } from './deployment-lease.js';
@@ -41,8 +41,9 @@ export function mountManager(
     return undefined;
   }
   const store = service.store;
-  const leases = isPostgres(store)
-    ? new DeploymentLeases(store.pool, config.replica ?? replicaName(), config.leaseTtlMs ?? 15_000)
+  const shared = sharedPool(store);
+  const leases = shared
+    ? new DeploymentLeases(shared.pool, config.replica ?? replicaName(), config.leaseTtlMs ?? 15_000)
     : undefined;
   const manager = new DeploymentManager(
     config,

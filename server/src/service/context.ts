@@ -51,7 +51,7 @@ export type ServiceLog = (
 /** What every part of the service reads: built once by RegistryService. */
 export interface ServiceContext {
   readonly deps: ServiceDeps;
-  /** The store's queries (store/service-store.ts). */
+  /** The store's queries (store/contract.ts). */
   readonly data: ServiceStore;
   readonly catalog: Catalog;
   readonly clock: () => number;

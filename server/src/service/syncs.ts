@@ -13,8 +13,8 @@ import {
   syncRegistry,
 } from '../indexer/sync-registry.js';
 import type { SourceType } from '../source/source-spec.js';
-import { isPostgres } from '../store/open-store.js';
-import { SyncLeases } from '../store/postgres/sync-lease.js';
+import type { RegistryLeases } from '../store/contract.js';
+import { registryLeasesOf } from '../store/open-store.js';
 import { replicaName } from '../store/replica.js';
 import { PRIVATE_LABEL, type ServiceContext, ServicePart } from './context.js';
 import type { MirrorCoordination } from './mirror-coordination.js';
@@ -22,8 +22,8 @@ import type { Registries } from './registries.js';
 
 export class Syncs extends ServicePart {
   readonly queue = new SyncQueue();
-  /** One sync per registry across replicas (PostgreSQL only; store/sync-lease.ts). */
-  private readonly leases: SyncLeases | undefined;
+  /** One sync per registry across replicas (PostgreSQL only; store/postgres/sync-lease.ts). */
+  private readonly leases: RegistryLeases | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
 
@@ -36,11 +36,9 @@ export class Syncs extends ServicePart {
     },
   ) {
     super(ctx);
-    if (isPostgres(ctx.deps.store)) {
-      this.leases = new SyncLeases(ctx.deps.store, replicaName(), {
-        ttlMs: ctx.deps.syncLeaseTtlMs ?? 15_000,
-      });
-    }
+    this.leases = registryLeasesOf(ctx.deps.store, replicaName(), {
+      ttlMs: ctx.deps.syncLeaseTtlMs ?? 15_000,
+    });
     this.recovered = recoverInterruptedSyncs(this.data, this.clock());
     // Nothing awaits it before the first sync; a failure is the first sync's to report.
     this.recovered.catch(() => {});
@@ -73,7 +71,7 @@ export class Syncs extends ServicePart {
       const leases = this.leases;
       if (!leases) return this.syncOnce(id, trigger, hooks);
       // Across replicas (PostgreSQL): under the registry's lease, one sync at a time, triggers
-      // arriving meanwhile coalesced into one more round (store/sync-lease.ts).
+      // arriving meanwhile coalesced into one more round (store/postgres/sync-lease.ts).
       let outcome: SyncOutcome | undefined;
       try {
         await leases.run(id, async () => {

@@ -202,7 +202,7 @@ export interface ChecksumQueries {
 
 /**
  * Adding versions without a swap and what mirrors and bundles read (add-versions.ts,
- * add-versions-pg.ts; docs/mirroring.md): pull-through, an eager mirror's sync, bundle export and
+ * postgres/add-versions.ts; docs/mirroring.md): pull-through, an eager mirror's sync, bundle export and
  * import. Every write is one transaction.
  */
 export interface MirrorQueries {
@@ -274,6 +274,15 @@ export interface SwapRecord {
   keep: number;
 }
 
+/**
+ * One sync per registry across the replicas sharing a database (postgres/sync-lease.ts; SQLite has
+ * one process per file and none): runs `sync` under the registry's lease, coalescing triggers;
+ * answers the rounds run here (0: a sync running here or elsewhere covers this trigger).
+ */
+export interface RegistryLeases {
+  run(registryId: number, sync: () => Promise<void>): Promise<number>;
+}
+
 export interface ServiceStore {
   readonly dialect: 'sqlite' | 'postgres';
   /** The opened database this store runs on (open-store.ts `StoreHandle`). */
@@ -289,7 +298,7 @@ export interface ServiceStore {
   /** Content already stored, by git blob id (the indexer reuses it). */
   knownContent(): KnownContent;
   /**
-   * Swaps a registry's index in, in one transaction (swap-index.ts, swap-index-pg.ts), and records
+   * Swaps a registry's index in, in one transaction (sqlite/swap-index.ts, postgres/swap-index.ts), and records
    * the sync's outcome inside that transaction.
    */
   swap(built: BuiltIndex, meta: SwapMeta): Promise<SwapResult>;
@@ -437,7 +446,7 @@ export interface StoredFile {
 }
 
 /**
- * The read queries both dialects answer (SQLite: this module; PostgreSQL: reads-pg.ts), the same
+ * The read queries both dialects answer (SQLite: this module; PostgreSQL: postgres/reads.ts), the same
  * rows in the same order; a test runs one suite of them against both.
  */
 export interface ReadStore {

@@ -1,7 +1,7 @@
 /**
  * Cache invalidation across processes (docs/server.md, "Several replicas" and "Store"): every
  * index swap and every added version bumps its registry's `generation` in the same transaction
- * (swap-index.ts, swap-index-pg.ts, add-versions.ts, add-versions-pg.ts); each process reads
+ * (sqlite/swap-index.ts, postgres/swap-index.ts, add-versions.ts, postgres/add-versions.ts); each process reads
  * every registry's id and generation every `intervalMs` (one small query per process, never one
  * per request) and reports the registries whose generation changed, appeared or went away, so
  * the in-memory answers for them are dropped, and the search's rows for the new generation
@@ -11,6 +11,18 @@
  * behind PgBouncer in transaction mode, and SQLite has nothing to listen to.
  */
 import type { RegistryGeneration } from './contract.js';
+/**
+ * Cache invalidation across processes (docs/server.md, "Several replicas" and "Store"): every
+ * index swap and every added version bumps its registry's `generation` in the same transaction
+ * (sqlite/swap-index.ts, postgres/swap-index.ts, add-versions.ts, postgres/add-versions.ts); each process reads
+ * every registry's id and generation every `intervalMs` (one small query per process, never one
+ * per request) and reports the registries whose generation changed, appeared or went away, so
+ * the in-memory answers for them are dropped, and the search's rows for the new generation
+ * loaded, well within a second of the COMMIT. The same watch on both databases: on PostgreSQL it
+ * sees the other replicas' swaps, on SQLite what another process (`dm-registry bundle import`,
+ * `dm-registry index`) committed to the same file. A poll rather than LISTEN: it also works
+ * behind PgBouncer in transaction mode, and SQLite has nothing to listen to.
+ */
 
 export class GenerationWatch {
   private known: Map<number, number> | undefined;

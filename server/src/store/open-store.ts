@@ -1,13 +1,16 @@
 /**
  * The one place a dialect is chosen (docs/server.md "The store"): `--db` names an SQLite file or a
  * PostgreSQL URL (commands/target.ts reads it); this module opens it and builds the one
- * ServiceStore (contract.ts) of the opened database. Nothing else in the server looks at which
- * database it runs on, except through what this module answers.
+ * ServiceStore (contract.ts) of the opened database, and the few things that exist on one dialect
+ * only (leases between replicas, the pool the manager shares). Nothing else in the server looks at
+ * which database it runs on.
  */
 
-import type { ServiceStore } from './contract.js';
+import type pg from 'pg';
+import type { RegistryLeases, ServiceStore } from './contract.js';
 import type { PostgresStore } from './postgres/open.js';
 import { postgresServiceStore } from './postgres/service-store.js';
+import { SyncLeases } from './postgres/sync-lease.js';
 import type { Store } from './sqlite/open.js';
 import { sqliteServiceStore } from './sqlite/service-store.js';
 
@@ -31,6 +34,26 @@ export function serviceStoreOf(store: StoreHandle): ServiceStore {
     instances.set(store, found);
   }
   return found;
+}
+
+/**
+ * Sync leases across replicas (postgres/sync-lease.ts) for a store other processes share;
+ * undefined on SQLite, where one process owns the file (docs/server.md "Several replicas").
+ */
+export function registryLeasesOf(
+  store: StoreHandle,
+  replica: string,
+  options: { ttlMs: number },
+): RegistryLeases | undefined {
+  return isPostgres(store) ? new SyncLeases(store, replica, options) : undefined;
+}
+
+/**
+ * The PostgreSQL pool the Deployment Manager shares with the store (its state and deployment
+ * leases; docs/manager.md "Several replicas"); undefined on SQLite, where it keeps its own file.
+ */
+export function sharedPool(store: StoreHandle): { pool: pg.Pool; displayUrl: string } | undefined {
+  return isPostgres(store) ? { pool: store.pool, displayUrl: store.displayUrl } : undefined;
 }
 
 /** An opened store: its handle, how to name it in messages (no password), and how to close it. */

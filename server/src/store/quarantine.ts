@@ -2,10 +2,10 @@
  * Quarantine writes outside a swap (docs/integrity-store.md §2, §4): an admin accepting changed
  * content (audited: who, when, reason, old → new; the acceptance is itself a log record), the
  * delivery mark of notifications, and the checkpoint an API read needs when the newest stored
- * one is older than the log (a swap without a signer). Both dialects (the service store's
- * `checksums`, service-store.ts); the swap's own writes are in first-seen.ts.
+ * one is older than the log (a swap without a signer): the SQL text (`$n` placeholders, sql.ts) and
+ * the rules, the same for both dialects; sqlite/quarantine.ts and postgres/quarantine.ts run them
+ * (the contract's `checksums`). The swap's own writes are in first-seen.ts.
  */
-import type { Pool } from 'pg';
 import { DmError } from '../../../client/src/error.js';
 import {
   type LogRecord,
@@ -14,21 +14,15 @@ import {
   MerkleLog,
   signCheckpoint,
 } from '../../../client/src/integrity/index.js';
-import type { ChangedFile } from '../../../client/src/wire/registry-api.js';
-import { appendRecordsPg, appendRecordsSqlite, PgHashStore, SqliteHashStore } from './checksum-log.js';
+import type { ChangedFile, QuarantineInfo } from '../../../client/src/wire/registry-api.js';
 import type {
   Accepted,
   AcceptInput,
   CheckpointRow,
-  FirstSeenRow,
   OpenQuarantineCount,
   QuarantineEvent,
 } from './contract.js';
 import { canonicalTemplate } from './first-seen.js';
-import { pgTransaction } from './postgres/open.js';
-import { LATEST_CHECKPOINT_SQL, NEWEST_RECORD_SQL } from './reads.js';
-import { sqlite } from './sql.js';
-import type { Store } from './sqlite/open.js';
 
 /** The longest accepted reason. */
 export const MAX_REASON_LENGTH = 1000;
@@ -52,25 +46,25 @@ export function parseVersionRef(ref: string): { collection: string; template: st
   };
 }
 
-const OPEN_OF_VERSION_SQL = `SELECT id, first_digest AS "firstDigest", new_digest AS "newDigest" FROM quarantines
+export const OPEN_OF_VERSION_SQL = `SELECT id, first_digest AS "firstDigest", new_digest AS "newDigest" FROM quarantines
   WHERE registry_id = $1 AND template = $2 AND version = $3 AND accepted_at IS NULL`;
-const SUPERSEDE_SQL = `INSERT INTO first_seen (template, version, digest, supersedes, log_index, registry_id, sync_id, seen_at)
+export const SUPERSEDE_SQL = `INSERT INTO first_seen (template, version, digest, supersedes, log_index, registry_id, sync_id, seen_at)
   VALUES ($1, $2, $3, $4, $5, $6, NULL, $7)`;
-const CLOSE_SQL = 'UPDATE quarantines SET accepted_at = $1, accepted_by = $2, reason = $3 WHERE id = $4';
+export const CLOSE_SQL =
+  'UPDATE quarantines SET accepted_at = $1, accepted_by = $2, reason = $3 WHERE id = $4';
 // The source has not changed since: forget the conditional-request state so the next sync
 // rebuilds the index (and serves the accepted content) instead of answering `unchanged`.
-const FORGET_SOURCE_STATE_SQL = 'UPDATE registries SET etag = NULL, "commit" = NULL WHERE id = $1';
-const MARK_NOTIFIED_SQL = 'UPDATE quarantines SET notified_at = $1 WHERE id = $2 AND notified_at IS NULL';
-const UNDELIVERED_SQL = `SELECT q.id, q.registry_id AS "registryId", r.name AS registry, q.template, q.version,
+export const FORGET_SOURCE_STATE_SQL = 'UPDATE registries SET etag = NULL, "commit" = NULL WHERE id = $1';
+export const MARK_NOTIFIED_SQL =
+  'UPDATE quarantines SET notified_at = $1 WHERE id = $2 AND notified_at IS NULL';
+export const UNDELIVERED_SQL = `SELECT q.id, q.registry_id AS "registryId", r.name AS registry, q.template, q.version,
     q.first_digest AS "firstDigest", q.new_digest AS "newDigest", q.changed_files AS "changedFiles",
     q.tree_sha AS "treeSha", q.since
   FROM quarantines q JOIN registries r ON r.id = q.registry_id
   WHERE q.accepted_at IS NULL AND q.notified_at IS NULL ORDER BY q.id`;
-const INSERT_CHECKPOINT_SQL =
-  'INSERT INTO log_checkpoints (size, root, note, signed_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING';
 
 /** An accept request checked: its reason, version and canonical template name. */
-function acceptRequest(input: AcceptInput): { reason: string; template: string; version: string } {
+export function acceptRequest(input: AcceptInput): { reason: string; template: string; version: string } {
   if (
     typeof input.reason !== 'string' ||
     input.reason.trim() === '' ||
@@ -90,10 +84,10 @@ function acceptRequest(input: AcceptInput): { reason: string; template: string; 
   };
 }
 
-type OpenOfVersion = { id: number; firstDigest: string; newDigest: string };
+export type OpenOfVersion = { id: number; firstDigest: string; newDigest: string };
 
 /** What the accept transaction reads: the open quarantine and the newest first-seen digest. */
-function acceptPlan(
+export function acceptPlan(
   request: { reason: string; template: string; version: string },
   open: OpenOfVersion | undefined,
   current: string | undefined,
@@ -115,7 +109,7 @@ function acceptPlan(
   };
 }
 
-function acceptedOf(
+export function acceptedOf(
   input: AcceptInput,
   reason: string,
   record: LogRecord & { supersedes: string },
@@ -137,7 +131,7 @@ function acceptedOf(
  * The accept's writes once its log record took index `fromSize` (`$n` statements with their
  * parameters): the superseding first_seen row, the closed quarantine, the forgotten source state.
  */
-function acceptWrites(
+export function acceptWrites(
   input: AcceptInput,
   reason: string,
   openId: number,
@@ -162,69 +156,13 @@ function acceptWrites(
   ];
 }
 
-/**
- * Closes the open quarantine of a version and records its new digest as superseding the old
- * one: a first_seen row and a log record `… <new> supersedes <old>`, with a signed checkpoint, in
- * one transaction. The next sync then serves the new content.
- */
-export function acceptQuarantine(store: Store, input: AcceptInput): Accepted {
-  const request = acceptRequest(input);
-  const db = store.sqlite;
-  return db.transaction((): Accepted => {
-    const { open, record } = acceptPlan(
-      request,
-      db.prepare(sqlite(OPEN_OF_VERSION_SQL)).get(input.registryId, request.template, request.version) as
-        | OpenOfVersion
-        | undefined,
-      (
-        db.prepare(sqlite(NEWEST_RECORD_SQL)).get(request.template, request.version) as
-          | FirstSeenRow
-          | undefined
-      )?.digest,
-    );
-    const { fromSize } = appendRecordsSqlite(db, [record], input.signer, input.now);
-    for (const [sql, params] of acceptWrites(input, request.reason, open.id, record, fromSize)) {
-      db.prepare(sqlite(sql)).run(...params);
-    }
-    return acceptedOf(input, request.reason, record, fromSize);
-  })();
-}
-
-/** acceptQuarantine on PostgreSQL: one transaction, the log's row lock serialising appenders. */
-export async function acceptQuarantinePg(pool: Pool, input: AcceptInput): Promise<Accepted> {
-  const request = acceptRequest(input);
-  return pgTransaction(pool, async (client) => {
-    const open = await client.query<OpenOfVersion>(`${OPEN_OF_VERSION_SQL} FOR UPDATE`, [
-      input.registryId,
-      request.template,
-      request.version,
-    ]);
-    const current = await client.query<FirstSeenRow>(NEWEST_RECORD_SQL, [request.template, request.version]);
-    const { open: row, record } = acceptPlan(request, open.rows[0], current.rows[0]?.digest);
-    const { fromSize } = await appendRecordsPg(client, [record], input.signer, input.now);
-    for (const [sql, params] of acceptWrites(input, request.reason, row.id, record, fromSize)) {
-      await client.query(sql, params);
-    }
-    return acceptedOf(input, request.reason, record, fromSize);
-  });
-}
-
-/** Records that every configured URL received a quarantine's notification. */
-export function markNotified(store: Store, id: number, now: number): void {
-  store.sqlite.prepare(sqlite(MARK_NOTIFIED_SQL)).run(now, id);
-}
-
-export async function markNotifiedPg(pool: Pool, id: number, now: number): Promise<void> {
-  await pool.query(MARK_NOTIFIED_SQL, [now, id]);
-}
-
-type UndeliveredRow = Omit<QuarantineEvent, 'changedFiles' | 'openId' | 'since'> & {
+export type UndeliveredRow = Omit<QuarantineEvent, 'changedFiles' | 'openId' | 'since'> & {
   id: number;
   changedFiles: string;
   since: number | string;
 };
 
-function undeliveredEvents(rows: readonly UndeliveredRow[]): QuarantineEvent[] {
+export function undeliveredEvents(rows: readonly UndeliveredRow[]): QuarantineEvent[] {
   return rows.map((r) => ({
     ...r,
     since: Number(r.since),
@@ -233,21 +171,12 @@ function undeliveredEvents(rows: readonly UndeliveredRow[]): QuarantineEvent[] {
   }));
 }
 
-/** Open quarantines whose notification was never delivered (resent at start). */
-export function undelivered(store: Store): QuarantineEvent[] {
-  return undeliveredEvents(store.sqlite.prepare(UNDELIVERED_SQL).all() as UndeliveredRow[]);
-}
-
-export async function undeliveredPg(pool: Pool): Promise<QuarantineEvent[]> {
-  return undeliveredEvents((await pool.query<UndeliveredRow>(UNDELIVERED_SQL)).rows);
-}
-
 /**
  * The newest checkpoint, signing one of the log's current size first when the newest stored one
  * is older (or there is none: the empty log's). `hashes` and `stored` read the store; `insert`
  * keeps the new checkpoint (a concurrent signer of the same size wins: ON CONFLICT DO NOTHING).
  */
-async function checkpointOf(
+export async function currentCheckpointOf(
   hashes: MerkleHashStore,
   stored: CheckpointRow | undefined,
   signer: LogSigner,
@@ -262,48 +191,9 @@ async function checkpointOf(
   return { size: log.size, note };
 }
 
-export function currentCheckpoint(
-  store: Store,
-  signer: LogSigner,
-  now: number,
-): Promise<{ size: number; note: string }> {
-  const db = store.sqlite;
-  return checkpointOf(
-    new SqliteHashStore(db),
-    db.prepare(LATEST_CHECKPOINT_SQL).get() as CheckpointRow | undefined,
-    signer,
-    (size, root, note) => {
-      db.prepare(sqlite(INSERT_CHECKPOINT_SQL)).run(size, root, note, now);
-    },
-  );
-}
-
-export async function currentCheckpointPg(
-  pool: Pool,
-  signer: LogSigner,
-  now: number,
-): Promise<{ size: number; note: string }> {
-  const [stored] = (await pool.query<{ size: string; note: string }>(LATEST_CHECKPOINT_SQL)).rows;
-  return checkpointOf(
-    new PgHashStore(pool),
-    stored ? { size: Number(stored.size), note: stored.note } : undefined,
-    signer,
-    async (size, root, note) => {
-      await pool.query(INSERT_CHECKPOINT_SQL, [size, root, note, now]);
-    },
-  );
-}
-
 /** The open quarantine of a version (by canonical template name and version), for the catalog. */
 export const OPEN_QUARANTINE_OF_SQL = `SELECT since, new_digest AS "newDigest", changed_files AS "changedFiles"
   FROM quarantines WHERE template = $1 AND version = $2 AND accepted_at IS NULL`;
-
-/** What answers show of a quarantine (docs/integrity-store.md §4). */
-export interface QuarantineInfo {
-  since: string;
-  newDigest: string;
-  changedFiles: ChangedFile[];
-}
 
 /** `{quarantined: …}` for a stored open quarantine row, or nothing. */
 export function quarantineField(
@@ -327,7 +217,7 @@ export const MAX_AUDIT_ENTRIES = 1000;
  * digest replaced and the one accepted, and the superseding record's log index. Quarantines a
  * sync closed itself (the source went back, `accepted_by = 'sync'`) accepted nothing: not listed.
  */
-const ACCEPTANCES_SQL = `SELECT q.template, q.version, q.first_digest AS "oldDigest", q.new_digest AS "newDigest",
+export const ACCEPTANCES_SQL = `SELECT q.template, q.version, q.first_digest AS "oldDigest", q.new_digest AS "newDigest",
     q.accepted_at AS "acceptedAt", q.accepted_by AS "acceptedBy", q.reason,
     (SELECT fs.log_index FROM first_seen fs WHERE fs.template = q.template AND fs.version = q.version
        AND fs.digest = q.new_digest AND fs.supersedes = q.first_digest ORDER BY fs.id DESC LIMIT 1) AS "logIndex"
@@ -335,35 +225,18 @@ const ACCEPTANCES_SQL = `SELECT q.template, q.version, q.first_digest AS "oldDig
   WHERE q.registry_id = $1 AND q.accepted_at IS NOT NULL AND q.accepted_by <> 'sync'
   ORDER BY q.accepted_at DESC, q.id DESC LIMIT $2`;
 
-type AcceptanceRow = Omit<Accepted, 'acceptedAt' | 'logIndex'> & {
+export type AcceptanceRow = Omit<Accepted, 'acceptedAt' | 'logIndex'> & {
   acceptedAt: number | string;
   logIndex: number | string | null;
 };
 
-const acceptancesOf = (rows: readonly AcceptanceRow[]): Accepted[] =>
+export const acceptancesOf = (rows: readonly AcceptanceRow[]): Accepted[] =>
   rows.map((r) => ({ ...r, acceptedAt: Number(r.acceptedAt), logIndex: Number(r.logIndex ?? -1) }));
 
-export function acceptances(store: Store, registryId: number, limit: number): Accepted[] {
-  return acceptancesOf(
-    store.sqlite.prepare(sqlite(ACCEPTANCES_SQL)).all(registryId, limit) as AcceptanceRow[],
-  );
-}
-
-export async function acceptancesPg(pool: Pool, registryId: number, limit: number): Promise<Accepted[]> {
-  return acceptancesOf((await pool.query<AcceptanceRow>(ACCEPTANCES_SQL, [registryId, limit])).rows);
-}
-
-const OPEN_COUNTS_SQL = `SELECT r.name AS registry, r.visibility, count(*) AS open
+export const OPEN_COUNTS_SQL = `SELECT r.name AS registry, r.visibility, count(*) AS open
   FROM quarantines q JOIN registries r ON r.id = q.registry_id
   WHERE q.accepted_at IS NULL GROUP BY r.name, r.visibility`;
 
-const openCountsOf = (rows: readonly (Omit<OpenQuarantineCount, 'open'> & { open: number | string })[]) =>
-  rows.map((r) => ({ ...r, open: Number(r.open) }));
-
-export function openQuarantineCounts(store: Store): OpenQuarantineCount[] {
-  return openCountsOf(store.sqlite.prepare(OPEN_COUNTS_SQL).all() as OpenQuarantineCount[]);
-}
-
-export async function openQuarantineCountsPg(pool: Pool): Promise<OpenQuarantineCount[]> {
-  return openCountsOf((await pool.query<OpenQuarantineCount>(OPEN_COUNTS_SQL)).rows);
-}
+export const openCountsOf = (
+  rows: readonly (Omit<OpenQuarantineCount, 'open'> & { open: number | string })[],
+) => rows.map((r) => ({ ...r, open: Number(r.open) }));

@@ -2,9 +2,15 @@
  * Search's rules, the same for both dialects (docs/server.md "The store"): the one tokeniser of
  * queries, the ranking (exact name, name prefix, where the words match, then name), and the page
  * with its totals and facets. Each dialect finds candidates its own way (sqlite/search.ts: FTS5
- * and rows held in memory; postgres/search.ts: the tsvector index) and ranks them here.
+ * and rows held in memory; postgres/search.ts: the tsvector lexemes) and ranks them here.
  */
 import type { SearchOptions, SearchPage } from './contract.js';
+/**
+ * Search's rules, the same for both dialects (docs/server.md "The store"): the one tokeniser of
+ * queries, the ranking (exact name, name prefix, where the words match, then name), and the page
+ * with its totals and facets. Each dialect finds candidates its own way (sqlite/search.ts: FTS5
+ * and rows held in memory; postgres/search.ts: the tsvector index) and ranks them here.
+ */
 
 export const CANDIDATES = 1000;
 
@@ -64,7 +70,7 @@ export function rank(
 }
 
 /**
- * The search order over candidates read from PostgreSQL (reads-pg.ts), the rule SQLite's search
+ * The search order over candidates read from PostgreSQL (postgres/reads.ts), the rule SQLite's search
  * applies to its held rows: the exact name (case-insensitive), names starting with the query, the
  * by-field score (`rank`), then name, collection and id (code-unit order, as the held rows').
  * The rows carry their lower-cased name, title and collection.

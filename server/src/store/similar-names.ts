@@ -1,6 +1,6 @@
 /**
  * Typo tolerance for search on SQLite (docs/server.md, "Search"): template names similar to the
- * query by the rule PostgreSQL's pg_trgm applies there (reads-pg.ts: `name % q`), so both dialects
+ * query by the rule PostgreSQL's pg_trgm applies there (postgres/reads.ts: `name % q`), so both dialects
  * answer a misspelt query with the same templates. A string's trigrams are those of each word
  * (letters and digits, lower-cased) padded with two spaces before and one after; two strings'
  * similarity is shared trigrams over all distinct trigrams of both; a name is similar when that is
@@ -127,7 +127,7 @@ export class SimilarNames {
 
   /**
    * Rows whose name is similar to `query`, most similar first, then by name and collection (the
-   * order of reads-pg.ts), keeping those `keep` accepts, at most `limit`.
+   * order of postgres/reads.ts), keeping those `keep` accepts, at most `limit`.
    */
   similar(query: string, keep: (row: NamedRow) => boolean, limit: number): SimilarRow[] {
     const q = trigrams(query);

@@ -19,14 +19,9 @@ import type {
   MirrorQueries,
   VersionKey,
 } from '../contract.js';
-import {
-  CLOSE_REVERTED_SQL,
-  canonicalTemplate,
-  firstSeenOfAddedPg,
-  openQuarantinePg,
-  REVERTED_REASON,
-} from '../first-seen.js';
+import { CLOSE_REVERTED_SQL, canonicalTemplate, REVERTED_REASON } from '../first-seen.js';
 import { type ContentRow, insertContentRows } from './content.js';
+import { firstSeenOfAddedPg, openQuarantinePg } from './first-seen.js';
 import { type PostgresStore, pgTransaction } from './open.js';
 import { INDEX_CHANNEL } from './swap-index.js';
 
@@ -181,13 +176,18 @@ export function postgresMirrorQueries(store: PostgresStore): MirrorQueries {
       });
     },
     async closeReverted(id, versions, now) {
-      let n = 0;
-      const text = CLOSE_REVERTED_SQL.replace(/\?/g, () => `$${++n}`);
       // One transaction, as every write of the store (SQLite's closes them in one too).
       return pgTransaction(pool, async (client) => {
         let closed = 0;
         for (const v of versions) {
-          const res = await client.query(text, [now, REVERTED_REASON, id, v.template, v.version, v.digest]);
+          const res = await client.query(CLOSE_REVERTED_SQL, [
+            now,
+            REVERTED_REASON,
+            id,
+            v.template,
+            v.version,
+            v.digest,
+          ]);
           closed += res.rowCount ?? 0;
         }
         return closed;

@@ -1,7 +1,7 @@
 // PostgreSQL only: content as one binary parameter per file (node-postgres sends a Buffer in an array as hex; measured below).
 /**
  * PostgreSQL-specific: how added versions' content reaches the `files` table (docs/server.md,
- * "Store"; add-versions-pg.ts): one parameter per value, never arrays, because node-postgres
+ * "Store"; postgres/add-versions.ts): one parameter per value, never arrays, because node-postgres
  * sends a Buffer parameter as binary but a Buffer inside an array as hex text (twice the bytes,
  * encoded here and decoded by the server). Measured side by side on the 10,000-version bundle:
  * faster in each of 4 pairs, 8.2 s against 9.9 s median. The index swap keeps its `bytea[]`: for its

@@ -1,7 +1,7 @@
 // PostgreSQL only: opening a `pg` pool, applying migrations/postgres/ under an advisory lock, and the transaction helper.
 /**
  * Opening the PostgreSQL store (docs/server.md, "Store"): a `pg` pool, drizzle's node-postgres
- * driver over it (schema-pg.ts), and the migrations of `migrations/postgres/` applied at open.
+ * driver over it (postgres/schema.ts), and the migrations of `migrations/postgres/` applied at open.
  *
  * Migrations are applied in one transaction that first takes a transaction-scoped advisory lock
  * (`pg_advisory_xact_lock`), so replicas starting together apply them once and the others wait and

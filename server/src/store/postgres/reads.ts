@@ -4,7 +4,7 @@
  * rows in the same order as SQLite's (text ordered `COLLATE "C"`, byte order like SQLite's), and the
  * search over the generated `templates.search` vector: every word of the query must match as a
  * prefix (`word:*`) a lexeme of it. The words are matched in memory against each registry's held
- * lexemes (search-pg.ts, loaded again in the background when the registry's generation changes,
+ * lexemes (postgres/search.ts, loaded again in the background when the registry's generation changes,
  * the GIN prefix scan answering meanwhile; it was most of each query's time). Like SQLite's, the candidate set is bounded (CANDIDATES, plus
  * the exactly named templates), then ranked in the process by the rule SQLite's search has
  * (search.ts `rankCandidates`: exact name, name prefix, by-field score, name). When nothing
@@ -15,7 +15,6 @@
  */
 
 import type { MerkleHashStore } from '../../../../client/src/integrity/index.js';
-import { PgHashStore } from '../checksum-log.js';
 import type {
   CheckpointRow,
   FindingRow,
@@ -46,6 +45,7 @@ import {
 } from '../reads.js';
 import { CANDIDATES, type PageExtra, queryWords, rankCandidates, searchPage } from '../search.js';
 import { visibleRegistriesPg } from '../visibility.js';
+import { PgHashStore } from './checksum-log.js';
 import type { PostgresStore } from './open.js';
 import { type PgHeldRow, type PgRegistryRow, PgTemplateWords } from './search.js';
 
@@ -55,7 +55,7 @@ interface Candidate extends Pick<TemplateMatch, 'collection' | 'name' | 'title'>
 }
 
 export class PostgresReads implements ReadStore {
-  /** The search's word match, held per registry generation (search-pg.ts). */
+  /** The search's word match, held per registry generation (postgres/search.ts). */
   private readonly words: PgTemplateWords;
 
   constructor(private readonly store: PostgresStore) {
@@ -194,7 +194,7 @@ export class PostgresReads implements ReadStore {
     const words = queryWords(options.q);
     const q = options.q.trim().toLowerCase();
     // Visibility: a condition of the misspelt query's statement; the held rows' match and listing
-    // apply the same rule (search-pg.ts).
+    // apply the same rule (postgres/search.ts).
     const values: unknown[] = [];
     const conditions = ['TRUE'];
     const visible = visibleRegistriesPg('t.registry_id', options.reader, values);
@@ -218,7 +218,7 @@ export class PostgresReads implements ReadStore {
       'SELECT id, name, visibility, organisation, generation FROM registries',
       [],
     );
-    // The held rows answer once every registry's generation is loaded (search-pg.ts); until then
+    // The held rows answer once every registry's generation is loaded (postgres/search.ts); until then
     // (just after an index swap, while `warm` reads the new one) the database answers, as the held
     // rows would: no request waits for a load.
     await this.words.loadNew(registries);
@@ -238,7 +238,7 @@ export class PostgresReads implements ReadStore {
       if (totalIsLowerBound) listed.length = CANDIDATES;
       rows = listed;
     } else {
-      // The words are matched in memory against each registry's held lexemes (search-pg.ts; the
+      // The words are matched in memory against each registry's held lexemes (postgres/search.ts; the
       // GIN prefix scan was most of each query's time): a bounded candidate set, plus the exactly
       // named templates however far the bound is, in the registries the caller may read. Then
       // ranked here by the rule SQLite's search has (rankCandidates: exact name, name prefix,

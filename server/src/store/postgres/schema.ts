@@ -109,7 +109,7 @@ export const templates = pgTable(
     index('templates_plain_name_idx').on(t.name),
     index('templates_search_idx').using('gin', t.search),
     index('templates_name_trgm_idx').using('gin', t.name.op('gin_trgm_ops')),
-    // The search's exact-name tier (reads-pg.ts), and its listing order for an empty query.
+    // The search's exact-name tier (postgres/reads.ts), and its listing order for an empty query.
     index('templates_lower_name_idx').on(sql`lower(${t.name})`),
     index('templates_name_order_idx').on(sql`${t.name} COLLATE "C"`, sql`${t.collection} COLLATE "C"`),
   ],
@@ -205,7 +205,7 @@ export const tokens = pgTable(
 );
 
 /**
- * Who is syncing a registry across the replicas (sync-lease.ts): one row per registry while a sync
+ * Who is syncing a registry across the replicas (postgres/sync-lease.ts): one row per registry while a sync
  * runs, held until `expires_at` (database clock, ms) and renewed by heartbeats; `pending` records
  * triggers that arrived meanwhile, which the holder coalesces into one more sync. PostgreSQL only:
  * on SQLite one process serves, and its sync queue serialises.

@@ -4,7 +4,7 @@
  * templates with the lexemes of their generated `templates.search` vector (`tsvector_to_array`,
  * so the words are PostgreSQL's own), loaded again in the background when the registry's
  * generation changes (every index swap or added version bumps it; `warm`), never on a search
- * request once held: reads-pg.ts answers from the database meanwhile. A query word matches a template when it is a prefix of
+ * request once held: postgres/reads.ts answers from the database meanwhile. A query word matches a template when it is a prefix of
  * one of its lexemes — what `word:*` means to `@@` — found by binary search in the registry's
  * sorted lexemes; every word must match. The GIN prefix scan this replaces merged the posting
  * lists of every lexeme with the prefix, 5–10 ms a query at 100,000 templates.

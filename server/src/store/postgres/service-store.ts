@@ -1,10 +1,10 @@
 // PostgreSQL only: the contract's queries over the `pg` pool, each its own short transaction (works behind PgBouncer).
 /**
- * The service store on PostgreSQL (service-store.ts; docs/server.md, "Store" and "Several
+ * The service store on PostgreSQL (contract.ts; docs/server.md, "Store" and "Several
  * replicas"): the same queries as the SQLite one, over the `pg` pool (drizzle's node-postgres
- * driver, schema-pg.ts), every statement its own short transaction (nothing session-level, so it
+ * driver, postgres/schema.ts), every statement its own short transaction (nothing session-level, so it
  * works behind PgBouncer in transaction mode). Replicas share the database, so recovering
- * interrupted syncs spares the ones another replica still holds the lease of (sync-lease.ts), and
+ * interrupted syncs spares the ones another replica still holds the lease of (postgres/sync-lease.ts), and
  * the swap's outcome is recorded inside its transaction.
  */
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
@@ -27,17 +27,17 @@ import type {
   TokenQueries,
   TokenRow,
 } from '../contract.js';
+import { OPEN_QUARANTINE_OF_SQL } from '../quarantine.js';
+import { postgresMirrorQueries } from './add-versions.js';
+import { type PgDb, type PostgresStore, postgresMigrationsApplied } from './open.js';
 import {
   acceptancesPg,
   acceptQuarantinePg,
   currentCheckpointPg,
   markNotifiedPg,
-  OPEN_QUARANTINE_OF_SQL,
   openQuarantineCountsPg,
   undeliveredPg,
-} from '../quarantine.js';
-import { postgresMirrorQueries } from './add-versions.js';
-import { type PgDb, type PostgresStore, postgresMigrationsApplied } from './open.js';
+} from './quarantine.js';
 import { PostgresReads } from './reads.js';
 import { credentials, files, registries, syncs, tokens, versions } from './schema.js';
 import { swapIndexPg } from './swap-index.js';

@@ -1,19 +1,19 @@
 // PostgreSQL only: the swap's mechanics, rows as arrays (unnest), ids drawn from sequences, pg_notify at COMMIT.
 /**
  * Swapping a registry's index in on PostgreSQL (docs/server.md, "Store"): the same rows as the
- * SQLite swap (swap-index.ts), written in one transaction, so readers on every replica see the old
+ * SQLite swap (sqlite/swap-index.ts), written in one transaction, so readers on every replica see the old
  * index or the new one, never a mix, and a failure or a killed process before COMMIT leaves the old
  * one. Rows go in as arrays (`unnest`), a few statements per table whatever the registry's size
- * (content too: measured faster here than content-pg.ts's one parameter per file); ids are drawn from the tables' sequences first so versions can name their template. The
+ * (content too: measured faster here than postgres/content.ts's one parameter per file); ids are drawn from the tables' sequences first so versions can name their template. The
  * registry's generation is bumped and announced with `pg_notify('dm_registry_index', …)`, which
  * PostgreSQL delivers to listeners at COMMIT only. The sync's outcome is written last in the same
  * transaction, as on SQLite: a process killed right after COMMIT never leaves the new index with
- * its sync still `running`; the outcome is data (SwapMeta.record), as on SQLite (sync-record-pg.ts).
+ * its sync still `running`; the outcome is data (SwapMeta.record), as on SQLite (postgres/sync-record.ts).
  */
 import type { BuiltIndex } from '../../indexer/build-index.js';
-import { appendRecordsPg } from '../checksum-log.js';
 import type { SwapMeta, SwapResult } from '../contract.js';
-import { firstSeenPg } from '../first-seen.js';
+import { appendRecordsPg } from './checksum-log.js';
+import { firstSeenPg } from './first-seen.js';
 import { type PostgresStore, pgTransaction } from './open.js';
 import { recordSwapPg } from './sync-record.js';
 
@@ -61,7 +61,7 @@ export async function swapIndexPg(
     for (const t of built.templates) for (const v of t.versions) for (const f of v.files) addFile(f);
     if (built.registryYaml) addFile(built.registryYaml);
     // Content as one bytea[] (hex text on the wire), not one binary parameter per file as the
-    // mirror's writer (content-pg.ts): measured on the 10,000-version swap (bench/server-postgres.ts,
+    // mirror's writer (postgres/content.ts): measured on the 10,000-version swap (bench/server-postgres.ts,
     // two alternating pairs on a loaded machine) the per-file form took 10.5 and 11.6 s replacing
     // against 7.5 and 6.9 s (many small files: statements, not bytes, are the swap's cost).
     if (files.size > 0) {

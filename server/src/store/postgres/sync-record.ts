@@ -2,7 +2,7 @@
 /**
  * PostgreSQL-specific: a sync's outcome written on a given connection (docs/server.md, "Store"),
  * by the service store outside a swap and by the index swap inside its transaction
- * (swap-index-pg.ts), so both write the same rows. SQLite's twin is in swap-index.ts.
+ * (postgres/swap-index.ts), so both write the same rows. SQLite's twin is in sqlite/swap-index.ts.
  */
 import { eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
@@ -11,11 +11,11 @@ import type { PgDb } from './open.js';
 import * as schema from './schema.js';
 import { registries, syncs } from './schema.js';
 
-/** A sync's history values and a registry's sync state, in this schema's terms (service-store.ts's). */
+/** A sync's history values and a registry's sync state, in this schema's terms (contract.ts's). */
 type SyncValues = Partial<typeof syncs.$inferInsert>;
 type RegistrySyncState = Partial<typeof registries.$inferInsert>;
 
-/** A sync's outcome, written with the swap that ends it (SwapRecord in service-store.ts). */
+/** A sync's outcome, written with the swap that ends it (SwapRecord in contract.ts). */
 export interface SyncOutcome {
   syncId: number;
   registryId: number;

@@ -16,13 +16,9 @@ import type {
   MirrorQueries,
   VersionKey,
 } from '../contract.js';
-import {
-  CLOSE_REVERTED_SQL,
-  canonicalTemplate,
-  firstSeenOfAdded,
-  openQuarantine,
-  REVERTED_REASON,
-} from '../first-seen.js';
+import { CLOSE_REVERTED_SQL, canonicalTemplate, REVERTED_REASON } from '../first-seen.js';
+import { sqlite } from '../sql.js';
+import { firstSeenOfAdded, openQuarantine } from './first-seen.js';
 import { prepareIndexWrites } from './index-writes.js';
 import type { Store } from './open.js';
 
@@ -229,7 +225,7 @@ export function markRemovedUpstream(
 /** The first-seen time of a version with this digest (epoch ms), or null. */
 const FIRST_SEEN_AT_SQL = `SELECT min(seen_at) AS seenAt FROM first_seen WHERE template = ? AND version = ? AND digest = ?`;
 
-/** The mirror queries of the SQLite store (service-store.ts `mirror`). */
+/** The mirror queries of the SQLite store (contract.ts `mirror`). */
 export function sqliteMirrorQueries(store: Store): MirrorQueries {
   const db = store.sqlite;
   const own = db
@@ -277,7 +273,7 @@ export function sqliteMirrorQueries(store: Store): MirrorQueries {
       return db.transaction(() => openQuarantine(db, { ...q, registryId: id }))();
     },
     async closeReverted(id, versions, now) {
-      const close = db.prepare(CLOSE_REVERTED_SQL);
+      const close = db.prepare(sqlite(CLOSE_REVERTED_SQL));
       return db.transaction(() =>
         versions.reduce(
           (n, v) => n + close.run(now, REVERTED_REASON, id, v.template, v.version, v.digest).changes,

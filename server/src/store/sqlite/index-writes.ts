@@ -2,7 +2,7 @@
 /**
  * The statements that write index rows (content, templates with their search rows, versions and
  * their files), prepared once per call on better-sqlite3 directly: shared by the index swap
- * (swap-index.ts) and by adding single versions (add-versions.ts), so both write the same rows.
+ * (sqlite/swap-index.ts) and by adding single versions (add-versions.ts), so both write the same rows.
  */
 import type Database from 'better-sqlite3';
 

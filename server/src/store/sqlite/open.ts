@@ -2,7 +2,7 @@
 /**
  * Opening the embedded database (docs/server.md "Store"): better-sqlite3 with WAL, foreign keys and
  * a busy timeout, drizzle over it, and the migrations of `migrations/sqlite/` applied at open.
- * PostgreSQL (§6) will get its own opener returning the same `Store` shape.
+ * PostgreSQL has its own opener (postgres/open.ts); open-store.ts chooses between them.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,7 +22,7 @@ export interface Store {
   sqlite: Database.Database;
   file: string;
   close(): void;
-  /** Runs `hook` when the store is closed, before its connection (the swap worker: swap-index-thread.ts). */
+  /** Runs `hook` when the store is closed, before its connection (the swap worker: sqlite/swap-index-thread.ts). */
   onClose(hook: () => void): void;
 }
 

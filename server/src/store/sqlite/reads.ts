@@ -8,7 +8,6 @@
  */
 import type Database from 'better-sqlite3';
 import type { MerkleHashStore } from '../../../../client/src/integrity/index.js';
-import { SqliteHashStore } from '../checksum-log.js';
 import type {
   CheckpointRow,
   FindingRow,
@@ -37,6 +36,7 @@ import {
   SYNC_HISTORY,
 } from '../reads.js';
 import { sqlite } from '../sql.js';
+import { SqliteHashStore } from './checksum-log.js';
 import type { Store } from './open.js';
 import { TemplateSearch } from './search.js';
 

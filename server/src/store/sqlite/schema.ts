@@ -4,9 +4,10 @@
  * drizzle-kit generates `migrations/` from this file. The FTS5 index over templates cannot be
  * described in drizzle's schema language; it lives in a hand-written custom migration
  * (`npx drizzle-kit generate --custom --name=…`, see docs/server.md) and is written to by
- * `store/search-index.ts`.
+ * `index-writes.ts` (the swap and added versions) and read by `search.ts`.
  *
- * Column types stay portable to PostgreSQL (§6): integers, text, blobs, no SQLite-only defaults.
+ * Column types stay portable to PostgreSQL (postgres/schema.ts): integers, text, blobs, no
+ * SQLite-only defaults.
  */
 import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 

@@ -5,7 +5,7 @@
  * or property names. The prefix index (`prefix='2 3'`) finds matches; the candidate set is
  * bounded (CANDIDATES, read from the FTS table alone, no join) and ranked here — exact name, name
  * prefix, then by where the words match (name words, title, collection, then the rest), then
- * name, the order PostgreSQL's search has as far as FTS5 allows (reads-pg.ts) — because
+ * name, the order PostgreSQL's search has as far as FTS5 allows (postgres/reads.ts) — because
  * bm25 over a large match set is what makes the tail slow (§7: 55 ms p99). Templates named
  * exactly like the query always come first, even beyond the bound. Facets and `total` count the
  * candidate set; `totalIsLowerBound` says when more matched. What the caller may not read is
@@ -526,7 +526,7 @@ export class TemplateSearch {
           if (options.collection === undefined || r.collection === options.collection) rows.push(r);
         }
       }
-      // The order PostgreSQL's search has too (reads-pg.ts): exact name, name prefix, rank, then
+      // The order PostgreSQL's search has too (postgres/reads.ts): exact name, name prefix, rank, then
       // name (and collection), as one number per row — tier, score, the row's place in the name
       // order — so the sort compares numbers only.
       const keys = new Float64Array(rows.length);

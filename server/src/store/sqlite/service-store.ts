@@ -1,9 +1,9 @@
 // SQLite only: the contract's queries over better-sqlite3, answered synchronously as settled promises (PostgreSQL's go through a pool).
 /**
- * The service store on SQLite (service-store.ts; docs/server.md, "Store"): better-sqlite3 answers
+ * The service store on SQLite (contract.ts; docs/server.md, "Store"): better-sqlite3 answers
  * at once, so every method does its work synchronously (prepared once per store, as before) and
  * hands back a settled promise — except the index swap, which runs in a worker thread on its own
- * connection (swap-index-thread.ts) and records the sync's outcome inside its transaction.
+ * connection (sqlite/swap-index-thread.ts) and records the sync's outcome inside its transaction.
  */
 import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import { type KnownContent, knownContentOf, type PreviousVersion } from '../../indexer/build-index.js';
@@ -24,18 +24,18 @@ import type {
   SyncValues,
   TokenQueries,
 } from '../contract.js';
+import { OPEN_QUARANTINE_OF_SQL } from '../quarantine.js';
+import { sqlite as sqlite_ } from '../sql.js';
+import { sqliteMirrorQueries } from './add-versions.js';
+import { migrationsApplied, type Store } from './open.js';
 import {
   acceptances,
   acceptQuarantine,
   currentCheckpoint,
   markNotified,
-  OPEN_QUARANTINE_OF_SQL,
   openQuarantineCounts,
   undelivered,
-} from '../quarantine.js';
-import { sqlite as sqlite_ } from '../sql.js';
-import { sqliteMirrorQueries } from './add-versions.js';
-import { migrationsApplied, type Store } from './open.js';
+} from './quarantine.js';
 import { readsOf } from './reads.js';
 import { credentials, files, findings, registries, syncs, versions } from './schema.js';
 import { finishSyncSqlite, setSyncStateSqlite } from './swap-index.js';
@@ -47,7 +47,7 @@ const PRUNE_FILES = `DELETE FROM files WHERE NOT EXISTS (SELECT 1 FROM version_f
 
 export function sqliteServiceStore(store: Store): ServiceStore {
   const { db, sqlite } = store;
-  /** Every write of this thread waits out an index swap in progress (swap-index-thread.ts). */
+  /** Every write of this thread waits out an index swap in progress (sqlite/swap-index-thread.ts). */
   const settled = () => swapsSettled(store);
 
   const generationsOf = sqlite.prepare('SELECT id, generation FROM registries');

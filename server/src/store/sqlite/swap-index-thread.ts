@@ -1,6 +1,6 @@
 // SQLite only: better-sqlite3 blocks its thread, so a big swap runs in a worker thread on its own connection to the file.
 /**
- * The index swap off the request thread (docs/server.md, "Indexing"): `swapIndex` (swap-index.ts),
+ * The index swap off the request thread (docs/server.md, "Indexing"): `swapIndex` (sqlite/swap-index.ts),
  * the very same code, runs in a worker thread on its own connection to the database file, so the
  * request thread keeps answering from the old index (WAL readers) while a big registry's rows are
  * written. The main thread only hands the built index over, in slices that yield to the event loop
@@ -63,7 +63,7 @@ const BATCH_VERSIONS = 500;
 /**
  * The swap in progress on each database file, if any. While a swap worker holds SQLite's write
  * lock, a write on the request thread would wait in better-sqlite3's busy timeout, blocking the
- * event loop, then fail with SQLITE_BUSY: writes on this thread (service-store-sqlite.ts) and the
+ * event loop, then fail with SQLITE_BUSY: writes on this thread (sqlite/service-store.ts) and the
  * next swap wait here first instead (docs/server.md, "Indexing").
  */
 const swapping = new Map<string, Promise<unknown>>();

@@ -1,6 +1,6 @@
-// SQLite only: the worker thread's side of swap-index-thread.ts (its own better-sqlite3 connection).
+// SQLite only: the worker thread's side of sqlite/swap-index-thread.ts (its own better-sqlite3 connection).
 /**
- * The index swap worker (swap-index-thread.ts), kept between swaps: opens its own connection to
+ * The index swap worker (sqlite/swap-index-thread.ts), kept between swaps: opens its own connection to
  * the database file at its first swap and keeps it, puts each built index back together from the
  * main thread's messages and runs `swapIndex` on it, then reports the result (or the error; the
  * transaction rolled back). The connection closes with the thread.

@@ -4,7 +4,7 @@
  * index or the new one, never a mix; a failure or a killed process before COMMIT leaves the old
  * one. Content is stored once by sha256; content no index references any more is removed in the
  * same transaction, and the sync's outcome is written last in it. The server runs this in a worker
- * thread on its own connection (swap-index-thread.ts), so requests keep being answered meanwhile.
+ * thread on its own connection (sqlite/swap-index-thread.ts), so requests keep being answered meanwhile.
  *
  * The statements are prepared once per swap on better-sqlite3 directly rather than built by
  * drizzle per row: a 10,000-version registry is ~50,000 rows, and drizzle's per-call query
@@ -13,9 +13,9 @@
 import { eq } from 'drizzle-orm';
 import type { Finding } from '../../../../client/src/registry/index.js';
 import type { BuiltIndex } from '../../indexer/build-index.js';
-import { appendRecordsSqlite } from '../checksum-log.js';
 import type { RegistrySyncState, SwapMeta, SwapResult, SyncValues } from '../contract.js';
-import { firstSeenSqlite } from '../first-seen.js';
+import { appendRecordsSqlite } from './checksum-log.js';
+import { firstSeenSqlite } from './first-seen.js';
 import { prepareIndexWrites } from './index-writes.js';
 import type { Store } from './open.js';
 import { registries, syncs } from './schema.js';
