@@ -12,15 +12,26 @@
  * alternately, and their medians are printed (one run of each is noise on a busy machine).
  * With --busy one other process keeps a core busy for the whole run (the load of a CI machine or a
  * laptop building something), started before the first measurement and stopped after the last.
+ * With --node NODE the cli runs under that Node (a path, or a supported line, 22, 24 or 26, found or
+ * fetched by scripts/node-versions.mjs): users run Node >= 22 (package.json "engines"), whose
+ * compile cache dm turns on (docs/client.md, "The CLI bundle"); without it, the Node running the
+ * bench. Each size's cli is run once before it is timed, as a user's second run finds dm's
+ * cache directory (the compile cache, the Jinja renderer's startup snapshot: docs/expansion.md,
+ * "Speed"). With `perf` on the PATH the CPU time of the whole process tree (children included)
+ * of the cli and of the reference is printed too: on a shared machine that is the figure that
+ * does not move with the load.
  * With --write DIR the bench only writes each size's files into DIR/n<N> (for profiling `dm expand`
  * there by hand) and exits.
- * Run: node dist/bench/expand.js [--sizes 100,1000,10000] [--repeat N] [--busy] [--write DIR]
+ * Run: node dist/bench/expand.js [--sizes 100,1000,10000] [--repeat N] [--busy] [--node 22|24|PATH]
+ *        [--write DIR]
+ * Target line (issue 27): "cli/libyaml" at 100 resources <= 0.7 idle, <= 1.0 with --busy; <= 0.5
+ * at 1,000 and 10,000.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { formatYaml } from '../client/src/document/yaml.js';
 import {
   cpuMs,
@@ -182,14 +193,54 @@ function findPython(): string | undefined {
 }
 
 const DM = fileURLToPath(new URL('../../bin/dm.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** `dm expand config.yaml -o yaml` as a user runs it, in ms, with its own empty config and cache. */
-function cli(dir: string, root: string): number {
+/** The Node the cli runs under: --node (a path or a supported line), else this process's. */
+async function cliNode(): Promise<string> {
+  const at = process.argv.indexOf('--node');
+  const given = at > 0 ? process.argv[at + 1] : undefined;
+  if (!given) return process.execPath;
+  if (!/^\d+$/.test(given)) return given;
+  const nv = (await import(pathToFileURL(join(ROOT, 'scripts', 'node-versions.mjs')).href)) as {
+    ensureNode(line: string): string;
+  };
+  return join(nv.ensureNode(given), 'bin', 'node');
+}
+
+const hasPerf = spawnSync('perf', ['--version'], { stdio: 'ignore' }).status === 0;
+
+/** One timed run: wall ms, and with perf the CPU ms of its whole process tree. */
+interface Run {
+  ms: number;
+  cpuMs: number;
+  stdout: string;
+  stderr: string;
+  status: number | null;
+}
+
+function timed(command: string, args: string[], options: Parameters<typeof spawnSync>[2]): Run {
+  const [cmd, argv] = hasPerf
+    ? ['perf', ['stat', '-x', ',', '-e', 'task-clock', '--', command, ...args]]
+    : [command, args];
   const t0 = performance.now();
-  const run = spawnSync(process.execPath, [DM, 'expand', 'config.yaml', '-o', 'yaml'], {
+  const run = spawnSync(cmd, argv, { encoding: 'utf8', maxBuffer: 1 << 28, ...options });
+  const ms = performance.now() - t0;
+  let stderr = String(run.stderr ?? '');
+  let cpuMs = Number.NaN;
+  if (hasPerf) {
+    const line = stderr.split('\n').find((l) => l.includes('task-clock'));
+    if (line) {
+      cpuMs = Number(line.split(',')[0]);
+      stderr = stderr.replace(line, '');
+    }
+  }
+  return { ms, cpuMs, stdout: String(run.stdout ?? ''), stderr, status: run.status };
+}
+
+/** `dm expand config.yaml -o yaml` as a user runs it, with its own empty config and cache. */
+function cli(node: string, dir: string, root: string): Run {
+  const run = timed(node, [DM, 'expand', 'config.yaml', '-o', 'yaml'], {
     cwd: dir,
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: root,
@@ -199,10 +250,9 @@ function cli(dir: string, root: string): number {
       XDG_STATE_HOME: join(root, 'state'),
     },
   });
-  const ms = performance.now() - t0;
   if (run.status !== 0 || !run.stdout.includes('protocol: TCP'))
     throw new Error(`dm expand failed: ${run.stderr}`);
-  return ms;
+  return run;
 }
 
 async function main(): Promise<void> {
@@ -221,6 +271,9 @@ async function main(): Promise<void> {
     return;
   }
   const python = findPython();
+  const node = await cliNode();
+  const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  if (!nodeVersion) throw new Error(`cannot run ${node}`);
   const root = mkdtempSync(join(tmpdir(), 'dm-bench-expand-'));
   // --busy: a process spinning on one core while everything is measured (stopped at the end).
   const busy = process.argv.includes('--busy')
@@ -233,7 +286,14 @@ async function main(): Promise<void> {
   );
   console.log('"libyaml" with the C loader. Ratios are dm / reference (< 1: dm faster).');
   if (repeat > 1) console.log(`libyaml and cli: medians of ${repeat} alternate runs`);
-  console.log('     N   dm ms  dm us/res  safe_load ms  ratio  libyaml ms  ratio   cli ms  cli/libyaml');
+  console.log(`cli under Node ${nodeVersion} (${node}); this process: Node ${process.versions.node}`);
+  if (hasPerf) console.log('cpu: CPU ms of the whole process tree (perf stat task-clock), medians');
+  const load = () => `load ${loadavg()[0]?.toFixed(2)}`;
+  console.log(
+    '     N   dm ms  dm us/res  safe_load ms  ratio  libyaml ms  ratio   cli ms  cli/libyaml' +
+      (hasPerf ? '  libyaml cpu  cli cpu  cpu ratio' : '') +
+      '  load',
+  );
   const breakdowns: string[] = [];
   try {
     for (const n of sizes) {
@@ -257,32 +317,36 @@ async function main(): Promise<void> {
       if (!output.includes('protocol: TCP')) throw new Error('schema default missing from the output');
       if (result.config.resources.length !== 3 * n)
         throw new Error(`expected ${3 * n} primitives, got ${result.config.resources.length}`);
-      const reference = (which: string): number => {
-        if (!python) return Number.NaN;
-        const r0 = performance.now();
-        const run = spawnSync(python, ['-c', REFERENCE, dir, String(n), which], {
-          encoding: 'utf8',
-          maxBuffer: 1 << 26,
-        });
-        const ms = performance.now() - r0; // end to end too: interpreter start and imports included
+      const reference = (which: string): Run => {
+        if (!python) return { ms: Number.NaN, cpuMs: Number.NaN, stdout: '', stderr: '', status: 0 };
+        // End to end too: interpreter start and imports included.
+        const run = timed(python, ['-c', REFERENCE, dir, String(n), which], {});
         if (run.status !== 0) throw new Error(`reference failed: ${run.stderr}`);
         const [count] = run.stdout.trim().split(' ');
         if (Number(count) !== 3 * n) throw new Error(`reference produced ${count} primitives`);
-        return ms;
+        return run;
       };
-      const safeMs = reference('dm');
+      const safeMs = reference('dm').ms;
+      // A user's second run: dm's cache directory is filled (not timed).
+      cli(node, dir, root);
       // The libyaml reference and the whole `dm expand` process, alternately, `repeat` times each.
-      const cRuns: number[] = [];
-      const cliRuns: number[] = [];
+      const cRuns: Run[] = [];
+      const cliRuns: Run[] = [];
       for (let r = 0; r < repeat; r++) {
         cRuns.push(reference('c'));
-        cliRuns.push(cli(dir, root));
+        cliRuns.push(cli(node, dir, root));
       }
-      const cMs = median(cRuns);
-      const cliMs = median(cliRuns);
+      const cMs = median(cRuns.map((r) => r.ms));
+      const cliMs = median(cliRuns.map((r) => r.ms));
+      const cCpu = median(cRuns.map((r) => r.cpuMs));
+      const cliCpu = median(cliRuns.map((r) => r.cpuMs));
       const perRes = (dmMs * 1000) / n;
       console.log(
-        `${String(n).padStart(6)} ${dmMs.toFixed(0).padStart(7)} ${perRes.toFixed(0).padStart(10)} ${safeMs.toFixed(0).padStart(13)} ${(dmMs / safeMs).toFixed(2).padStart(6)} ${cMs.toFixed(0).padStart(11)} ${(dmMs / cMs).toFixed(2).padStart(6)} ${cliMs.toFixed(0).padStart(8)} ${(cliMs / cMs).toFixed(2).padStart(12)}`,
+        `${String(n).padStart(6)} ${dmMs.toFixed(0).padStart(7)} ${perRes.toFixed(0).padStart(10)} ${safeMs.toFixed(0).padStart(13)} ${(dmMs / safeMs).toFixed(2).padStart(6)} ${cMs.toFixed(0).padStart(11)} ${(dmMs / cMs).toFixed(2).padStart(6)} ${cliMs.toFixed(0).padStart(8)} ${(cliMs / cMs).toFixed(2).padStart(12)}` +
+          (hasPerf
+            ? `${cCpu.toFixed(0).padStart(13)}${cliCpu.toFixed(0).padStart(9)}${(cliCpu / cCpu).toFixed(2).padStart(11)}`
+            : '') +
+          `  ${load()}`,
       );
       const mainMs = (cpu.user + cpu.system) / 1000;
       const measured = timings.configurationMs + timings.outputYamlMs + timings.referencesMs + serialiseMs;
