@@ -9,17 +9,21 @@ if (process.argv.length === 3 && process.argv[2] === '--version') {
   // Node >= 22.1 keeps V8's compiled code of the bundle's modules between runs, in dm's own cache
   // directory (the XDG rule of client/src/config/config.ts, dmDirectories; docs/client.md, "The CLI
   // bundle"); Node 20 has no such cache and goes on without it.
-  const { default: nodeModule } = await import('node:module');
+  const [{ default: nodeModule }, { homedir }, { join }] = await Promise.all([
+    import('node:module'),
+    import('node:os'),
+    import('node:path'),
+  ]);
+  const cache = join(process.env.XDG_CACHE_HOME || join(process.env.HOME ?? homedir(), '.cache'), 'dm');
   if (typeof nodeModule.enableCompileCache === 'function') {
-    const [{ homedir }, { join }] = await Promise.all([import('node:os'), import('node:path')]);
-    const cache = process.env.XDG_CACHE_HOME || join(process.env.HOME ?? homedir(), '.cache');
-    nodeModule.enableCompileCache(join(cache, 'dm', 'compile-cache'));
+    nodeModule.enableCompileCache(join(cache, 'compile-cache'));
   }
   // The CLI runs from its bundle (scripts/bundle.mjs; docs/client.md, "The CLI bundle").
-  // `dm expand` starts its rendering processes before the CLI loads (client/src/cli/prestart.ts).
+  // `dm expand` starts its rendering processes before the CLI loads (client/src/cli/prestart.ts),
+  // the Jinja renderer from its snapshot in the cache directory (docs/expansion.md, "Speed").
   if (process.argv[2] === 'expand') {
     const { prestartForExpand } = await import('../dist/bundle/cli/prestart.js');
-    prestartForExpand(process.argv.slice(3));
+    prestartForExpand(process.argv.slice(3), cache);
   }
   await import('../dist/bundle/cli/main.js');
 }

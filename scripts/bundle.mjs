@@ -2,13 +2,15 @@
 // Bundles what `dm` runs (docs/client.md, "The CLI bundle"), from the compiled modules in
 // dist/ (run after `tsc`; `npm run build` runs both):
 //   dist/bundle/cli/        the `dm` CLI: main.js and prestart.js (bin/dm.js loads them), the
-//                           modules commands load lazily in chunks beside them;
+//                           modules commands load lazily in chunks beside them, and
+//                           snapshot-builder.js (makes the Jinja renderer's startup snapshot);
 //   dist/bundle/renderers/  each rendering process as one file: jinja-child.cjs (templates of
 //                           `dm expand`), blueprint-child.cjs (blueprint executions); a renderer
 //                           may read only its own file.
 // Loading a few files instead of some 200 modules is most of `dm expand`'s start-up. The registry
 // server and the tests use the compiled modules themselves.
-import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
@@ -48,11 +50,33 @@ const common = {
   // Tells fork-renderer.ts where the renderers' bundles are, relative to the CLI's modules.
   define: { DM_RENDERER_BUNDLES: JSON.stringify('../renderers') },
 };
+// The renderers first: the CLI is told each one's digest, which keys its startup snapshot in the
+// user's cache directory (client/src/expand/sandbox/renderer-snapshot.ts).
 await build({
   ...common,
   entryPoints: {
+    'jinja-child': join(dist, 'client/src/expand/sandbox/jinja-child.js'),
+    'blueprint-child': join(dist, 'client/src/blueprint/sandbox-child.js'),
+  },
+  outdir: join(building, 'renderers'),
+  outExtension: { '.js': '.cjs' },
+  format: 'cjs',
+  // A renderer reads nothing but its own file: no external module may remain.
+  external: [],
+});
+const digests = {};
+for (const name of ['jinja-child', 'blueprint-child']) {
+  const content = readFileSync(join(building, 'renderers', `${name}.cjs`));
+  digests[name] = createHash('sha256').update(content).digest('hex').slice(0, 32);
+}
+await build({
+  ...common,
+  define: { ...common.define, DM_RENDERER_DIGESTS: JSON.stringify(digests) },
+  entryPoints: {
     main: join(dist, 'client/src/cli/main.js'),
     prestart: join(dist, 'client/src/cli/prestart.js'),
+    // Makes the Jinja renderer's startup snapshot, run by dm in the background.
+    'snapshot-builder': join(dist, 'client/src/expand/sandbox/snapshot-builder.js'),
   },
   outdir: join(building, 'cli'),
   format: 'esm',
@@ -67,18 +91,6 @@ await build({
       'const __filename = dmFileURLToPath(import.meta.url);',
     ].join(' '),
   },
-});
-await build({
-  ...common,
-  entryPoints: {
-    'jinja-child': join(dist, 'client/src/expand/sandbox/jinja-child.js'),
-    'blueprint-child': join(dist, 'client/src/blueprint/sandbox-child.js'),
-  },
-  outdir: join(building, 'renderers'),
-  outExtension: { '.js': '.cjs' },
-  format: 'cjs',
-  // A renderer reads nothing but its own file: no external module may remain.
-  external: [],
 });
 writeFileSync(join(building, '.built-from'), '');
 const old = join(dist, `bundle.old-${process.pid}`);

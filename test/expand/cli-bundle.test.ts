@@ -6,49 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { dmBin, isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
+import { descendants, dmBin, isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
 
 const bundle = join(repoRoot, 'dist', 'bundle');
-
-/** The argument lists of the live descendants of `pid` (from /proc). */
-function descendants(pid: number): string[][] {
-  const children = new Map<number, number[]>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: string[][] = [];
-  const walk = (p: number) => {
-    for (const c of children.get(p) ?? []) {
-      try {
-        out.push(readFileSync(`/proc/${c}/cmdline`, 'utf8').split('\0').filter(Boolean));
-      } catch {
-        // gone meanwhile
-      }
-      walk(c);
-    }
-  };
-  walk(pid);
-  return out;
-}
 
 describe('the dm CLI bundle', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dm-cli-bundle-'));
@@ -80,8 +44,9 @@ describe('the dm CLI bundle', () => {
     try {
       let renderer: string[] | undefined;
       for (let i = 0; i < 600 && !renderer; i++) {
-        renderer = descendants(dm.pid as number).find((args) =>
-          args.some((a) => a.endsWith('jinja-child.cjs')),
+        // Not a builder of the renderer's startup snapshot (renderer-snapshot.ts).
+        renderer = descendants(dm.pid as number).find(
+          (args) => args.some((a) => a.endsWith('jinja-child.cjs')) && !args.includes('--build-snapshot'),
         );
         if (!renderer) await new Promise((r) => setTimeout(r, 50));
       }

@@ -1,6 +1,6 @@
 /** Runs the real `dm` binary (bin/dm.js → dist/) in a subprocess, with its own XDG directories. */
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -101,4 +101,32 @@ export function runProcess(
     });
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** The argument lists of the live descendants of `pid` (from /proc). */
+export function descendants(pid: number): string[][] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: string[][] = [];
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      try {
+        out.push(readFileSync(`/proc/${c}/cmdline`, 'utf8').split('\0').filter(Boolean));
+      } catch {
+        // gone meanwhile
+      }
+      walk(c);
+    }
+  };
+  walk(pid);
+  return out;
 }

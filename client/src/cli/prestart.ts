@@ -8,6 +8,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { enginesNamedIn, startRenderersEarly } from '../expand/sandbox/render-sandbox.js';
+import { rendererSnapshotDir } from '../expand/sandbox/renderer-snapshot.js';
 
 /** Largest configuration read for the guess (the expansion reads it again, with its own limits). */
 const MAX_GUESS_BYTES = 1024 * 1024;
@@ -37,13 +38,14 @@ function enginesOf(args: readonly string[]): { jinja: boolean; python: boolean }
 }
 
 /**
- * For `dm expand <args>`: starts the rendering process its configuration needs first. Never
+ * For `dm expand <args>`: starts the rendering process its configuration needs first (the Jinja
+ * renderer from its snapshot in `dmCacheDir`, dm's cache directory, when there is one). Never
  * throws. When it names Jinja (or a schema, checked there), that is the Jinja process only: the
  * Python process would start beside it and slow its start on a small machine, and it is not
  * needed before a first rendering comes back; the command starts it once the CLI has loaded
  * (RenderSandbox.warm). Python alone starts here.
  */
-export function prestartForExpand(args: readonly string[]): void {
+export function prestartForExpand(args: readonly string[], dmCacheDir?: string): void {
   try {
     const memory = flagValue(args, '--memory');
     const python = flagValue(args, '--python');
@@ -51,6 +53,8 @@ export function prestartForExpand(args: readonly string[]): void {
     startRenderersEarly(engines.jinja ? { jinja: true } : engines, {
       ...(memory !== undefined ? { memoryMb: Number(memory) } : {}),
       ...(python !== undefined ? { python } : {}),
+      // The same directory as the command's (commands/expand.ts), or the process is not taken.
+      ...(dmCacheDir !== undefined ? { snapshots: rendererSnapshotDir(dmCacheDir) } : {}),
     });
   } catch {}
 }

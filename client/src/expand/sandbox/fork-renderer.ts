@@ -4,7 +4,7 @@
  * renderer's own code lives, no writes, no child processes, an empty environment (nothing of dm's
  * tokens or configuration reaches templates), a heap limit, and a ready handshake over IPC.
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DmError } from '../../error.js';
@@ -14,6 +14,8 @@ import { DmError } from '../../error.js';
  * where the renderers' own bundles are, relative to the CLI's modules.
  */
 declare const DM_RENDERER_BUNDLES: string | undefined;
+/** Defined only in the CLI bundle too: the digest of each renderer's bundle file (its snapshot's key). */
+declare const DM_RENDERER_DIGESTS: Record<string, string> | undefined;
 
 /** Node 20's flag; Node ≥ 22.13 spells it without `experimental`. */
 export function permissionFlag(): string {
@@ -49,6 +51,21 @@ export interface RendererCode {
   readTrees: readonly string[];
   /** Single files the child may read. */
   readFiles: readonly string[];
+  /** The digest of the entry, when it is a bundle file (what a startup snapshot of it is keyed by). */
+  digest?: string;
+}
+
+/**
+ * The V8 flags of a renderer: its heap limit and stack; started from a startup snapshot, V8 also
+ * checks the snapshot's checksum (a damaged file stops the process at start). A snapshot is built
+ * with the same ones (snapshot-builder.ts): Node 20 refuses one built with other V8 flags.
+ */
+export function rendererV8Flags(memoryMb: number, snapshot: boolean): string[] {
+  return [
+    `--max-old-space-size=${memoryMb}`,
+    '--stack-size=2000',
+    ...(snapshot ? ['--verify-snapshot-checksum'] : []),
+  ];
 }
 
 /**
@@ -62,7 +79,8 @@ export function rendererCode(
 ): RendererCode {
   if (typeof DM_RENDERER_BUNDLES !== 'string') return unbundled();
   const entry = join(dirname(fileURLToPath(import.meta.url)), DM_RENDERER_BUNDLES, `${name}.cjs`);
-  return { entry, readTrees: [], readFiles: [entry] };
+  const digest = typeof DM_RENDERER_DIGESTS === 'object' ? DM_RENDERER_DIGESTS[name] : undefined;
+  return { entry, readTrees: [], readFiles: [entry], ...(digest ? { digest } : {}) };
 }
 
 const sentIds = new WeakMap<object, number>();
@@ -86,6 +104,12 @@ export interface ForkRendererOptions extends RendererCode {
   memoryMb: number;
   /** For messages: "the Jinja renderer". */
   label: string;
+  /**
+   * A startup snapshot of the entry to start from (renderer-snapshot.ts), made from the bundle
+   * whose digest is `digest`: the process must say that digest when it is ready, or it is not
+   * taken.
+   */
+  snapshot?: string;
 }
 
 export interface ForkedRenderer {
@@ -102,42 +126,44 @@ export function forkRenderer(options: ForkRendererOptions): ForkedRenderer {
   // `dir/*` is Node 20's spelling of "this directory and below"; later versions take `dir`.
   const tree = (dir: string) => (permissionFlag() === '--permission' ? dir : `${dir}/*`);
   const reads = [...options.readTrees.map(tree), ...options.readFiles];
-  const child = fork(options.entry, [], {
-    execArgv: [
+  const child = spawn(
+    process.execPath,
+    [
       permissionFlag(),
       ...reads.map((r) => `--allow-fs-read=${r}`),
-      `--max-old-space-size=${options.memoryMb}`,
-      '--stack-size=2000',
+      ...rendererV8Flags(options.memoryMb, options.snapshot !== undefined),
       '--no-warnings',
+      ...(options.snapshot ? ['--snapshot-blob', options.snapshot] : [options.entry]),
     ],
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    serialization: 'advanced',
-    env: {},
-  });
+    { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced', env: {} },
+  );
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-2000);
   });
   const ready = new Promise<ChildProcess>((resolve, reject) => {
     const onMessage = (m: unknown) => {
-      if ((m as { ready?: unknown }).ready) {
-        child.off('message', onMessage);
-        resolve(child);
-      }
+      const ready = m as { ready?: unknown; snapshot?: unknown };
+      if (!ready.ready) return;
+      child.off('message', onMessage);
+      if (options.snapshot && (!options.digest || ready.snapshot !== options.digest)) {
+        child.kill('SIGKILL');
+        reject(new DmError('SANDBOX_FAILED', `${options.label} started from a snapshot of another build`));
+      } else resolve(child);
     };
     child.on('message', onMessage);
     child.once('error', (e) =>
       reject(new DmError('SANDBOX_FAILED', `cannot start ${options.label}: ${e.message}`)),
     );
-    child.once('exit', (code) => {
-      if (code !== 0) {
-        reject(
-          new DmError(
-            'SANDBOX_FAILED',
-            `${options.label} exited at start: ${stderr.trim().split('\n').slice(-3).join(' ')}`,
-          ),
-        );
-      }
+    // Gone before it said it is ready, whatever its exit code (after that, this does nothing).
+    child.once('exit', (code, signal) => {
+      const said = stderr.trim().split('\n').slice(-3).join(' ');
+      reject(
+        new DmError(
+          'SANDBOX_FAILED',
+          `${options.label} exited at start (${signal ? `signal ${signal}` : `code ${code}`})${said ? `: ${said}` : ''}`,
+        ),
+      );
     });
   });
   return {

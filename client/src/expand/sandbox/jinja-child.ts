@@ -3,7 +3,12 @@
  * model, it renders one request at a time and answers over the IPC channel. It also validates
  * properties against templates' schemas (schema-validation.ts), which are as untrusted as the
  * templates.
+ *
+ * Run by `node --build-snapshot` (renderer-snapshot.ts; docs/expansion.md, "Speed"), it loads
+ * schema validation and warms the engine up on templates of its own instead, and the process
+ * started from that snapshot serves at once.
  */
+import { startupSnapshot } from 'node:v8';
 import { DmError, isDmError } from '../../error.js';
 import { fromWire, hasPythonValues, toWire } from '../../python/values.js';
 import { JinjaRenderError, renderJinja } from '../jinja/compat.js';
@@ -12,6 +17,7 @@ import { parseTemplateSchema } from '../schema.js';
 import type { TemplateFile } from '../types.js';
 import { LoadAfterReady } from './load-after-ready.js';
 import type { RenderAnswer, RenderFailure, RenderReady, JinjaRequest as Request } from './render-protocol.js';
+import { warmUp } from './renderer-warm-up.js';
 
 /** Schema validation (Ajv), loaded once this process said it is ready (load-after-ready.ts). */
 let schemaValidation: LoadAfterReady<typeof import('../schema-validation.js'), Request>;
@@ -193,14 +199,27 @@ function handle(request: Request): void {
   }
 }
 
-process.on('disconnect', () => process.exit(0));
-answer({ ready: true });
-schemaValidation = new LoadAfterReady(
-  () => import('../schema-validation.js'),
-  (request) => request.check !== undefined,
-  handle,
-);
-// Requests come in batches (those the main process dispatched together), answered one by one.
-process.on('message', (raw: unknown) => {
-  for (const request of raw as Request[]) schemaValidation.take(request);
-});
+/**
+ * Starts serving: says it is ready (naming the snapshot it was started from, if any, for the
+ * sandbox to check), then takes requests from the IPC channel.
+ */
+function serve(load: () => Promise<typeof import('../schema-validation.js')>, snapshot?: string): void {
+  process.on('disconnect', () => process.exit(0));
+  answer({ ready: true, ...(snapshot ? { snapshot } : {}) });
+  schemaValidation = new LoadAfterReady(load, (request) => request.check !== undefined, handle);
+  // Requests come in batches (those the main process dispatched together), answered one by one.
+  process.on('message', (raw: unknown) => {
+    for (const request of raw as Request[]) schemaValidation.take(request);
+  });
+}
+
+if (startupSnapshot?.isBuildingSnapshot()) {
+  // `--build-snapshot <this file> <digest>`: the digest of this file, said back at every start.
+  const digest = process.argv[2] ?? '';
+  void import('../schema-validation.js').then((validation) => {
+    warmUp(validation);
+    startupSnapshot.setDeserializeMainFunction(() => serve(async () => validation, digest));
+  });
+} else {
+  serve(() => import('../schema-validation.js'));
+}

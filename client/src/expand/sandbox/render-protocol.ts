@@ -68,4 +68,6 @@ export type RenderAnswer = (
 /** A rendering process's first message: it is ready for requests. */
 export interface RenderReady {
   ready: true;
+  /** Started from a startup snapshot: the digest of the renderer's bundle it was built from. */
+  snapshot?: string;
 }

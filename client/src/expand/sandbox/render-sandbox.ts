@@ -29,6 +29,7 @@ import {
   sharedRendererModules,
 } from './fork-renderer.js';
 import type { RenderAnswer as Answer, RenderFailure as Failure } from './render-protocol.js';
+import { rendererSnapshot, snapshotFailed } from './renderer-snapshot.js';
 
 export interface SandboxOptions {
   /** Per template, default 10 000 ms. */
@@ -44,6 +45,11 @@ export interface SandboxOptions {
    * clock reads cost the rendering process a syscall each.
    */
   timings?: boolean;
+  /**
+   * Where the Jinja renderer's startup snapshot is kept (renderer-snapshot.ts,
+   * rendererSnapshotDir: in dm's cache directory); without it the renderer starts from its file.
+   */
+  snapshots?: string;
 }
 
 export interface TemplateRequest {
@@ -133,6 +139,9 @@ function answerData(answer: { data?: unknown; wire?: boolean }): unknown {
   return answer.wire ? fromWire(answer.data) : answer.data;
 }
 
+type WorkerOptions = Required<Omit<SandboxOptions, 'jinjaProcesses' | 'timings' | 'snapshots'>> &
+  Pick<SandboxOptions, 'snapshots'>;
+
 interface Pending {
   resolve: (answer: Answer) => void;
   reject: (error: Error) => void;
@@ -211,7 +220,7 @@ abstract class Worker {
 
   constructor(
     protected readonly engine: 'Jinja' | 'Python',
-    protected readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses' | 'timings'>>,
+    protected readonly options: WorkerOptions,
   ) {}
 
   /**
@@ -426,8 +435,11 @@ abstract class Worker {
   }
 }
 
-/** How a Jinja rendering process is started: the one set-up, for a sandbox and for an early start. */
-function jinjaRendererOptions(memoryMb: number): ForkRendererOptions {
+/**
+ * How a Jinja rendering process is started: the one set-up, for a sandbox and for an early start.
+ * From its startup snapshot when `snapshots` keeps one (renderer-snapshot.ts).
+ */
+function jinjaRendererOptions(memoryMb: number, snapshots: string | undefined): ForkRendererOptions {
   const code = rendererCode('jinja-child', () => {
     const srcDir = resolve(here, '../..');
     const nunjucksDir = dirname(fileURLToPath(import.meta.resolve('nunjucks/package.json')));
@@ -437,7 +449,8 @@ function jinjaRendererOptions(memoryMb: number): ForkRendererOptions {
       readFiles: [...sharedRendererModules(srcDir), join(resolve(here, '../../../../..'), 'package.json')],
     };
   });
-  return { ...code, memoryMb, label: 'the Jinja renderer' };
+  const snapshot = rendererSnapshot(snapshots, code, memoryMb);
+  return { ...code, memoryMb, label: 'the Jinja renderer', ...(snapshot ? { snapshot } : {}) };
 }
 
 /** How the Python rendering process is started (command, arguments, spawn options). */
@@ -524,11 +537,11 @@ function takeEarly(key: string): EarlyProcess | undefined {
  */
 export function startRenderersEarly(
   engines: { jinja?: boolean; python?: boolean },
-  options: Pick<SandboxOptions, 'memoryMb' | 'python'> = {},
+  options: Pick<SandboxOptions, 'memoryMb' | 'python' | 'snapshots'> = {},
 ): void {
   const memoryMb = options.memoryMb ?? DEFAULT_MEMORY_MB;
   if (engines.jinja) {
-    const fork = jinjaRendererOptions(memoryMb);
+    const fork = jinjaRendererOptions(memoryMb, options.snapshots);
     const forked = forkRenderer(fork);
     forked.ready.catch(() => {});
     keep(`jinja\0${JSON.stringify(fork)}`, { child: forked.child, forked, dead: false });
@@ -541,10 +554,22 @@ export function startRenderersEarly(
 }
 
 class JinjaWorker extends Worker {
-  protected start(): Promise<ChildProcess> {
-    const fork = jinjaRendererOptions(this.options.memoryMb);
-    const { child, ready, outOfMemory } =
-      takeEarly(`jinja\0${JSON.stringify(fork)}`)?.forked ?? forkRenderer(fork);
+  protected async start(): Promise<ChildProcess> {
+    const fork = jinjaRendererOptions(this.options.memoryMb, this.options.snapshots);
+    const forked = takeEarly(`jinja\0${JSON.stringify(fork)}`)?.forked ?? forkRenderer(fork);
+    if (!fork.snapshot) return this.attach(forked);
+    try {
+      return await this.attach(forked);
+    } catch {
+      // A snapshot that does not start (damaged, or of another build) is deleted and made again
+      // (renderer-snapshot.ts); this run starts the renderer from its file.
+      const { snapshot, ...plain } = fork;
+      snapshotFailed(this.options.snapshots as string, plain, this.options.memoryMb, snapshot);
+      return this.attach(forkRenderer(plain));
+    }
+  }
+
+  private attach({ child, ready, outOfMemory }: ForkedRenderer): Promise<ChildProcess> {
     child.on('message', (m: unknown) => {
       if ((m as { id?: unknown }).id !== undefined) this.onAnswer(m as Answer);
     });
@@ -700,7 +725,7 @@ export function enginesNamedIn(text: string, dir?: string): { jinja: boolean; py
 
 /** Renders templates out of process; one per expansion run. Always `close()` it. */
 export class RenderSandbox {
-  private readonly options: Required<Omit<SandboxOptions, 'jinjaProcesses' | 'timings'>>;
+  private readonly options: WorkerOptions;
   private readonly jinjaProcesses: number;
   /** Sent with each Jinja request: whether the process measures it. */
   private readonly timed: Record<string, unknown>;
@@ -733,6 +758,7 @@ export class RenderSandbox {
       timeoutMs: options.timeoutMs ?? 10_000,
       memoryMb: options.memoryMb ?? DEFAULT_MEMORY_MB,
       python: options.python ?? DEFAULT_PYTHON,
+      ...(options.snapshots !== undefined ? { snapshots: options.snapshots } : {}),
     };
     this.jinjaProcesses = Math.max(1, options.jinjaProcesses ?? 1);
     this.timed = options.timings ? { time: true } : {};
