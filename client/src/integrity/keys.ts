@@ -12,16 +12,19 @@
  * verify with the functions below too (`generateEd25519Pem`, `parseEd25519Pem`, `signBytes`,
  * `verifyBytes`).
  */
-import {
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  type KeyObject,
-  sign,
-  verify,
-} from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { integrityError } from './errors.js';
+
+/**
+ * node:crypto, loaded when a key is first used: this module is reached by dm's configuration
+ * (verifier keys), which every command reads, and loading node:crypto is ~10 ms of CPU that
+ * `dm expand` of local files never needs (docs/expansion.md, "Speed").
+ */
+function crypto(): typeof import('node:crypto') {
+  // process.getBuiltinModule is Node >= 20.16 / 22.3.
+  return process.getBuiltinModule?.('node:crypto') ?? createRequire(import.meta.url)('node:crypto');
+}
 
 export const ALG_ED25519 = 0x01;
 const MAX_NAME_LENGTH = 256;
@@ -65,7 +68,8 @@ function checkName(name: string, where: string): void {
 
 /** The 32-bit key hash of a named Ed25519 public key (raw 32 bytes). */
 export function keyHash(name: string, rawPublicKey: Uint8Array): number {
-  return createHash('sha256')
+  return crypto()
+    .createHash('sha256')
     .update(`${name}\n`, 'utf8')
     .update(Buffer.from([ALG_ED25519]))
     .update(rawPublicKey)
@@ -87,7 +91,7 @@ function formatVerifierKey(name: string, raw: Uint8Array): string {
 
 /** Makes a new Ed25519 key pair as PEM text: the private key (PKCS#8) and the public key (SPKI). */
 export function generateEd25519Pem(): { privateKey: string; publicKey: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const { privateKey, publicKey } = crypto().generateKeyPairSync('ed25519');
   return {
     privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
@@ -101,7 +105,7 @@ export function generateEd25519Pem(): { privateKey: string; publicKey: string } 
 export function parseEd25519Pem(text: string, kind: 'private' | 'public'): KeyObject | undefined {
   if (typeof text !== 'string' || text.length > 16 * 1024) return undefined;
   try {
-    const key = kind === 'private' ? createPrivateKey(text) : createPublicKey(text);
+    const key = kind === 'private' ? crypto().createPrivateKey(text) : crypto().createPublicKey(text);
     return key.asymmetricKeyType === 'ed25519' ? key : undefined;
   } catch {
     return undefined;
@@ -111,7 +115,7 @@ export function parseEd25519Pem(text: string, kind: 'private' | 'public'): KeyOb
 /** Makes a new Ed25519 key pair named `name`; returns both keys as text. Keep the signer key secret. */
 export function generateLogKey(name: string): { signerKey: string; verifierKey: string } {
   checkName(name, 'generateLogKey');
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const { privateKey, publicKey } = crypto().generateKeyPairSync('ed25519');
   const seed = privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(PKCS8_PREFIX.length);
   const raw = rawPublic(publicKey);
   const hash = hex8(keyHash(name, raw));
@@ -151,7 +155,11 @@ export function parseVerifierKey(text: string): LogVerifier {
       `${where} for '${name}' has key hash ${hex8(hash)}, which does not match its key`,
     );
   }
-  const publicKey = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, key]), format: 'der', type: 'spki' });
+  const publicKey = crypto().createPublicKey({
+    key: Buffer.concat([SPKI_PREFIX, key]),
+    format: 'der',
+    type: 'spki',
+  });
   return { name, keyHash: hash, publicKey, text: text.trim() };
 }
 
@@ -162,12 +170,12 @@ export function parseSignerKey(text: string): LogSigner {
     throw integrityError('CHECKSUM_KEY_INVALID', `${where} does not start with PRIVATE+KEY+`);
   }
   const { name, hash, key } = splitKey(text.trim().slice('PRIVATE+KEY+'.length), where);
-  const privateKey = createPrivateKey({
+  const privateKey = crypto().createPrivateKey({
     key: Buffer.concat([PKCS8_PREFIX, key]),
     format: 'der',
     type: 'pkcs8',
   });
-  const raw = rawPublic(createPublicKey(privateKey));
+  const raw = rawPublic(crypto().createPublicKey(privateKey));
   if (keyHash(name, raw) !== hash) {
     throw integrityError(
       'CHECKSUM_KEY_INVALID',
@@ -179,7 +187,7 @@ export function parseSignerKey(text: string): LogSigner {
 
 /** Signs bytes with a signer key, or a private key from a PEM file (Ed25519, 64-byte signature). */
 export function signBytes(signer: Pick<LogSigner, 'privateKey'>, data: Uint8Array): Buffer {
-  return sign(null, data, signer.privateKey);
+  return crypto().sign(null, data, signer.privateKey);
 }
 
 /** Whether `signature` is the Ed25519 signature of `data` by the verifier key (or PEM public key). */
@@ -188,5 +196,5 @@ export function verifyBytes(
   data: Uint8Array,
   signature: Uint8Array,
 ): boolean {
-  return signature.length === 64 && verify(null, data, verifier.publicKey, signature);
+  return signature.length === 64 && crypto().verify(null, data, verifier.publicKey, signature);
 }
