@@ -1,15 +1,17 @@
 /**
- * Typo tolerance for search on SQLite (docs/server.md, "Search"): template names similar to the
- * query by the rule PostgreSQL's pg_trgm applies there (postgres/reads.ts: `name % q`), so both dialects
- * answer a misspelt query with the same templates. A string's trigrams are those of each word
- * (letters and digits, lower-cased) padded with two spaces before and one after; two strings'
- * similarity is shared trigrams over all distinct trigrams of both; a name is similar when that is
- * at least 0.3 (pg_trgm's default `similarity_threshold`).
+ * Typo tolerance for search on both dialects (docs/server.md, "Search"): template names similar to
+ * the query by pg_trgm's rule (`name % q`), so both dialects answer a misspelt query with the same
+ * templates in the same order, from names held in memory (SQLite: sqlite/search.ts; PostgreSQL:
+ * postgres/search.ts, the trigram index answering only while they load). A string's trigrams are
+ * those of each word (letters and digits, lower-cased) padded with two spaces before and one after;
+ * two strings' similarity is shared trigrams over all distinct trigrams of both; a name is similar
+ * when that is at least 0.3 (pg_trgm's default `similarity_threshold`).
  *
- * The names are held in memory with an inverted index from trigram to names, built again when any
- * registry's generation changes (every index swap or added version bumps it) once the search's rows
- * of it are loaded (search.ts), or on first use, so a query costs the lengths of its trigrams'
- * posting lists, not a scan of every name.
+ * The names are held with an inverted index from trigram to names, built again when any registry's
+ * generation changes (every index swap or added version bumps it) once the search's rows of it are
+ * loaded, or on first use, so a query costs the lengths of its trigrams' posting lists, not a scan
+ * of every name; the similar rows are ordered by numbers (their places in the name order), and only
+ * the returned ones are copied.
  */
 
 /** pg_trgm's default `pg_trgm.similarity_threshold`. */
@@ -51,32 +53,51 @@ export interface NamedRow {
 }
 
 /** A row found similar, with its similarity to the query. */
-export interface SimilarRow extends NamedRow {
-  similarity: number;
-}
+export type SimilarRow<R extends NamedRow = NamedRow> = R & { similarity: number };
 
-interface Built {
-  /** Distinct lower-cased names' trigram counts and rows, by name number. */
+interface Built<R extends NamedRow> {
+  /** Every row, by name then collection (code-unit order): a row's place is its index here. */
+  ordered: readonly R[];
+  /** Distinct lower-cased names' trigram counts and their rows' places, by name number. */
   sizes: Uint16Array;
-  rows: NamedRow[][];
+  places: Int32Array[];
   /** Trigram → the numbers of the names that have it. */
   postings: Map<string, Int32Array>;
   /** Scratch counts per name for one query (zeroed again after each). */
   shared: Uint16Array;
+  /** Scratch list of the names one query touched. */
+  touched: Int32Array;
 }
 
-function build(rows: readonly NamedRow[]): Built {
-  const byName = new Map<string, number>();
-  const grouped: NamedRow[][] = [];
+/** By name, then collection, in code-unit order (the order of pg_trgm's query, postgres/reads.ts). */
+function byName(a: NamedRow, b: NamedRow): number {
+  return (
+    (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+    (a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : 0)
+  );
+}
+
+function build<R extends NamedRow>(given: readonly R[]): Built<R> {
+  // Each row's place in the name order: the loaders hand rows in that order, checked here.
+  let rows = given;
+  for (let i = 1; i < rows.length; i++) {
+    if (byName(rows[i - 1]!, rows[i]!) > 0) {
+      rows = [...given].sort(byName);
+      break;
+    }
+  }
+  const byLowerName = new Map<string, number>();
+  const placed: number[][] = [];
   const lists = new Map<string, number[]>();
   const sizes: number[] = [];
-  for (const r of rows) {
+  for (let place = 0; place < rows.length; place++) {
+    const r = rows[place]!;
     const key = r.name.toLowerCase();
-    let at = byName.get(key);
+    let at = byLowerName.get(key);
     if (at === undefined) {
-      at = grouped.length;
-      byName.set(key, at);
-      grouped.push([]);
+      at = placed.length;
+      byLowerName.set(key, at);
+      placed.push([]);
       const set = trigrams(key);
       sizes.push(Math.min(set.size, 0xffff));
       for (const t of set) {
@@ -85,15 +106,17 @@ function build(rows: readonly NamedRow[]): Built {
         else lists.set(t, [at]);
       }
     }
-    grouped[at]!.push(r);
+    placed[at]!.push(place);
   }
   const postings = new Map<string, Int32Array>();
   for (const [t, list] of lists) postings.set(t, Int32Array.from(list));
   return {
+    ordered: rows,
     sizes: Uint16Array.from(sizes),
-    rows: grouped,
+    places: placed.map((p) => Int32Array.from(p)),
     postings,
-    shared: new Uint16Array(grouped.length),
+    shared: new Uint16Array(placed.length),
+    touched: new Int32Array(placed.length),
   };
 }
 
@@ -102,13 +125,13 @@ function build(rows: readonly NamedRow[]): Built {
  * cheap fingerprint of the indexes (the registries' ids and generations): the rows are read again
  * only when it changes.
  */
-export class SimilarNames {
-  private built: Built | undefined;
+export class SimilarNames<R extends NamedRow = NamedRow> {
+  private built: Built<R> | undefined;
   private builtFor: string | undefined;
 
   constructor(
     private readonly version: () => string,
-    private readonly load: () => NamedRow[],
+    private readonly load: () => R[],
   ) {}
 
   /** Builds the index now if the rows changed since it was built (after a load, not on a query). */
@@ -116,7 +139,7 @@ export class SimilarNames {
     this.index();
   }
 
-  private index(): Built {
+  private index(): Built<R> {
     const version = this.version();
     if (!this.built || this.builtFor !== version) {
       this.built = build(this.load());
@@ -129,12 +152,12 @@ export class SimilarNames {
    * Rows whose name is similar to `query`, most similar first, then by name and collection (the
    * order of postgres/reads.ts), keeping those `keep` accepts, at most `limit`.
    */
-  similar(query: string, keep: (row: NamedRow) => boolean, limit: number): SimilarRow[] {
+  similar(query: string, keep: (row: R) => boolean, limit: number): SimilarRow<R>[] {
     const q = trigrams(query);
     if (q.size === 0) return [];
     const index = this.index();
-    const { shared, sizes } = index;
-    const touched: number[] = [];
+    const { shared, sizes, touched } = index;
+    let touchedCount = 0;
     for (const t of q) {
       const list = index.postings.get(t);
       if (!list) continue;
@@ -142,23 +165,29 @@ export class SimilarNames {
         const i = list[k]!;
         const count = shared[i]!;
         shared[i] = count + 1;
-        if (count === 0) touched.push(i);
+        if (count === 0) touched[touchedCount++] = i;
       }
     }
-    const found: SimilarRow[] = [];
-    for (const i of touched) {
+    // The similar rows as (place, similarity) pairs; rows are made only for the ones returned.
+    const { ordered } = index;
+    const places: number[] = [];
+    const similarities: number[] = [];
+    for (let k = 0; k < touchedCount; k++) {
+      const i = touched[k]!;
       const count = shared[i]!;
       shared[i] = 0;
       const sim = count / (q.size + sizes[i]! - count);
       if (sim < SIMILARITY_THRESHOLD) continue;
-      for (const row of index.rows[i]!) if (keep(row)) found.push({ ...row, similarity: sim });
+      for (const place of index.places[i]!) {
+        if (!keep(ordered[place]!)) continue;
+        places.push(place);
+        similarities.push(sim);
+      }
     }
-    found.sort(
-      (a, b) =>
-        b.similarity - a.similarity ||
-        (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
-        (a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : 0),
-    );
-    return found.slice(0, limit);
+    // Most similar first, then by name and collection (the rows' places): numbers compared only.
+    const order = Array.from(places.keys());
+    order.sort((a, b) => similarities[b]! - similarities[a]! || places[a]! - places[b]!);
+    if (order.length > limit) order.length = limit;
+    return order.map((k) => ({ ...ordered[places[k]!]!, similarity: similarities[k]! }));
   }
 }
