@@ -34,6 +34,57 @@ export function trigrams(text: string): Set<string> {
   return out;
 }
 
+/** A trigram as a key of the index: an ASCII one as a number (three 7-bit codes), another as its text. */
+type TrigramKey = number | string;
+
+/** The code of a trigram of three ASCII characters. */
+const code = (a: number, b: number, c: number): number => a * 16384 + b * 128 + c;
+
+/**
+ * The distinct keys of `trigrams(text)`: for ASCII text (every template name) made from the
+ * character codes directly, without a string per trigram or a Set; other text through `trigrams`.
+ */
+function trigramKeys(text: string): TrigramKey[] {
+  const lower = text.toLowerCase();
+  for (let i = 0; i < lower.length; i++) {
+    if (lower.charCodeAt(i) >= 0x80) {
+      const keys: TrigramKey[] = [];
+      for (const t of trigrams(lower)) {
+        const ascii =
+          t.length === 3 && t.charCodeAt(0) < 0x80 && t.charCodeAt(1) < 0x80 && t.charCodeAt(2) < 0x80;
+        keys.push(ascii ? code(t.charCodeAt(0), t.charCodeAt(1), t.charCodeAt(2)) : t);
+      }
+      return keys;
+    }
+  }
+  // Each word (a run of ASCII letters and digits) padded with two spaces before and one after.
+  const keys: number[] = [];
+  let a = 32;
+  let b = 32;
+  let inWord = false;
+  for (let i = 0; i <= lower.length; i++) {
+    const c = i < lower.length ? lower.charCodeAt(i) : 32;
+    if ((c >= 48 && c <= 57) || (c >= 97 && c <= 122)) {
+      if (!inWord) {
+        a = 32;
+        b = 32;
+        inWord = true;
+      }
+      keys.push(code(a, b, c));
+      a = b;
+      b = c;
+    } else if (inWord) {
+      keys.push(code(a, b, 32));
+      inWord = false;
+    }
+  }
+  keys.sort((x, y) => x - y);
+  let distinct = 0;
+  for (let i = 0; i < keys.length; i++) if (i === 0 || keys[i] !== keys[i - 1]) keys[distinct++] = keys[i]!;
+  keys.length = distinct;
+  return keys;
+}
+
 /** pg_trgm's `similarity(a, b)`. */
 export function similarity(a: string, b: string): number {
   const ta = trigrams(a);
@@ -58,11 +109,13 @@ export type SimilarRow<R extends NamedRow = NamedRow> = R & { similarity: number
 interface Built<R extends NamedRow> {
   /** Every row, by name then collection (code-unit order): a row's place is its index here. */
   ordered: readonly R[];
-  /** Distinct lower-cased names' trigram counts and their rows' places, by name number. */
+  /** Distinct lower-cased names' trigram counts, by name number. */
   sizes: Uint16Array;
-  places: Int32Array[];
+  /** The places of name number i's rows: `places[placeStart[i]]` up to `places[placeStart[i + 1]]`. */
+  placeStart: Int32Array;
+  places: Int32Array;
   /** Trigram → the numbers of the names that have it. */
-  postings: Map<string, Int32Array>;
+  postings: Map<TrigramKey, Int32Array>;
   /** Scratch counts per name for one query (zeroed again after each). */
   shared: Uint16Array;
   /** Scratch list of the names one query touched. */
@@ -87,36 +140,45 @@ function build<R extends NamedRow>(given: readonly R[]): Built<R> {
     }
   }
   const byLowerName = new Map<string, number>();
-  const placed: number[][] = [];
-  const lists = new Map<string, number[]>();
+  /** The name number of each place. */
+  const nameAt = new Int32Array(rows.length);
+  const lists = new Map<TrigramKey, number[]>();
   const sizes: number[] = [];
   for (let place = 0; place < rows.length; place++) {
     const r = rows[place]!;
     const key = r.name.toLowerCase();
     let at = byLowerName.get(key);
     if (at === undefined) {
-      at = placed.length;
+      at = sizes.length;
       byLowerName.set(key, at);
-      placed.push([]);
-      const set = trigrams(key);
-      sizes.push(Math.min(set.size, 0xffff));
+      const set = trigramKeys(key);
+      sizes.push(Math.min(set.length, 0xffff));
       for (const t of set) {
         const list = lists.get(t);
         if (list) list.push(at);
         else lists.set(t, [at]);
       }
     }
-    placed[at]!.push(place);
+    nameAt[place] = at;
   }
-  const postings = new Map<string, Int32Array>();
+  // Each name's places, in place order, as one array (a counting sort by name number).
+  const names = sizes.length;
+  const placeStart = new Int32Array(names + 1);
+  for (let place = 0; place < rows.length; place++) placeStart[nameAt[place]! + 1]!++;
+  for (let i = 0; i < names; i++) placeStart[i + 1]! += placeStart[i]!;
+  const places = new Int32Array(rows.length);
+  const next = placeStart.slice(0, names);
+  for (let place = 0; place < rows.length; place++) places[next[nameAt[place]!]!++] = place;
+  const postings = new Map<TrigramKey, Int32Array>();
   for (const [t, list] of lists) postings.set(t, Int32Array.from(list));
   return {
     ordered: rows,
     sizes: Uint16Array.from(sizes),
-    places: placed.map((p) => Int32Array.from(p)),
+    placeStart,
+    places,
     postings,
-    shared: new Uint16Array(placed.length),
-    touched: new Int32Array(placed.length),
+    shared: new Uint16Array(names),
+    touched: new Int32Array(names),
   };
 }
 
@@ -153,8 +215,8 @@ export class SimilarNames<R extends NamedRow = NamedRow> {
    * order of postgres/reads.ts), keeping those `keep` accepts, at most `limit`.
    */
   similar(query: string, keep: (row: R) => boolean, limit: number): SimilarRow<R>[] {
-    const q = trigrams(query);
-    if (q.size === 0) return [];
+    const q = trigramKeys(query);
+    if (q.length === 0) return [];
     const index = this.index();
     const { shared, sizes, touched } = index;
     let touchedCount = 0;
@@ -176,9 +238,10 @@ export class SimilarNames<R extends NamedRow = NamedRow> {
       const i = touched[k]!;
       const count = shared[i]!;
       shared[i] = 0;
-      const sim = count / (q.size + sizes[i]! - count);
+      const sim = count / (q.length + sizes[i]! - count);
       if (sim < SIMILARITY_THRESHOLD) continue;
-      for (const place of index.places[i]!) {
+      for (let at = index.placeStart[i]!; at < index.placeStart[i + 1]!; at++) {
+        const place = index.places[at]!;
         if (!keep(ordered[place]!)) continue;
         places.push(place);
         similarities.push(sim);
