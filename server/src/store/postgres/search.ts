@@ -7,7 +7,9 @@
  * request once held: postgres/reads.ts answers from the database meanwhile. A query word matches a template when it is a prefix of
  * one of its lexemes — what `word:*` means to `@@` — found by binary search in the registry's
  * sorted lexemes; every word must match. The GIN prefix scan this replaces merged the posting
- * lists of every lexeme with the prefix, 5–10 ms a query at 100,000 templates.
+ * lists of every lexeme with the prefix, 5–10 ms a query at 100,000 templates. The held rows are
+ * ranked by their place in the name order (store/search.ts `rankHeld`), and a query whose words
+ * match nothing is answered from their names by pg_trgm's rule (similar-names.ts), as on SQLite.
  */
 
 import type { Reader, RegistryGeneration } from '../contract.js';
