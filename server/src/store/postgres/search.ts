@@ -193,6 +193,7 @@ export class PgTemplateWords {
 
   /** Loads (or joins the load of) the registries' generations not held yet. */
   private async bringIn(registries: readonly RegistryGeneration[]): Promise<void> {
+    let changed = false;
     await Promise.all(
       registries.map(async (r) => {
         if ((this.held.get(r.id)?.generation ?? -1) >= r.generation) return;
@@ -207,16 +208,18 @@ export class PgTemplateWords {
           if ((this.held.get(r.id)?.generation ?? -1) < loaded.generation) {
             this.held.set(r.id, loaded);
             this.loads++;
-            // The name order and the names' trigram index follow the held rows (made now, not on
-            // a query).
-            this.orderedRows();
-            this.names.prepare();
+            changed = true;
           }
         } catch {
           // The database away or the registry gone meanwhile: the next warm loads it.
         }
       }),
     );
+    if (!changed) return;
+    // The name order and the names' trigram index follow the held rows: made once the loads are
+    // in, not per registry loaded nor on a query (a query meanwhile makes them if it needs them).
+    this.orderedRows();
+    this.names.prepare();
   }
 
   /** Every held row in name, collection and id order (code-unit order), and the version it is of. */
