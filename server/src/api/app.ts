@@ -155,10 +155,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     log: (level, message, fields) => logger.log(level, message, fields),
     onSync: (registry, outcome) => {
       metrics.syncs.inc({ registry, status: outcome.status });
-      metrics.syncRequests.set({ registry }, outcome.apiRequests);
-      if (outcome.rateLimitRemaining !== null) {
-        metrics.rateLimitRemaining.set({ registry }, outcome.rateLimitRemaining);
-      }
+      metrics.recordSync(outcome.registryId, registry, outcome);
     },
     checksums: {
       ...deps.checksums,
@@ -171,12 +168,13 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
   metrics.countVersions(async () => {
     try {
       return (await service.data.registries.list()).map((r) => ({
+        id: r.id,
         registry: r.visibility === 'public' ? r.name : PRIVATE_LABEL,
         versions: r.versionCount,
       }));
     } catch (error) {
       logger.log('error', 'registry versions could not be counted for /metrics', { error: String(error) });
-      return [];
+      return undefined;
     }
   });
   // A database that does not answer leaves the gauge empty; the rest of /metrics is still served.
