@@ -41,6 +41,8 @@ export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync' | 'mir
   maxWebhookBytes?: number;
   /** Batch resolves answered at a time, and waiting beyond those (default 2 and 64). */
   batchAdmission?: AdmissionOptions;
+  /** How long a client may take to read a whole batch resolve answer, ms (default 60 s). */
+  batchAnswerDeadlineMs?: number;
   /** Webhook deliveries read and checked at a time, and waiting beyond those (default 2 and 8). */
   webhookAdmission?: AdmissionOptions;
   /** The Deployment Manager (docs/manager.md): mounted when clusters are configured. */
@@ -294,7 +296,16 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
   const batches = new Admission('batch resolves', deps.batchAdmission ?? { concurrency: 2, queue: 64 });
   metrics.watchAdmission('batch-resolve', batches.counters);
   const batchesPerCaller = new PerCaller('batch resolves', { concurrency: 1, queue: 8 });
-  served.route('/api/v1', readRoutes(tracker, { batches, batchesPerCaller }));
+  served.route(
+    '/api/v1',
+    readRoutes(tracker, {
+      batches,
+      batchesPerCaller,
+      ...(deps.batchAnswerDeadlineMs === undefined
+        ? {}
+        : { batchAnswerDeadlineMs: deps.batchAnswerDeadlineMs }),
+    }),
+  );
   served.route(
     '/api/v1',
     writeRoutes({

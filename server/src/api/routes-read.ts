@@ -33,6 +33,11 @@ import { archiveCache } from './version-archive.js';
 const MAX_BATCH = 1000;
 /** References answered between two turns of the event loop (a slice costs a few ms at most). */
 const BATCH_SLICE = 50;
+/**
+ * How long a client may take to read a whole batch answer (docs/server.md, "Bounds on one caller's
+ * work"): past it the connection is closed and the batch's slots are free again.
+ */
+export const BATCH_ANSWER_DEADLINE_MS = 60_000;
 
 /**
  * A resolve answer as a response: a resolution is answered conditionally on its ETag (the catalog
@@ -58,7 +63,7 @@ function resolveResponse(
 
 export function readRoutes(
   tracker: RequestTracker,
-  options: { batches: Admission; batchesPerCaller: PerCaller },
+  options: { batches: Admission; batchesPerCaller: PerCaller; batchAnswerDeadlineMs?: number },
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
@@ -243,6 +248,10 @@ export function readRoutes(
           refs,
           (ref, i) => mirrored?.[i] ?? catalog.resolveAnswer(ref, access),
           release,
+          {
+            ms: options.batchAnswerDeadlineMs ?? BATCH_ANSWER_DEADLINE_MS,
+            cut: () => outgoingOf(c)?.destroy(),
+          },
         );
         streaming = true;
         return c.body(body, 200, { 'Content-Type': 'application/json' });
@@ -352,11 +361,22 @@ function bytesOf(answer: { body: string }): Uint8Array {
 }
 
 /**
+ * The Node server's response of a request (the connection's writable side, @hono/node-server's
+ * `c.env.outgoing`), or undefined for a request that came through no socket (`app.request()`).
+ */
+function outgoingOf(c: Context<AppEnv>): { destroy(): void } | undefined {
+  return (c.env as { outgoing?: { destroy(): void } } | undefined)?.outgoing;
+}
+
+/**
  * A batch answer `{"results": [...]}` as a stream the client pulls: each pull resolves one slice of
  * BATCH_SLICE references after a turn of the event loop, and queues each result as its own chunks
  * (a resolution's bytes are shared, bytesOf), so the answer is never whole in memory (1,000
  * references to a version of 1,000 files are 130 MB) and a slow reader holds back only its own
- * batch. `done` is called once the last byte is taken or the client goes away.
+ * batch. `release` is called once the last byte is taken, the client goes away, or the deadline
+ * passes: then `deadline.cut` closes the connection (the server's writer is waiting for the socket
+ * to drain, not reading the stream, so ending the stream alone would leave it open) and the stream
+ * errors with ANSWER_TIMEOUT.
  */
 function batchAnswer(
   refs: readonly string[],
@@ -364,11 +384,31 @@ function batchAnswer(
     ref: string,
     index: number,
   ) => { status: number; body: string } | Promise<{ status: number; body: string }>,
-  done: () => void,
+  release: () => void,
+  deadline: { ms: number; cut: () => void },
 ): ReadableStream<Uint8Array> {
   let from = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const done = () => {
+    clearTimeout(timer);
+    release();
+  };
   return new ReadableStream<Uint8Array>(
     {
+      start(controller) {
+        timer = setTimeout(() => {
+          done();
+          deadline.cut();
+          controller.error(
+            new DmError(
+              'ANSWER_TIMEOUT',
+              `the batch answer was not read within ${deadline.ms / 1000} s; the connection was closed`,
+              { category: 'unreachable' },
+            ),
+          );
+        }, deadline.ms);
+        timer.unref();
+      },
       async pull(controller) {
         try {
           if (from > 0) await nextTurn();
