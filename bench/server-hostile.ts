@@ -4,7 +4,9 @@
  *      syncs in the same server process (a child process: one event loop, as in production; the
  *      index is built and swapped in worker threads, so the max latency stays near idle too);
  *   2. heap and answer-cache size after 100,000 distinct unknown references;
- *   3. the archive of a 100 MB version, cold (built) vs cached.
+ *   3. the archive of a 100 MB version: the longest event-loop stall, time and CPU of building it the
+ *      way it was built before (every file read at once, one gzip: the baseline), cold (a file at a
+ *      time, streamed gzip) and cached.
  *   4. issue 25: an unrelated resolve (p50/p99/max, 10 connections) and the server's peak RSS while
  *      each attack runs against one server process: (a) 8 parallel 24 MiB webhook deliveries with
  *      wrong signatures, 31 GitHub registries holding secrets; (b) 8 parallel clients each asking
@@ -15,7 +17,8 @@
  *      (f) six parallel expansions whose schema has a catastrophic regular expression. Baseline: the
  *      same resolve load with no attack, in the same run.
  * Usage: node --expose-gc dist/bench/server-hostile.js [seconds of the idle load run, default 5]
- *   [resolve | attacks] (`resolve`: only the first figure; `attacks`: only the fourth).
+ *   [resolve | archive | attacks] (`resolve`: only the first figure; `archive`: the second and
+ *   third; `attacks`: only the fourth).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -208,16 +211,47 @@ async function memoryAndArchive(): Promise<void> {
     const big = await service.add({ source: bigDir, name: 'local.dm/local/huge' });
     const outcome = await service.sync(big.id, 'cli');
     const path = '/api/v1/templates/local.dm/local/huge/huge/versions/v1.0.0/archive.tar.gz';
-    let t = performance.now();
-    const cold = await app.request(path);
-    const coldBytes = (await cold.arrayBuffer()).byteLength;
-    const coldMs = performance.now() - t;
-    t = performance.now();
-    const warm = await app.request(path);
-    await warm.arrayBuffer();
-    const warmMs = performance.now() - t;
+    // The longest the event loop went without a turn (what every other request waits), and the
+    // process's CPU time, while `work` runs.
+    const stalls = async (work: () => Promise<unknown>) => {
+      let longest = 0;
+      let last = performance.now();
+      let running = true;
+      const turn = () => {
+        const now = performance.now();
+        longest = Math.max(longest, now - last);
+        last = now;
+        if (running) setImmediate(turn);
+      };
+      setImmediate(turn);
+      const cpu = process.cpuUsage();
+      const t = performance.now();
+      await work();
+      running = false;
+      const used = process.cpuUsage(cpu);
+      return { ms: performance.now() - t, stall: longest, cpu: (used.user + used.system) / 1000 };
+    };
+    // Baseline, the way the archive was built before (every file read at once, one tar, one gzip).
+    const { versionTarGz } = await import('../client/src/registry/index.js');
+    const resolution = await service.catalog.resolve('local.dm/local/huge/huge:v1.0.0', anyone);
+    const versionId = (await service.data.reads.versions(big.id, '', 'huge')).find(
+      (v) => v.version === 'v1.0.0',
+    )!.id;
+    const whole = await stalls(async () =>
+      versionTarGz(await service.data.reads.versionContents(versionId), 'huge-v1.0.0'),
+    );
+    let coldBytes = 0;
+    let status = 0;
+    const cold = await stalls(async () => {
+      const res = await app.request(path);
+      status = res.status;
+      coldBytes = (await res.arrayBuffer()).byteLength;
+    });
+    const warm = await stalls(async () => (await app.request(path)).arrayBuffer());
+    const f = (r: { ms: number; stall: number; cpu: number }) =>
+      `${r.ms.toFixed(0)} ms, longest event-loop stall ${r.stall.toFixed(1)} ms, CPU ${r.cpu.toFixed(0)} ms`;
     console.log(
-      `archive of a 100 MB version [sync ${outcome.status}; ${cold.status}, ${(coldBytes / 1048576).toFixed(1)} MB gz]: cold ${coldMs.toFixed(0)} ms, cached ${warmMs.toFixed(1)} ms (${(coldMs / Math.max(warmMs, 0.1)).toFixed(0)}× faster)`,
+      `archive of a 100 MB version [sync ${outcome.status}; ${status}, ${(coldBytes / 1048576).toFixed(1)} MB gz, ${resolution.files.length} files; load ${loadavg()[0]!.toFixed(2)}]\n  all files read at once, one gzip (before): ${f(whole)}\n  cold (a file at a time, streamed gzip): ${f(cold)} (stall ratio ${(cold.stall / Math.max(whole.stall, 0.1)).toFixed(2)})\n  second request: ${f(warm)}`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -440,6 +474,6 @@ if (process.argv[2] === 'child') {
   if (process.argv[3] === 'attacks') await attacks(seconds);
   else {
     if (process.argv[3] !== 'resolve') await memoryAndArchive();
-    await resolveUnderSync(seconds);
+    if (process.argv[3] !== 'archive') await resolveUnderSync(seconds);
   }
 }

@@ -30,6 +30,7 @@ import { ociRoutes } from './routes-oci.js';
 import { readRoutes } from './routes-read.js';
 import { writeRoutes } from './routes-write.js';
 import { RequestTracker, trackServedRoutes } from './tracking.js';
+import { archiveCache } from './version-archive.js';
 
 export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync' | 'mirror'> {
   logger?: Logger;
@@ -295,6 +296,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
   served.route('/api/v1', checksumRoutes({ maxBodyBytes: deps.maxBodyBytes ?? 1024 * 1024 }));
   const batches = new Admission('batch resolves', deps.batchAdmission ?? { concurrency: 2, queue: 64 });
   metrics.watchAdmission('batch-resolve', batches.counters);
+  metrics.watchAdmission('archive', archiveCache.admission.counters);
   const batchesPerCaller = new PerCaller('batch resolves', { concurrency: 1, queue: 8 });
   served.route(
     '/api/v1',

@@ -554,7 +554,22 @@ async function versionContent(c: Context<AppEnv>, reads: ReadStore, registry: Re
       c,
       etag,
       'application/gzip',
-      () => archiveCache.get(row.digest, `${p.template}-${version}`, () => reads.versionContents(row.id)),
+      () =>
+        archiveCache.get(row.digest, `${p.template}-${version}`, {
+          // The files the catalog's resolution lists, then each file's bytes (version-archive.ts).
+          paths: async () => (await c.get('service').catalog.resolutionOf(row.id)).files.map((f) => f.path),
+          content: async (path) => {
+            const content = await reads.fileContent(row.id, path);
+            if (content !== undefined) return content;
+            throw new DmError(
+              'VERSION_NOT_FOUND',
+              `${name}:${version} changed while its archive was built; ask again`,
+              {
+                category: 'not-found',
+              },
+            );
+          },
+        }),
       registry.visibility,
     );
   }
