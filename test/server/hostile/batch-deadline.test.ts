@@ -13,21 +13,11 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { serve } from '@hono/node-server';
 import { tempDir, testServer } from '../helpers.js';
+import { within } from './process.js';
 
 const NAME = 'local.dm/acme/wide';
 /** Files in the version: 1,000 references to it are an answer of tens of MB, far beyond socket buffers. */
 const FILES = 400;
-
-/** Settles with `promise`, or fails once `ms` have passed (the test's hard bound). */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: not within ${ms / 1000} s`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
 
 describe('hostile: a batch answer its client stops reading', () => {
   it('is cut at the write deadline: the connection closes and the slots are free again', {
