@@ -31,8 +31,14 @@ import { type RequestTracker, SELF_TRACKED_ROUTE } from './tracking.js';
 import { archiveCache } from './version-archive.js';
 
 const MAX_BATCH = 1000;
-/** References answered between two turns of the event loop (a slice costs a few ms at most). */
+/** References answered between two turns of the event loop, at most (a slice costs a few ms). */
 const BATCH_SLICE = 50;
+/**
+ * What one slice may take, ms: a slice that took longer halves the next one (down to one
+ * reference), one that took less than half of it doubles the next (up to BATCH_SLICE), so on a
+ * loaded machine, or for references that cost more to answer, other requests still get their turn.
+ */
+const BATCH_SLICE_MS = 4;
 /**
  * How long a client may take to read a whole batch answer (docs/server.md, "Bounds on one caller's
  * work"): past it the connection is closed and the batch's slots are free again.
@@ -370,7 +376,7 @@ function outgoingOf(c: Context<AppEnv>): { destroy(): void } | undefined {
 
 /**
  * A batch answer `{"results": [...]}` as a stream the client pulls: each pull resolves one slice of
- * BATCH_SLICE references after a turn of the event loop, and queues each result as its own chunks
+ * references (sized to take BATCH_SLICE_MS) after a turn of the event loop, and queues each result as its own chunks
  * (a resolution's bytes are shared, bytesOf), so the answer is never whole in memory (1,000
  * references to a version of 1,000 files are 130 MB) and a slow reader holds back only its own
  * batch. `release` is called once the last byte is taken, the client goes away, or the deadline
@@ -388,6 +394,7 @@ function batchAnswer(
   deadline: { ms: number; cut: () => void },
 ): ReadableStream<Uint8Array> {
   let from = 0;
+  let size = 8;
   let timer: NodeJS.Timeout | undefined;
   const done = () => {
     clearTimeout(timer);
@@ -412,7 +419,8 @@ function batchAnswer(
       async pull(controller) {
         try {
           if (from > 0) await nextTurn();
-          const slice = refs.slice(from, from + BATCH_SLICE);
+          const started = performance.now();
+          const slice = refs.slice(from, from + size);
           const answers = await Promise.all(slice.map((ref, i) => answer(ref, from + i)));
           slice.forEach((ref, i) => {
             const a = answers[i]!;
@@ -426,7 +434,10 @@ function batchAnswer(
               controller.enqueue(encoder.encode(`${open}"error":${error}}`));
             }
           });
-          from += BATCH_SLICE;
+          from += slice.length;
+          const took = performance.now() - started;
+          if (took > BATCH_SLICE_MS) size = Math.max(1, size >> 1);
+          else if (took < BATCH_SLICE_MS / 2) size = Math.min(BATCH_SLICE, size * 2);
           if (from >= refs.length) {
             controller.enqueue(encoder.encode(refs.length === 0 ? '{"results":[]}' : ']}'));
             controller.close();
