@@ -813,6 +813,11 @@ export const ERROR_CODES = {
     meaning:
       'This caller already has as many batch requests in progress as one caller may; retry after Retry-After seconds.',
   },
+  ANSWER_TIMEOUT: {
+    category: 'unreachable',
+    meaning:
+      "A streamed answer (a batch resolve) was not taken by its client within the server's write deadline; the server closed the connection.",
+  },
   EXPANSION_TOO_LARGE: {
     category: 'limit',
     meaning:
