@@ -12,8 +12,10 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { DmError } from '../../client/src/error.js';
 import { RenderSandbox } from '../../client/src/expand/index.js';
 import {
   assertContained,
@@ -61,6 +63,34 @@ describe('the Python sandbox holds with its in-process guard switched off', () =
         'import yaml, decimal, hashlib, json\ndef GenerateConfig(c):\n    return yaml.dump(yaml.safe_load("a: [1, 2]")) + hashlib.sha256(b"").hexdigest()[:4] + str(decimal.Decimal(1))\n',
       );
       assert.equal(works, 'rendered {"text":"a: [1, 2]\\ne3b01"}');
+    } finally {
+      box.close();
+    }
+  });
+
+  it('as root, an interpreter nobody may not run is refused with a hint saying why', async (t) => {
+    if (process.getuid?.() !== 0) return t.skip('dm does not run as root here');
+    const closed = join(fixture.dir, 'closed');
+    mkdirSync(closed, { mode: 0o700 });
+    symlinkSync('/usr/bin/python3', join(closed, 'python3'));
+    const box = new RenderSandbox({ python: join(closed, 'python3') });
+    try {
+      const error = await box
+        .renderPython({
+          name: 'a.py',
+          source: 'def GenerateConfig(c):\n    return "x"\n',
+          context: {},
+          files: {},
+          ownFile: true,
+        })
+        .then(
+          () => assert.fail('rendered'),
+          (e: unknown) => e,
+        );
+      assert.ok(error instanceof DmError);
+      assert.equal(error.code, 'PYTHON_NOT_FOUND');
+      assert.match(error.message, /EACCES/);
+      assert.match(error.hint ?? '', /as nobody when it runs as root/);
     } finally {
       box.close();
     }

@@ -469,7 +469,7 @@ function jinjaRendererOptions(memoryMb: number): ForkRendererOptions {
  * when dm runs as root, so that no file only root may read is readable and RLIMIT_NPROC bounds
  * its threads (docs/expansion.md, "Isolation").
  */
-function pythonCommand(python: string, memoryMb: number): [string, string[], SpawnOptions] {
+export function pythonCommand(python: string, memoryMb: number): [string, string[], SpawnOptions] {
   return [
     python,
     ['-I', '-c', PYTHON_RUNNER_SOURCE, String(memoryMb)],
@@ -706,7 +706,10 @@ class PythonWorker extends Worker {
             `cannot start '${this.options.python}' for Python templates: ${e.message}`,
             {
               category: 'not-found',
-              hint: 'install python3, or pass the interpreter with --python',
+              hint:
+                (e as NodeJS.ErrnoException).code === 'EACCES' && unprivileged().uid !== undefined
+                  ? 'dm runs Python templates as nobody when it runs as root: pass an interpreter nobody may run with --python (docs/expansion.md, "Isolation")'
+                  : 'install python3, or pass the interpreter with --python',
             },
           ),
         ),
