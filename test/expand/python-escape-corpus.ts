@@ -4,6 +4,7 @@
  * returns 'LEAK …' when it got through; files it writes are `<marker>.w|.s|.p`.
  */
 import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
@@ -29,9 +30,14 @@ export interface Targets {
   home: string;
   /** A TCP port listening on 127.0.0.1. */
   port: number;
+  /** A UDP port bound on 127.0.0.1. */
+  udpPort?: number;
 }
 
-/** A directory anyone may write to, a secret in it, and a TCP listener counting connections. */
+/**
+ * A directory anyone may write to, a secret in it, and TCP and UDP listeners counting what
+ * reaches them.
+ */
 export interface Fixture {
   dir: string;
   targets: Targets;
@@ -51,12 +57,17 @@ export async function escapeFixture(prefix: string): Promise<Fixture> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
+  const udp = createSocket('udp4');
+  udp.on('message', () => connections++);
+  await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
+  const udpPort = udp.address().port;
   return {
     dir,
-    targets: { token, home: homedir(), port },
+    targets: { token, home: homedir(), port, udpPort },
     connections: () => connections,
     close() {
       server.close();
+      udp.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -77,6 +88,7 @@ export function escapes(marker: string, t: Targets): Record<string, string> {
     threads:
       "import threading\n    ev = threading.Event()\n    ts = [threading.Thread(target=ev.wait) for _ in range(8)]\n    started = 0\n    for t in ts:\n        try:\n            t.start()\n            started += 1\n        except Exception:\n            pass\n    ev.set()\n    return ('LEAK threads %d' % started) if started else 'none'",
     'TCP connect to 127.0.0.1': `import socket\n    s = socket.create_connection(('127.0.0.1', ${t.port}), timeout=5)\n    return 'LEAK connected'`,
+    'UDP to 127.0.0.1': `import socket\n    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n    s.sendto(b'x', ('127.0.0.1', ${t.udpPort ?? 9}))\n    return 'LEAK sent'`,
     'ctypes open(2)':
       "import ctypes\n    libc = ctypes.CDLL(None, use_errno=True)\n    fd = libc.open(b'/etc/shadow', 0)\n    return ('LEAK fd %d' % fd) if fd >= 0 else 'none'",
     'ctypes through /proc/1/root':

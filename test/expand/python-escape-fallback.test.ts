@@ -53,7 +53,7 @@ describe('the Python sandbox where namespaces are refused', () => {
     });
     try {
       const boundary = await box.pythonBoundary();
-      assert.deepEqual(boundary.layers, ['landlock']);
+      assert.deepEqual(boundary.layers, ['landlock', 'seccomp']);
       assert.match(boundary.refused ?? '', /namespaces refused \(No space left on device\)/);
       const refused = await box.renderPython({ name: 'web.py', source: ok, context: {}, files: {} }).then(
         () => assert.fail('rendered'),
@@ -82,7 +82,7 @@ describe('the Python sandbox where namespaces are refused', () => {
     });
     try {
       assert.equal(await outcome(box, ok), 'rendered {"text":"ok"}');
-      assert.deepEqual((await box.pythonBoundary()).layers, ['landlock']);
+      assert.deepEqual((await box.pythonBoundary()).layers, ['landlock', 'seccomp']);
     } finally {
       box.close();
     }

@@ -50,6 +50,7 @@ describe('the Python sandbox holds with its in-process guard switched off', () =
       const boundary = await box.pythonBoundary();
       if (namespacesAllowed()) assert.ok(boundary.layers.includes('namespaces'), JSON.stringify(boundary));
       assert.ok(boundary.layers.includes('landlock'), JSON.stringify(boundary));
+      assert.ok(boundary.layers.includes('seccomp'), JSON.stringify(boundary));
       const uid = await outcome(box, 'import os\ndef GenerateConfig(c):\n    return str(os.getuid())\n');
       assert.equal(uid, `rendered {"text":"${process.getuid?.() === 0 ? 65534 : process.getuid?.()}"}`);
       // The guard refuses reading a file; a template switches it off through __main__.

@@ -13,14 +13,53 @@
  * 3. no_new_privs, then Landlock where the kernel has it: reading and executing only below those
  *    directories, no writes anywhere, no TCP bind or connect (ABI 4), no abstract Unix sockets or
  *    signals outside the process (ABI 6);
- * 4. every capability dropped, the process made non-dumpable.
+ * 4. every capability dropped; a seccomp filter refusing sockets, ptrace, other processes'
+ *    memory, mounts, namespaces and the kernel's riskier interfaces (bpf, io_uring, keys,
+ *    modules); the process made non-dumpable.
  * Where namespaces are refused (containers often forbid them) steps 3 and 4 still run, on the
  * real root. The result is printed in the ready line as `boundary` (the layers entered) and
- * `refused` (why namespaces were not).
+ * `refused` (why namespaces were not); a failure of any later step is reported as no layer
+ * entered, `refused` saying what failed (a registry's template is then refused).
  *
  * Defines `_enter_boundary()`, which returns (layers, refused); it leaves no ctypes module behind.
  */
 export const PYTHON_BOUNDARY_SOURCE = `
+# Syscalls a template never needs and an escape would: sockets of any family, other processes'
+# memory, the kernel's attack surface (bpf, io_uring, keys, modules), and mounts and namespaces.
+_DENIED_SYSCALLS = {
+    # socket ptrace process_vm_readv/writev bpf perf_event_open keyctl add_key request_key
+    # userfaultfd io_uring_setup mount umount2 pivot_root chroot unshare setns name_to_handle_at
+    # open_by_handle_at kexec_load init_module finit_module open_tree move_mount fsopen fsmount
+    # mount_setattr
+    'x86_64': (0xc000003e, (41, 101, 310, 311, 321, 298, 250, 248, 249, 323, 425, 165, 166, 155, 161,
+                            272, 308, 303, 304, 246, 175, 313, 428, 429, 430, 432, 442)),
+    'aarch64': (0xc00000b7, (198, 117, 270, 271, 280, 241, 219, 217, 218, 282, 425, 40, 39, 41, 51,
+                             97, 268, 264, 265, 104, 105, 273, 428, 429, 430, 432, 442)),
+}
+
+def _seccomp(ctypes, libc, machine):
+    # A classic BPF filter: another architecture's calling convention kills the process, x32
+    # calls and the syscalls above fail with EPERM, everything else is allowed.
+    arch, denied = _DENIED_SYSCALLS[machine]
+    prog = [(0x20, 0, 0, 4), (0x15, 1, 0, arch), (0x06, 0, 0, 0x80000000), (0x20, 0, 0, 0)]
+    errno_at = len(prog) + (1 if machine == 'x86_64' else 0) + len(denied) + 1
+    if machine == 'x86_64':
+        prog.append((0x35, errno_at - len(prog) - 1, 0, 0x40000000))  # jge: x32
+    for n in denied:
+        prog.append((0x15, errno_at - len(prog) - 1, 0, n))
+    prog.append((0x06, 0, 0, 0x7fff0000))  # allow
+    prog.append((0x06, 0, 0, 0x00050000 | 1))  # errno EPERM
+
+    class Insn(ctypes.Structure):
+        _fields_ = [('code', ctypes.c_uint16), ('jt', ctypes.c_uint8), ('jf', ctypes.c_uint8), ('k', ctypes.c_uint32)]
+
+    class Prog(ctypes.Structure):
+        _fields_ = [('len', ctypes.c_uint16), ('filter', ctypes.POINTER(Insn))]
+
+    insns = (Insn * len(prog))(*[Insn(*i) for i in prog])
+    if libc.prctl(22, 2, ctypes.byref(Prog(len(prog), insns)), 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
+        raise OSError(ctypes.get_errno(), 'seccomp')
+
 def _enter_boundary():
     import os as _bos, sys as _bsys
     layers = []
@@ -141,6 +180,9 @@ def _enter_boundary():
             data = (ctypes.c_uint32 * 6)()
             if libc.syscall(nr[1], ctypes.byref(header), ctypes.byref(data)) != 0:
                 fail('capset')
+        if nr is not None:
+            _seccomp(ctypes, libc, machine)
+            layers.append('seccomp')
         libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
     finally:
         for name in list(_bsys.modules):
