@@ -428,6 +428,10 @@ export const ERROR_CODES = {
     meaning: 'The Python interpreter for Python templates cannot be started.',
   },
   SANDBOX_FAILED: { category: 'error', meaning: 'The template renderer process failed.' },
+  PYTHON_ISOLATION_UNAVAILABLE: {
+    category: 'blocked',
+    meaning: "A registry's Python template needs namespaces, which this machine refused.",
+  },
   UNKNOWN_REFERENCE: {
     category: 'validation',
     meaning: 'A $(ref.NAME…) names a resource the configuration does not have.',
