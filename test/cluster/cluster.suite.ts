@@ -310,6 +310,24 @@ describe('dm deploy against a real kube-apiserver 1.20', () => {
       assert.equal(r.code, 1, `dm ${args.join(' ')}: ${r.stderr}`);
       oneSentence(r, unauthorized);
     }
+    // A user with no credentials at all (`user: {}`): kubectl would ask for a username on a
+    // terminal; dm says what is missing instead of kubectl's "EOF" (exit 1, CLUSTER_UNAUTHORIZED).
+    const noCredentials = variant(
+      'no-credentials.kubeconfig',
+      good.replace(/user: \{token: [0-9a-f]+\}/, 'user: {}'),
+    );
+    for (const args of [
+      ['deploy', config, '--name', 'refusal'],
+      ['deploy', config, '--name', 'refusal', '--dry-run'],
+    ]) {
+      const r = await as(noCredentials, args);
+      assert.equal(r.code, 1, `dm ${args.join(' ')}: ${r.stderr}`);
+      oneSentence(
+        r,
+        /^error: context 'real' has no credentials for the cluster at https:\/\/127\.0\.0\.1:\d+ \(its kubeconfig user names no token, client certificate or exec plugin\)$/m,
+      );
+      assert.doesNotMatch(r.stderr, /EOF|Please enter/);
+    }
     const json = await as(badToken, ['-o', 'json', 'deploy', config, '--name', 'refusal']);
     assert.equal(json.code, 1, json.stderr);
     assert.equal((JSON.parse(json.stdout) as { error: { code: string } }).error.code, 'CLUSTER_UNAUTHORIZED');

@@ -54,7 +54,28 @@ export class Kubectl {
     ];
   }
 
-  run(args: readonly string[], input?: string): Promise<KubectlResult> {
+  /**
+   * Runs kubectl once. A context whose user holds no credentials makes kubectl ask for a username
+   * (on stdout) and fail on the closed input with "EOF": that is CLUSTER_UNAUTHORIZED saying what
+   * is missing (docs/deployments.md "When the cluster says no"), whatever the command.
+   */
+  async run(args: readonly string[], input?: string): Promise<KubectlResult> {
+    const r = await this.runOnce(args, input);
+    if (r.code !== 0 && CREDENTIALS_PROMPT.test(r.stdout)) {
+      const target = await readTarget(this).catch(() => undefined);
+      const context = this.options.context ?? target?.context;
+      throw new DmError(
+        'CLUSTER_UNAUTHORIZED',
+        `context '${context ?? '(none)'}' has no credentials for the cluster${target?.server ? ` at ${target.server}` : ''} (its kubeconfig user names no token, client certificate or exec plugin)`,
+        {
+          hint: "give that context's user a token, client certificate or exec plugin in the kubeconfig, or pick another context with --context",
+        },
+      );
+    }
+    return r;
+  }
+
+  private runOnce(args: readonly string[], input?: string): Promise<KubectlResult> {
     const full = [...this.targetArgs(), ...args];
     this.invocations++;
     this.calls.push(full);
@@ -140,6 +161,8 @@ export function kubectlSays(stderr: string): string {
 
 /** An RBAC denial: `Error from server (Forbidden): … is forbidden: User "…" cannot …`. */
 const RBAC_DENIAL = /^Error from server \(Forbidden\):.*\bUser "[^"]*" cannot /;
+/** kubectl's basic-auth prompt, printed when the context's user has nothing to authenticate with. */
+const CREDENTIALS_PROMPT = /^Please enter Username: /;
 /** The API server refused the credentials (HTTP 401), in kubectl's words. */
 const UNAUTHORIZED =
   /You must be logged in to the server|^error: Unauthorized$|Error from server \(Unauthorized\)/m;
