@@ -4,6 +4,8 @@
  * every write of several statements is one transaction, faults raised by the database itself.
  */
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RegistryRow, ServiceStore } from '../../server/src/store/contract.js';
 import { isPostgres, serviceStoreOf } from '../../server/src/store/open-store.js';
@@ -196,3 +198,20 @@ for (const dialect of DIALECTS)
       assert.equal(await store.registries.delete(registry.id), undefined);
     });
   });
+
+describe('the common CRUD is written once', () => {
+  it('no file of the dialect folders writes credentials, tokens or syncs (crud.ts does, for both)', () => {
+    const writes =
+      /\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(credentials|tokens|syncs)\b|\.(insert|update|delete)\((credentials|tokens|syncs)\)/i;
+    const found: string[] = [];
+    for (const dialect of ['sqlite', 'postgres']) {
+      const dir = join(process.cwd(), 'server', 'src', 'store', dialect);
+      for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+        const text = readFileSync(join(dir, file), 'utf8');
+        const m = writes.exec(text);
+        if (m) found.push(`${dialect}/${file}: ${m[0]}`);
+      }
+    }
+    assert.deepEqual(found, []);
+  });
+});

@@ -1,4 +1,4 @@
-// PostgreSQL only: the contract's queries over the `pg` pool, each its own short transaction (works behind PgBouncer).
+// PostgreSQL only: assembles the store over postgres/runner.ts, with a catalog version read in one statement (json_agg) and content found by git blob id in batches.
 /**
  * The service store on PostgreSQL (contract.ts; docs/server.md "The store" and "Several
  * replicas"): the shared modules (crud.ts, quarantine.ts) over postgres/runner.ts, every statement

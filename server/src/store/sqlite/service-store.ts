@@ -1,4 +1,4 @@
-// SQLite only: the contract's queries over better-sqlite3, answered synchronously as settled promises (PostgreSQL's go through a pool).
+// SQLite only: assembles the store over sqlite/runner.ts, with the catalog's statements prepared once and the index swap in its worker thread.
 /**
  * The service store on SQLite (contract.ts; docs/server.md "The store"): the shared modules
  * (crud.ts, quarantine.ts) over sqlite/runner.ts, and what is SQLite's own: the catalog's
