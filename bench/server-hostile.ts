@@ -4,10 +4,12 @@
  *      syncs in the same server process (a child process: one event loop, as in production; the
  *      index is built and swapped in worker threads, so the max latency stays near idle too);
  *   2. heap and answer-cache size after 100,000 distinct unknown references;
- *   3. the archive of a 100 MB version, cold (built) vs cached.
+ *   3. the archive of a 100 MB version: the longest event-loop stall, time and CPU of building it the
+ *      way it was built before (every file read at once, one gzip: the baseline), cold (a file at a
+ *      time, streamed gzip) and cached.
  *   4. issue 25: an unrelated resolve (p50/p99/max, 10 connections) and the server's peak RSS while
  *      each attack runs against one server process: (a) 8 parallel 24 MiB webhook deliveries with
- *      wrong signatures, 31 GitHub registries holding secrets; (b) 8 parallel clients each asking
+ *      wrong signatures, 31 GitHub registries holding secrets (sent from a process of their own); (b) 8 parallel clients each asking
  *      for a version at the files bound (1,000 files) its resolve, its archive and its file list,
  *      then its page with a token (never cached); (c) four anonymous clients posting batches of 1,000
  *      distinct references; (d) two clients posting batches of 1,000 references to that version
@@ -15,7 +17,8 @@
  *      (f) six parallel expansions whose schema has a catastrophic regular expression. Baseline: the
  *      same resolve load with no attack, in the same run.
  * Usage: node --expose-gc dist/bench/server-hostile.js [seconds of the idle load run, default 5]
- *   [resolve | attacks] (`resolve`: only the first figure; `attacks`: only the fourth).
+ *   [resolve | archive | attacks] (`resolve`: only the first figure; `archive`: the second and
+ *   third; `attacks`: only the fourth).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -208,16 +211,47 @@ async function memoryAndArchive(): Promise<void> {
     const big = await service.add({ source: bigDir, name: 'local.dm/local/huge' });
     const outcome = await service.sync(big.id, 'cli');
     const path = '/api/v1/templates/local.dm/local/huge/huge/versions/v1.0.0/archive.tar.gz';
-    let t = performance.now();
-    const cold = await app.request(path);
-    const coldBytes = (await cold.arrayBuffer()).byteLength;
-    const coldMs = performance.now() - t;
-    t = performance.now();
-    const warm = await app.request(path);
-    await warm.arrayBuffer();
-    const warmMs = performance.now() - t;
+    // The longest the event loop went without a turn (what every other request waits), and the
+    // process's CPU time, while `work` runs.
+    const stalls = async (work: () => Promise<unknown>) => {
+      let longest = 0;
+      let last = performance.now();
+      let running = true;
+      const turn = () => {
+        const now = performance.now();
+        longest = Math.max(longest, now - last);
+        last = now;
+        if (running) setImmediate(turn);
+      };
+      setImmediate(turn);
+      const cpu = process.cpuUsage();
+      const t = performance.now();
+      await work();
+      running = false;
+      const used = process.cpuUsage(cpu);
+      return { ms: performance.now() - t, stall: longest, cpu: (used.user + used.system) / 1000 };
+    };
+    // Baseline, the way the archive was built before (every file read at once, one tar, one gzip).
+    const { versionTarGz } = await import('../client/src/registry/index.js');
+    const resolution = await service.catalog.resolve('local.dm/local/huge/huge:v1.0.0', anyone);
+    const versionId = (await service.data.reads.versions(big.id, '', 'huge')).find(
+      (v) => v.version === 'v1.0.0',
+    )!.id;
+    const whole = await stalls(async () =>
+      versionTarGz(await service.data.reads.versionContents(versionId), 'huge-v1.0.0'),
+    );
+    let coldBytes = 0;
+    let status = 0;
+    const cold = await stalls(async () => {
+      const res = await app.request(path);
+      status = res.status;
+      coldBytes = (await res.arrayBuffer()).byteLength;
+    });
+    const warm = await stalls(async () => (await app.request(path)).arrayBuffer());
+    const f = (r: { ms: number; stall: number; cpu: number }) =>
+      `${r.ms.toFixed(0)} ms, longest event-loop stall ${r.stall.toFixed(1)} ms, CPU ${r.cpu.toFixed(0)} ms`;
     console.log(
-      `archive of a 100 MB version [sync ${outcome.status}; ${cold.status}, ${(coldBytes / 1048576).toFixed(1)} MB gz]: cold ${coldMs.toFixed(0)} ms, cached ${warmMs.toFixed(1)} ms (${(coldMs / Math.max(warmMs, 0.1)).toFixed(0)}× faster)`,
+      `archive of a 100 MB version [sync ${outcome.status}; ${status}, ${(coldBytes / 1048576).toFixed(1)} MB gz, ${resolution.files.length} files; load ${loadavg()[0]!.toFixed(2)}]\n  all files read at once, one gzip (before): ${f(whole)}\n  cold (a file at a time, streamed gzip): ${f(cold)} (stall ratio ${(cold.stall / Math.max(whole.stall, 0.1)).toFixed(2)})\n  second request: ${f(warm)}`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -246,12 +280,17 @@ async function attackChild(port: number, dir: string): Promise<void> {
   const many = await service.add({ source: join(dir, 'many'), name: 'local.dm/local/many' });
   const outcome = await service.sync(many.id, 'cli');
   let peak = 0;
+  let loop = performance.eventLoopUtilization();
   setInterval(() => {
     peak = Math.max(peak, process.memoryUsage().rss);
   }, 20).unref();
   process.on('message', (m) => {
     if (m === 'peak') {
-      process.send?.({ peak });
+      // The request thread's busy time since the last ask (event-loop utilisation: its own work,
+      // not the worker threads'), what every other request competes with.
+      const now = performance.eventLoopUtilization();
+      process.send?.({ peak, busyMs: performance.eventLoopUtilization(now, loop).active });
+      loop = now;
       peak = process.memoryUsage().rss;
     }
   });
@@ -295,13 +334,6 @@ async function attacks(seconds: number): Promise<void> {
     const repeat = async (rounds: number, parallel: number, one: () => Promise<void>) => {
       for (let r = 0; r < rounds; r++) await Promise.all(Array.from({ length: parallel }, one));
     };
-    const pad = Buffer.from(
-      JSON.stringify({
-        ref: 'refs/heads/main',
-        repository: { full_name: 'acme/r7' },
-        pad: 'x'.repeat(24 * 1048576),
-      }),
-    );
     const many = '/templates/local.dm/local/many/many/versions/v1.0.0';
     const token = { authorization: `Bearer ${BENCH_ADMIN}` };
     const expand = (content: string, imports: { name: string; content: string }[] = []) =>
@@ -329,16 +361,18 @@ async function attacks(seconds: number): Promise<void> {
     const list: [string, () => Promise<void>][] = [
       [
         'webhook: 8 parallel 24 MiB deliveries, wrong signature, 31 GitHub registries',
-        () =>
-          repeat(1, 8, async () =>
-            count(
-              fetch(`${url}/api/v1/webhooks/github`, {
-                method: 'POST',
-                headers: { 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` },
-                body: pad,
-              }),
-            ),
-          ),
+        // Sent from a process of their own: 192 MB of uploads from the process that measures the
+        // resolves would measure the bench's own sending as the server's latency.
+        async () => {
+          const sender = fork(fileURLToPath(import.meta.url), ['webhook-sender', url], {
+            stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+          });
+          const answers = await new Promise<(number | string)[]>((resolve, reject) => {
+            sender.once('message', (m) => resolve(m as (number | string)[]));
+            sender.once('exit', (code) => reject(new Error(`the webhook sender exited ${code}`)));
+          });
+          for (const a of answers) tally(a);
+        },
       ],
       [
         `${MANY_FILES.toLocaleString('en')} files: 8 parallel clients × 2 × (resolve, archive, file list), with a token`,
@@ -404,14 +438,15 @@ async function attacks(seconds: number): Promise<void> {
     await load(url, 1, undefined, 10);
     await ask('peak');
     const idle = await load(url, seconds, undefined, 10);
-    const idlePeak = (await ask<{ peak: number }>('peak')).peak;
+    const idleAsk = await ask<{ peak: number; busyMs: number }>('peak');
+    const idlePeak = idleAsk.peak;
     const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
     console.log(
       `attacks (issue 25; ${MANY_FILES} files version: ${ready.manyVersions} version(s) indexed; load ${loadavg()
         .map((l) => l.toFixed(2))
         .join(
           ' ',
-        )})\n  no attack: resolve p50 ${idle.p50} ms, p99 ${idle.p99} ms, max ${idle.max} ms; peak RSS ${mb(idlePeak)}`,
+        )})\n  no attack: resolve p50 ${idle.p50} ms, p99 ${idle.p99} ms, max ${idle.max} ms; peak RSS ${mb(idlePeak)}; request thread busy ${(idleAsk.busyMs / 1000).toFixed(1)} s of ${seconds} s`,
     );
     for (const [name, attack] of list) {
       statuses.clear();
@@ -420,9 +455,9 @@ async function attacks(seconds: number): Promise<void> {
       const busy = await load(url, seconds, running, 10);
       await running;
       const ms = performance.now() - started;
-      const peak = (await ask<{ peak: number }>('peak')).peak;
+      const { peak, busyMs } = await ask<{ peak: number; busyMs: number }>('peak');
       console.log(
-        `  ${name}: ${(ms / 1000).toFixed(1)} s, answers ${[...statuses].map(([k, v]) => `${v}×${k}`).join(' ')}\n    resolve (10 connections) p50 ${busy.p50} ms, p99 ${busy.p99} ms (ratio ${(busy.p99 / Math.max(idle.p99, 1)).toFixed(1)}; target ≤ 50 ms), max ${busy.max} ms, errors ${busy.errors}; peak RSS ${mb(peak)}; load ${loadavg()[0]!.toFixed(2)}`,
+        `  ${name}: ${(ms / 1000).toFixed(1)} s, answers ${[...statuses].map(([k, v]) => `${v}×${k}`).join(' ')}\n    resolve (10 connections) p50 ${busy.p50} ms, p99 ${busy.p99} ms (ratio ${(busy.p99 / Math.max(idle.p99, 1)).toFixed(1)}; target ≤ 50 ms), max ${busy.max} ms, errors ${busy.errors}; peak RSS ${mb(peak)}; request thread busy ${(busyMs / 1000).toFixed(1)} s of ${(ms / 1000).toFixed(1)} s; load ${loadavg()[0]!.toFixed(2)}`,
       );
     }
   } finally {
@@ -431,8 +466,37 @@ async function attacks(seconds: number): Promise<void> {
   }
 }
 
+/** The webhook sender: 8 parallel 24 MiB deliveries with a wrong signature; sends their statuses. */
+async function webhookSender(url: string): Promise<void> {
+  const pad = Buffer.from(
+    JSON.stringify({
+      ref: 'refs/heads/main',
+      repository: { full_name: 'acme/r7' },
+      pad: 'x'.repeat(24 * 1048576),
+    }),
+  );
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      try {
+        const res = await fetch(`${url}/api/v1/webhooks/github`, {
+          method: 'POST',
+          headers: { 'x-github-event': 'push', 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` },
+          body: pad,
+        });
+        await res.arrayBuffer();
+        return res.status;
+      } catch (error) {
+        return (error as { cause?: { code?: string } }).cause?.code ?? 'failed';
+      }
+    }),
+  );
+  process.send?.(answers, () => process.exit(0));
+}
+
 if (process.argv[2] === 'child') {
   await child(Number(process.argv[3]), process.argv[4]!);
+} else if (process.argv[2] === 'webhook-sender') {
+  await webhookSender(process.argv[3]!);
 } else if (process.argv[2] === 'attack-child') {
   await attackChild(Number(process.argv[3]), process.argv[4]!);
 } else {
@@ -440,6 +504,6 @@ if (process.argv[2] === 'child') {
   if (process.argv[3] === 'attacks') await attacks(seconds);
   else {
     if (process.argv[3] !== 'resolve') await memoryAndArchive();
-    await resolveUnderSync(seconds);
+    if (process.argv[3] !== 'archive') await resolveUnderSync(seconds);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Search latency over a generated index of 100,000 templates (docs/server.md "Tests and measurements"; target p99 ≤ 10 ms):
+ * Search latency over a generated index of 100,000 templates (docs/server.md "Tests and measurements"; target every query kind p99 ≤ 5 ms on both databases, issue 24):
  * the server's query (FTS5 with the `prefix='2 3'` index, bounded candidate set of ids ranked over
  * the template rows held in memory, then facets) against, in the same run, the naive query that
  * ranks the whole match set with bm25. Besides wall-clock p50/p99, the server's CPU time per query
@@ -9,7 +9,9 @@
  * Then, when PostgreSQL is installed, the same queries over the same templates on a private cluster
  * (test/support/postgres.ts; words matched over the lexemes held in memory, store/postgres/search.ts),
  * each next to SQLite's figure of this run (the ratio). Target for both (issue 24): every query
- * kind's p99 ≤ 5 ms. With --busy one other process keeps a core busy for the whole run.
+ * kind's p99 ≤ 5 ms (the lines starting `TARGET LINE`). With --busy one other process keeps a core
+ * busy for the whole run. Misspelt queries are answered from names held in memory on both
+ * databases (similar-names.ts); on PostgreSQL the trigram index answers only while they load.
  * Usage: node dist/bench/server-search.js [templates, default 100000] [--busy]
  */
 import { spawn } from 'node:child_process';
@@ -142,7 +144,7 @@ async function main(): Promise<void> {
       );
     }
     console.log(
-      `SQLite worst p99: ${worst.toFixed(2)} ms, CPU ${worstCpu.toFixed(2)} ms (target ≤ 5 ms); load average ${uptime()}`,
+      `TARGET LINE SQLite worst p99: ${worst.toFixed(2)} ms, CPU ${worstCpu.toFixed(2)} ms (target ≤ 5 ms); load average ${uptime()}`,
     );
     store.close();
     await onPostgres(count, [...queries, ...TYPOS], onSqlite);
@@ -187,19 +189,23 @@ async function onPostgres(
       `${'query'.padEnd(32)} ${'postgresql p50/p99'.padStart(20)} ${'(cpu p50/p99)'.padStart(16)}   ${'p99 / sqlite p99'.padStart(16)}   hits`,
     );
     let worst = 0;
+    let worstCpu = 0;
     for (const [label, q] of queries) {
       let total = 0;
       const ours = await measureBoth(async () => {
         total = (await reads.search({ q, page: 1, limit: 20, reader: PUBLIC_READER })).total;
       }, 300);
       worst = Math.max(worst, ours.p99);
+      worstCpu = Math.max(worstCpu, ours.cpu99);
       const sqlite = onSqlite.get(label);
       const ratio = sqlite ? (ours.p99 / sqlite.p99).toFixed(2) : '-';
       console.log(
         `${label.padEnd(32)} ${`${ours.p50.toFixed(2)} / ${ours.p99.toFixed(2)}`.padStart(20)} ${`(${ours.cpu50.toFixed(2)} / ${ours.cpu99.toFixed(2)})`.padStart(16)}   ${ratio.padStart(16)}   ${total}`,
       );
     }
-    console.log(`PostgreSQL worst p99: ${worst.toFixed(2)} ms (target ≤ 5 ms); load average ${uptime()}`);
+    console.log(
+      `TARGET LINE PostgreSQL worst p99: ${worst.toFixed(2)} ms, CPU ${worstCpu.toFixed(2)} ms (target ≤ 5 ms); load average ${uptime()}`,
+    );
     await pg.close();
   } finally {
     cluster.stop();

@@ -428,6 +428,10 @@ export const ERROR_CODES = {
     meaning: 'The Python interpreter for Python templates cannot be started.',
   },
   SANDBOX_FAILED: { category: 'error', meaning: 'The template renderer process failed.' },
+  PYTHON_ISOLATION_UNAVAILABLE: {
+    category: 'blocked',
+    meaning: "A registry's Python template needs namespaces, which this machine refused.",
+  },
   UNKNOWN_REFERENCE: {
     category: 'validation',
     meaning: 'A $(ref.NAME…) names a resource the configuration does not have.',
@@ -812,6 +816,11 @@ export const ERROR_CODES = {
     category: 'rate-limited',
     meaning:
       'This caller already has as many batch requests in progress as one caller may; retry after Retry-After seconds.',
+  },
+  ANSWER_TIMEOUT: {
+    category: 'unreachable',
+    meaning:
+      "A streamed answer (a batch resolve) was not taken by its client within the server's write deadline; the server closed the connection.",
   },
   EXPANSION_TOO_LARGE: {
     category: 'limit',

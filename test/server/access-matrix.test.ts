@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { commitAll, commitDirectory } from '../github-standin/standin.js';
+import { commitAll, commitDirectory, type Standin, startGitHubStandin } from '../github-standin/standin.js';
 import { ADMIN_TOKEN, DIALECTS, type DialectTestServer, FIXTURES, tempDir, testServerOn } from './helpers.js';
 
 const PUBLIC = 'github.com/acme/templates';
@@ -44,6 +44,7 @@ for (const dialect of DIALECTS)
     /** The versions of the two private registries and of the public one, as the store counts them. */
     let privateVersions: number;
     let publicVersions: number;
+    let standin: Standin;
 
     const tokenOf = (caller: Caller): string | undefined =>
       ({
@@ -78,7 +79,13 @@ for (const dialect of DIALECTS)
       repo = join(dir, 'localgit');
       commitDirectory(FIXTURES, repo);
       commitAll(repo, 'publish');
-      s = await testServerOn(dialect, { metricsTokens: [METRICS_TOKEN] });
+      // Two GitHub repositories (through the stand-in), whose syncs count requests and a budget.
+      commitDirectory(join(FIXTURES, 'redis'), join(dir, 'gh-a'));
+      commitDirectory(join(FIXTURES, 'redis'), join(dir, 'gh-b'));
+      standin = await startGitHubStandin({
+        repos: { 'acme/gh-a': { gitDir: join(dir, 'gh-a') }, 'acme/gh-b': { gitDir: join(dir, 'gh-b') } },
+      });
+      s = await testServerOn(dialect, { metricsTokens: [METRICS_TOKEN], githubApiUrl: standin.url });
       const pub = await s.service.add({ source: FIXTURES, name: PUBLIC });
       const priv = await s.service.add({ source: FIXTURES, name: PRIVATE, visibility: 'private' });
       const local = await s.service.add({ source: `file://${repo}`, name: LOCAL });
@@ -104,6 +111,7 @@ for (const dialect of DIALECTS)
     });
     after(async () => {
       await s?.close();
+      await standin?.close();
     });
 
     const lookup = (registry: string) => `/api/v1/checksums/lookup/${registry}/redis@v1.1`;
@@ -248,5 +256,37 @@ for (const dialect of DIALECTS)
       // The log still holds the record: an admin reads it.
       const admin = await ask(lookup(PRIVATE), 'admin');
       assert.equal(admin.status, 200, admin.body);
+    });
+    it('/metrics: the last syncs of private registries are added up under (private), never overwritten', async () => {
+      const a = await s.service.add({ source: 'github.com/acme/gh-a', visibility: 'private' });
+      const b = await s.service.add({ source: 'github.com/acme/gh-b', visibility: 'private' });
+      const outcomes = [];
+      for (const row of [a, b]) {
+        const outcome = await s.service.sync(row.id, 'manual');
+        assert.equal(outcome.status, 'succeeded', JSON.stringify(outcome.error));
+        assert.ok(outcome.apiRequests > 0 && outcome.rateLimitRemaining !== null, JSON.stringify(outcome));
+        outcomes.push(outcome);
+      }
+      const [oa, ob] = outcomes as [(typeof outcomes)[0], (typeof outcomes)[0]];
+      // The directory registries' syncs made no requests: the private sum is the two GitHub ones'.
+      const series = (body: string, name: string) =>
+        new RegExp(`^${name}\\{registry="\\(private\\)"\\} (\\d+)$`, 'm').exec(body)?.[1];
+      let scrape = (await ask('/metrics', 'metrics')).body;
+      assert.equal(series(scrape, 'dm_registry_sync_api_requests'), String(oa.apiRequests + ob.apiRequests));
+      // The budget shown is the lowest any private registry reported (b synced last, so b's).
+      const lowest = Math.min(oa.rateLimitRemaining!, ob.rateLimitRemaining!);
+      assert.equal(series(scrape, 'dm_registry_source_rate_limit_remaining'), String(lowest));
+      for (const caller of ['anonymous', 'reader'] as const) {
+        const body = (await ask('/metrics', caller)).body;
+        assert.doesNotMatch(body, /\(private\)/, caller);
+        assert.doesNotMatch(body, /gh-a|gh-b/, caller);
+      }
+      // Once b is gone, only a's figures remain: a's own budget, not the deleted b's lower one.
+      assert.ok(ob.rateLimitRemaining! < oa.rateLimitRemaining!);
+      const del = await ask(`/api/v1/registries/${b.id}`, 'admin', { method: 'DELETE' });
+      assert.ok(del.status === 200 || del.status === 204, del.body);
+      scrape = (await ask('/metrics', 'admin')).body;
+      assert.equal(series(scrape, 'dm_registry_sync_api_requests'), String(oa.apiRequests));
+      assert.equal(series(scrape, 'dm_registry_source_rate_limit_remaining'), String(oa.rateLimitRemaining));
     });
   });

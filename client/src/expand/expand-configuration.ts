@@ -444,6 +444,7 @@ class Expander {
       context: { properties, env },
       files: imports,
       importsAreFiles: true,
+      ...(template.ownFile ? { ownFile: true } : {}),
     };
     let output: unknown;
     const outputSource = `${template.path} (output for '${resource.name}')`;

@@ -104,6 +104,8 @@ export async function renderTemplateFile(
           imports: context.imports ?? files,
         },
         files,
+        // A file of the user's (docs/expansion.md, "Isolation").
+        ownFile: true,
       });
       return { template: path, text: 'text' in result ? result.text : formatYaml(result.data) };
     }

@@ -55,20 +55,33 @@ function header(path: string, size: number): Buffer {
   return block;
 }
 
+/**
+ * One file's ustar entry: its header, its content (not copied) and the zeros that end its last
+ * 512-byte block. An archive is its files' entries in `comparePaths` order, then TAR_END.
+ */
+export function tarEntry(path: string, content: Buffer): Buffer[] {
+  const parts = [header(path, content.length), content];
+  const pad = (512 - (content.length % 512)) % 512;
+  if (pad) parts.push(Buffer.alloc(pad, 0));
+  return parts;
+}
+
+/** The end of a ustar archive: two zero blocks. */
+export const TAR_END = Buffer.alloc(1024, 0);
+
 /** The ustar archive of `files`, each under `root/` (or at the archive's top when `root` is ''). */
 export function versionTar(files: readonly TarFile[], root = ''): Buffer {
   const parts: Buffer[] = [];
   const sorted = [...files].sort((a, b) => comparePaths(a.path, b.path));
-  for (const f of sorted) {
-    parts.push(header(root ? `${root}/${f.path}` : f.path, f.content.length), f.content);
-    const pad = (512 - (f.content.length % 512)) % 512;
-    if (pad) parts.push(Buffer.alloc(pad, 0));
-  }
-  parts.push(Buffer.alloc(1024, 0));
+  for (const f of sorted) parts.push(...tarEntry(root ? `${root}/${f.path}` : f.path, f.content));
+  parts.push(TAR_END);
   return Buffer.concat(parts);
 }
 
+/** gzip's options for an archive (level 9; Node writes mtime 0): the same for every writer. */
+export const TAR_GZIP_OPTIONS = { level: 9 } as const;
+
 /** `versionTar` gzipped (on libuv's worker threads, off the calling thread). */
 export function versionTarGz(files: readonly TarFile[], root = ''): Promise<Buffer> {
-  return gzipAsync(versionTar(files, root), { level: 9 });
+  return gzipAsync(versionTar(files, root), TAR_GZIP_OPTIONS);
 }

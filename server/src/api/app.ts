@@ -30,6 +30,7 @@ import { ociRoutes } from './routes-oci.js';
 import { readRoutes } from './routes-read.js';
 import { writeRoutes } from './routes-write.js';
 import { RequestTracker, trackServedRoutes } from './tracking.js';
+import { archiveCache } from './version-archive.js';
 
 export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync' | 'mirror'> {
   logger?: Logger;
@@ -41,6 +42,8 @@ export interface CreateAppDeps extends Omit<ServiceDeps, 'log' | 'onSync' | 'mir
   maxWebhookBytes?: number;
   /** Batch resolves answered at a time, and waiting beyond those (default 2 and 64). */
   batchAdmission?: AdmissionOptions;
+  /** How long a client may take to read a whole batch resolve answer, ms (default 60 s). */
+  batchAnswerDeadlineMs?: number;
   /** Webhook deliveries read and checked at a time, and waiting beyond those (default 2 and 8). */
   webhookAdmission?: AdmissionOptions;
   /** The Deployment Manager (docs/manager.md): mounted when clusters are configured. */
@@ -155,10 +158,7 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
     log: (level, message, fields) => logger.log(level, message, fields),
     onSync: (registry, outcome) => {
       metrics.syncs.inc({ registry, status: outcome.status });
-      metrics.syncRequests.set({ registry }, outcome.apiRequests);
-      if (outcome.rateLimitRemaining !== null) {
-        metrics.rateLimitRemaining.set({ registry }, outcome.rateLimitRemaining);
-      }
+      metrics.recordSync(outcome.registryId, registry, outcome);
     },
     checksums: {
       ...deps.checksums,
@@ -171,12 +171,13 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
   metrics.countVersions(async () => {
     try {
       return (await service.data.registries.list()).map((r) => ({
+        id: r.id,
         registry: r.visibility === 'public' ? r.name : PRIVATE_LABEL,
         versions: r.versionCount,
       }));
     } catch (error) {
       logger.log('error', 'registry versions could not be counted for /metrics', { error: String(error) });
-      return [];
+      return undefined;
     }
   });
   // A database that does not answer leaves the gauge empty; the rest of /metrics is still served.
@@ -295,8 +296,18 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
   served.route('/api/v1', checksumRoutes({ maxBodyBytes: deps.maxBodyBytes ?? 1024 * 1024 }));
   const batches = new Admission('batch resolves', deps.batchAdmission ?? { concurrency: 2, queue: 64 });
   metrics.watchAdmission('batch-resolve', batches.counters);
+  metrics.watchAdmission('archive', archiveCache.admission.counters);
   const batchesPerCaller = new PerCaller('batch resolves', { concurrency: 1, queue: 8 });
-  served.route('/api/v1', readRoutes(tracker, { batches, batchesPerCaller }));
+  served.route(
+    '/api/v1',
+    readRoutes(tracker, {
+      batches,
+      batchesPerCaller,
+      ...(deps.batchAnswerDeadlineMs === undefined
+        ? {}
+        : { batchAnswerDeadlineMs: deps.batchAnswerDeadlineMs }),
+    }),
+  );
   served.route(
     '/api/v1',
     writeRoutes({

@@ -140,17 +140,39 @@ export class ServerMetrics {
     labelNames: ['registry', 'status'] as const,
     registers: [this.registry],
   });
+  /**
+   * Each registry's last sync figures, by registry id: a private registry's are added up with the
+   * other private ones' under one label at each scrape (sums of requests, the lowest budget), never
+   * one overwriting another's (docs/server.md, "HTTP API").
+   */
+  private readonly lastSyncs = new Map<
+    number,
+    { label: string; apiRequests: number; rateLimitRemaining: number | null }
+  >();
   readonly syncRequests = new Gauge({
     name: 'dm_registry_sync_api_requests',
-    help: 'Source API requests the last sync of a registry made',
+    help: 'Source API requests the last sync of a registry made (private registries: the sum of theirs)',
     labelNames: ['registry'] as const,
     registers: [this.registry],
+    collect: () => {
+      this.syncRequests.reset();
+      for (const s of this.lastSyncs.values()) this.syncRequests.inc({ registry: s.label }, s.apiRequests);
+    },
   });
   readonly rateLimitRemaining = new Gauge({
     name: 'dm_registry_source_rate_limit_remaining',
-    help: 'Rate-limit budget the source reported after the last sync',
+    help: 'Rate-limit budget the source reported after the last sync (private registries: the lowest of theirs)',
     labelNames: ['registry'] as const,
     registers: [this.registry],
+    collect: () => {
+      const lowest = new Map<string, number>();
+      for (const s of this.lastSyncs.values()) {
+        if (s.rateLimitRemaining === null) continue;
+        lowest.set(s.label, Math.min(lowest.get(s.label) ?? Number.POSITIVE_INFINITY, s.rateLimitRemaining));
+      }
+      this.rateLimitRemaining.reset();
+      for (const [registry, remaining] of lowest) this.rateLimitRemaining.set({ registry }, remaining);
+    },
   });
   readonly upstreamDigestMismatches = new Counter({
     name: 'dm_registry_upstream_digest_mismatches_total',
@@ -163,19 +185,18 @@ export class ServerMetrics {
     labelNames: ['registry'] as const,
     registers: [this.registry],
   });
-  /** Read at each scrape, like the open quarantines: private registries summed under one label. */
-  private versionCounts: (() => Promise<readonly { registry: string; versions: number }[]>) | undefined;
+  /**
+   * Read at each scrape, before the exposition (`exposition`): each registry's version count by
+   * metrics label, and which registries exist (a deleted one's last sync figures are dropped).
+   */
+  private versionCounts:
+    | (() => Promise<readonly { id: number; registry: string; versions: number }[] | undefined>)
+    | undefined;
   readonly versions = new Gauge({
     name: 'dm_registry_versions',
     help: 'Template versions in the serving index',
     labelNames: ['registry'] as const,
     registers: [this.registry],
-    collect: async () => {
-      if (!this.versionCounts) return;
-      const counts = await this.versionCounts();
-      this.versions.reset();
-      for (const { registry, versions } of counts) this.versions.inc({ registry }, versions);
-    },
   });
   /** Read at each scrape (one grouped query), so accepts, reverts and restarts never leave it stale. */
   private openQuarantines: (() => Promise<readonly { registry: string; open: number }[]>) | undefined;
@@ -234,6 +255,14 @@ export class ServerMetrics {
    * "HTTP API").
    */
   async exposition(withPrivate: boolean, privateLabel: string): Promise<string> {
+    // Unreadable (the database down): no versions series, and the sync figures are kept.
+    const counts = await this.versionCounts?.();
+    this.versions.reset();
+    if (counts) {
+      for (const { registry, versions } of counts) this.versions.inc({ registry }, versions);
+      const live = new Set(counts.map((c) => c.id));
+      for (const id of this.lastSyncs.keys()) if (!live.has(id)) this.lastSyncs.delete(id);
+    }
     const text = await this.registry.metrics();
     if (withPrivate) return text;
     const label = `registry="${privateLabel}"`;
@@ -252,8 +281,25 @@ export class ServerMetrics {
    * Where the versions gauge reads each registry's version count, by metrics label: the private
    * registries' counts are added up under their one label, not the last one synced.
    */
-  countVersions(read: () => Promise<readonly { registry: string; versions: number }[]>): void {
+  countVersions(
+    read: () => Promise<readonly { id: number; registry: string; versions: number }[] | undefined>,
+  ): void {
     this.versionCounts = read;
+  }
+
+  /** A registry's last sync (`label`: its name, or the private label): what the sync gauges show. */
+  recordSync(
+    registryId: number,
+    label: string,
+    outcome: { apiRequests: number; rateLimitRemaining: number | null },
+  ): void {
+    const previous = this.lastSyncs.get(registryId);
+    this.lastSyncs.set(registryId, {
+      label,
+      apiRequests: outcome.apiRequests,
+      // A sync that learnt no budget (a directory, a failure before any request) keeps the last one.
+      rateLimitRemaining: outcome.rateLimitRemaining ?? previous?.rateLimitRemaining ?? null,
+    });
   }
 
   /** Reports the counters of a bounded kind of work as `dm_registry_bounded_work{work}`. */

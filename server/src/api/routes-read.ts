@@ -31,8 +31,19 @@ import { type RequestTracker, SELF_TRACKED_ROUTE } from './tracking.js';
 import { archiveCache } from './version-archive.js';
 
 const MAX_BATCH = 1000;
-/** References answered between two turns of the event loop (a slice costs a few ms at most). */
+/** References answered between two turns of the event loop, at most (a slice costs a few ms). */
 const BATCH_SLICE = 50;
+/**
+ * What one slice may take, ms: a slice that took longer halves the next one (down to one
+ * reference), one that took less than half of it doubles the next (up to BATCH_SLICE), so on a
+ * loaded machine, or for references that cost more to answer, other requests still get their turn.
+ */
+const BATCH_SLICE_MS = 4;
+/**
+ * How long a client may take to read a whole batch answer (docs/server.md, "Bounds on one caller's
+ * work"): past it the connection is closed and the batch's slots are free again.
+ */
+export const BATCH_ANSWER_DEADLINE_MS = 60_000;
 
 /**
  * A resolve answer as a response: a resolution is answered conditionally on its ETag (the catalog
@@ -58,7 +69,7 @@ function resolveResponse(
 
 export function readRoutes(
   tracker: RequestTracker,
-  options: { batches: Admission; batchesPerCaller: PerCaller },
+  options: { batches: Admission; batchesPerCaller: PerCaller; batchAnswerDeadlineMs?: number },
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
@@ -243,6 +254,10 @@ export function readRoutes(
           refs,
           (ref, i) => mirrored?.[i] ?? catalog.resolveAnswer(ref, access),
           release,
+          {
+            ms: options.batchAnswerDeadlineMs ?? BATCH_ANSWER_DEADLINE_MS,
+            cut: () => outgoingOf(c)?.destroy(),
+          },
         );
         streaming = true;
         return c.body(body, 200, { 'Content-Type': 'application/json' });
@@ -352,11 +367,22 @@ function bytesOf(answer: { body: string }): Uint8Array {
 }
 
 /**
+ * The Node server's response of a request (the connection's writable side, @hono/node-server's
+ * `c.env.outgoing`), or undefined for a request that came through no socket (`app.request()`).
+ */
+function outgoingOf(c: Context<AppEnv>): { destroy(): void } | undefined {
+  return (c.env as { outgoing?: { destroy(): void } } | undefined)?.outgoing;
+}
+
+/**
  * A batch answer `{"results": [...]}` as a stream the client pulls: each pull resolves one slice of
- * BATCH_SLICE references after a turn of the event loop, and queues each result as its own chunks
+ * references (sized to take BATCH_SLICE_MS) after a turn of the event loop, and queues each result as its own chunks
  * (a resolution's bytes are shared, bytesOf), so the answer is never whole in memory (1,000
  * references to a version of 1,000 files are 130 MB) and a slow reader holds back only its own
- * batch. `done` is called once the last byte is taken or the client goes away.
+ * batch. `release` is called once the last byte is taken, the client goes away, or the deadline
+ * passes: then `deadline.cut` closes the connection (the server's writer is waiting for the socket
+ * to drain, not reading the stream, so ending the stream alone would leave it open) and the stream
+ * errors with ANSWER_TIMEOUT.
  */
 function batchAnswer(
   refs: readonly string[],
@@ -364,15 +390,37 @@ function batchAnswer(
     ref: string,
     index: number,
   ) => { status: number; body: string } | Promise<{ status: number; body: string }>,
-  done: () => void,
+  release: () => void,
+  deadline: { ms: number; cut: () => void },
 ): ReadableStream<Uint8Array> {
   let from = 0;
+  let size = 8;
+  let timer: NodeJS.Timeout | undefined;
+  const done = () => {
+    clearTimeout(timer);
+    release();
+  };
   return new ReadableStream<Uint8Array>(
     {
+      start(controller) {
+        timer = setTimeout(() => {
+          done();
+          deadline.cut();
+          controller.error(
+            new DmError(
+              'ANSWER_TIMEOUT',
+              `the batch answer was not read within ${deadline.ms / 1000} s; the connection was closed`,
+              { category: 'unreachable' },
+            ),
+          );
+        }, deadline.ms);
+        timer.unref();
+      },
       async pull(controller) {
         try {
           if (from > 0) await nextTurn();
-          const slice = refs.slice(from, from + BATCH_SLICE);
+          const started = performance.now();
+          const slice = refs.slice(from, from + size);
           const answers = await Promise.all(slice.map((ref, i) => answer(ref, from + i)));
           slice.forEach((ref, i) => {
             const a = answers[i]!;
@@ -386,7 +434,10 @@ function batchAnswer(
               controller.enqueue(encoder.encode(`${open}"error":${error}}`));
             }
           });
-          from += BATCH_SLICE;
+          from += slice.length;
+          const took = performance.now() - started;
+          if (took > BATCH_SLICE_MS) size = Math.max(1, size >> 1);
+          else if (took < BATCH_SLICE_MS / 2) size = Math.min(BATCH_SLICE, size * 2);
           if (from >= refs.length) {
             controller.enqueue(encoder.encode(refs.length === 0 ? '{"results":[]}' : ']}'));
             controller.close();
@@ -514,7 +565,22 @@ async function versionContent(c: Context<AppEnv>, reads: ReadStore, registry: Re
       c,
       etag,
       'application/gzip',
-      () => archiveCache.get(row.digest, `${p.template}-${version}`, () => reads.versionContents(row.id)),
+      () =>
+        archiveCache.get(row.digest, `${p.template}-${version}`, {
+          // The files the catalog's resolution lists, then each file's bytes (version-archive.ts).
+          paths: async () => (await c.get('service').catalog.resolutionOf(row.id)).files.map((f) => f.path),
+          content: async (path) => {
+            const content = await reads.fileContent(row.id, path);
+            if (content !== undefined) return content;
+            throw new DmError(
+              'VERSION_NOT_FOUND',
+              `${name}:${version} changed while its archive was built; ask again`,
+              {
+                category: 'not-found',
+              },
+            );
+          },
+        }),
       registry.visibility,
     );
   }

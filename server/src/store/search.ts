@@ -101,6 +101,32 @@ export function rankCandidates<
   return keyed.map((k) => k.row);
 }
 
+/** Scores stay below this (16 words × 68 at most); the sort key packs tier, score and name order. */
+const SCORE_LIMIT = 4096;
+const ORDER_LIMIT = 2 ** 32;
+
+/**
+ * `rankCandidates` over rows held in memory, each knowing its place (`order`) in `ordered`, every
+ * held row by name, collection and id: the same order, as one number per row — tier, score, the
+ * row's place — so the sort compares numbers only (no string comparison, no object per row).
+ */
+export function rankHeld<
+  T extends { lowerName: string; lowerTitle: string; lowerCollection: string; order: number },
+>(rows: readonly T[], ordered: readonly T[], q: string, words: readonly string[]): T[] {
+  const keys = new Float64Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    const tier = r.lowerName === q ? 2 : r.lowerName.startsWith(q) ? 1 : 0;
+    const score = Math.min(rank(r, words), SCORE_LIMIT - 1);
+    keys[i] = ((2 - tier) * SCORE_LIMIT + (SCORE_LIMIT - 1 - score)) * ORDER_LIMIT + r.order;
+  }
+  keys.sort();
+  const ranked = new Array<T>(keys.length);
+  // A key is a whole number below 2^53: its low 32 bits (`>>> 0`) are the row's place.
+  for (let i = 0; i < keys.length; i++) ranked[i] = ordered[keys[i]! >>> 0]!;
+  return ranked;
+}
+
 /** What only the shown page's rows read from the store. */
 export interface PageExtra {
   latestVersion: string | null;

@@ -1,12 +1,14 @@
 /**
  * Issue 15 item 8 (archives): an archive is built once per version digest, compressed off the
- * request thread; concurrent and later requests get the same bytes from the cache.
+ * request thread; concurrent and later requests get the same bytes from the cache, the bytes of the
+ * one archive writer over the version's files.
  */
 import assert from 'node:assert/strict';
-import { cpSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import { describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import { versionTarGz } from '../../../client/src/registry/index.js';
 import { archiveCache } from '../../../server/src/api/version-archive.js';
 import { DIALECTS, FIXTURES, tempDir, testServerOn } from '../helpers.js';
 
@@ -34,6 +36,15 @@ for (const dialect of DIALECTS) {
         assert.equal(archiveCache.builds - before, 1);
         assert.ok(bodies.every((b) => b.equals(bodies[0]!)));
         assert.ok(gunzipSync(bodies[0]!).includes(Buffer.from('redis-v1.0.3/')));
+        // Built a file at a time (version-archive.ts), the bytes of the one writer over the files.
+        const dir = join(source, 'redis', 'v1.0.3');
+        const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+          .filter((e) => e.isFile())
+          .map((e) => {
+            const path = join(e.parentPath, e.name);
+            return { path: relative(dir, path).split(sep).join('/'), content: readFileSync(path) };
+          });
+        assert.ok((await versionTarGz(files, 'redis-v1.0.3')).equals(bodies[0]!));
       } finally {
         await s.close();
         rmSync(source, { recursive: true, force: true });

@@ -109,3 +109,14 @@ export async function boundedWork(url: string, work: string): Promise<Record<str
   }
   return out;
 }
+
+/** Settles with `promise`, or fails once `ms` have passed: a hard bound on a test's wait. */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: not within ${ms / 1000} s`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,3 +1,5 @@
+import { PYTHON_BOUNDARY_SOURCE } from './boundary-source.js';
+
 /**
  * The Python side of the Python template engine (docs/expansion.md, "Python templates" and "Isolation"), run as
  * `python3 -I -c <this source>`: one process per expansion run, one JSON request per line on
@@ -8,7 +10,8 @@
  * Answer:   {"id", "ok": true, "text": "..."} | {"id", "ok": true, "data": {...}, "wire"?: true}
  *         | {"id", "ok": false, "kind": "error"|"blocked"|"limit", "message", "file", "line"}
  *
- * Isolation: an address-space limit (RLIMIT_AS), a per-template timer, and an audit hook that
+ * Isolation: the operating system's boundary (boundary-source.ts), entered first; inside it, the
+ * inner layer: an address-space limit (RLIMIT_AS), a per-template timer, and an audit hook that
  * refuses sockets, subprocesses, `os.system`, dangerous imports and any file open other than
  * reading Python's own library; `os.stat` and the other functions that inspect a path (no audit
  * event) are wrapped with the same rule. Template imports are served from memory by a meta-path finder,
@@ -17,7 +20,7 @@
  * Data travels in the wire form of python/values.ts both ways: a float with an integral value as
  * {"\u0000float": n}, a dict whose key order JS would change as {"\u0000dict": [k1, v1, …]}.
  */
-export const PYTHON_RUNNER_SOURCE = String.raw`
+export const PYTHON_RUNNER_SOURCE = `${PYTHON_BOUNDARY_SOURCE}${String.raw`
 import sys, json, io, linecache, types, signal, resource, re, time
 import os.path as _osp
 from importlib.machinery import ModuleSpec as _ModuleSpec
@@ -42,6 +45,13 @@ try:
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
 except Exception:
     pass
+
+# The operating system's boundary (python/boundary-source.ts), before any template runs; after
+# RLIMIT_NPROC, which a new user namespace takes over as its own bound.
+try:
+    _boundary, _refused = _enter_boundary()
+except Exception as e:
+    _boundary, _refused = [], str(e)
 
 _LIB_DIRS = tuple(sorted({_osp.realpath(p) + '/' for p in sys.path if p and _osp.isdir(p)} |
                          {_osp.realpath(_osp.dirname(_osp.dirname(json.__file__))) + '/'}))
@@ -517,7 +527,7 @@ def _unjson(value):
     raise TypeError('%s is not JSON data' % type(value).__name__)
 
 sys.addaudithook(_audit)
-_out.write(json.dumps({'ready': True}) + '\n')
+_out.write(json.dumps({'ready': True, 'boundary': _boundary, 'refused': _refused}) + '\n')
 _out.flush()
 for raw in _in:
     if not raw.strip():
@@ -534,4 +544,4 @@ for raw in _in:
         line = json.dumps({'id': req.get('id'), 'ok': False, 'kind': 'limit', 'message': 'ran out of memory', 'file': req.get('name'), 'line': None})
     _out.write(line + '\n')
     _out.flush()
-`;
+`}`;

@@ -6,7 +6,9 @@
  *   reading only the engine's own code; no writes, no child processes, no workers, no addons) and
  *   a V8 heap limit; requests over the IPC channel.
  * - Python: one `python3 -I` process per sandbox (that is, per expansion run), JSON lines over
- *   stdio, an address-space limit and audit hooks (python/runner-source.ts).
+ *   stdio, inside the operating system's boundary (python/boundary-source.ts: namespaces, a root
+ *   holding only Python's library, an unprivileged uid, Landlock), with an address-space limit
+ *   and audit hooks (python/runner-source.ts).
  *
  * A template that runs out of time or memory kills only its process: the sandbox reports a
  * DmError with category `limit` and starts a fresh process for the next template.
@@ -18,6 +20,14 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DmError } from '../../error.js';
 import { fromWire, hasPythonValues, toWire } from '../../python/values.js';
+import {
+  boundaryOf,
+  isolationRefused,
+  type PythonBoundary,
+  type PythonIsolation,
+  pythonIsolationFromEnv,
+  unprivileged,
+} from '../python/boundary.js';
 import { PYTHON_RUNNER_SOURCE } from '../python/runner-source.js';
 import type { SchemaValidationMode, TemplateFile } from '../types.js';
 import {
@@ -37,6 +47,13 @@ export interface SandboxOptions {
   memoryMb?: number;
   /** The Python interpreter, default `python3`. */
   python?: string;
+  /**
+   * What a Python template from a registry needs (docs/expansion.md, "Isolation"): `namespaces`
+   * (default), or `best-effort`, the operator's opt-in to run it with what the machine allows
+   * (Landlock and the in-process guard) where namespaces are refused. Default: the environment's
+   * `DM_PYTHON_ISOLATION`, else `namespaces`.
+   */
+  pythonIsolation?: PythonIsolation;
   /** Jinja rendering processes working in parallel, default 1 (2 did not pay on 2 busy cores). */
   jinjaProcesses?: number;
   /**
@@ -59,6 +76,11 @@ export interface TemplateRequest {
   /** When true, the context's `imports` is `files` (not sent twice). */
   importsAreFiles?: boolean;
   /**
+   * The template is one of the user's own files (LoadedTemplate.ownFile), not a registry's: a
+   * Python one runs also where the namespace boundary is refused.
+   */
+  ownFile?: boolean;
+  /**
    * A schema to validate `context.properties` against first (filling defaults); like a file set,
    * it travels to a rendering process once.
    */
@@ -66,6 +88,8 @@ export interface TemplateRequest {
 }
 
 export type PythonResult = { text: string } | { data: unknown };
+
+export type { PythonBoundary, PythonIsolation };
 
 /** Properties to validate against a template's schema (RenderSandbox.applySchema). */
 export interface SchemaRequest {
@@ -309,7 +333,7 @@ abstract class Worker {
     this.queue = [];
   }
 
-  private async ensure(): Promise<ChildProcess> {
+  protected async ensure(): Promise<ChildProcess> {
     if (this.child) return this.child;
     if (!this.starting) {
       this.starting = this.start().then((child) => {
@@ -440,12 +464,21 @@ function jinjaRendererOptions(memoryMb: number): ForkRendererOptions {
   return { ...code, memoryMb, label: 'the Jinja renderer' };
 }
 
-/** How the Python rendering process is started (command, arguments, spawn options). */
-function pythonCommand(python: string, memoryMb: number): [string, string[], SpawnOptions] {
+/**
+ * How the Python rendering process is started (command, arguments, spawn options): as `nobody`
+ * when dm runs as root, so that no file only root may read is readable and RLIMIT_NPROC bounds
+ * its threads (docs/expansion.md, "Isolation").
+ */
+export function pythonCommand(python: string, memoryMb: number): [string, string[], SpawnOptions] {
   return [
     python,
     ['-I', '-c', PYTHON_RUNNER_SOURCE, String(memoryMb)],
-    { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' } },
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' },
+      cwd: '/',
+      ...unprivileged(),
+    },
   ];
 }
 
@@ -605,6 +638,26 @@ class LineSplitter {
 }
 
 class PythonWorker extends Worker {
+  /** The layers of the operating system's boundary the process entered, and why namespaces not. */
+  private boundary: PythonBoundary = { layers: [], refused: null };
+
+  /**
+   * Refuses a registry's template where the process could not enter namespaces, unless the
+   * operator opted in (docs/expansion.md, "Isolation").
+   */
+  async admit(name: string): Promise<void> {
+    if (this.options.pythonIsolation === 'best-effort') return;
+    await this.ensure();
+    if (this.boundary.layers.includes('namespaces')) return;
+    throw isolationRefused(name, this.boundary);
+  }
+
+  /** What the process entered, once it started. */
+  async started(): Promise<PythonBoundary> {
+    await this.ensure();
+    return this.boundary;
+  }
+
   protected start(): Promise<ChildProcess> {
     const command = pythonCommand(this.options.python, this.options.memoryMb);
     const child = takeEarly(`python\0${JSON.stringify(command)}`)?.child ?? spawn(...command);
@@ -640,6 +693,7 @@ class PythonWorker extends Worker {
         }
         if (!ready && (message as { ready?: unknown }).ready) {
           ready = true;
+          this.boundary = boundaryOf(message);
           resolvePromise(child);
           return;
         }
@@ -652,7 +706,10 @@ class PythonWorker extends Worker {
             `cannot start '${this.options.python}' for Python templates: ${e.message}`,
             {
               category: 'not-found',
-              hint: 'install python3, or pass the interpreter with --python',
+              hint:
+                (e as NodeJS.ErrnoException).code === 'EACCES' && unprivileged().uid !== undefined
+                  ? 'dm runs Python templates as nobody when it runs as root: pass an interpreter nobody may run with --python (docs/expansion.md, "Isolation")'
+                  : 'install python3, or pass the interpreter with --python',
             },
           ),
         ),
@@ -733,6 +790,7 @@ export class RenderSandbox {
       timeoutMs: options.timeoutMs ?? 10_000,
       memoryMb: options.memoryMb ?? DEFAULT_MEMORY_MB,
       python: options.python ?? DEFAULT_PYTHON,
+      pythonIsolation: options.pythonIsolation ?? pythonIsolationFromEnv(),
     };
     this.jinjaProcesses = Math.max(1, options.jinjaProcesses ?? 1);
     this.timed = options.timings ? { time: true } : {};
@@ -857,6 +915,7 @@ export class RenderSandbox {
   /** What a Python template's GenerateConfig returned: YAML text or data. */
   async renderPython(request: TemplateRequest): Promise<PythonResult> {
     this.python ??= new PythonWorker('Python', this.options);
+    if (!request.ownFile) await this.python.admit(request.name);
     const wire = onWire(request);
     const answer = await this.python.request(request.name, wire.request, {
       timeout: this.options.timeoutMs / 1000,
@@ -864,6 +923,12 @@ export class RenderSandbox {
     this.count('Python', answer);
     if (!answer.ok) throw failureToError('Python', request.name, answer);
     return answer.text !== undefined ? { text: answer.text } : { data: answerData(answer) };
+  }
+
+  /** The boundary the Python process entered (starting it if needed). */
+  async pythonBoundary(): Promise<PythonBoundary> {
+    this.python ??= new PythonWorker('Python', this.options);
+    return this.python.started();
   }
 
   close(): void {

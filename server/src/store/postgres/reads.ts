@@ -47,7 +47,7 @@ import { CANDIDATES, type PageExtra, queryWords, rankCandidates, searchPage } fr
 import { visibleRegistriesPg } from '../visibility.js';
 import { PgHashStore } from './checksum-log.js';
 import type { PostgresStore } from './open.js';
-import { type PgHeldRow, type PgRegistryRow, PgTemplateWords } from './search.js';
+import { type PgMatchRow, type PgRegistryRow, PgTemplateWords } from './search.js';
 
 interface Candidate extends Pick<TemplateMatch, 'collection' | 'name' | 'title'> {
   id: number;
@@ -243,29 +243,36 @@ export class PostgresReads implements ReadStore {
       // named templates however far the bound is, in the registries the caller may read. Then
       // ranked here by the rule SQLite's search has (rankCandidates: exact name, name prefix,
       // by-field score, name); only the shown page's rows read their version and description.
-      const found = held
-        ? this.words.match(
-            registries,
-            {
-              words,
-              exact: q,
-              reader: options.reader,
-              registry: options.registry,
-              collection: options.collection,
-            },
-            CANDIDATES,
-          )
-        : await this.databaseMatch(words, q, where, values);
-      totalIsLowerBound = found.bounded;
-      rows = rankCandidates(found.rows, q, words);
-      if (rows.length === 0 && q.length >= 3) {
-        // Nothing matched: names within trigram distance of the query (pg_trgm), visible ones only.
-        const similar = await this.rows<Candidate>(
-          `SELECT ${columns} FROM templates t WHERE ${where} AND t.name % $${at + 1}
-           ORDER BY similarity(t.name, $${at + 1}) DESC, t.name COLLATE "C", t.collection COLLATE "C"
-           LIMIT ${CANDIDATES + 1}`,
-          [...values, q],
+      if (held) {
+        const found = this.words.match(
+          registries,
+          {
+            words,
+            exact: q,
+            reader: options.reader,
+            registry: options.registry,
+            collection: options.collection,
+          },
+          CANDIDATES,
         );
+        totalIsLowerBound = found.bounded;
+        rows = this.words.rank(found.rows, q, words);
+      } else {
+        const found = await this.databaseMatch(words, q, where, values);
+        totalIsLowerBound = found.bounded;
+        rows = rankCandidates(found.rows, q, words);
+      }
+      if (rows.length === 0 && q.length >= 3) {
+        // Nothing matched: names within trigram distance of the query (pg_trgm's rule), visible ones
+        // only, from the held names (postgres/search.ts) or, while they load, the trigram index.
+        const similar: Candidate[] = held
+          ? this.words.similar(registries, options, q, CANDIDATES + 1)
+          : await this.rows<Candidate>(
+              `SELECT ${columns} FROM templates t WHERE ${where} AND t.name % $${at + 1}
+               ORDER BY similarity(t.name, $${at + 1}) DESC, t.name COLLATE "C", t.collection COLLATE "C"
+               LIMIT ${CANDIDATES + 1}`,
+              [...values, q],
+            );
         totalIsLowerBound = similar.length > CANDIDATES;
         if (totalIsLowerBound) similar.length = CANDIDATES;
         didYouMean = similar[0]?.name ?? null;
@@ -292,7 +299,7 @@ export class PostgresReads implements ReadStore {
     exact: string,
     where: string,
     values: readonly unknown[],
-  ): Promise<{ rows: PgHeldRow[]; bounded: boolean }> {
+  ): Promise<{ rows: PgMatchRow[]; bounded: boolean }> {
     const columns = 't.id, t.name, t.collection, t.title, t.registry_id AS "registryId"';
     const at = values.length;
     const found =

@@ -7,10 +7,14 @@
  * request once held: postgres/reads.ts answers from the database meanwhile. A query word matches a template when it is a prefix of
  * one of its lexemes — what `word:*` means to `@@` — found by binary search in the registry's
  * sorted lexemes; every word must match. The GIN prefix scan this replaces merged the posting
- * lists of every lexeme with the prefix, 5–10 ms a query at 100,000 templates.
+ * lists of every lexeme with the prefix, 5–10 ms a query at 100,000 templates. The held rows are
+ * ranked by their place in the name order (store/search.ts `rankHeld`), and a query whose words
+ * match nothing is answered from their names by pg_trgm's rule (similar-names.ts), as on SQLite.
  */
 
 import type { Reader, RegistryGeneration } from '../contract.js';
+import { rankHeld } from '../search.js';
+import { SimilarNames, type SimilarRow } from '../similar-names.js';
 import { mayRead } from '../visibility.js';
 import type { PostgresStore } from './open.js';
 
@@ -22,8 +26,14 @@ export interface PgRegistryRow {
   generation: number;
 }
 
-/** A held template: what the ranking and the facets read. */
-export interface PgHeldRow {
+/** A held template. */
+export interface PgHeldRow extends PgMatchRow {
+  /** Position of the row in the order by name, collection and id of every held row. */
+  order: number;
+}
+
+/** A matched template: what the ranking and the facets read. */
+export interface PgMatchRow {
   id: number;
   name: string;
   collection: string;
@@ -64,11 +74,29 @@ export class PgTemplateWords {
   /** Loads in flight, by registry id and generation (concurrent searches share one). */
   private readonly loading = new Map<string, Promise<HeldRegistry>>();
 
-  constructor(private readonly store: PostgresStore) {}
+  /**
+   * The held names by trigram (similar-names.ts, pg_trgm's rule): a misspelt query is answered
+   * from them, not by the trigram index, whose posting lists for common trigrams (`red`, ` re`)
+   * made the database read and recheck thousands of rows (20-30 ms a query at 100,000 templates).
+   */
+  private readonly names: SimilarNames<PgHeldRow>;
+
+  constructor(private readonly store: PostgresStore) {
+    this.names = new SimilarNames(
+      () => this.version(),
+      // In name, collection and id order (the order similar names are ranked in).
+      () => this.orderedRows(),
+    );
+  }
+
+  /** The held registries' ids and generations, e.g. `1:4,2:7`. */
+  private version(): string {
+    return [...this.held].map(([id, h]) => `${id}:${h.generation}`).join(',');
+  }
 
   private async load(id: number, generation: number): Promise<HeldRegistry> {
     const { rows } = await this.store.pool.query<
-      Omit<PgHeldRow, 'lowerName' | 'lowerTitle' | 'lowerCollection'> & { lexemes: string[] }
+      Omit<PgHeldRow, 'lowerName' | 'lowerTitle' | 'lowerCollection' | 'order'> & { lexemes: string[] }
     >(
       `SELECT id, name, collection, title, registry_id AS "registryId", tsvector_to_array(search) AS lexemes
        FROM templates WHERE registry_id = $1 ORDER BY id`,
@@ -76,21 +104,29 @@ export class PgTemplateWords {
     );
     const byLexeme = new Map<string, number[]>();
     const byLowerName = new Map<string, PgHeldRow[]>();
+    // Collections are few: one string each (less memory; counting facets hashes the same few).
+    const collections = new Map<string, { collection: string; lower: string }>();
     const held: PgHeldRow[] = rows.map((r, i) => {
       for (const lexeme of r.lexemes) {
         const list = byLexeme.get(lexeme);
         if (list) list.push(i);
         else byLexeme.set(lexeme, [i]);
       }
+      let c = collections.get(r.collection);
+      if (!c) {
+        c = { collection: r.collection, lower: r.collection.toLowerCase() };
+        collections.set(r.collection, c);
+      }
       const row = {
         id: r.id,
         name: r.name,
-        collection: r.collection,
+        collection: c.collection,
         title: r.title,
         registryId: r.registryId,
         lowerName: r.name.toLowerCase(),
         lowerTitle: (r.title ?? '').toLowerCase(),
-        lowerCollection: r.collection.toLowerCase(),
+        lowerCollection: c.lower,
+        order: 0,
       };
       const named = byLowerName.get(row.lowerName);
       if (named) named.push(row);
@@ -157,6 +193,7 @@ export class PgTemplateWords {
 
   /** Loads (or joins the load of) the registries' generations not held yet. */
   private async bringIn(registries: readonly RegistryGeneration[]): Promise<void> {
+    let changed = false;
     await Promise.all(
       registries.map(async (r) => {
         if ((this.held.get(r.id)?.generation ?? -1) >= r.generation) return;
@@ -171,16 +208,47 @@ export class PgTemplateWords {
           if ((this.held.get(r.id)?.generation ?? -1) < loaded.generation) {
             this.held.set(r.id, loaded);
             this.loads++;
+            changed = true;
           }
         } catch {
           // The database away or the registry gone meanwhile: the next warm loads it.
         }
       }),
     );
+    if (!changed) return;
+    // The name order and the names' trigram index follow the held rows: made once the loads are
+    // in, not per registry loaded nor on a query (a query meanwhile makes them if it needs them).
+    this.orderedRows();
+    this.names.prepare();
   }
 
   /** Every held row in name, collection and id order (code-unit order), and the version it is of. */
   private ordered: { version: string; rows: PgHeldRow[] } = { version: '', rows: [] };
+
+  /** Every held row in name, collection and id order, each row's `order` its place there. */
+  private orderedRows(): PgHeldRow[] {
+    const version = this.version();
+    if (this.ordered.version !== version) {
+      const rows = [...this.held.values()].flatMap((h) => h.rows);
+      rows.sort(
+        (a, b) =>
+          (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+          (a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : 0) ||
+          a.id - b.id,
+      );
+      for (let i = 0; i < rows.length; i++) rows[i]!.order = i;
+      this.ordered = { version, rows };
+    }
+    return this.ordered.rows;
+  }
+
+  /**
+   * Matched held rows (`match`) in the search's order (store/search.ts `rankHeld`: exact name, name
+   * prefix, by-field score, then name, collection and id).
+   */
+  rank(rows: readonly PgHeldRow[], q: string, words: readonly string[]): PgHeldRow[] {
+    return rankHeld(rows, this.orderedRows(), q, words);
+  }
 
   /**
    * The first `bound` + 1 templates (by name, collection and id) of the registries the caller may
@@ -191,17 +259,7 @@ export class PgTemplateWords {
     options: { reader: Reader; registry?: string | undefined; collection?: string | undefined },
     bound: number,
   ): PgHeldRow[] {
-    const version = [...this.held].map(([id, h]) => `${id}:${h.generation}`).join(',');
-    if (this.ordered.version !== version) {
-      const rows = [...this.held.values()].flatMap((h) => h.rows);
-      rows.sort(
-        (a, b) =>
-          (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
-          (a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : 0) ||
-          a.id - b.id,
-      );
-      this.ordered = { version, rows };
-    }
+    const ordered = this.orderedRows();
     const visible = new Set(
       registries
         .filter(
@@ -211,7 +269,7 @@ export class PgTemplateWords {
         .map((r) => r.id),
     );
     const listed: PgHeldRow[] = [];
-    for (const row of this.ordered.rows) {
+    for (const row of ordered) {
       if (!visible.has(row.registryId)) continue;
       if (options.collection !== undefined && row.collection !== options.collection) continue;
       listed.push(row);
@@ -251,12 +309,18 @@ export class PgTemplateWords {
       if (bounded || options.words.length === 0) continue;
       // seen[i] counts the words row i matched so far (each word counted once per row).
       const seen = held.seen.fill(0);
-      options.words.forEach((word, k) => {
-        for (let at = lowerBound(held.lexemes, word); at < held.lexemes.length; at++) {
-          if (!held.lexemes[at]!.startsWith(word)) break;
-          for (const i of held.postings[at]!) if (seen[i] === k) seen[i] = k + 1;
+      const { lexemes, postings } = held;
+      for (let k = 0; k < options.words.length; k++) {
+        const word = options.words[k]!;
+        for (let at = lowerBound(lexemes, word); at < lexemes.length; at++) {
+          if (!lexemes[at]!.startsWith(word)) break;
+          const list = postings[at]!;
+          for (let j = 0; j < list.length; j++) {
+            const i = list[j]!;
+            if (seen[i] === k) seen[i] = k + 1;
+          }
         }
-      });
+      }
       for (let i = 0; i < seen.length; i++) {
         if (seen[i] !== options.words.length) continue;
         const row = held.rows[i]!;
@@ -271,5 +335,31 @@ export class PgTemplateWords {
     const ids = new Set(found.map((r) => r.id));
     for (const row of exact) if (!ids.has(row.id)) found.push(row);
     return { rows: found, bounded };
+  }
+
+  /**
+   * The held templates whose name is similar to `query` (pg_trgm's `name % query`, similar-names.ts)
+   * in the registries the caller may read (and asked for), most similar first, then by name and
+   * collection, at most `limit`.
+   */
+  similar(
+    registries: readonly PgRegistryRow[],
+    options: { reader: Reader; registry?: string | undefined; collection?: string | undefined },
+    query: string,
+    limit: number,
+  ): SimilarRow<PgHeldRow>[] {
+    const visible = new Set<number>();
+    for (const r of registries) {
+      if (mayRead(options.reader, r) && (options.registry === undefined || r.name === options.registry)) {
+        visible.add(r.id);
+      }
+    }
+    return this.names.similar(
+      query,
+      (row) =>
+        visible.has(row.registryId) &&
+        (options.collection === undefined || row.collection === options.collection),
+      limit,
+    );
   }
 }

@@ -15,7 +15,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { RegistryGeneration, SearchCounters, SearchOptions, SearchPage } from '../contract.js';
-import { CANDIDATES, type PageExtra, queryWords, rank, rankCandidates, searchPage } from '../search.js';
+import { CANDIDATES, type PageExtra, queryWords, rankCandidates, rankHeld, searchPage } from '../search.js';
 import { type NamedRow, SimilarNames } from '../similar-names.js';
 import { EVERY_REGISTRY, mayRead, visibleRegistriesSqlite } from '../visibility.js';
 import type { Store } from './open.js';
@@ -399,10 +399,6 @@ function searchFilters(prefix: string, options: SearchOptions): { sql: string; p
   return { sql, params };
 }
 
-/** Scores stay below this (16 words × 68 at most); the sort key packs tier, score and name order. */
-const SCORE_LIMIT = 4096;
-const ORDER_LIMIT = 2 ** 32;
-
 /** Prepared statements kept per search (their text varies with the caller's grants). */
 const MAX_STATEMENTS = 256;
 
@@ -419,7 +415,8 @@ export class TemplateSearch {
     // Built from the held rows, used only when they are of the registries' generations.
     this.names = new SimilarNames(
       () => this.rows.version,
-      () => [...this.rows.byId.values()],
+      // In name, collection and id order (the order similar names are ranked in).
+      () => this.rows.ordered,
     );
   }
 
@@ -527,20 +524,8 @@ export class TemplateSearch {
         }
       }
       // The order PostgreSQL's search has too (postgres/reads.ts): exact name, name prefix, rank, then
-      // name (and collection), as one number per row — tier, score, the row's place in the name
-      // order — so the sort compares numbers only.
-      const keys = new Float64Array(rows.length);
-      for (let i = 0; i < rows.length; i++) {
-        const r = rows[i]!;
-        const tier = r.lowerName === q ? 2 : r.lowerName.startsWith(q) ? 1 : 0;
-        const score = Math.min(rank(r, words), SCORE_LIMIT - 1);
-        keys[i] = ((2 - tier) * SCORE_LIMIT + (SCORE_LIMIT - 1 - score)) * ORDER_LIMIT + r.order;
-      }
-      keys.sort();
-      const ordered = this.rows.ordered;
-      ranked = new Array<HeldRow>(keys.length);
-      // A key is a whole number below 2^53: its low 32 bits (`>>> 0`) are the row's place.
-      for (let i = 0; i < keys.length; i++) ranked[i] = ordered[keys[i]! >>> 0]!;
+      // name (and collection).
+      ranked = rankHeld(rows, this.rows.ordered, q, words);
     }
 
     return this.answer(options, ranked, {
