@@ -15,14 +15,18 @@ import {
   signCheckpoint,
 } from '../../../client/src/integrity/index.js';
 import type { ChangedFile, QuarantineInfo } from '../../../client/src/wire/registry-api.js';
+import { INSERT_CHECKPOINT_SQL } from './checksum-log.js';
 import type {
   Accepted,
   AcceptInput,
   CheckpointRow,
+  ChecksumQueries,
   OpenQuarantineCount,
   QuarantineEvent,
 } from './contract.js';
 import { canonicalTemplate } from './first-seen.js';
+import { LATEST_CHECKPOINT_SQL } from './reads.js';
+import type { SqlRunner } from './sql.js';
 
 /** The longest accepted reason. */
 export const MAX_REASON_LENGTH = 1000;
@@ -240,3 +244,41 @@ export const OPEN_COUNTS_SQL = `SELECT r.name AS registry, r.visibility, count(*
 export const openCountsOf = (
   rows: readonly (Omit<OpenQuarantineCount, 'open'> & { open: number | string })[],
 ) => rows.map((r) => ({ ...r, open: Number(r.open) }));
+
+/**
+ * The contract's `checksums` over the dialect's runner: everything but the acceptance, whose
+ * transaction reads and appends to the log (sqlite/quarantine.ts: synchronous, as the log's hash
+ * store must be inside a better-sqlite3 transaction; postgres/quarantine.ts: row locks across
+ * replicas), and the log's hash store, which each dialect gives.
+ */
+export function checksumQueriesOf(
+  sql: SqlRunner,
+  dialect: { accept(input: AcceptInput): Promise<Accepted>; hashes(): MerkleHashStore },
+): ChecksumQueries {
+  return {
+    accept: (input) => dialect.accept(input),
+    async markNotified(id, now) {
+      await sql.write([[MARK_NOTIFIED_SQL, [now, id]]]);
+    },
+    async undelivered() {
+      return undeliveredEvents(await sql.all<UndeliveredRow>(UNDELIVERED_SQL));
+    },
+    async checkpoint(signer, now) {
+      const [stored] = await sql.all<{ size: number | string; note: string }>(LATEST_CHECKPOINT_SQL);
+      return currentCheckpointOf(
+        dialect.hashes(),
+        stored && { size: Number(stored.size), note: stored.note },
+        signer,
+        async (size, root, note) => {
+          await sql.write([[INSERT_CHECKPOINT_SQL, [size, root, note, now]]]);
+        },
+      );
+    },
+    async acceptances(registryId, limit) {
+      return acceptancesOf(await sql.all<AcceptanceRow>(ACCEPTANCES_SQL, [registryId, limit]));
+    },
+    async openCounts() {
+      return openCountsOf(await sql.all<OpenQuarantineCount>(OPEN_COUNTS_SQL));
+    },
+  };
+}

@@ -1,35 +1,17 @@
-// PostgreSQL only: the quarantine writes outside a swap over the pool, each in one transaction with row locks across replicas; the SQL text and rules are ../quarantine.ts's.
-/** Quarantines outside a swap on PostgreSQL (docs/integrity-store.md §2, §4). */
+// PostgreSQL only: the acceptance's transaction takes row locks that serialise it across replicas; the SQL text and rules are ../quarantine.ts's.
+/** Accepting changed content on PostgreSQL (docs/integrity-store.md §2, §4). */
 import type { Pool } from 'pg';
-import type { LogSigner } from '../../../../client/src/integrity/index.js';
-import { INSERT_CHECKPOINT_SQL } from '../checksum-log.js';
-import type {
-  Accepted,
-  AcceptInput,
-  FirstSeenRow,
-  OpenQuarantineCount,
-  QuarantineEvent,
-} from '../contract.js';
+import type { Accepted, AcceptInput, FirstSeenRow } from '../contract.js';
 import {
-  ACCEPTANCES_SQL,
-  type AcceptanceRow,
-  acceptancesOf,
   acceptedOf,
   acceptPlan,
   acceptRequest,
   acceptWrites,
-  currentCheckpointOf,
-  MARK_NOTIFIED_SQL,
-  OPEN_COUNTS_SQL,
   OPEN_OF_VERSION_SQL,
   type OpenOfVersion,
-  openCountsOf,
-  UNDELIVERED_SQL,
-  type UndeliveredRow,
-  undeliveredEvents,
 } from '../quarantine.js';
-import { LATEST_CHECKPOINT_SQL, NEWEST_RECORD_SQL } from '../reads.js';
-import { appendRecordsPg, PgHashStore } from './checksum-log.js';
+import { NEWEST_RECORD_SQL } from '../reads.js';
+import { appendRecordsPg } from './checksum-log.js';
 import { pgTransaction } from './open.js';
 
 /** acceptQuarantine on PostgreSQL: one transaction, the log's row lock serialising appenders. */
@@ -49,36 +31,4 @@ export async function acceptQuarantinePg(pool: Pool, input: AcceptInput): Promis
     }
     return acceptedOf(input, request.reason, record, fromSize);
   });
-}
-
-export async function markNotifiedPg(pool: Pool, id: number, now: number): Promise<void> {
-  await pool.query(MARK_NOTIFIED_SQL, [now, id]);
-}
-
-export async function undeliveredPg(pool: Pool): Promise<QuarantineEvent[]> {
-  return undeliveredEvents((await pool.query<UndeliveredRow>(UNDELIVERED_SQL)).rows);
-}
-
-export async function currentCheckpointPg(
-  pool: Pool,
-  signer: LogSigner,
-  now: number,
-): Promise<{ size: number; note: string }> {
-  const [stored] = (await pool.query<{ size: string; note: string }>(LATEST_CHECKPOINT_SQL)).rows;
-  return currentCheckpointOf(
-    new PgHashStore(pool),
-    stored ? { size: Number(stored.size), note: stored.note } : undefined,
-    signer,
-    async (size, root, note) => {
-      await pool.query(INSERT_CHECKPOINT_SQL, [size, root, note, now]);
-    },
-  );
-}
-
-export async function acceptancesPg(pool: Pool, registryId: number, limit: number): Promise<Accepted[]> {
-  return acceptancesOf((await pool.query<AcceptanceRow>(ACCEPTANCES_SQL, [registryId, limit])).rows);
-}
-
-export async function openQuarantineCountsPg(pool: Pool): Promise<OpenQuarantineCount[]> {
-  return openCountsOf((await pool.query<OpenQuarantineCount>(OPEN_COUNTS_SQL)).rows);
 }

@@ -8,14 +8,15 @@
  * registry's generation is bumped and announced with `pg_notify('dm_registry_index', …)`, which
  * PostgreSQL delivers to listeners at COMMIT only. The sync's outcome is written last in the same
  * transaction, as on SQLite: a process killed right after COMMIT never leaves the new index with
- * its sync still `running`; the outcome is data (SwapMeta.record), as on SQLite (postgres/sync-record.ts).
+ * its sync still `running`; the outcome is data (SwapMeta.record), the statements crud.ts's `syncOutcomeSteps` gives both dialects.
  */
 import type { BuiltIndex } from '../../indexer/build-index.js';
 import type { SwapMeta, SwapResult } from '../contract.js';
+import { PRUNE_FILES_SQL, syncOutcomeSteps } from '../crud.js';
 import { appendRecordsPg } from './checksum-log.js';
 import { firstSeenPg } from './first-seen.js';
 import { type PostgresStore, pgTransaction } from './open.js';
-import { recordSwapPg } from './sync-record.js';
+import { runStepsOn } from './runner.js';
 
 /** The channel replicas listen on; the payload is `<registry id>:<generation>`. */
 export const INDEX_CHANNEL = 'dm_registry_index';
@@ -170,10 +171,7 @@ export async function swapIndexPg(
     );
     const generation = row.rows[0]?.generation ?? 0;
     // Content nothing references any more.
-    await client.query(
-      `DELETE FROM files WHERE NOT EXISTS (SELECT 1 FROM version_files vf WHERE vf.sha256 = files.sha256)
-         AND NOT EXISTS (SELECT 1 FROM registries r WHERE r.registry_yaml_sha256 = files.sha256)`,
-    );
+    await client.query(PRUNE_FILES_SQL);
     await client.query('SELECT pg_notify($1, $2)', [INDEX_CHANNEL, `${meta.registryId}:${generation}`]);
     const result: SwapResult = {
       templateCount: built.templates.length,
@@ -183,7 +181,7 @@ export async function swapIndexPg(
       recorded: firstSeen.records.length,
       quarantined: firstSeen.quarantined,
     };
-    if (meta.record) await recordSwapPg(client, meta.record);
+    if (meta.record) await runStepsOn(client, syncOutcomeSteps(meta.record));
     return result;
   });
 }

@@ -15,6 +15,10 @@ import type { PostgresStore } from './open.js';
 
 const NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
+/** True when no live replica holds the lease of the registry `registryId` (an SQL expression) names. */
+export const unleased = (registryId: string) =>
+  `NOT EXISTS (SELECT 1 FROM sync_leases l WHERE l.registry_id = ${registryId} AND l.expires_at >= ${NOW})`;
+
 export interface LeaseOptions {
   /** How long a lease lasts without a heartbeat (ms); default 15 s. */
   ttlMs?: number;

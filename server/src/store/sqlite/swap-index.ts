@@ -10,15 +10,15 @@
  * drizzle per row: a 10,000-version registry is ~50,000 rows, and drizzle's per-call query
  * building and re-preparing tripled the swap time. The tables are drizzle's (schema.ts).
  */
-import { eq } from 'drizzle-orm';
 import type { Finding } from '../../../../client/src/registry/index.js';
 import type { BuiltIndex } from '../../indexer/build-index.js';
-import type { RegistrySyncState, SwapMeta, SwapResult, SyncValues } from '../contract.js';
+import type { SwapMeta, SwapResult } from '../contract.js';
+import { PRUNE_FILES_SQL, syncOutcomeSteps } from '../crud.js';
 import { appendRecordsSqlite } from './checksum-log.js';
 import { firstSeenSqlite } from './first-seen.js';
 import { prepareIndexWrites } from './index-writes.js';
 import type { Store } from './open.js';
-import { registries, syncs } from './schema.js';
+import { runSteps } from './runner.js';
 
 export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): SwapResult {
   const db = store.sqlite;
@@ -109,10 +109,7 @@ export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): Swap
       ) as { generation: number } | undefined;
 
     // Content nothing references any more.
-    db.prepare(
-      `DELETE FROM files WHERE NOT EXISTS (SELECT 1 FROM version_files vf WHERE vf.sha256 = files.sha256)
-         AND NOT EXISTS (SELECT 1 FROM registries r WHERE r.registry_yaml_sha256 = files.sha256)`,
-    ).run();
+    db.prepare(PRUNE_FILES_SQL).run();
 
     const result: SwapResult = {
       templateCount: built.templates.length,
@@ -122,36 +119,10 @@ export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): Swap
       recorded: firstSeen.records.length,
       quarantined: firstSeen.quarantined,
     };
-    if (meta.record) {
-      const r = meta.record;
-      finishSyncSqlite(store, r.syncId, r.registryId, r.sync, r.keep);
-      setSyncStateSqlite(store, r.registryId, r.state);
-    }
+    if (meta.record) runSteps(db, syncOutcomeSteps(meta.record));
     return result;
   });
   // IMMEDIATE: the write lock is taken (waiting the busy timeout) before the first read, so a write
   // on another connection in between cannot void the transaction's snapshot.
   return swap.immediate();
-}
-
-/** Ends a sync's history row; the history keeps the last `keep` syncs of each registry. */
-export function finishSyncSqlite(
-  store: Store,
-  syncId: number,
-  registryId: number,
-  values: SyncValues,
-  keep: number,
-): void {
-  store.db.update(syncs).set(values).where(eq(syncs.id, syncId)).run();
-  store.sqlite
-    .prepare(
-      `DELETE FROM syncs WHERE registry_id = ? AND id NOT IN
-         (SELECT id FROM syncs WHERE registry_id = ? ORDER BY id DESC LIMIT ?)`,
-    )
-    .run(registryId, registryId, keep);
-}
-
-/** A registry's sync state (status, error, time). */
-export function setSyncStateSqlite(store: Store, registryId: number, state: RegistrySyncState): void {
-  store.db.update(registries).set(state).where(eq(registries.id, registryId)).run();
 }
