@@ -29,8 +29,12 @@ describe('the dm CLI bundle', () => {
   });
 
   it('dm expand renders with a Jinja process that may read its own bundle file only', async () => {
-    // Slow enough to be seen running (the time limit ends it if the test cannot kill it).
-    writeFileSync(join(dir, 'slow.jinja'), '{% for i in range(100000000) %}{% endfor %}resources: []\n');
+    // Slow enough to be seen running (10^8 steps: a range may hold 100,000 at most), and finite, so a
+    // renderer left behind by the kill below stops by itself.
+    writeFileSync(
+      join(dir, 'slow.jinja'),
+      '{% for i in range(1000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}resources: []\n',
+    );
     writeFileSync(
       join(dir, 'config.yaml'),
       'imports:\n- path: slow.jinja\nresources:\n- {name: a, type: slow.jinja}\n',
