@@ -78,7 +78,11 @@ function expansionError(error: unknown, dir: string): unknown {
       : (JSON.parse(clean(JSON.stringify(error.details))) as Record<string, unknown>);
   const template = error.code === 'JINJA_ERROR' || error.code === 'PYTHON_TEMPLATE_ERROR';
   return new DmError(error.code, clean(error.message), {
-    category: (template && error.category === 'error' ? 'validation' : error.category) as never,
+    // A template's syntax error (category invalid-input) is, like a failed rendering, the
+    // configuration's fault: both are 422 (docs/manager.md "Errors").
+    category: (template && (error.category === 'error' || error.category === 'invalid-input')
+      ? 'validation'
+      : error.category) as never,
     ...(details === undefined ? {} : { details }),
     ...(error.hint === undefined ? {} : { hint: clean(error.hint) }),
   });
