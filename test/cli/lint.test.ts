@@ -1,5 +1,8 @@
 /** `dm lint` end to end: the real binary over the sample registries (docs/registry-layout.md). */
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ALL_FINDING_CODES, FINDING_CODES } from '../../client/src/registry/finding-codes.js';
 
@@ -61,6 +64,35 @@ describe('dm lint', () => {
     const r = await runDm(['lint', 'no/such/registry']);
     assert.equal(r.code, 3);
     assert.match(r.stderr, /registry directory 'no\/such\/registry' does not exist/);
+  });
+
+  it('prints names with control or bidirectional-override characters escaped, never raw (issue 25 item 12)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'dm-lint-names-'));
+    const version = join(root, 'col', 'redis', 'v1.0.0');
+    mkdirSync(version, { recursive: true });
+    writeFileSync(join(version, 'redis.jinja'), 'resources: []\n');
+    writeFileSync(join(version, 'evil\u001b[31mred.txt'), 'x');
+    const turned = join(root, 'col', 're\u202edis', 'v1.0.0');
+    mkdirSync(turned, { recursive: true });
+    writeFileSync(join(turned, 'x.jinja'), 'resources: []\n');
+    // The table a person reads: every such character written as an escape.
+    const r = await runDm(['lint', root]);
+    assert.equal(r.code, 4, r.stderr);
+    for (const ch of ['\u001b', '\u202e'])
+      assert.ok(
+        !(r.stdout + r.stderr).includes(ch),
+        `a raw U+${ch.codePointAt(0)?.toString(16)} was printed`,
+      );
+    assert.match(r.stdout, /UNSAFE_PATH +col\/redis\/v1\.0\.0\/evil\\u\{1b\}\[31mred\.txt/);
+    assert.match(r.stdout, /INVALID_NAME +col\/re\\u\{202e\}dis/);
+    // JSON is data: the same findings, the names as they are.
+    const json = await runDm(['lint', root, '-o', 'json']);
+    assert.equal(json.code, 4, json.stderr);
+    const paths = (
+      JSON.parse(json.stdout) as { error: { details: { findings: { path: string }[] } } }
+    ).error.details.findings.map((f) => f.path);
+    assert.ok(paths.includes('col/redis/v1.0.0/evil\u001b[31mred.txt'), paths.join(' '));
+    assert.ok(paths.includes('col/re\u202edis'), paths.join(' '));
   });
 
   it('is a usage error without a directory (exit 2)', async () => {
