@@ -63,6 +63,30 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 }
 
+/**
+ * The longest the event loop went without a turn (what every other request waits), and the
+ * process's CPU time and the wall-clock time, while `work` runs.
+ */
+export async function stalls(work: () => unknown): Promise<{ ms: number; stall: number; cpu: number }> {
+  let longest = 0;
+  let last = performance.now();
+  let running = true;
+  const turn = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (running) setImmediate(turn);
+  };
+  setImmediate(turn);
+  const cpu = process.cpuUsage();
+  const t = performance.now();
+  await work();
+  running = false;
+  longest = Math.max(longest, performance.now() - last);
+  const used = process.cpuUsage(cpu);
+  return { ms: performance.now() - t, stall: longest, cpu: (used.user + used.system) / 1000 };
+}
+
 /** p50/p99 in ms of `run` after 20 warm-up runs. */
 export async function measure(run: () => unknown, iterations: number): Promise<{ p50: number; p99: number }> {
   for (let i = 0; i < 20; i++) await run();

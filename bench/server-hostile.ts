@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import autocannon from 'autocannon';
+import { stalls } from './generated-index.js';
 
 const FIXTURES = join(process.cwd(), 'registry-fixtures');
 
@@ -211,26 +212,6 @@ async function memoryAndArchive(): Promise<void> {
     const big = await service.add({ source: bigDir, name: 'local.dm/local/huge' });
     const outcome = await service.sync(big.id, 'cli');
     const path = '/api/v1/templates/local.dm/local/huge/huge/versions/v1.0.0/archive.tar.gz';
-    // The longest the event loop went without a turn (what every other request waits), and the
-    // process's CPU time, while `work` runs.
-    const stalls = async (work: () => Promise<unknown>) => {
-      let longest = 0;
-      let last = performance.now();
-      let running = true;
-      const turn = () => {
-        const now = performance.now();
-        longest = Math.max(longest, now - last);
-        last = now;
-        if (running) setImmediate(turn);
-      };
-      setImmediate(turn);
-      const cpu = process.cpuUsage();
-      const t = performance.now();
-      await work();
-      running = false;
-      const used = process.cpuUsage(cpu);
-      return { ms: performance.now() - t, stall: longest, cpu: (used.user + used.system) / 1000 };
-    };
     // Baseline, the way the archive was built before (every file read at once, one tar, one gzip).
     const { versionTarGz } = await import('../client/src/registry/index.js');
     const resolution = await service.catalog.resolve('local.dm/local/huge/huge:v1.0.0', anyone);

@@ -8,11 +8,12 @@
  * when that is at least 0.3 (pg_trgm's default `similarity_threshold`).
  *
  * The names are held with an inverted index from trigram to names, built again when any registry's
- * generation changes (every index swap or added version bumps it) once the search's rows of it are
- * loaded, or on first use, so a query costs the lengths of its trigrams' posting lists, not a scan
- * of every name; the similar rows are ordered by numbers (their places in the name order), and only
- * the returned ones are copied.
+ * generation changes (every index swap or added version bumps it) in slices with the search's
+ * rows of it (slices.ts: the event loop turns between them), or on first use, so a query costs the
+ * lengths of its trigrams' posting lists, not a scan of every name; the similar rows are ordered
+ * by numbers (their places in the name order), and only the returned ones are copied.
  */
+import { atOnce, type Steps, sortInSlices } from './slices.js';
 
 /** pg_trgm's default `pg_trgm.similarity_threshold`. */
 export const SIMILARITY_THRESHOLD = 0.3;
@@ -34,31 +35,55 @@ export function trigrams(text: string): Set<string> {
   return out;
 }
 
-/** A trigram as a key of the index: an ASCII one as a number (three 7-bit codes), another as its text. */
-type TrigramKey = number | string;
+/**
+ * Trigrams as numbers. A trigram of ASCII characters holds only spaces, digits and lower-case
+ * letters (words are runs of letters and digits, lower-cased, padded with spaces): 37 codes each,
+ * so it is a number below ASCII_KEYS made from the character codes directly. Another trigram
+ * (with a non-ASCII letter) is numbered from ASCII_KEYS up by the index that holds it.
+ */
+const ASCII_KEYS = 37 * 37 * 37;
+const CODE37 = new Int8Array(128).fill(-1);
+CODE37[32] = 0;
+for (let c = 48; c <= 57; c++) CODE37[c] = c - 47;
+for (let c = 97; c <= 122; c++) CODE37[c] = c - 86;
 
-/** The code of a trigram of three ASCII characters. */
-const code = (a: number, b: number, c: number): number => a * 16384 + b * 128 + c;
+/** Whether character code `c` is one of the 37 a trigram key is made of. */
+const coded = (c: number): boolean => c < 0x80 && CODE37[c]! >= 0;
+
+const code = (a: number, b: number, c: number): number => CODE37[a]! * 1369 + CODE37[b]! * 37 + CODE37[c]!;
 
 /**
- * The distinct keys of `trigrams(text)`: for ASCII text (every template name) made from the
- * character codes directly, without a string per trigram or a Set; other text through `trigrams`.
+ * Writes the distinct keys of the lower-cased `lower`'s trigrams into `out` from `at` (room for
+ * 2 × length + 2 keys needed) and returns where they end. A non-ASCII trigram is numbered by
+ * `others` (a new one added when `add`, otherwise one not held is -1, -2, …: counted, matching
+ * nothing). For ASCII text (every template name) no string is made per trigram.
  */
-function trigramKeys(text: string): TrigramKey[] {
-  const lower = text.toLowerCase();
+function writeKeys(
+  lower: string,
+  out: Int32Array,
+  at: number,
+  others: Map<string, number>,
+  add: boolean,
+): number {
+  const begin = at;
   for (let i = 0; i < lower.length; i++) {
-    if (lower.charCodeAt(i) >= 0x80) {
-      const keys: TrigramKey[] = [];
-      for (const t of trigrams(lower)) {
-        const ascii =
-          t.length === 3 && t.charCodeAt(0) < 0x80 && t.charCodeAt(1) < 0x80 && t.charCodeAt(2) < 0x80;
-        keys.push(ascii ? code(t.charCodeAt(0), t.charCodeAt(1), t.charCodeAt(2)) : t);
+    if (lower.charCodeAt(i) < 0x80) continue;
+    let unknown = 0;
+    for (const t of trigrams(lower)) {
+      const ascii =
+        t.length === 3 && coded(t.charCodeAt(0)) && coded(t.charCodeAt(1)) && coded(t.charCodeAt(2));
+      let key = ascii ? code(t.charCodeAt(0), t.charCodeAt(1), t.charCodeAt(2)) : others.get(t);
+      if (key === undefined) {
+        if (add) {
+          key = ASCII_KEYS + others.size;
+          others.set(t, key);
+        } else key = -1 - unknown++;
       }
-      return keys;
+      out[at++] = key;
     }
+    return at;
   }
   // Each word (a run of ASCII letters and digits) padded with two spaces before and one after.
-  const keys: number[] = [];
   let a = 32;
   let b = 32;
   let inWord = false;
@@ -70,20 +95,22 @@ function trigramKeys(text: string): TrigramKey[] {
         b = 32;
         inWord = true;
       }
-      keys.push(code(a, b, c));
+      out[at++] = code(a, b, c);
       a = b;
       b = c;
     } else if (inWord) {
-      keys.push(code(a, b, 32));
+      out[at++] = code(a, b, 32);
       inWord = false;
     }
   }
-  keys.sort((x, y) => x - y);
-  let distinct = 0;
-  for (let i = 0; i < keys.length; i++) if (i === 0 || keys[i] !== keys[i - 1]) keys[distinct++] = keys[i]!;
-  keys.length = distinct;
-  return keys;
+  out.subarray(begin, at).sort();
+  let end = begin;
+  for (let i = begin; i < at; i++) if (i === begin || out[i] !== out[i - 1]) out[end++] = out[i]!;
+  return end;
 }
+
+/** Room `writeKeys` needs for `text`. */
+const roomFor = (text: string): number => 2 * text.length + 2;
 
 /** pg_trgm's `similarity(a, b)`. */
 export function similarity(a: string, b: string): number {
@@ -106,7 +133,8 @@ export interface NamedRow {
 /** A row found similar, with its similarity to the query. */
 export type SimilarRow<R extends NamedRow = NamedRow> = R & { similarity: number };
 
-interface Built<R extends NamedRow> {
+/** The names' trigram index (`indexNames`), held by `SimilarNames`. */
+export interface NameIndex<R extends NamedRow = NamedRow> {
   /** Every row, by name then collection (code-unit order): a row's place is its index here. */
   ordered: readonly R[];
   /** Distinct lower-cased names' trigram counts, by name number. */
@@ -114,8 +142,11 @@ interface Built<R extends NamedRow> {
   /** The places of name number i's rows: `places[placeStart[i]]` up to `places[placeStart[i + 1]]`. */
   placeStart: Int32Array;
   places: Int32Array;
-  /** Trigram → the numbers of the names that have it. */
-  postings: Map<TrigramKey, Int32Array>;
+  /** The numbers of the names with trigram key k: `postings[postingStart[k]]` up to `postingStart[k + 1]`. */
+  postingStart: Int32Array;
+  postings: Int32Array;
+  /** Non-ASCII trigrams' keys. */
+  others: Map<string, number>;
   /** Scratch counts per name for one query (zeroed again after each). */
   shared: Uint16Array;
   /** Scratch list of the names one query touched. */
@@ -130,53 +161,79 @@ function byName(a: NamedRow, b: NamedRow): number {
   );
 }
 
-function build<R extends NamedRow>(given: readonly R[]): Built<R> {
-  // Each row's place in the name order: the loaders hand rows in that order, checked here.
+/** Names between two pauses of `indexNames`. */
+const NAMES_STEP = 1024;
+
+/**
+ * The trigram index of `given` (in name order; sorted here when not), built in steps (slices.ts):
+ * each distinct lower-cased name's keys written into one array, then the posting lists made from
+ * it by a counting sort over the keys (no list or Map entry per trigram).
+ */
+export function* indexNames<R extends NamedRow>(given: readonly R[]): Steps<NameIndex<R>> {
   let rows = given;
   for (let i = 1; i < rows.length; i++) {
     if (byName(rows[i - 1]!, rows[i]!) > 0) {
-      rows = [...given].sort(byName);
+      rows = yield* sortInSlices([...given], byName);
       break;
     }
   }
   const byLowerName = new Map<string, number>();
   /** The name number of each place. */
   const nameAt = new Int32Array(rows.length);
-  const lists = new Map<TrigramKey, number[]>();
-  const sizes: number[] = [];
+  /** Name number i's keys: `keys[keyStart[i]]` up to `keys[keyStart[i + 1]]`. */
+  const keyStart = new Int32Array(rows.length + 1);
+  let keys = new Int32Array(Math.max(1024, rows.length * 24));
+  let end = 0;
+  let names = 0;
+  const others = new Map<string, number>();
   for (let place = 0; place < rows.length; place++) {
-    const r = rows[place]!;
-    const key = r.name.toLowerCase();
-    let at = byLowerName.get(key);
+    if (place % NAMES_STEP === NAMES_STEP - 1) yield;
+    const lower = rows[place]!.name.toLowerCase();
+    let at = byLowerName.get(lower);
     if (at === undefined) {
-      at = sizes.length;
-      byLowerName.set(key, at);
-      const set = trigramKeys(key);
-      sizes.push(Math.min(set.length, 0xffff));
-      for (const t of set) {
-        const list = lists.get(t);
-        if (list) list.push(at);
-        else lists.set(t, [at]);
+      at = names++;
+      byLowerName.set(lower, at);
+      keyStart[at] = end;
+      if (end + roomFor(lower) > keys.length) {
+        const grown = new Int32Array(Math.max(keys.length * 2, end + roomFor(lower)));
+        grown.set(keys.subarray(0, end));
+        keys = grown;
       }
+      end = writeKeys(lower, keys, end, others, true);
     }
     nameAt[place] = at;
   }
+  keyStart[names] = end;
+  yield;
+  const sizes = new Uint16Array(names);
+  for (let i = 0; i < names; i++) sizes[i] = Math.min(keyStart[i + 1]! - keyStart[i]!, 0xffff);
+  // Posting lists by a counting sort over the keys; each list in name-number order.
+  const space = ASCII_KEYS + others.size;
+  const postingStart = new Int32Array(space + 1);
+  for (let k = 0; k < end; k++) postingStart[keys[k]! + 1]!++;
+  for (let k = 0; k < space; k++) postingStart[k + 1]! += postingStart[k]!;
+  yield;
+  const postings = new Int32Array(end);
+  const fill = postingStart.slice(0, space);
+  for (let i = 0; i < names; i++) {
+    if (i % (NAMES_STEP * 4) === 0) yield;
+    for (let k = keyStart[i]!; k < keyStart[i + 1]!; k++) postings[fill[keys[k]!]!++] = i;
+  }
   // Each name's places, in place order, as one array (a counting sort by name number).
-  const names = sizes.length;
   const placeStart = new Int32Array(names + 1);
   for (let place = 0; place < rows.length; place++) placeStart[nameAt[place]! + 1]!++;
   for (let i = 0; i < names; i++) placeStart[i + 1]! += placeStart[i]!;
   const places = new Int32Array(rows.length);
   const next = placeStart.slice(0, names);
   for (let place = 0; place < rows.length; place++) places[next[nameAt[place]!]!++] = place;
-  const postings = new Map<TrigramKey, Int32Array>();
-  for (const [t, list] of lists) postings.set(t, Int32Array.from(list));
   return {
     ordered: rows,
-    sizes: Uint16Array.from(sizes),
+    sizes,
     placeStart,
     places,
+    postingStart,
     postings,
+    others,
     shared: new Uint16Array(names),
     touched: new Int32Array(names),
   };
@@ -185,15 +242,15 @@ function build<R extends NamedRow>(given: readonly R[]): Built<R> {
 /**
  * The names of a store, indexed by trigram. `load` reads every template's row; `version` is a
  * cheap fingerprint of the indexes (the registries' ids and generations): the rows are read again
- * only when it changes.
+ * only when it changes, unless an index of that version was built aside and held (`hold`).
  */
 export class SimilarNames<R extends NamedRow = NamedRow> {
-  private built: Built<R> | undefined;
+  private built: NameIndex<R> | undefined;
   private builtFor: string | undefined;
 
   constructor(
     private readonly version: () => string,
-    private readonly load: () => R[],
+    private readonly load: () => readonly R[],
   ) {}
 
   /** Builds the index now if the rows changed since it was built (after a load, not on a query). */
@@ -201,10 +258,16 @@ export class SimilarNames<R extends NamedRow = NamedRow> {
     this.index();
   }
 
-  private index(): Built<R> {
+  /** Holds `index` (built in slices by `indexNames`) as the index of `version`. */
+  hold(index: NameIndex<R>, version: string): void {
+    this.built = index;
+    this.builtFor = version;
+  }
+
+  private index(): NameIndex<R> {
     const version = this.version();
     if (!this.built || this.builtFor !== version) {
-      this.built = build(this.load());
+      this.built = atOnce(indexNames(this.load()));
       this.builtFor = version;
     }
     return this.built;
@@ -215,19 +278,21 @@ export class SimilarNames<R extends NamedRow = NamedRow> {
    * order of postgres/reads.ts), keeping those `keep` accepts, at most `limit`.
    */
   similar(query: string, keep: (row: R) => boolean, limit: number): SimilarRow<R>[] {
-    const q = trigramKeys(query);
-    if (q.length === 0) return [];
+    const lower = query.toLowerCase();
     const index = this.index();
-    const { shared, sizes, touched } = index;
+    const q = new Int32Array(roomFor(lower));
+    const count = writeKeys(lower, q, 0, index.others, false);
+    if (count === 0) return [];
+    const { shared, sizes, touched, postings, postingStart } = index;
     let touchedCount = 0;
-    for (const t of q) {
-      const list = index.postings.get(t);
-      if (!list) continue;
-      for (let k = 0; k < list.length; k++) {
-        const i = list[k]!;
-        const count = shared[i]!;
-        shared[i] = count + 1;
-        if (count === 0) touched[touchedCount++] = i;
+    for (let t = 0; t < count; t++) {
+      const key = q[t]!;
+      if (key < 0 || key >= postingStart.length - 1) continue;
+      for (let k = postingStart[key]!; k < postingStart[key + 1]!; k++) {
+        const i = postings[k]!;
+        const n = shared[i]!;
+        shared[i] = n + 1;
+        if (n === 0) touched[touchedCount++] = i;
       }
     }
     // The similar rows as (place, similarity) pairs; rows are made only for the ones returned.
@@ -236,9 +301,9 @@ export class SimilarNames<R extends NamedRow = NamedRow> {
     const similarities: number[] = [];
     for (let k = 0; k < touchedCount; k++) {
       const i = touched[k]!;
-      const count = shared[i]!;
+      const n = shared[i]!;
       shared[i] = 0;
-      const sim = count / (q.length + sizes[i]! - count);
+      const sim = n / (count + sizes[i]! - n);
       if (sim < SIMILARITY_THRESHOLD) continue;
       for (let at = index.placeStart[i]!; at < index.placeStart[i + 1]!; at++) {
         const place = index.places[at]!;

@@ -54,6 +54,48 @@ interface Candidate extends Pick<TemplateMatch, 'collection' | 'name' | 'title'>
   registryId: number;
 }
 
+/** A search's ranked candidates. */
+interface Found {
+  rows: readonly Candidate[];
+  totalIsLowerBound: boolean;
+  didYouMean: string | null;
+}
+
+/** The registries a search reads (their generations say whether the held rows are current). */
+const REGISTRIES_SQL = 'SELECT id, name, visibility, organisation, generation FROM registries ORDER BY id';
+
+/** REGISTRIES_SQL and the shown page's rows (`page`), in one statement. */
+const REGISTRIES_AND_PAGE_SQL = `
+  SELECT id, name, visibility, organisation, generation, NULL AS description, NULL AS "latestVersion", FALSE AS page
+  FROM registries
+  UNION ALL
+  SELECT id, NULL, NULL, NULL, NULL, description, latest_version, TRUE FROM templates WHERE id = ANY($1::int[])
+  ORDER BY page, id`;
+
+/** The ids of the ranked rows the page shows. */
+function shownIds(options: SearchOptions, ranked: readonly { id: number }[]): number[] {
+  const first = (options.page - 1) * options.limit;
+  return ranked.slice(first, first + options.limit).map((r) => r.id);
+}
+
+/** Whether two reads of the registries (by id) say the same. */
+function sameRegistries(a: readonly PgRegistryRow[], b: readonly PgRegistryRow[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (
+      x.id !== y.id ||
+      x.name !== y.name ||
+      x.visibility !== y.visibility ||
+      x.organisation !== y.organisation ||
+      x.generation !== y.generation
+    )
+      return false;
+  }
+  return true;
+}
+
 export class PostgresReads implements ReadStore {
   /** The search's word match, held per registry generation (postgres/search.ts). */
   private readonly words: PgTemplateWords;
@@ -190,11 +232,99 @@ export class PostgresReads implements ReadStore {
     return quarantineRows(await this.rows(OPEN_QUARANTINES_SQL, [registryId]));
   }
 
+  /**
+   * The registries the last search read: the next one is ranked from the held rows by them and
+   * reads them again with its page's rows, one round trip (checked: when they changed, it is
+   * answered again with them as they are).
+   */
+  private known: PgRegistryRow[] | undefined;
+
   async search(options: SearchOptions): Promise<SearchPage> {
     const words = queryWords(options.q);
     const q = options.q.trim().toLowerCase();
-    // Visibility: a condition of the misspelt query's statement; the held rows' match and listing
-    // apply the same rule (postgres/search.ts).
+    const known = this.known;
+    if (known && this.words.holds(known)) {
+      const found = this.fromHeld(options, known, words, q);
+      const read = await this.store.pool.query<PgRegistryRow & PageExtra & { page: boolean }>({
+        name: 'search-registries-page',
+        text: REGISTRIES_AND_PAGE_SQL,
+        values: [shownIds(options, found.rows)],
+      });
+      const registries = read.rows.filter((r) => !r.page);
+      if (sameRegistries(registries, known)) {
+        this.counters.held++;
+        const extra = new Map(read.rows.filter((r) => r.page).map((r) => [r.id, r]));
+        return this.answer(options, found, registries, extra);
+      }
+    }
+    const { rows: registries } = await this.store.pool.query<PgRegistryRow>({
+      name: 'search-registries',
+      text: REGISTRIES_SQL,
+    });
+    this.known = registries;
+    // The held rows answer once every registry's generation is loaded (postgres/search.ts); until then
+    // (just after an index swap, while `warm` reads the new one) the database answers, as the held
+    // rows would: no request waits for a load.
+    await this.words.loadNew(registries);
+    const held = this.words.ready(registries);
+    if (held) this.counters.held++;
+    else this.counters.database++;
+    const found = held
+      ? this.fromHeld(options, registries, words, q)
+      : await this.fromDatabase(options, words, q);
+    return this.answer(options, found, registries, await this.pageExtras(options, found.rows));
+  }
+
+  private answer(
+    options: SearchOptions,
+    found: Found,
+    registries: readonly PgRegistryRow[],
+    extra: ReadonlyMap<number, PageExtra>,
+  ): SearchPage {
+    return searchPage(options, found.rows, {
+      totalIsLowerBound: found.totalIsLowerBound,
+      registryNames: new Map(registries.map((r) => [r.id, r.name])),
+      extra: (id) => extra.get(id),
+      didYouMean: found.didYouMean,
+    });
+  }
+
+  /**
+   * The ranked candidates from the held rows (postgres/search.ts), in the registries the caller may
+   * read: the words matched in memory against each registry's held lexemes (the GIN prefix scan was
+   * most of each query's time), a bounded candidate set plus the exactly named templates however
+   * far the bound is, ranked by the rule SQLite's search has (rankHeld: exact name, name prefix,
+   * by-field score, name); the empty query lists by name; when nothing matches, the names within
+   * trigram distance of the query (pg_trgm's rule, similar-names.ts).
+   */
+  private fromHeld(
+    options: SearchOptions,
+    registries: readonly PgRegistryRow[],
+    words: readonly string[],
+    q: string,
+  ): Found {
+    if (words.length === 0) {
+      const listed: Candidate[] = this.words.listed(registries, options, CANDIDATES);
+      const totalIsLowerBound = listed.length > CANDIDATES;
+      if (totalIsLowerBound) listed.length = CANDIDATES;
+      return { rows: listed, totalIsLowerBound, didYouMean: null };
+    }
+    const found = this.words.match(
+      registries,
+      { words, exact: q, reader: options.reader, registry: options.registry, collection: options.collection },
+      CANDIDATES,
+    );
+    const rows = this.words.rank(found.rows, q, words);
+    if (rows.length > 0 || q.length < 3) return { rows, totalIsLowerBound: found.bounded, didYouMean: null };
+    const similar: Candidate[] = this.words.similar(registries, options, q, CANDIDATES + 1);
+    const totalIsLowerBound = similar.length > CANDIDATES;
+    if (totalIsLowerBound) similar.length = CANDIDATES;
+    return { rows: similar, totalIsLowerBound, didYouMean: similar[0]?.name ?? null };
+  }
+
+  /** The candidates `fromHeld` finds, read from the database while the held rows load. */
+  private async fromDatabase(options: SearchOptions, words: readonly string[], q: string): Promise<Found> {
+    // Visibility: a condition of each statement, the rule the held rows apply (store/visibility.ts).
     const values: unknown[] = [];
     const conditions = ['TRUE'];
     const visible = visibleRegistriesPg('t.registry_id', options.reader, values);
@@ -208,84 +338,32 @@ export class PostgresReads implements ReadStore {
       conditions.push(`t.collection = $${values.length}`);
     }
     const where = conditions.join(' AND ');
-    // What ranking, totals and facets read; the shown page's version and description come after.
     const columns = 't.id, t.name, t.collection, t.title, t.registry_id AS "registryId"';
     const at = values.length;
-    let rows: readonly Candidate[];
-    let totalIsLowerBound = false;
-    let didYouMean: string | null = null;
-    const registries = await this.rows<PgRegistryRow>(
-      'SELECT id, name, visibility, organisation, generation FROM registries',
-      [],
-    );
-    // The held rows answer once every registry's generation is loaded (postgres/search.ts); until then
-    // (just after an index swap, while `warm` reads the new one) the database answers, as the held
-    // rows would: no request waits for a load.
-    await this.words.loadNew(registries);
-    const held = this.words.ready(registries);
-    if (held) this.counters.held++;
-    else this.counters.database++;
     if (words.length === 0) {
       // The empty query lists the templates in name order.
-      const listed: Candidate[] = held
-        ? this.words.listed(registries, options, CANDIDATES)
-        : await this.rows<Candidate>(
-            `SELECT ${columns} FROM templates t WHERE ${where}
-             ORDER BY t.name COLLATE "C", t.collection COLLATE "C", t.id LIMIT ${CANDIDATES + 1}`,
-            values,
-          );
-      totalIsLowerBound = listed.length > CANDIDATES;
+      const listed = await this.rows<Candidate>(
+        `SELECT ${columns} FROM templates t WHERE ${where}
+         ORDER BY t.name COLLATE "C", t.collection COLLATE "C", t.id LIMIT ${CANDIDATES + 1}`,
+        values,
+      );
+      const totalIsLowerBound = listed.length > CANDIDATES;
       if (totalIsLowerBound) listed.length = CANDIDATES;
-      rows = listed;
-    } else {
-      // The words are matched in memory against each registry's held lexemes (postgres/search.ts; the
-      // GIN prefix scan was most of each query's time): a bounded candidate set, plus the exactly
-      // named templates however far the bound is, in the registries the caller may read. Then
-      // ranked here by the rule SQLite's search has (rankCandidates: exact name, name prefix,
-      // by-field score, name); only the shown page's rows read their version and description.
-      if (held) {
-        const found = this.words.match(
-          registries,
-          {
-            words,
-            exact: q,
-            reader: options.reader,
-            registry: options.registry,
-            collection: options.collection,
-          },
-          CANDIDATES,
-        );
-        totalIsLowerBound = found.bounded;
-        rows = this.words.rank(found.rows, q, words);
-      } else {
-        const found = await this.databaseMatch(words, q, where, values);
-        totalIsLowerBound = found.bounded;
-        rows = rankCandidates(found.rows, q, words);
-      }
-      if (rows.length === 0 && q.length >= 3) {
-        // Nothing matched: names within trigram distance of the query (pg_trgm's rule), visible ones
-        // only, from the held names (postgres/search.ts) or, while they load, the trigram index.
-        const similar: Candidate[] = held
-          ? this.words.similar(registries, options, q, CANDIDATES + 1)
-          : await this.rows<Candidate>(
-              `SELECT ${columns} FROM templates t WHERE ${where} AND t.name % $${at + 1}
-               ORDER BY similarity(t.name, $${at + 1}) DESC, t.name COLLATE "C", t.collection COLLATE "C"
-               LIMIT ${CANDIDATES + 1}`,
-              [...values, q],
-            );
-        totalIsLowerBound = similar.length > CANDIDATES;
-        if (totalIsLowerBound) similar.length = CANDIDATES;
-        didYouMean = similar[0]?.name ?? null;
-        rows = similar;
-      }
+      return { rows: listed, totalIsLowerBound, didYouMean: null };
     }
-    const extra = await this.pageExtras(options, rows);
-    return searchPage(options, rows, {
-      totalIsLowerBound,
-      registryNames: new Map(registries.map((r) => [r.id, r.name])),
-      extra: (id) => extra.get(id),
-      didYouMean,
-    });
+    const found = await this.databaseMatch(words, q, where, values);
+    const rows = rankCandidates(found.rows, q, words);
+    if (rows.length > 0 || q.length < 3) return { rows, totalIsLowerBound: found.bounded, didYouMean: null };
+    // Nothing matched: names within trigram distance of the query (pg_trgm's rule), visible ones only.
+    const similar = await this.rows<Candidate>(
+      `SELECT ${columns} FROM templates t WHERE ${where} AND t.name % $${at + 1}
+       ORDER BY similarity(t.name, $${at + 1}) DESC, t.name COLLATE "C", t.collection COLLATE "C"
+       LIMIT ${CANDIDATES + 1}`,
+      [...values, q],
+    );
+    const totalIsLowerBound = similar.length > CANDIDATES;
+    if (totalIsLowerBound) similar.length = CANDIDATES;
+    return { rows: similar, totalIsLowerBound, didYouMean: similar[0]?.name ?? null };
   }
 
   /**
@@ -345,13 +423,13 @@ export class PostgresReads implements ReadStore {
     options: SearchOptions,
     ranked: readonly { id: number }[],
   ): Promise<Map<number, PageExtra>> {
-    const first = (options.page - 1) * options.limit;
-    const shown = ranked.slice(first, first + options.limit).map((r) => r.id);
+    const shown = shownIds(options, ranked);
     if (shown.length === 0) return new Map();
-    const rows = await this.rows<PageExtra & { id: number }>(
-      'SELECT id, description, latest_version AS "latestVersion" FROM templates WHERE id = ANY($1)',
-      [shown],
-    );
+    const { rows } = await this.store.pool.query<PageExtra & { id: number }>({
+      name: 'search-page',
+      text: 'SELECT id, description, latest_version AS "latestVersion" FROM templates WHERE id = ANY($1::int[])',
+      values: [shown],
+    });
     return new Map(rows.map((e) => [e.id, e]));
   }
 }

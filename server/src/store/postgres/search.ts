@@ -13,8 +13,10 @@
  */
 
 import type { Reader, RegistryGeneration } from '../contract.js';
+import { type Arranged, arrange, type HeldGeneration, numberRows, Warming } from '../held-rows.js';
 import { rankHeld } from '../search.js';
-import { SimilarNames, type SimilarRow } from '../similar-names.js';
+import { indexNames, type NameIndex, SimilarNames, type SimilarRow } from '../similar-names.js';
+import { atOnce, inSlices, type Steps, sortInSlices } from '../slices.js';
 import { mayRead } from '../visibility.js';
 import type { PostgresStore } from './open.js';
 
@@ -44,8 +46,7 @@ export interface PgMatchRow {
   lowerCollection: string;
 }
 
-interface HeldRegistry {
-  generation: number;
+interface HeldRegistry extends HeldGeneration<PgHeldRow> {
   /** By id. */
   rows: PgHeldRow[];
   /** Every distinct lexeme, in code-unit order, and the indexes (into rows) of its templates. */
@@ -69,10 +70,63 @@ function lowerBound(lexemes: readonly string[], word: string): number {
   return lo;
 }
 
+/** A template row as read for holding, with its lexemes. */
+type LoadedRow = Omit<PgHeldRow, 'lowerName' | 'lowerTitle' | 'lowerCollection' | 'order'> & {
+  lexemes: string[];
+};
+
+/** Rows between two pauses of `holding`. */
+const STEP = 1024;
+
+/** A registry's rows made ready for matching, in steps (slices.ts): the lexemes sorted, their posting lists. */
+function* holding(rows: readonly LoadedRow[], generation: number): Steps<HeldRegistry> {
+  const byLexeme = new Map<string, number[]>();
+  const byLowerName = new Map<string, PgHeldRow[]>();
+  // Collections are few: one string each (less memory; counting facets hashes the same few).
+  const collections = new Map<string, { collection: string; lower: string }>();
+  const held = new Array<PgHeldRow>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    for (const lexeme of r.lexemes) {
+      const list = byLexeme.get(lexeme);
+      if (list) list.push(i);
+      else byLexeme.set(lexeme, [i]);
+    }
+    let c = collections.get(r.collection);
+    if (!c) {
+      c = { collection: r.collection, lower: r.collection.toLowerCase() };
+      collections.set(r.collection, c);
+    }
+    const row = {
+      id: r.id,
+      name: r.name,
+      collection: c.collection,
+      title: r.title,
+      registryId: r.registryId,
+      lowerName: r.name.toLowerCase(),
+      lowerTitle: (r.title ?? '').toLowerCase(),
+      lowerCollection: c.lower,
+      order: 0,
+    };
+    const named = byLowerName.get(row.lowerName);
+    if (named) named.push(row);
+    else byLowerName.set(row.lowerName, [row]);
+    held[i] = row;
+    if (i % STEP === STEP - 1) yield;
+  }
+  const lexemes = yield* sortInSlices([...byLexeme.keys()], (a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const postings = new Array<Int32Array>(lexemes.length);
+  for (let i = 0; i < lexemes.length; i++) {
+    postings[i] = Int32Array.from(byLexeme.get(lexemes[i]!)!);
+    if (i % STEP === STEP - 1) yield;
+  }
+  return { generation, rows: held, lexemes, postings, byLowerName, seen: new Int32Array(held.length) };
+}
+
 export class PgTemplateWords {
-  private readonly held = new Map<number, HeldRegistry>();
-  /** Loads in flight, by registry id and generation (concurrent searches share one). */
-  private readonly loading = new Map<string, Promise<HeldRegistry>>();
+  private held = new Map<number, HeldRegistry>();
+  /** Every held row in name, collection and id order (code-unit order), each row's `order` its place there. */
+  private ordered: PgHeldRow[] = [];
 
   /**
    * The held names by trigram (similar-names.ts, pg_trgm's rule): a misspelt query is answered
@@ -85,7 +139,7 @@ export class PgTemplateWords {
     this.names = new SimilarNames(
       () => this.version(),
       // In name, collection and id order (the order similar names are ranked in).
-      () => this.orderedRows(),
+      () => this.ordered,
     );
   }
 
@@ -94,54 +148,14 @@ export class PgTemplateWords {
     return [...this.held].map(([id, h]) => `${id}:${h.generation}`).join(',');
   }
 
+  /** A registry's rows and lexemes, read at (at least) `generation` and made ready in slices. */
   private async load(id: number, generation: number): Promise<HeldRegistry> {
-    const { rows } = await this.store.pool.query<
-      Omit<PgHeldRow, 'lowerName' | 'lowerTitle' | 'lowerCollection' | 'order'> & { lexemes: string[] }
-    >(
+    const { rows } = await this.store.pool.query<LoadedRow>(
       `SELECT id, name, collection, title, registry_id AS "registryId", tsvector_to_array(search) AS lexemes
        FROM templates WHERE registry_id = $1 ORDER BY id`,
       [id],
     );
-    const byLexeme = new Map<string, number[]>();
-    const byLowerName = new Map<string, PgHeldRow[]>();
-    // Collections are few: one string each (less memory; counting facets hashes the same few).
-    const collections = new Map<string, { collection: string; lower: string }>();
-    const held: PgHeldRow[] = rows.map((r, i) => {
-      for (const lexeme of r.lexemes) {
-        const list = byLexeme.get(lexeme);
-        if (list) list.push(i);
-        else byLexeme.set(lexeme, [i]);
-      }
-      let c = collections.get(r.collection);
-      if (!c) {
-        c = { collection: r.collection, lower: r.collection.toLowerCase() };
-        collections.set(r.collection, c);
-      }
-      const row = {
-        id: r.id,
-        name: r.name,
-        collection: c.collection,
-        title: r.title,
-        registryId: r.registryId,
-        lowerName: r.name.toLowerCase(),
-        lowerTitle: (r.title ?? '').toLowerCase(),
-        lowerCollection: c.lower,
-        order: 0,
-      };
-      const named = byLowerName.get(row.lowerName);
-      if (named) named.push(row);
-      else byLowerName.set(row.lowerName, [row]);
-      return row;
-    });
-    const lexemes = [...byLexeme.keys()].sort();
-    return {
-      generation,
-      rows: held,
-      lexemes,
-      postings: lexemes.map((l) => Int32Array.from(byLexeme.get(l)!)),
-      byLowerName,
-      seen: new Int32Array(held.length),
-    };
+    return inSlices(holding(rows, generation));
   }
 
   /** Loads finished (each registry generation read once), for the tests and the bench. */
@@ -149,6 +163,8 @@ export class PgTemplateWords {
 
   /** Whether `warm` was ever called (a service runs): then no load is made on a request. */
   private warmed = false;
+  /** One warm at a time, going on with the generations last asked for. */
+  private readonly warming = new Warming<readonly RegistryGeneration[]>((wanted) => this.bringIn(wanted));
 
   /**
    * Loads, on the request, the registries never held yet where nothing has asked for a load in
@@ -157,8 +173,7 @@ export class PgTemplateWords {
    */
   async loadNew(registries: readonly RegistryGeneration[]): Promise<void> {
     if (this.warmed) return;
-    const fresh = registries.filter((r) => !this.held.has(r.id));
-    if (fresh.length > 0) await this.bringIn(fresh);
+    if (registries.some((r) => !this.held.has(r.id))) await this.kick(registries);
   }
 
   /**
@@ -167,79 +182,83 @@ export class PgTemplateWords {
    * (`warm`) and the caller answers from the database meanwhile: no request waits for a load.
    */
   ready(registries: readonly RegistryGeneration[]): boolean {
-    let ready = registries.length === this.held.size;
-    for (const r of registries) if ((this.held.get(r.id)?.generation ?? -1) < r.generation) ready = false;
+    const ready = this.holds(registries);
     if (!ready) void this.kick(registries);
     return ready;
   }
 
+  /** Whether every registry is held at (at least) the generation `registries` says (nothing loaded). */
+  holds(registries: readonly RegistryGeneration[]): boolean {
+    if (registries.length !== this.held.size) return false;
+    for (const r of registries) if ((this.held.get(r.id)?.generation ?? -1) < r.generation) return false;
+    return true;
+  }
+
   /**
    * Brings the held registries up to `registries`' generations (every registry; the others are
-   * dropped), in the background of an index swap (docs/server.md, "Store"): a registry's rows are
-   * replaced only once its new generation is read whole, so a search never sees half of one. A
-   * failed load is left for the next swap, watch tick or search to start again; it never rejects.
+   * dropped), in the background of an index swap (docs/server.md, "Store"): the rows, their order
+   * and the names' trigram index are made aside in slices (slices.ts) and held in one step once
+   * every new generation is read whole, so a search never sees half of one and no request waits
+   * behind the work. A failed load is left for the next swap, watch tick or search to start
+   * again; it never rejects.
    */
   warm(registries: readonly RegistryGeneration[]): Promise<void> {
     this.warmed = true;
     return this.kick(registries);
   }
 
-  /** Loads the registries' generations not held (the others are dropped). */
-  private async kick(registries: readonly RegistryGeneration[]): Promise<void> {
-    const present = new Set(registries.map((r) => r.id));
-    for (const id of this.held.keys()) if (!present.has(id)) this.held.delete(id);
-    await this.bringIn(registries);
+  /** Starts (or asks the warm in flight to go on with) bringing the rows up to `registries`. */
+  private kick(registries: readonly RegistryGeneration[]): Promise<void> {
+    return this.warming.kick(registries);
   }
 
-  /** Loads (or joins the load of) the registries' generations not held yet. */
+  /** Loads the registries' generations not held (the others are dropped), then holds them in one step. */
   private async bringIn(registries: readonly RegistryGeneration[]): Promise<void> {
-    let changed = false;
+    const next = new Map<number, HeldRegistry>();
+    let changed = registries.length !== this.held.size;
+    let loaded = 0;
     await Promise.all(
       registries.map(async (r) => {
-        if ((this.held.get(r.id)?.generation ?? -1) >= r.generation) return;
-        const key = `${r.id}:${r.generation}`;
-        let loading = this.loading.get(key);
-        if (!loading) {
-          loading = this.load(r.id, r.generation).finally(() => this.loading.delete(key));
-          this.loading.set(key, loading);
+        const current = this.held.get(r.id);
+        if ((current?.generation ?? -1) >= r.generation) {
+          next.set(r.id, current!);
+          return;
         }
         try {
-          const loaded = await loading;
-          if ((this.held.get(r.id)?.generation ?? -1) < loaded.generation) {
-            this.held.set(r.id, loaded);
-            this.loads++;
-            changed = true;
-          }
+          next.set(r.id, await this.load(r.id, r.generation));
+          changed = true;
+          loaded++;
         } catch {
           // The database away or the registry gone meanwhile: the next warm loads it.
+          if (current) next.set(r.id, current);
         }
       }),
     );
     if (!changed) return;
-    // The name order and the names' trigram index follow the held rows: made once the loads are
-    // in, not per registry loaded nor on a query (a query meanwhile makes them if it needs them).
-    this.orderedRows();
-    this.names.prepare();
+    // The name order and the names' trigram index follow the held rows: made aside in slices,
+    // once the loads are in (not per registry loaded nor on a query), then held with them.
+    const byId = new Map([...next].sort(([a], [b]) => a - b));
+    const arranged = this.warmed ? await inSlices(arrange(byId)) : atOnce(arrange(byId));
+    const names = this.warmed ? await inSlices(indexNames(arranged.ordered)) : undefined;
+    this.hold(arranged, names, loaded);
   }
 
-  /** Every held row in name, collection and id order (code-unit order), and the version it is of. */
-  private ordered: { version: string; rows: PgHeldRow[] } = { version: '', rows: [] };
+  /** Holds an arrangement made aside: what every search reads from now on. */
+  private hold(
+    arranged: Arranged<PgHeldRow, HeldRegistry>,
+    names: NameIndex<PgHeldRow> | undefined,
+    loaded: number,
+  ): void {
+    numberRows(arranged);
+    this.held = arranged.registries;
+    this.ordered = arranged.ordered;
+    this.loads += loaded;
+    if (names) this.names.hold(names, arranged.version);
+  }
 
   /** Every held row in name, collection and id order, each row's `order` its place there. */
   private orderedRows(): PgHeldRow[] {
-    const version = this.version();
-    if (this.ordered.version !== version) {
-      const rows = [...this.held.values()].flatMap((h) => h.rows);
-      rows.sort(
-        (a, b) =>
-          (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
-          (a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : 0) ||
-          a.id - b.id,
-      );
-      for (let i = 0; i < rows.length; i++) rows[i]!.order = i;
-      this.ordered = { version, rows };
-    }
-    return this.ordered.rows;
+    return this.ordered;
   }
 
   /**

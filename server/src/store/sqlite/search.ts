@@ -15,8 +15,10 @@
  */
 import type Database from 'better-sqlite3';
 import type { RegistryGeneration, SearchCounters, SearchOptions, SearchPage } from '../contract.js';
+import { type Arranged, arrange, type HeldGeneration, numberRows, Warming } from '../held-rows.js';
 import { CANDIDATES, type PageExtra, queryWords, rankCandidates, rankHeld, searchPage } from '../search.js';
-import { type NamedRow, SimilarNames } from '../similar-names.js';
+import { indexNames, type NamedRow, type NameIndex, SimilarNames } from '../similar-names.js';
+import { atOnce, inSlices, nextTurn, type Steps } from '../slices.js';
 import { EVERY_REGISTRY, mayRead, visibleRegistriesSqlite } from '../visibility.js';
 import type { Store } from './open.js';
 
@@ -92,30 +94,42 @@ interface RegistryRow {
 /** Rows read per step of a load: each step is a few milliseconds of the event loop. */
 const LOAD_STEP = 2000;
 
+/** The rows by id, made in steps. */
+function* indexById(rows: readonly HeldRow[]): Steps<Map<number, HeldRow>> {
+  const byId = new Map<number, HeldRow>();
+  for (let i = 0; i < rows.length; i++) {
+    byId.set(rows[i]!.id, rows[i]!);
+    if (i % 2048 === 2047) yield;
+  }
+  return byId;
+}
+
 /**
  * Every template's name, collection, title and registry, in memory by id, loaded per registry
  * generation (every index swap or added version bumps it) in the background (`warm`): a search
  * then reads only the matching ids from SQLite, and the names' trigram index (similar-names.ts) is
- * built from the same rows. A registry's rows are replaced only once its new generation has been
- * read whole, so no search sees half of one.
+ * built from the same rows. The rows, their order, the maps and the trigram index are made aside
+ * in slices (slices.ts, held-rows.ts) and held in one step once every registry's new generation
+ * has been read whole, so no search sees half of one and no request waits behind the work.
  */
 class TemplateRows {
-  readonly byId = new Map<number, HeldRow>();
+  byId = new Map<number, HeldRow>();
   /** Every held row by `order`. */
   ordered: HeldRow[] = [];
   /** The held rows by lower-cased name (the exact-name tier), in `order`. */
   byLowerName = new Map<string, HeldRow[]>();
-  /** Each registry's rows, by name, collection and id. */
-  private readonly held = new Map<number, { generation: number; rows: HeldRow[] }>();
+  /** Each registry's rows. */
+  private held = new Map<number, HeldGeneration<HeldRow>>();
+  /** The names' trigram index (similar-names.ts), built with the rows' arrangement or on first use. */
+  readonly names: SimilarNames<HeldRow>;
   /** The registries' ids and generations the rows are of, e.g. `1:4,2:7`. */
   version = '';
   /** Registry generations loaded. */
   loads = 0;
   /** Whether `warm` was ever called (a service runs): then no load is made on a request. */
   private warmed = false;
-  /** The generations last asked for, not yet brought in; the warm in flight. */
-  private wanted: readonly RegistryGeneration[] | undefined;
-  private warming: Promise<void> | undefined;
+  /** One warm at a time, going on with the generations last asked for. */
+  private readonly warming = new Warming<readonly RegistryGeneration[]>((wanted) => this.bringUpTo(wanted));
   private readonly step: Database.Statement;
   private readonly generationOf: Database.Statement;
   /**
@@ -127,11 +141,12 @@ class TemplateRows {
   private readonly termsStep: Database.Statement | undefined;
   private readonly generations: Database.Statement;
 
-  constructor(
-    sqlite: Database.Database,
-    /** Called after a load changed the rows (the names' trigram index is built then). */
-    private readonly loaded: () => void,
-  ) {
+  constructor(sqlite: Database.Database) {
+    // In name, collection and id order (the order similar names are ranked in).
+    this.names = new SimilarNames(
+      () => this.version,
+      () => this.ordered,
+    );
     this.generations = sqlite.prepare('SELECT id, generation FROM registries ORDER BY id');
     try {
       // The index's own terms (fts5vocab, a table of this connection only: nothing is written).
@@ -174,69 +189,66 @@ class TemplateRows {
     return this.kick(registries);
   }
 
-  /** Starts (or asks the load in flight to go on with) bringing the rows up to `registries`. */
+  /** Starts (or asks the warm in flight to go on with) bringing the rows up to `registries`. */
   private kick(registries: readonly RegistryGeneration[]): Promise<void> {
-    this.wanted = registries;
-    this.warming ??= (async () => {
-      try {
-        while (this.wanted) {
-          const wanted = this.wanted;
-          this.wanted = undefined;
-          await this.bringUpTo(wanted);
-        }
-      } catch {
-        // Whatever failed is loaded again by the next warm; a background load never rejects.
-      } finally {
-        this.warming = undefined;
-      }
-    })();
-    return this.warming;
+    return this.warming.kick(registries);
   }
 
   private async bringUpTo(registries: readonly RegistryGeneration[]): Promise<void> {
-    const present = new Set(registries.map((r) => r.id));
-    let changed = false;
-    for (const [id, held] of this.held) {
-      if (present.has(id)) continue;
-      for (const row of held.rows) this.byId.delete(row.id);
-      this.held.delete(id);
-      changed = true;
-    }
+    const next = new Map<number, HeldGeneration<HeldRow>>();
+    let changed = registries.length !== this.held.size;
+    let loaded = 0;
     for (const r of registries) {
-      if (this.held.get(r.id)?.generation === r.generation) continue;
+      const current = this.held.get(r.id);
+      if (current?.generation === r.generation) {
+        next.set(r.id, current);
+        continue;
+      }
       try {
         // Begun after the current request is answered (the search that found the rows stale).
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        const steps = this.load(r.id);
-        let next = steps.next();
-        while (!next.done) {
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          next = steps.next();
+        await nextTurn();
+        const value = await inSlices(this.load(r.id));
+        if (value && (current?.generation ?? -1) < value.generation) {
+          next.set(r.id, value);
+          changed = true;
+          loaded++;
+          continue;
         }
-        // Held meanwhile at this generation or a newer one (a search's loadNew): kept.
-        const loaded = next.value;
-        if (!loaded || (this.held.get(r.id)?.generation ?? -1) >= loaded.generation) continue;
-        this.install(r.id, loaded);
-        changed = true;
       } catch {
         // SQLite busy or the registry gone meanwhile: the next warm loads it.
       }
+      if (current) next.set(r.id, current);
     }
     if (changed) {
-      this.reorder();
-      this.loaded();
+      // Ordered, mapped by id and indexed by trigram aside, in slices; then held in one step.
+      const arranged = await inSlices(arrange(next));
+      const byId = await inSlices(indexById(arranged.ordered));
+      const names = await inSlices(indexNames(arranged.ordered));
+      this.hold(arranged, byId, names, loaded);
     }
     if (this.termsVersion === this.version) return;
     try {
-      const steps = this.loadTerms();
-      let next = steps.next();
-      while (!next.done) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        next = steps.next();
-      }
+      await inSlices(this.loadTerms());
     } catch {
       // SQLite busy: the next warm loads them; meanwhile words stay prefix queries.
     }
+  }
+
+  /** Holds an arrangement made aside: what every search reads from now on. */
+  private hold(
+    arranged: Arranged<HeldRow, HeldGeneration<HeldRow>>,
+    byId: Map<number, HeldRow>,
+    names: NameIndex<HeldRow> | undefined,
+    loaded: number,
+  ): void {
+    numberRows(arranged);
+    this.held = arranged.registries;
+    this.ordered = arranged.ordered;
+    this.byLowerName = arranged.byLowerName;
+    this.byId = byId;
+    this.version = arranged.version;
+    this.loads += loaded;
+    if (names) this.names.hold(names, arranged.version);
   }
 
   /** The registries' generations now, in `version`'s form. */
@@ -312,16 +324,7 @@ class TemplateRows {
       after = step[step.length - 1]!;
       yield;
     }
-    rows.sort(byNameOrder);
     return { generation, rows };
-  }
-
-  /** Holds a registry's loaded rows in place of the ones it had. */
-  private install(registryId: number, loaded: { generation: number; rows: HeldRow[] }): void {
-    for (const row of this.held.get(registryId)?.rows ?? []) this.byId.delete(row.id);
-    for (const row of loaded.rows) this.byId.set(row.id, row);
-    this.held.set(registryId, loaded);
-    this.loads++;
   }
 
   /**
@@ -331,52 +334,26 @@ class TemplateRows {
    */
   loadNew(registries: readonly RegistryGeneration[]): void {
     if (this.warmed) return;
-    let changed = false;
+    const next = new Map(this.held);
+    let loaded = 0;
     for (const r of registries) {
-      if (this.held.has(r.id)) continue;
-      const steps = this.load(r.id);
-      let next = steps.next();
-      while (!next.done) next = steps.next();
-      if (next.value) {
-        this.install(r.id, next.value);
-        changed = true;
+      if (next.has(r.id)) continue;
+      const value = atOnce(this.load(r.id));
+      if (value) {
+        next.set(r.id, value);
+        loaded++;
       }
     }
-    if (!changed) return;
-    this.reorder();
+    if (loaded === 0) return;
+    // The names' trigram index is built by the first misspelt query.
+    const arranged = atOnce(arrange(next));
+    this.hold(arranged, atOnce(indexById(arranged.ordered)), undefined, loaded);
     try {
-      const steps = this.loadTerms();
-      while (!steps.next().done);
+      atOnce(this.loadTerms());
     } catch {
       // Words stay prefix queries.
     }
   }
-
-  /** Orders every held row by name, collection and id, and names the version they are of. */
-  private reorder(): void {
-    // Each registry's rows are sorted, so the sort merges a few runs rather than sorting every
-    // row from scratch.
-    this.ordered = [...this.held.values()].flatMap((h) => h.rows).sort(byNameOrder);
-    const byLowerName = new Map<string, HeldRow[]>();
-    for (let i = 0; i < this.ordered.length; i++) {
-      const row = this.ordered[i]!;
-      row.order = i;
-      const named = byLowerName.get(row.lowerName);
-      if (named) named.push(row);
-      else byLowerName.set(row.lowerName, [row]);
-    }
-    this.byLowerName = byLowerName;
-    this.version = [...this.held].map(([id, h]) => `${id}:${h.generation}`).join(',');
-  }
-}
-
-/** Name, collection, then id, in code-unit order. */
-function byNameOrder(a: HeldRow, b: HeldRow): number {
-  return (
-    (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
-    (a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : 0) ||
-    a.id - b.id
-  );
 }
 
 /** The search's conditions (` AND …` each) on a table's `registry_id` and `collection` columns. */
@@ -405,25 +382,18 @@ const MAX_STATEMENTS = 256;
 export class TemplateSearch {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly rows: TemplateRows;
-  private readonly names: SimilarNames;
 
   /** How searches were answered: from the held rows, or from the database while they loaded. */
   private readonly answered = { held: 0, database: 0 };
 
   constructor(private readonly store: Store) {
-    this.rows = new TemplateRows(store.sqlite, () => this.names.prepare());
-    // Built from the held rows, used only when they are of the registries' generations.
-    this.names = new SimilarNames(
-      () => this.rows.version,
-      // In name, collection and id order (the order similar names are ranked in).
-      () => this.rows.ordered,
-    );
+    this.rows = new TemplateRows(store.sqlite);
   }
 
   /** When no words matched: templates with names similar to the query, as on PostgreSQL. */
   private similarTo(q: string, visible: ReadonlySet<number>, collection: string | undefined): HeldRow[] {
     if (q.trim().length < 3) return [];
-    const similar = this.names.similar(
+    const similar = this.rows.names.similar(
       q.trim().toLowerCase(),
       (r) => visible.has(r.registryId) && (collection === undefined || r.collection === collection),
       CANDIDATES + 1,

@@ -1,0 +1,117 @@
+/**
+ * The search's rows held in memory, arranged for queries the same way on both dialects
+ * (docs/server.md, "Search after an index swap"): every held row in name, collection and id order
+ * (a row's `order` is its place there, what `rankHeld` in search.ts sorts by), the rows by
+ * lower-cased name (the exact-name tier), and the fingerprint of the registry generations they
+ * are of. An arrangement is made aside in slices (slices.ts), then held in one step: a query sees
+ * the previous arrangement or the next one, never half of one.
+ */
+import { type Steps, sortInSlices } from './slices.js';
+
+/** What a held row has on both dialects. */
+export interface HeldRowBase {
+  id: number;
+  name: string;
+  collection: string;
+  registryId: number;
+  lowerName: string;
+  /** Position of the row in the order by name, collection and id of every held row. */
+  order: number;
+}
+
+/** A registry's held rows at one generation. */
+export interface HeldGeneration<R> {
+  generation: number;
+  rows: R[];
+}
+
+export interface Arranged<R extends HeldRowBase, H extends HeldGeneration<R>> {
+  /** By registry id. */
+  registries: Map<number, H>;
+  /** Every held row by name, collection and id. */
+  ordered: R[];
+  /** The held rows by lower-cased name, in `ordered`'s order. */
+  byLowerName: Map<string, R[]>;
+  /** The registries' ids and generations, e.g. `1:4,2:7`. */
+  version: string;
+}
+
+/** Name, collection, then id, in code-unit order. */
+export function byNameOrder(a: HeldRowBase, b: HeldRowBase): number {
+  return (
+    (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+    (a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : 0) ||
+    a.id - b.id
+  );
+}
+
+/** The registries' ids and generations, e.g. `1:4,2:7`. */
+export function heldVersion(registries: ReadonlyMap<number, { generation: number }>): string {
+  return [...registries].map(([id, h]) => `${id}:${h.generation}`).join(',');
+}
+
+/** Rows between two pauses. */
+const STEP = 2048;
+
+/** The arrangement of `registries`' rows, made in steps; the rows are not changed (`hold` numbers them). */
+export function* arrange<H extends HeldGeneration<HeldRowBase>>(
+  registries: Map<number, H>,
+): Steps<Arranged<H['rows'][number], H>> {
+  type R = H['rows'][number];
+  const all: R[] = [];
+  for (const held of registries.values()) {
+    for (let i = 0; i < held.rows.length; i++) {
+      all.push(held.rows[i]!);
+      if (i % STEP === STEP - 1) yield;
+    }
+  }
+  const ordered = yield* sortInSlices(all, byNameOrder);
+  const byLowerName = new Map<string, R[]>();
+  for (let i = 0; i < ordered.length; i++) {
+    const row = ordered[i]!;
+    const named = byLowerName.get(row.lowerName);
+    if (named) named.push(row);
+    else byLowerName.set(row.lowerName, [row]);
+    if (i % STEP === STEP - 1) yield;
+  }
+  return { registries, ordered, byLowerName, version: heldVersion(registries) };
+}
+
+/**
+ * Numbers the arrangement's rows by their place: done in the step that holds it (a row shared
+ * with the arrangement held before keeps that one's number until then).
+ */
+export function numberRows(arranged: { ordered: readonly HeldRowBase[] }): void {
+  const { ordered } = arranged;
+  for (let i = 0; i < ordered.length; i++) ordered[i]!.order = i;
+}
+
+/**
+ * One warm at a time (both dialects): `kick` asks for `registries`' generations; the run in
+ * flight goes on with the last ones asked for once it is done, so arrangements are held in the
+ * order they were asked for. The promise never rejects: what failed is loaded by the next kick.
+ */
+export class Warming<G> {
+  private wanted: G | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly bringUpTo: (wanted: G) => Promise<void>) {}
+
+  kick(wanted: G): Promise<void> {
+    this.wanted = wanted;
+    this.running ??= (async () => {
+      try {
+        while (this.wanted !== undefined) {
+          const next = this.wanted;
+          this.wanted = undefined;
+          await this.bringUpTo(next);
+        }
+      } catch {
+        // Whatever failed is loaded again by the next warm; a background load never rejects.
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The search's background load after an index swap does its work in slices (docs/server.md,
+ * "Search after an index swap"; store/slices.ts): ordering the held rows, building the names'
+ * trigram index and, on PostgreSQL, sorting the lexemes once blocked the event loop for hundreds
+ * of milliseconds at 100,000 templates, and an unrelated request (a resolve) waited behind them.
+ * On both databases, a warm of 40,000 templates is measured turn by turn: the longest stretch of
+ * the process's CPU between two turns of the event loop must be a small part of the warm's CPU
+ * (CPU time, not wall-clock: a busy machine's descheduling does not count). Then the held rows
+ * must answer a search exactly as they did (the slices change when, not what).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { generatedIndex } from '../../bench/generated-index.js';
+import type { RegistryGeneration, SearchPage } from '../../server/src/store/contract.js';
+import { openPostgresStore } from '../../server/src/store/postgres/open.js';
+import { PostgresReads } from '../../server/src/store/postgres/reads.js';
+import { swapIndexPg } from '../../server/src/store/postgres/swap-index.js';
+import { openStore } from '../../server/src/store/sqlite/open.js';
+import { TemplateSearch } from '../../server/src/store/sqlite/search.js';
+import { swapIndex } from '../../server/src/store/sqlite/swap-index.js';
+import { PUBLIC_READER } from '../../server/src/store/visibility.js';
+import { DIALECTS, postgresDatabase } from './helpers.js';
+
+const TEMPLATES = 40_000;
+
+const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+
+/** `work`'s CPU time and the longest CPU stretch between two turns of the event loop while it ran. */
+async function stretches(
+  work: () => Promise<unknown>,
+): Promise<{ total: number; longest: number; turns: number }> {
+  let longest = 0;
+  let turns = 0;
+  let running = true;
+  let last = process.cpuUsage();
+  const turn = () => {
+    longest = Math.max(longest, cpuMs(process.cpuUsage(last)));
+    last = process.cpuUsage();
+    turns++;
+    if (running) setImmediate(turn);
+  };
+  const start = process.cpuUsage();
+  setImmediate(turn);
+  await work();
+  running = false;
+  longest = Math.max(longest, cpuMs(process.cpuUsage(last)));
+  return { total: cpuMs(process.cpuUsage(start)), longest, turns };
+}
+
+const QUERIES = ['re', 'redis cache', 'zookeeper gateway autoscaler', 'redis-cache-7', 'redsi', ''];
+
+interface Searcher {
+  warm(generations: readonly RegistryGeneration[]): Promise<void>;
+  search(q: string): Promise<SearchPage> | SearchPage;
+}
+
+async function checkSlices(make: () => Searcher, generations: RegistryGeneration[]): Promise<string> {
+  // The answers of a searcher whose rows were loaded by its first search (no warm: at once).
+  const reference = make();
+  const expected: SearchPage[] = [];
+  for (const q of QUERIES) expected.push(await reference.search(q));
+  const searcher = make();
+  const measured = await stretches(() => searcher.warm(generations));
+  const share = measured.longest / measured.total;
+  assert.ok(
+    measured.turns >= 20 && share < 0.2,
+    `the warm's longest stretch without a turn of the event loop was ${measured.longest.toFixed(1)} ms of CPU, ` +
+      `${(share * 100).toFixed(0)}% of its ${measured.total.toFixed(0)} ms (${measured.turns} turns)`,
+  );
+  for (const [i, q] of QUERIES.entries()) assert.deepEqual(await searcher.search(q), expected[i], q);
+  return `longest stretch ${measured.longest.toFixed(1)} ms of CPU of ${measured.total.toFixed(0)} ms, ${measured.turns} turns`;
+}
+
+for (const dialect of DIALECTS)
+  describe(`search warm in slices (${dialect})`, () => {
+    it(`lets the event loop turn while ${TEMPLATES} templates are loaded, ordered and indexed`, async (t) => {
+      const index = generatedIndex(TEMPLATES);
+      if (dialect === 'sqlite') {
+        const dir = mkdtempSync(join(tmpdir(), 'dm-warm-slices-'));
+        const store = openStore(join(dir, 'registry.db'));
+        try {
+          store.sqlite
+            .prepare(
+              "INSERT INTO registries (name, source_type, source, created_at) VALUES ('github.com/acme/big', 'directory', '/x', 0)",
+            )
+            .run();
+          swapIndex(store, index, { registryId: 1, commit: 'c', etag: null, now: 0 });
+          const generations = store.sqlite
+            .prepare('SELECT id, generation FROM registries')
+            .all() as RegistryGeneration[];
+          t.diagnostic(
+            await checkSlices(() => {
+              const search = new TemplateSearch(store);
+              return {
+                warm: (g) => search.warm(g),
+                search: (q) => search.search({ q, page: 1, limit: 20, reader: PUBLIC_READER }),
+              };
+            }, generations),
+          );
+        } finally {
+          store.close();
+          rmSync(dir, { recursive: true, force: true });
+        }
+      } else {
+        const store = await openPostgresStore(await postgresDatabase(), { max: 4 });
+        try {
+          const { rows } = await store.pool.query<{ id: number }>(
+            "INSERT INTO registries (name, source_type, source, created_at) VALUES ('github.com/acme/big', 'directory', '/x', 0) RETURNING id",
+          );
+          await swapIndexPg(store, index, { registryId: rows[0]!.id, commit: 'c', etag: null, now: 0 });
+          const generations = (
+            await store.pool.query<RegistryGeneration>('SELECT id, generation FROM registries')
+          ).rows;
+          t.diagnostic(
+            await checkSlices(() => {
+              const reads = new PostgresReads(store);
+              return {
+                warm: (g) => reads.warm(g),
+                search: (q) => reads.search({ q, page: 1, limit: 20, reader: PUBLIC_READER }),
+              };
+            }, generations),
+          );
+        } finally {
+          await store.close();
+        }
+      }
+    });
+  });
