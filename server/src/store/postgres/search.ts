@@ -49,9 +49,14 @@ export interface PgMatchRow {
 interface HeldRegistry extends HeldGeneration<PgHeldRow> {
   /** By id. */
   rows: PgHeldRow[];
-  /** Every distinct lexeme, in code-unit order, and the indexes (into rows) of its templates. */
+  /**
+   * Every distinct lexeme, in code-unit order, and the indexes (into rows) of its templates: lexeme
+   * k's are `postings[postingStart[k]]` up to `postingStart[k + 1]`, so the lexemes a word starts
+   * (a run of `lexemes`) have their postings in one run too (one array, not one per lexeme).
+   */
   lexemes: string[];
-  postings: Int32Array[];
+  postingStart: Int32Array;
+  postings: Int32Array;
   /** Rows by lower-cased name (the exact-name tier). */
   byLowerName: Map<string, PgHeldRow[]>;
   /** seen[i]: how many words row i matched (reused by each search: they run one at a time). */
@@ -115,12 +120,35 @@ function* holding(rows: readonly LoadedRow[], generation: number): Steps<HeldReg
     if (i % STEP === STEP - 1) yield;
   }
   const lexemes = yield* sortInSlices([...byLexeme.keys()], (a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const postings = new Array<Int32Array>(lexemes.length);
-  for (let i = 0; i < lexemes.length; i++) {
-    postings[i] = Int32Array.from(byLexeme.get(lexemes[i]!)!);
-    if (i % STEP === STEP - 1) yield;
+  const postingStart = new Int32Array(lexemes.length + 1);
+  for (let k = 0; k < lexemes.length; k++)
+    postingStart[k + 1] = postingStart[k]! + byLexeme.get(lexemes[k]!)!.length;
+  const postings = new Int32Array(postingStart[lexemes.length]!);
+  for (let k = 0; k < lexemes.length; k++) {
+    postings.set(byLexeme.get(lexemes[k]!)!, postingStart[k]!);
+    if (k % STEP === STEP - 1) yield;
   }
-  return { generation, rows: held, lexemes, postings, byLowerName, seen: new Int32Array(held.length) };
+  return {
+    generation,
+    rows: held,
+    lexemes,
+    postingStart,
+    postings,
+    byLowerName,
+    seen: new Int32Array(held.length),
+  };
+}
+
+/** The end of the run of sorted `lexemes` from `first` that `word` starts (binary search). */
+function prefixEnd(lexemes: readonly string[], word: string, first: number): number {
+  let lo = first;
+  let hi = lexemes.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (lexemes[mid]!.startsWith(word)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 export class PgTemplateWords {
@@ -328,16 +356,14 @@ export class PgTemplateWords {
       if (bounded || options.words.length === 0) continue;
       // seen[i] counts the words row i matched so far (each word counted once per row).
       const seen = held.seen.fill(0);
-      const { lexemes, postings } = held;
+      const { lexemes, postingStart, postings } = held;
       for (let k = 0; k < options.words.length; k++) {
         const word = options.words[k]!;
-        for (let at = lowerBound(lexemes, word); at < lexemes.length; at++) {
-          if (!lexemes[at]!.startsWith(word)) break;
-          const list = postings[at]!;
-          for (let j = 0; j < list.length; j++) {
-            const i = list[j]!;
-            if (seen[i] === k) seen[i] = k + 1;
-          }
+        const first = lowerBound(lexemes, word);
+        const end = postingStart[prefixEnd(lexemes, word, first)]!;
+        for (let j = postingStart[first]!; j < end; j++) {
+          const i = postings[j]!;
+          if (seen[i] === k) seen[i] = k + 1;
         }
       }
       for (let i = 0; i < seen.length; i++) {
