@@ -83,61 +83,76 @@ type LoadedRow = Omit<PgHeldRow, 'lowerName' | 'lowerTitle' | 'lowerCollection' 
 /** Rows between two pauses of `holding`. */
 const STEP = 1024;
 
-/** A registry's rows made ready for matching, in steps (slices.ts): the lexemes sorted, their posting lists. */
-function* holding(rows: readonly LoadedRow[], generation: number): Steps<HeldRegistry> {
-  const byLexeme = new Map<string, number[]>();
-  const byLowerName = new Map<string, PgHeldRow[]>();
+/**
+ * A registry's rows made ready for matching, fed a step of rows at a time (`add`), then finished
+ * (`finish`: the lexemes sorted, their posting lists), each in steps (slices.ts).
+ */
+class Holding {
+  private readonly byLexeme = new Map<string, number[]>();
+  private readonly byLowerName = new Map<string, PgHeldRow[]>();
   // Collections are few: one string each (less memory; counting facets hashes the same few).
-  const collections = new Map<string, { collection: string; lower: string }>();
-  const held = new Array<PgHeldRow>(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i]!;
-    for (const lexeme of r.lexemes) {
-      const list = byLexeme.get(lexeme);
-      if (list) list.push(i);
-      else byLexeme.set(lexeme, [i]);
+  private readonly collections = new Map<string, { collection: string; lower: string }>();
+  private readonly held: PgHeldRow[] = [];
+
+  *add(rows: readonly LoadedRow[]): Steps<void> {
+    for (let k = 0; k < rows.length; k++) {
+      const r = rows[k]!;
+      const i = this.held.length;
+      for (const lexeme of r.lexemes) {
+        const list = this.byLexeme.get(lexeme);
+        if (list) list.push(i);
+        else this.byLexeme.set(lexeme, [i]);
+      }
+      let c = this.collections.get(r.collection);
+      if (!c) {
+        c = { collection: r.collection, lower: r.collection.toLowerCase() };
+        this.collections.set(r.collection, c);
+      }
+      const row = {
+        id: r.id,
+        name: r.name,
+        collection: c.collection,
+        title: r.title,
+        registryId: r.registryId,
+        lowerName: r.name.toLowerCase(),
+        lowerTitle: (r.title ?? '').toLowerCase(),
+        lowerCollection: c.lower,
+        order: 0,
+      };
+      const named = this.byLowerName.get(row.lowerName);
+      if (named) named.push(row);
+      else this.byLowerName.set(row.lowerName, [row]);
+      this.held.push(row);
+      if (k % STEP === STEP - 1) yield;
     }
-    let c = collections.get(r.collection);
-    if (!c) {
-      c = { collection: r.collection, lower: r.collection.toLowerCase() };
-      collections.set(r.collection, c);
+  }
+
+  *finish(generation: number): Steps<HeldRegistry> {
+    const { byLexeme, held } = this;
+    const lexemes = yield* sortInSlices([...byLexeme.keys()], (a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const postingStart = new Int32Array(lexemes.length + 1);
+    for (let k = 0; k < lexemes.length; k++) {
+      postingStart[k + 1] = postingStart[k]! + byLexeme.get(lexemes[k]!)!.length;
     }
-    const row = {
-      id: r.id,
-      name: r.name,
-      collection: c.collection,
-      title: r.title,
-      registryId: r.registryId,
-      lowerName: r.name.toLowerCase(),
-      lowerTitle: (r.title ?? '').toLowerCase(),
-      lowerCollection: c.lower,
-      order: 0,
+    const postings = new Int32Array(postingStart[lexemes.length]!);
+    for (let k = 0; k < lexemes.length; k++) {
+      postings.set(byLexeme.get(lexemes[k]!)!, postingStart[k]!);
+      if (k % STEP === STEP - 1) yield;
+    }
+    return {
+      generation,
+      rows: held,
+      lexemes,
+      postingStart,
+      postings,
+      byLowerName: this.byLowerName,
+      seen: new Int32Array(held.length),
     };
-    const named = byLowerName.get(row.lowerName);
-    if (named) named.push(row);
-    else byLowerName.set(row.lowerName, [row]);
-    held[i] = row;
-    if (i % STEP === STEP - 1) yield;
   }
-  const lexemes = yield* sortInSlices([...byLexeme.keys()], (a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const postingStart = new Int32Array(lexemes.length + 1);
-  for (let k = 0; k < lexemes.length; k++)
-    postingStart[k + 1] = postingStart[k]! + byLexeme.get(lexemes[k]!)!.length;
-  const postings = new Int32Array(postingStart[lexemes.length]!);
-  for (let k = 0; k < lexemes.length; k++) {
-    postings.set(byLexeme.get(lexemes[k]!)!, postingStart[k]!);
-    if (k % STEP === STEP - 1) yield;
-  }
-  return {
-    generation,
-    rows: held,
-    lexemes,
-    postingStart,
-    postings,
-    byLowerName,
-    seen: new Int32Array(held.length),
-  };
 }
+
+/** Rows read per statement of a load (each step's rows are made ready before the next is read). */
+const LOAD_STEP = 5000;
 
 /** The end of the run of sorted `lexemes` from `first` that `word` starts (binary search). */
 function prefixEnd(lexemes: readonly string[], word: string, first: number): number {
@@ -176,14 +191,40 @@ export class PgTemplateWords {
     return [...this.held].map(([id, h]) => `${id}:${h.generation}`).join(',');
   }
 
-  /** A registry's rows and lexemes, read at (at least) `generation` and made ready in slices. */
-  private async load(id: number, generation: number): Promise<HeldRegistry> {
-    const { rows } = await this.store.pool.query<LoadedRow>(
-      `SELECT id, name, collection, title, registry_id AS "registryId", tsvector_to_array(search) AS lexemes
-       FROM templates WHERE registry_id = $1 ORDER BY id`,
-      [id],
-    );
-    return inSlices(holding(rows, generation));
+  /**
+   * A registry's rows and lexemes at its current generation (at least `generation`), read
+   * LOAD_STEP rows per statement by id and made ready in slices between them: no result of every
+   * row and lexeme held at once, no long parse. Undefined when the generation moved on meanwhile (a
+   * swap: its warm loads the new one) or the registry went.
+   */
+  private async load(id: number, generation: number): Promise<HeldRegistry | undefined> {
+    // The same generation before the first step and after the last: no swap committed between
+    // them (every change of a registry's templates bumps it), so the steps read one index.
+    const generationNow = async () =>
+      (
+        await this.store.pool.query<{ generation: number }>({
+          name: 'search-held-generation',
+          text: 'SELECT generation FROM registries WHERE id = $1',
+          values: [id],
+        })
+      ).rows[0]?.generation;
+    const read = await generationNow();
+    if (read === undefined || read < generation) return undefined;
+    const holding = new Holding();
+    let after = 0;
+    for (;;) {
+      const { rows } = await this.store.pool.query<LoadedRow>({
+        name: 'search-held-rows',
+        text: `SELECT id, name, collection, title, registry_id AS "registryId", tsvector_to_array(search) AS lexemes
+               FROM templates WHERE registry_id = $1 AND id > $2 ORDER BY id LIMIT ${LOAD_STEP}`,
+        values: [id, after],
+      });
+      await inSlices(holding.add(rows));
+      if (rows.length < LOAD_STEP) break;
+      after = rows[rows.length - 1]!.id;
+    }
+    if ((await generationNow()) !== read) return undefined;
+    return inSlices(holding.finish(read));
   }
 
   /** Loads finished (each registry generation read once), for the tests and the bench. */
@@ -253,13 +294,18 @@ export class PgTemplateWords {
           return;
         }
         try {
-          next.set(r.id, await this.load(r.id, r.generation));
-          changed = true;
-          loaded++;
+          const value = await this.load(r.id, r.generation);
+          if (value) {
+            next.set(r.id, value);
+            changed = true;
+            loaded++;
+            return;
+          }
         } catch {
-          // The database away or the registry gone meanwhile: the next warm loads it.
-          if (current) next.set(r.id, current);
+          // The database away: the next warm loads it.
         }
+        // Moved on or gone meanwhile, or the database away: kept as it was, the next warm loads it.
+        if (current) next.set(r.id, current);
       }),
     );
     if (!changed) return;
