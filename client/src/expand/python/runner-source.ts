@@ -26,7 +26,11 @@ import sys, io, types, resource, time
 # linecache imports tokenize, and re), ~9 ms of CPU at every start (docs/expansion.md, "Speed").
 # They load when something needs them: a template that imports them, an error's traceback, the
 # wire check below when its quick test cannot decide.
-import _signal as signal, _json
+try:
+    import _signal as signal, _json
+except ImportError:  # an interpreter without them (PyPy): the modules themselves
+    import signal
+    _json = None
 import os.path as _osp
 from importlib.machinery import ModuleSpec as _ModuleSpec
 
@@ -505,6 +509,8 @@ def _json_codec():
     # module does them with its C accelerator, without importing it; the json module itself where
     # this interpreter's accelerator is not the one expected (checked on a sample).
     try:
+        if _json is None:
+            raise ImportError('no _json')
         class _Scanning(object):
             def __init__(self):
                 self.strict = True
