@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { serve } from '@hono/node-server';
+import fc from 'fast-check';
 import { serveApp } from '../../server/src/api/listener.js';
 import { createLogger } from '../../server/src/log.js';
 import { ADMIN_TOKEN, DIALECTS, type DialectTestServer, FIXTURES, tempDir, testServerOn } from './helpers.js';
@@ -229,6 +230,36 @@ for (const dialect of DIALECTS) {
         await both('GET', path, {});
       }
       await both('POST', resolvePath('redis:v1.0'), {});
+    });
+
+    it('random request targets: the listener reads the query as the app does (property)', async () => {
+      // Pieces of references, of their encodings and of odd queries, in any order.
+      const piece = fc.constantFrom(
+        ...`redis postgres : %3A %3a v1 .0 .1 = %3D + %2B %20 & &ref= &x=1 ref= % %2 %ZZ ' # / /.. ~`.split(
+          ' ',
+        ),
+        `${PUBLIC}/`,
+        `${PRIVATE}/`,
+        'github.com%2Facme%2Ftemplates%2F',
+        '%E2%9C%93',
+      );
+      const callers = callersNow();
+      const fastBefore = fast.listener.fastAnswers;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(piece, { minLength: 0, maxLength: 8 }),
+          fc.constantFrom('anonymous', 'reader', 'admin'),
+          async (pieces, caller) => {
+            const target = `/api/v1/resolve?ref=${pieces.join('')}`;
+            // Twice: the first may fill the cache (through the app), the second then hit it.
+            await both('GET', target, callers[caller]!);
+            await both('GET', target, callers[caller]!);
+          },
+        ),
+        { numRuns: 150 },
+      );
+      // Some of those targets were cached answers the listener wrote itself.
+      assert.ok(fast.listener.fastAnswers > fastBefore, 'the property took the fast path');
     });
 
     it("a token never gets another caller's cached answer: private to readers only, either order", async () => {
