@@ -244,7 +244,17 @@ async function loadWorld(s: DialectTestServer, w: World): Promise<void> {
   const generation = ++worldsLoaded * 1000;
   const { store } = s;
   if (isPostgres(store)) {
-    await store.pool.query('TRUNCATE tokens, registries, files CASCADE');
+    // TRUNCATE locks every table it empties; a background read of the server's (a search warming
+    // its rows, a token's last use) that holds some of them and waits for another is a deadlock,
+    // which PostgreSQL ends by failing one side (40P01): this test's side is tried again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await store.pool.query('TRUNCATE tokens, registries, files CASCADE');
+        break;
+      } catch (error) {
+        if ((error as { code?: string }).code !== '40P01' || attempt === 5) throw error;
+      }
+    }
     for (const r of w.registries) {
       await store.pool.query(
         `INSERT INTO registries (id, name, source_type, source, visibility, organisation, created_at, generation)
