@@ -17,14 +17,76 @@ export interface StepResult {
 }
 
 /**
+ * A read–decide–write flow written once for both dialects (docs/server.md "Flows, written once"):
+ * a generator that yields each statement and receives its result. sqlite/runner.ts drives it
+ * synchronously inside a better-sqlite3 transaction, postgres/runner.ts with awaits inside its
+ * transaction, so the rules between the statements exist once.
+ */
+export type Flow<T> = Generator<Step, T, StepResult>;
+
+/** The rows of one statement of a flow (`yield* rowsOf(…)`), typed by the caller. */
+export function* rowsOf<T>(sql: string, params: readonly unknown[] = []): Flow<T[]> {
+  return (yield [sql, params]).rows as T[];
+}
+
+/** The type of a column of a list parameter (`SqlDialect.list`). */
+export type ListType = 'text' | 'int' | 'bigint' | 'bool' | 'bytes';
+
+/**
+ * The value of a list parameter: its rows as one JSON text, the same on both dialects (a column of
+ * type `bytes` is given as hex, a `bool` as true/false).
+ */
+export const listParam = (rows: readonly (readonly unknown[])[]): string => JSON.stringify(rows);
+
+/**
+ * What the shared SQL text needs from its dialect: small fragments, no I/O. Everything else in a
+ * statement is the same text on both.
+ */
+export interface SqlDialect {
+  readonly dialect: 'sqlite' | 'postgres';
+  /**
+   * `expr` compared as bytes, for an ORDER BY (docs/server.md "Text is compared as bytes"):
+   * `expr COLLATE "C"` on PostgreSQL, whose default collation follows the locale; SQLite's BINARY
+   * default already is.
+   */
+  byteOrder(expr: string): string;
+  /**
+   * A list parameter as a table, for a FROM or JOIN: `param` (a `$n`) holds `listParam(rows)`, and
+   * the table `alias` has the named, typed `columns` in that order (json_each on SQLite,
+   * jsonb_array_elements on PostgreSQL). One statement for a batch: on PostgreSQL a round trip per
+   * batch, not per row.
+   */
+  list(param: string, alias: string, columns: readonly (readonly [name: string, type: ListType])[]): string;
+  /**
+   * Appended to a SELECT whose rows the transaction will update: ` FOR UPDATE` on PostgreSQL
+   * (replicas serialise on the row lock until COMMIT); nothing on SQLite, whose write
+   * transaction already holds the database's one write lock.
+   */
+  readonly forUpdate: string;
+}
+
+/** Runs `flow` to its end with `step` running each statement, synchronously (SQLite). */
+export function driveSync<T>(flow: Flow<T>, step: (s: Step) => StepResult): T {
+  let next = flow.next();
+  while (!next.done) next = flow.next(step(next.value));
+  return next.value;
+}
+
+/** Runs `flow` to its end with `step` running each statement (PostgreSQL). */
+export async function driveAsync<T>(flow: Flow<T>, step: (s: Step) => Promise<StepResult>): Promise<T> {
+  let next = flow.next();
+  while (!next.done) next = flow.next(await step(next.value));
+  return next.value;
+}
+
+/**
  * The small per-dialect adapter the store's shared SQL runs on (docs/server.md "The store"):
  * sqlite/runner.ts over better-sqlite3 (statements prepared once per text), postgres/runner.ts over
  * the pool. Only what truly differs between the two is here; the SQL and its rules are written once
  * (crud.ts, quarantine.ts, …). Values come back as the driver gives them: a PostgreSQL bigint or
  * count(*) is text, an SQLite boolean is 0 or 1, so shared code converts with Number() / Boolean().
  */
-export interface SqlRunner {
-  readonly dialect: 'sqlite' | 'postgres';
+export interface SqlRunner extends SqlDialect {
   /** The rows of a read. */
   all<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   /**
@@ -32,10 +94,8 @@ export interface SqlRunner {
    * has finished: sqlite/swap-index-thread.ts); answers each step's rows and changes.
    */
   write(steps: readonly Step[]): Promise<StepResult[]>;
-  /**
-   * `expr` compared as bytes, for an ORDER BY (docs/server.md "Text is compared as bytes"):
-   * `expr COLLATE "C"` on PostgreSQL, whose default collation follows the locale; SQLite's BINARY
-   * default already is.
-   */
-  byteOrder(expr: string): string;
+  /** Runs a flow in one transaction (on SQLite after an index swap in progress has finished). */
+  transaction<T>(flow: Flow<T>): Promise<T>;
+  /** Runs a flow of reads, outside a transaction. */
+  read<T>(flow: Flow<T>): Promise<T>;
 }

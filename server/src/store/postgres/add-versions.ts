@@ -19,10 +19,16 @@ import type {
   MirrorQueries,
   VersionKey,
 } from '../contract.js';
-import { CLOSE_REVERTED_SQL, canonicalTemplate, REVERTED_REASON } from '../first-seen.js';
+import {
+  addedFirstSeenFlow,
+  CLOSE_REVERTED_SQL,
+  canonicalTemplate,
+  openQuarantineFlow,
+  REVERTED_REASON,
+} from '../first-seen.js';
 import { type ContentRow, insertContentRows } from './content.js';
-import { firstSeenOfAddedPg, openQuarantinePg } from './first-seen.js';
 import { type PostgresStore, pgTransaction } from './open.js';
+import { postgresDialect, runFlowOn } from './runner.js';
 import { INDEX_CHANNEL } from './swap-index.js';
 
 const VERSION_SQL = `SELECT v.id, v.digest FROM versions v JOIN templates t ON t.id = v.template_id
@@ -82,10 +88,13 @@ export function postgresMirrorQueries(store: PostgresStore): MirrorQueries {
           // statement over arrays (unnest), in batches that bound a statement's size.
           const stored = await storedDigests(client, registryId, versions);
           const { todo, unchanged } = sortAdded(registry.name, versions, (v) => stored.get(versionKey(v)));
-          const plan = await firstSeenOfAddedPg(
+          const plan = await runFlowOn(
             client,
-            { registryId, registry: registry.name, syncId: null, now },
-            todo,
+            addedFirstSeenFlow(
+              postgresDialect,
+              { registryId, registry: registry.name, syncId: null, now },
+              todo,
+            ),
           );
           await insertContent(client, plan.kept, content);
           const templateIds = await writeTemplates(client, registryId, plan.kept);
@@ -172,7 +181,7 @@ export function postgresMirrorQueries(store: PostgresStore): MirrorQueries {
       return pgTransaction(store.pool, async (client) => {
         // One open quarantine per version across replicas.
         await client.query("SELECT pg_advisory_xact_lock(hashtext('dm-add-versions:' || $1))", [q.registry]);
-        return openQuarantinePg(client, { ...q, registryId: reg.id });
+        return runFlowOn(client, openQuarantineFlow({ ...q, registryId: reg.id }));
       });
     },
     async closeReverted(id, versions, now) {

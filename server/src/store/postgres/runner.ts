@@ -6,7 +6,15 @@
  * transaction's client with `runStepsOn`.
  */
 import type pg from 'pg';
-import type { SqlRunner, Step, StepResult } from '../sql.js';
+import {
+  driveAsync,
+  type Flow,
+  type ListType,
+  type SqlDialect,
+  type SqlRunner,
+  type Step,
+  type StepResult,
+} from '../sql.js';
 import { type PostgresStore, pgTransaction } from './open.js';
 
 /** Runs `steps` in order on `client` (inside the caller's transaction, or one statement alone). */
@@ -22,10 +30,35 @@ export async function runStepsOn(
   return results;
 }
 
+/** Runs `flow` on `client`, inside the caller's transaction (or statement by statement on the pool). */
+export function runFlowOn<T>(client: pg.Pool | pg.PoolClient, flow: Flow<T>): Promise<T> {
+  return driveAsync(flow, async ([text, values]) => {
+    const res = await client.query({ text, values: values as unknown[] });
+    return { rows: res.rows, changes: res.rowCount ?? 0 };
+  });
+}
+
+const LIST_COLUMN: Record<ListType, (at: string) => string> = {
+  text: (at) => at,
+  int: (at) => `(${at})::int`,
+  bigint: (at) => `(${at})::bigint`,
+  bool: (at) => `(${at})::boolean`,
+  bytes: (at) => `decode(${at}, 'hex')`,
+};
+
+/** The SQL fragments of PostgreSQL (sql.ts SqlDialect). */
+export const postgresDialect: SqlDialect = {
+  dialect: 'postgres',
+  byteOrder: (expr) => `${expr} COLLATE "C"`,
+  list: (param, alias, columns) =>
+    `(SELECT ${columns.map(([name, type], i) => `${LIST_COLUMN[type](`e.v->>${i}`)} AS ${name}`).join(', ')} FROM jsonb_array_elements(${param}::jsonb) AS e(v)) AS ${alias}`,
+  forUpdate: ' FOR UPDATE',
+};
+
 export function postgresRunner(store: PostgresStore): SqlRunner {
   const { pool } = store;
   return {
-    dialect: 'postgres',
+    ...postgresDialect,
     async all<T>(text: string, params: readonly unknown[] = []) {
       return (await pool.query({ text, values: params as unknown[] })).rows as T[];
     },
@@ -33,6 +66,7 @@ export function postgresRunner(store: PostgresStore): SqlRunner {
       steps.length === 1
         ? runStepsOn(pool, steps)
         : pgTransaction(pool, (client) => runStepsOn(client, steps)),
-    byteOrder: (expr) => `${expr} COLLATE "C"`,
+    transaction: (flow) => pgTransaction(pool, (client) => runFlowOn(client, flow)),
+    read: (flow) => runFlowOn(pool, flow),
   };
 }

@@ -13,10 +13,9 @@
 import type { BuiltIndex } from '../../indexer/build-index.js';
 import type { SwapMeta, SwapResult } from '../contract.js';
 import { PRUNE_FILES_SQL, syncOutcomeSteps } from '../crud.js';
-import { appendRecordsPg } from './checksum-log.js';
-import { firstSeenPg } from './first-seen.js';
+import { firstSeenFlow } from '../first-seen.js';
 import { type PostgresStore, pgTransaction } from './open.js';
-import { runStepsOn } from './runner.js';
+import { postgresDialect, runFlowOn, runStepsOn } from './runner.js';
 
 /** The channel replicas listen on; the payload is `<registry id>:<generation>`. */
 export const INDEX_CHANNEL = 'dm_registry_index';
@@ -44,16 +43,19 @@ export async function swapIndexPg(
     const registry = await client.query<{ name: string }>('SELECT name FROM registries WHERE id = $1', [
       meta.registryId,
     ]);
-    const firstSeen = await firstSeenPg(
+    const firstSeen = await runFlowOn(
       client,
-      built,
-      {
-        registryId: meta.registryId,
-        registry: registry.rows[0]?.name ?? '',
-        syncId: meta.syncId ?? null,
-        now: meta.now,
-      },
-      async (records) => (await appendRecordsPg(client, records, meta.signer, meta.now)).fromSize,
+      firstSeenFlow(
+        postgresDialect,
+        built,
+        {
+          registryId: meta.registryId,
+          registry: registry.rows[0]?.name ?? '',
+          syncId: meta.syncId ?? null,
+          now: meta.now,
+        },
+        meta.signer,
+      ),
     );
     const files = new Map<string, { gitSha: string; size: number; content: Buffer }>();
     const addFile = (f: { sha256: string; gitSha: string; size: number; content?: Buffer }) => {

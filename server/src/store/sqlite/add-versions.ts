@@ -16,11 +16,17 @@ import type {
   MirrorQueries,
   VersionKey,
 } from '../contract.js';
-import { CLOSE_REVERTED_SQL, canonicalTemplate, REVERTED_REASON } from '../first-seen.js';
+import {
+  addedFirstSeenFlow,
+  CLOSE_REVERTED_SQL,
+  canonicalTemplate,
+  openQuarantineFlow,
+  REVERTED_REASON,
+} from '../first-seen.js';
 import { sqlite } from '../sql.js';
-import { firstSeenOfAdded, openQuarantine } from './first-seen.js';
 import { prepareIndexWrites } from './index-writes.js';
 import type { Store } from './open.js';
+import { runFlow, sqliteDialect } from './runner.js';
 
 /** The stored digest of one exact version, or undefined. */
 export function storedVersionDigest(
@@ -83,7 +89,10 @@ export function addVersions(
     });
     // The mirror's own first-seen record (docs/integrity-store.md §6): a version whose digest
     // differs from the one first seen here is quarantined, not added.
-    const plan = firstSeenOfAdded(db, { registryId, registry: registry.name, syncId: null, now }, todo);
+    const plan = runFlow(
+      db,
+      addedFirstSeenFlow(sqliteDialect, { registryId, registry: registry.name, syncId: null, now }, todo),
+    );
     todo.splice(0, todo.length, ...plan.kept);
     const { insertFile, insertTemplate, insertFts, insertVersion, insertVersionFile } =
       prepareIndexWrites(db);
@@ -270,7 +279,7 @@ export function sqliteMirrorQueries(store: Store): MirrorQueries {
     async openQuarantine(q) {
       const id = registryId.get(q.registry) as number | undefined;
       if (id === undefined) return undefined;
-      return db.transaction(() => openQuarantine(db, { ...q, registryId: id }))();
+      return db.transaction(() => runFlow(db, openQuarantineFlow({ ...q, registryId: id })))();
     },
     async closeReverted(id, versions, now) {
       const close = db.prepare(sqlite(CLOSE_REVERTED_SQL));

@@ -20,9 +20,7 @@ import { crudQueries } from '../crud.js';
 import { checksumQueriesOf, OPEN_QUARANTINE_OF_SQL } from '../quarantine.js';
 import { sqlite as sqlite_ } from '../sql.js';
 import { sqliteMirrorQueries } from './add-versions.js';
-import { SqliteHashStore } from './checksum-log.js';
 import { migrationsApplied, type Store } from './open.js';
-import { acceptQuarantine } from './quarantine.js';
 import { readsOf } from './reads.js';
 import { sqliteRunner } from './runner.js';
 import { swapIndexOffThread, swapsSettled } from './swap-index-thread.js';
@@ -84,13 +82,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
     makePrivate: (...a) => settled().then(() => mirror.makePrivate(...a)),
   };
 
-  const checksumQueries = checksumQueriesOf(runner, {
-    accept: async (input) => {
-      await settled();
-      return acceptQuarantine(store, input);
-    },
-    hashes: () => new SqliteHashStore(sqlite),
-  });
+  const checksumQueries = checksumQueriesOf(runner);
 
   return {
     dialect: 'sqlite',

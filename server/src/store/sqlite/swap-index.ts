@@ -14,11 +14,10 @@ import type { Finding } from '../../../../client/src/registry/index.js';
 import type { BuiltIndex } from '../../indexer/build-index.js';
 import type { SwapMeta, SwapResult } from '../contract.js';
 import { PRUNE_FILES_SQL, syncOutcomeSteps } from '../crud.js';
-import { appendRecordsSqlite } from './checksum-log.js';
-import { firstSeenSqlite } from './first-seen.js';
+import { firstSeenFlow } from '../first-seen.js';
 import { prepareIndexWrites } from './index-writes.js';
 import type { Store } from './open.js';
-import { runSteps } from './runner.js';
+import { runFlow, runSteps, sqliteDialect } from './runner.js';
 
 export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): SwapResult {
   const db = store.sqlite;
@@ -32,11 +31,14 @@ export function swapIndex(store: Store, built: BuiltIndex, meta: SwapMeta): Swap
     const registry = db.prepare('SELECT name FROM registries WHERE id = ?').pluck().get(meta.registryId) as
       | string
       | undefined;
-    const firstSeen = firstSeenSqlite(
+    const firstSeen = runFlow(
       db,
-      built,
-      { registryId: meta.registryId, registry: registry ?? '', syncId: meta.syncId ?? null, now: meta.now },
-      (records) => appendRecordsSqlite(db, records, meta.signer, meta.now).fromSize,
+      firstSeenFlow(
+        sqliteDialect,
+        built,
+        { registryId: meta.registryId, registry: registry ?? '', syncId: meta.syncId ?? null, now: meta.now },
+        meta.signer,
+      ),
     );
     const stored = new Set<string>();
     const addFile = (f: { sha256: string; gitSha: string; size: number; content?: Buffer }) => {
