@@ -136,7 +136,7 @@ export function* appendRecordsFlow(
   signer: LogSigner | undefined,
   now: number,
 ): Flow<LogAppend> {
-  const size = yield* logSizeFlow(d.forUpdate);
+  const size = yield* logSizeFlow(d.forUpdate());
   const log = MerkleLog.atEdge(EDGE_ONLY, size, yield* readHashesFlow(d, subtreesOf(0, size)));
   const p = appendPlan(log, records);
   yield* appendHashesFlow(d, p.fromSize, p.toSize, p.hashes);

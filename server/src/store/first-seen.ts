@@ -20,7 +20,7 @@ import {
 } from '../indexer/build-index.js';
 import { appendRecordsFlow } from './checksum-log.js';
 import type { QuarantineEvent } from './contract.js';
-import { type Flow, listParam, rowsOf, type SqlDialect } from './sql.js';
+import { batchesOf, type Flow, listParam, rowsOf, type SqlDialect } from './sql.js';
 
 /** The served version of a key, as the store holds it (for the decision: id, digest, tree SHA). */
 export interface ServedDigest {
@@ -345,13 +345,6 @@ export function openingEvent(q: QuarantineOpening, openId: number | undefined, i
   };
 }
 
-/** Rows per statement of a list parameter: a statement's size stays bounded whatever the batch. */
-const LIST_ROWS = 1000;
-
-function* chunks<T>(items: readonly T[]): Generator<readonly T[]> {
-  for (let i = 0; i < items.length; i += LIST_ROWS) yield items.slice(i, i + LIST_ROWS);
-}
-
 /** A first_seen row to insert. */
 interface FirstSeenInsert {
   template: string;
@@ -381,7 +374,7 @@ function* insertFirstSeen(
         ['seen_at', 'bigint'],
       ],
     )}`;
-  for (const batch of chunks(rows)) {
+  for (const batch of batchesOf(rows)) {
     yield [
       sql,
       [
@@ -470,7 +463,7 @@ export function* firstSeenFlow(
       q.id = q.openId;
     }
   }
-  for (const batch of chunks(plan.reverted)) {
+  for (const batch of batchesOf(plan.reverted)) {
     yield [
       `UPDATE quarantines SET accepted_at = $1, accepted_by = 'sync', reason = $2
        WHERE accepted_at IS NULL AND id IN (SELECT c.id FROM ${d.list('$3', 'c', [['id', 'int']])})`,
@@ -498,7 +491,7 @@ export function* addedFirstSeenFlow<V extends AddedKey>(
         ['template', 'text'],
         ['version', 'text'],
       ])} ON n.template = k.template AND n.version = k.version GROUP BY n.template, n.version)`;
-  for (const batch of chunks(versions)) {
+  for (const batch of batchesOf(versions)) {
     const keys = batch.map((v) => [canonicalTemplate(meta.registry, v.collection, v.template), v.version]);
     const found = yield* rowsOf<{ template: string; version: string; digest: string }>(newest, [
       listParam(keys),

@@ -254,7 +254,7 @@ export const openCountsOf = (
  */
 export function* acceptFlow(d: SqlDialect, input: AcceptInput): Flow<Accepted> {
   const request = acceptRequest(input);
-  const [open] = yield* rowsOf<OpenOfVersion>(`${OPEN_OF_VERSION_SQL}${d.forUpdate}`, [
+  const [open] = yield* rowsOf<OpenOfVersion>(`${OPEN_OF_VERSION_SQL}${d.forUpdate()}`, [
     input.registryId,
     request.template,
     request.version,

@@ -58,11 +58,25 @@ export interface SqlDialect {
    */
   list(param: string, alias: string, columns: readonly (readonly [name: string, type: ListType])[]): string;
   /**
-   * Appended to a SELECT whose rows the transaction will update: ` FOR UPDATE` on PostgreSQL
-   * (replicas serialise on the row lock until COMMIT); nothing on SQLite, whose write
+   * Appended to a SELECT whose rows the transaction will update: ` FOR UPDATE [OF table]` on
+   * PostgreSQL (replicas serialise on the row lock until COMMIT); nothing on SQLite, whose write
    * transaction already holds the database's one write lock.
    */
-  readonly forUpdate: string;
+  forUpdate(table?: string): string;
+  /**
+   * A statement taking a lock on the key `$1` until the transaction ends (PostgreSQL: a
+   * transaction-scoped advisory lock, never a session-level one), or null on SQLite, whose write
+   * transaction already is the only writer.
+   */
+  readonly keyLock: string | null;
+}
+
+/** Rows per statement of a list parameter: a statement's size stays bounded whatever the batch. */
+export const LIST_ROWS = 1000;
+
+/** `items` in slices of at most `size`. */
+export function* batchesOf<T>(items: readonly T[], size = LIST_ROWS): Generator<readonly T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }
 
 /** Runs `flow` to its end with `step` running each statement, synchronously (SQLite). */

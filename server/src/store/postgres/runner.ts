@@ -52,7 +52,8 @@ export const postgresDialect: SqlDialect = {
   byteOrder: (expr) => `${expr} COLLATE "C"`,
   list: (param, alias, columns) =>
     `(SELECT ${columns.map(([name, type], i) => `${LIST_COLUMN[type](`e.v->>${i}`)} AS ${name}`).join(', ')} FROM jsonb_array_elements(${param}::jsonb) AS e(v)) AS ${alias}`,
-  forUpdate: ' FOR UPDATE',
+  forUpdate: (table) => (table ? ` FOR UPDATE OF ${table}` : ' FOR UPDATE'),
+  keyLock: 'SELECT pg_advisory_xact_lock(hashtext($1))',
 };
 
 export function postgresRunner(store: PostgresStore): SqlRunner {

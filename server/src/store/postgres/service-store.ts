@@ -74,7 +74,7 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
     ...crud,
     catalog: catalogQueries,
     checksums: checksumQueries,
-    mirror: postgresMirrorQueries(store),
+    mirror: postgresMirrorQueries(runner),
     reads: new PostgresReads(store),
     knownContent(): KnownContent {
       return {

@@ -71,7 +71,8 @@ export const sqliteDialect: SqlDialect = {
   byteOrder: (expr) => expr,
   list: (param, alias, columns) =>
     `(SELECT ${columns.map(([name, type], i) => `${LIST_COLUMN[type](`value->>${i}`)} AS ${name}`).join(', ')} FROM json_each(${param})) AS ${alias}`,
-  forUpdate: '',
+  forUpdate: () => '',
+  keyLock: null,
 };
 
 /** `settled`: resolves once no index swap is in progress (sqlite/swap-index-thread.ts). */
