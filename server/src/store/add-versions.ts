@@ -210,8 +210,9 @@ function* storedDigests(
       ['template', 'text'],
       ['version', 'text'],
     ])}
-    JOIN templates t ON t.registry_id = $2 AND t.collection = k.collection AND t.name = k.template
-    JOIN versions v ON v.template_id = t.id AND v.version = k.version`;
+    CROSS JOIN templates t CROSS JOIN versions v
+    WHERE t.registry_id = $2 AND t.collection = k.collection AND t.name = k.template
+      AND v.template_id = t.id AND v.version = k.version`;
   for (const batch of batchesOf(versions)) {
     const found = yield* rowsOf<{ collection: string; template: string; version: string; digest: string }>(
       sql,
@@ -225,7 +226,7 @@ function* storedDigests(
 /** Which of `shas` the store holds. */
 export function* storedContent(d: SqlDialect, shas: readonly string[]): Flow<Set<string>> {
   const stored = new Set<string>();
-  const sql = `SELECT f.sha256 FROM files f JOIN ${d.list('$1', 'w', [['sha256', 'text']])} ON f.sha256 = w.sha256`;
+  const sql = `SELECT f.sha256 FROM ${d.list('$1', 'w', [['sha256', 'text']])} CROSS JOIN files f WHERE f.sha256 = w.sha256`;
   for (const batch of batchesOf(shas)) {
     const found = yield* rowsOf<{ sha256: string }>(sql, [listParam(batch.map((sha) => [sha]))]);
     for (const r of found) stored.add(r.sha256);
@@ -316,7 +317,7 @@ function* writeTemplates(
     FROM ${d.list('$1', 'k', [
       ['collection', 'text'],
       ['name', 'text'],
-    ])} JOIN templates t ON t.registry_id = $2 AND t.collection = k.collection AND t.name = k.name`;
+    ])} CROSS JOIN templates t WHERE t.registry_id = $2 AND t.collection = k.collection AND t.name = k.name`;
   for (const batch of batchesOf(keys)) {
     const found = yield* rowsOf<{
       id: number;

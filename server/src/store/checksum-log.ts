@@ -77,11 +77,10 @@ export function* logSizeFlow(lock = ''): Flow<number> {
 export function* readHashesFlow(d: SqlDialect, ids: readonly SubtreeId[]): Flow<Buffer[]> {
   if (ids.length === 0) return [];
   const rows = yield* rowsOf<{ level: number; idx: number | string; hash: Buffer }>(
-    `SELECT h.level, h.idx, h.hash FROM log_hashes h
-     JOIN ${d.list('$1', 'w', [
-       ['level', 'int'],
-       ['idx', 'bigint'],
-     ])} ON h.level = w.level AND h.idx = w.idx`,
+    `SELECT h.level, h.idx, h.hash FROM ${d.list('$1', 'w', [
+      ['level', 'int'],
+      ['idx', 'bigint'],
+    ])} CROSS JOIN log_hashes h WHERE h.level = w.level AND h.idx = w.idx`,
     [listParam(ids.map((id) => [id.level, id.index]))],
   );
   return hashesInOrder(

@@ -487,10 +487,11 @@ export function* addedFirstSeenFlow<V extends AddedKey>(
 ): Flow<AddedPlan<V>> {
   const firsts = new Map<string, string>();
   const newest = `SELECT f.template, f.version, f.digest FROM first_seen f WHERE f.id IN (
-      SELECT max(n.id) FROM first_seen n JOIN ${d.list('$1', 'k', [
+      SELECT max(n.id) FROM ${d.list('$1', 'k', [
         ['template', 'text'],
         ['version', 'text'],
-      ])} ON n.template = k.template AND n.version = k.version GROUP BY n.template, n.version)`;
+      ])} CROSS JOIN first_seen n WHERE n.template = k.template AND n.version = k.version
+      GROUP BY n.template, n.version)`;
   for (const batch of batchesOf(versions)) {
     const keys = batch.map((v) => [canonicalTemplate(meta.registry, v.collection, v.template), v.version]);
     const found = yield* rowsOf<{ template: string; version: string; digest: string }>(newest, [

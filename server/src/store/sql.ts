@@ -54,7 +54,10 @@ export interface SqlDialect {
    * A list parameter as a table, for a FROM or JOIN: `param` (a `$n`) holds `listParam(rows)`, and
    * the table `alias` has the named, typed `columns` in that order (json_each on SQLite,
    * jsonb_array_elements on PostgreSQL). One statement for a batch: on PostgreSQL a round trip per
-   * batch, not per row.
+   * batch, not per row. Put the list first and the tables after it with `CROSS JOIN … WHERE`:
+   * SQLite then loops over the list and finds each row by the table's index; with `JOIN … ON` it
+   * may loop over the table and scan the whole list for each of its rows (re-importing a
+   * 10,000-version bundle took 146 s that way, against 0.8 s). PostgreSQL plans both alike.
    */
   list(param: string, alias: string, columns: readonly (readonly [name: string, type: ListType])[]): string;
   /**
