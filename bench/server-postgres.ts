@@ -1,7 +1,7 @@
 /**
  * PostgreSQL next to SQLite, in the same run (docs/server.md, "Several replicas"): the index swap of
  * a 10,000-version registry, search p50/p99 over 100,000 templates (target p99 ≤ 10 ms, as on
- * SQLite; both match and rank over rows held in memory, store/search.ts and search-pg.ts), and cross-replica invalidation latency (swap COMMIT on one pool → generation watch on
+ * SQLite; both match and rank over rows held in memory, store/search.ts and store/postgres/search.ts), and cross-replica invalidation latency (swap COMMIT on one pool → generation watch on
  * another, p50/p99), and the first search after a swap on both, before (rows read on the request)
  * and now (loaded by the swap path; docs/server.md "Store", "Search after an index swap").
  * PostgreSQL is a private cluster started here (test/support/postgres.ts).

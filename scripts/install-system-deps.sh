@@ -26,6 +26,9 @@ command -v git >/dev/null || add git
 # Debian's Chromium, driven by playwright-core in the web pages' browser tests (never a downloaded browser).
 [ -x /usr/bin/chromium ] || add chromium
 command -v python3 >/dev/null || add python3
+# zsh and fish run dm's completion scripts for them (test/cli/completion.test.ts), as bash does.
+command -v zsh >/dev/null || add zsh
+command -v fish >/dev/null || add fish
 # python3 modules: the Python template sandbox (yaml), the GitHub stand-in clients (requests,
 # jsonpatch) and the oracle of the expansion fidelity suite, Python's Jinja2 (test/expand/).
 py_ok() { python3 -c "import $1" 2>/dev/null || /usr/bin/python3 -c "import $1" 2>/dev/null; }
@@ -45,7 +48,9 @@ command -v htpasswd >/dev/null || add apache2-utils
   compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null || add postgresql postgresql-contrib
 # The en_US.UTF-8 locale: the PostgreSQL tests' cluster is created with it, as operators' are
 # (docs/server.md, "Text is compared as bytes").
-locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$' || add locales-all
+# (grep reads the whole list: `grep -q` would stop at the match, and `locale` writing on into the
+# closed pipe would fail the pipeline under pipefail, now and then, as if the locale were missing.)
+locale -a 2>/dev/null | grep -i '^en_US\.utf-\?8$' >/dev/null || add locales-all
 # The cluster suite runs (inside npm test) when a real kube-apiserver is built and cached
 # (test/cluster/real-apiserver.sh build); it runs over Debian's etcd.
 if bash test/cluster/real-apiserver.sh path >/dev/null 2>&1; then

@@ -130,8 +130,8 @@ export class RegistryService {
   storeCredential(name: string, secret: string, kind?: string): Promise<void> {
     return this.registries.storeCredential(name, secret, kind);
   }
-  webhookSecretOf(row: RegistryRow): string | null {
-    return this.registries.webhookSecretOf(row);
+  webhookRecipients(): Promise<{ rows: RegistryRow[]; key: Uint8Array }> {
+    return this.registries.webhookRecipients();
   }
   info(row: RegistryRow, options: RegistryInfoOptions): Promise<RegistryInfo> {
     return this.registries.info(row, options);

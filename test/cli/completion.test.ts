@@ -15,8 +15,12 @@ function bash(script: string, cwd: string, env: Record<string, string>): Promise
   return runProcess('bash', ['-c', script], { cwd, env });
 }
 
-describe('dm completion bash', () => {
+describe('dm completion in real shells', () => {
   let h: DeployHarness;
+  // The working directory and environment of every shell below: a config.yaml, a dm.lock (redis)
+  // and, in the cache only, what another project's install found (postgres).
+  let work: string;
+  let env: Record<string, string>;
   before(async () => {
     h = await deployHarness();
     const r = await h.dm([
@@ -26,15 +30,9 @@ describe('dm completion bash', () => {
       'shop',
     ]);
     assert.equal(r.code, 0, r.stderr);
-  });
-  after(async () => {
-    await h?.close();
-  });
-
-  it('completes subcommands, flags, flag values, shells, config keys and their values, deployment names, template references, and falls back to files', async () => {
-    const work = join(h.dir, 'work');
+    work = join(h.dir, 'work');
     writeFileSync(join(work, 'config.yaml'), 'resources: []\n');
-    const env = {
+    env = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: h.dir,
       XDG_STATE_HOME: join(h.dir, 'state'),
@@ -43,7 +41,6 @@ describe('dm completion bash', () => {
       // The default registry: references under it are offered short too.
       DM_REGISTRY: 'dm-samples/templates',
     };
-    // A dm.lock here (redis) and, in the cache only, what another project's install found (postgres).
     const fixtures = join(repoRoot, 'registry-fixtures');
     writeFileSync(join(work, 'lock.yaml'), 'resources:\n- {name: r, type: "redis:v1.0"}\n');
     const other = join(h.dir, 'other');
@@ -56,6 +53,12 @@ describe('dm completion bash', () => {
       const r = await runProcess(process.execPath, [dmBin, ...args], { cwd, env });
       assert.equal(r.code, 0, `dm ${args.join(' ')}: ${r.stderr}`);
     }
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  it('completes subcommands, flags, flag values, shells, config keys and their values, deployment names, template references, and falls back to files', async () => {
     const redis = 'github.com/dm-samples/templates/redis';
     const cases: [string, (reply: string[]) => void][] = [
       ['dm exp', (r) => assert.deepEqual(r, ['expand'])],
@@ -126,6 +129,57 @@ describe('dm completion bash', () => {
         throw new Error(`${line}<TAB>: ${(error as Error).message}`);
       }
     });
+  });
+
+  // The same completions in zsh and fish, each running dm's script. Neither splits words at ':',
+  // so a reference is completed whole.
+  const redis = 'github.com/dm-samples/templates/redis';
+  const shellCases: [string, string[]][] = [
+    ['dm exp', ['expand']],
+    ['dm expand config.yaml -o ', ['json', 'text', 'yaml']],
+    ['dm config set schemaValidation ', ['off', 'strict', 'warn']],
+    ['dm manifests ', ['shop']],
+    ['dm versions red', ['redis:=v1.0.3', 'redis:v1.0']],
+    ['dm pull redis:', ['redis:=v1.0.3', 'redis:v1.0']],
+    [`dm deploy ${redis}:v`, [`${redis}:v1.0`]],
+  ];
+  const checkReplies = (shell: string, stdout: string, cases: [string, string[]][]) => {
+    const replies = stdout.split('@@\n').map((b) => b.split('\n').filter((l) => l !== ''));
+    cases.forEach(([line, expected], i) => {
+      assert.deepEqual((replies[i] ?? []).sort(), expected, `${shell}: ${line}<TAB>`);
+    });
+  };
+
+  it('dm completion zsh, in a real zsh: _dm hands dm __complete the words up to the cursor and adds its answer, or completes files', async () => {
+    // _dm runs as zsh's completion system runs it (words and CURRENT set); compadd and _files,
+    // the completion system's own, print what they are given.
+    const cases: [string, string[]][] = [...shellCases, ['dm expand conf', ['(files)']]];
+    const script = [
+      `dm() { "${process.execPath}" "${dmBin}" "$@" }`,
+      'compdef() { : }',
+      'compadd() { [[ $1 == -- ]] && shift; print -rl -- "$@" }',
+      '_files() { print -r -- "(files)" }',
+      'eval "$(dm completion zsh)" || exit 9',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh's own ${…}, not a template
+      'comp() { local -a words; words=(${(z)1}); [[ $1 == *" " ]] && words+=(""); local CURRENT=${#words}; _dm; print @@ }',
+      ...cases.map(([line]) => `comp '${line}'`),
+    ].join('\n');
+    const r = await runProcess('zsh', ['-f', '-c', script], { cwd: work, env });
+    assert.equal(r.code, 0, r.stderr);
+    checkReplies('zsh', r.stdout, cases);
+  });
+
+  it("dm completion fish, in a real fish: fish's own completion (complete -C) offers dm __complete's answer, or files", async () => {
+    const cases: [string, string[]][] = [...shellCases, ['dm expand conf', ['config.yaml']]];
+    const script = [
+      `function dm; "${process.execPath}" "${dmBin}" $argv; end`,
+      'dm completion fish | source; or exit 9',
+      ...cases.map(([line]) => `complete -C '${line}'; echo @@`),
+    ].join('\n');
+    const r = await runProcess('fish', ['--no-config', '-c', script], { cwd: work, env });
+    assert.equal(r.code, 0, r.stderr);
+    // fish prints a candidate and its description separated by a tab; dm's have none.
+    checkReplies('fish', r.stdout.replace(/\t[^\n]*/g, ''), cases);
   });
 
   it('dm completion zsh and fish print scripts that call dm __complete; another shell is a usage error', async () => {

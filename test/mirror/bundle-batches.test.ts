@@ -1,5 +1,5 @@
 /**
- * A bundle larger than one write batch (1,000 rows on PostgreSQL, add-versions-pg.ts) imports into
+ * A bundle larger than one write batch (1,000 rows on PostgreSQL, store/postgres/add-versions.ts) imports into
  * each database with the same rows: every version with its files, each template's latest version
  * and search data from the newest version (on SQLite one full-text row per template), content
  * stored once; a second import changes nothing.

@@ -148,7 +148,7 @@ if (DIALECTS.includes('postgres')) {
         commit: 'big',
         etag: null,
         now: Date.now(),
-        // Runs inside the swap's transaction, half the new index written (swap-index-pg.ts).
+        // Runs inside the swap's transaction, half the new index written (store/postgres/swap-index.ts).
         midSwap: async () => {
           for (let i = 0; i < 20; i++) {
             const res = await s.app.request('/api/v1/resolve?ref=redis:v1.1');

@@ -2,7 +2,7 @@
  * The deployments database on PostgreSQL (docs/manager.md, "Several replicas"): the tables of
  * schema.ts with the same names and columns, in PostgreSQL's types (milliseconds since the epoch
  * as `bigint` read as numbers, identity ids), held in the registry server's PostgreSQL database
- * when the server runs on it. server/src/store/schema-pg.ts re-exports them, so drizzle-kit
+ * when the server runs on it. server/src/store/postgres/schema.ts re-exports them, so drizzle-kit
  * generates their migration into migrations/postgres/ with the server's own tables. The store code
  * (deployments-store.ts, operations-store.ts) is the same for both dialects.
  *

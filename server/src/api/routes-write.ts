@@ -124,18 +124,15 @@ export function writeRoutes(options: {
       const delivery = c.req.header('x-github-delivery') ?? '';
       const body = await boundedBody(c, options.maxWebhookBytes);
       if (body instanceof Response) return body;
-      // GitHub registries with a secret; the worker tries only those of the delivery's repository.
-      const registries = (await service.all()).filter((r) => r.sourceType === 'github' && r.webhookSecret);
-      const candidates: DeliveryCandidate[] = [];
-      registries.forEach((r, index) => {
-        try {
-          const secret = service.webhookSecretOf(r);
-          if (secret) candidates.push({ index, source: r.source, secret });
-        } catch {
-          // unreadable after a key change: this registry cannot verify anything
-        }
-      });
-      const check = await checker.check(body, signature, candidates);
+      // GitHub registries with a secret, still sealed: the worker opens and tries only those of the
+      // delivery's repository, so the request thread decrypts nothing.
+      const { rows: registries, key } = await service.webhookRecipients();
+      const candidates: DeliveryCandidate[] = registries.map((r, index) => ({
+        index,
+        source: r.source,
+        sealedSecret: r.webhookSecret as string,
+      }));
+      const check = await checker.check(body, signature, candidates, key);
       if (check.kind === 'malformed') {
         throw new DmError('INVALID_JSON', check.message, { category: 'invalid-input' });
       }

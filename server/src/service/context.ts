@@ -13,7 +13,7 @@ import type { StoreHandle } from '../store/open-store.js';
 import type { SourceFactory } from './sources.js';
 
 export interface ServiceDeps {
-  /** The opened store, SQLite (db.ts) or PostgreSQL (postgres.ts). */
+  /** The opened store, SQLite (store/sqlite/open.ts) or PostgreSQL (store/postgres/open.ts). */
   store: StoreHandle;
   sources: SourceFactory;
   secretKey: Buffer;

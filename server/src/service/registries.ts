@@ -285,8 +285,13 @@ export class Registries extends ServicePart {
     return decryptSecret(this.deps.secretKey, secret);
   }
 
-  webhookSecretOf(row: RegistryRow): string | null {
-    return row.webhookSecret ? decryptSecret(this.deps.secretKey, row.webhookSecret) : null;
+  /**
+   * The GitHub registries with a webhook secret, their secrets still sealed, and the key that opens
+   * them: the webhook worker opens only those of a delivery's repository (docs/server.md, "Webhooks").
+   */
+  async webhookRecipients(): Promise<{ rows: RegistryRow[]; key: Uint8Array }> {
+    const rows = (await this.all()).filter((r) => r.sourceType === 'github' && r.webhookSecret);
+    return { rows, key: this.deps.secretKey };
   }
 
   /**

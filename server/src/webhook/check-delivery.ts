@@ -2,10 +2,12 @@
  * Which registries a GitHub delivery is for, and whether it is signed by them (docs/server.md,
  * "Webhooks"). Pure, and run in the webhook worker (delivery-worker.ts), never on the request
  * thread: the body is parsed first to learn the repository it is about, and only the secrets of
- * the registries of that repository are tried (an HMAC over the body each), so a delivery costs the
- * same with one GitHub registry or a thousand.
+ * the registries of that repository are opened (decrypted with the server's key) and tried (an HMAC
+ * over the body each), so a delivery costs the request thread the same with one GitHub registry or
+ * a thousand.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { decryptSecret } from '../store/secrets.js';
 
 /** A GitHub registry with a webhook secret, as the worker gets it. */
 export interface DeliveryCandidate {
@@ -13,7 +15,8 @@ export interface DeliveryCandidate {
   index: number;
   /** The registry's source, `github.com/<owner>/<repo>` (compared without case). */
   source: string;
-  secret: string;
+  /** Its webhook secret as stored: sealed under the server's key (store/secrets.ts). */
+  sealedSecret: string;
 }
 
 export type DeliveryCheck =
@@ -43,10 +46,27 @@ export function signatureMatches(secret: string, body: Uint8Array, signature: st
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/** Whether `candidate`'s secret signs `body`; a secret the key cannot open signs nothing. */
+function signedBy(
+  candidate: DeliveryCandidate,
+  key: Uint8Array,
+  body: Uint8Array,
+  signature: string,
+): boolean {
+  let secret: string;
+  try {
+    secret = decryptSecret(Buffer.from(key.buffer, key.byteOffset, key.byteLength), candidate.sealedSecret);
+  } catch {
+    return false; // unreadable after a key change: this registry cannot verify anything
+  }
+  return signatureMatches(secret, body, signature);
+}
+
 export function checkDelivery(
   body: Uint8Array,
   signature: string,
   candidates: readonly DeliveryCandidate[],
+  key: Uint8Array,
 ): DeliveryCheck {
   let payload: unknown;
   try {
@@ -74,7 +94,7 @@ export function checkDelivery(
   }
   const fullName = repository.full_name;
   const verified = candidates
-    .filter((c) => sourceIsRepository(c.source, fullName) && signatureMatches(c.secret, body, signature))
+    .filter((c) => sourceIsRepository(c.source, fullName) && signedBy(c, key, body, signature))
     .map((c) => c.index);
   if (verified.length === 0) return { kind: 'unsigned', repository: fullName };
   return {

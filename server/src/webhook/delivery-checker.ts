@@ -20,14 +20,22 @@ export class DeliveryChecker {
     { resolve: (check: DeliveryCheck) => void; reject: (error: unknown) => void }
   >();
 
-  /** Parses `body` and verifies `signature` with the candidates of its repository, in the worker. */
-  check(body: Uint8Array, signature: string, candidates: DeliveryCandidate[]): Promise<DeliveryCheck> {
+  /**
+   * Parses `body` and verifies `signature` with the candidates of its repository, in the worker,
+   * which opens only their secrets with `key`.
+   */
+  check(
+    body: Uint8Array,
+    signature: string,
+    candidates: DeliveryCandidate[],
+    key: Uint8Array,
+  ): Promise<DeliveryCheck> {
     const worker = this.worker ?? this.spawn();
     const id = this.nextId++;
     return new Promise<DeliveryCheck>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       if (this.pending.size === 1) worker.ref();
-      const task: ToDeliveryWorker = { id, body, signature, candidates };
+      const task: ToDeliveryWorker = { id, body, signature, candidates, key };
       // The body's bytes move to the worker (no copy); the request thread keeps none of them.
       const transfer = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
       worker.postMessage(task, transfer ? [body.buffer as ArrayBuffer] : []);

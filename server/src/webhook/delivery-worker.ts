@@ -10,6 +10,8 @@ export interface ToDeliveryWorker {
   body: Uint8Array;
   signature: string;
   candidates: DeliveryCandidate[];
+  /** The server's secret key, which opens the candidates' sealed secrets. */
+  key: Uint8Array;
 }
 
 export interface FromDeliveryWorker {
@@ -22,7 +24,7 @@ if (!port) throw new Error('delivery-worker runs as a worker thread');
 port.on('message', (task: ToDeliveryWorker) => {
   const reply: FromDeliveryWorker = {
     id: task.id,
-    check: checkDelivery(task.body, task.signature, task.candidates),
+    check: checkDelivery(task.body, task.signature, task.candidates, task.key),
   };
   port.postMessage(reply);
 });

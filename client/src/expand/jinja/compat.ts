@@ -4,7 +4,7 @@
  * (Environment, parser, compiler, nodes, runtime), without touching nunjucks' shared prototypes:
  *
  * - parser, per instance: integral float literals (`1.0`) stay floats; `x[a:b:c]` slices.
- * - code generation, per compiler instance (each adjustment has a test in compat.test.ts):
+ * - code generation, per compiler instance (each adjustment has a test in test/expand/jinja-fidelity.test.ts):
  *   Python truthiness in `if`/`not`/`and`/`or`/inline if; `and`/`or` return an operand; Python
  *   arithmetic (`+` on lists, `*` on strings, `/` gives a float, `%` formats strings); `==` deep
  *   and chained comparisons; `~` and output print Python values (`True`, `None`, `{'a': 1}`);
