@@ -17,7 +17,15 @@ import { gitBlobSha } from '../../../client/src/source/index.js';
 import { schemaInfo } from '../indexer/build-index.js';
 import type { AddedFile, AddedGroup, AddedVersion, AddVersionsResult } from './contract.js';
 import { addedFirstSeenFlow } from './first-seen.js';
-import { batchesOf, type Flow, listParam, rowsOf, type SqlDialect, type Step } from './sql.js';
+import {
+  batchesOf,
+  type Flow,
+  insertRowsFlow,
+  listParam,
+  rowsOf,
+  type SqlDialect,
+  type Step,
+} from './sql.js';
 
 export interface VersionConflict {
   reference: string;
@@ -355,23 +363,30 @@ function* writeTemplates(
     });
     return info;
   };
-  const insert = `INSERT INTO templates (registry_id, collection, name, latest_version, title, description)
-    SELECT $1, k.collection, k.name, k.latest, k.title, k.description FROM ${d.list('$2', 'k', [
-      ['collection', 'text'],
-      ['name', 'text'],
-      ['latest', 'text'],
-      ['title', 'text'],
-      ['description', 'text'],
-    ])} RETURNING id, collection, name`;
   for (const batch of batchesOf(created)) {
     const latest = batch.map((v) => rows.get(templateKey(v))!.takes!);
     const infos = latest.map((v) => schemaInfoOf(v.schemaJson));
-    const inserted = yield* rowsOf<{ id: number; collection: string; name: string }>(insert, [
-      registryId,
-      listParam(
-        latest.map((v, i) => [v.collection, v.template, v.version, infos[i]!.title, infos[i]!.description]),
-      ),
-    ]);
+    const inserted = yield* insertRowsFlow<{ id: number; collection: string; name: string }>(
+      d,
+      'templates',
+      [
+        ['registry_id', 'int'],
+        ['collection', 'text'],
+        ['name', 'text'],
+        ['latest_version', 'text'],
+        ['title', 'text'],
+        ['description', 'text'],
+      ],
+      latest.map((v, i) => [
+        registryId,
+        v.collection,
+        v.template,
+        v.version,
+        infos[i]!.title,
+        infos[i]!.description,
+      ]),
+      'id, collection, name',
+    );
     for (const r of inserted) {
       const key = templateKey({ collection: r.collection, template: r.name });
       ids.set(key, r.id);
@@ -397,9 +412,6 @@ function* writeTemplates(
   return ids;
 }
 
-/** Version-file rows per statement: a version brings a few files, so more rows than versions. */
-const FILE_ROWS = 10_000;
-
 /** The version rows of `versions` and their file lists. */
 function* insertVersions(
   d: SqlDialect,
@@ -407,49 +419,50 @@ function* insertVersions(
   versions: readonly AddedVersion[],
   templateIds: ReadonlyMap<string, number>,
 ): Flow<void> {
-  const insert = `INSERT INTO versions (template_id, registry_id, version, kind, dir, template_file, schema_file, has_example, digest, schema_json, tree_sha)
-    SELECT u.template_id, $1, u.version, u.kind, u.dir, u.template_file, u.schema_file, u.has_example, u.digest, u.schema_json, NULL
-    FROM ${d.list('$2', 'u', [
-      ['template_id', 'int'],
-      ['version', 'text'],
-      ['kind', 'text'],
-      ['dir', 'text'],
-      ['template_file', 'text'],
-      ['schema_file', 'text'],
-      ['has_example', 'bool'],
-      ['digest', 'text'],
-      ['schema_json', 'text'],
-    ])}
-    RETURNING id, template_id AS "templateId", version`;
-  const insertFiles = `INSERT INTO version_files (version_id, path, sha256, size)
-    SELECT f.version_id, f.path, f.sha256, f.size FROM ${d.list('$1', 'f', [
-      ['version_id', 'int'],
-      ['path', 'text'],
-      ['sha256', 'text'],
-      ['size', 'int'],
-    ])}`;
   for (const batch of batchesOf(versions)) {
-    const inserted = yield* rowsOf<{ id: number; templateId: number; version: string }>(insert, [
-      registryId,
-      listParam(
-        batch.map((v) => [
-          templateIds.get(templateKey(v)),
-          v.version,
-          v.kind,
-          v.dir,
-          v.templateFile,
-          v.schemaFile,
-          v.hasExample,
-          v.digest,
-          v.schemaJson,
-        ]),
-      ),
-    ]);
+    const inserted = yield* insertRowsFlow<{ id: number; templateId: number; version: string }>(
+      d,
+      'versions',
+      [
+        ['template_id', 'int'],
+        ['registry_id', 'int'],
+        ['version', 'text'],
+        ['kind', 'text'],
+        ['dir', 'text'],
+        ['template_file', 'text'],
+        ['schema_file', 'text'],
+        ['has_example', 'bool'],
+        ['digest', 'text'],
+        ['schema_json', 'text'],
+      ],
+      batch.map((v) => [
+        templateIds.get(templateKey(v)),
+        registryId,
+        v.version,
+        v.kind,
+        v.dir,
+        v.templateFile,
+        v.schemaFile,
+        v.hasExample,
+        v.digest,
+        v.schemaJson,
+      ]),
+      'id, template_id AS "templateId", version',
+    );
     const versionIds = new Map(inserted.map((r) => [`${r.templateId}\0${r.version}`, r.id]));
-    const files = batch.flatMap((v) => {
-      const id = versionIds.get(`${templateIds.get(templateKey(v))}\0${v.version}`);
-      return v.files.map((f) => [id, f.path, f.sha256, f.size]);
-    });
-    for (const part of batchesOf(files, FILE_ROWS)) yield [insertFiles, [listParam(part)]];
+    yield* insertRowsFlow(
+      d,
+      'version_files',
+      [
+        ['version_id', 'int'],
+        ['path', 'text'],
+        ['sha256', 'text'],
+        ['size', 'int'],
+      ],
+      batch.flatMap((v) => {
+        const id = versionIds.get(`${templateIds.get(templateKey(v))}\0${v.version}`);
+        return v.files.map((f) => [id, f.path, f.sha256, f.size]);
+      }),
+    );
   }
 }

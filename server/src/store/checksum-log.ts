@@ -18,7 +18,7 @@ import {
   signCheckpoint,
   subtreesOf,
 } from '../../../client/src/integrity/index.js';
-import { type Flow, listParam, rowsOf, type SqlDialect, type SqlRunner } from './sql.js';
+import { type Flow, insertRowsFlow, listParam, rowsOf, type SqlDialect, type SqlRunner } from './sql.js';
 
 export function hashesInOrder(
   ids: readonly SubtreeId[],
@@ -96,16 +96,16 @@ export function* appendHashesFlow(
   toSize: number,
   hashes: readonly StoredHash[],
 ): Flow<void> {
-  if (hashes.length > 0) {
-    yield [
-      `INSERT INTO log_hashes (level, idx, hash) SELECT h.level, h.idx, h.hash FROM ${d.list('$1', 'h', [
-        ['level', 'int'],
-        ['idx', 'bigint'],
-        ['hash', 'bytes'],
-      ])}`,
-      [listParam(hashes.map((h) => [h.level, h.index, Buffer.from(h.hash).toString('hex')]))],
-    ];
-  }
+  yield* insertRowsFlow(
+    d,
+    'log_hashes',
+    [
+      ['level', 'int'],
+      ['idx', 'bigint'],
+      ['hash', 'bytes'],
+    ],
+    hashes.map((h) => [h.level, h.index, Buffer.from(h.hash)]),
+  );
   const moved = yield ['UPDATE log_state SET size = $1 WHERE id = 1 AND size = $2', [toSize, fromSize]];
   if (moved.changes !== 1) throw sizeConflict(fromSize);
 }

@@ -20,7 +20,7 @@ import {
 } from '../indexer/build-index.js';
 import { appendRecordsFlow } from './checksum-log.js';
 import type { QuarantineEvent } from './contract.js';
-import { batchesOf, type Flow, listParam, rowsOf, type SqlDialect } from './sql.js';
+import { batchesOf, type Flow, insertRowsFlow, listParam, rowsOf, type SqlDialect } from './sql.js';
 
 /** The served version of a key, as the store holds it (for the decision: id, digest, tree SHA). */
 export interface ServedDigest {
@@ -361,29 +361,30 @@ function* insertFirstSeen(
   rows: readonly FirstSeenInsert[],
   meta: Pick<FirstSeenMeta, 'registryId' | 'syncId'>,
 ): Flow<void> {
-  const sql = `INSERT INTO first_seen (template, version, digest, supersedes, log_index, registry_id, sync_id, seen_at)
-    SELECT r.template, r.version, r.digest, r.supersedes, r.log_index, $1, $2, r.seen_at FROM ${d.list(
-      '$3',
-      'r',
-      [
-        ['template', 'text'],
-        ['version', 'text'],
-        ['digest', 'text'],
-        ['supersedes', 'text'],
-        ['log_index', 'bigint'],
-        ['seen_at', 'bigint'],
-      ],
-    )}`;
-  for (const batch of batchesOf(rows)) {
-    yield [
-      sql,
-      [
-        meta.registryId,
-        meta.syncId,
-        listParam(batch.map((r) => [r.template, r.version, r.digest, r.supersedes, r.logIndex, r.seenAt])),
-      ],
-    ];
-  }
+  yield* insertRowsFlow(
+    d,
+    'first_seen',
+    [
+      ['template', 'text'],
+      ['version', 'text'],
+      ['digest', 'text'],
+      ['supersedes', 'text'],
+      ['log_index', 'bigint'],
+      ['registry_id', 'int'],
+      ['sync_id', 'int'],
+      ['seen_at', 'bigint'],
+    ],
+    rows.map((r) => [
+      r.template,
+      r.version,
+      r.digest,
+      r.supersedes,
+      r.logIndex,
+      meta.registryId,
+      meta.syncId,
+      r.seenAt,
+    ]),
+  );
 }
 
 type ServedRow = Omit<ServedVersion, 'files' | 'hasExample'> & { hasExample: boolean | number };

@@ -61,6 +61,19 @@ export interface SqlDialect {
    */
   list(param: string, alias: string, columns: readonly (readonly [name: string, type: ListType])[]): string;
   /**
+   * The statements inserting `rows` (values in `columns` order) into `table`; their rows together
+   * are the RETURNING rows. SQLite: one prepared statement run per row, in-process (reading the
+   * rows from a JSON list instead cost 1.3× the CPU for 20,000 hashes and 10,000 first_seen rows);
+   * PostgreSQL: a statement per LIST_ROWS rows over a list parameter, a round trip per batch.
+   * Give a `bytes` value as a Buffer and a `bool` as a boolean.
+   */
+  insertRows(
+    table: string,
+    columns: readonly (readonly [name: string, type: ListType])[],
+    rows: readonly (readonly unknown[])[],
+    returning?: string,
+  ): Step[];
+  /**
    * Appended to a SELECT whose rows the transaction will update: ` FOR UPDATE [OF table]` on
    * PostgreSQL (replicas serialise on the row lock until COMMIT); nothing on SQLite, whose write
    * transaction already holds the database's one write lock.
@@ -115,4 +128,17 @@ export interface SqlRunner extends SqlDialect {
   transaction<T>(flow: Flow<T>): Promise<T>;
   /** Runs a flow of reads, outside a transaction. */
   read<T>(flow: Flow<T>): Promise<T>;
+}
+
+/** Runs the dialect's insertRows statements; answers their RETURNING rows. */
+export function* insertRowsFlow<T = never>(
+  d: SqlDialect,
+  table: string,
+  columns: readonly (readonly [name: string, type: ListType])[],
+  rows: readonly (readonly unknown[])[],
+  returning?: string,
+): Flow<T[]> {
+  const out: T[] = [];
+  for (const step of d.insertRows(table, columns, rows, returning)) out.push(...((yield step).rows as T[]));
+  return out;
 }

@@ -10,7 +10,7 @@ import type { BuiltIndex } from '../indexer/build-index.js';
 import type { SwapMeta, SwapResult } from './contract.js';
 import { PRUNE_FILES_SQL, syncOutcomeSteps } from './crud.js';
 import { type FirstSeenPlan, firstSeenFlow } from './first-seen.js';
-import { batchesOf, type Flow, listParam, rowsOf, type SqlDialect } from './sql.js';
+import { type Flow, insertRowsFlow, rowsOf, type SqlDialect } from './sql.js';
 
 type Meta = Omit<SwapMeta, 'midSwap'>;
 
@@ -46,19 +46,18 @@ export function* swapEndFlow(
   versionCount: number,
   firstSeen: FirstSeenPlan,
 ): Flow<SwapResult> {
-  const insertFindings = `INSERT INTO findings (registry_id, code, severity, path, message)
-    SELECT $1, f.code, f.severity, f.path, f.message FROM ${d.list('$2', 'f', [
+  yield* insertRowsFlow(
+    d,
+    'findings',
+    [
+      ['registry_id', 'int'],
       ['code', 'text'],
       ['severity', 'text'],
       ['path', 'text'],
       ['message', 'text'],
-    ])}`;
-  for (const batch of batchesOf(built.findings)) {
-    yield [
-      insertFindings,
-      [meta.registryId, listParam(batch.map((f) => [f.code, f.severity, f.path, f.message]))],
-    ];
-  }
+    ],
+    built.findings.map((f) => [meta.registryId, f.code, f.severity, f.path, f.message]),
+  );
   const [row] = yield* rowsOf<{ generation: number | string }>(
     `UPDATE registries SET "commit" = $1, etag = $2, generation = generation + 1, registry_yaml_sha256 = $3,
        template_count = $4, version_count = $5, finding_count = $6

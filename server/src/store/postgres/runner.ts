@@ -7,9 +7,11 @@
  */
 import type pg from 'pg';
 import {
+  batchesOf,
   driveAsync,
   type Flow,
   type ListType,
+  listParam,
   type SqlDialect,
   type SqlRunner,
   type Step,
@@ -46,12 +48,34 @@ const LIST_COLUMN: Record<ListType, (at: string) => string> = {
   bytes: (at) => `decode(${at}, 'hex')`,
 };
 
+/** `row` with the values at `at` (bytes) as hex, as a list parameter carries them. */
+function hexBytes(row: readonly unknown[], at: readonly number[]): unknown[] {
+  const out = [...row];
+  for (const i of at) {
+    const v = out[i];
+    if (v !== null && v !== undefined) out[i] = Buffer.from(v as Uint8Array).toString('hex');
+  }
+  return out;
+}
+
 /** The SQL fragments of PostgreSQL (sql.ts SqlDialect). */
 export const postgresDialect: SqlDialect = {
   dialect: 'postgres',
   byteOrder: (expr) => `${expr} COLLATE "C"`,
   list: (param, alias, columns) =>
     `(SELECT ${columns.map(([name, type], i) => `${LIST_COLUMN[type](`e.v->>${i}`)} AS ${name}`).join(', ')} FROM jsonb_array_elements(${param}::jsonb) AS e(v)) AS ${alias}`,
+  insertRows(table, columns, rows, returning) {
+    const names = columns.map(([name]) => name);
+    const sql = `INSERT INTO ${table} (${names.join(', ')}) SELECT ${names.map((n) => `r.${n}`).join(', ')}
+      FROM ${postgresDialect.list('$1', 'r', columns)}${returning ? ` RETURNING ${returning}` : ''}`;
+    const bytes = columns.flatMap(([, type], i) => (type === 'bytes' ? [i] : []));
+    const steps: Step[] = [];
+    for (const batch of batchesOf(rows)) {
+      const values = bytes.length === 0 ? batch : batch.map((row) => hexBytes(row, bytes));
+      steps.push([sql, [listParam(values)]]);
+    }
+    return steps;
+  },
   forUpdate: (table) => (table ? ` FOR UPDATE OF ${table}` : ' FOR UPDATE'),
   keyLock: 'SELECT pg_advisory_xact_lock(hashtext($1))',
 };

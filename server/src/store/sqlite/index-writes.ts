@@ -41,36 +41,28 @@ export const sqliteSearchRows: SearchRowSteps = (d, rows) => {
       [listParam(old.map((r) => [r.id]))],
     ]);
   }
-  if (rows.length > 0) {
-    steps.push([
-      `INSERT INTO templates_fts (rowid, name, collection, title, description, properties, registry_id)
-       SELECT s.id, s.name, s.collection, s.title, s.description, s.properties, s.registry_id FROM ${d.list(
-         '$1',
-         's',
-         [
-           ['id', 'int'],
-           ['name', 'text'],
-           ['collection', 'text'],
-           ['title', 'text'],
-           ['description', 'text'],
-           ['properties', 'text'],
-           ['registry_id', 'int'],
-         ],
-       )}`,
+  steps.push(
+    ...d.insertRows(
+      'templates_fts',
       [
-        listParam(
-          rows.map((r) => [
-            r.id,
-            r.name,
-            r.collection,
-            r.title ?? '',
-            r.description ?? '',
-            r.properties,
-            r.registryId,
-          ]),
-        ),
+        ['rowid', 'int'],
+        ['name', 'text'],
+        ['collection', 'text'],
+        ['title', 'text'],
+        ['description', 'text'],
+        ['properties', 'text'],
+        ['registry_id', 'int'],
       ],
-    ]);
-  }
+      rows.map((r) => [
+        r.id,
+        r.name,
+        r.collection,
+        r.title ?? '',
+        r.description ?? '',
+        r.properties,
+        r.registryId,
+      ]),
+    ),
+  );
   return steps;
 };

@@ -71,6 +71,18 @@ export const sqliteDialect: SqlDialect = {
   byteOrder: (expr) => expr,
   list: (param, alias, columns) =>
     `(SELECT ${columns.map(([name, type], i) => `${LIST_COLUMN[type](`value->>${i}`)} AS ${name}`).join(', ')} FROM json_each(${param})) AS ${alias}`,
+  insertRows(table, columns, rows, returning) {
+    const sql = `INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')}) VALUES (${columns
+      .map((_, i) => `$${i + 1}`)
+      .join(', ')})${returning ? ` RETURNING ${returning}` : ''}`;
+    const bools = columns.flatMap(([, type], i) => (type === 'bool' ? [i] : []));
+    return rows.map((row): Step => {
+      if (bools.length === 0) return [sql, row];
+      const values = [...row];
+      for (const i of bools) values[i] = values[i] === null ? null : values[i] ? 1 : 0;
+      return [sql, values];
+    });
+  },
   forUpdate: () => '',
   keyLock: null,
 };
