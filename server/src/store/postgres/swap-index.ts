@@ -4,7 +4,7 @@
  * SQLite swap (sqlite/swap-index.ts), written in one transaction, so readers on every replica see the old
  * index or the new one, never a mix, and a failure or a killed process before COMMIT leaves the old
  * one. Rows go in as arrays (`unnest`), a few statements per table whatever the registry's size
- * (content too: measured faster here than one binary parameter per file, as store/add-versions.ts sends it); ids are drawn from the tables' sequences first so versions can name their template. The
+ * (content too: measured faster here than one binary parameter per file, as the runner's insertRows sends a blob column); ids are drawn from the tables' sequences first so versions can name their template. The
  * registry's new generation is announced with `pg_notify('dm_registry_index', …)`, which
  * PostgreSQL delivers to listeners at COMMIT only. What every swap does (the first-seen step, the
  * old rows' removal, findings, the registry row, pruning, and the sync's outcome written last, so a
@@ -48,7 +48,7 @@ export async function swapIndexPg(
     for (const t of built.templates) for (const v of t.versions) for (const f of v.files) addFile(f);
     if (built.registryYaml) addFile(built.registryYaml);
     // Content as one bytea[] (hex text on the wire), not one binary parameter per file as the
-    // added versions' writer (store/add-versions.ts): measured on the 10,000-version swap (bench/server-postgres.ts,
+    // runner's insertRows for a blob column (postgres/runner.ts): measured on the 10,000-version swap (bench/server-postgres.ts,
     // two alternating pairs on a loaded machine) the per-file form took 10.5 and 11.6 s replacing
     // against 7.5 and 6.9 s (many small files: statements, not bytes, are the swap's cost).
     if (files.size > 0) {

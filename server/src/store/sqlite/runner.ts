@@ -63,6 +63,7 @@ const LIST_COLUMN: Record<ListType, (at: string) => string> = {
   bigint: (at) => at,
   bool: (at) => at, // JSON true/false read as 1/0, SQLite's booleans
   bytes: (at) => `unhex(${at})`,
+  blob: (at) => `unhex(${at})`,
 };
 
 /** The SQL fragments of SQLite (sql.ts SqlDialect). */
@@ -71,10 +72,10 @@ export const sqliteDialect: SqlDialect = {
   byteOrder: (expr) => expr,
   list: (param, alias, columns) =>
     `(SELECT ${columns.map(([name, type], i) => `${LIST_COLUMN[type](`value->>${i}`)} AS ${name}`).join(', ')} FROM json_each(${param})) AS ${alias}`,
-  insertRows(table, columns, rows, returning) {
+  insertRows(table, columns, rows, suffix) {
     const sql = `INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')}) VALUES (${columns
       .map((_, i) => `$${i + 1}`)
-      .join(', ')})${returning ? ` RETURNING ${returning}` : ''}`;
+      .join(', ')})${suffix ? ` ${suffix}` : ''}`;
     const bools = columns.flatMap(([, type], i) => (type === 'bool' ? [i] : []));
     return rows.map((row): Step => {
       if (bools.length === 0) return [sql, row];
