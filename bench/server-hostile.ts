@@ -26,8 +26,8 @@ import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } fr
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serve } from '@hono/node-server';
 import autocannon from 'autocannon';
+import { serveApp } from '../server/src/api/listener.js';
 
 const FIXTURES = join(process.cwd(), 'registry-fixtures');
 
@@ -75,7 +75,8 @@ async function openApp(dir: string, adminTokens: string[] = [], withManager = fa
 
 /** The child: serves resolve; on 'sync' re-indexes the big registry and answers 'synced'. */
 async function child(port: number, dir: string): Promise<void> {
-  const { app, service } = await openApp(dir);
+  const registry = await openApp(dir);
+  const { service } = registry;
   const small = await service.add({ source: FIXTURES, name: 'github.com/acme/templates' });
   await service.sync(small.id, 'cli');
   const bigDir = join(dir, 'big');
@@ -99,7 +100,7 @@ async function child(port: number, dir: string): Promise<void> {
       ms: performance.now() - started,
     });
   });
-  serve({ fetch: app.fetch, port }, () => process.send?.('ready'));
+  serveApp(registry, { port }, () => process.send?.('ready'));
 }
 
 /** Resolve load for `seconds`, or (with `until`) from now until `until` settles. */
@@ -264,7 +265,8 @@ const MANY_FILES = 1_000;
 
 /** The attack child: fixtures, 31 GitHub registries with secrets, a version of many small files. */
 async function attackChild(port: number, dir: string): Promise<void> {
-  const { app, service } = await openApp(dir, [BENCH_ADMIN], true);
+  const registry = await openApp(dir, [BENCH_ADMIN], true);
+  const { service } = registry;
   const small = await service.add({ source: FIXTURES, name: 'github.com/acme/templates' });
   await service.sync(small.id, 'cli');
   for (let i = 0; i < 31; i++) {
@@ -294,9 +296,7 @@ async function attackChild(port: number, dir: string): Promise<void> {
       peak = process.memoryUsage().rss;
     }
   });
-  serve({ fetch: app.fetch, port }, () =>
-    process.send?.({ ready: true, manyVersions: outcome.versionCount }),
-  );
+  serveApp(registry, { port }, () => process.send?.({ ready: true, manyVersions: outcome.versionCount }));
 }
 
 async function attacks(seconds: number): Promise<void> {

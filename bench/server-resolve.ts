@@ -4,7 +4,8 @@
  * load generator (autocannon, 50 connections) in this one.
  *   1. bare Hono returning a fixed JSON of the same size as a resolution;
  *   2. `GET /api/v1/resolve?ref=…` on the real app over a real SQLite file with registry-fixtures
- *      indexed, with its middleware (request ids, metrics, JSON access log written to /dev/null);
+ *      indexed, served as `dm-registry start` serves it (its listener, `serveApp`), with its
+ *      request ids, metrics and JSON access log (written to /dev/null);
  *   3. the same on a PostgreSQL-backed replica (a private cluster, test/support/postgres.ts), when
  *      PostgreSQL is installed: both answer from memory, so the target is PostgreSQL / SQLite ≥ 0.95.
  * The machine is shared, so the servers are measured in back-to-back pairs, each pair's order
@@ -56,20 +57,23 @@ async function serveResolve(dir: string, postgresUrl?: string): Promise<void> {
   const { createLogger } = await import('../server/src/log.js');
   const store = postgresUrl ? await openPostgresStore(postgresUrl) : openStore(join(dir, 'registry.db'));
   const devNull = openSync('/dev/null', 'w');
-  const { app, service } = createApp({
+  const { serveApp } = await import('../server/src/api/listener.js');
+  const registry = createApp({
     store,
     sources: defaultSourceFactory({ gitCacheDir: join(dir, 'git') }),
     secretKey: randomBytes(32),
     defaultRegistry: 'github.com/acme/templates',
     logger: createLogger({ write: (t) => writeSync(devNull, t) }),
   });
+  const { service } = registry;
   const row = await service.add({
     source: join(process.cwd(), 'registry-fixtures'),
     name: 'github.com/acme/templates',
   });
   await service.sync(row.id, 'cli');
   reportCpu();
-  listen(app.fetch);
+  // Served as `dm-registry start` serves it (its listener: server/src/api/listener.ts).
+  serveApp(registry, { port: 0 }, (info) => process.send?.({ port: info.port }));
 }
 
 async function serveBare(size: number): Promise<void> {

@@ -6,7 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -26,6 +34,31 @@ describe('the dm CLI bundle', () => {
       'renderers/blueprint-child.cjs',
     ])
       assert.ok(existsSync(join(bundle, file)), `dist/bundle/${file} is missing`);
+  });
+
+  it("loads no version ordering (semver) before a command needs it: not in the CLI's static module graph", () => {
+    // What bin/dm.js imports for every command, with everything those import statically.
+    const seen = new Set<string>();
+    const walk = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = readFileSync(join(bundle, 'cli', file), 'utf8');
+      for (const m of text.matchAll(/^(?:import|export)[^;]*?from "\.\/([^"]+)"|^import "\.\/([^"]+)"/gm))
+        walk((m[1] ?? m[2]) as string);
+    };
+    walk('main.js');
+    walk('prestart.js');
+    assert.ok(seen.size > 5, `only ${[...seen].join(', ')} found`);
+    const withSemver = [...seen].filter((f) =>
+      readFileSync(join(bundle, 'cli', f), 'utf8').includes('node_modules/semver/'),
+    );
+    assert.deepEqual(withSemver, []);
+    // It is in the bundle, for the commands that use it, and found by the test above.
+    assert.ok(
+      readdirSync(join(bundle, 'cli')).some((f) =>
+        readFileSync(join(bundle, 'cli', f), 'utf8').includes('node_modules/semver/'),
+      ),
+    );
   });
 
   it('dm expand renders with a Jinja process that may read its own bundle file only', async () => {

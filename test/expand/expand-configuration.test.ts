@@ -386,6 +386,47 @@ describe('expandConfiguration()', () => {
     }
   });
 
+  it("expandConfiguration(): the Python process starts without json's, re's, signal's and linecache's Python modules (their import is most of its start); a template that imports them gets them, and a traceback shows its own lines", async () => {
+    // A process of its own: the first template it runs sees what the process loaded at its start.
+    const own = new RenderSandbox({ timeoutMs: 5000 });
+    const dir = fixture({
+      // Files of these names among the imports do not replace the standard library's modules,
+      // as when the process had loaded them at its start.
+      'config.yaml':
+        'imports:\n- path: json.py\n- path: re.py\n- path: linecache.py\nresources:\n- {name: a, type: m.py}\n',
+      'json.py': 'raise ImportError("the imports\' json.py")\n',
+      're.py': 'raise ImportError("the imports\' re.py")\n',
+      'linecache.py': 'raise ImportError("the imports\' linecache.py")\n',
+      'm.py': [
+        'import sys',
+        'before = sorted(m for m in ("re", "enum", "json", "linecache", "tokenize", "signal") if m in sys.modules)',
+        'import json, re, signal, traceback',
+        'def GenerateConfig(context):',
+        '    try:',
+        '        raise ValueError("v")',
+        '    except ValueError:',
+        '        line = traceback.format_exc().splitlines()[2].strip()',
+        '    return {"resources": [{"name": "a", "type": "T", "properties": {"before": before,',
+        '        "json": json.dumps({"k": [1.0, 2]}), "re": re.sub("a", "b", "aa"), "line": line,',
+        '        "alarm": int(signal.SIGALRM), "float": 1.0, "big": 1e20, "key": {1: "one"}}}]}',
+      ].join('\n'),
+    });
+    const result = await expandConfiguration(
+      { content: readFileSync(join(dir, 'config.yaml'), 'utf8'), path: join(dir, 'config.yaml') },
+      { sandbox: own },
+    ).finally(() => own.close());
+    assert.deepEqual(result.config.resources[0]?.properties, {
+      before: [],
+      json: '{"k": [1.0, 2]}',
+      re: 'bb',
+      line: 'raise ValueError("v")',
+      alarm: 14,
+      float: 1,
+      big: 1e20,
+      key: { 1: 'one' },
+    });
+  });
+
   it('expandConfiguration() keeps yaml.load safe whatever Loader a template names', async () => {
     const error = await expandError({
       'config.yaml': 'resources:\n- {name: a, type: u.py}\n',

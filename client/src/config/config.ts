@@ -14,7 +14,7 @@ import { DEFAULT_HTTP_TIMEOUT_MS } from '../http-limit.js';
 import { parseVerifierKey } from '../integrity/keys.js';
 import { nearest } from '../nearest.js';
 import { authFiles } from '../oci/auth.js';
-import { parseDefaultRegistry } from '../reference/reference.js';
+import { parseDefaultRegistry } from '../reference/registry-name.js';
 
 /** The output formats (`-o`, the config key `output`). */
 export const OUTPUT_FORMATS = ['text', 'yaml', 'json'] as const;

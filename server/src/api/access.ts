@@ -145,6 +145,27 @@ export class TokenBook {
     return grants instanceof Promise ? grants.then(decide) : decide(grants);
   }
 
+  /**
+   * The access of an `Authorization` header value when `accessFor` would answer it at once and
+   * grant it (no token; an admin token; a known, unexpired token while the table is in memory);
+   * undefined for anything else (a malformed header, an unknown or expired token, the table being
+   * read), which `accessFor` decides. Starts nothing and throws nothing: the listener's fast path
+   * (listener.ts) asks it and leaves every other case to the app.
+   */
+  accessInMemory(authorization: string | undefined): RequestAccess | undefined {
+    if (!authorization) return ANONYMOUS;
+    const token = BEARER.exec(authorization)?.[1];
+    if (token === undefined) return undefined;
+    const hash = hashToken(token);
+    if (this.adminHashes.has(hash)) return adminAccess();
+    if (this.grants === undefined || !this.grants.has(hash)) return undefined;
+    try {
+      return this.grant(this.grants, hash);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The fingerprint check in flight for unknown tokens (one at a time; misses meanwhile share it). */
   private checking: Promise<Map<string, TokenGrant[]>> | undefined;
 
@@ -182,9 +203,11 @@ export class TokenBook {
   }
 }
 
+const BEARER = /^(?:Bearer|token)\s+(\S+)$/i;
+
 /** The token of an `Authorization: Bearer <token>` header; another form is rejected. */
 export function bearerToken(authorization: string): string {
-  const match = /^(?:Bearer|token)\s+(\S+)$/i.exec(authorization);
+  const match = BEARER.exec(authorization);
   if (!match) {
     throw new DmError('UNAUTHORIZED', 'the Authorization header must be "Bearer <token>"', {
       category: 'unauthorized',

@@ -75,6 +75,8 @@ export interface RegistryApp {
   service: RegistryService;
   metrics: ServerMetrics;
   logger: Logger;
+  /** Request ids, metrics and access log (tracking.ts), for the listener's fast path too (listener.ts). */
+  tracker: RequestTracker;
   manager?: DeploymentManager | undefined;
 }
 
@@ -323,5 +325,5 @@ export function createApp(deps: CreateAppDeps): RegistryApp {
   served.route('/', pageRoutes());
   trackServedRoutes(app, served, tracker);
   app.route('/', served);
-  return { app, service, metrics, logger, manager };
+  return { app, service, metrics, logger, tracker, manager };
 }

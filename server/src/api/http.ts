@@ -62,9 +62,16 @@ export function immutableCaching(visibility: string): Record<string, string> {
     : { 'cache-control': 'private, max-age=31536000, immutable', vary: 'Authorization' };
 }
 
-/** Whether `If-None-Match` matches the strong ETag `etag` (quoted). */
+/** Whether the request's `If-None-Match` matches the strong ETag `etag` (quoted). */
 export function notModified(c: Context<AppEnv>, etag: string): boolean {
-  const header = c.req.header('if-none-match');
+  return matchesEtag(c.req.header('if-none-match'), etag);
+}
+
+/**
+ * Whether an `If-None-Match` header value matches the strong ETag `etag` (quoted): the one rule,
+ * for the routes (`notModified`) and the listener's fast path (listener.ts).
+ */
+export function matchesEtag(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   if (header.trim() === '*') return true;
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
@@ -81,16 +88,13 @@ export interface Conditional {
   /** The answer's caching headers, a plain object completed here. */
   headers: Record<string, string>;
   contentType: string;
-  /** For a route that set no header through `c` (resolve): the Response built from `headers` as it is. */
-  direct?: boolean;
 }
 
 /**
  * A read answered conditionally, decided in this one place (docs/server.md "Caching"): the
  * caching headers go on the `304` and on the full answer alike, with the ETag; `body` is called
- * only when the client does not have the answer (`If-None-Match`). `direct` keeps a plain header
- * object from becoming a Headers instance (Hono merges several headers into one), which costs
- * @hono/node-server its fastest write path.
+ * only when the client does not have the answer (`If-None-Match`). Bytes are sent as they are,
+ * never copied (a cached archive is up to 64 MiB): they are immutable once made.
  */
 export function conditionalAnswer(c: Context<AppEnv>, answer: Conditional, body: () => Content): Response;
 export function conditionalAnswer(
@@ -100,20 +104,30 @@ export function conditionalAnswer(
 ): Response | Promise<Response>;
 export function conditionalAnswer(
   c: Context<AppEnv>,
-  { etag, headers, contentType, direct = false }: Conditional,
+  { etag, headers, contentType }: Conditional,
   body: () => Content | Promise<Content>,
 ): Response | Promise<Response> {
-  headers.etag = etag;
-  const respond = (status: 200 | 304, content: Content | null): Response => {
-    // Bytes as a plain Uint8Array of their own (the body type Hono takes), as before.
-    const sent = content === null || typeof content === 'string' ? content : new Uint8Array(content);
-    if (direct) return new Response(sent, { status, headers });
-    return sent === null ? c.body(null, status, headers) : c.body(sent, 200, headers);
-  };
-  if (notModified(c, etag)) return respond(304, null);
-  headers['content-type'] = contentType;
+  const status = notModified(c, etag) ? 304 : 200;
+  conditionalHeaders(status, { etag, headers, contentType });
+  if (status === 304) return c.body(null, 304, headers);
+  // Hono's body type names Uint8Array over an ArrayBuffer; a Buffer's may be shared: the same bytes.
+  const respond = (content: Content): Response =>
+    c.body(content as string | Uint8Array<ArrayBuffer>, 200, headers);
   const content = body();
-  return content instanceof Promise ? content.then((b) => respond(200, b)) : respond(200, content);
+  return content instanceof Promise ? content.then(respond) : respond(content);
+}
+
+/**
+ * A conditional answer's headers for its status, completed in `answer.headers`: the ETag on the
+ * `304` and on the full answer alike, the content type on the full answer only.
+ */
+export function conditionalHeaders(
+  status: 200 | 304,
+  { etag, headers, contentType }: Conditional,
+): Record<string, string> {
+  headers.etag = etag;
+  if (status === 200) headers['content-type'] = contentType;
+  return headers;
 }
 
 /**

@@ -7,7 +7,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
 import { formatTemplateName } from '../../../client/src/reference/index.js';
 import { batchCacheStatus } from '../mirror/mirror.js';
-import { answerEtag, type RegistryView } from '../resolve/catalog.js';
+import { answerBytes, answerEtag, type RegistryView } from '../resolve/catalog.js';
 import { commitShown } from '../source/directory.js';
 import type { QuarantineRow, ReadStore } from '../store/contract.js';
 import { canonicalTemplate } from '../store/first-seen.js';
@@ -21,9 +21,11 @@ import {
   accessOf,
   attachment,
   conditionalAnswer,
+  conditionalHeaders,
   errorResponse,
   immutableContent,
   intParam,
+  matchesEtag,
 } from './http.js';
 import { type RegistryVersionList, searchResult, syncHistory } from './shapes.js';
 import { parseTemplatePath, type TemplatePath } from './template-path.js';
@@ -46,25 +48,36 @@ const BATCH_SLICE_MS = 4;
 export const BATCH_ANSWER_DEADLINE_MS = 60_000;
 
 /**
- * A resolve answer as a response: a resolution is answered conditionally on its ETag (the catalog
- * computes it with the answer's JSON: `answerEtag`), an error as it is. `headers` is the caller's
- * own plain object (no c.header: see `conditionalAnswer`).
+ * A resolve answer's status and headers for a request with this `If-None-Match`, besides
+ * X-Request-Id (and a mirror's Cache-Status and Age), in `headers` (the caller's own plain object:
+ * no c.header, see `conditionalAnswer`): a resolution is answered conditionally on its ETag (the
+ * catalog computes it with the answer's JSON: `answerEtag`; `conditionalHeaders` and `matchesEtag`
+ * decide as for content), an error as it is. One rule for the route and the listener's fast path
+ * (listener.ts); the body goes with every status but 304.
  */
+export function resolveHead(
+  answer: { status: number; body: string; etag?: string | undefined },
+  ifNoneMatch: string | undefined,
+  headers: Record<string, string>,
+): number {
+  if (answer.status === 200) {
+    const etag = answer.etag ?? answerEtag(answer.body);
+    const status = matchesEtag(ifNoneMatch, etag) ? 304 : 200;
+    conditionalHeaders(status, { etag, headers, contentType: 'application/json' });
+    return status;
+  }
+  headers['content-type'] = 'application/json';
+  return answer.status;
+}
+
+/** A resolve answer as a response (`resolveHead`). */
 function resolveResponse(
   c: Context<AppEnv>,
   answer: { status: number; body: string; etag?: string },
   headers: Record<string, string>,
 ): Response {
-  if (answer.status === 200) {
-    const etag = answer.etag ?? answerEtag(answer.body);
-    return conditionalAnswer(
-      c,
-      { etag, headers, contentType: 'application/json', direct: true },
-      () => answer.body,
-    );
-  }
-  headers['content-type'] = 'application/json';
-  return new Response(answer.body, { status: answer.status, headers });
+  const status = resolveHead(answer, c.req.header('if-none-match'), headers);
+  return new Response(status === 304 ? null : answer.body, { status, headers });
 }
 
 export function readRoutes(
@@ -350,21 +363,7 @@ async function batchReferences(c: Context<AppEnv>): Promise<string[]> {
   return refs as string[];
 }
 
-/**
- * The UTF-8 bytes of a resolution's JSON, made once per answer (the catalog's cached answers are
- * the same object each time): a batch naming one version 1,000 times encodes it once, and the same
- * bytes are written 1,000 times without a copy. Held only as long as the answer itself.
- */
-const answerBytes = new WeakMap<object, Uint8Array>();
 const encoder = new TextEncoder();
-function bytesOf(answer: { body: string }): Uint8Array {
-  let bytes = answerBytes.get(answer);
-  if (bytes === undefined) {
-    bytes = encoder.encode(answer.body);
-    answerBytes.set(answer, bytes);
-  }
-  return bytes;
-}
 
 /**
  * The Node server's response of a request (the connection's writable side, @hono/node-server's
@@ -377,7 +376,7 @@ function outgoingOf(c: Context<AppEnv>): { destroy(): void } | undefined {
 /**
  * A batch answer `{"results": [...]}` as a stream the client pulls: each pull resolves one slice of
  * references (sized to take BATCH_SLICE_MS) after a turn of the event loop, and queues each result as its own chunks
- * (a resolution's bytes are shared, bytesOf), so the answer is never whole in memory (1,000
+ * (a resolution's bytes are shared, the catalog's `answerBytes`), so the answer is never whole in memory (1,000
  * references to a version of 1,000 files are 130 MB) and a slow reader holds back only its own
  * batch. `release` is called once the last byte is taken, the client goes away, or the deadline
  * passes: then `deadline.cut` closes the connection (the server's writer is waiting for the socket
@@ -427,7 +426,7 @@ function batchAnswer(
             const open = `${from + i === 0 ? '{"results":[' : ','}{"ref":${JSON.stringify(ref)},`;
             if (a.status === 200) {
               controller.enqueue(encoder.encode(`${open}"resolution":`));
-              controller.enqueue(bytesOf(a));
+              controller.enqueue(answerBytes(a));
               controller.enqueue(encoder.encode('}'));
             } else {
               const error = JSON.stringify(JSON.parse(a.body).error);

@@ -34,15 +34,13 @@ export class RequestTracker {
 
   /**
    * Starts tracking a request (once): id, service, start time. Call before the response exists.
-   * `setHeader: false` leaves X-Request-Id to the caller (the resolve fast path puts it in a plain
+   * `setHeader: false` leaves X-Request-Id to the caller (the resolve route puts it in a plain
    * header object: a Headers instance costs @hono/node-server its fastest write path).
    */
   begin(c: Context<AppEnv>, setHeader = true): string {
     const existing = c.get('requestId');
     if (existing !== undefined) return existing;
-    const given = c.req.header('x-request-id');
-    const requestId =
-      given && REQUEST_ID.test(given) ? given : `${this.boot}-${(++this.counter).toString(36)}`;
+    const requestId = this.requestId(c.req.header('x-request-id'));
     c.set('requestId', requestId);
     c.set('service', this.service);
     // Before the response exists: a header set on a finished response makes Hono rebuild it as a
@@ -50,6 +48,11 @@ export class RequestTracker {
     if (setHeader) c.header('X-Request-Id', requestId);
     c.set('requestStarted', performance.now());
     return requestId;
+  }
+
+  /** A request's id: the client's `X-Request-Id` when it is a safe token, else a new one. */
+  requestId(given: string | undefined): string {
+    return given && REQUEST_ID.test(given) ? given : `${this.boot}-${(++this.counter).toString(36)}`;
   }
 
   /**
@@ -60,8 +63,23 @@ export class RequestTracker {
     const started = c.get('requestStarted');
     if (started === undefined) return;
     c.set('requestStarted', undefined as unknown as number);
+    this.record(c.get('requestId'), c.req.method, c.req.path, route, status, started);
+  }
+
+  /**
+   * The metrics and the access-log line of one finished request that began at `started`
+   * (performance.now()): `end` for a request Hono answered, and the listener's fast path
+   * (listener.ts) for one it answered itself.
+   */
+  record(
+    requestId: string,
+    method: string,
+    path: string,
+    route: string,
+    status: number,
+    started: number,
+  ): void {
     const seconds = (performance.now() - started) / 1000;
-    const method = c.req.method;
     // Slots per method, route and status: counted in plain numbers (metrics.ts).
     const slot = this.slotFor(method, route, status);
     if (slot) {
@@ -71,9 +89,8 @@ export class RequestTracker {
       this.metrics.requests.inc({ method, route, status: String(status) });
       this.metrics.duration.observe({ route }, seconds);
     }
-    if (this.accessLog) {
-      this.logger.request(c.get('requestId'), method, c.req.path, status, Math.round(seconds * 10000) / 10);
-    }
+    if (this.accessLog)
+      this.logger.request(requestId, method, path, status, Math.round(seconds * 10000) / 10);
   }
 
   private slotFor(method: string, route: string, status: number): RequestSlot | undefined {

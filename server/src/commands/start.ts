@@ -137,7 +137,7 @@ async function start(
   },
   env: NodeJS.ProcessEnv,
 ) {
-  const { serve } = await import('@hono/node-server');
+  const { serveApp } = await import('../api/listener.js');
   const upstreams = upstreamsOf(options, env);
   const target = databaseTarget(options.db, env, options.dataDir);
   const port = Number(options.port ?? env.DM_REGISTRY_PORT ?? 8080);
@@ -164,7 +164,7 @@ async function start(
     checksumKey: options.checksumKey,
     notifyUrls: options.notifyUrl,
   });
-  const { service, app } = server;
+  const { service } = server;
   // The last line of defence: background work handles its own failures (service.sync never
   // rejects); anything that still escapes is logged, and the server keeps serving.
   process.on('unhandledRejection', (reason) => {
@@ -181,7 +181,9 @@ async function start(
   for (const r of indexed.filter((i) => !i.local)) void service.sync(r.id, 'start');
   service.startScheduler();
 
-  const http = serve({ fetch: app.fetch, port, hostname: host }, (info) => {
+  // The app behind the server's own listener: cached resolve answers are written from memory
+  // (docs/server.md "Read path").
+  const http = serveApp(server, { port, hostname: host }, (info) => {
     logger.log('info', 'listening', {
       port: info.port,
       host,
@@ -225,7 +227,7 @@ async function start(
   const drainMs = Number.isFinite(Number(env.DM_REGISTRY_DRAIN_MS ?? 1000))
     ? Math.max(0, Number(env.DM_REGISTRY_DRAIN_MS ?? 1000))
     : 1000;
-  const httpServer = http as unknown as import('node:http').Server;
+  const httpServer = http;
   const sockets = new Map<import('node:net').Socket, { busy: number; since: number }>();
   httpServer.on('connection', (socket) => {
     sockets.set(socket, { busy: 0, since: Date.now() });

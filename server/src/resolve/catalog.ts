@@ -57,6 +57,25 @@ export function answerEtag(body: string): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
 }
 
+/**
+ * The UTF-8 bytes of an answer's JSON, made once per answer (the catalog's cached answers are the
+ * same object each time, and a new object after every invalidation): a batch naming one version
+ * 1,000 times encodes it once, and the listener's fast path (api/listener.ts) writes the same bytes
+ * to every caller, without a copy. Held only as long as the answer itself (docs/server.md, "Bounds
+ * on one caller's work": counted with the answer cache).
+ */
+export function answerBytes(answer: { body: string }): Uint8Array {
+  let bytes = bytesOfAnswers.get(answer);
+  if (bytes === undefined) {
+    // An array of its own (a small Buffer would be a slice of a shared pool, kept whole by it).
+    bytes = encoder.encode(answer.body);
+    bytesOfAnswers.set(answer, bytes);
+  }
+  return bytes;
+}
+const bytesOfAnswers = new WeakMap<object, Uint8Array>();
+const encoder = new TextEncoder();
+
 /** Default byte bound of the answer cache (keys and bodies, counted as UTF-16). */
 export const DEFAULT_ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
 
@@ -301,9 +320,14 @@ export class Catalog {
    * ones cannot grow memory, and a hidden private registry answers exactly as a missing one does.
    */
   resolveAnswer(text: string, access: Access): CachedAnswer | Promise<CachedAnswer> {
+    return this.cachedAnswer(text, access) ?? this.computeAnswer(text, access);
+  }
+
+  /** The cached answer to `text` when there is one `access` may be given (`resolveAnswer`'s rule). */
+  cachedAnswer(text: string, access: Access): CachedAnswer | undefined {
     const hit = this.answers.get(text);
     if (hit && (hit.registry?.visibility !== 'private' || access.canRead(hit.registry!))) return hit;
-    return this.computeAnswer(text, access);
+    return undefined;
   }
 
   private async computeAnswer(text: string, access: Access): Promise<CachedAnswer> {

@@ -21,7 +21,16 @@ import { PYTHON_BOUNDARY_SOURCE } from './boundary-source.js';
  * {"\u0000float": n}, a dict whose key order JS would change as {"\u0000dict": [k1, v1, …]}.
  */
 export const PYTHON_RUNNER_SOURCE = `${PYTHON_BOUNDARY_SOURCE}${String.raw`
-import sys, json, io, linecache, types, signal, resource, re, time
+import sys, io, types, resource, time
+# _signal and _json, the C halves of signal and json: the Python halves import re and enum (and
+# linecache imports tokenize, and re), ~9 ms of CPU at every start (docs/expansion.md, "Speed").
+# They load when something needs them: a template that imports them, an error's traceback, the
+# wire check below when its quick test cannot decide.
+try:
+    import _signal as signal, _json
+except ImportError:  # an interpreter without them (PyPy): the modules themselves
+    import signal
+    _json = None
 import os.path as _osp
 from importlib.machinery import ModuleSpec as _ModuleSpec
 
@@ -54,7 +63,7 @@ except Exception as e:
     _boundary, _refused = [], str(e)
 
 _LIB_DIRS = tuple(sorted({_osp.realpath(p) + '/' for p in sys.path if p and _osp.isdir(p)} |
-                         {_osp.realpath(_osp.dirname(_osp.dirname(json.__file__))) + '/'}))
+                         {_osp.realpath(_osp.dirname(types.__file__)) + '/'}))
 _BLOCKED_MODULES = {'subprocess', 'socket', '_socket', 'ssl', '_ssl', 'ctypes', '_ctypes', 'multiprocessing',
                     '_posixsubprocess', 'pty', 'http', 'urllib', 'ftplib', 'smtplib', 'telnetlib', 'asyncio',
                     'selectors', 'select', 'mmap', 'fcntl', 'shutil', 'tempfile', 'webbrowser', 'requests', 'pickle'}
@@ -211,6 +220,55 @@ del _name, _fn, _wrapped
 _files = {}
 _template_modules = set()
 
+# The sources of the templates run so far, for tracebacks: linecache holds them once something
+# imports it (an error's traceback, a template), as it held them when the runner imported it first.
+_sources = {}
+_linecache_loading = [False]
+
+def _remember_source(name, source):
+    _sources[name] = (len(source), None, source.splitlines(True), name)
+    lc = sys.modules.get('linecache')
+    if lc is not None and not _linecache_loading[0]:
+        lc.cache[name] = _sources[name]
+
+class _AdaptingFinder(object):
+    """Loads a module under its own name when something first imports it, then adapt(module,
+    real) gives what the name is for the rest of the run: DM's 'yaml' (below), linecache holding
+    the templates' sources."""
+    def __init__(self, name, adapt, loading):
+        self.name, self.adapt, self.loading = name, adapt, loading
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.name or self.loading[0]:
+            return None
+        return _ModuleSpec(fullname, self)
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):
+        sys.modules.pop(self.name, None)
+        self.loading[0] = True
+        try:
+            real = __import__(self.name)
+        except ImportError:
+            raise ModuleNotFoundError('No module named %r' % self.name, name=self.name)
+        finally:
+            self.loading[0] = False
+            sys.modules.pop(self.name, None)
+        sys.modules[self.name] = self.adapt(module, real)
+
+def _with_sources(module, real):
+    real.cache.update(_sources)
+    module.__dict__.update(real.__dict__)
+    return real
+
+sys.meta_path.insert(0, _AdaptingFinder('linecache', _with_sources, _linecache_loading))
+
+# Modules the runner loaded at its start before it left json's, re's, signal's and linecache's
+# Python halves out (above): their names stay the standard library's, never an imported file's,
+# for templates and for the runner's own later imports alike.
+_STDLIB_FIRST = frozenset(('_collections', '_functools', '_operator', '_sre', 'collections', 'copyreg',
+                           'enum', 'functools', 'itertools', 'json', 'keyword', 'linecache', 'operator',
+                           're', 'reprlib', 'signal', 'token', 'tokenize'))
+
 class _ImportsFinder(object):
     """Makes the imports importable by path: helpers/common.py is 'helpers.common'."""
     def _lookup(self, fullname):
@@ -224,7 +282,8 @@ class _ImportsFinder(object):
             return None, True
         return None, None
     def find_spec(self, fullname, path=None, target=None):
-        if _yaml_loading[0] and fullname.split('.')[0] == 'yaml':
+        top = fullname.split('.')[0]
+        if top in _STDLIB_FIRST or (_yaml_loading[0] and top == 'yaml'):
             return None
         filename, is_pkg = self._lookup(fullname)
         if is_pkg is None:
@@ -238,7 +297,7 @@ class _ImportsFinder(object):
         if filename is None:
             return
         source = _files[filename]
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        _remember_source(filename, source)
         module.__file__ = filename
         exec(compile(source, filename, 'exec'), module.__dict__)
 
@@ -292,29 +351,13 @@ def _make_yaml_module(m, real):
 
 _yaml_loading = [False]
 
-class _YamlFinder(object):
-    """Makes DM's 'yaml' (above) when a template first imports yaml: PyYAML is loaded under its
-    own name, then 'yaml' is this module for the rest of the run (template files included)."""
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != 'yaml' or _yaml_loading[0]:
-            return None
-        return _ModuleSpec('yaml', self)
-    def create_module(self, spec):
-        return None
-    def exec_module(self, module):
-        sys.modules.pop('yaml', None)
-        _yaml_loading[0] = True
-        try:
-            import yaml as real
-        except ImportError:
-            raise ModuleNotFoundError("No module named 'yaml'", name='yaml')
-        finally:
-            _yaml_loading[0] = False
-            sys.modules.pop('yaml', None)
-        _make_yaml_module(module, real)
-        sys.modules['yaml'] = module
+def _dm_yaml(module, real):
+    # Makes DM's 'yaml' (above) when a template first imports yaml: PyYAML is loaded under its
+    # own name, then 'yaml' is this module for the rest of the run (template files included).
+    _make_yaml_module(module, real)
+    return module
 
-sys.meta_path.insert(0, _YamlFinder())
+sys.meta_path.insert(0, _AdaptingFinder('yaml', _dm_yaml, _yaml_loading))
 
 # Python 2-only syntax: SyntaxError messages that mean the template was written for Python 2.
 _PY2_SYNTAX = ("Missing parentheses in call to 'print'", "Missing parentheses in call to 'exec'",
@@ -374,7 +417,7 @@ def _render(req):
         _current_set[0] = set_id
     _files = dict(base)
     _files[name] = source
-    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    _remember_source(name, source)
     _state['blocked'] = None
     sys.stdout = io.StringIO()
     timeout = float(req.get('timeout') or 10)
@@ -437,10 +480,10 @@ def _render(req):
         return {'ok': True, 'text': result, 'ms': [ran, 0]}
     try:
         encoding = time.process_time()
-        text = json.dumps(result, default=_unjson)
-        if _MAY_NEED_WIRE.search(text) is None:
+        text = _dumps(result, _unjson)
+        if not _may_need_wire(text):
             return {'ok': True, 'data': _Raw(text), 'ms': [ran, (time.process_time() - encoding) * 1000]}
-        text = json.dumps(_to_wire(result), default=_unjson)
+        text = _dumps(_to_wire(result), _unjson)
         return {'ok': True, 'wire': True, 'data': _Raw(text), 'ms': [ran, (time.process_time() - encoding) * 1000]}
     except (TypeError, ValueError) as e:
         return {'ok': False, 'kind': 'error', 'message': 'GenerateConfig returned a value that is not YAML/JSON data: %s' % e,
@@ -448,7 +491,65 @@ def _render(req):
 
 # What json.dumps writes for a float with an integral value (1.0, 1e+16), an integer-like key, or
 # a key starting with NUL: only then is the result walked into the wire form.
-_MAY_NEED_WIRE = re.compile(r'[0-9]\.0(?=[,\]}]|$)|[0-9]e\+|"(?:0|[1-9][0-9]*)": |"\\u0000')
+_MAY_NEED_WIRE = []
+
+def _may_need_wire(text):
+    # Each alternative of the expression needs one of these substrings: without any, no match
+    # (and re, with enum, is not loaded for it).
+    if ('.0' not in text and 'e+' not in text and '"\\u0000' not in text
+            and not any(d + '": ' in text for d in '0123456789')):
+        return False
+    if not _MAY_NEED_WIRE:
+        import re
+        _MAY_NEED_WIRE.append(re.compile(r'[0-9]\.0(?=[,\]}]|$)|[0-9]e\+|"(?:0|[1-9][0-9]*)": |"\\u0000'))
+    return _MAY_NEED_WIRE[0].search(text) is not None
+
+def _json_codec():
+    # json.dumps(value, default=...) and json.loads(text, object_hook=_from_wire) as the json
+    # module does them with its C accelerator, without importing it; the json module itself where
+    # this interpreter's accelerator is not the one expected (checked on a sample).
+    try:
+        if _json is None:
+            raise ImportError('no _json')
+        class _Scanning(object):
+            def __init__(self):
+                self.strict = True
+                self.object_hook = _from_wire
+                self.object_pairs_hook = None
+                self.parse_float = float
+                self.parse_int = int
+                self.parse_constant = {'-Infinity': float('-inf'), 'Infinity': float('inf'),
+                                       'NaN': float('nan')}.__getitem__
+                self.memo = {}
+        scan = _json.make_scanner(_Scanning())
+        def unknown(value):
+            raise TypeError('Object of type %s is not JSON serializable' % type(value).__name__)
+        def dumps(value, default=None):
+            if isinstance(value, str):
+                return _json.encode_basestring_ascii(value)
+            chunks = _json.make_encoder({}, default or unknown, _json.encode_basestring_ascii, None,
+                                        ': ', ', ', False, False, True)(value, 0)
+            return ''.join(chunks)
+        def loads(text):
+            text = text.strip(' \t\n\r')
+            try:
+                value, end = scan(text, 0)
+            except StopIteration:
+                raise ValueError('not JSON: %r' % text[:80])
+            if end != len(text):
+                raise ValueError('not JSON: extra data at %d' % end)
+            return value
+        sample = {'a': [1, 2.5, None, True, 'x\u00e9"\n', 1e16], 'b': {}}
+        if dumps(sample) != '{"a": [1, 2.5, null, true, "x\\u00e9\\"\\n", 1e+16], "b": {}}':
+            raise ValueError('another encoder')
+        if loads(' ' + dumps(sample) + '\n') != sample or loads('"x"') != 'x':
+            raise ValueError('another decoder')
+        return dumps, loads
+    except Exception:
+        import json
+        return ((lambda value, default=None: json.dumps(value, default=default)),
+                (lambda text: json.loads(text, object_hook=_from_wire)))
+
 
 def _is_index_key(k):
     return k.isdigit() and k.isascii() and (k == '0' or k[0] != '0') and (len(k) < 10 or int(k) < 4294967295)
@@ -515,9 +616,9 @@ def _encode(answer):
     if isinstance(data, _Raw):
         rest = dict(answer)
         del rest['data']
-        head = json.dumps(rest)
+        head = _dumps(rest)
         return head[:-1] + ', "data": ' + data.text + '}'
-    return json.dumps(answer)
+    return _dumps(answer)
 
 def _unjson(value):
     if isinstance(value, (set, frozenset)):
@@ -527,12 +628,13 @@ def _unjson(value):
     raise TypeError('%s is not JSON data' % type(value).__name__)
 
 sys.addaudithook(_audit)
-_out.write(json.dumps({'ready': True, 'boundary': _boundary, 'refused': _refused}) + '\n')
+_dumps, _loads = _json_codec()
+_out.write(_dumps({'ready': True, 'boundary': _boundary, 'refused': _refused}) + '\n')
 _out.flush()
 for raw in _in:
     if not raw.strip():
         continue
-    req = json.loads(raw, object_hook=_from_wire)
+    req = _loads(raw)
     try:
         answer = _render(req)
     except MemoryError:
@@ -541,7 +643,7 @@ for raw in _in:
     try:
         line = _encode(answer)
     except MemoryError:
-        line = json.dumps({'id': req.get('id'), 'ok': False, 'kind': 'limit', 'message': 'ran out of memory', 'file': req.get('name'), 'line': None})
+        line = _dumps({'id': req.get('id'), 'ok': False, 'kind': 'limit', 'message': 'ran out of memory', 'file': req.get('name'), 'line': None})
     _out.write(line + '\n')
     _out.flush()
 `}`;
