@@ -27,11 +27,11 @@ import { type BuiltIndex, knownContentOf, NO_KNOWN_CONTENT } from '../server/src
 import { buildIndex } from '../server/src/indexer/build-index-pool.js';
 import { silentLogger } from '../server/src/log.js';
 import { defaultSourceFactory } from '../server/src/service.js';
+import { firstSeenFlow } from '../server/src/store/first-seen.js';
 import { serviceStoreOf } from '../server/src/store/open-store.js';
-import { appendRecordsSqlite } from '../server/src/store/sqlite/checksum-log.js';
-import { firstSeenSqlite } from '../server/src/store/sqlite/first-seen.js';
 import { openStore, type Store } from '../server/src/store/sqlite/open.js';
 import { readsOf } from '../server/src/store/sqlite/reads.js';
+import { runFlow, sqliteDialect } from '../server/src/store/sqlite/runner.js';
 import { swapIndex } from '../server/src/store/sqlite/swap-index.js';
 import { stopSwapWorker, swapIndexOffThread } from '../server/src/store/sqlite/swap-index-thread.js';
 import { commitAll, commitDirectory, startGitHubStandin } from '../test/github-standin/standin.js';
@@ -110,12 +110,7 @@ async function firstSeenCost(store: Store, repo: string): Promise<string> {
   };
   const meta = { registryId: registry.id, registry: registry.name, syncId: null, now: Date.now() };
   const step = await timed((built) => {
-    firstSeenSqlite(
-      db,
-      built,
-      meta,
-      (records) => appendRecordsSqlite(db, records, undefined, meta.now).fromSize,
-    );
+    runFlow(db, firstSeenFlow(sqliteDialect, built, meta, undefined));
   });
   const swap = await timed((built) => {
     swapIndex(store, built, { registryId: registry.id, commit: 'bench', etag: null, now: meta.now });

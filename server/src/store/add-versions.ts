@@ -1,13 +1,31 @@
 /**
- * The rules of adding versions without a swap (docs/mirroring.md), the same for both dialects:
- * which versions are new, unchanged or in conflict, whether one becomes its template's latest, the
- * search fields of its schema, and the errors. sqlite/add-versions.ts and postgres/add-versions.ts
- * load their inputs and write what these decide.
+ * Adding versions to registries without re-indexing them (docs/mirroring.md): what a mirror pulls
+ * through and what a bundle import brings, written once for both dialects. The rules (which
+ * versions are new, unchanged or in conflict, whether one becomes its template's latest, the
+ * search fields of its schema, the errors) and the flow that loads their inputs and writes what
+ * they decide (addVersionsFlow, sql.ts's Flow), in one transaction: the registry row (created when
+ * the server has not seen the registry), template rows, versions, content (stored once by sha256)
+ * and counts; readers see all of it or none of it. A version that exists with another digest is
+ * never overwritten: the whole call is refused with the conflicts named. Each step is a statement
+ * over a list parameter, a batch at a time (a bundle brings thousands of versions: on PostgreSQL,
+ * round trips per batch, not per version). What each dialect keeps itself: its search rows
+ * (`SearchRowSteps`) and, on PostgreSQL, announcing the new generations.
  */
 import { DmError } from '../../../client/src/error.js';
 import { compareVersions, tryParseVersion } from '../../../client/src/reference/index.js';
+import { gitBlobSha } from '../../../client/src/source/index.js';
 import { schemaInfo } from '../indexer/build-index.js';
-import type { AddedFile, AddedVersion } from './contract.js';
+import type { AddedFile, AddedGroup, AddedVersion, AddVersionsResult } from './contract.js';
+import { addedFirstSeenFlow } from './first-seen.js';
+import {
+  batchesOf,
+  type Flow,
+  insertRowsFlow,
+  listParam,
+  rowsOf,
+  type SqlDialect,
+  type Step,
+} from './sql.js';
 
 export interface VersionConflict {
   reference: string;
@@ -88,4 +106,332 @@ export function contentMissing(v: AddedVersion, f: AddedFile): DmError {
 /** The key of a version within its registry, as `flagRemovedUpstream` takes it. */
 export function versionKey(v: { collection: string; template: string; version: string }): string {
   return `${v.collection}\0${v.template}\0${v.version}`;
+}
+
+/** A template's search fields as adding versions leaves them (new, or its latest version changed). */
+export interface TemplateSearchRow {
+  id: number;
+  registryId: number;
+  collection: string;
+  name: string;
+  title: string | null;
+  description: string | null;
+  properties: string;
+  /** Created by this call: it has no search row yet. */
+  fresh: boolean;
+}
+
+/**
+ * How a dialect's full-text search keeps its rows in step with templates written by adding
+ * versions (sqlite/index-writes.ts: the FTS table; postgres/add-versions.ts: a column).
+ */
+export type SearchRowSteps = (d: SqlDialect, rows: readonly TemplateSearchRow[]) => Step[];
+
+/** The new generation of a registry that adding versions changed. */
+export interface AddedGeneration {
+  registryId: number;
+  generation: number;
+}
+
+const templateKey = (v: { collection: string; template: string }) => `${v.collection}\0${v.template}`;
+
+/**
+ * Adds each group's versions to its registry (created if absent), inside the caller's
+ * transaction. `content` supplies bytes for content the store does not hold yet. Throws
+ * `VERSION_CONFLICT` (nothing written: the caller rolls back) when any version exists with
+ * another digest.
+ */
+export function* addVersionsFlow(
+  d: SqlDialect,
+  search: SearchRowSteps,
+  groups: readonly AddedGroup[],
+  content: (sha256: string) => Buffer | undefined,
+  now: number,
+): Flow<AddVersionsResult & { generations: AddedGeneration[] }> {
+  const total: AddVersionsResult & { generations: AddedGeneration[] } = {
+    registryId: 0,
+    added: 0,
+    unchanged: 0,
+    quarantined: [],
+    generations: [],
+  };
+  for (const { registry, versions } of groups) {
+    // One writer per registry across replicas, until COMMIT.
+    if (d.keyLock) yield [d.keyLock, [`dm-add-versions:${registry.name}`]];
+    yield [
+      `INSERT INTO registries (name, source_type, source, path, visibility, "commit", last_sync_status, created_at)
+       VALUES ($1, $2, $3, '', $4, $5, 'succeeded', $6) ON CONFLICT (name) DO NOTHING`,
+      [registry.name, registry.sourceType, registry.source, registry.visibility, registry.commit, now],
+    ];
+    const [reg] = yield* rowsOf<{ id: number }>('SELECT id FROM registries WHERE name = $1', [registry.name]);
+    const registryId = reg!.id;
+    const stored = yield* storedDigests(d, registryId, versions);
+    const { todo, unchanged } = sortAdded(registry.name, versions, (v) => stored.get(versionKey(v)));
+    // The mirror's own first-seen record (docs/integrity-store.md §6): a version whose digest
+    // differs from the one first seen here is quarantined, not added.
+    const plan = yield* addedFirstSeenFlow(
+      d,
+      { registryId, registry: registry.name, syncId: null, now },
+      todo,
+    );
+    const kept = plan.kept;
+    yield* insertContent(d, kept, content);
+    const templateIds = yield* writeTemplates(d, search, registryId, kept);
+    // Accepted upstream: the superseded rows go (their files cascade), the new ones come in.
+    for (const v of kept) {
+      if (v.supersedes === undefined) continue;
+      yield [
+        'DELETE FROM versions WHERE template_id = $1 AND version = $2',
+        [templateIds.get(templateKey(v)), v.version],
+      ];
+    }
+    yield* insertVersions(d, registryId, kept, templateIds);
+    if (kept.length > 0) {
+      const [bumped] = yield* rowsOf<{ generation: number }>(
+        `UPDATE registries SET generation = generation + 1, last_sync_at = $1,
+           "commit" = coalesce($2, "commit"),
+           template_count = (SELECT count(*) FROM templates WHERE registry_id = $3),
+           version_count = (SELECT count(*) FROM versions WHERE registry_id = $4)
+         WHERE id = $5 RETURNING generation`,
+        [now, registry.commit, registryId, registryId, registryId],
+      );
+      total.generations.push({ registryId, generation: Number(bumped!.generation) });
+    }
+    total.registryId = registryId;
+    total.added += kept.length;
+    total.unchanged += unchanged;
+    total.quarantined.push(...plan.quarantined);
+  }
+  return total;
+}
+
+/** The stored digest of each of `versions` that exists in the registry, by versionKey. */
+function* storedDigests(
+  d: SqlDialect,
+  registryId: number,
+  versions: readonly AddedVersion[],
+): Flow<Map<string, string>> {
+  const stored = new Map<string, string>();
+  const sql = `SELECT k.collection, k.template, k.version, v.digest
+    FROM ${d.list('$1', 'k', [
+      ['collection', 'text'],
+      ['template', 'text'],
+      ['version', 'text'],
+    ])}
+    CROSS JOIN templates t CROSS JOIN versions v
+    WHERE t.registry_id = $2 AND t.collection = k.collection AND t.name = k.template
+      AND v.template_id = t.id AND v.version = k.version`;
+  for (const batch of batchesOf(versions)) {
+    const found = yield* rowsOf<{ collection: string; template: string; version: string; digest: string }>(
+      sql,
+      [listParam(batch.map((v) => [v.collection, v.template, v.version])), registryId],
+    );
+    for (const r of found) stored.set(versionKey(r), r.digest);
+  }
+  return stored;
+}
+
+/** Which of `shas` the store holds. */
+export function* storedContent(d: SqlDialect, shas: readonly string[]): Flow<Set<string>> {
+  const stored = new Set<string>();
+  const sql = `SELECT f.sha256 FROM ${d.list('$1', 'w', [['sha256', 'text']])} CROSS JOIN files f WHERE f.sha256 = w.sha256`;
+  for (const batch of batchesOf(shas)) {
+    const found = yield* rowsOf<{ sha256: string }>(sql, [listParam(batch.map((sha) => [sha]))]);
+    for (const r of found) stored.add(r.sha256);
+  }
+  return stored;
+}
+
+/** Stores the content of `versions` the database lacks, once each. */
+function* insertContent(
+  d: SqlDialect,
+  versions: readonly AddedVersion[],
+  content: (sha256: string) => Buffer | undefined,
+): Flow<void> {
+  const wanted = new Map<string, { v: AddedVersion; f: AddedFile }>();
+  for (const v of versions)
+    for (const f of v.files) if (!wanted.has(f.sha256)) wanted.set(f.sha256, { v, f });
+  const stored = yield* storedContent(d, [...wanted.keys()]);
+  const rows: { sha256: string; gitSha: string; size: number; content: Buffer }[] = [];
+  for (const [sha, { v, f }] of wanted) {
+    if (stored.has(sha)) continue;
+    const data = content(sha);
+    if (!data) throw contentMissing(v, f);
+    rows.push({ sha256: sha, gitSha: gitBlobSha(data), size: f.size, content: data });
+  }
+  // Bytes as binary parameters, never inside a list (sql.ts `insertRows`, a `blob` column).
+  yield* insertRowsFlow(
+    d,
+    'files',
+    [
+      ['sha256', 'text'],
+      ['git_sha', 'text'],
+      ['size', 'int'],
+      ['content', 'blob'],
+    ],
+    rows.map((r) => [r.sha256, r.gitSha, r.size, r.content]),
+    'ON CONFLICT DO NOTHING',
+  );
+}
+
+/**
+ * The template row of each of `versions` (by templateKey), inserted when new; a template's latest
+ * version, title, description and search row end as the last of its versions that took latest
+ * left them, as when the versions are added one by one.
+ */
+function* writeTemplates(
+  d: SqlDialect,
+  search: SearchRowSteps,
+  registryId: number,
+  versions: readonly AddedVersion[],
+): Flow<Map<string, number>> {
+  const keys = [...new Map(versions.map((v) => [templateKey(v), v])).values()];
+  const rows = new Map<
+    string,
+    { id: number | undefined; latestVersion: string | null; takes?: AddedVersion }
+  >();
+  const find = `SELECT t.id, t.collection, t.name, t.latest_version AS "latestVersion"
+    FROM ${d.list('$1', 'k', [
+      ['collection', 'text'],
+      ['name', 'text'],
+    ])} CROSS JOIN templates t WHERE t.registry_id = $2 AND t.collection = k.collection AND t.name = k.name`;
+  for (const batch of batchesOf(keys)) {
+    const found = yield* rowsOf<{
+      id: number;
+      collection: string;
+      name: string;
+      latestVersion: string | null;
+    }>(find, [listParam(batch.map((v) => [v.collection, v.template])), registryId]);
+    for (const r of found) rows.set(templateKey({ collection: r.collection, template: r.name }), r);
+  }
+  const created: AddedVersion[] = [];
+  for (const v of versions) {
+    const row = rows.get(templateKey(v));
+    if (!row) {
+      rows.set(templateKey(v), { id: undefined, latestVersion: v.version, takes: v });
+      created.push(v);
+    } else if (takesLatest(v, row.latestVersion)) {
+      row.latestVersion = v.version;
+      row.takes = v;
+    }
+  }
+  const ids = new Map<string, number>();
+  for (const [key, row] of rows) if (row.id !== undefined) ids.set(key, row.id);
+  const searchRows: TemplateSearchRow[] = [];
+  const searchRow = (id: number, v: AddedVersion, fresh: boolean) => {
+    const info = schemaInfoOf(v.schemaJson);
+    searchRows.push({
+      id,
+      registryId,
+      collection: v.collection,
+      name: v.template,
+      title: info.title,
+      description: info.description,
+      properties: info.properties.join(' '),
+      fresh,
+    });
+    return info;
+  };
+  for (const batch of batchesOf(created)) {
+    const latest = batch.map((v) => rows.get(templateKey(v))!.takes!);
+    const infos = latest.map((v) => schemaInfoOf(v.schemaJson));
+    const inserted = yield* insertRowsFlow<{ id: number; collection: string; name: string }>(
+      d,
+      'templates',
+      [
+        ['registry_id', 'int'],
+        ['collection', 'text'],
+        ['name', 'text'],
+        ['latest_version', 'text'],
+        ['title', 'text'],
+        ['description', 'text'],
+      ],
+      latest.map((v, i) => [
+        registryId,
+        v.collection,
+        v.template,
+        v.version,
+        infos[i]!.title,
+        infos[i]!.description,
+      ]),
+      'RETURNING id, collection, name',
+    );
+    for (const r of inserted) {
+      const key = templateKey({ collection: r.collection, template: r.name });
+      ids.set(key, r.id);
+      searchRow(r.id, rows.get(key)!.takes!, true);
+    }
+  }
+  const updated = [...rows.values()].filter((r) => r.id !== undefined && r.takes !== undefined);
+  const update = `UPDATE templates SET latest_version = u.version, title = u.title, description = u.description
+    FROM ${d.list('$1', 'u', [
+      ['id', 'int'],
+      ['version', 'text'],
+      ['title', 'text'],
+      ['description', 'text'],
+    ])} WHERE templates.id = u.id`;
+  for (const batch of batchesOf(updated)) {
+    const infos = batch.map((r) => searchRow(r.id!, r.takes!, false));
+    yield [
+      update,
+      [listParam(batch.map((r, i) => [r.id, r.takes!.version, infos[i]!.title, infos[i]!.description]))],
+    ];
+  }
+  for (const batch of batchesOf(searchRows)) for (const step of search(d, batch)) yield step;
+  return ids;
+}
+
+/** The version rows of `versions` and their file lists. */
+function* insertVersions(
+  d: SqlDialect,
+  registryId: number,
+  versions: readonly AddedVersion[],
+  templateIds: ReadonlyMap<string, number>,
+): Flow<void> {
+  for (const batch of batchesOf(versions)) {
+    const inserted = yield* insertRowsFlow<{ id: number; templateId: number; version: string }>(
+      d,
+      'versions',
+      [
+        ['template_id', 'int'],
+        ['registry_id', 'int'],
+        ['version', 'text'],
+        ['kind', 'text'],
+        ['dir', 'text'],
+        ['template_file', 'text'],
+        ['schema_file', 'text'],
+        ['has_example', 'bool'],
+        ['digest', 'text'],
+        ['schema_json', 'text'],
+      ],
+      batch.map((v) => [
+        templateIds.get(templateKey(v)),
+        registryId,
+        v.version,
+        v.kind,
+        v.dir,
+        v.templateFile,
+        v.schemaFile,
+        v.hasExample,
+        v.digest,
+        v.schemaJson,
+      ]),
+      'RETURNING id, template_id AS "templateId", version',
+    );
+    const versionIds = new Map(inserted.map((r) => [`${r.templateId}\0${r.version}`, r.id]));
+    yield* insertRowsFlow(
+      d,
+      'version_files',
+      [
+        ['version_id', 'int'],
+        ['path', 'text'],
+        ['sha256', 'text'],
+        ['size', 'int'],
+      ],
+      batch.flatMap((v) => {
+        const id = versionIds.get(`${templateIds.get(templateKey(v))}\0${v.version}`);
+        return v.files.map((f) => [id, f.path, f.sha256, f.size]);
+      }),
+    );
+  }
 }

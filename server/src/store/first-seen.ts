@@ -1,12 +1,14 @@
 /**
- * The first-seen record's decision inside an index swap (docs/integrity-store.md §2), the same for
- * both dialects: each version of a newly built index is compared with the newest first-seen digest
- * of its key. A version never seen is recorded (and appended to the checksum log); one whose
- * digest changed is quarantined: the served (first-seen) rows replace it in the new index, so no
- * read path can serve the new bytes. The dialects only load the rows and write what this module
- * decides (sqlite/first-seen.ts, postgres/first-seen.ts). Its SQL has `$n` placeholders (sql.ts).
+ * The first-seen record (docs/integrity-store.md §2, §6), the same for both dialects: the rules
+ * (planFirstSeen, planAdded, keepFirstSeen) and the flows that load their inputs and write what
+ * they decide (firstSeenFlow inside an index swap, addedFirstSeenFlow when versions are added
+ * without one, openQuarantineFlow), as `$n` SQL over sql.ts's Flow. Each dialect's runner drives
+ * them inside its own transaction. In a swap, each version of the new index is compared with the
+ * newest first-seen digest of its key: a version never seen is recorded (and appended to the
+ * checksum log); one whose digest changed is quarantined: the served (first-seen) rows replace it
+ * in the new index, so no read path can serve the new bytes.
  */
-import { encodeRecord, type LogRecord } from '../../../client/src/integrity/index.js';
+import { encodeRecord, type LogRecord, type LogSigner } from '../../../client/src/integrity/index.js';
 import { formatTemplateName } from '../../../client/src/reference/index.js';
 import type { ChangedFile } from '../../../client/src/wire/registry-api.js';
 import {
@@ -16,7 +18,9 @@ import {
   latestOf,
   schemaInfo,
 } from '../indexer/build-index.js';
+import { appendRecordsFlow } from './checksum-log.js';
 import type { QuarantineEvent } from './contract.js';
+import { batchesOf, type Flow, insertRowsFlow, listParam, rowsOf, type SqlDialect } from './sql.js';
 
 /** The served version of a key, as the store holds it (for the decision: id, digest, tree SHA). */
 export interface ServedDigest {
@@ -339,4 +343,208 @@ export function openingEvent(q: QuarantineOpening, openId: number | undefined, i
     openId,
     id,
   };
+}
+
+/** A first_seen row to insert. */
+interface FirstSeenInsert {
+  template: string;
+  version: string;
+  digest: string;
+  supersedes: string | null;
+  logIndex: number;
+  seenAt: number;
+}
+
+/** Inserts first_seen rows, a statement per LIST_ROWS rows. */
+function* insertFirstSeen(
+  d: SqlDialect,
+  rows: readonly FirstSeenInsert[],
+  meta: Pick<FirstSeenMeta, 'registryId' | 'syncId'>,
+): Flow<void> {
+  yield* insertRowsFlow(
+    d,
+    'first_seen',
+    [
+      ['template', 'text'],
+      ['version', 'text'],
+      ['digest', 'text'],
+      ['supersedes', 'text'],
+      ['log_index', 'bigint'],
+      ['registry_id', 'int'],
+      ['sync_id', 'int'],
+      ['seen_at', 'bigint'],
+    ],
+    rows.map((r) => [
+      r.template,
+      r.version,
+      r.digest,
+      r.supersedes,
+      r.logIndex,
+      meta.registryId,
+      meta.syncId,
+      r.seenAt,
+    ]),
+  );
+}
+
+type ServedRow = Omit<ServedVersion, 'files' | 'hasExample'> & { hasExample: boolean | number };
+
+const INSERT_QUARANTINE_SQL = `INSERT INTO quarantines (registry_id, template, version, first_digest, new_digest, changed_files, tree_sha, since)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`;
+const REFRESH_QUARANTINE_SQL =
+  'UPDATE quarantines SET new_digest = $1, changed_files = $2, tree_sha = $3, notified_at = NULL WHERE id = $4';
+
+/**
+ * The first-seen step of an index swap, inside its transaction and before the old index is
+ * deleted: decides (planFirstSeen), keeps the served rows of quarantined versions in `built`,
+ * appends the new records to the checksum log (signed with `signer`) and writes their first_seen
+ * rows, opens or refreshes quarantines and closes reverted ones. The plan's events are announced
+ * after the commit.
+ */
+export function* firstSeenFlow(
+  d: SqlDialect,
+  built: BuiltIndex,
+  meta: FirstSeenMeta,
+  signer: LogSigner | undefined,
+): Flow<FirstSeenPlan> {
+  const [lo, hi] = templateRange(meta.registry);
+  const state = stateOf(
+    yield* rowsOf(SERVED_SQL, [meta.registryId]),
+    yield* rowsOf(FIRST_SEEN_SQL, [lo, hi]),
+    yield* rowsOf(OPEN_SQL, [lo, hi]),
+  );
+  const plan = planFirstSeen(built, state, meta);
+  if (plan.quarantinedKeys.size > 0) {
+    const rows = new Map<string, ServedVersion>();
+    for (const t of built.templates) {
+      const template = canonicalTemplate(meta.registry, t.collection, t.name);
+      for (const v of t.versions) {
+        if (!plan.quarantinedKeys.has(`${template}@${v.version}`)) continue;
+        const key = servedKey(t.collection, t.name, v.version);
+        const id = state.served.get(key)?.id;
+        if (id === undefined) continue;
+        const [row] = yield* rowsOf<ServedRow>(SERVED_VERSION_SQL, [id]);
+        if (!row) continue;
+        const files = yield* rowsOf<IndexedFile>(SERVED_FILES_SQL, [id]);
+        rows.set(key, { ...row, hasExample: Boolean(row.hasExample), files });
+      }
+    }
+    keepFirstSeen(
+      built,
+      meta,
+      plan.quarantinedKeys,
+      (collection, template, version) => rows.get(servedKey(collection, template, version)),
+      plan.quarantined,
+    );
+  }
+  if (plan.records.length > 0) {
+    const { fromSize } = yield* appendRecordsFlow(d, plan.records, signer, meta.now);
+    yield* insertFirstSeen(
+      d,
+      plan.records.map((r, i) => ({ ...r, supersedes: null, logIndex: fromSize + i, seenAt: meta.now })),
+      meta,
+    );
+  }
+  for (const q of plan.quarantined) {
+    const files = JSON.stringify(q.changedFiles);
+    if (q.openId === undefined) {
+      const [row] = yield* rowsOf<{ id: number }>(INSERT_QUARANTINE_SQL, [
+        q.registryId,
+        q.template,
+        q.version,
+        q.firstDigest,
+        q.newDigest,
+        files,
+        q.treeSha,
+        q.since,
+      ]);
+      q.id = row!.id;
+    } else {
+      yield [REFRESH_QUARANTINE_SQL, [q.newDigest, files, q.treeSha, q.openId]];
+      q.id = q.openId;
+    }
+  }
+  for (const batch of batchesOf(plan.reverted)) {
+    yield [
+      `UPDATE quarantines SET accepted_at = $1, accepted_by = 'sync', reason = $2
+       WHERE accepted_at IS NULL AND id IN (SELECT c.id FROM ${d.list('$3', 'c', [['id', 'int']])})`,
+      [meta.now, REVERTED_REASON, listParam(batch.map((id) => [id]))],
+    ];
+  }
+  return plan;
+}
+
+/**
+ * The first-seen step of adding versions without a swap (a mirror's pull-through or sync, a bundle
+ * import; docs/integrity-store.md §6), inside the caller's transaction: a version never seen is
+ * recorded (at its first-seen time from elsewhere when earlier) and appended to the log; one
+ * whose digest differs from its first-seen digest is quarantined and left out; one whose upstream
+ * accepted the change supersedes its record and closes its open quarantine.
+ */
+export function* addedFirstSeenFlow<V extends AddedKey>(
+  d: SqlDialect,
+  meta: FirstSeenMeta,
+  versions: readonly V[],
+): Flow<AddedPlan<V>> {
+  const firsts = new Map<string, string>();
+  const newest = `SELECT f.template, f.version, f.digest FROM first_seen f WHERE f.id IN (
+      SELECT max(n.id) FROM ${d.list('$1', 'k', [
+        ['template', 'text'],
+        ['version', 'text'],
+      ])} CROSS JOIN first_seen n WHERE n.template = k.template AND n.version = k.version
+      GROUP BY n.template, n.version)`;
+  for (const batch of batchesOf(versions)) {
+    const keys = batch.map((v) => [canonicalTemplate(meta.registry, v.collection, v.template), v.version]);
+    const found = yield* rowsOf<{ template: string; version: string; digest: string }>(newest, [
+      listParam(keys),
+    ]);
+    for (const r of found) firsts.set(`${r.template}@${r.version}`, r.digest);
+  }
+  const plan = planAdded(meta, versions, (template, version) => firsts.get(`${template}@${version}`));
+  if (plan.records.length > 0) {
+    const { fromSize } = yield* appendRecordsFlow(d, plan.records, undefined, meta.now);
+    yield* insertFirstSeen(
+      d,
+      plan.records.map((r, i) => ({
+        template: r.template,
+        version: r.version,
+        digest: r.digest,
+        supersedes: r.supersedes ?? null,
+        logIndex: fromSize + i,
+        seenAt: r.seenAt,
+      })),
+      meta,
+    );
+  }
+  for (const a of plan.accepted) yield [CLOSE_ACCEPTED_SQL, [meta.now, a.reason, a.template, a.version]];
+  const quarantined: QuarantineEvent[] = [];
+  for (const q of plan.openings) {
+    const event = yield* openQuarantineFlow(q);
+    if (event) quarantined.push(event);
+  }
+  return { kept: plan.kept, quarantined };
+}
+
+/**
+ * Opens (or refreshes) the quarantine of a version whose new digest is known (a mirror's upstream
+ * disagreeing with its first-seen record, or quarantining it itself), inside the caller's
+ * transaction. The event to announce, or undefined when the open quarantine already says so.
+ */
+export function* openQuarantineFlow(q: QuarantineOpening): Flow<QuarantineEvent | undefined> {
+  const [open] = yield* rowsOf<{ id: number; newDigest: string }>(OPEN_OF_SQL, [q.template, q.version]);
+  if (open?.newDigest === q.newDigest) return undefined;
+  const files = JSON.stringify(q.changedFiles ?? []);
+  if (open) {
+    yield [
+      'UPDATE quarantines SET new_digest = $1, changed_files = $2, notified_at = NULL WHERE id = $3',
+      [q.newDigest, files, open.id],
+    ];
+    return openingEvent(q, open.id, open.id);
+  }
+  const [row] = yield* rowsOf<{ id: number }>(
+    `INSERT INTO quarantines (registry_id, template, version, first_digest, new_digest, changed_files, since)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+    [q.registryId, q.template, q.version, q.firstDigest, q.newDigest, files, q.since],
+  );
+  return openingEvent(q, undefined, row!.id);
 }

@@ -2,9 +2,9 @@
  * Quarantine writes outside a swap (docs/integrity-store.md §2, §4): an admin accepting changed
  * content (audited: who, when, reason, old → new; the acceptance is itself a log record), the
  * delivery mark of notifications, and the checkpoint an API read needs when the newest stored
- * one is older than the log (a swap without a signer): the SQL text (`$n` placeholders, sql.ts) and
- * the rules, the same for both dialects; sqlite/quarantine.ts and postgres/quarantine.ts run them
- * (the contract's `checksums`). The swap's own writes are in first-seen.ts.
+ * one is older than the log (a swap without a signer): the SQL text (`$n` placeholders, sql.ts),
+ * the rules and the acceptance's flow, the same for both dialects over their runners (the
+ * contract's `checksums`). The swap's own writes are in first-seen.ts.
  */
 import { DmError } from '../../../client/src/error.js';
 import {
@@ -15,18 +15,19 @@ import {
   signCheckpoint,
 } from '../../../client/src/integrity/index.js';
 import type { ChangedFile, QuarantineInfo } from '../../../client/src/wire/registry-api.js';
-import { INSERT_CHECKPOINT_SQL } from './checksum-log.js';
+import { appendRecordsFlow, INSERT_CHECKPOINT_SQL, SqlHashStore } from './checksum-log.js';
 import type {
   Accepted,
   AcceptInput,
   CheckpointRow,
   ChecksumQueries,
+  FirstSeenRow,
   OpenQuarantineCount,
   QuarantineEvent,
 } from './contract.js';
 import { canonicalTemplate } from './first-seen.js';
-import { LATEST_CHECKPOINT_SQL } from './reads.js';
-import type { SqlRunner } from './sql.js';
+import { LATEST_CHECKPOINT_SQL, NEWEST_RECORD_SQL } from './reads.js';
+import { type Flow, rowsOf, type SqlDialect, type SqlRunner } from './sql.js';
 
 /** The longest accepted reason. */
 export const MAX_REASON_LENGTH = 1000;
@@ -246,17 +247,30 @@ export const openCountsOf = (
 ) => rows.map((r) => ({ ...r, open: Number(r.open) }));
 
 /**
- * The contract's `checksums` over the dialect's runner: everything but the acceptance, whose
- * transaction reads and appends to the log (sqlite/quarantine.ts: synchronous, as the log's hash
- * store must be inside a better-sqlite3 transaction; postgres/quarantine.ts: row locks across
- * replicas), and the log's hash store, which each dialect gives.
+ * Closes the open quarantine of a version and records its new digest as superseding the old
+ * one: a first_seen row and a log record `… <new> supersedes <old>`, with a signed checkpoint, in
+ * the caller's transaction (on PostgreSQL the quarantine's and the log's row locks serialise it
+ * across replicas). The next sync then serves the new content.
  */
-export function checksumQueriesOf(
-  sql: SqlRunner,
-  dialect: { accept(input: AcceptInput): Promise<Accepted>; hashes(): MerkleHashStore },
-): ChecksumQueries {
+export function* acceptFlow(d: SqlDialect, input: AcceptInput): Flow<Accepted> {
+  const request = acceptRequest(input);
+  const [open] = yield* rowsOf<OpenOfVersion>(`${OPEN_OF_VERSION_SQL}${d.forUpdate()}`, [
+    input.registryId,
+    request.template,
+    request.version,
+  ]);
+  const [current] = yield* rowsOf<FirstSeenRow>(NEWEST_RECORD_SQL, [request.template, request.version]);
+  const { open: row, record } = acceptPlan(request, open, current?.digest);
+  const { fromSize } = yield* appendRecordsFlow(d, [record], input.signer, input.now);
+  for (const step of acceptWrites(input, request.reason, row.id, record, fromSize)) yield step;
+  return acceptedOf(input, request.reason, record, fromSize);
+}
+
+/** The contract's `checksums`, over the dialect's runner. */
+export function checksumQueriesOf(sql: SqlRunner): ChecksumQueries {
+  const hashes = new SqlHashStore(sql);
   return {
-    accept: (input) => dialect.accept(input),
+    accept: (input) => sql.transaction(acceptFlow(sql, input)),
     async markNotified(id, now) {
       await sql.write([[MARK_NOTIFIED_SQL, [now, id]]]);
     },
@@ -266,7 +280,7 @@ export function checksumQueriesOf(
     async checkpoint(signer, now) {
       const [stored] = await sql.all<{ size: number | string; note: string }>(LATEST_CHECKPOINT_SQL);
       return currentCheckpointOf(
-        dialect.hashes(),
+        hashes,
         stored && { size: Number(stored.size), note: stored.note },
         signer,
         async (size, root, note) => {

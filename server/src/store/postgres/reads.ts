@@ -15,6 +15,7 @@
  */
 
 import type { MerkleHashStore } from '../../../../client/src/integrity/index.js';
+import { SqlHashStore } from '../checksum-log.js';
 import type {
   CheckpointRow,
   FindingRow,
@@ -45,8 +46,8 @@ import {
 } from '../reads.js';
 import { CANDIDATES, type PageExtra, queryWords, rankCandidates, searchPage } from '../search.js';
 import { visibleRegistriesPg } from '../visibility.js';
-import { PgHashStore } from './checksum-log.js';
 import type { PostgresStore } from './open.js';
+import { postgresRunner } from './runner.js';
 import { type PgMatchRow, type PgRegistryRow, PgTemplateWords } from './search.js';
 
 interface Candidate extends Pick<TemplateMatch, 'collection' | 'name' | 'title'> {
@@ -215,7 +216,7 @@ export class PostgresReads implements ReadStore {
     }));
   }
   logHashes(): MerkleHashStore {
-    return new PgHashStore(this.store.pool);
+    return new SqlHashStore(postgresRunner(this.store));
   }
 
   async latestCheckpoint(): Promise<CheckpointRow | undefined> {

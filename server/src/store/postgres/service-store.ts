@@ -12,9 +12,7 @@ import type { CatalogQueries, CatalogVersionDetail, OpenQuarantineOf, ServiceSto
 import { crudQueries } from '../crud.js';
 import { checksumQueriesOf, OPEN_QUARANTINE_OF_SQL } from '../quarantine.js';
 import { postgresMirrorQueries } from './add-versions.js';
-import { PgHashStore } from './checksum-log.js';
 import { type PostgresStore, postgresMigrationsApplied } from './open.js';
-import { acceptQuarantinePg } from './quarantine.js';
 import { PostgresReads } from './reads.js';
 import { postgresRunner } from './runner.js';
 import { swapIndexPg } from './swap-index.js';
@@ -68,10 +66,7 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
     },
   };
 
-  const checksumQueries = checksumQueriesOf(runner, {
-    accept: (input) => acceptQuarantinePg(pool, input),
-    hashes: () => new PgHashStore(pool),
-  });
+  const checksumQueries = checksumQueriesOf(runner);
 
   return {
     dialect: 'postgres',
@@ -79,7 +74,7 @@ export function postgresServiceStore(store: PostgresStore): ServiceStore {
     ...crud,
     catalog: catalogQueries,
     checksums: checksumQueries,
-    mirror: postgresMirrorQueries(store),
+    mirror: postgresMirrorQueries(runner),
     reads: new PostgresReads(store),
     knownContent(): KnownContent {
       return {

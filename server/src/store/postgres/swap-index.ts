@@ -4,19 +4,18 @@
  * SQLite swap (sqlite/swap-index.ts), written in one transaction, so readers on every replica see the old
  * index or the new one, never a mix, and a failure or a killed process before COMMIT leaves the old
  * one. Rows go in as arrays (`unnest`), a few statements per table whatever the registry's size
- * (content too: measured faster here than postgres/content.ts's one parameter per file); ids are drawn from the tables' sequences first so versions can name their template. The
- * registry's generation is bumped and announced with `pg_notify('dm_registry_index', …)`, which
- * PostgreSQL delivers to listeners at COMMIT only. The sync's outcome is written last in the same
- * transaction, as on SQLite: a process killed right after COMMIT never leaves the new index with
- * its sync still `running`; the outcome is data (SwapMeta.record), the statements crud.ts's `syncOutcomeSteps` gives both dialects.
+ * (content too: measured faster here than one binary parameter per file, as the runner's insertRows sends a blob column); ids are drawn from the tables' sequences first so versions can name their template. The
+ * registry's new generation is announced with `pg_notify('dm_registry_index', …)`, which
+ * PostgreSQL delivers to listeners at COMMIT only. What every swap does (the first-seen step, the
+ * old rows' removal, findings, the registry row, pruning, and the sync's outcome written last, so a
+ * process killed right after COMMIT never leaves the new index with its sync still `running`) is
+ * ../swap.ts's, the same flows as on SQLite.
  */
 import type { BuiltIndex } from '../../indexer/build-index.js';
 import type { SwapMeta, SwapResult } from '../contract.js';
-import { PRUNE_FILES_SQL, syncOutcomeSteps } from '../crud.js';
-import { appendRecordsPg } from './checksum-log.js';
-import { firstSeenPg } from './first-seen.js';
+import { swapEndFlow, swapStartFlow } from '../swap.js';
 import { type PostgresStore, pgTransaction } from './open.js';
-import { runStepsOn } from './runner.js';
+import { postgresDialect, runFlowOn } from './runner.js';
 
 /** The channel replicas listen on; the payload is `<registry id>:<generation>`. */
 export const INDEX_CHANNEL = 'dm_registry_index';
@@ -40,21 +39,8 @@ export async function swapIndexPg(
   meta: Omit<SwapMeta, 'midSwap'> & { midSwap?: () => Promise<void> | void },
 ): Promise<SwapResult> {
   return pgTransaction(store.pool, async (client) => {
-    // The first-seen record first, while the served rows are still there (docs/integrity-store.md §2).
-    const registry = await client.query<{ name: string }>('SELECT name FROM registries WHERE id = $1', [
-      meta.registryId,
-    ]);
-    const firstSeen = await firstSeenPg(
-      client,
-      built,
-      {
-        registryId: meta.registryId,
-        registry: registry.rows[0]?.name ?? '',
-        syncId: meta.syncId ?? null,
-        now: meta.now,
-      },
-      async (records) => (await appendRecordsPg(client, records, meta.signer, meta.now)).fromSize,
-    );
+    // The first-seen step and the old index's removal: ../swap.ts, as on SQLite.
+    const firstSeen = await runFlowOn(client, swapStartFlow(postgresDialect, built, meta));
     const files = new Map<string, { gitSha: string; size: number; content: Buffer }>();
     const addFile = (f: { sha256: string; gitSha: string; size: number; content?: Buffer }) => {
       if (f.content && !files.has(f.sha256)) files.set(f.sha256, { ...f, content: f.content });
@@ -62,7 +48,7 @@ export async function swapIndexPg(
     for (const t of built.templates) for (const v of t.versions) for (const f of v.files) addFile(f);
     if (built.registryYaml) addFile(built.registryYaml);
     // Content as one bytea[] (hex text on the wire), not one binary parameter per file as the
-    // mirror's writer (postgres/content.ts): measured on the 10,000-version swap (bench/server-postgres.ts,
+    // runner's insertRows for a blob column (postgres/runner.ts): measured on the 10,000-version swap (bench/server-postgres.ts,
     // two alternating pairs on a loaded machine) the per-file form took 10.5 and 11.6 s replacing
     // against 7.5 and 6.9 s (many small files: statements, not bytes, are the swap's cost).
     if (files.size > 0) {
@@ -78,9 +64,6 @@ export async function swapIndexPg(
         ],
       );
     }
-
-    await client.query('DELETE FROM templates WHERE registry_id = $1', [meta.registryId]);
-    await client.query('DELETE FROM findings WHERE registry_id = $1', [meta.registryId]);
 
     const templateIds = await ids(client, 'templates', built.templates.length);
     const half = Math.floor(built.templates.length / 2);
@@ -141,47 +124,16 @@ export async function swapIndexPg(
         [vf.map((x) => x.id), vf.map((x) => x.f.path), vf.map((x) => x.f.sha256), vf.map((x) => x.f.size)],
       );
     }
-    if (built.findings.length > 0) {
-      await client.query(
-        `INSERT INTO findings (registry_id, code, severity, path, message)
-         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])`,
-        [
-          meta.registryId,
-          built.findings.map((f) => f.code),
-          built.findings.map((f) => f.severity),
-          built.findings.map((f) => f.path),
-          built.findings.map((f) => f.message),
-        ],
-      );
-    }
-
-    const row = await client.query<{ generation: number }>(
-      `UPDATE registries SET "commit" = $1, etag = $2, generation = generation + 1, registry_yaml_sha256 = $3,
-         template_count = $4, version_count = $5, finding_count = $6
-       WHERE id = $7 RETURNING generation`,
-      [
-        meta.commit,
-        meta.etag,
-        built.registryYaml?.sha256 ?? null,
-        built.templates.length,
-        versions.length,
-        built.findings.length,
-        meta.registryId,
-      ],
+    // Findings, the registry row, pruning and the sync's outcome: ../swap.ts.
+    const result = await runFlowOn(
+      client,
+      swapEndFlow(postgresDialect, built, meta, versions.length, firstSeen),
     );
-    const generation = row.rows[0]?.generation ?? 0;
-    // Content nothing references any more.
-    await client.query(PRUNE_FILES_SQL);
-    await client.query('SELECT pg_notify($1, $2)', [INDEX_CHANNEL, `${meta.registryId}:${generation}`]);
-    const result: SwapResult = {
-      templateCount: built.templates.length,
-      versionCount: versions.length,
-      findingCount: built.findings.length,
-      generation,
-      recorded: firstSeen.records.length,
-      quarantined: firstSeen.quarantined,
-    };
-    if (meta.record) await runStepsOn(client, syncOutcomeSteps(meta.record));
+    // Delivered at COMMIT only: no replica hears of a generation it cannot read yet.
+    await client.query('SELECT pg_notify($1, $2)', [
+      INDEX_CHANNEL,
+      `${meta.registryId}:${result.generation}`,
+    ]);
     return result;
   });
 }

@@ -8,6 +8,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { MerkleHashStore } from '../../../../client/src/integrity/index.js';
+import { SqlHashStore } from '../checksum-log.js';
 import type {
   CheckpointRow,
   FindingRow,
@@ -36,9 +37,10 @@ import {
   SYNC_HISTORY,
 } from '../reads.js';
 import { sqlite } from '../sql.js';
-import { SqliteHashStore } from './checksum-log.js';
 import type { Store } from './open.js';
+import { sqliteRunner } from './runner.js';
 import { TemplateSearch } from './search.js';
+import { swapsSettled } from './swap-index-thread.js';
 
 export class ReadQueries implements ReadStore {
   private readonly searcher: TemplateSearch;
@@ -59,12 +61,12 @@ export class ReadQueries implements ReadStore {
     | 'latestCheckpoint',
     Database.Statement
   >;
-  private readonly hashes: SqliteHashStore;
+  private readonly hashes: SqlHashStore;
 
   constructor(store: Store) {
     const db = store.sqlite;
     this.searcher = new TemplateSearch(store);
-    this.hashes = new SqliteHashStore(db);
+    this.hashes = new SqlHashStore(sqliteRunner(store, () => swapsSettled(store)));
     this.s = {
       quarantines: db.prepare(sqlite(OPEN_QUARANTINES_SQL)),
       newestRecord: db.prepare(sqlite(NEWEST_RECORD_SQL)),

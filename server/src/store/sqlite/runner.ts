@@ -6,7 +6,16 @@
  * its own synchronous transaction on the worker's connection, runs the same steps with `runSteps`.
  */
 import type Database from 'better-sqlite3';
-import { type SqlRunner, type Step, type StepResult, sqlite } from '../sql.js';
+import {
+  driveSync,
+  type Flow,
+  type ListType,
+  type SqlDialect,
+  type SqlRunner,
+  type Step,
+  type StepResult,
+  sqlite,
+} from '../sql.js';
 import type { Store } from './open.js';
 
 /** Statement texts kept per connection: the store's SQL is a fixed set; a bound all the same. */
@@ -43,12 +52,48 @@ export function runSteps(db: Database.Database, steps: readonly Step[]): StepRes
   return steps.map((step) => runStep(db, step));
 }
 
+/** Runs `flow` inside the caller's transaction (the swap's, or the runner's), synchronously. */
+export function runFlow<T>(db: Database.Database, flow: Flow<T>): T {
+  return driveSync(flow, (step) => runStep(db, step));
+}
+
+const LIST_COLUMN: Record<ListType, (at: string) => string> = {
+  text: (at) => at,
+  int: (at) => at,
+  bigint: (at) => at,
+  bool: (at) => at, // JSON true/false read as 1/0, SQLite's booleans
+  bytes: (at) => `unhex(${at})`,
+  blob: (at) => `unhex(${at})`,
+};
+
+/** The SQL fragments of SQLite (sql.ts SqlDialect). */
+export const sqliteDialect: SqlDialect = {
+  dialect: 'sqlite',
+  byteOrder: (expr) => expr,
+  list: (param, alias, columns) =>
+    `(SELECT ${columns.map(([name, type], i) => `${LIST_COLUMN[type](`value->>${i}`)} AS ${name}`).join(', ')} FROM json_each(${param})) AS ${alias}`,
+  insertRows(table, columns, rows, suffix) {
+    const sql = `INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')}) VALUES (${columns
+      .map((_, i) => `$${i + 1}`)
+      .join(', ')})${suffix ? ` ${suffix}` : ''}`;
+    const bools = columns.flatMap(([, type], i) => (type === 'bool' ? [i] : []));
+    return rows.map((row): Step => {
+      if (bools.length === 0) return [sql, row];
+      const values = [...row];
+      for (const i of bools) values[i] = values[i] === null ? null : values[i] ? 1 : 0;
+      return [sql, values];
+    });
+  },
+  forUpdate: () => '',
+  keyLock: null,
+};
+
 /** `settled`: resolves once no index swap is in progress (sqlite/swap-index-thread.ts). */
 export function sqliteRunner(store: Store, settled: () => Promise<void>): SqlRunner {
   const db = store.sqlite;
   const inTransaction = db.transaction((steps: readonly Step[]) => runSteps(db, steps));
   return {
-    dialect: 'sqlite',
+    ...sqliteDialect,
     async all<T>(text: string, params: readonly unknown[] = []) {
       return statementOf(db, text).all(...params) as T[];
     },
@@ -56,6 +101,13 @@ export function sqliteRunner(store: Store, settled: () => Promise<void>): SqlRun
       await settled();
       return steps.length === 1 ? [runStep(db, steps[0]!)] : inTransaction(steps);
     },
-    byteOrder: (expr) => expr,
+    async transaction(flow) {
+      await settled();
+      // IMMEDIATE: the write lock first, so what the flow read cannot change before it writes.
+      return db.transaction(() => runFlow(db, flow)).immediate();
+    },
+    async read(flow) {
+      return runFlow(db, flow);
+    },
   };
 }

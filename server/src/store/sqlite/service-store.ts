@@ -1,9 +1,9 @@
 // SQLite only: assembles the store over sqlite/runner.ts, with the catalog's statements prepared once and the index swap in its worker thread.
 /**
  * The service store on SQLite (contract.ts; docs/server.md "The store"): the shared modules
- * (crud.ts, quarantine.ts) over sqlite/runner.ts, and what is SQLite's own: the catalog's
- * statements prepared once, the mirror's writes and the acceptance waiting out an index swap in
- * progress, and the swap itself, which runs in a worker thread on its own connection
+ * (crud.ts, quarantine.ts, mirror-queries.ts) over sqlite/runner.ts, whose writes wait out an
+ * index swap in progress, and what is SQLite's own: the catalog's statements prepared once, and
+ * the swap itself, which runs in a worker thread on its own connection
  * (sqlite/swap-index-thread.ts) and records the sync's outcome inside its transaction.
  */
 import { type KnownContent, knownContentOf } from '../../indexer/build-index.js';
@@ -12,7 +12,6 @@ import type {
   CatalogRegistryRow,
   CatalogVersionDetail,
   CatalogVersionRow,
-  MirrorQueries,
   OpenQuarantineOf,
   ServiceStore,
 } from '../contract.js';
@@ -20,9 +19,7 @@ import { crudQueries } from '../crud.js';
 import { checksumQueriesOf, OPEN_QUARANTINE_OF_SQL } from '../quarantine.js';
 import { sqlite as sqlite_ } from '../sql.js';
 import { sqliteMirrorQueries } from './add-versions.js';
-import { SqliteHashStore } from './checksum-log.js';
 import { migrationsApplied, type Store } from './open.js';
-import { acceptQuarantine } from './quarantine.js';
 import { readsOf } from './reads.js';
 import { sqliteRunner } from './runner.js';
 import { swapIndexOffThread, swapsSettled } from './swap-index-thread.js';
@@ -72,25 +69,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
     },
   };
 
-  const mirror = sqliteMirrorQueries(store);
-  /** The mirror's writes wait out an index swap in progress too. */
-  const mirrorQueries: MirrorQueries = {
-    ...mirror,
-    addVersions: (...a) => settled().then(() => mirror.addVersions(...a)),
-    flagRemovedUpstream: (...a) => settled().then(() => mirror.flagRemovedUpstream(...a)),
-    markRemovedUpstream: (...a) => settled().then(() => mirror.markRemovedUpstream(...a)),
-    openQuarantine: (...a) => settled().then(() => mirror.openQuarantine(...a)),
-    closeReverted: (...a) => settled().then(() => mirror.closeReverted(...a)),
-    makePrivate: (...a) => settled().then(() => mirror.makePrivate(...a)),
-  };
-
-  const checksumQueries = checksumQueriesOf(runner, {
-    accept: async (input) => {
-      await settled();
-      return acceptQuarantine(store, input);
-    },
-    hashes: () => new SqliteHashStore(sqlite),
-  });
+  const checksumQueries = checksumQueriesOf(runner);
 
   return {
     dialect: 'sqlite',
@@ -98,7 +77,7 @@ export function sqliteServiceStore(store: Store): ServiceStore {
     ...crud,
     catalog: catalogQueries,
     checksums: checksumQueries,
-    mirror: mirrorQueries,
+    mirror: sqliteMirrorQueries(runner),
     reads: readsOf(store),
     knownContent(): KnownContent {
       return knownContentOf({
