@@ -153,6 +153,24 @@ describe('hostile Jinja templates', () => {
 });
 
 describe('hostile Python templates', () => {
+  it('Python: a recursion that runs out of memory before its time fails as the memory limit (CPython says SystemError)', async () => {
+    // A time limit it never reaches: the memory limit ends it, every time.
+    const patient = new RenderSandbox({ timeoutMs: 120_000, memoryMb: 192 });
+    try {
+      const error = await failure(() =>
+        patient.renderPython({
+          name: 'deep.py',
+          source: PYTHON.find(([n]) => n === 'recursion bomb past the recursion limit')![1],
+          context,
+          files: {},
+        }),
+      );
+      assert.equal(error.category, 'limit', error.message);
+      assert.match(error.message, /ran out of memory \(limit 192 MB\)/);
+    } finally {
+      patient.close();
+    }
+  });
   for (const [name, source, category] of PYTHON) {
     it(`Python: ${name} fails as ${category} and the sandbox carries on`, async () => {
       const error = await failure(() =>

@@ -463,7 +463,7 @@ def _render(req):
         kind = 'error'
         if isinstance(error, TemplateTimeout):
             kind, msg = 'limit', 'took longer than %gs (time limit)' % timeout
-        elif isinstance(error, MemoryError):
+        elif isinstance(error, MemoryError) or _exhausted(error):
             kind, msg = 'limit', 'ran out of memory (limit %d MB)' % _mem
         elif isinstance(error, RecursionError):
             kind, msg = 'limit', 'recursion limit exceeded'
@@ -488,6 +488,15 @@ def _render(req):
     except (TypeError, ValueError) as e:
         return {'ok': False, 'kind': 'error', 'message': 'GenerateConfig returned a value that is not YAML/JSON data: %s' % e,
                 'file': name, 'line': None}
+
+def _exhausted(error):
+    # CPython 3.11 reports an allocation that failed inside its evaluation loop (a deep recursion
+    # under a raised recursion limit reaching the memory limit) as this SystemError, not as a
+    # MemoryError: it is one when the process's peak memory reached the limit (docs/expansion.md,
+    # "Isolation").
+    if not isinstance(error, SystemError) or 'without exception set' not in str(error):
+        return False
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >= _mem * 1024 * 0.9
 
 # What json.dumps writes for a float with an integral value (1.0, 1e+16), an integer-like key, or
 # a key starting with NUL: only then is the result walked into the wire form.
