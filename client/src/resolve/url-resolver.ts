@@ -32,8 +32,30 @@ function kindOf(file: string): TemplateKind {
   return file.endsWith('.py') ? 'python' : file === 'blueprint.yaml' ? 'blueprint' : 'jinja';
 }
 
-/** The URL of a file relative to the template's directory. */
-export function fileUrl(templateUrl: string, path: string): string {
+/**
+ * Whether a schema's import path names a file inside the template's directory, as a URL resolves
+ * it: no scheme, no leading `/`, no empty, `.` or `..` segment, and none of backslash, `%`, `?`, `#`
+ * (a URL reads `%2e%2e` and `..` before a backslash as `..`; the rest change what is fetched), no
+ * control character, no leading or trailing space.
+ */
+export function isSafeImportPath(path: string, templateUrl: string): boolean {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(path) || /[\\%?#]/.test(path) || path.startsWith('/')) return false;
+  if (path.split('/').some((s) => s === '' || s === '.' || s === '..')) return false;
+  // A URL drops control characters and leading or trailing spaces.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: they are what is refused
+  if (/[\x00-\x1f\x7f]|^ | $/.test(path)) return false;
+  return new URL(path, templateUrl).href.startsWith(new URL('.', templateUrl).href);
+}
+
+/** The URL of a file relative to the template's directory; a path leading elsewhere is refused. */
+export function fileUrl(templateUrl: string, path: string, source = `${templateUrl}.schema`): string {
+  if (!isSafeImportPath(path, templateUrl)) {
+    throw new DmError(
+      'UNSAFE_IMPORT_PATH',
+      `${source}: import '${path}' must be a relative path inside the template's directory`,
+      { category: 'invalid-input' },
+    );
+  }
   return new URL(path, templateUrl).href;
 }
 
@@ -130,7 +152,9 @@ async function get(url: string, options: UrlResolverOptions, optional: boolean):
   }
 }
 
-function importPaths(schemaText: string, source: string): string[] {
+/** The import paths of a URL's schema, each checked to stay inside the template's directory. */
+function importPaths(schemaText: string, templateUrl: string): string[] {
+  const source = `${templateUrl}.schema`;
   const schema = parseYaml(schemaText, { source });
   const imports =
     schema && typeof schema === 'object' ? (schema as Record<string, unknown>).imports : undefined;
@@ -144,19 +168,7 @@ function importPaths(schemaText: string, source: string): string[] {
           ? (imp as Record<string, unknown>).path
           : undefined;
     if (typeof path !== 'string') continue;
-    if (
-      /^[a-z]+:/i.test(path) ||
-      path.startsWith('/') ||
-      path.split('/').some((s) => s === '..' || s === '')
-    ) {
-      throw new DmError(
-        'UNSAFE_IMPORT_PATH',
-        `${source}: import '${path}' must be a relative path inside the template's directory`,
-        {
-          category: 'invalid-input',
-        },
-      );
-    }
+    fileUrl(templateUrl, path, source);
     paths.push(path);
   }
   return paths;
@@ -170,7 +182,7 @@ export async function resolveUrl(url: string, options: UrlResolverOptions = {}):
   const schema = await get(`${url}.schema`, options, true);
   if (schema) {
     contents.set(schemaFile, schema);
-    for (const path of importPaths(schema.toString('utf8'), `${url}.schema`)) {
+    for (const path of importPaths(schema.toString('utf8'), url)) {
       if (!contents.has(path)) contents.set(path, (await get(fileUrl(url, path), options, false))!);
     }
   }
