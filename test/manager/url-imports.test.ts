@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import { startManagerServer } from './fixtures.js';
 
 describe('manager: imports by URL are refused, never fetched', () => {
-  it('in the configuration and in a schema: 400 URL_IMPORT_REFUSED, no request made', async () => {
+  it('in the configuration and in a schema: 400 URL_IMPORT_REFUSED unless the file is sent by name; no request made', async () => {
     const asked: string[] = [];
     const target = createServer((req, res) => {
       asked.push(req.url ?? '');
@@ -50,6 +50,14 @@ describe('manager: imports by URL are refused, never fetched', () => {
         inSchema.body.error?.message ?? '',
         /^svc\.jinja\.schema: import '[^']+' \(as 'lb\.jinja'\): the Deployment Manager does not fetch/,
       );
+      // As gcloud sent it: the import list names the URL, and the file comes under its name.
+      const sent = await expand({
+        content: `imports:\n- path: ${url}\n  name: lb.jinja\nresources:\n- name: a\n  type: lb.jinja\n`,
+        imports: [
+          { name: 'lb.jinja', content: 'resources:\n- name: {{ env["name"] }}-cm\n  type: ConfigMap\n' },
+        ],
+      });
+      assert.equal(sent.status, 200, JSON.stringify(sent.body));
       assert.deepEqual(asked, [], 'the server made no request to the address');
     } finally {
       await server.close();

@@ -85,12 +85,15 @@ export class LocalTemplateSource implements TemplateSource {
   private readonly maxFileBytes: number;
   private readonly projectRoots: string[];
   private readonly urlImports: UrlImports;
+  /** Whether imports by URL are fetched (else one is read by its name beside the configuration, or refused). */
+  private readonly fetchesUrls: boolean;
   /** The configuration's imports by URL, loaded by `ready()`. */
   private readonly pendingUrls: UrlImport[] = [];
   /** Import names whose file came from a URL: their schema is only the one beside the URL. */
   private readonly fromUrl = new Set<string>();
 
   constructor(options: LocalTemplateSourceOptions) {
+    this.fetchesUrls = options.loadUrl !== undefined;
     this.urlImports = new UrlImports(
       options.loadUrl,
       options.refuseUrlImports ?? 'imports by URL are not fetched here',
@@ -102,6 +105,7 @@ export class LocalTemplateSource implements TemplateSource {
     this.maxFileBytes = options.maxFileBytes ?? 4 * 1024 * 1024;
     for (const entry of options.imports ?? []) {
       if (isUrlImport(entry.path)) {
+        if (this.sentByName(entry.name)) continue;
         this.pendingUrls.push({
           url: entry.path,
           name: entry.name,
@@ -123,6 +127,23 @@ export class LocalTemplateSource implements TemplateSource {
       }
       this.files.set(entry.name, { name: entry.name, path: file.path, content: file.content });
     }
+  }
+
+  /**
+   * Where nothing fetches URLs (the manager API), an import by URL is the file sent under its name
+   * beside the configuration, as DM's server took gcloud's uploads (docs/expansion.md "Imports by URL").
+   */
+  private sentByName(name: string): boolean {
+    if (this.fetchesUrls || isUrlImport(name)) return false;
+    let file: { path: string; content: string } | undefined;
+    try {
+      file = this.readRelative(name, [this.roots[0]!]);
+    } catch {
+      return false;
+    }
+    if (!file) return false;
+    this.files.set(name, { name, path: file.path, content: file.content });
+    return true;
   }
 
   /** The files read from disk so far (not those fetched from a URL). */
@@ -215,6 +236,7 @@ export class LocalTemplateSource implements TemplateSource {
     for (const imp of parsed.imports) {
       if (this.files.has(imp.name)) continue;
       if (isUrlImport(imp.path)) {
+        if (this.sentByName(imp.name)) continue;
         // As gcloud did: fetched when the import list is built (docs/expansion.md "Imports by URL").
         byUrl.push({
           url: imp.path,
