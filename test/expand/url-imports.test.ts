@@ -23,8 +23,10 @@ describe('imports by URL (dm expand, dm install)', () => {
   let base: string;
   let caFile: string;
   /** What the stand-in serves, path → body (or a redirect), changed by tests. */
-  const files = new Map<string, string | { redirect: string }>();
+  const files = new Map<string, string | { redirect: string } | 'hang'>();
   const seen: string[] = [];
+  /** Answers never finished (the time limit's case), ended when the tests end. */
+  const hanging: { end: () => void }[] = [];
   before(async () => {
     const cert = loopbackCertificate();
     caFile = join(mkdtempSync(join(tmpdir(), 'dm-url-ca-')), 'ca.pem');
@@ -34,6 +36,9 @@ describe('imports by URL (dm expand, dm install)', () => {
       const body = files.get(req.url ?? '');
       if (body === undefined) {
         res.writeHead(404).end('not found');
+      } else if (body === 'hang') {
+        res.writeHead(200, { 'content-type': 'text/plain' }).write('# and nothing more');
+        hanging.push(res);
       } else if (typeof body === 'string') {
         res.writeHead(200, { 'content-type': 'text/plain' }).end(body);
       } else {
@@ -43,11 +48,15 @@ describe('imports by URL (dm expand, dm install)', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  after(() => new Promise<void>((r) => server.close(() => r())));
+  after(() => {
+    for (const res of hanging) res.end();
+    return new Promise<void>((r) => server.close(() => r()));
+  });
 
   const serveSample = () => {
     files.set(LB, fixture('lb-l3.py'));
     files.set(`${LB}.schema`, fixture('lb-l3.py.schema'));
+    files.set(LB.replace('lb-l3.py', 'lb_naming.py'), fixture('lb_naming.py'));
   };
 
   /** A project directory with the configuration, the service template, and its schema importing `url`. */
@@ -69,7 +78,8 @@ describe('imports by URL (dm expand, dm install)', () => {
     const env = await isolatedEnv();
     const byUrl = project(`${base}${LB}`);
     const beside = project('lb-l3.py');
-    for (const name of ['lb-l3.py', 'lb-l3.py.schema']) cpSync(join(FIXTURE, name), join(beside, name));
+    for (const name of ['lb-l3.py', 'lb-l3.py.schema', 'lb_naming.py'])
+      cpSync(join(FIXTURE, name), join(beside, name));
     const a = await dm(['expand', 'config.yaml', '-o', 'json'], byUrl, env);
     assert.equal(a.code, 0, a.stderr);
     assert.doesNotMatch(a.stderr, /treated as a primitive/);
@@ -82,6 +92,10 @@ describe('imports by URL (dm expand, dm install)', () => {
     assert.equal(rule?.properties.IPProtocol, 'TCP');
     assert.ok(!out.config.resources.some((r: { type: string }) => r.type === 'lb-l3.py'));
     assert.ok(seen.includes(LB) && seen.includes(`${LB}.schema`));
+    assert.ok(
+      seen.includes(LB.replace('lb-l3.py', 'lb_naming.py')),
+      "the URL schema's import came from beside the URL",
+    );
   });
 
   it('dm install locks the URL by digest; offline then uses the cached bytes; changed bytes fail clearly', async () => {
@@ -147,7 +161,8 @@ describe('imports by URL (dm expand, dm install)', () => {
     files.set('/big.py', `# ${'x'.repeat(5 * 1024 * 1024)}\n`);
     files.set('/to-http.py', { redirect: 'http://example.invalid/lb-l3.py' });
     files.set('/loop.py', { redirect: '/loop.py' });
-    const cases: [string, number, RegExp][] = [
+    files.set('/hang.py', 'hang');
+    const cases: [string, number, RegExp, string[]?][] = [
       ['http://example.invalid/lb-l3.py', 1, /is not an https URL: dm fetches templates over https only/],
       [
         `${base}/to-http.py`,
@@ -157,10 +172,12 @@ describe('imports by URL (dm expand, dm install)', () => {
       [`${base}/loop.py`, 5, /redirects more than 5 times/],
       [`${base}/big.py`, 1, /is larger than the 4194304 bytes allowed/],
       ['https://127.0.0.1:1/lb-l3.py', 5, /cannot fetch https:\/\/127\.0\.0\.1:1\/lb-l3\.py/],
+      // A body that never ends is cut off by the HTTP time limit (the server never finishes it).
+      [`${base}/hang.py`, 5, /cannot fetch .*\/hang\.py \(no answer within 1 s/, ['--http-timeout', '1']],
     ];
-    for (const [url, code, message] of cases) {
+    for (const [url, code, message, flags] of cases) {
       const dir = project(url);
-      const r = await dm(['expand', 'config.yaml'], dir, env);
+      const r = await dm([...(flags ?? []), 'expand', 'config.yaml'], dir, env);
       assert.equal(r.code, code, `${url}: ${r.stderr}`);
       assert.match(r.stderr, message, url);
       assert.match(r.stderr, /ha-service\.py\.schema: import '/, url);

@@ -153,7 +153,7 @@ export class LocalTemplateSource implements TemplateSource {
 
   /** Loads the configuration's imports by URL (before the first `load`). */
   async ready(): Promise<void> {
-    await Promise.all(this.pendingUrls.map((imp) => this.urlImports.add(imp, this.files)));
+    await this.urlImports.addAll(this.pendingUrls, this.files);
   }
 
   private readRelative(
@@ -256,7 +256,7 @@ export class LocalTemplateSource implements TemplateSource {
       }
       this.files.set(imp.name, { name: imp.name, path: file.path, content: file.content });
     }
-    await Promise.all(byUrl.map((imp) => this.urlImports.add(imp, this.files)));
+    await this.urlImports.addAll(byUrl, this.files);
     return schema;
   }
 

@@ -34,6 +34,27 @@ function describe(imp: UrlImport): string {
   return `${imp.declaredIn}: import '${imp.url}'${imp.name === imp.url ? '' : ` (as '${imp.name}')`}`;
 }
 
+/** Puts a loaded import's files under their import names (names already taken stay). */
+function place(imp: UrlImport, loaded: LoadedTemplate, files: Map<string, TemplateFile>): void {
+  if (!files.has(imp.name)) files.set(imp.name, { name: imp.name, path: imp.url, content: loaded.content });
+  if (!loaded.schema) return;
+  const schemaName = `${imp.name}.schema`;
+  if (!files.has(schemaName)) {
+    files.set(schemaName, { name: schemaName, path: `${imp.url}.schema`, content: loaded.schema.content });
+  }
+  for (const child of parseTemplateSchema(loaded.schema).imports) {
+    const file = loaded.files.get(child.path);
+    // Beside the URL: the resolver checked that the path stays in the URL's directory.
+    if (file && !files.has(child.name)) {
+      files.set(child.name, {
+        name: child.name,
+        path: new URL(child.path, imp.url).href,
+        content: file.content,
+      });
+    }
+  }
+}
+
 /**
  * The imports by URL of one expansion: each URL loaded once, at most MAX_URL_IMPORTS of them, and
  * refused with one sentence where there is no loader (the manager API).
@@ -47,22 +68,17 @@ export class UrlImports {
   ) {}
 
   /**
-   * Loads `imp` and puts its file under the import name, its schema under `<name>.schema`, and
-   * the files the schema imports (beside the URL, as with a plain URL reference) under their
-   * import names, unless the names are taken. Returns the template's file.
+   * Loads `imports` (side by side) and puts each file under its import name, its schema under
+   * `<name>.schema`, and the files the schema imports (beside the URL, as with a plain URL
+   * reference) under their import names, unless the names are taken — in the order written; when
+   * several fail, the first failure in that order is the one reported.
    */
-  async add(imp: UrlImport, files: Map<string, TemplateFile>): Promise<void> {
-    const loaded = await this.load(imp);
-    if (!files.has(imp.name)) files.set(imp.name, { name: imp.name, path: imp.url, content: loaded.content });
-    if (!loaded.schema) return;
-    const schemaName = `${imp.name}.schema`;
-    if (!files.has(schemaName)) {
-      files.set(schemaName, { name: schemaName, path: `${imp.url}.schema`, content: loaded.schema.content });
-    }
-    for (const child of parseTemplateSchema(loaded.schema).imports) {
-      const file = loaded.files.get(child.path);
-      if (file && !files.has(child.name)) files.set(child.name, { ...file, name: child.name });
-    }
+  async addAll(imports: readonly UrlImport[], files: Map<string, TemplateFile>): Promise<void> {
+    const settled = await Promise.allSettled(imports.map(async (imp) => this.load(imp)));
+    for (const s of settled) if (s.status === 'rejected') throw s.reason;
+    imports.forEach((imp, i) => {
+      place(imp, (settled[i] as PromiseFulfilledResult<LoadedTemplate>).value, files);
+    });
   }
 
   private load(imp: UrlImport): Promise<LoadedTemplate> {

@@ -1,5 +1,7 @@
 """A layer-3 load balancer: a target pool and a forwarding rule (after the DM sample)."""
 
+import lb_naming
+
 
 def GenerateConfig(context):
   name = context.env['name']
@@ -11,7 +13,7 @@ def GenerateConfig(context):
           'properties': {'region': region, 'healthChecks': []},
       },
       {
-          'name': name + '-fr',
+          'name': lb_naming.rule(name),
           'type': 'compute.v1.forwardingRule',
           'properties': {
               'region': region,
