@@ -5,6 +5,7 @@
  * imports the load balancer template by URL.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loopbackCertificate } from '../kube-standin/tls.js';
+import { findOracle } from '../support/python-oracle.js';
 import { isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
+import { typed } from './typed-data.js';
 
 const FIXTURE = join(repoRoot, 'test', 'expand', 'url-imports');
 const LB = '/samples/igm-updater/python/lb-l3.py';
@@ -92,6 +95,22 @@ describe('imports by URL (dm expand, dm install)', () => {
     assert.equal(rule?.properties.IPProtocol, 'TCP');
     assert.ok(!out.config.resources.some((r: { type: string }) => r.type === 'lb-l3.py'));
     assert.ok(seen.includes(LB) && seen.includes(`${LB}.schema`));
+    // And the same as DM's rules with Python (test/expand/dm_reference.py) on the files beside.
+    const python = findOracle();
+    assert.ok(python, 'no python3 with jinja2 and yaml: the reference cannot run');
+    const ref = spawnSync(
+      python,
+      [
+        join(repoRoot, 'test/expand/dm_reference.py'),
+        join(beside, 'config.yaml'),
+        'config',
+        '',
+        '2026-01-02T03:04:05Z',
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(ref.status, 0, ref.stderr);
+    assert.deepEqual(typed(out), JSON.parse(ref.stdout));
     assert.ok(
       seen.includes(LB.replace('lb-l3.py', 'lb_naming.py')),
       "the URL schema's import came from beside the URL",
