@@ -166,6 +166,26 @@ describe('imports by URL (dm expand, dm install)', () => {
     assert.equal(readFileSync(join(dir, 'dm.lock'), 'utf8'), lock, 'dm.lock unchanged');
   });
 
+  it('dm deploy --dry-run expands a configuration importing by URL (no cluster needed)', async () => {
+    files.set(
+      '/cm/cm.jinja',
+      'resources:\n- name: {{ env["name"] }}-cm\n  type: v1/ConfigMap\n  properties: {data: {a: b}}\n',
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'dm-url-import-'));
+    writeFileSync(
+      join(dir, 'config.yaml'),
+      `imports:\n- path: ${base}/cm/cm.jinja\n  name: cm.jinja\nresources:\n- name: settings\n  type: cm.jinja\n`,
+    );
+    const env = { ...(await isolatedEnv()), KUBECONFIG: join(dir, 'no-such-kubeconfig') };
+    const r = await dm(['deploy', 'config.yaml', '--name', 'dry', '--dry-run', '-o', 'json'], dir, env);
+    assert.equal(r.code, 0, r.stderr);
+    const plan = JSON.parse(r.stdout) as { create: { name: string; kind: string }[] };
+    assert.deepEqual(
+      plan.create.map((c) => [c.name, c.kind]),
+      [['settings-cm', 'ConfigMap']],
+    );
+  });
+
   it('offline without a lock: the import is missing, named with its schema', async () => {
     serveSample();
     const env = await isolatedEnv();
