@@ -317,7 +317,7 @@ export const ERROR_CODES = {
   URL_IMPORT_REFUSED: {
     category: 'invalid-input',
     meaning:
-      'A configuration or schema imports a file by URL where URLs are not fetched (the Deployment Manager API: it never fetches addresses a request names).',
+      'A configuration or schema imports a file by URL that dm does not fetch: one that is not a template file, one in content from a registry, or any where URLs are not fetched (the Deployment Manager API never fetches addresses a request names).',
   },
   TOO_MANY_URL_IMPORTS: {
     category: 'limit',

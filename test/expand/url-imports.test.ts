@@ -211,6 +211,7 @@ describe('imports by URL (dm expand, dm install)', () => {
       [`${base}/loop.py`, 5, /redirects more than 5 times/],
       [`${base}/big.py`, 1, /is larger than the 4194304 bytes allowed/],
       ['https://127.0.0.1:1/lb-l3.py', 5, /cannot fetch https:\/\/127\.0\.0\.1:1\/lb-l3\.py/],
+      [`${base}/values.txt`, 1, /an import by URL must name a template file \(\.jinja, \.py or \.yaml\)/],
       // A body that never ends is cut off by the HTTP time limit (the server never finishes it).
       [`${base}/hang.py`, 5, /cannot fetch .*\/hang\.py \(no answer within 1 s/, ['--http-timeout', '1']],
     ];

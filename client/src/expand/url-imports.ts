@@ -90,6 +90,18 @@ export class UrlImports {
           details: { import: imp.url, in: imp.declaredIn },
         });
       }
+      if (!/\.(jinja|py|yaml)$/.test(new URL(imp.url).pathname)) {
+        // Locked as a plain URL reference, which names a template (docs/expansion.md "Imports by URL").
+        throw new DmError(
+          'URL_IMPORT_REFUSED',
+          `${describe(imp)}: an import by URL must name a template file (.jinja, .py or .yaml)`,
+          {
+            category: 'invalid-input',
+            hint: 'put other files beside the configuration and import them by path',
+            details: { import: imp.url, in: imp.declaredIn },
+          },
+        );
+      }
       if (this.loads.size >= MAX_URL_IMPORTS) {
         throw new DmError(
           'TOO_MANY_URL_IMPORTS',
