@@ -230,6 +230,8 @@ export class LocalTemplateSource implements TemplateSource {
       schema = { name: schemaName, path: next.path, content: next.content };
       this.files.set(schemaName, schema);
     }
+    // A schema fetched with an import by URL brought its imports along (url-imports.ts).
+    if (isUrlImport(schema.path)) return schema;
     const parsed = parseTemplateSchema(schema);
     const schemaDir = dirname(schema.path);
     const byUrl: UrlImport[] = [];
