@@ -161,6 +161,7 @@ describe('imports by URL (dm expand, dm install)', () => {
       error.message,
       /^ha-service\.py\.schema: import '[^']+lb-l3\.py' \(as 'lb-l3\.py'\): .*does not match its recorded digest/,
     );
+    assert.match(error.hint, /^the URL now serves other bytes than dm\.lock recorded/);
     const frozen = await dm(['install', '--frozen-lockfile'], dir, fresh);
     assert.notEqual(frozen.code, 0, frozen.stderr);
     assert.equal(readFileSync(join(dir, 'dm.lock'), 'utf8'), lock, 'dm.lock unchanged');

@@ -114,6 +114,8 @@ export class LocalTemplateSource implements TemplateSource {
         this.fromUrl.add(entry.name);
         continue;
       }
+      // The service knows a sent file by its import name, as DM's server did (gcloud's upload).
+      if (entry.name !== entry.path && this.sentByName(entry.name)) continue;
       const file = this.readRelative(entry.path, this.roots);
       if (!file) {
         throw new DmError(
@@ -130,8 +132,9 @@ export class LocalTemplateSource implements TemplateSource {
   }
 
   /**
-   * Where nothing fetches URLs (the manager API), an import by URL is the file sent under its name
-   * beside the configuration, as DM's server took gcloud's uploads (docs/expansion.md "Imports by URL").
+   * Where nothing fetches URLs (the manager API), an import is the file sent under its import name
+   * beside the configuration, as DM's server took gcloud's uploads (docs/expansion.md "Imports by
+   * URL"; docs/manager.md "Imports"): an import by URL, and a renamed import whose path was not sent.
    */
   private sentByName(name: string): boolean {
     if (this.fetchesUrls || isUrlImport(name)) return false;
@@ -249,6 +252,7 @@ export class LocalTemplateSource implements TemplateSource {
         continue;
       }
       if (/:=?v\d/.test(imp.path)) continue; // registry references: another source's
+      if (imp.name !== imp.path && this.sentByName(imp.name)) continue;
       const file = this.readRelative(imp.path, [schemaDir, ...this.roots]);
       if (!file) {
         throw new DmError('IMPORT_NOT_FOUND', `${schema.path}: import '${imp.path}' not found`, {
