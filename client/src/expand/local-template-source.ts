@@ -91,6 +91,8 @@ export class LocalTemplateSource implements TemplateSource {
   private readonly pendingUrls: UrlImport[] = [];
   /** Import names whose file came from a URL: their schema is only the one beside the URL. */
   private readonly fromUrl = new Set<string>();
+  /** Paths looked up for a type and not found (absentFiles). */
+  private readonly absent = new Set<string>();
 
   constructor(options: LocalTemplateSourceOptions) {
     this.fetchesUrls = options.loadUrl !== undefined;
@@ -147,6 +149,14 @@ export class LocalTemplateSource implements TemplateSource {
     if (!file) return false;
     this.files.set(name, { name, path: file.path, content: file.content });
     return true;
+  }
+
+  /**
+   * Where a type naming a template file was looked for and not found (it stayed a primitive): a
+   * file added there later changes the expansion (install's discovery cache keys on it).
+   */
+  absentFiles(): string[] {
+    return [...this.absent].sort();
   }
 
   /** The files read from disk so far (not those fetched from a URL). */
@@ -289,7 +299,10 @@ export class LocalTemplateSource implements TemplateSource {
       } catch {
         return null;
       }
-      if (!found) return null;
+      if (!found) {
+        if (!isAbsolute(typeRef)) for (const root of this.roots) this.absent.add(resolve(root, typeRef));
+        return null;
+      }
       file = { name: typeRef, path: found.path, content: found.content };
       this.files.set(typeRef, file);
     }
