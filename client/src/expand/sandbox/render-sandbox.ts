@@ -4,7 +4,7 @@
  *
  * - Jinja: a Node child process started with the permission model (`--experimental-permission`,
  *   reading only the engine's own code; no writes, no child processes, no workers, no addons) and
- *   a V8 heap limit; requests over the IPC channel.
+ *   a V8 heap limit; requests as frames on its fd 3 (frame-channel.ts).
  * - Python: one `python3 -I` process per sandbox (that is, per expansion run), JSON lines over
  *   stdio, inside the operating system's boundary (python/boundary-source.ts: namespaces, a root
  *   holding only Python's library, an unprivileged uid, Landlock), with an address-space limit
@@ -474,7 +474,13 @@ function jinjaRendererOptions(memoryMb: number, snapshots: string | undefined): 
     };
   });
   const snapshot = rendererSnapshot(snapshots, code, memoryMb);
-  return { ...code, memoryMb, label: 'the Jinja renderer', ...(snapshot ? { snapshot } : {}) };
+  return {
+    ...code,
+    memoryMb,
+    label: 'the Jinja renderer',
+    channel: 'frames',
+    ...(snapshot ? { snapshot } : {}),
+  };
 }
 
 /**
@@ -516,6 +522,7 @@ function handles(child: ChildProcess): { ref(): void; unref(): void }[] {
     child.stdin as net.Socket | null,
     child.stdout as net.Socket | null,
     child.stderr as net.Socket | null,
+    child.stdio[3] as net.Socket | null | undefined,
   ];
   return out.filter((h): h is { ref(): void; unref(): void } => !!h && typeof h.unref === 'function');
 }
@@ -602,8 +609,13 @@ class JinjaWorker extends Worker {
     }
   }
 
-  private attach({ child, ready, outOfMemory }: ForkedRenderer): Promise<ChildProcess> {
-    child.on('message', (m: unknown) => {
+  /** How to send to each process this worker started (its channel: frame-channel.ts). */
+  private channels = new WeakMap<ChildProcess, ForkedRenderer>();
+
+  private attach(forked: ForkedRenderer): Promise<ChildProcess> {
+    const { child, ready, outOfMemory } = forked;
+    this.channels.set(child, forked);
+    forked.onMessage((m: unknown) => {
       if ((m as { id?: unknown }).id !== undefined) this.onAnswer(m as Answer);
     });
     child.on('exit', (code, signal) => {
@@ -615,7 +627,7 @@ class JinjaWorker extends Worker {
   }
 
   protected send(child: ChildProcess, messages: Record<string, unknown>[]): void {
-    child.send(messages);
+    this.channels.get(child)?.send(messages);
   }
 }
 
