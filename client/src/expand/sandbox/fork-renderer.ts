@@ -2,14 +2,12 @@
  * Starting a Node rendering process under the permission model — the one way the expansion
  * engine's Jinja process and the blueprint renderer are started: reads allowed only where the
  * renderer's own code lives, no writes, no child processes, an empty environment (nothing of dm's
- * tokens or configuration reaches templates), a heap limit, and a ready handshake on its channel
- * (Node's IPC channel, or frames on fd 3: frame-channel.ts).
+ * tokens or configuration reaches templates), a heap limit, and a ready handshake over IPC.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DmError } from '../../error.js';
-import { encodeFrame, FrameReader } from './frame-channel.js';
 
 /**
  * Defined only in the CLI bundle (scripts/bundle.mjs; docs/client.md, "The CLI bundle"):
@@ -112,19 +110,10 @@ export interface ForkRendererOptions extends RendererCode {
    * taken.
    */
   snapshot?: string;
-  /**
-   * `frames`: messages as frames on the child's fd 3 (frame-channel.ts; the Jinja renderer),
-   * where Node's IPC channel (the default; the blueprint renderer) loads more code in the child.
-   */
-  channel?: 'ipc' | 'frames';
 }
 
 export interface ForkedRenderer {
   child: ChildProcess;
-  /** Sends a message to the child (an error writing it shows as the child's exit). */
-  send(message: unknown): void;
-  /** Calls `handler` with each message from the child, in order. */
-  onMessage(handler: (message: unknown) => void): void;
   /** Resolves once the child said it is ready; rejects with SANDBOX_FAILED if it could not start. */
   ready: Promise<ChildProcess>;
   /** The end of what the child wrote on stderr. */
@@ -137,7 +126,6 @@ export function forkRenderer(options: ForkRendererOptions): ForkedRenderer {
   // `dir/*` is Node 20's spelling of "this directory and below"; later versions take `dir`.
   const tree = (dir: string) => (permissionFlag() === '--permission' ? dir : `${dir}/*`);
   const reads = [...options.readTrees.map(tree), ...options.readFiles];
-  const frames = options.channel === 'frames';
   const child = spawn(
     process.execPath,
     [
@@ -147,49 +135,23 @@ export function forkRenderer(options: ForkRendererOptions): ForkedRenderer {
       '--no-warnings',
       ...(options.snapshot ? ['--snapshot-blob', options.snapshot] : [options.entry]),
     ],
-    frames
-      ? { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: {} }
-      : { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced', env: {} },
+    { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced', env: {} },
   );
-  const handlers: ((message: unknown) => void)[] = [];
-  const deliver = (message: unknown) => {
-    for (const handler of [...handlers]) handler(message);
-  };
-  let send: (message: unknown) => void;
-  if (frames) {
-    const socket = child.stdio[3] as import('node:net').Socket;
-    // A frame larger than the child's heap could hold is not a rendering's answer: the child goes.
-    const reader = new FrameReader(options.memoryMb * 2 * 1024 * 1024, deliver, () => child.kill('SIGKILL'));
-    socket.on('data', (chunk: Buffer) => reader.push(chunk));
-    // Writing to a child that has gone: its exit is what reports it.
-    socket.on('error', () => {});
-    send = (message) => {
-      if (!socket.destroyed) socket.write(encodeFrame(message));
-    };
-  } else {
-    child.on('message', deliver);
-    send = (message) => {
-      child.send(message as import('node:child_process').Serializable);
-    };
-  }
-  const onMessage = (handler: (message: unknown) => void) => {
-    handlers.push(handler);
-  };
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-2000);
   });
   const ready = new Promise<ChildProcess>((resolve, reject) => {
-    let wasReady = false;
-    onMessage((m: unknown) => {
+    const onMessage = (m: unknown) => {
       const ready = m as { ready?: unknown; snapshot?: unknown };
-      if (wasReady || !ready.ready) return;
-      wasReady = true;
+      if (!ready.ready) return;
+      child.off('message', onMessage);
       if (options.snapshot && (!options.digest || ready.snapshot !== options.digest)) {
         child.kill('SIGKILL');
         reject(new DmError('SANDBOX_FAILED', `${options.label} started from a snapshot of another build`));
       } else resolve(child);
-    });
+    };
+    child.on('message', onMessage);
     child.once('error', (e) =>
       reject(new DmError('SANDBOX_FAILED', `cannot start ${options.label}: ${e.message}`)),
     );
@@ -206,8 +168,6 @@ export function forkRenderer(options: ForkRendererOptions): ForkedRenderer {
   });
   return {
     child,
-    send,
-    onMessage,
     ready,
     stderrTail: () => stderr,
     outOfMemory: () => /heap out of memory|Allocation failed/.test(stderr),

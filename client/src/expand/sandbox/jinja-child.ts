@@ -1,6 +1,6 @@
 /**
  * Entry of the Jinja rendering process (render-sandbox.ts): started with Node's permission
- * model, it renders one request at a time and answers on its channel (frame-channel.ts). It also validates
+ * model, it renders one request at a time and answers over the IPC channel. It also validates
  * properties against templates' schemas (schema-validation.ts), which are as untrusted as the
  * templates.
  *
@@ -15,7 +15,6 @@ import { JinjaRenderError, renderJinja } from '../jinja/compat.js';
 import { parseRenderedYaml } from '../rendered-yaml.js';
 import { parseTemplateSchema } from '../schema.js';
 import type { TemplateFile } from '../types.js';
-import { readChannel, sendOnChannel } from './frame-channel.js';
 import { LoadAfterReady } from './load-after-ready.js';
 import type { RenderAnswer, RenderFailure, RenderReady, JinjaRequest as Request } from './render-protocol.js';
 import { warmUp } from './renderer-warm-up.js';
@@ -106,7 +105,7 @@ function checkedFields(checked: {
 }
 
 function answer(message: RenderAnswer | RenderReady): void {
-  sendOnChannel(message);
+  process.send?.(message);
 }
 
 function handle(request: Request): void {
@@ -202,19 +201,16 @@ function handle(request: Request): void {
 
 /**
  * Starts serving: says it is ready (naming the snapshot it was started from, if any, for the
- * sandbox to check), then takes requests from its channel.
+ * sandbox to check), then takes requests from the IPC channel.
  */
 function serve(load: () => Promise<typeof import('../schema-validation.js')>, snapshot?: string): void {
+  process.on('disconnect', () => process.exit(0));
   answer({ ready: true, ...(snapshot ? { snapshot } : {}) });
   schemaValidation = new LoadAfterReady(load, (request) => request.check !== undefined, handle);
-  // Requests come in batches (those the main process dispatched together), answered one by one,
-  // on the channel of frame-channel.ts; its end (dm closed it or exited) ends the process.
-  readChannel(
-    (raw: unknown) => {
-      for (const request of raw as Request[]) schemaValidation.take(request);
-    },
-    () => process.exit(0),
-  );
+  // Requests come in batches (those the main process dispatched together), answered one by one.
+  process.on('message', (raw: unknown) => {
+    for (const request of raw as Request[]) schemaValidation.take(request);
+  });
 }
 
 if (startupSnapshot?.isBuildingSnapshot()) {

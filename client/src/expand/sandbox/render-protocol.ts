@@ -1,7 +1,7 @@
 /**
  * The messages between the expansion sandbox (render-sandbox.ts) and its rendering processes
  * (jinja-child.ts; the Python runner, runner-source.ts, answers in the same shape), declared once
- * for both sides (docs/expansion.md). Requests go as arrays (frame-channel.ts); each answer names
+ * for both sides (docs/expansion.md). Requests go as arrays over the IPC channel; each answer names
  * the request's `id`.
  */
 import type { DmError, ErrorCode } from '../../error.js';

@@ -4,7 +4,7 @@
  *
  * - Jinja: a Node child process started with the permission model (`--experimental-permission`,
  *   reading only the engine's own code; no writes, no child processes, no workers, no addons) and
- *   a V8 heap limit; requests as frames on its fd 3 (frame-channel.ts).
+ *   a V8 heap limit; requests over the IPC channel.
  * - Python: one `python3 -I` process per sandbox (that is, per expansion run), JSON lines over
  *   stdio, inside the operating system's boundary (python/boundary-source.ts: namespaces, a root
  *   holding only Python's library, an unprivileged uid, Landlock), with an address-space limit
@@ -482,13 +482,7 @@ function jinjaRendererOptions(memoryMb: number, snapshots: string | undefined): 
     };
   });
   const snapshot = rendererSnapshot(snapshots, code, memoryMb);
-  return {
-    ...code,
-    memoryMb,
-    label: 'the Jinja renderer',
-    channel: 'frames',
-    ...(snapshot ? { snapshot } : {}),
-  };
+  return { ...code, memoryMb, label: 'the Jinja renderer', ...(snapshot ? { snapshot } : {}) };
 }
 
 /**
@@ -552,7 +546,6 @@ function handles(child: ChildProcess): { ref(): void; unref(): void }[] {
     child.stdin as net.Socket | null,
     child.stdout as net.Socket | null,
     child.stderr as net.Socket | null,
-    child.stdio[3] as net.Socket | null | undefined,
   ];
   return out.filter((h): h is { ref(): void; unref(): void } => !!h && typeof h.unref === 'function');
 }
@@ -638,13 +631,8 @@ class JinjaWorker extends Worker {
     }
   }
 
-  /** How to send to each process this worker started (its channel: frame-channel.ts). */
-  private channels = new WeakMap<ChildProcess, ForkedRenderer>();
-
-  private attach(forked: ForkedRenderer): Promise<ChildProcess> {
-    const { child, ready, outOfMemory } = forked;
-    this.channels.set(child, forked);
-    forked.onMessage((m: unknown) => {
+  private attach({ child, ready, outOfMemory }: ForkedRenderer): Promise<ChildProcess> {
+    child.on('message', (m: unknown) => {
       if ((m as { id?: unknown }).id !== undefined) this.onAnswer(m as Answer);
     });
     child.on('exit', (code, signal) => {
@@ -656,7 +644,7 @@ class JinjaWorker extends Worker {
   }
 
   protected send(child: ChildProcess, messages: Record<string, unknown>[]): void {
-    this.channels.get(child)?.send(messages);
+    child.send(messages);
   }
 }
 

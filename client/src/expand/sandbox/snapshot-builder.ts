@@ -43,19 +43,18 @@ async function probe(job: SnapshotJob, blob: string): Promise<RenderAnswer> {
     digest: job.digest,
     memoryMb: job.memoryMb,
     label: 'the Jinja renderer (snapshot probe)',
-    channel: 'frames',
     snapshot: blob,
   });
   const timer = setTimeout(() => forked.child.kill('SIGKILL'), LIMIT_MS);
   try {
     const child = await forked.ready;
     const answered = new Promise<RenderAnswer>((resolve, reject) => {
-      forked.onMessage((m: unknown) => {
+      child.on('message', (m: unknown) => {
         if ((m as { id?: unknown }).id === 1) resolve(m as RenderAnswer);
       });
       child.once('exit', () => reject(new Error('the probe renderer stopped')));
     });
-    forked.send([
+    child.send([
       {
         id: 1,
         name: 'probe.jinja',
