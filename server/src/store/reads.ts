@@ -1,7 +1,7 @@
 /**
  * What both dialects' reads share (docs/server.md "The store"): the SQL text they both run (with
  * `$n` placeholders; sql.ts converts them for SQLite), the rows' conversions and the version order.
- * sqlite/reads.ts and postgres/reads.ts answer the contract's ReadStore with them.
+ * read-queries.ts answers the contract's ReadStore with them; quarantine.ts and the pages use a few.
  */
 
 import { compareVersions, tryParseVersion } from '../../../client/src/reference/index.js';
