@@ -10,12 +10,11 @@
  * The target lines start `TARGET LINE` (target: paged / whole < 1 for both lists; the load average
  * is printed with them).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
 import { ROWS_PER_PAGE } from '../server/src/pages/pieces.js';
 import type { ReadStore } from '../server/src/store/contract.js';
-import { DIALECTS, type DialectTestServer, tempDir, testServerOn } from '../test/server/helpers.js';
+import { DIALECTS, type DialectTestServer, testServerOn } from '../test/server/helpers.js';
+import { listedRegistry } from '../test/server/listed-registry.js';
 
 const numbers = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const TEMPLATES = Number(numbers[0] ?? 5000);
@@ -23,21 +22,11 @@ const VERSIONS = Number(numbers[1] ?? 2000);
 const ROUNDS = 7;
 const CALLS = 20;
 
-function write(root: string, path: string, text: string): void {
-  mkdirSync(dirname(join(root, path)), { recursive: true });
-  writeFileSync(join(root, path), text);
-}
-
 function registryDir(): string {
-  const root = tempDir('dm-bench-read-pages-');
-  const jinja = 'resources:\n- name: x\n  type: dummy\n';
-  const template = (name: string, version: string) => {
-    write(root, `${name}/${version}/${name}.jinja`, jinja);
-    write(root, `${name}/${version}/example.yaml`, `resources:\n- name: t\n  type: ${name}.jinja\n`);
-  };
-  for (let i = 0; i < TEMPLATES; i++) template(`t${i}`, 'v1');
-  for (let i = 0; i < VERSIONS; i++) template('many', `v1.${Math.floor(i / 100)}.${i % 100}`);
-  return root;
+  return listedRegistry(
+    Array.from({ length: TEMPLATES }, (_, i) => `t${i}`),
+    Array.from({ length: VERSIONS }, (_, i) => `v1.${Math.floor(i / 100)}.${i % 100}`),
+  );
 }
 
 /** CPU and wall ms per call of `read`, CALLS calls. */

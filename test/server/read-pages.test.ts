@@ -6,8 +6,6 @@
  * runner that passes every statement to the real one and counts its rows.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type {
   ReadStore,
@@ -22,7 +20,8 @@ import { SqlReads } from '../../server/src/store/read-queries.js';
 import type { SqlRunner } from '../../server/src/store/sql.js';
 import type { Store } from '../../server/src/store/sqlite/open.js';
 import { sqliteRunner } from '../../server/src/store/sqlite/runner.js';
-import { DIALECTS, type DialectTestServer, tempDir, testServerOn } from './helpers.js';
+import { DIALECTS, type DialectTestServer, testServerOn } from './helpers.js';
+import { listedRegistry } from './listed-registry.js';
 
 /** Names whose byte order differs from en_US.UTF-8's (case and punctuation). */
 const ORDER_NAMES = ['ab', 'B', 'a_b', 'Z', 'a-c', 'a.d'];
@@ -30,22 +29,12 @@ const FILLER = 40;
 /** Versions of `many`: v1.0.10 sorts before v1.0.2 as bytes, after it as versions. */
 const VERSIONS = 23;
 
-function write(root: string, path: string, text: string): void {
-  mkdirSync(dirname(join(root, path)), { recursive: true });
-  writeFileSync(join(root, path), text);
-}
-
 function registryDir(): string {
-  const root = tempDir('dm-read-pages-');
-  const jinja = 'resources:\n- name: x\n  type: dummy\n';
-  const template = (name: string, version: string) => {
-    write(root, `${name}/${version}/${name}.jinja`, jinja);
-    write(root, `${name}/${version}/example.yaml`, `resources:\n- name: t\n  type: ${name}.jinja\n`);
-  };
-  for (const name of ORDER_NAMES) template(name, 'v1');
-  for (let i = 0; i < FILLER; i++) template(`t${i}`, 'v1');
-  for (let i = 0; i < VERSIONS; i++) template('many', `v1.0.${i}`);
-  return root;
+  const filler = Array.from({ length: FILLER }, (_, i) => `t${i}`);
+  return listedRegistry(
+    [...ORDER_NAMES, ...filler],
+    Array.from({ length: VERSIONS }, (_, i) => `v1.0.${i}`),
+  );
 }
 
 /** The byte order of (collection, name), as both databases must give it. */
