@@ -2,8 +2,9 @@
  * Paged reads (docs/server.md "Reads, written once"; docs/pages.md "Files"): a registry page reads
  * one page of templates, in byte order on both databases (the PostgreSQL cluster has the
  * operators' en_US.UTF-8 locale, which orders `ab` before `B`), and a template page one page of
- * versions read whole, newest first in semver order. The rows each read returns are counted by a
- * runner that passes every statement to the real one and counts its rows.
+ * versions read whole, newest first in semver order; a not-found page the first templates and the
+ * search's answer, not the registry. The rows each read returns are counted by a runner that
+ * passes every statement to the real one and counts its rows.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -25,7 +26,8 @@ import { listedRegistry } from './listed-registry.js';
 
 /** Names whose byte order differs from en_US.UTF-8's (case and punctuation). */
 const ORDER_NAMES = ['ab', 'B', 'a_b', 'Z', 'a-c', 'a.d'];
-const FILLER = 40;
+/** Enough that a not-found page's list (100) is cut. */
+const FILLER = 120;
 /** Versions of `many`: v1.0.10 sorts before v1.0.2 as bytes, after it as versions. */
 const VERSIONS = 23;
 
@@ -170,5 +172,45 @@ for (const dialect of DIALECTS)
       assert.equal(await rowsOf(() => countedReads.versions(registryId, '', 'many'), whole), VERSIONS);
       assert.equal(await rowsOf(() => countedReads.versionsPage(registryId, '', 'many', 2, 5), whole), 5);
       assert.equal(await rowsOf(() => countedReads.version(registryId, '', 'many', 'v1.0.3'), whole), 1);
+    });
+
+    it("a not-found template's page lists the first 100 of its collection and counts the rest", async () => {
+      const total = ORDER_NAMES.length + FILLER + 1;
+      const first = await countedReads.templatesIn(registryId, '', 10);
+      assert.equal(first.total, total);
+      assert.deepEqual(first.rows, (await reads.templates(registryId)).slice(0, 10));
+      assert.equal((await countedReads.templatesIn(registryId, 'nothing', 10)).total, 0);
+      counted.log.length = 0;
+      await countedReads.templatesIn(registryId, '', 10);
+      assert.equal(
+        counted.log.reduce((n, l) => n + l.rows, 0),
+        10 + 1,
+        'ten rows and a count, not the collection',
+      );
+      // The page's reads never ask for the whole list (the service's own reads, watched, not replaced).
+      const served = s.service.data.reads;
+      const wholeList = served.templates.bind(served);
+      let wholeListReads = 0;
+      served.templates = (id: number) => {
+        wholeListReads++;
+        return wholeList(id);
+      };
+      let res: Response;
+      try {
+        res = await s.app.request('/templates/github.com/acme/paged/t10x');
+      } finally {
+        served.templates = wholeList;
+      }
+      assert.equal(wholeListReads, 0, 'the not-found page read the whole list of templates');
+      assert.equal(res.status, 404);
+      const text = await res.text();
+      assert.equal([...text.matchAll(/<li><a href="\/templates\/github\.com\/acme\/paged\//g)].length, 100);
+      assert.match(text, new RegExp(`and ${total - 100} more`));
+      assert.match(text, /Templates in the root collection/);
+      // The nearest name comes from the search, wherever it is in the list.
+      assert.match(
+        text,
+        /<p id="did-you-mean">Did you mean <a href="\/templates\/github\.com\/acme\/paged\/t10">/,
+      );
     });
   });

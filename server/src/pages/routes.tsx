@@ -173,6 +173,7 @@ export function pageRoutes(): Hono<AppEnv> {
     list?: Suggestion[],
     listTitle?: string,
     didYouMean?: Suggestion,
+    listTotal?: number,
   ) => {
     const status = httpStatusFor(error);
     const title =
@@ -192,6 +193,7 @@ export function pageRoutes(): Hono<AppEnv> {
         message={error.message}
         {...(list ? { list } : {})}
         {...(listTitle ? { listTitle } : {})}
+        {...(listTotal === undefined ? {} : { listTotal })}
         didYouMean={didYouMean}
       />,
       'no-store',
@@ -549,34 +551,54 @@ function versionLinks(registry: string, p: TemplatePath, versions: VersionRow[])
 }
 
 /** What to list on a not-found page: the registries, or the templates of the registry. */
+/** Most templates a not-found page lists or weighs (one page's work). */
+const SUGGESTIONS = 100;
+
 async function suggestionsFor(
   service: RegistryService,
   access: RequestAccess,
   p: TemplatePath,
   error: DmError,
-): Promise<[Suggestion[], string, Suggestion?]> {
+): Promise<[Suggestion[], string, Suggestion?, number?]> {
   const name = `${p.host}/${p.owner}/${p.repo}`;
   const registry = await service.catalog.registry(name);
   if (error.code === 'TEMPLATE_NOT_FOUND' && registry && access.canRead(registry)) {
-    const all = await service.data.reads.templates(registry.id);
-    const same = all.filter((t) => t.collection === p.collection);
-    const shown = same.length > 0 ? same : all;
-    const list = shown.map((t) => ({
+    // Work of one page, whatever the registry's size (docs/pages.md, "Not found"): the first
+    // templates of the collection (else of the registry), and the most similar name among the
+    // search's answer for the name (similar names for a typo, by store/similar-names.ts's rule).
+    const reads = service.data.reads;
+    const [inCollection, found] = await Promise.all([
+      reads.templatesIn(registry.id, p.collection, SUGGESTIONS),
+      reads.search({
+        q: p.template,
+        registry: registry.name,
+        page: 1,
+        limit: SUGGESTIONS,
+        reader: access.readable(),
+      }),
+    ]);
+    const shown =
+      inCollection.total > 0 ? inCollection : await reads.templatesPage(registry.id, 1, SUGGESTIONS);
+    const entry = (t: { collection: string; name: string }) => ({
       label: `${registry.name}/${t.collection ? `${t.collection}/` : ''}${t.name}`,
       href: templateUrl(registry.name, t.collection, t.name),
-    }));
-    // The most similar name, by the rule search uses for typos (store/similar-names.ts).
-    let best: { at: number; score: number } | undefined;
-    for (const [at, t] of shown.entries()) {
-      const score = similarity(p.template, t.name);
-      if (score >= SIMILARITY_THRESHOLD && (!best || score > best.score)) best = { at, score };
+    });
+    let best: { match: { collection: string; name: string }; score: number } | undefined;
+    for (const match of found.matches) {
+      if (match.registry !== registry.name) continue;
+      const score = similarity(p.template, match.name);
+      if (score < SIMILARITY_THRESHOLD) continue;
+      // Ties go to the collection asked for.
+      const sameCollection = match.collection === p.collection && best?.match.collection !== p.collection;
+      if (!best || score > best.score || (score === best.score && sameCollection)) best = { match, score };
     }
     return [
-      list,
-      same.length > 0
+      shown.rows.map(entry),
+      inCollection.total > 0
         ? `Templates in ${p.collection || 'the root collection'}`
         : `Templates in ${registry.name}`,
-      best ? list[best.at] : undefined,
+      best ? entry(best.match) : undefined,
+      shown.total,
     ];
   }
   const list = [...(await service.catalog.registries()).values()]

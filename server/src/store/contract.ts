@@ -493,6 +493,8 @@ export interface ReadStore {
   templates(registryId: number): Promise<RegistryTemplateRow[]>;
   /** Page `page` (from 1) of `size` of a registry's templates in the order of `templates`, and how many it has. */
   templatesPage(registryId: number, page: number, size: number): Promise<RowsPage<RegistryTemplateRow>>;
+  /** The first `limit` templates of one collection of a registry, by name (byte order), and how many it has. */
+  templatesIn(registryId: number, collection: string, limit: number): Promise<RowsPage<RegistryTemplateRow>>;
   /** Every version of a registry with its digest, by collection, template and version (byte order). */
   versionList(registryId: number): Promise<ListedVersionRow[]>;
   search(options: SearchOptions): Promise<SearchPage>;

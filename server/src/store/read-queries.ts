@@ -101,7 +101,10 @@ function statements(r: SqlRunner) {
       WHERE registry_id = $1 ORDER BY ${c('collection')}, ${c('name')}`,
     templatesPage: `SELECT collection, name, latest_version AS "latestVersion", title FROM templates
       WHERE registry_id = $1 ORDER BY ${c('collection')}, ${c('name')} LIMIT $2 OFFSET $3`,
+    templatesIn: `SELECT collection, name, latest_version AS "latestVersion", title FROM templates
+      WHERE registry_id = $1 AND collection = $2 ORDER BY ${c('name')} LIMIT $3`,
     templateCount: 'SELECT count(*) AS n FROM templates WHERE registry_id = $1',
+    collectionCount: 'SELECT count(*) AS n FROM templates WHERE registry_id = $1 AND collection = $2',
     versionList: `SELECT t.collection, t.name AS template, v.version, v.digest
       FROM versions v JOIN templates t ON t.id = v.template_id
       WHERE t.registry_id = $1 ORDER BY ${c('t.collection')}, ${c('t.name')}, ${c('v.version')}`,
@@ -218,6 +221,18 @@ export abstract class SqlReads implements ReadStore {
     const [rows, [count]] = await Promise.all([
       this.runner.all<RegistryTemplateRow>(this.sql.templatesPage, [registryId, limit, offset]),
       this.runner.all<{ n: number | string }>(this.sql.templateCount, [registryId]),
+    ]);
+    return { rows, total: Number(count?.n ?? 0) };
+  }
+
+  async templatesIn(
+    registryId: number,
+    collection: string,
+    limit: number,
+  ): Promise<RowsPage<RegistryTemplateRow>> {
+    const [rows, [count]] = await Promise.all([
+      this.runner.all<RegistryTemplateRow>(this.sql.templatesIn, [registryId, collection, limit]),
+      this.runner.all<{ n: number | string }>(this.sql.collectionCount, [registryId, collection]),
     ]);
     return { rows, total: Number(count?.n ?? 0) };
   }
