@@ -59,8 +59,11 @@ export function completionSources(env: Record<string, string | undefined>, cwd: 
         const bounds = { limit: MAX_META_FILES, maxBytes: MAX_FILE_BYTES };
         for (const { value } of await cache.listMeta<Record<string, unknown>>('resolution:', bounds))
           add(value?.template, value?.version, value?.reference);
-        for (const { value } of await cache.listMeta<unknown>('discovery:', bounds))
-          if (Array.isArray(value)) for (const r of value) add(undefined, undefined, r);
+        // `{found, files}` (install.ts's discovery by expanding); a list in caches written before.
+        for (const { value } of await cache.listMeta<unknown>('discovery:', bounds)) {
+          const refs = Array.isArray(value) ? value : (value as { found?: unknown } | null)?.found;
+          if (Array.isArray(refs)) for (const r of refs) add(undefined, undefined, r);
+        }
       } catch {}
       return [...found, ...shortForms(found, env)].sort();
     },
