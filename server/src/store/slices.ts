@@ -36,6 +36,9 @@ export function atOnce<T>(steps: Steps<T>): T {
   }
 }
 
+/** Strings in code-unit order, as `<` compares them (what Array#sort does without a compare). */
+export const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /** Comparisons or moves between two pauses of `sortInSlices`. */
 const SORT_STEP = 2048;
 
