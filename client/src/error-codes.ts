@@ -309,6 +309,20 @@ export const ERROR_CODES = {
   URL_FETCH_FAILED: { category: 'unreachable', meaning: 'A URL reference answered with an error status.' },
   URL_UNREACHABLE: { category: 'unreachable', meaning: 'A URL reference cannot be fetched.' },
   URL_TOO_LARGE: { category: 'limit', meaning: 'A URL reference is larger than allowed.' },
+  URL_NOT_HTTPS: {
+    category: 'invalid-input',
+    meaning:
+      'A template URL (a plain URL reference, an import by URL, or where one redirects) is not https (plain http only from a loopback address).',
+  },
+  URL_IMPORT_REFUSED: {
+    category: 'invalid-input',
+    meaning:
+      'A configuration or schema imports a file by URL that dm does not fetch: one that is not a template file, one in content from a registry, or any where URLs are not fetched (the Deployment Manager API never fetches addresses a request names).',
+  },
+  TOO_MANY_URL_IMPORTS: {
+    category: 'limit',
+    meaning: 'One expansion imports more files by URL than allowed.',
+  },
 
   // Lock file and install.
   LOCKFILE_NOT_FOUND: { category: 'not-found', meaning: 'dm.lock does not exist.' },

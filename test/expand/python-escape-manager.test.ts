@@ -9,9 +9,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { managerPaths } from '../../server/src/manager/manager-tokens.js';
-import { startKubeStandin } from '../kube-standin/server.js';
-import { ADMIN_TOKEN, tempDir, testServerOn } from '../server/helpers.js';
+import { startManagerServer } from '../manager/fixtures.js';
 import {
   assertContained,
   escapeFixture,
@@ -37,28 +35,14 @@ const TRIED = [
 
 describe('the manager API runs Python templates inside the operating-system boundary', () => {
   it('a posted template with its guard switched off reads, lists, writes and connects nothing', async () => {
-    const standin = await startKubeStandin();
-    const dir = tempDir('dm-manager-escape-');
-    const s = await testServerOn('sqlite', {
-      manager: {
-        clusters: { prod: standin.writeKubeconfig(dir, { namespace: 'default' }) },
-        ...managerPaths(join(dir, 'registry.db')),
-      },
-    });
+    const server = await startManagerServer('dm-manager-escape-');
     try {
-      await s.manager!.ready;
       const expand = async (source: string) => {
-        const res = await s.app.request('/api/v1/expand', {
-          method: 'POST',
-          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify({
-            configuration: {
-              content: 'imports:\n- path: t.py\nresources:\n- name: r\n  type: t.py\n',
-              imports: [{ name: 't.py', content: source }],
-            },
-          }),
+        const res = await server.expand({
+          content: 'imports:\n- path: t.py\nresources:\n- name: r\n  type: t.py\n',
+          imports: [{ name: 't.py', content: source }],
         });
-        return `${res.status} ${await res.text()}`;
+        return `${res.status} ${res.text}`;
       };
       for (const name of TRIED) {
         const marker = join(fixture.dir, name.replace(/[^a-z0-9]+/gi, '_'));
@@ -80,8 +64,7 @@ describe('the manager API runs Python templates inside the operating-system boun
       );
       assert.match(ok, /^200 /, ok);
     } finally {
-      await s.close();
-      await standin.close();
+      await server.close();
     }
   });
 });

@@ -30,6 +30,8 @@ export interface LoadInputOptions {
   onWarning?: (message: string) => void;
   /** How messages name the configuration (default: the argument; the service: `configuration.content`). */
   displayName?: string;
+  /** Why imports by URL are refused (the manager API; docs/expansion.md "Imports by URL"). */
+  refuseUrlImports?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -83,6 +85,7 @@ function expandOptions(options: LoadInputOptions) {
     ...(options.importsDir ? { importsDir: options.importsDir } : {}),
     ...(options.schemaValidation ? { schemaValidation: options.schemaValidation } : {}),
     ...(options.templateSource ? { sources: [options.templateSource] } : {}),
+    ...(options.refuseUrlImports === undefined ? {} : { refuseUrlImports: options.refuseUrlImports }),
     onWarning: (w: { message: string }) => options.onWarning?.(w.message),
   };
 }

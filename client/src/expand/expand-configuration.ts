@@ -83,6 +83,12 @@ export interface ExpandOptions {
   pythonValues?: boolean;
   /** Adds up where the main process's time went (bench/expand.ts prints it). */
   timings?: ExpansionTimings;
+  /**
+   * Why imports by URL are refused (docs/expansion.md "Imports by URL"): set where nothing may
+   * fetch the URLs a configuration names (the manager API). Absent: they are loaded through
+   * `sources` as plain URL references.
+   */
+  refuseUrlImports?: string;
 }
 
 /** This process's CPU time in ms: the timings count work, not waiting (a busy machine). */
@@ -105,6 +111,8 @@ export interface ExpansionResult extends ExpandedConfiguration {
   warnings: Warning[];
   /** The value-reference dependency graph over the primitives (deploy ordering). */
   references: ReferenceGraph;
+  /** The files read from disk by the local source (imports, files beside it, their schemas). */
+  localFiles?: string[];
 }
 
 export const DEFAULT_MAX_DEPTH = 32;
@@ -546,11 +554,18 @@ export async function expandConfiguration(
   const start = options.timings ? cpuMs() : 0;
   const parsed = parseConfiguration(input.content, input.path, maxNodes);
   if (options.timings) options.timings.configurationMs += cpuMs() - start;
+  const others = chainTemplateSources(options.sources ?? []);
   const local = new LocalTemplateSource({
     baseDir: dirname(resolve(input.path)),
     ...(options.importsDir ? { importsDir: options.importsDir } : {}),
     imports: parsed.imports,
+    configuration: input.path,
+    // An import by URL is a plain URL reference of the sources after this one (url-imports.ts).
+    ...(options.refuseUrlImports === undefined
+      ? { loadUrl: (url: string) => others.load(url) }
+      : { refuseUrlImports: options.refuseUrlImports }),
   });
+  await local.ready();
   const source = chainTemplateSources([local, ...(options.sources ?? [])]);
   const ownSandbox = !(options.sandbox instanceof RenderSandbox);
   const sandbox =
@@ -588,6 +603,7 @@ export async function expandConfiguration(
       layout: { resources: expanded.layout },
       warnings: expanded.warnings,
       references,
+      localFiles: local.localFiles(),
     };
   } finally {
     if (ownSandbox) sandbox.close();

@@ -9,6 +9,7 @@ import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep 
 import { DmError } from '../error.js';
 import { parseTemplateSchema } from './schema.js';
 import type { LoadedTemplate, TemplateFile, TemplateKind, TemplateSource } from './types.js';
+import { isUrlImport, type UrlImport, type UrlImportLoader, UrlImports } from './url-imports.js';
 
 export interface ImportEntry {
   path: string;
@@ -29,6 +30,15 @@ export interface LocalTemplateSourceOptions {
    * findProjectRoots(baseDir) that encloses the imported file). Never above it, never absolute.
    */
   projectRoot?: string;
+  /** The configuration, as messages name it (imports by URL). */
+  configuration?: string;
+  /**
+   * Loads an import given by URL (docs/expansion.md "Imports by URL"); absent: such an import is
+   * refused with `refuseUrlImports` (or a default sentence).
+   */
+  loadUrl?: UrlImportLoader;
+  /** Why imports by URL are refused where there is no `loadUrl`. */
+  refuseUrlImports?: string;
 }
 
 /**
@@ -56,6 +66,12 @@ export function templateKindOf(name: string): TemplateKind | undefined {
   return undefined;
 }
 
+/** A path as messages show it: relative to the current directory when inside it. */
+function shortPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
 function inside(root: string, path: string): boolean {
   const rel = relative(root, path);
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
@@ -68,14 +84,36 @@ export class LocalTemplateSource implements TemplateSource {
   private readonly mine = new WeakSet<LoadedTemplate>();
   private readonly maxFileBytes: number;
   private readonly projectRoots: string[];
+  private readonly urlImports: UrlImports;
+  /** Whether imports by URL are fetched (else one is read by its name beside the configuration, or refused). */
+  private readonly fetchesUrls: boolean;
+  /** The configuration's imports by URL, loaded by `ready()`. */
+  private readonly pendingUrls: UrlImport[] = [];
+  /** Import names whose file came from a URL: their schema is only the one beside the URL. */
+  private readonly fromUrl = new Set<string>();
 
   constructor(options: LocalTemplateSourceOptions) {
+    this.fetchesUrls = options.loadUrl !== undefined;
+    this.urlImports = new UrlImports(
+      options.loadUrl,
+      options.refuseUrlImports ?? 'imports by URL are not fetched here',
+    );
     this.roots = [resolve(options.baseDir), ...(options.importsDir ? [resolve(options.importsDir)] : [])];
     this.projectRoots = options.projectRoot
       ? [resolve(options.projectRoot)]
       : findProjectRoots(options.baseDir);
     this.maxFileBytes = options.maxFileBytes ?? 4 * 1024 * 1024;
     for (const entry of options.imports ?? []) {
+      if (isUrlImport(entry.path)) {
+        if (this.sentByName(entry.name)) continue;
+        this.pendingUrls.push({
+          url: entry.path,
+          name: entry.name,
+          declaredIn: options.configuration ?? 'the configuration',
+        });
+        this.fromUrl.add(entry.name);
+        continue;
+      }
       const file = this.readRelative(entry.path, this.roots);
       if (!file) {
         throw new DmError(
@@ -89,6 +127,33 @@ export class LocalTemplateSource implements TemplateSource {
       }
       this.files.set(entry.name, { name: entry.name, path: file.path, content: file.content });
     }
+  }
+
+  /**
+   * Where nothing fetches URLs (the manager API), an import by URL is the file sent under its name
+   * beside the configuration, as DM's server took gcloud's uploads (docs/expansion.md "Imports by URL").
+   */
+  private sentByName(name: string): boolean {
+    if (this.fetchesUrls || isUrlImport(name)) return false;
+    let file: { path: string; content: string } | undefined;
+    try {
+      file = this.readRelative(name, [this.roots[0]!]);
+    } catch {
+      return false;
+    }
+    if (!file) return false;
+    this.files.set(name, { name, path: file.path, content: file.content });
+    return true;
+  }
+
+  /** The files read from disk so far (not those fetched from a URL). */
+  localFiles(): string[] {
+    return [...new Set([...this.files.values()].map((f) => f.path).filter((p) => !isUrlImport(p)))].sort();
+  }
+
+  /** Loads the configuration's imports by URL (before the first `load`). */
+  async ready(): Promise<void> {
+    await this.urlImports.addAll(this.pendingUrls, this.files);
   }
 
   private readRelative(
@@ -149,10 +214,12 @@ export class LocalTemplateSource implements TemplateSource {
   }
 
   /** Adds `<name>.schema` and the schema's imports, when they exist, to the files. */
-  private addSchemaOf(name: string, templatePath: string): TemplateFile | undefined {
+  private async addSchemaOf(name: string, templatePath: string): Promise<TemplateFile | undefined> {
     const schemaName = `${name}.schema`;
     let schema = this.files.get(schemaName);
     if (!schema) {
+      // A file imported by URL has the schema beside its URL or none (url-imports.ts).
+      if (this.fromUrl.has(name)) return undefined;
       // gcloud uploaded the schema beside an import's path under the import's name: an import
       // `{path: sub/t.py, name: my-t.py}` has the schema sub/t.py.schema (docs/expansion.md, "Schemas").
       const next =
@@ -163,11 +230,25 @@ export class LocalTemplateSource implements TemplateSource {
       schema = { name: schemaName, path: next.path, content: next.content };
       this.files.set(schemaName, schema);
     }
+    // A schema fetched with an import by URL brought its imports along (url-imports.ts).
+    if (isUrlImport(schema.path)) return schema;
     const parsed = parseTemplateSchema(schema);
     const schemaDir = dirname(schema.path);
+    const byUrl: UrlImport[] = [];
     for (const imp of parsed.imports) {
       if (this.files.has(imp.name)) continue;
-      if (/^[a-z]+:\/\//i.test(imp.path) || /:=?v\d/.test(imp.path)) continue; // references: another source's
+      if (isUrlImport(imp.path)) {
+        if (this.sentByName(imp.name)) continue;
+        // As gcloud did: fetched when the import list is built (docs/expansion.md "Imports by URL").
+        byUrl.push({
+          url: imp.path,
+          name: imp.name,
+          declaredIn: shortPath(schema.path),
+        });
+        this.fromUrl.add(imp.name);
+        continue;
+      }
+      if (/:=?v\d/.test(imp.path)) continue; // registry references: another source's
       const file = this.readRelative(imp.path, [schemaDir, ...this.roots]);
       if (!file) {
         throw new DmError('IMPORT_NOT_FOUND', `${schema.path}: import '${imp.path}' not found`, {
@@ -177,6 +258,7 @@ export class LocalTemplateSource implements TemplateSource {
       }
       this.files.set(imp.name, { name: imp.name, path: file.path, content: file.content });
     }
+    await this.urlImports.addAll(byUrl, this.files);
     return schema;
   }
 
@@ -207,15 +289,16 @@ export class LocalTemplateSource implements TemplateSource {
       file = { name: typeRef, path: found.path, content: found.content };
       this.files.set(typeRef, file);
     }
-    const schema = this.addSchemaOf(typeRef, file.path);
+    const schema = await this.addSchemaOf(typeRef, file.path);
     const template: LoadedTemplate = {
       type: typeRef,
-      path: relative(process.cwd(), file.path) || file.path,
+      path: isUrlImport(file.path) ? file.path : relative(process.cwd(), file.path) || file.path,
       kind,
       content: file.content,
       ...(schema ? { schema } : {}),
       files: this.files,
-      ownFile: true,
+      // Content fetched from a URL keeps the strictness of fetched content (docs/expansion.md).
+      ...(this.fromUrl.has(typeRef) ? {} : { ownFile: true }),
     };
     this.mine.add(template);
     this.loaded.set(typeRef, template);

@@ -286,13 +286,31 @@ async function referencesByExpansion(path: string, d: ExpansionDiscovery): Promi
     .update(JSON.stringify([d.text, d.properties, pins, d.defaultRegistry ?? null]))
     .digest('hex')}`;
   const cache = d.session.options.cache;
-  const known = await cache.readMeta<string[]>(key);
-  if (known) return known.value;
+  // The files the expansion read beside the configuration (templates, schemas) are part of the
+  // answer's key: a schema that now imports another URL, or a template that emits another
+  // reference, is discovered again (docs/expansion.md "Imports by URL").
+  const { readFile } = await import('node:fs/promises');
+  const digestOf = async (file: string) => {
+    try {
+      return createHash('sha256')
+        .update(await readFile(file))
+        .digest('hex');
+    } catch {
+      return '';
+    }
+  };
+  const known = await cache.readMeta<{ found: string[]; files: Record<string, string> }>(key);
+  if (known && Array.isArray(known.value.found) && known.value.files) {
+    const files = Object.entries(known.value.files);
+    const same = await Promise.all(files.map(async ([file, sha]) => (await digestOf(file)) === sha));
+    if (same.every(Boolean)) return known.value.found;
+  }
   const { RegistryTemplateSource } = await import('./registry-template-source.js');
   const { expandFile } = await import('../expand/index.js');
   const source = new RegistryTemplateSource({ session: d.session, defaultRegistry: d.defaultRegistry });
+  let localFiles: readonly string[];
   try {
-    await expandFile(path, { sources: [source], properties: d.properties });
+    localFiles = (await expandFile(path, { sources: [source], properties: d.properties })).localFiles ?? [];
   } catch (error) {
     if (!(error instanceof DmError)) throw error;
     d.warn?.(
@@ -301,7 +319,9 @@ async function referencesByExpansion(path: string, d: ExpansionDiscovery): Promi
     return [];
   }
   const found = [...source.resolved.keys()].sort();
-  await cache.writeMeta(key, found);
+  const files: Record<string, string> = {};
+  for (const file of localFiles) files[file] = await digestOf(file);
+  await cache.writeMeta(key, { found, files });
   return found;
 }
 

@@ -6,7 +6,9 @@
  * the same version) resolve against that version's own files.
  */
 import { DmError } from '../error.js';
+import { parseTemplateSchema } from '../expand/schema.js';
 import type { LoadedTemplate, TemplateFile, TemplateSource } from '../expand/types.js';
+import { isUrlImport } from '../expand/url-imports.js';
 import { ContentCache } from '../fetch/content-cache.js';
 import { type DefaultRegistry, parseReference } from '../reference/reference.js';
 import { ResolutionSession } from './resolution-session.js';
@@ -110,6 +112,7 @@ export class RegistryTemplateSource implements TemplateSource {
       });
     }
     const schema = files.get(`${fileName}.schema`);
+    if (schema?.content.includes('://')) refuseUrlImports(schema);
     const template: LoadedTemplate = {
       type,
       path: `${where}/${fileName}`,
@@ -121,6 +124,21 @@ export class RegistryTemplateSource implements TemplateSource {
     this.origin.set(template, version);
     return template;
   }
+}
+
+/**
+ * A registry version is exactly its files, pinned by their digests: an import by URL in its schema
+ * is not fetched (docs/expansion.md "Imports by URL"), and says so rather than leave the type it
+ * names a primitive.
+ */
+function refuseUrlImports(schema: TemplateFile): void {
+  const byUrl = parseTemplateSchema(schema).imports.find((i) => isUrlImport(i.path));
+  if (!byUrl) return;
+  throw new DmError(
+    'URL_IMPORT_REFUSED',
+    `${schema.path}: import '${byUrl.path}' is a URL; content from a registry sees only its own files, so dm does not fetch it`,
+    { category: 'invalid-input', hint: 'publish the file in the version and import it by its path' },
+  );
 }
 
 export interface CreateTemplateSourceOptions {

@@ -7,6 +7,7 @@
 
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
+import { readBounded } from '../fetch/read-bounded.js';
 import { httpSignal, isHttpTimeout, noAnswerInTime } from '../http-limit.js';
 import type { RegistryReference, UrlReference } from '../reference/reference.js';
 import { sha256Hex, versionDigest } from '../registry/digest.js';
@@ -31,46 +32,129 @@ function kindOf(file: string): TemplateKind {
   return file.endsWith('.py') ? 'python' : file === 'blueprint.yaml' ? 'blueprint' : 'jinja';
 }
 
-/** The URL of a file relative to the template's directory. */
-export function fileUrl(templateUrl: string, path: string): string {
+/**
+ * Whether a schema's import path names a file inside the template's directory, as a URL resolves
+ * it: no scheme, no leading `/`, no empty, `.` or `..` segment, and none of backslash, `%`, `?`, `#`
+ * (a URL reads `%2e%2e` and `..` before a backslash as `..`; the rest change what is fetched), no
+ * control character, no leading or trailing space.
+ */
+export function isSafeImportPath(path: string, templateUrl: string): boolean {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(path) || /[\\%?#]/.test(path) || path.startsWith('/')) return false;
+  if (path.split('/').some((s) => s === '' || s === '.' || s === '..')) return false;
+  // A URL drops control characters and leading or trailing spaces.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: they are what is refused
+  if (/[\x00-\x1f\x7f]|^ | $/.test(path)) return false;
+  return new URL(path, templateUrl).href.startsWith(new URL('.', templateUrl).href);
+}
+
+/** The URL of a file relative to the template's directory; a path leading elsewhere is refused. */
+export function fileUrl(templateUrl: string, path: string, source = `${templateUrl}.schema`): string {
+  if (!isSafeImportPath(path, templateUrl)) {
+    throw new DmError(
+      'UNSAFE_IMPORT_PATH',
+      `${source}: import '${path}' must be a relative path inside the template's directory`,
+      { category: 'invalid-input' },
+    );
+  }
   return new URL(path, templateUrl).href;
 }
 
-async function get(url: string, options: UrlResolverOptions, optional: boolean): Promise<Buffer | undefined> {
-  options.onRequest?.('GET', url);
-  let response: Response;
+/** Most redirects one URL may take (docs/expansion.md "Imports by URL"). */
+export const MAX_URL_REDIRECTS = 5;
+
+/** Whether a host is this machine's loopback (where plain http is accepted, for stand-ins). */
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
+}
+
+/**
+ * Refuses a URL dm does not fetch templates from: https only, plain http only from a loopback
+ * address (docs/expansion.md "Imports by URL").
+ */
+export function checkTemplateUrl(url: string, redirectedFrom?: string): void {
+  let parsed: URL;
   try {
-    response = await fetch(url, { signal: httpSignal(options.timeoutMs), redirect: 'follow' });
-  } catch (error) {
-    throw new DmError(
-      'URL_UNREACHABLE',
-      `cannot fetch ${url} ${isHttpTimeout(error) ? noAnswerInTime(options.timeoutMs) : `(${(error as Error).message})`}`,
-      {
-        category: 'unreachable',
-      },
-    );
+    parsed = new URL(url);
+  } catch {
+    throw new DmError('URL_NOT_HTTPS', `'${url}' is not a URL`, { category: 'invalid-input' });
   }
-  if (response.status === 404 && optional) return undefined;
+  if (parsed.protocol === 'https:' || (parsed.protocol === 'http:' && isLoopback(parsed.hostname))) return;
+  throw new DmError(
+    'URL_NOT_HTTPS',
+    `${url}${redirectedFrom ? ` (redirected from ${redirectedFrom})` : ''} is not an https URL: dm fetches templates over https only`,
+    { category: 'invalid-input', hint: 'use the https:// address of the file' },
+  );
+}
+
+async function get(url: string, options: UrlResolverOptions, optional: boolean): Promise<Buffer | undefined> {
+  checkTemplateUrl(url);
+  const max = options.maxBytes ?? 4 * 1024 * 1024;
+  // One time limit for the whole fetch, redirects included.
+  const signal = httpSignal(options.timeoutMs);
+  let at = url;
+  let response: Response;
+  for (let hops = 0; ; hops++) {
+    options.onRequest?.('GET', at);
+    try {
+      response = await fetch(at, { signal, redirect: 'manual' });
+    } catch (error) {
+      throw new DmError(
+        'URL_UNREACHABLE',
+        `cannot fetch ${at} ${isHttpTimeout(error) ? noAnswerInTime(options.timeoutMs) : `(${(error as Error).message})`}`,
+        {
+          category: 'unreachable',
+        },
+      );
+    }
+    const location =
+      response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
+    if (location === null) break;
+    await response.body?.cancel();
+    if (hops >= MAX_URL_REDIRECTS) {
+      throw new DmError('URL_FETCH_FAILED', `${url} redirects more than ${MAX_URL_REDIRECTS} times`, {
+        category: 'unreachable',
+      });
+    }
+    const next = new URL(location, at).href;
+    checkTemplateUrl(next, url);
+    at = next;
+  }
+  if (response.status === 404 && optional) {
+    await response.body?.cancel();
+    return undefined;
+  }
   if (!response.ok) {
+    await response.body?.cancel();
     throw new DmError(
       response.status === 404 ? 'URL_NOT_FOUND' : 'URL_FETCH_FAILED',
-      `GET ${url} answered ${response.status}`,
+      `GET ${at} answered ${response.status}`,
       {
         category: response.status === 404 ? 'not-found' : 'unreachable',
       },
     );
   }
-  const data = Buffer.from(await response.arrayBuffer());
-  const max = options.maxBytes ?? 4 * 1024 * 1024;
-  if (data.byteLength > max) {
-    throw new DmError('URL_TOO_LARGE', `${url} is ${data.byteLength} bytes, more than the ${max} allowed`, {
-      category: 'limit',
-    });
+  try {
+    return await readBounded(
+      response,
+      max,
+      () =>
+        new DmError('URL_TOO_LARGE', `${url} is larger than the ${max} bytes allowed`, {
+          category: 'limit',
+        }),
+    );
+  } catch (error) {
+    if (error instanceof DmError) throw error;
+    throw new DmError(
+      'URL_UNREACHABLE',
+      `cannot fetch ${at} ${isHttpTimeout(error) ? noAnswerInTime(options.timeoutMs) : `(${(error as Error).message})`}`,
+      { category: 'unreachable' },
+    );
   }
-  return data;
 }
 
-function importPaths(schemaText: string, source: string): string[] {
+/** The import paths of a URL's schema, each checked to stay inside the template's directory. */
+function importPaths(schemaText: string, templateUrl: string): string[] {
+  const source = `${templateUrl}.schema`;
   const schema = parseYaml(schemaText, { source });
   const imports =
     schema && typeof schema === 'object' ? (schema as Record<string, unknown>).imports : undefined;
@@ -84,19 +168,7 @@ function importPaths(schemaText: string, source: string): string[] {
           ? (imp as Record<string, unknown>).path
           : undefined;
     if (typeof path !== 'string') continue;
-    if (
-      /^[a-z]+:/i.test(path) ||
-      path.startsWith('/') ||
-      path.split('/').some((s) => s === '..' || s === '')
-    ) {
-      throw new DmError(
-        'UNSAFE_IMPORT_PATH',
-        `${source}: import '${path}' must be a relative path inside the template's directory`,
-        {
-          category: 'invalid-input',
-        },
-      );
-    }
+    fileUrl(templateUrl, path, source);
     paths.push(path);
   }
   return paths;
@@ -110,7 +182,7 @@ export async function resolveUrl(url: string, options: UrlResolverOptions = {}):
   const schema = await get(`${url}.schema`, options, true);
   if (schema) {
     contents.set(schemaFile, schema);
-    for (const path of importPaths(schema.toString('utf8'), `${url}.schema`)) {
+    for (const path of importPaths(schema.toString('utf8'), url)) {
       if (!contents.has(path)) contents.set(path, (await get(fileUrl(url, path), options, false))!);
     }
   }

@@ -47,6 +47,9 @@ export async function expandConfiguration(job: ExpansionJob, catalog: CatalogVie
         properties: job.properties,
         templateSource,
         displayName: 'configuration.content',
+        // Never a request to an address a configuration names (docs/expansion.md "Imports by URL").
+        refuseUrlImports:
+          'the Deployment Manager does not fetch imports by URL (it makes no request to an address a configuration names); send the file among the imports, under that name',
       });
     } catch (error) {
       throw expansionError(error, dir);
