@@ -69,9 +69,17 @@ for (const name of ['jinja-child', 'blueprint-child']) {
   const content = readFileSync(join(building, 'renderers', `${name}.cjs`));
   digests[name] = createHash('sha256').update(content).digest('hex').slice(0, 32);
 }
+// The Python runner's digest keys its compiled code in the cache directory too
+// (client/src/expand/python/runner-cache.ts).
+const { PYTHON_RUNNER_SOURCE } = await import(join(dist, 'client/src/expand/python/runner-source.js'));
+const runnerDigest = createHash('sha256').update(PYTHON_RUNNER_SOURCE).digest('hex').slice(0, 32);
 await build({
   ...common,
-  define: { ...common.define, DM_RENDERER_DIGESTS: JSON.stringify(digests) },
+  define: {
+    ...common.define,
+    DM_RENDERER_DIGESTS: JSON.stringify(digests),
+    DM_PYTHON_RUNNER_DIGEST: JSON.stringify(runnerDigest),
+  },
   entryPoints: {
     main: join(dist, 'client/src/cli/main.js'),
     prestart: join(dist, 'client/src/cli/prestart.js'),

@@ -12,6 +12,8 @@ defaults; `resources` only when the template rendered some).
 """
 import contextlib
 import copy
+import importlib.abc
+import importlib.util
 import json
 import os
 import re
@@ -23,6 +25,32 @@ import jinja2
 import jsonschema
 import yaml
 
+
+
+class ImportsFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """The imported .py files as modules (`a/b.py` is `a.b`), found when imported."""
+
+    loaded = set()
+
+    def __init__(self, files, template):
+        self.files = {n: t for n, t in files.items() if n != template}
+
+    def find_spec(self, fullname, path=None, target=None):
+        rel = fullname.replace('.', '/')
+        if rel + '.py' in self.files:
+            return importlib.util.spec_from_loader(fullname, self)
+        if any(n.startswith(rel + '/') and n.endswith('.py') for n in self.files):
+            return importlib.util.spec_from_loader(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        ImportsFinder.loaded.add(module.__name__)
+        rel = module.__name__.replace('.', '/') + '.py'
+        if rel in self.files:
+            exec(compile(self.files[rel], rel, 'exec'), module.__dict__)
 
 class Py2Dict(dict):
     def iteritems(self):
@@ -135,32 +163,23 @@ class Expander(object):
         source = self.files[type_]
         if type_.endswith('.py'):
             sys.modules['yaml'] = dm_yaml()
-            finder_files = self.files
-
-            class Finder(object):
-                def find_module(self, fullname, path=None):
-                    return None
-
-            for name, text in finder_files.items():
-                if name.endswith('.py') and name != type_:
-                    mod_name = name[:-3].replace('/', '.')
-                    parts = mod_name.split('.')
-                    for i in range(1, len(parts)):
-                        pkg = '.'.join(parts[:i])
-                        if pkg not in sys.modules:
-                            sys.modules[pkg] = types.ModuleType(pkg)
-                            sys.modules[pkg].__path__ = []
-                    mod = types.ModuleType(mod_name)
-                    exec(compile(text, name, 'exec'), mod.__dict__)
-                    sys.modules[mod_name] = mod
-                    if len(parts) > 1:
-                        setattr(sys.modules['.'.join(parts[:-1])], parts[-1], mod)
-            module = types.ModuleType('template')
-            exec(compile(source, type_, 'exec'), module.__dict__)
-            context = types.SimpleNamespace(properties=py2(props), env=py2(env), imports=py2(self.files))
-            generate = getattr(module, 'GenerateConfig', None) or module.generate_config
-            with contextlib.redirect_stdout(sys.stderr):  # a template's print() is not output
-                result = generate(context)
+            # DM's importer: a helper module is read from the imports when a template imports it
+            # (lazily), not run beforehand; each render starts with none of them loaded.
+            finder = ImportsFinder(self.files, type_)
+            for name in list(sys.modules):
+                if name in ImportsFinder.loaded:
+                    del sys.modules[name]
+            ImportsFinder.loaded.clear()
+            sys.meta_path.insert(0, finder)
+            try:
+                module = types.ModuleType('template')
+                exec(compile(source, type_, 'exec'), module.__dict__)
+                context = types.SimpleNamespace(properties=py2(props), env=py2(env), imports=py2(self.files))
+                generate = getattr(module, 'GenerateConfig', None) or module.generate_config
+                with contextlib.redirect_stdout(sys.stderr):  # a template's print() is not output
+                    result = generate(context)
+            finally:
+                sys.meta_path.remove(finder)
             return yaml.safe_load(result) if isinstance(result, str) else json.loads(json.dumps(result))
         jenv = jinja2.Environment(loader=jinja2.DictLoader(self.files))
         text = jenv.from_string(source).render(properties=props, env=env, imports=self.files)

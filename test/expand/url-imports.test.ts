@@ -161,9 +161,34 @@ describe('imports by URL (dm expand, dm install)', () => {
       error.message,
       /^ha-service\.py\.schema: import '[^']+lb-l3\.py' \(as 'lb-l3\.py'\): .*does not match its recorded digest/,
     );
+    assert.match(error.hint, /^the URL now serves other bytes than dm\.lock recorded/);
     const frozen = await dm(['install', '--frozen-lockfile'], dir, fresh);
     assert.notEqual(frozen.code, 0, frozen.stderr);
     assert.equal(readFileSync(join(dir, 'dm.lock'), 'utf8'), lock, 'dm.lock unchanged');
+  });
+
+  it('dm install discovers again when a template file appears where a type was a primitive', async () => {
+    serveSample();
+    const env = await isolatedEnv();
+    const dir = mkdtempSync(join(tmpdir(), 'dm-url-import-'));
+    writeFileSync(join(dir, 'config.yaml'), 'resources:\n- name: svc\n  type: svc.jinja\n');
+    // svc.jinja is absent: a primitive type, nothing to lock.
+    const first = await dm(['install'], dir, env);
+    assert.equal(first.code, 0, first.stderr);
+    const lock = readFileSync(join(dir, 'dm.lock'), 'utf8');
+    assert.ok(!lock.includes(LB), lock);
+    // Now it exists, and its schema imports by URL: the lock lacks that URL.
+    writeFileSync(
+      join(dir, 'svc.jinja'),
+      'resources:\n- name: lb\n  type: lb-l3.py\n  properties: {zones: [us-central1-a], port: 80}\n',
+    );
+    writeFileSync(join(dir, 'svc.jinja.schema'), `imports:\n- path: ${base}${LB}\n  name: lb-l3.py\n`);
+    const frozen = await dm(['install', '--frozen-lockfile'], dir, env);
+    assert.equal(frozen.code, 4, `${frozen.stdout}${frozen.stderr}`);
+    assert.equal(readFileSync(join(dir, 'dm.lock'), 'utf8'), lock, 'dm.lock unchanged');
+    const again = await dm(['install'], dir, env);
+    assert.equal(again.code, 0, again.stderr);
+    assert.ok(readFileSync(join(dir, 'dm.lock'), 'utf8').includes(`${base}${LB}`));
   });
 
   it('dm deploy --dry-run expands a configuration importing by URL (no cluster needed)', async () => {

@@ -4,14 +4,18 @@
  * deployments, manifests, types and delete, with the real kubectl against the stand-in; and a
  * dry run through the service (the local dry run's plan, nothing applied); a
  * server killed with SIGKILL in the middle of an apply, restarted: the operation is interrupted,
- * the previous manifest current, and the deployment applies again.
+ * the previous manifest current, and the deployment applies again. And the files a configuration's
+ * expansion reads beyond its `imports:` (a schema's imports, an import by URL) reach the service.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type KubeStandin, startKubeStandin } from '../kube-standin/server.js';
+import { loopbackCertificate } from '../kube-standin/tls.js';
 import { tempDir } from '../server/helpers.js';
 import { freePort } from '../support/registry-server.js';
 import { APP, APP_WITHOUT_EXTRA } from './fixtures.js';
@@ -64,9 +68,9 @@ describe('dm --manager-url and dm-registry --cluster (real processes)', () => {
     });
   };
   // Asynchronous: the stand-in answers kubectl from this process's event loop.
-  const run = (args: string[], env: Record<string, string | undefined>) =>
+  const run = (args: string[], env: Record<string, string | undefined>, cwd = dir) =>
     new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, args, { cwd: dir, env });
+      const child = spawn(process.execPath, args, { cwd, env });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => {
@@ -222,6 +226,80 @@ describe('dm --manager-url and dm-registry --cluster (real processes)', () => {
       configuration: { content: APP, imports: [] },
     });
     assert.equal(refused.status, 403, 'a dry run is checked as a change is');
+  });
+
+  it("dm deploy sends what the expansion reads: a schema's imports and an import by URL, fetched by the client", async () => {
+    // The URL's file comes from an HTTPS stand-in the dm process trusts; the service never fetches it.
+    const cert = loopbackCertificate();
+    const asked: string[] = [];
+    const web = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+      asked.push(req.url ?? '');
+      if (req.url === '/shared/cm.jinja') {
+        res.end(
+          'resources:\n- name: {{ env["name"] }}\n  type: v1/ConfigMap\n  properties: {data: {from: url}}\n',
+        );
+      } else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+    const project = join(dir, 'imports-project');
+    mkdirSync(project, { recursive: true });
+    const caFile = join(project, 'ca.pem');
+    writeFileSync(caFile, cert.cert);
+    const cm = `https://127.0.0.1:${(web.address() as AddressInfo).port}/shared/cm.jinja`;
+    // Nothing under the configuration's imports: app.jinja is found beside it, its schema names the rest.
+    writeFileSync(join(project, 'config.yaml'), 'resources:\n- name: web\n  type: app.jinja\n');
+    writeFileSync(
+      join(project, 'app.jinja'),
+      'resources:\n- name: {{ env["name"] }}-helper\n  type: helper.jinja\n- name: {{ env["name"] }}-remote\n  type: cm.jinja\n',
+    );
+    writeFileSync(
+      join(project, 'app.jinja.schema'),
+      `imports:\n- path: parts/helper.jinja\n  name: helper.jinja\n- path: ${cm}\n  name: cm.jinja\n`,
+    );
+    mkdirSync(join(project, 'parts'));
+    writeFileSync(
+      join(project, 'parts', 'helper.jinja'),
+      'resources:\n- name: {{ env["name"] }}\n  type: v1/ConfigMap\n  properties: {data: {from: helper}}\n',
+    );
+    try {
+      const r = await run(
+        [
+          DM_BIN,
+          '--manager-url',
+          url(),
+          '-o',
+          'json',
+          'deploy',
+          'config.yaml',
+          '--name',
+          'imports',
+          '--cluster',
+          'prod',
+          '-n',
+          'default',
+          '--dry-run',
+        ],
+        {
+          PATH: process.env.PATH,
+          HOME: dir,
+          XDG_CONFIG_HOME: join(dir, 'cfg'),
+          DM_MANAGER_TOKEN: token,
+          NO_COLOR: '1',
+          NODE_EXTRA_CA_CERTS: caFile,
+        },
+        project,
+      );
+      assert.equal(r.status, 0, r.stderr);
+      const plan = JSON.parse(r.stdout) as { create: { name: string; kind: string }[] };
+      assert.deepEqual(plan.create.map((c) => [c.kind, c.name]).sort(), [
+        ['ConfigMap', 'web-helper'],
+        ['ConfigMap', 'web-remote'],
+      ]);
+      // The client asked once for the file and once for a schema beside it, as gcloud did.
+      assert.deepEqual(asked, ['/shared/cm.jinja', '/shared/cm.jinja.schema']);
+    } finally {
+      await new Promise<void>((r) => web.close(() => r()));
+    }
   });
 
   it('a server killed mid-apply restarts with the operation interrupted, the previous manifest current, and re-applies', async () => {

@@ -83,4 +83,33 @@ describe('the store flows are written once', () => {
     }
     assert.deepEqual(hits, []);
   });
+
+  it('the reads are written once (read-queries.ts): a dialect adds only its search', () => {
+    // The ReadStore's methods, from the contract; the search's three are each dialect's own.
+    const contract = readFileSync(join(STORE, 'contract.ts'), 'utf8');
+    const body = /export interface ReadStore \{([\s\S]*?)\n\}/.exec(contract)?.[1] ?? '';
+    const methods = [...body.matchAll(/^ {2}(\w+)\(/gm)].map((m) => m[1]!);
+    const search = ['search', 'warm', 'searchCounters'];
+    assert.ok(methods.includes('versions') && methods.includes('templatesPage'), methods.join(', '));
+    for (const dialect of ['sqlite', 'postgres']) {
+      const text = readFileSync(join(STORE, dialect, 'reads.ts'), 'utf8');
+      assert.match(text, /extends SqlReads\b/, `${dialect}/reads.ts`);
+      const defined = methods.filter(
+        (m) => !search.includes(m) && new RegExp(`^ {2}(async )?${m}\\(`, 'm').test(text),
+      );
+      assert.deepEqual(defined, [], `${dialect}/reads.ts defines reads that read-queries.ts has`);
+      // What SQL a dialect's reads.ts holds reads only the search's tables.
+      const tables = [...text.matchAll(/\b(?:FROM|JOIN)\s+([a-z_]+)\b/g)].map((m) => m[1]!);
+      assert.deepEqual(
+        tables.filter((t) => t !== 'templates' && t !== 'registries'),
+        [],
+        `${dialect}/reads.ts`,
+      );
+    }
+    // Findings, syncs and checkpoints are read nowhere in the dialect folders (the catalog reads files).
+    assert.deepEqual(
+      found(/\b(FROM|JOIN)\s+(findings|syncs|log_checkpoints)\b/i, (name) => name.endsWith('/schema.ts')),
+      [],
+    );
+  });
 });

@@ -7,6 +7,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { pythonRunnerDir } from '../expand/python/runner-cache.js';
 import { enginesNamedIn, startRenderersEarly } from '../expand/sandbox/render-sandbox.js';
 import { rendererSnapshotDir } from '../expand/sandbox/renderer-snapshot.js';
 
@@ -54,7 +55,9 @@ export function prestartForExpand(args: readonly string[], dmCacheDir?: string):
       ...(memory !== undefined ? { memoryMb: Number(memory) } : {}),
       ...(python !== undefined ? { python } : {}),
       // The same directory as the command's (commands/expand.ts), or the process is not taken.
-      ...(dmCacheDir !== undefined ? { snapshots: rendererSnapshotDir(dmCacheDir) } : {}),
+      ...(dmCacheDir !== undefined
+        ? { snapshots: rendererSnapshotDir(dmCacheDir), pythonRunners: pythonRunnerDir(dmCacheDir) }
+        : {}),
     });
   } catch {}
 }

@@ -6,8 +6,9 @@
  * of their HTTP status, so the CLI exits as it does locally.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { DmError, relayedError } from '../error.js';
+import type { UrlImportLoader } from '../expand/url-imports.js';
 import { httpSignal, isHttpTimeout, noAnswerInTime } from '../http-limit.js';
 import type { OperationView } from '../wire/manager-api.js';
 
@@ -111,15 +112,27 @@ function safeRelative(name: string, where: string): string {
   return name;
 }
 
+/** Where `configurationPayload` finds what a configuration imports beyond its own directory. */
+export interface PayloadOptions {
+  /** `--imports-dir`: a second place where types and imports are found. */
+  importsDir?: string | undefined;
+  /** Loads an import given by URL (the resolver chain: dm.lock, the cache, then the network). */
+  loadUrl?: UrlImportLoader | undefined;
+}
+
 /**
  * What `dm deploy ARG` sends to the service: the configuration text and its imports (DM's
  * shape). A template file becomes a one-resource configuration importing it; a registry reference
- * a one-resource configuration naming it (the server resolves it); a configuration brings the files
- * its `imports:` list and its top-level types name, with their schemas.
+ * a one-resource configuration naming it (the server resolves it); a configuration brings every
+ * file the local expansion reads, as gcloud's import list did: its `imports:`, its top-level types
+ * found beside it or in `--imports-dir`, their schemas, and the schemas' imports, recursively —
+ * imports by URL fetched here (locked and cached as `dm expand` does) and sent under their names,
+ * since the service never fetches a URL (docs/manager.md, "Imports").
  */
 export async function configurationPayload(
   arg: string,
   deployment: string,
+  options: PayloadOptions = {},
 ): Promise<{ content: string; imports: { name: string; content: string }[] }> {
   const one = (type: string) =>
     `resources:\n- name: ${JSON.stringify(deployment)}\n  type: ${JSON.stringify(type)}\n`;
@@ -141,49 +154,49 @@ export async function configurationPayload(
       },
     );
   }
-  const dir = dirname(arg);
-  const imports = new Map<string, string>();
-  const add = (name: string) => {
-    const file = join(dir, name);
-    if (!imports.has(name) && existsSync(file) && statSync(file).isFile())
-      imports.set(name, readFileSync(file, 'utf8'));
-  };
-  const addTemplate = (name: string) => {
-    add(safeRelative(name, arg));
-    add(`${name}.schema`);
-  };
-  if (TEMPLATE_FILE.test(arg)) {
-    addTemplate(basename(arg));
-    return {
-      content: one(basename(arg)),
-      imports: [...imports].map(([name, content]) => ({ name, content })),
-    };
-  }
-  const text = readFileSync(arg, 'utf8');
-  // Refused here as locally (nothing to deploy, a mistyped top-level key), naming the user's file.
-  const { checkConfigurationDocuments } = await import('./input.js');
-  const { parseYamlDocuments } = await import('../document/yaml.js');
-  checkConfigurationDocuments(
-    parseYamlDocuments(text, { source: arg }).filter((d) => d !== null && d !== undefined),
-    arg,
-  );
-  try {
-    const { parseConfiguration } = await import('../expand/index.js');
-    const parsed = parseConfiguration(text, arg) as unknown as {
-      imports: { path: string; name: string }[];
-      resources?: { type?: unknown }[];
-    };
-    for (const i of parsed.imports) {
-      if (TEMPLATE_FILE.test(i.path)) addTemplate(i.path);
-      else add(safeRelative(i.path, arg));
+  const template = TEMPLATE_FILE.test(arg);
+  const text = template ? one(basename(arg)) : readFileSync(arg, 'utf8');
+  let parsed: { imports: { path: string; name: string }[]; resources?: { type?: unknown }[] };
+  if (template) {
+    parsed = { imports: [], resources: [{ type: basename(arg) }] };
+  } else {
+    // Refused here as locally (nothing to deploy, a mistyped top-level key), naming the user's file.
+    const { checkConfigurationDocuments } = await import('./input.js');
+    const { parseYamlDocuments } = await import('../document/yaml.js');
+    checkConfigurationDocuments(
+      parseYamlDocuments(text, { source: arg }).filter((d) => d !== null && d !== undefined),
+      arg,
+    );
+    try {
+      const { parseConfiguration } = await import('../expand/index.js');
+      parsed = parseConfiguration(text, arg) as unknown as typeof parsed;
+    } catch (error) {
+      // Not a configuration (Kubernetes objects, layered documents): sent as it is, without imports.
+      if (error instanceof DmError && error.code === 'IMPORT_OUTSIDE') throw error;
+      return { content: text, imports: [] };
     }
-    for (const r of parsed.resources ?? []) {
-      if (typeof r.type === 'string' && TEMPLATE_FILE.test(r.type) && !r.type.includes(':'))
-        addTemplate(r.type);
-    }
-  } catch (error) {
-    // Not a configuration (Kubernetes objects, layered documents): sent as it is, without imports.
-    if (error instanceof DmError && error.code === 'IMPORT_OUTSIDE') throw error;
   }
-  return { content: text, imports: [...imports].map(([name, content]) => ({ name, content })) };
+  const { LocalTemplateSource, templateKindOf } = await import('../expand/local-template-source.js');
+  const source = new LocalTemplateSource({
+    baseDir: dirname(arg),
+    ...(options.importsDir ? { importsDir: options.importsDir } : {}),
+    imports: parsed.imports,
+    configuration: arg,
+    ...(options.loadUrl ? { loadUrl: options.loadUrl } : {}),
+  });
+  await source.ready();
+  for (const r of parsed.resources ?? []) {
+    if (typeof r.type === 'string' && !r.type.includes(':')) await source.load(r.type);
+  }
+  // Every template of the import set brings its schema and the schema's imports.
+  for (let size = -1; size !== source.files.size; ) {
+    size = source.files.size;
+    for (const name of [...source.files.keys()]) {
+      if (templateKindOf(name) && !name.includes(':')) await source.load(name);
+    }
+  }
+  return {
+    content: text,
+    imports: [...source.files.values()].map((f) => ({ name: safeRelative(f.name, arg), content: f.content })),
+  };
 }

@@ -113,6 +113,8 @@ export interface ExpansionResult extends ExpandedConfiguration {
   references: ReferenceGraph;
   /** The files read from disk by the local source (imports, files beside it, their schemas). */
   localFiles?: string[];
+  /** Where a type's template file was looked for and not found (it stayed a primitive). */
+  absentFiles?: string[];
 }
 
 export const DEFAULT_MAX_DEPTH = 32;
@@ -604,6 +606,7 @@ export async function expandConfiguration(
       warnings: expanded.warnings,
       references,
       localFiles: local.localFiles(),
+      absentFiles: local.absentFiles(),
     };
   } finally {
     if (ownSandbox) sandbox.close();

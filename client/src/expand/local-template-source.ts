@@ -91,6 +91,8 @@ export class LocalTemplateSource implements TemplateSource {
   private readonly pendingUrls: UrlImport[] = [];
   /** Import names whose file came from a URL: their schema is only the one beside the URL. */
   private readonly fromUrl = new Set<string>();
+  /** Paths looked up for a type and not found (absentFiles). */
+  private readonly absent = new Set<string>();
 
   constructor(options: LocalTemplateSourceOptions) {
     this.fetchesUrls = options.loadUrl !== undefined;
@@ -114,6 +116,8 @@ export class LocalTemplateSource implements TemplateSource {
         this.fromUrl.add(entry.name);
         continue;
       }
+      // The service knows a sent file by its import name, as DM's server did (gcloud's upload).
+      if (entry.name !== entry.path && this.sentByName(entry.name)) continue;
       const file = this.readRelative(entry.path, this.roots);
       if (!file) {
         throw new DmError(
@@ -130,8 +134,9 @@ export class LocalTemplateSource implements TemplateSource {
   }
 
   /**
-   * Where nothing fetches URLs (the manager API), an import by URL is the file sent under its name
-   * beside the configuration, as DM's server took gcloud's uploads (docs/expansion.md "Imports by URL").
+   * Where nothing fetches URLs (the manager API), an import is the file sent under its import name
+   * beside the configuration, as DM's server took gcloud's uploads (docs/expansion.md "Imports by
+   * URL"; docs/manager.md "Imports"): an import by URL, and a renamed import whose path was not sent.
    */
   private sentByName(name: string): boolean {
     if (this.fetchesUrls || isUrlImport(name)) return false;
@@ -144,6 +149,14 @@ export class LocalTemplateSource implements TemplateSource {
     if (!file) return false;
     this.files.set(name, { name, path: file.path, content: file.content });
     return true;
+  }
+
+  /**
+   * Where a type naming a template file was looked for and not found (it stayed a primitive): a
+   * file added there later changes the expansion (install's discovery cache keys on it).
+   */
+  absentFiles(): string[] {
+    return [...this.absent].sort();
   }
 
   /** The files read from disk so far (not those fetched from a URL). */
@@ -249,6 +262,7 @@ export class LocalTemplateSource implements TemplateSource {
         continue;
       }
       if (/:=?v\d/.test(imp.path)) continue; // registry references: another source's
+      if (imp.name !== imp.path && this.sentByName(imp.name)) continue;
       const file = this.readRelative(imp.path, [schemaDir, ...this.roots]);
       if (!file) {
         throw new DmError('IMPORT_NOT_FOUND', `${schema.path}: import '${imp.path}' not found`, {
@@ -285,7 +299,10 @@ export class LocalTemplateSource implements TemplateSource {
       } catch {
         return null;
       }
-      if (!found) return null;
+      if (!found) {
+        if (!isAbsolute(typeRef)) for (const root of this.roots) this.absent.add(resolve(root, typeRef));
+        return null;
+      }
       file = { name: typeRef, path: found.path, content: found.content };
       this.files.set(typeRef, file);
     }

@@ -288,7 +288,8 @@ async function referencesByExpansion(path: string, d: ExpansionDiscovery): Promi
   const cache = d.session.options.cache;
   // The files the expansion read beside the configuration (templates, schemas) are part of the
   // answer's key: a schema that now imports another URL, or a template that emits another
-  // reference, is discovered again (docs/expansion.md "Imports by URL").
+  // reference, is discovered again (docs/expansion.md "Imports by URL"); so is a template file
+  // added where a type was looked for and not found.
   const { readFile } = await import('node:fs/promises');
   const digestOf = async (file: string) => {
     try {
@@ -308,11 +309,12 @@ async function referencesByExpansion(path: string, d: ExpansionDiscovery): Promi
   const { RegistryTemplateSource } = await import('./registry-template-source.js');
   const { expandFile } = await import('../expand/index.js');
   const source = new RegistryTemplateSource({ session: d.session, defaultRegistry: d.defaultRegistry });
-  let localFiles: readonly string[];
+  let read: { localFiles?: string[] | undefined; absentFiles?: string[] | undefined };
   try {
-    localFiles = (await expandFile(path, { sources: [source], properties: d.properties })).localFiles ?? [];
+    read = await expandFile(path, { sources: [source], properties: d.properties });
   } catch (error) {
-    if (!(error instanceof DmError)) throw error;
+    // A reference the expansion needs and a frozen dm.lock lacks fails the install (npm ci's rule).
+    if (!(error instanceof DmError) || error.code === 'LOCKFILE_OUTDATED') throw error;
     d.warn?.(
       `the configuration does not expand (${error.message}); dm.lock holds the references found without rendering`,
     );
@@ -320,7 +322,9 @@ async function referencesByExpansion(path: string, d: ExpansionDiscovery): Promi
   }
   const found = [...source.resolved.keys()].sort();
   const files: Record<string, string> = {};
-  for (const file of localFiles) files[file] = await digestOf(file);
+  for (const file of read.localFiles ?? []) files[file] = await digestOf(file);
+  // A type's file that was absent is recorded as '' (digestOf's answer): adding it discovers again.
+  for (const file of read.absentFiles ?? []) files[file] ??= '';
   await cache.writeMeta(key, { found, files });
   return found;
 }

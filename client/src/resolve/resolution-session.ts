@@ -115,7 +115,10 @@ async function fetchFile(
     if (error instanceof DmError && error.code === 'DIGEST_MISMATCH') {
       throw new DmError('DIGEST_MISMATCH', `${where} does not match its recorded digest (${file.sha256})`, {
         category: 'validation',
-        hint: 'the registry changed under a locked version; run dm update to re-lock it deliberately',
+        // A plain URL (no version) changed at its address; a registry under a locked version.
+        hint: resolved.version
+          ? 'the registry changed under a locked version; run dm update to re-lock it deliberately'
+          : 'the URL now serves other bytes than dm.lock recorded; review them, then run dm update to re-lock it deliberately',
       });
     }
     throw error;

@@ -499,11 +499,12 @@ async function templateInfo(c: Context<AppEnv>, reads: ReadStore, registry: Regi
 }
 
 async function versionContent(c: Context<AppEnv>, reads: ReadStore, registry: RegistryView, p: TemplatePath) {
-  const rows = await reads.versions(registry.id, p.collection, p.template);
   const version = p.version ?? '';
-  const row = rows.find((r) => r.version === version);
+  // The one version asked for; every version is read only to name them when it does not exist.
+  const row = await reads.version(registry.id, p.collection, p.template, version);
   const name = formatTemplateName(p);
   if (!row) {
+    const rows = await reads.versions(registry.id, p.collection, p.template);
     throw new DmError(
       'VERSION_NOT_FOUND',
       `${name} has no version directory ${version}; content is served for exact versions only`,

@@ -12,6 +12,8 @@ export function ErrorPage(props: {
   message: string;
   listTitle?: string;
   list?: Suggestion[];
+  /** How many exist when `list` holds only the first of them (default: its length). */
+  listTotal?: number;
   /** The nearest thing that exists. */
   didYouMean?: Suggestion | undefined;
 }) {
@@ -33,8 +35,10 @@ export function ErrorPage(props: {
                 <a href={s.href}>{s.label}</a>
               </li>
             ))}
-            {props.list.length > ROWS_PER_PAGE && (
-              <li class="muted">{`and ${props.list.length - ROWS_PER_PAGE} more`}</li>
+            {(props.listTotal ?? props.list.length) > Math.min(props.list.length, ROWS_PER_PAGE) && (
+              <li class="muted">{`and ${
+                (props.listTotal ?? props.list.length) - Math.min(props.list.length, ROWS_PER_PAGE)
+              } more`}</li>
             )}
           </ul>
         </section>

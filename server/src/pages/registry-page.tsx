@@ -6,7 +6,7 @@
 
 import { printable } from '../../../client/src/registry/index.js';
 import type { RegistryInfo } from '../api/shapes.js';
-import type { RegistryTemplateRow } from '../store/contract.js';
+import type { RegistryTemplateRow, RowsPage } from '../store/contract.js';
 import { Layout } from './layout.js';
 import {
   collectionLabel,
@@ -14,7 +14,6 @@ import {
   orDash,
   PageLinks,
   pagesOf,
-  ROWS_PER_PAGE,
   SyncOutcome,
   Table,
   Time,
@@ -24,20 +23,17 @@ import { registryUrl, templateUrl } from './urls.js';
 
 export function RegistryPage(props: {
   info: RegistryInfo;
-  /** Every template: the page lists one ROWS_PER_PAGE slice of them, `templatesPage`. */
-  templates: RegistryTemplateRow[];
-  /** Which slice of `templates` this page lists, from 1. */
+  /** The templates this page lists (one ROWS_PER_PAGE page of them, `templatesPage`) and how many there are. */
+  templates: RowsPage<RegistryTemplateRow>;
+  /** Which page of the templates this is, from 1. */
   templatesPage: number;
   /** A directory on the server's disk: its path is shown to admins only. */
   local: boolean;
   showLocalPath: boolean;
 }) {
   const r = props.info;
-  const pages = pagesOf(props.templates.length);
-  const shown = props.templates.slice(
-    (props.templatesPage - 1) * ROWS_PER_PAGE,
-    props.templatesPage * ROWS_PER_PAGE,
-  );
+  const pages = pagesOf(props.templates.total);
+  const shown = props.templates.rows;
   return (
     <Layout title={r.name}>
       <p class="muted">
@@ -106,7 +102,7 @@ export function RegistryPage(props: {
       </section>
       <section aria-labelledby="h-templates">
         <h2 id="h-templates">Templates</h2>
-        {props.templates.length === 0 ? (
+        {props.templates.total === 0 ? (
           <p class="muted">No templates indexed.</p>
         ) : (
           <Table

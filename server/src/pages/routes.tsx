@@ -16,6 +16,7 @@ import { parseTemplatePath, type TemplatePath } from '../api/template-path.js';
 import type { RegistryView } from '../resolve/catalog.js';
 import type { RegistryService } from '../service.js';
 import type { VersionRow } from '../store/contract.js';
+import { newestFirst } from '../store/reads.js';
 import { SIMILARITY_THRESHOLD, similarity } from '../store/similar-names.js';
 import { DiffPage } from './diff-page.js';
 import { ErrorPage, type Suggestion } from './error-page.js';
@@ -172,6 +173,7 @@ export function pageRoutes(): Hono<AppEnv> {
     list?: Suggestion[],
     listTitle?: string,
     didYouMean?: Suggestion,
+    listTotal?: number,
   ) => {
     const status = httpStatusFor(error);
     const title =
@@ -191,6 +193,7 @@ export function pageRoutes(): Hono<AppEnv> {
         message={error.message}
         {...(list ? { list } : {})}
         {...(listTitle ? { listTitle } : {})}
+        {...(listTotal === undefined ? {} : { listTotal })}
         didYouMean={didYouMean}
       />,
       'no-store',
@@ -293,20 +296,40 @@ export function pageRoutes(): Hono<AppEnv> {
         return errorPage(c, error, ...(await suggestionsFor(service, access, p, error)));
       }
       const d = service.data.reads;
-      const versions = await d.versions(registry.id, p.collection, p.template);
       const template = await d.template(registry.id, p.collection, p.template);
       const exact = p.version !== undefined;
+      // One page of versions is read whole, not every version (docs/pages.md, "Files").
+      const listed = exact
+        ? undefined
+        : await d.versionsPage(registry.id, p.collection, p.template, versionsPage, ROWS_PER_PAGE);
+      const latest =
+        exact || typeof template?.latestVersion !== 'string'
+          ? undefined
+          : await d.version(registry.id, p.collection, p.template, template.latestVersion);
       const shown = exact
-        ? versions.find((v) => v.version === p.version)
-        : (versions.find((v) => v.version === template?.latestVersion) ?? versions[0]);
+        ? await d.version(registry.id, p.collection, p.template, p.version!)
+        : (latest ??
+          (versionsPage === 1
+            ? listed?.rows[0]
+            : (await d.versionsPage(registry.id, p.collection, p.template, 1, 1)).rows[0]));
       if (!shown) {
-        return noVersion(c, registry, p, versions, p.version ?? '');
+        return noVersion(
+          c,
+          registry,
+          p,
+          await d.versions(registry.id, p.collection, p.template),
+          p.version ?? '',
+        );
       }
       const resolution = await service.catalog.resolutionOf(shown.id);
-      if (versionsPage > pagesOf(exact ? 1 : versions.length)) {
+      const versions = listed ?? { rows: [shown], total: 1 };
+      if (versionsPage > pagesOf(versions.total)) {
+        const total = exact
+          ? (await d.versionsPage(registry.id, p.collection, p.template, 1, 1)).total
+          : versions.total;
         throw new DmError(
           'NOT_FOUND',
-          `${p.template} has ${versions.length} versions, ${pagesOf(versions.length)} page(s) of ${ROWS_PER_PAGE}${exact ? ' (listed on its page, not on a version page)' : ''}: there is no page ${versionsPage}`,
+          `${p.template} has ${total} versions, ${pagesOf(total)} page(s) of ${ROWS_PER_PAGE}${exact ? ' (listed on its page, not on a version page)' : ''}: there is no page ${versionsPage}`,
           { category: 'not-found' },
         );
       }
@@ -393,13 +416,13 @@ export function pageRoutes(): Hono<AppEnv> {
     const access = await accessOf(c);
     const registry = (await service.catalog.locate(p, access)).registry;
     const d = service.data.reads;
-    const versions = await d.versions(registry.id, p.collection, p.template);
-    const missing = [from, to].find((v) => !versions.some((row) => row.version === v.replace(/^=/, '')));
-    if (missing !== undefined) {
-      return noVersion(c, registry, p, versions, missing);
+    const [a, b] = await Promise.all(
+      [from, to].map((v) => d.version(registry.id, p.collection, p.template, v.replace(/^=/, ''))),
+    );
+    if (!a || !b) {
+      const versions = await d.versions(registry.id, p.collection, p.template);
+      return noVersion(c, registry, p, versions, a ? to : from);
     }
-    const a = versions.find((v) => v.version === from)!;
-    const b = versions.find((v) => v.version === to.replace(/^=/, ''))!;
     const cache = `${scope(c, [registry])}, ${IMMUTABLE.replace(/^public, /, '')}`;
     const etag = `"diff-${createHash('sha256')
       .update(
@@ -427,7 +450,10 @@ export function pageRoutes(): Hono<AppEnv> {
         name={p.template}
         from={a.version}
         to={b.version}
-        versions={pickable(versions, [a.version, b.version])}
+        versions={pickable(
+          (await d.versionsPage(registry.id, p.collection, p.template, 1, ROWS_PER_PAGE)).rows,
+          [a, b],
+        )}
         diff={diff}
       />,
       cache,
@@ -484,11 +510,11 @@ export function pageRoutes(): Hono<AppEnv> {
         return errorPage(c, error, list, 'Registries on this server');
       }
       const templatesPage = intParam(c, 'templates', 1, 1, 100_000);
-      const templates = await service.data.reads.templates(row.id);
-      if (templatesPage > pagesOf(templates.length)) {
+      const templates = await service.data.reads.templatesPage(row.id, templatesPage, ROWS_PER_PAGE);
+      if (templatesPage > pagesOf(templates.total)) {
         throw new DmError(
           'NOT_FOUND',
-          `${row.name} has ${templates.length} templates, ${pagesOf(templates.length)} page(s) of ${ROWS_PER_PAGE}: there is no page ${templatesPage}`,
+          `${row.name} has ${templates.total} templates, ${pagesOf(templates.total)} page(s) of ${ROWS_PER_PAGE}: there is no page ${templatesPage}`,
           { category: 'not-found' },
         );
       }
@@ -510,9 +536,11 @@ export function pageRoutes(): Hono<AppEnv> {
   return app;
 }
 
-/** The versions a picker offers: the newest ROWS_PER_PAGE and the ones `shown`, newest first. */
-function pickable(versions: VersionRow[], shown: string[]): string[] {
-  return versions.filter((v, i) => i < ROWS_PER_PAGE || shown.includes(v.version)).map((v) => v.version);
+/** The versions a picker offers: the newest ones (`newest`) and the ones `shown`, newest first. */
+function pickable(newest: VersionRow[], shown: VersionRow[]): string[] {
+  const offered = new Map(newest.map((v) => [v.version, v]));
+  for (const v of shown) if (!offered.has(v.version)) offered.set(v.version, v);
+  return newestFirst([...offered.values()]).map((v) => v.version);
 }
 
 function versionLinks(registry: string, p: TemplatePath, versions: VersionRow[]): Suggestion[] {
@@ -523,34 +551,54 @@ function versionLinks(registry: string, p: TemplatePath, versions: VersionRow[])
 }
 
 /** What to list on a not-found page: the registries, or the templates of the registry. */
+/** Most templates a not-found page lists or weighs (one page's work). */
+const SUGGESTIONS = 100;
+
 async function suggestionsFor(
   service: RegistryService,
   access: RequestAccess,
   p: TemplatePath,
   error: DmError,
-): Promise<[Suggestion[], string, Suggestion?]> {
+): Promise<[Suggestion[], string, Suggestion?, number?]> {
   const name = `${p.host}/${p.owner}/${p.repo}`;
   const registry = await service.catalog.registry(name);
   if (error.code === 'TEMPLATE_NOT_FOUND' && registry && access.canRead(registry)) {
-    const all = await service.data.reads.templates(registry.id);
-    const same = all.filter((t) => t.collection === p.collection);
-    const shown = same.length > 0 ? same : all;
-    const list = shown.map((t) => ({
+    // Work of one page, whatever the registry's size (docs/pages.md, "Not found"): the first
+    // templates of the collection (else of the registry), and the most similar name among the
+    // search's answer for the name (similar names for a typo, by store/similar-names.ts's rule).
+    const reads = service.data.reads;
+    const [inCollection, found] = await Promise.all([
+      reads.templatesIn(registry.id, p.collection, SUGGESTIONS),
+      reads.search({
+        q: p.template,
+        registry: registry.name,
+        page: 1,
+        limit: SUGGESTIONS,
+        reader: access.readable(),
+      }),
+    ]);
+    const shown =
+      inCollection.total > 0 ? inCollection : await reads.templatesPage(registry.id, 1, SUGGESTIONS);
+    const entry = (t: { collection: string; name: string }) => ({
       label: `${registry.name}/${t.collection ? `${t.collection}/` : ''}${t.name}`,
       href: templateUrl(registry.name, t.collection, t.name),
-    }));
-    // The most similar name, by the rule search uses for typos (store/similar-names.ts).
-    let best: { at: number; score: number } | undefined;
-    for (const [at, t] of shown.entries()) {
-      const score = similarity(p.template, t.name);
-      if (score >= SIMILARITY_THRESHOLD && (!best || score > best.score)) best = { at, score };
+    });
+    let best: { match: { collection: string; name: string }; score: number } | undefined;
+    for (const match of found.matches) {
+      if (match.registry !== registry.name) continue;
+      const score = similarity(p.template, match.name);
+      if (score < SIMILARITY_THRESHOLD) continue;
+      // Ties go to the collection asked for.
+      const sameCollection = match.collection === p.collection && best?.match.collection !== p.collection;
+      if (!best || score > best.score || (score === best.score && sameCollection)) best = { match, score };
     }
     return [
-      list,
-      same.length > 0
+      shown.rows.map(entry),
+      inCollection.total > 0
         ? `Templates in ${p.collection || 'the root collection'}`
         : `Templates in ${registry.name}`,
-      best ? list[best.at] : undefined,
+      best ? entry(best.match) : undefined,
+      shown.total,
     ];
   }
   const list = [...(await service.catalog.registries()).values()]

@@ -8,7 +8,7 @@ import { formatTemplateName, tryParseVersion } from '../../../client/src/referen
 import { printable } from '../../../client/src/registry/index.js';
 import type { QuarantineInfo } from '../../../client/src/wire/registry-api.js';
 import type { FileInfo } from '../api/shapes.js';
-import type { FindingRow, VersionRow } from '../store/contract.js';
+import type { FindingRow, RowsPage, VersionRow } from '../store/contract.js';
 import { CopyButton, Layout } from './layout.js';
 import { Markdown } from './markdown.js';
 import {
@@ -38,9 +38,9 @@ export interface TemplatePageProps {
   exact: boolean;
   version: VersionRow;
   latestVersion: string | null;
-  /** All versions (template page only): the page lists one ROWS_PER_PAGE slice, `versionsPage`. */
-  versions: VersionRow[];
-  /** Which slice of `versions` this page lists, from 1. */
+  /** The versions this page lists (template page only: one ROWS_PER_PAGE page, `versionsPage`) and how many. */
+  versions: RowsPage<VersionRow>;
+  /** Which page of the versions this is, from 1. */
   versionsPage: number;
   title: string | null;
   /** Markdown. */
@@ -264,11 +264,8 @@ export function TemplatePage(p: TemplatePageProps) {
   const full = formatTemplateName(splitName(p.registry, p.collection, p.name));
   const reference = referenceFor(full, p.version.version);
   const pin = `${full}:=${p.version.version}`;
-  const versionPages = pagesOf(p.versions.length);
-  const shownVersions = p.versions.slice(
-    (p.versionsPage - 1) * ROWS_PER_PAGE,
-    p.versionsPage * ROWS_PER_PAGE,
-  );
+  const versionPages = pagesOf(p.versions.total);
+  const shownVersions = p.versions.rows;
   return (
     <Layout title={p.exact ? `${p.name} ${p.version.version}` : p.name} copy>
       <p class="muted">
@@ -350,7 +347,7 @@ export function TemplatePage(p: TemplatePageProps) {
           )}
           {versionPages > 1 && (
             <p class="muted" id="versions-summary">
-              {`${p.versions.length} versions, newest first; ${ROWS_PER_PAGE} a page`}
+              {`${p.versions.total} versions, newest first; ${ROWS_PER_PAGE} a page`}
             </p>
           )}
           <Table

@@ -445,14 +445,39 @@ export interface StoredFile {
   content: Buffer;
 }
 
+/** One page of rows and how many there are in all. */
+export interface RowsPage<T> {
+  rows: T[];
+  total: number;
+}
+
 /**
- * The read queries both dialects answer (SQLite: this module; PostgreSQL: postgres/reads.ts), the same
- * rows in the same order; a test runs one suite of them against both.
+ * The read queries both dialects answer, written once in read-queries.ts over either runner; each
+ * dialect's reads.ts adds its search. The same rows in the same order; a test runs one suite of
+ * them against both.
  */
 export interface ReadStore {
   template(registryId: number, collection: string, name: string): Promise<TemplateRow | undefined>;
   /** The versions of a template, newest first. */
   versions(registryId: number, collection: string, name: string): Promise<VersionRow[]>;
+  /** One version of a template, by its exact version string. */
+  version(
+    registryId: number,
+    collection: string,
+    name: string,
+    version: string,
+  ): Promise<VersionRow | undefined>;
+  /**
+   * Page `page` (from 1) of `size` versions of a template, newest first as `versions` orders them,
+   * and how many it has: only the page's rows are read whole (docs/server.md, "Reads, written once").
+   */
+  versionsPage(
+    registryId: number,
+    collection: string,
+    name: string,
+    page: number,
+    size: number,
+  ): Promise<RowsPage<VersionRow>>;
   /** The sha256 of a file of a version, or undefined when the version has no such file. */
   fileSha256(versionId: number, path: string): Promise<string | undefined>;
   fileContent(versionId: number, path: string): Promise<Buffer | undefined>;
@@ -464,8 +489,12 @@ export interface ReadStore {
   versionContents(versionId: number): Promise<StoredFile[]>;
   /** Findings at or under a registry-relative directory, by path and code. */
   findingsUnder(registryId: number, dir: string): Promise<FindingRow[]>;
-  /** A registry's templates by collection and name. */
+  /** A registry's templates by collection and name (byte order). */
   templates(registryId: number): Promise<RegistryTemplateRow[]>;
+  /** Page `page` (from 1) of `size` of a registry's templates in the order of `templates`, and how many it has. */
+  templatesPage(registryId: number, page: number, size: number): Promise<RowsPage<RegistryTemplateRow>>;
+  /** The first `limit` templates of one collection of a registry, by name (byte order), and how many it has. */
+  templatesIn(registryId: number, collection: string, limit: number): Promise<RowsPage<RegistryTemplateRow>>;
   /** Every version of a registry with its digest, by collection, template and version (byte order). */
   versionList(registryId: number): Promise<ListedVersionRow[]>;
   search(options: SearchOptions): Promise<SearchPage>;

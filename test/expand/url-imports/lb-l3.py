@@ -1,9 +1,9 @@
 """A layer-3 load balancer: a target pool and a forwarding rule (after the DM sample)."""
 
+import lb_naming  # from the schema's imports, beside this file
+
 
 def GenerateConfig(context):
-  import lb_naming  # from the schema's imports, beside this file
-
   name = context.env['name']
   region = context.properties['zones'][0][:-2]
   return {'resources': [

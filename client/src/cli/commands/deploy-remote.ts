@@ -25,6 +25,37 @@ async function client(ctx: CommandContext) {
 
 const enc = encodeURIComponent;
 
+/**
+ * The configuration with every file its expansion reads (docs/manager.md, "Imports"): imports by
+ * URL come through the resolver chain `dm expand` uses (dm.lock beside the configuration, the
+ * cache, then the network), built only when the configuration has one.
+ */
+export async function payloadOf(
+  ctx: CommandContext,
+  arg: string,
+  name: string,
+  options: Record<string, unknown>,
+): ReturnType<typeof import('../../deploy/manager-client.js').configurationPayload> {
+  const [{ configurationPayload }, { lazyTemplateSource }] = await Promise.all([
+    import('../../deploy/manager-client.js'),
+    import('../../expand/local-template-source.js'),
+  ]);
+  const registry = lazyTemplateSource(async () => {
+    const { createRegistryTemplateSource } = await import('../../resolve/registry-template-source.js');
+    const { warner } = await import('../context.js');
+    return createRegistryTemplateSource({
+      config: ctx.config,
+      registryDirs: ctx.registryDirs,
+      configPath: arg,
+      warn: warner(ctx),
+    });
+  });
+  return configurationPayload(arg, name, {
+    importsDir: typeof options.importsDir === 'string' ? options.importsDir : undefined,
+    loadUrl: (url) => registry.load(url),
+  });
+}
+
 function progressLine(op: {
   status: string;
   progress: { action: string; level: number; total: number; done: number }[];
@@ -86,8 +117,7 @@ export async function remoteDeploy(
 ): Promise<
   (DryRunResult & { dryRun: true }) | (Awaited<ReturnType<typeof runOperation>> & { dryRun?: undefined })
 > {
-  const { configurationPayload } = await import('../../deploy/manager-client.js');
-  const configuration = await configurationPayload(arg, name);
+  const configuration = await payloadOf(ctx, arg, name, options);
   const timeout = Number(options.timeout ?? 300);
   const body = {
     configuration,

@@ -76,11 +76,13 @@ export async function expandForCommand(
     import('../../expand/local-template-source.js'),
   ]);
   engine.catch(() => {});
-  const [{ loadInput }, { enginesNamedIn, RenderSandbox }, { rendererSnapshotDir }] = await Promise.all([
-    import('../../input.js'),
-    import('../../expand/sandbox/render-sandbox.js'),
-    import('../../expand/sandbox/renderer-snapshot.js'),
-  ]);
+  const [{ loadInput }, { enginesNamedIn, RenderSandbox }, { rendererSnapshotDir }, { pythonRunnerDir }] =
+    await Promise.all([
+      import('../../input.js'),
+      import('../../expand/sandbox/render-sandbox.js'),
+      import('../../expand/sandbox/renderer-snapshot.js'),
+      import('../../expand/python/runner-cache.js'),
+    ]);
   const input =
     typeof given === 'string'
       ? loadInput(given, {
@@ -95,10 +97,12 @@ export async function expandForCommand(
   const properties = overrides.properties ?? (await propertiesOf(ctx));
   // The rendering processes the configuration names start now, beside the loading of the
   // engine and the parsing (the expansion starts any other it turns out to need).
-  // The Jinja renderer starts from its snapshot in dm's cache directory (docs/expansion.md, "Speed").
+  // The Jinja renderer starts from its snapshot in dm's cache directory, the Python runner from
+  // its compiled code there (docs/expansion.md, "Speed").
   const sandbox = new RenderSandbox({
     ...sandboxOptions(options),
     snapshots: rendererSnapshotDir(ctx.config.dirs.cache),
+    pythonRunners: pythonRunnerDir(ctx.config.dirs.cache),
   });
   sandbox.warm(
     enginesNamedIn(input.configuration!.content, input.path ? dirname(resolve(input.path)) : undefined),

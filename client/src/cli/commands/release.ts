@@ -230,10 +230,10 @@ export function registerReleaseCommands(program: Command): void {
         validateDeploymentName(name);
         const detailed = Boolean(options.detailedExitcode);
         if (ctx.config.managerUrl) {
-          const { configurationPayload } = await import('../../deploy/manager-client.js');
+          const { payloadOf } = await import('./deploy-remote.js');
           const properties = await propertiesOf(ctx);
           const body = {
-            configuration: await configurationPayload(arg!, name),
+            configuration: await payloadOf(ctx, arg!, name, options),
             ...(Object.keys(properties).length ? { properties } : {}),
           };
           const d = await (await remote(ctx)).request<DiffResult>(

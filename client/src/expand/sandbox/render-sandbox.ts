@@ -28,6 +28,7 @@ import {
   pythonIsolationFromEnv,
   unprivileged,
 } from '../python/boundary.js';
+import { compiledRunner } from '../python/runner-cache.js';
 import { PYTHON_RUNNER_SOURCE } from '../python/runner-source.js';
 import type { SchemaValidationMode, TemplateFile } from '../types.js';
 import {
@@ -67,6 +68,11 @@ export interface SandboxOptions {
    * rendererSnapshotDir: in dm's cache directory); without it the renderer starts from its file.
    */
   snapshots?: string;
+  /**
+   * Where the Python runner's compiled code is kept (python/runner-cache.ts, pythonRunnerDir: in
+   * dm's cache directory); without it the runner is compiled at every start.
+   */
+  pythonRunners?: string;
 }
 
 export interface TemplateRequest {
@@ -163,8 +169,10 @@ function answerData(answer: { data?: unknown; wire?: boolean }): unknown {
   return answer.wire ? fromWire(answer.data) : answer.data;
 }
 
-type WorkerOptions = Required<Omit<SandboxOptions, 'jinjaProcesses' | 'timings' | 'snapshots'>> &
-  Pick<SandboxOptions, 'snapshots'>;
+type WorkerOptions = Required<
+  Omit<SandboxOptions, 'jinjaProcesses' | 'timings' | 'snapshots' | 'pythonRunners'>
+> &
+  Pick<SandboxOptions, 'snapshots' | 'pythonRunners'>;
 
 interface Pending {
   resolve: (answer: Answer) => void;
@@ -482,10 +490,17 @@ function jinjaRendererOptions(memoryMb: number, snapshots: string | undefined): 
  * when dm runs as root, so that no file only root may read is readable and RLIMIT_NPROC bounds
  * its threads (docs/expansion.md, "Isolation").
  */
-export function pythonCommand(python: string, memoryMb: number): [string, string[], SpawnOptions] {
-  return [
+export function pythonCommand(
+  python: string,
+  memoryMb: number,
+  runners?: string,
+): [string, string[], SpawnOptions, Buffer?] {
+  // From the runner's compiled code when dm's cache keeps it: a bootstrap that reads it from
+  // stdin first (python/runner-cache.ts).
+  const compiled = compiledRunner(runners, python);
+  const command: [string, string[], SpawnOptions] = [
     python,
-    ['-I', '-c', PYTHON_RUNNER_SOURCE, String(memoryMb)],
+    ['-I', '-c', compiled ? compiled.bootstrap : PYTHON_RUNNER_SOURCE, String(memoryMb)],
     {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' },
@@ -493,6 +508,21 @@ export function pythonCommand(python: string, memoryMb: number): [string, string
       ...unprivileged(),
     },
   ];
+  return compiled ? [...command, compiled.code] : command;
+}
+
+/** Starts the Python process of pythonCommand: its compiled runner, if any, goes first on stdin. */
+function spawnPython([command, args, options, code]: ReturnType<typeof pythonCommand>): ChildProcess {
+  const child = spawn(command, args, options);
+  // A process gone meanwhile: its exit is what reports it.
+  child.stdin?.on('error', () => {});
+  if (code) child.stdin?.write(code);
+  return child;
+}
+
+/** The key of an early Python process: its command (the code on stdin is the bootstrap's). */
+function pythonKey([command, args, options]: ReturnType<typeof pythonCommand>): string {
+  return `python\0${JSON.stringify([command, args, options])}`;
 }
 
 /**
@@ -570,7 +600,7 @@ function takeEarly(key: string): EarlyProcess | undefined {
  */
 export function startRenderersEarly(
   engines: { jinja?: boolean; python?: boolean },
-  options: Pick<SandboxOptions, 'memoryMb' | 'python' | 'snapshots'> = {},
+  options: Pick<SandboxOptions, 'memoryMb' | 'python' | 'snapshots' | 'pythonRunners'> = {},
 ): void {
   const memoryMb = options.memoryMb ?? DEFAULT_MEMORY_MB;
   if (engines.jinja) {
@@ -580,9 +610,8 @@ export function startRenderersEarly(
     keep(`jinja\0${JSON.stringify(fork)}`, { child: forked.child, forked, dead: false });
   }
   if (engines.python) {
-    const command = pythonCommand(options.python ?? DEFAULT_PYTHON, memoryMb);
-    const child = spawn(...command);
-    keep(`python\0${JSON.stringify(command)}`, { child, dead: false });
+    const command = pythonCommand(options.python ?? DEFAULT_PYTHON, memoryMb, options.pythonRunners);
+    keep(pythonKey(command), { child: spawnPython(command), dead: false });
   }
 }
 
@@ -684,8 +713,8 @@ class PythonWorker extends Worker {
   }
 
   protected start(): Promise<ChildProcess> {
-    const command = pythonCommand(this.options.python, this.options.memoryMb);
-    const child = takeEarly(`python\0${JSON.stringify(command)}`)?.child ?? spawn(...command);
+    const command = pythonCommand(this.options.python, this.options.memoryMb, this.options.pythonRunners);
+    const child = takeEarly(pythonKey(command))?.child ?? spawnPython(command);
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-2000);
@@ -817,6 +846,7 @@ export class RenderSandbox {
       python: options.python ?? DEFAULT_PYTHON,
       pythonIsolation: options.pythonIsolation ?? pythonIsolationFromEnv(),
       ...(options.snapshots !== undefined ? { snapshots: options.snapshots } : {}),
+      ...(options.pythonRunners !== undefined ? { pythonRunners: options.pythonRunners } : {}),
     };
     this.jinjaProcesses = Math.max(1, options.jinjaProcesses ?? 1);
     this.timed = options.timings ? { time: true } : {};

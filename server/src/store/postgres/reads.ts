@@ -1,49 +1,27 @@
-// PostgreSQL only: the ReadStore over the pool, with the tsvector/pg_trgm search; the SQL text both dialects run is in ../reads.ts.
+// PostgreSQL only: the ReadStore's search (tsvector lexemes held per registry, pg_trgm) added to the reads written once (../read-queries.ts).
 /**
- * The read queries on PostgreSQL (the ReadStore of reads.ts; docs/server.md, "Store"): the same
- * rows in the same order as SQLite's (text ordered `COLLATE "C"`, byte order like SQLite's), and the
- * search over the generated `templates.search` vector: every word of the query must match as a
- * prefix (`word:*`) a lexeme of it. The words are matched in memory against each registry's held
- * lexemes (postgres/search.ts, loaded again in the background when the registry's generation changes,
- * the GIN prefix scan answering meanwhile; it was most of each query's time). Like SQLite's, the candidate set is bounded (CANDIDATES, plus
- * the exactly named templates), then ranked in the process by the rule SQLite's search has
- * (search.ts `rankCandidates`: exact name, name prefix, by-field score, name). When nothing
- * matches, names within trigram distance of the query (pg_trgm) are the answer, so `rediss` still
- * finds `redis`, with the most similar name as `didYouMean` (SQLite: similar-names.ts, the same
- * rule). The caller's visible registries (store/visibility.ts) are applied before the bound, so
- * totals and facets count only what the caller may see.
+ * The search on PostgreSQL (docs/server.md, "Store"); every other read is ../read-queries.ts over
+ * postgres/runner.ts. The search runs over the generated `templates.search` vector: every word of
+ * the query must match as a prefix (`word:*`) a lexeme of it. The words are matched in memory
+ * against each registry's held lexemes (postgres/search.ts, loaded again in the background when the
+ * registry's generation changes, the GIN prefix scan answering meanwhile; it was most of each
+ * query's time). Like SQLite's, the candidate set is bounded (CANDIDATES, plus the exactly named
+ * templates), then ranked in the process by the rule SQLite's search has (search.ts
+ * `rankCandidates`: exact name, name prefix, by-field score, name). When nothing matches, names
+ * within trigram distance of the query (pg_trgm) are the answer, so `rediss` still finds `redis`,
+ * with the most similar name as `didYouMean` (SQLite: similar-names.ts, the same rule). The
+ * caller's visible registries (store/visibility.ts) are applied before the bound, so totals and
+ * facets count only what the caller may see.
  */
 
-import type { MerkleHashStore } from '../../../../client/src/integrity/index.js';
-import { SqlHashStore } from '../checksum-log.js';
 import type {
-  CheckpointRow,
-  FindingRow,
-  FirstSeenRow,
-  ListedVersionRow,
-  QuarantineRow,
-  ReadStore,
   RegistryGeneration,
-  RegistryTemplateRow,
   SearchCounters,
   SearchOptions,
   SearchPage,
-  StoredFile,
-  SyncRow,
   TemplateMatch,
-  TemplateRow,
-  VersionRow,
 } from '../contract.js';
-import {
-  FIRST_SEEN_AT_SQL,
-  LATEST_CHECKPOINT_SQL,
-  MAX_INLINE_BYTES,
-  NEWEST_RECORD_SQL,
-  newestFirst,
-  OPEN_QUARANTINES_SQL,
-  quarantineRows,
-  SYNC_HISTORY,
-} from '../reads.js';
+import { SqlReads } from '../read-queries.js';
 import { CANDIDATES, type PageExtra, queryWords, rankCandidates, searchPage } from '../search.js';
 import { visibleRegistriesPg } from '../visibility.js';
 import type { PostgresStore } from './open.js';
@@ -97,140 +75,17 @@ function sameRegistries(a: readonly PgRegistryRow[], b: readonly PgRegistryRow[]
   return true;
 }
 
-export class PostgresReads implements ReadStore {
+export class PostgresReads extends SqlReads {
   /** The search's word match, held per registry generation (postgres/search.ts). */
   private readonly words: PgTemplateWords;
 
   constructor(private readonly store: PostgresStore) {
+    super(postgresRunner(store));
     this.words = new PgTemplateWords(store);
   }
 
   private async rows<T>(text: string, values: unknown[]): Promise<T[]> {
     return (await this.store.pool.query({ text, values })).rows as T[];
-  }
-
-  async template(registryId: number, collection: string, name: string): Promise<TemplateRow | undefined> {
-    const [row] = await this.rows<TemplateRow>(
-      `SELECT latest_version AS "latestVersion", title, description FROM templates
-       WHERE registry_id = $1 AND collection = $2 AND name = $3`,
-      [registryId, collection, name],
-    );
-    return row;
-  }
-
-  async versions(registryId: number, collection: string, name: string): Promise<VersionRow[]> {
-    return newestFirst(
-      (
-        await this.rows<Omit<VersionRow, 'firstSeenAt'> & { firstSeenAt: string | null }>(
-          `SELECT v.id, v.version, v.kind, v.digest, v.dir, v.template_file AS "templateFile",
-                v.schema_file AS "schemaFile", v.has_example AS "hasExample",
-                v.removed_upstream_at IS NOT NULL AS "removedUpstream", ${FIRST_SEEN_AT_SQL} AS "firstSeenAt"
-         FROM versions v JOIN templates t ON t.id = v.template_id JOIN registries r ON r.id = t.registry_id
-         WHERE t.registry_id = $1 AND t.collection = $2 AND t.name = $3`,
-          [registryId, collection, name],
-        )
-      ).map((r) => ({ ...r, firstSeenAt: r.firstSeenAt === null ? null : Number(r.firstSeenAt) })),
-    );
-  }
-
-  async fileSha256(versionId: number, path: string): Promise<string | undefined> {
-    const [row] = await this.rows<{ sha256: string }>(
-      'SELECT sha256 FROM version_files WHERE version_id = $1 AND path = $2',
-      [versionId, path],
-    );
-    return row?.sha256;
-  }
-
-  async fileContent(versionId: number, path: string): Promise<Buffer | undefined> {
-    const [row] = await this.rows<{ content: Buffer }>(
-      `SELECT f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256
-       WHERE vf.version_id = $1 AND vf.path = $2`,
-      [versionId, path],
-    );
-    return row?.content;
-  }
-
-  async inlineText(versionId: number, path: string): Promise<string | undefined> {
-    const [row] = await this.rows<{ content: Buffer }>(
-      `SELECT f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256
-       WHERE vf.version_id = $1 AND vf.path = $2 AND vf.size <= ${MAX_INLINE_BYTES}`,
-      [versionId, path],
-    );
-    return row ? row.content.toString('utf8') : undefined;
-  }
-
-  async schemaJson(versionId: number): Promise<string> {
-    const [row] = await this.rows<{ json: string | null }>(
-      'SELECT schema_json AS json FROM versions WHERE id = $1',
-      [versionId],
-    );
-    return row?.json ?? 'null';
-  }
-
-  async versionContents(versionId: number): Promise<StoredFile[]> {
-    return this.rows<StoredFile>(
-      `SELECT vf.path, f.content FROM version_files vf JOIN files f ON f.sha256 = vf.sha256
-       WHERE vf.version_id = $1 ORDER BY vf.path COLLATE "C"`,
-      [versionId],
-    );
-  }
-
-  async findingsUnder(registryId: number, dir: string): Promise<FindingRow[]> {
-    return this.rows<FindingRow>(
-      `SELECT code, severity, path, message FROM findings
-       WHERE registry_id = $1 AND (path = $2 OR left(path, length($2) + 1) = $2 || '/')
-       ORDER BY path COLLATE "C", code COLLATE "C"`,
-      [registryId, dir],
-    );
-  }
-
-  async templates(registryId: number): Promise<RegistryTemplateRow[]> {
-    return this.rows<RegistryTemplateRow>(
-      `SELECT collection, name, latest_version AS "latestVersion", title FROM templates
-       WHERE registry_id = $1 ORDER BY collection COLLATE "C", name COLLATE "C"`,
-      [registryId],
-    );
-  }
-
-  async versionList(registryId: number): Promise<ListedVersionRow[]> {
-    return this.rows<ListedVersionRow>(
-      `SELECT t.collection, t.name AS template, v.version, v.digest
-       FROM versions v JOIN templates t ON t.id = v.template_id
-       WHERE t.registry_id = $1 ORDER BY t.collection COLLATE "C", t.name COLLATE "C", v.version COLLATE "C"`,
-      [registryId],
-    );
-  }
-
-  async syncs(registryId: number): Promise<SyncRow[]> {
-    const rows = await this.rows<SyncRow & { startedAt: string; finishedAt: string | null }>(
-      `SELECT id, "trigger", status, started_at AS "startedAt", finished_at AS "finishedAt", replica,
-              api_requests AS "apiRequests", error
-       FROM syncs WHERE registry_id = $1 ORDER BY id DESC LIMIT ${SYNC_HISTORY}`,
-      [registryId],
-    );
-    // bigint columns arrive as text.
-    return rows.map((r) => ({
-      ...r,
-      startedAt: Number(r.startedAt),
-      finishedAt: r.finishedAt === null ? null : Number(r.finishedAt),
-    }));
-  }
-  logHashes(): MerkleHashStore {
-    return new SqlHashStore(postgresRunner(this.store));
-  }
-
-  async latestCheckpoint(): Promise<CheckpointRow | undefined> {
-    const [row] = await this.rows<{ size: string; note: string }>(LATEST_CHECKPOINT_SQL, []);
-    return row ? { size: Number(row.size), note: row.note } : undefined;
-  }
-
-  async newestRecord(template: string, version: string): Promise<FirstSeenRow | undefined> {
-    const [row] = await this.rows<FirstSeenRow>(NEWEST_RECORD_SQL, [template, version]);
-    return row ? { ...row, logIndex: Number(row.logIndex), registryId: Number(row.registryId) } : undefined;
-  }
-
-  async openQuarantines(registryId: number): Promise<QuarantineRow[]> {
-    return quarantineRows(await this.rows(OPEN_QUARANTINES_SQL, [registryId]));
   }
 
   /**

@@ -112,6 +112,14 @@ export const templates = pgTable(
     // The search's exact-name tier (postgres/reads.ts), and its listing order for an empty query.
     index('templates_lower_name_idx').on(sql`lower(${t.name})`),
     index('templates_name_order_idx').on(sql`${t.name} COLLATE "C"`, sql`${t.collection} COLLATE "C"`),
+    // The search's stepped load of a registry's rows (registry_id = $1 AND id > $2 ORDER BY id).
+    index('templates_registry_id_idx').on(t.registryId, t.id),
+    // A registry page's templates in byte order (store/read-queries.ts templatesPage).
+    index('templates_registry_order_idx').on(
+      t.registryId,
+      sql`${t.collection} COLLATE "C"`,
+      sql`${t.name} COLLATE "C"`,
+    ),
   ],
 );
 

@@ -1,0 +1,2 @@
+CREATE INDEX "templates_registry_id_idx" ON "templates" USING btree ("registry_id","id");--> statement-breakpoint
+CREATE INDEX "templates_registry_order_idx" ON "templates" USING btree ("registry_id","collection" COLLATE "C","name" COLLATE "C");
