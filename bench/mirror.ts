@@ -27,17 +27,16 @@ import autocannon from 'autocannon';
 import { sha256Hex } from '../client/src/registry/digest.js';
 import { exportBundle, importBundle } from '../server/src/mirror/bundle.js';
 import { readBundle } from '../server/src/mirror/bundle-format.js';
-import type { AddedVersion } from '../server/src/store/contract.js';
 import type { StoreHandle } from '../server/src/store/open-store.js';
 import { openPostgresStore } from '../server/src/store/postgres/open.js';
 import { addVersions } from '../server/src/store/sqlite/add-versions.js';
 import { openStore } from '../server/src/store/sqlite/open.js';
 import { startFaultProxy } from '../test/support/fault-proxy.js';
-import { jinjaVersion } from '../test/support/jinja-version.js';
 import { type PostgresCluster, postgresBinaries, startPostgres } from '../test/support/postgres.js';
 import { startRegistry } from '../test/support/registry-server.js';
 import { repoRoot } from '../test/support/run-cli.js';
-import { percentile, WORDS } from './generated-index.js';
+import { percentile } from './generated-index.js';
+import { generatedVersions } from './generated-versions.js';
 
 const REGISTRY = 'github.com/dm-samples/templates';
 
@@ -169,24 +168,7 @@ async function bundleFigures(
  * ~1 KB schema, all distinct), stored with addVersions, then bundleFigures.
  */
 async function generatedBundles(dir: string, count: number, into: Target[], rounds: number): Promise<void> {
-  let seed = 42;
-  const random = () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x7fffffff;
-  };
-  const words = (n: number) =>
-    Array.from({ length: n }, () => WORDS[Math.floor(random() * WORDS.length)]).join(' ');
-  const content = new Map<string, Buffer>();
-  const versions: AddedVersion[] = [];
-  for (let i = 0; i < count; i++) {
-    const template = `t${i % 100}`;
-    const version = `v1.${Math.floor(i / 100)}.0`;
-    const body = Buffer.from(
-      `resources:\n- name: {{ env["name"] }}-${i}\n  type: ${template}\n  # ${words(1300)}\n`,
-    );
-    const schema = Buffer.from(`info:\n  title: ${template} ${version}\n  description: ${words(150)}\n`);
-    versions.push(jinjaVersion(template, version, { body, schema }, content));
-  }
+  const { versions, content } = generatedVersions(count);
   const source = openStore(join(dir, 'gen-a.db'));
   try {
     addVersions(

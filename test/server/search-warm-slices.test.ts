@@ -4,9 +4,10 @@
  * trigram index and, on PostgreSQL, sorting the lexemes once blocked the event loop for hundreds
  * of milliseconds at 100,000 templates, and an unrelated request (a resolve) waited behind them.
  * On both databases, a warm of 40,000 templates is measured turn by turn: the longest stretch of
- * the process's CPU between two turns of the event loop must be a small part of the warm's CPU
- * (CPU time, not wall-clock: a busy machine's descheduling does not count). Then the held rows
- * must answer a search exactly as they did (the slices change when, not what).
+ * CPU between two turns of the event loop must be a small part of the warm's CPU (CPU time of the
+ * main thread where Node tells it, else of the process; not wall-clock: a busy machine's
+ * descheduling does not count). Then the held rows must answer a search exactly as they did (the
+ * slices change when, not what).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,6 +27,14 @@ import { DIALECTS, postgresDatabase } from './helpers.js';
 
 const TEMPLATES = 40_000;
 
+/**
+ * CPU time of the main thread where Node tells it (22 and later), else of the process: then the
+ * GC's helper threads count too, and a stretch with a parallel collection in it looks longer.
+ */
+const threadCpu = (process as { threadCpuUsage?: (since?: NodeJS.CpuUsage) => NodeJS.CpuUsage })
+  .threadCpuUsage;
+const cpuUsage = (since?: NodeJS.CpuUsage) =>
+  threadCpu ? threadCpu.call(process, since) : process.cpuUsage(since);
 const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
 
 /** `work`'s CPU time and the longest CPU stretch between two turns of the event loop while it ran. */
@@ -35,19 +44,19 @@ async function stretches(
   let longest = 0;
   let turns = 0;
   let running = true;
-  let last = process.cpuUsage();
+  let last = cpuUsage();
   const turn = () => {
-    longest = Math.max(longest, cpuMs(process.cpuUsage(last)));
-    last = process.cpuUsage();
+    longest = Math.max(longest, cpuMs(cpuUsage(last)));
+    last = cpuUsage();
     turns++;
     if (running) setImmediate(turn);
   };
-  const start = process.cpuUsage();
+  const start = cpuUsage();
   setImmediate(turn);
   await work();
   running = false;
-  longest = Math.max(longest, cpuMs(process.cpuUsage(last)));
-  return { total: cpuMs(process.cpuUsage(start)), longest, turns };
+  longest = Math.max(longest, cpuMs(cpuUsage(last)));
+  return { total: cpuMs(cpuUsage(start)), longest, turns };
 }
 
 const QUERIES = ['re', 'redis cache', 'zookeeper gateway autoscaler', 'redis-cache-7', 'redsi', ''];
@@ -57,7 +66,19 @@ interface Searcher {
   search(q: string): Promise<SearchPage> | SearchPage;
 }
 
-async function checkSlices(make: () => Searcher, generations: RegistryGeneration[]): Promise<string> {
+/**
+ * The longest stretch's share of the warm at most, per database. What is left of it is the
+ * collector's, not the warm's own work: a mark-compact pause (60 ms with a 220 MB heap, PostgreSQL's
+ * rows holding their lexemes) or, on SQLite, a scavenge; measured at load 8-19 on two cores: 3-8% on
+ * SQLite (before its terms and rows were read for a slice at a time: up to 12%), 4-10% on PostgreSQL.
+ */
+const MAX_SHARE = { sqlite: 0.12, postgres: 0.16 };
+
+async function checkSlices(
+  make: () => Searcher,
+  generations: RegistryGeneration[],
+  maxShare: number,
+): Promise<string> {
   // The answers of a searcher whose rows were loaded by its first search (no warm: at once).
   const reference = make();
   const expected: SearchPage[] = [];
@@ -66,7 +87,7 @@ async function checkSlices(make: () => Searcher, generations: RegistryGeneration
   const measured = await stretches(() => searcher.warm(generations));
   const share = measured.longest / measured.total;
   assert.ok(
-    measured.turns >= 20 && share < 0.2,
+    measured.turns >= 20 && share < maxShare,
     `the warm's longest stretch without a turn of the event loop was ${measured.longest.toFixed(1)} ms of CPU, ` +
       `${(share * 100).toFixed(0)}% of its ${measured.total.toFixed(0)} ms (${measured.turns} turns)`,
   );
@@ -92,13 +113,17 @@ for (const dialect of DIALECTS)
             .prepare('SELECT id, generation FROM registries')
             .all() as RegistryGeneration[];
           t.diagnostic(
-            await checkSlices(() => {
-              const search = new TemplateSearch(store);
-              return {
-                warm: (g) => search.warm(g),
-                search: (q) => search.search({ q, page: 1, limit: 20, reader: PUBLIC_READER }),
-              };
-            }, generations),
+            await checkSlices(
+              () => {
+                const search = new TemplateSearch(store);
+                return {
+                  warm: (g) => search.warm(g),
+                  search: (q) => search.search({ q, page: 1, limit: 20, reader: PUBLIC_READER }),
+                };
+              },
+              generations,
+              MAX_SHARE.sqlite,
+            ),
           );
         } finally {
           store.close();
@@ -115,13 +140,17 @@ for (const dialect of DIALECTS)
             await store.pool.query<RegistryGeneration>('SELECT id, generation FROM registries')
           ).rows;
           t.diagnostic(
-            await checkSlices(() => {
-              const reads = new PostgresReads(store);
-              return {
-                warm: (g) => reads.warm(g),
-                search: (q) => reads.search({ q, page: 1, limit: 20, reader: PUBLIC_READER }),
-              };
-            }, generations),
+            await checkSlices(
+              () => {
+                const reads = new PostgresReads(store);
+                return {
+                  warm: (g) => reads.warm(g),
+                  search: (q) => reads.search({ q, page: 1, limit: 20, reader: PUBLIC_READER }),
+                };
+              },
+              generations,
+              MAX_SHARE.postgres,
+            ),
           );
         } finally {
           await store.close();

@@ -21,7 +21,9 @@ import {
   batchesOf,
   type Flow,
   insertRowsFlow,
+  type KeyedRead,
   listParam,
+  lookupFlow,
   rowsOf,
   type SqlDialect,
   type Step,
@@ -166,7 +168,7 @@ export function* addVersionsFlow(
     const [reg] = yield* rowsOf<{ id: number }>('SELECT id FROM registries WHERE name = $1', [registry.name]);
     const registryId = reg!.id;
     const stored = yield* storedDigests(d, registryId, versions);
-    const { todo, unchanged } = sortAdded(registry.name, versions, (v) => stored.get(versionKey(v)));
+    const { todo, unchanged } = sortAdded(registry.name, versions, (v) => stored.get(v));
     // The mirror's own first-seen record (docs/integrity-store.md §6): a version whose digest
     // differs from the one first seen here is quarantined, not added.
     const plan = yield* addedFirstSeenFlow(
@@ -205,41 +207,48 @@ export function* addVersionsFlow(
   return total;
 }
 
-/** The stored digest of each of `versions` that exists in the registry, by versionKey. */
+/** The stored digest of a version (`$2`: the registry's id), by key. */
+const STORED_DIGEST: KeyedRead = {
+  keys: [
+    ['collection', 'text'],
+    ['template', 'text'],
+    ['version', 'text'],
+  ],
+  sql: (keys) => `SELECT k.at, v.digest
+    FROM ${keys} CROSS JOIN templates t CROSS JOIN versions v
+    WHERE t.registry_id = $2 AND t.collection = k.collection AND t.name = k.template
+      AND v.template_id = t.id AND v.version = k.version`,
+};
+
+/** The stored digest of each of `versions` that exists in the registry. */
 function* storedDigests(
   d: SqlDialect,
   registryId: number,
   versions: readonly AddedVersion[],
-): Flow<Map<string, string>> {
-  const stored = new Map<string, string>();
-  const sql = `SELECT k.collection, k.template, k.version, v.digest
-    FROM ${d.list('$1', 'k', [
-      ['collection', 'text'],
-      ['template', 'text'],
-      ['version', 'text'],
-    ])}
-    CROSS JOIN templates t CROSS JOIN versions v
-    WHERE t.registry_id = $2 AND t.collection = k.collection AND t.name = k.template
-      AND v.template_id = t.id AND v.version = k.version`;
-  for (const batch of batchesOf(versions)) {
-    const found = yield* rowsOf<{ collection: string; template: string; version: string; digest: string }>(
-      sql,
-      [listParam(batch.map((v) => [v.collection, v.template, v.version])), registryId],
-    );
-    for (const r of found) stored.set(versionKey(r), r.digest);
-  }
-  return stored;
+): Flow<Map<AddedVersion, string>> {
+  const found = yield* lookupFlow<{ at: number; digest: string }>(
+    d,
+    STORED_DIGEST,
+    versions.map((v) => [v.collection, v.template, v.version]),
+    [registryId],
+  );
+  return new Map(found.map((r) => [versions[r.at]!, r.digest]));
 }
+
+/** Whether the store holds content, by its sha256. */
+const STORED_CONTENT: KeyedRead = {
+  keys: [['sha256', 'text']],
+  sql: (keys) => `SELECT k.at FROM ${keys} CROSS JOIN files f WHERE f.sha256 = k.sha256`,
+};
 
 /** Which of `shas` the store holds. */
 export function* storedContent(d: SqlDialect, shas: readonly string[]): Flow<Set<string>> {
-  const stored = new Set<string>();
-  const sql = `SELECT f.sha256 FROM ${d.list('$1', 'w', [['sha256', 'text']])} CROSS JOIN files f WHERE f.sha256 = w.sha256`;
-  for (const batch of batchesOf(shas)) {
-    const found = yield* rowsOf<{ sha256: string }>(sql, [listParam(batch.map((sha) => [sha]))]);
-    for (const r of found) stored.add(r.sha256);
-  }
-  return stored;
+  const found = yield* lookupFlow<{ at: number }>(
+    d,
+    STORED_CONTENT,
+    shas.map((sha) => [sha]),
+  );
+  return new Set(found.map((r) => shas[r.at]!));
 }
 
 /** Stores the content of `versions` the database lacks, once each. */
@@ -274,6 +283,16 @@ function* insertContent(
   );
 }
 
+/** A template's row (`$2`: the registry's id), by key. */
+const STORED_TEMPLATE: KeyedRead = {
+  keys: [
+    ['collection', 'text'],
+    ['name', 'text'],
+  ],
+  sql: (keys) => `SELECT k.at, t.id, t.latest_version AS "latestVersion"
+    FROM ${keys} CROSS JOIN templates t WHERE t.registry_id = $2 AND t.collection = k.collection AND t.name = k.name`,
+};
+
 /**
  * The template row of each of `versions` (by templateKey), inserted when new; a template's latest
  * version, title, description and search row end as the last of its versions that took latest
@@ -290,20 +309,13 @@ function* writeTemplates(
     string,
     { id: number | undefined; latestVersion: string | null; takes?: AddedVersion }
   >();
-  const find = `SELECT t.id, t.collection, t.name, t.latest_version AS "latestVersion"
-    FROM ${d.list('$1', 'k', [
-      ['collection', 'text'],
-      ['name', 'text'],
-    ])} CROSS JOIN templates t WHERE t.registry_id = $2 AND t.collection = k.collection AND t.name = k.name`;
-  for (const batch of batchesOf(keys)) {
-    const found = yield* rowsOf<{
-      id: number;
-      collection: string;
-      name: string;
-      latestVersion: string | null;
-    }>(find, [listParam(batch.map((v) => [v.collection, v.template])), registryId]);
-    for (const r of found) rows.set(templateKey({ collection: r.collection, template: r.name }), r);
-  }
+  const found = yield* lookupFlow<{ at: number; id: number; latestVersion: string | null }>(
+    d,
+    STORED_TEMPLATE,
+    keys.map((v) => [v.collection, v.template]),
+    [registryId],
+  );
+  for (const r of found) rows.set(templateKey(keys[r.at]!), { id: r.id, latestVersion: r.latestVersion });
   const created: AddedVersion[] = [];
   for (const v of versions) {
     const row = rows.get(templateKey(v));

@@ -20,7 +20,8 @@ import {
 } from '../indexer/build-index.js';
 import { appendRecordsFlow } from './checksum-log.js';
 import type { QuarantineEvent } from './contract.js';
-import { batchesOf, type Flow, insertRowsFlow, listParam, rowsOf, type SqlDialect } from './sql.js';
+import type { Flow, KeyedRead, SqlDialect } from './sql.js';
+import { batchesOf, insertRowsFlow, listParam, lookupFlow, rowsOf } from './sql.js';
 
 /** The served version of a key, as the store holds it (for the decision: id, digest, tree SHA). */
 export interface ServedDigest {
@@ -474,6 +475,16 @@ export function* firstSeenFlow(
   return plan;
 }
 
+/** The newest first-seen digest of a version, by key. */
+const NEWEST_FIRST_SEEN: KeyedRead = {
+  keys: [
+    ['template', 'text'],
+    ['version', 'text'],
+  ],
+  sql: (keys) => `SELECT k.at, f.digest FROM ${keys} CROSS JOIN first_seen f
+      WHERE f.id = (SELECT max(n.id) FROM first_seen n WHERE n.template = k.template AND n.version = k.version)`,
+};
+
 /**
  * The first-seen step of adding versions without a swap (a mirror's pull-through or sync, a bundle
  * import; docs/integrity-store.md §6), inside the caller's transaction: a version never seen is
@@ -486,20 +497,9 @@ export function* addedFirstSeenFlow<V extends AddedKey>(
   meta: FirstSeenMeta,
   versions: readonly V[],
 ): Flow<AddedPlan<V>> {
-  const firsts = new Map<string, string>();
-  const newest = `SELECT f.template, f.version, f.digest FROM first_seen f WHERE f.id IN (
-      SELECT max(n.id) FROM ${d.list('$1', 'k', [
-        ['template', 'text'],
-        ['version', 'text'],
-      ])} CROSS JOIN first_seen n WHERE n.template = k.template AND n.version = k.version
-      GROUP BY n.template, n.version)`;
-  for (const batch of batchesOf(versions)) {
-    const keys = batch.map((v) => [canonicalTemplate(meta.registry, v.collection, v.template), v.version]);
-    const found = yield* rowsOf<{ template: string; version: string; digest: string }>(newest, [
-      listParam(keys),
-    ]);
-    for (const r of found) firsts.set(`${r.template}@${r.version}`, r.digest);
-  }
+  const keys = versions.map((v) => [canonicalTemplate(meta.registry, v.collection, v.template), v.version]);
+  const found = yield* lookupFlow<{ at: number; digest: string }>(d, NEWEST_FIRST_SEEN, keys);
+  const firsts = new Map(found.map((r) => [`${keys[r.at]![0]}@${keys[r.at]![1]}`, r.digest]));
   const plan = planAdded(meta, versions, (template, version) => firsts.get(`${template}@${version}`));
   if (plan.records.length > 0) {
     const { fromSize } = yield* appendRecordsFlow(d, plan.records, undefined, meta.now);

@@ -6,6 +6,7 @@
  * are of. An arrangement is made aside in slices (slices.ts), then held in one step: a query sees
  * the previous arrangement or the next one, never half of one.
  */
+import { type NameIndex, SimilarNames } from './similar-names.js';
 import { type Steps, sortInSlices } from './slices.js';
 
 /** What a held row has on both dialects. */
@@ -17,6 +18,51 @@ export interface HeldRowBase {
   lowerName: string;
   /** Position of the row in the order by name, collection and id of every held row. */
   order: number;
+}
+
+/** A matched template, the same on both dialects: what the ranking and the facets read. */
+export interface MatchRow {
+  id: number;
+  name: string;
+  collection: string;
+  title: string | null;
+  registryId: number;
+  lowerName: string;
+  lowerTitle: string;
+  lowerCollection: string;
+}
+
+/** A held template (sqlite/search.ts, postgres/search.ts). */
+export interface HeldRow extends MatchRow, HeldRowBase {}
+
+/** A template row as read for holding. */
+export type ReadRow = Pick<HeldRow, 'id' | 'name' | 'collection' | 'title' | 'registryId'>;
+
+/**
+ * Makes read rows held rows, with their lower-cased forms. Collections are few: each is held as
+ * one string (less memory; counting facets hashes the same few), so one of these serves a load.
+ */
+export class HeldRowMaker {
+  private readonly collections = new Map<string, { collection: string; lower: string }>();
+
+  of(r: ReadRow): HeldRow {
+    let c = this.collections.get(r.collection);
+    if (!c) {
+      c = { collection: r.collection, lower: r.collection.toLowerCase() };
+      this.collections.set(r.collection, c);
+    }
+    return {
+      id: r.id,
+      name: r.name,
+      collection: c.collection,
+      title: r.title,
+      registryId: r.registryId,
+      lowerName: r.name.toLowerCase(),
+      lowerTitle: (r.title ?? '').toLowerCase(),
+      lowerCollection: c.lower,
+      order: 0,
+    };
+  }
 }
 
 /** A registry's held rows at one generation. */
@@ -84,6 +130,40 @@ export function* arrange<H extends HeldGeneration<HeldRowBase>>(
 export function numberRows(arranged: { ordered: readonly HeldRowBase[] }): void {
   const { ordered } = arranged;
   for (let i = 0; i < ordered.length; i++) ordered[i]!.order = i;
+}
+
+/**
+ * The arrangement every search reads now (both dialects), and the names' trigram index
+ * (similar-names.ts) of its rows, built with it or on first use. `hold` replaces it in one step: a
+ * query sees the previous arrangement or the next one, never half of one.
+ */
+export class HeldRows<H extends HeldGeneration<HeldRow>> {
+  /** Each registry's rows, by registry id. */
+  registries = new Map<number, H>();
+  /** Every held row by `order`. */
+  ordered: HeldRow[] = [];
+  /** The held rows by lower-cased name (the exact-name tier), in `order`. */
+  byLowerName = new Map<string, HeldRow[]>();
+  /** The registries' ids and generations the rows are of, e.g. `1:4,2:7`. */
+  version = '';
+  /** Registry generations loaded (each read once), for the tests and the bench. */
+  loads = 0;
+  readonly names = new SimilarNames<HeldRow>(
+    () => this.version,
+    // In name, collection and id order (the order similar names are ranked in).
+    () => this.ordered,
+  );
+
+  /** Holds an arrangement made aside, `loaded` registry generations of it new. */
+  hold(arranged: Arranged<HeldRow, H>, names: NameIndex<HeldRow> | undefined, loaded: number): void {
+    numberRows(arranged);
+    this.registries = arranged.registries;
+    this.ordered = arranged.ordered;
+    this.byLowerName = arranged.byLowerName;
+    this.version = arranged.version;
+    this.loads += loaded;
+    if (names) this.names.hold(names, arranged.version);
+  }
 }
 
 /**

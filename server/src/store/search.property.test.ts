@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import type { HeldRow } from './held-rows.js';
 import { countFacets, queryWords, rank, rankCandidates, rankHeld, searchPage } from './search.js';
 import { PUBLIC_READER } from './visibility.js';
 
@@ -42,18 +43,6 @@ function oracleScore(
   return score;
 }
 
-interface Row {
-  id: number;
-  name: string;
-  collection: string;
-  title: string | null;
-  registryId: number;
-  lowerName: string;
-  lowerTitle: string;
-  lowerCollection: string;
-  order: number;
-}
-
 const NAMES = [
   'redis',
   'Redis',
@@ -76,7 +65,7 @@ const rowSpec = fc.record({
 });
 /** Rows with distinct ids, their lower-cased fields, and `order`: their place by name, collection, id. */
 const rows = fc.array(rowSpec, { maxLength: 30 }).map((specs) => {
-  const made: Row[] = specs.map((s, i) => ({
+  const made: HeldRow[] = specs.map((s, i) => ({
     id: i * 7 + 3,
     ...s,
     lowerName: s.name.toLowerCase(),
@@ -156,7 +145,7 @@ describe('search rules (store/search.ts)', () => {
           rows.map((r) => r.id).sort((a, b) => a - b),
           'a permutation of the candidates',
         );
-        const key = (r: Row) => [
+        const key = (r: HeldRow) => [
           r.lowerName === q ? 0 : r.lowerName.startsWith(q) ? 1 : 2,
           -oracleScore(r, words),
         ];

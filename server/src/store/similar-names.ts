@@ -172,6 +172,7 @@ const NAMES_STEP = 1024;
 export function* indexNames<R extends NamedRow>(given: readonly R[]): Steps<NameIndex<R>> {
   let rows = given;
   for (let i = 1; i < rows.length; i++) {
+    if (i % NAMES_STEP === 0) yield;
     if (byName(rows[i - 1]!, rows[i]!) > 0) {
       rows = yield* sortInSlices([...given], byName);
       break;
@@ -210,7 +211,11 @@ export function* indexNames<R extends NamedRow>(given: readonly R[]): Steps<Name
   // Posting lists by a counting sort over the keys; each list in name-number order.
   const space = ASCII_KEYS + others.size;
   const postingStart = new Int32Array(space + 1);
-  for (let k = 0; k < end; k++) postingStart[keys[k]! + 1]!++;
+  // Every loop over the keys (about 20 a name) or the names pauses.
+  for (let k = 0; k < end; k++) {
+    postingStart[keys[k]! + 1]!++;
+    if (k % (NAMES_STEP * 16) === 0) yield;
+  }
   for (let k = 0; k < space; k++) postingStart[k + 1]! += postingStart[k]!;
   yield;
   const postings = new Int32Array(end);
@@ -222,9 +227,11 @@ export function* indexNames<R extends NamedRow>(given: readonly R[]): Steps<Name
   // Each name's places, in place order, as one array (a counting sort by name number).
   const placeStart = new Int32Array(names + 1);
   for (let place = 0; place < rows.length; place++) placeStart[nameAt[place]! + 1]!++;
+  yield;
   for (let i = 0; i < names; i++) placeStart[i + 1]! += placeStart[i]!;
   const places = new Int32Array(rows.length);
   const next = placeStart.slice(0, names);
+  yield;
   for (let place = 0; place < rows.length; place++) places[next[nameAt[place]!]!++] = place;
   return {
     ordered: rows,

@@ -28,6 +28,22 @@ export async function inSlices<T>(steps: Steps<T>): Promise<T> {
   }
 }
 
+/**
+ * Takes rows of `rows` (a statement's open iterator: nothing else runs on its connection meanwhile)
+ * for about a slice, at most `most`; whether it stopped before their end (the iterator is then
+ * closed, and the caller goes on after the last row taken, in its next step). For reads whose rows
+ * cost unevenly, where a count of rows per step would be milliseconds one time and tens the next.
+ */
+export function takeASlice<T>(rows: Iterable<T>, most: number, take: (row: T) => void): boolean {
+  const started = performance.now();
+  let taken = 0;
+  for (const row of rows) {
+    take(row);
+    if (++taken === most || performance.now() - started >= SLICE_MS) return true;
+  }
+  return false;
+}
+
 /** Runs `steps` through without pausing. */
 export function atOnce<T>(steps: Steps<T>): T {
   for (;;) {
@@ -35,6 +51,9 @@ export function atOnce<T>(steps: Steps<T>): T {
     if (next.done) return next.value;
   }
 }
+
+/** Strings in code-unit order, as `<` compares them (what Array#sort does without a compare). */
+export const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Comparisons or moves between two pauses of `sortInSlices`. */
 const SORT_STEP = 2048;

@@ -7,8 +7,13 @@
 /** `$1`-style placeholders as SQLite's `?`, in order. */
 export const sqlite = (sql: string): string => sql.replace(/\$\d+/g, '?');
 
-/** One statement and its parameters (`$n` placeholders). */
-export type Step = readonly [sql: string, params: readonly unknown[]];
+/**
+ * One statement and its parameters (`$n` placeholders). With `each`, made only by SQLite's dialect
+ * (`insertRows`, `lookup`): the statement runs once per row of `each`, its parameters, in-process,
+ * each run answering at most one row (a one-row insert, a read by key), and the step's rows and
+ * changes are theirs together (one step, not one a row through the flow: bench/add-versions-cpu.ts).
+ */
+export type Step = readonly [sql: string, params: readonly unknown[], each?: readonly (readonly unknown[])[]];
 
 /** What a statement answered: its rows (a read, or RETURNING) and how many rows it changed. */
 export interface StepResult {
@@ -82,6 +87,14 @@ export interface SqlDialect {
    * PostgreSQL (replicas serialise on the row lock until COMMIT); nothing on SQLite, whose write
    * transaction already holds the database's one write lock.
    */
+  /**
+   * The statements of a read by key (`KeyedRead`) for each of `keys` (values in `read.keys` order),
+   * `params` being the statement's further parameters; their rows together answer the read.
+   * SQLite: the statement run once per key, prepared, in-process (the list form cost 1.1× the CPU
+   * of adding 10,000 versions: bench/add-versions-cpu.ts); PostgreSQL: a statement per LIST_ROWS
+   * keys over a list parameter, a round trip per batch.
+   */
+  lookup(read: KeyedRead, keys: readonly (readonly unknown[])[], params?: readonly unknown[]): Step[];
   forUpdate(table?: string): string;
   /**
    * A statement taking a lock on the key `$1` until the transaction ends (PostgreSQL: a
@@ -89,6 +102,34 @@ export interface SqlDialect {
    * transaction already is the only writer.
    */
   readonly keyLock: string | null;
+}
+
+/**
+ * A read by key, written once for both dialects (`SqlDialect.lookup`): `sql` is the statement given
+ * its table of keys, which comes first in its FROM (see `list`) and whose parameter is `$1`; the
+ * statement's further parameters are `$2`, `$3`, …; it answers at most one row per key. The
+ * table is named `k`; its columns are `at`,
+ * the key's position in the keys given (select it to tell which key a row answers: cheaper than
+ * the key's own columns), then `keys`.
+ */
+export interface KeyedRead {
+  readonly keys: readonly (readonly [name: string, type: ListType])[];
+  readonly sql: (keys: string) => string;
+}
+
+/** Runs the dialect's lookup statements; answers their rows together. */
+export function* lookupFlow<T>(
+  d: SqlDialect,
+  read: KeyedRead,
+  keys: readonly (readonly unknown[])[],
+  params: readonly unknown[] = [],
+): Flow<T[]> {
+  const out: T[] = [];
+  for (const step of d.lookup(read, keys, params)) {
+    const { rows } = yield step;
+    for (const row of rows) out.push(row as T);
+  }
+  return out;
 }
 
 /** Rows per statement of a list parameter: a statement's size stays bounded whatever the batch. */

@@ -10,6 +10,7 @@ import {
   batchesOf,
   driveAsync,
   type Flow,
+  type KeyedRead,
   type ListType,
   listParam,
   type SqlDialect,
@@ -25,19 +26,19 @@ export async function runStepsOn(
   steps: readonly Step[],
 ): Promise<StepResult[]> {
   const results: StepResult[] = [];
-  for (const [text, values] of steps) {
-    const res = await client.query({ text, values: values as unknown[] });
-    results.push({ rows: res.rows, changes: res.rowCount ?? 0 });
-  }
+  for (const step of steps) results.push(await runStepOn(client, step));
   return results;
+}
+
+/** One statement on `client` (a Step's `each` is SQLite's alone: this dialect never makes one). */
+async function runStepOn(client: pg.Pool | pg.PoolClient, [text, values]: Step): Promise<StepResult> {
+  const res = await client.query({ text, values: values as unknown[] });
+  return { rows: res.rows, changes: res.rowCount ?? 0 };
 }
 
 /** Runs `flow` on `client`, inside the caller's transaction (or statement by statement on the pool). */
 export function runFlowOn<T>(client: pg.Pool | pg.PoolClient, flow: Flow<T>): Promise<T> {
-  return driveAsync(flow, async ([text, values]) => {
-    const res = await client.query({ text, values: values as unknown[] });
-    return { rows: res.rows, changes: res.rowCount ?? 0 };
-  });
+  return driveAsync(flow, (step) => runStepOn(client, step));
 }
 
 const LIST_COLUMN: Record<ListType, (at: string) => string> = {
@@ -105,6 +106,22 @@ function hexBytes(row: readonly unknown[], at: readonly number[]): unknown[] {
   return out;
 }
 
+/** `sql` run once per LIST_ROWS `rows`, given as the list parameter `$1`, `params` after it. */
+function listSteps(
+  sql: string,
+  columns: readonly (readonly [name: string, type: ListType])[],
+  rows: readonly (readonly unknown[])[],
+  params: readonly unknown[],
+): Step[] {
+  const bytes = columns.flatMap(([, type], i) => (type === 'bytes' ? [i] : []));
+  const steps: Step[] = [];
+  for (const batch of batchesOf(rows)) {
+    const values = bytes.length === 0 ? batch : batch.map((row) => hexBytes(row, bytes));
+    steps.push([sql, [listParam(values), ...params]]);
+  }
+  return steps;
+}
+
 /** The SQL fragments of PostgreSQL (sql.ts SqlDialect). */
 export const postgresDialect: SqlDialect = {
   dialect: 'postgres',
@@ -117,13 +134,17 @@ export const postgresDialect: SqlDialect = {
     if (columns.some(([, type]) => type === 'blob')) return valuesSteps(table, names, rows, tail);
     const sql = `INSERT INTO ${table} (${names.join(', ')}) SELECT ${names.map((n) => `r.${n}`).join(', ')}
       FROM ${postgresDialect.list('$1', 'r', columns)}${tail}`;
-    const bytes = columns.flatMap(([, type], i) => (type === 'bytes' ? [i] : []));
-    const steps: Step[] = [];
-    for (const batch of batchesOf(rows)) {
-      const values = bytes.length === 0 ? batch : batch.map((row) => hexBytes(row, bytes));
-      steps.push([sql, [listParam(values)]]);
-    }
-    return steps;
+    return listSteps(sql, columns, rows, []);
+  },
+  lookup(read: KeyedRead, keys, params = []) {
+    const columns = [['at', 'int'] as const, ...read.keys];
+    const sql = read.sql(postgresDialect.list('$1', 'k', columns));
+    return listSteps(
+      sql,
+      columns,
+      keys.map((key, at) => [at, ...key]),
+      params,
+    );
   },
   forUpdate: (table) => (table ? ` FOR UPDATE OF ${table}` : ' FOR UPDATE'),
   keyLock: 'SELECT pg_advisory_xact_lock(hashtext($1))',

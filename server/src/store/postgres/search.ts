@@ -13,10 +13,19 @@
  */
 
 import type { Reader, RegistryGeneration } from '../contract.js';
-import { type Arranged, arrange, type HeldGeneration, numberRows, Warming } from '../held-rows.js';
+import {
+  arrange,
+  type HeldGeneration,
+  type HeldRow,
+  HeldRowMaker,
+  HeldRows,
+  type MatchRow,
+  type ReadRow,
+  Warming,
+} from '../held-rows.js';
 import { rankHeld } from '../search.js';
-import { indexNames, type NameIndex, SimilarNames, type SimilarRow } from '../similar-names.js';
-import { atOnce, inSlices, type Steps, sortInSlices } from '../slices.js';
+import { indexNames, type SimilarRow } from '../similar-names.js';
+import { atOnce, byCodeUnits, inSlices, type Steps, sortInSlices } from '../slices.js';
 import { mayRead } from '../visibility.js';
 import type { PostgresStore } from './open.js';
 
@@ -28,27 +37,12 @@ export interface PgRegistryRow {
   generation: number;
 }
 
-/** A held template. */
-export interface PgHeldRow extends PgMatchRow {
-  /** Position of the row in the order by name, collection and id of every held row. */
-  order: number;
-}
+/** A matched template (held-rows.ts `MatchRow`, the same on both dialects), by its older name. */
+export type PgMatchRow = MatchRow;
 
-/** A matched template: what the ranking and the facets read. */
-export interface PgMatchRow {
-  id: number;
-  name: string;
-  collection: string;
-  title: string | null;
-  registryId: number;
-  lowerName: string;
-  lowerTitle: string;
-  lowerCollection: string;
-}
-
-interface HeldRegistry extends HeldGeneration<PgHeldRow> {
+interface HeldRegistry extends HeldGeneration<HeldRow> {
   /** By id. */
-  rows: PgHeldRow[];
+  rows: HeldRow[];
   /**
    * Every distinct lexeme, in code-unit order, and the indexes (into rows) of its templates: lexeme
    * k's are `postings[postingStart[k]]` up to `postingStart[k + 1]`, so the lexemes a word starts
@@ -58,7 +52,7 @@ interface HeldRegistry extends HeldGeneration<PgHeldRow> {
   postingStart: Int32Array;
   postings: Int32Array;
   /** Rows by lower-cased name (the exact-name tier). */
-  byLowerName: Map<string, PgHeldRow[]>;
+  byLowerName: Map<string, HeldRow[]>;
   /** seen[i]: how many words row i matched (reused by each search: they run one at a time). */
   seen: Int32Array;
 }
@@ -76,9 +70,7 @@ function lowerBound(lexemes: readonly string[], word: string): number {
 }
 
 /** A template row as read for holding, with its lexemes. */
-type LoadedRow = Omit<PgHeldRow, 'lowerName' | 'lowerTitle' | 'lowerCollection' | 'order'> & {
-  lexemes: string[];
-};
+type LoadedRow = ReadRow & { lexemes: string[] };
 
 /** Rows between two pauses of `holding`. */
 const STEP = 1024;
@@ -89,10 +81,9 @@ const STEP = 1024;
  */
 class Holding {
   private readonly byLexeme = new Map<string, number[]>();
-  private readonly byLowerName = new Map<string, PgHeldRow[]>();
-  // Collections are few: one string each (less memory; counting facets hashes the same few).
-  private readonly collections = new Map<string, { collection: string; lower: string }>();
-  private readonly held: PgHeldRow[] = [];
+  private readonly byLowerName = new Map<string, HeldRow[]>();
+  private readonly maker = new HeldRowMaker();
+  private readonly held: HeldRow[] = [];
 
   *add(rows: readonly LoadedRow[]): Steps<void> {
     for (let k = 0; k < rows.length; k++) {
@@ -103,22 +94,7 @@ class Holding {
         if (list) list.push(i);
         else this.byLexeme.set(lexeme, [i]);
       }
-      let c = this.collections.get(r.collection);
-      if (!c) {
-        c = { collection: r.collection, lower: r.collection.toLowerCase() };
-        this.collections.set(r.collection, c);
-      }
-      const row = {
-        id: r.id,
-        name: r.name,
-        collection: c.collection,
-        title: r.title,
-        registryId: r.registryId,
-        lowerName: r.name.toLowerCase(),
-        lowerTitle: (r.title ?? '').toLowerCase(),
-        lowerCollection: c.lower,
-        order: 0,
-      };
+      const row = this.maker.of(r);
       const named = this.byLowerName.get(row.lowerName);
       if (named) named.push(row);
       else this.byLowerName.set(row.lowerName, [row]);
@@ -129,10 +105,17 @@ class Holding {
 
   *finish(generation: number): Steps<HeldRegistry> {
     const { byLexeme, held } = this;
-    const lexemes = yield* sortInSlices([...byLexeme.keys()], (a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    // Every loop over the lexemes pauses (100,000 templates have about as many).
+    const unsorted: string[] = [];
+    for (const lexeme of byLexeme.keys()) {
+      unsorted.push(lexeme);
+      if (unsorted.length % STEP === 0) yield;
+    }
+    const lexemes = yield* sortInSlices(unsorted, byCodeUnits);
     const postingStart = new Int32Array(lexemes.length + 1);
     for (let k = 0; k < lexemes.length; k++) {
       postingStart[k + 1] = postingStart[k]! + byLexeme.get(lexemes[k]!)!.length;
+      if (k % STEP === STEP - 1) yield;
     }
     const postings = new Int32Array(postingStart[lexemes.length]!);
     for (let k = 0; k < lexemes.length; k++) {
@@ -166,29 +149,15 @@ function prefixEnd(lexemes: readonly string[], word: string, first: number): num
   return lo;
 }
 
-export class PgTemplateWords {
-  private held = new Map<number, HeldRegistry>();
-  /** Every held row in name, collection and id order (code-unit order), each row's `order` its place there. */
-  private ordered: PgHeldRow[] = [];
-
-  /**
-   * The held names by trigram (similar-names.ts, pg_trgm's rule): a misspelt query is answered
-   * from them, not by the trigram index, whose posting lists for common trigrams (`red`, ` re`)
-   * made the database read and recheck thousands of rows (20-30 ms a query at 100,000 templates).
-   */
-  private readonly names: SimilarNames<PgHeldRow>;
-
+/**
+ * The held rows (held-rows.ts) with their lexemes. A misspelt query is answered from the held
+ * names by trigram (`names`, similar-names.ts, pg_trgm's rule), not by the trigram index, whose
+ * posting lists for common trigrams (`red`, ` re`) made the database read and recheck thousands of
+ * rows (20-30 ms a query at 100,000 templates).
+ */
+export class PgTemplateWords extends HeldRows<HeldRegistry> {
   constructor(private readonly store: PostgresStore) {
-    this.names = new SimilarNames(
-      () => this.version(),
-      // In name, collection and id order (the order similar names are ranked in).
-      () => this.ordered,
-    );
-  }
-
-  /** The held registries' ids and generations, e.g. `1:4,2:7`. */
-  private version(): string {
-    return [...this.held].map(([id, h]) => `${id}:${h.generation}`).join(',');
+    super();
   }
 
   /**
@@ -227,9 +196,6 @@ export class PgTemplateWords {
     return inSlices(holding.finish(read));
   }
 
-  /** Loads finished (each registry generation read once), for the tests and the bench. */
-  loads = 0;
-
   /** Whether `warm` was ever called (a service runs): then no load is made on a request. */
   private warmed = false;
   /** One warm at a time, going on with the generations last asked for. */
@@ -242,7 +208,7 @@ export class PgTemplateWords {
    */
   async loadNew(registries: readonly RegistryGeneration[]): Promise<void> {
     if (this.warmed) return;
-    if (registries.some((r) => !this.held.has(r.id))) await this.kick(registries);
+    if (registries.some((r) => !this.registries.has(r.id))) await this.kick(registries);
   }
 
   /**
@@ -258,8 +224,9 @@ export class PgTemplateWords {
 
   /** Whether every registry is held at (at least) the generation `registries` says (nothing loaded). */
   holds(registries: readonly RegistryGeneration[]): boolean {
-    if (registries.length !== this.held.size) return false;
-    for (const r of registries) if ((this.held.get(r.id)?.generation ?? -1) < r.generation) return false;
+    if (registries.length !== this.registries.size) return false;
+    for (const r of registries)
+      if ((this.registries.get(r.id)?.generation ?? -1) < r.generation) return false;
     return true;
   }
 
@@ -284,11 +251,11 @@ export class PgTemplateWords {
   /** Loads the registries' generations not held (the others are dropped), then holds them in one step. */
   private async bringIn(registries: readonly RegistryGeneration[]): Promise<void> {
     const next = new Map<number, HeldRegistry>();
-    let changed = registries.length !== this.held.size;
+    let changed = registries.length !== this.registries.size;
     let loaded = 0;
     await Promise.all(
       registries.map(async (r) => {
-        const current = this.held.get(r.id);
+        const current = this.registries.get(r.id);
         if ((current?.generation ?? -1) >= r.generation) {
           next.set(r.id, current!);
           return;
@@ -317,21 +284,8 @@ export class PgTemplateWords {
     this.hold(arranged, names, loaded);
   }
 
-  /** Holds an arrangement made aside: what every search reads from now on. */
-  private hold(
-    arranged: Arranged<PgHeldRow, HeldRegistry>,
-    names: NameIndex<PgHeldRow> | undefined,
-    loaded: number,
-  ): void {
-    numberRows(arranged);
-    this.held = arranged.registries;
-    this.ordered = arranged.ordered;
-    this.loads += loaded;
-    if (names) this.names.hold(names, arranged.version);
-  }
-
   /** Every held row in name, collection and id order, each row's `order` its place there. */
-  private orderedRows(): PgHeldRow[] {
+  private orderedRows(): HeldRow[] {
     return this.ordered;
   }
 
@@ -339,7 +293,7 @@ export class PgTemplateWords {
    * Matched held rows (`match`) in the search's order (store/search.ts `rankHeld`: exact name, name
    * prefix, by-field score, then name, collection and id).
    */
-  rank(rows: readonly PgHeldRow[], q: string, words: readonly string[]): PgHeldRow[] {
+  rank(rows: readonly HeldRow[], q: string, words: readonly string[]): HeldRow[] {
     return rankHeld(rows, this.orderedRows(), q, words);
   }
 
@@ -351,7 +305,7 @@ export class PgTemplateWords {
     registries: readonly PgRegistryRow[],
     options: { reader: Reader; registry?: string | undefined; collection?: string | undefined },
     bound: number,
-  ): PgHeldRow[] {
+  ): HeldRow[] {
     const ordered = this.orderedRows();
     const visible = new Set(
       registries
@@ -361,7 +315,7 @@ export class PgTemplateWords {
         )
         .map((r) => r.id),
     );
-    const listed: PgHeldRow[] = [];
+    const listed: HeldRow[] = [];
     for (const row of ordered) {
       if (!visible.has(row.registryId)) continue;
       if (options.collection !== undefined && row.collection !== options.collection) continue;
@@ -386,14 +340,14 @@ export class PgTemplateWords {
       collection?: string | undefined;
     },
     bound: number,
-  ): { rows: PgHeldRow[]; bounded: boolean } {
-    const found: PgHeldRow[] = [];
-    const exact: PgHeldRow[] = [];
+  ): { rows: HeldRow[]; bounded: boolean } {
+    const found: HeldRow[] = [];
+    const exact: HeldRow[] = [];
     let bounded = false;
     for (const r of [...registries].sort((a, b) => a.id - b.id)) {
       if (!mayRead(options.reader, r) || (options.registry !== undefined && r.name !== options.registry))
         continue;
-      const held = this.held.get(r.id);
+      const held = this.registries.get(r.id);
       if (!held) continue;
       for (const row of held.byLowerName.get(options.exact) ?? []) {
         if (options.collection === undefined || row.collection === options.collection) exact.push(row);
@@ -438,7 +392,7 @@ export class PgTemplateWords {
     options: { reader: Reader; registry?: string | undefined; collection?: string | undefined },
     query: string,
     limit: number,
-  ): SimilarRow<PgHeldRow>[] {
+  ): SimilarRow<HeldRow>[] {
     const visible = new Set<number>();
     for (const r of registries) {
       if (mayRead(options.reader, r) && (options.registry === undefined || r.name === options.registry)) {

@@ -9,6 +9,7 @@ import type Database from 'better-sqlite3';
 import {
   driveSync,
   type Flow,
+  type KeyedRead,
   type ListType,
   type SqlDialect,
   type SqlRunner,
@@ -38,13 +39,32 @@ export function statementOf(db: Database.Database, text: string): Database.State
   return statement;
 }
 
-function runStep(db: Database.Database, [text, params]: Step): StepResult {
+function runStep(db: Database.Database, [text, params, each]: Step): StepResult {
   const statement = statementOf(db, text);
+  if (each) return runEach(statement, each);
   if (statement.reader) {
     const rows = statement.all(...params) as unknown[];
     return { rows, changes: rows.length };
   }
   return { rows: [], changes: statement.run(...params).changes };
+}
+
+/**
+ * `statement` run once per row of parameters (sql.ts Step, `each`), each run answering at most one
+ * row (a one-row insert's RETURNING, a read by key): `get`, which measured 0.6× the CPU of `all`.
+ */
+function runEach(statement: Database.Statement, each: readonly (readonly unknown[])[]): StepResult {
+  if (statement.reader) {
+    const rows: unknown[] = [];
+    for (let i = 0; i < each.length; i++) {
+      const row = statement.get(...each[i]!);
+      if (row !== undefined) rows.push(row);
+    }
+    return { rows, changes: rows.length };
+  }
+  let changes = 0;
+  for (const params of each) changes += statement.run(...params).changes;
+  return { rows: [], changes };
 }
 
 /** Runs `steps` in order inside the caller's transaction (the swap's), synchronously. */
@@ -66,6 +86,17 @@ const LIST_COLUMN: Record<ListType, (at: string) => string> = {
   blob: (at) => `unhex(${at})`,
 };
 
+/** A row's values as better-sqlite3 binds them: a `bool` column as 1 or 0, SQLite's booleans. */
+function boundValues(columns: readonly (readonly [name: string, type: ListType])[]) {
+  const bools = columns.flatMap(([, type], i) => (type === 'bool' ? [i] : []));
+  if (bools.length === 0) return (row: readonly unknown[]) => row;
+  return (row: readonly unknown[]) => {
+    const values = [...row];
+    for (const i of bools) values[i] = values[i] === null ? null : values[i] ? 1 : 0;
+    return values;
+  };
+}
+
 /** The SQL fragments of SQLite (sql.ts SqlDialect). */
 export const sqliteDialect: SqlDialect = {
   dialect: 'sqlite',
@@ -76,13 +107,16 @@ export const sqliteDialect: SqlDialect = {
     const sql = `INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')}) VALUES (${columns
       .map((_, i) => `$${i + 1}`)
       .join(', ')})${suffix ? ` ${suffix}` : ''}`;
-    const bools = columns.flatMap(([, type], i) => (type === 'bool' ? [i] : []));
-    return rows.map((row): Step => {
-      if (bools.length === 0) return [sql, row];
-      const values = [...row];
-      for (const i of bools) values[i] = values[i] === null ? null : values[i] ? 1 : 0;
-      return [sql, values];
-    });
+    const values = boundValues(columns);
+    return rows.length === 0 ? [] : [[sql, [], rows.map(values)]];
+  },
+  lookup(read: KeyedRead, keys, params = []) {
+    // One row of bound keys as the table k; better-sqlite3 binds `?` in order, so the key columns
+    // all read `$1` (converted with the rest) and the statement's own `$2`, `$3`, … follow them.
+    const sql = read.sql(`(SELECT $1 AS at${read.keys.map(([name]) => `, $1 AS ${name}`).join('')}) AS k`);
+    const values = boundValues(read.keys);
+    if (keys.length === 0) return [];
+    return [[sql, [], keys.map((key, at) => [at, ...values(key), ...params])]];
   },
   forUpdate: () => '',
   keyLock: null,
@@ -99,7 +133,7 @@ export function sqliteRunner(store: Store, settled: () => Promise<void>): SqlRun
     },
     async write(steps) {
       await settled();
-      return steps.length === 1 ? [runStep(db, steps[0]!)] : inTransaction(steps);
+      return steps.length === 1 && !steps[0]![2] ? [runStep(db, steps[0]!)] : inTransaction(steps);
     },
     async transaction(flow) {
       await settled();

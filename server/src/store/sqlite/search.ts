@@ -15,22 +15,20 @@
  */
 import type Database from 'better-sqlite3';
 import type { RegistryGeneration, SearchCounters, SearchOptions, SearchPage } from '../contract.js';
-import { type Arranged, arrange, type HeldGeneration, numberRows, Warming } from '../held-rows.js';
+import {
+  arrange,
+  type HeldGeneration,
+  type HeldRow,
+  HeldRowMaker,
+  HeldRows,
+  type ReadRow,
+  Warming,
+} from '../held-rows.js';
 import { CANDIDATES, type PageExtra, queryWords, rankCandidates, rankHeld, searchPage } from '../search.js';
-import { indexNames, type NamedRow, type NameIndex, SimilarNames } from '../similar-names.js';
-import { atOnce, inSlices, nextTurn, type Steps } from '../slices.js';
+import { indexNames } from '../similar-names.js';
+import { atOnce, byCodeUnits, inSlices, nextTurn, type Steps, sortInSlices, takeASlice } from '../slices.js';
 import { EVERY_REGISTRY, mayRead, visibleRegistriesSqlite } from '../visibility.js';
 import type { Store } from './open.js';
-
-/** A template's fields the ranking reads, held in memory (TemplateRows) with their lower-cased forms. */
-interface HeldRow extends NamedRow {
-  title: string | null;
-  lowerName: string;
-  lowerTitle: string;
-  lowerCollection: string;
-  /** Position of the row in the order by name, collection and id of every held row. */
-  order: number;
-}
 
 /** `redis clus` → `"redis"* AND "clus"*`. */
 export function ftsQuery(words: readonly string[]): string | null {
@@ -80,7 +78,7 @@ function lowerBound(list: readonly string[], word: string): number {
   return lo;
 }
 
-/** Terms read per step of the terms' load. */
+/** Terms read per step of the terms' load at most (a step also ends after about a slice). */
 const TERMS_STEP = 5000;
 
 interface RegistryRow {
@@ -91,7 +89,7 @@ interface RegistryRow {
   generation: number;
 }
 
-/** Rows read per step of a load: each step is a few milliseconds of the event loop. */
+/** Rows read per step of a load at most (a step also ends after about a slice). */
 const LOAD_STEP = 2000;
 
 /** The rows by id, made in steps. */
@@ -112,20 +110,8 @@ function* indexById(rows: readonly HeldRow[]): Steps<Map<number, HeldRow>> {
  * in slices (slices.ts, held-rows.ts) and held in one step once every registry's new generation
  * has been read whole, so no search sees half of one and no request waits behind the work.
  */
-class TemplateRows {
+class TemplateRows extends HeldRows<HeldGeneration<HeldRow>> {
   byId = new Map<number, HeldRow>();
-  /** Every held row by `order`. */
-  ordered: HeldRow[] = [];
-  /** The held rows by lower-cased name (the exact-name tier), in `order`. */
-  byLowerName = new Map<string, HeldRow[]>();
-  /** Each registry's rows. */
-  private held = new Map<number, HeldGeneration<HeldRow>>();
-  /** The names' trigram index (similar-names.ts), built with the rows' arrangement or on first use. */
-  readonly names: SimilarNames<HeldRow>;
-  /** The registries' ids and generations the rows are of, e.g. `1:4,2:7`. */
-  version = '';
-  /** Registry generations loaded. */
-  loads = 0;
   /** Whether `warm` was ever called (a service runs): then no load is made on a request. */
   private warmed = false;
   /** One warm at a time, going on with the generations last asked for. */
@@ -142,11 +128,7 @@ class TemplateRows {
   private readonly generations: Database.Statement;
 
   constructor(sqlite: Database.Database) {
-    // In name, collection and id order (the order similar names are ranked in).
-    this.names = new SimilarNames(
-      () => this.version,
-      () => this.ordered,
-    );
+    super();
     this.generations = sqlite.prepare('SELECT id, generation FROM registries ORDER BY id');
     try {
       // The index's own terms (fts5vocab, a table of this connection only: nothing is written).
@@ -173,15 +155,15 @@ class TemplateRows {
    * ones are loaded in the background and the caller answers from the database meanwhile.
    */
   ready(registries: readonly RegistryGeneration[]): boolean {
-    let ready = registries.length === this.held.size;
-    for (const r of registries) if (this.held.get(r.id)?.generation !== r.generation) ready = false;
+    let ready = registries.length === this.registries.size;
+    for (const r of registries) if (this.registries.get(r.id)?.generation !== r.generation) ready = false;
     if (!ready) void this.kick(registries);
     return ready;
   }
 
   /**
    * Brings the rows up to `registries`' generations (every registry: the others are dropped), one
-   * load at a time, in steps of LOAD_STEP rows between which requests are served. Never rejects:
+   * load at a time, in steps of about a slice (LOAD_STEP rows at most) between which requests are served. Never rejects:
    * a failed load is started again by the next swap, watch tick or search.
    */
   warm(registries: readonly RegistryGeneration[]): Promise<void> {
@@ -196,10 +178,10 @@ class TemplateRows {
 
   private async bringUpTo(registries: readonly RegistryGeneration[]): Promise<void> {
     const next = new Map<number, HeldGeneration<HeldRow>>();
-    let changed = registries.length !== this.held.size;
+    let changed = registries.length !== this.registries.size;
     let loaded = 0;
     for (const r of registries) {
-      const current = this.held.get(r.id);
+      const current = this.registries.get(r.id);
       if (current?.generation === r.generation) {
         next.set(r.id, current);
         continue;
@@ -224,7 +206,8 @@ class TemplateRows {
       const arranged = await inSlices(arrange(next));
       const byId = await inSlices(indexById(arranged.ordered));
       const names = await inSlices(indexNames(arranged.ordered));
-      this.hold(arranged, byId, names, loaded);
+      this.byId = byId;
+      this.hold(arranged, names, loaded);
     }
     if (this.termsVersion === this.version) return;
     try {
@@ -232,23 +215,6 @@ class TemplateRows {
     } catch {
       // SQLite busy: the next warm loads them; meanwhile words stay prefix queries.
     }
-  }
-
-  /** Holds an arrangement made aside: what every search reads from now on. */
-  private hold(
-    arranged: Arranged<HeldRow, HeldGeneration<HeldRow>>,
-    byId: Map<number, HeldRow>,
-    names: NameIndex<HeldRow> | undefined,
-    loaded: number,
-  ): void {
-    numberRows(arranged);
-    this.held = arranged.registries;
-    this.ordered = arranged.ordered;
-    this.byLowerName = arranged.byLowerName;
-    this.byId = byId;
-    this.version = arranged.version;
-    this.loads += loaded;
-    if (names) this.names.hold(names, arranged.version);
   }
 
   /** The registries' generations now, in `version`'s form. */
@@ -266,16 +232,20 @@ class TemplateRows {
     if (!this.termsStep || this.generationsNow() !== version) return;
     const terms: string[] = [];
     let after = '';
-    for (;;) {
-      const step = this.termsStep.all(after) as string[];
-      for (const t of step) terms.push(t);
-      if (step.length < TERMS_STEP) break;
-      after = step[step.length - 1]!;
-      yield;
-    }
+    // A row costs what its term's list of documents does (fts5vocab counts them): a common word
+    // thousands of times a number's, so a step reads for about a slice, not a count of terms
+    // (5,000 at once cost 30 ms where the common words were).
+    const take = (term: string) => {
+      terms.push(term);
+      after = term;
+    };
+    while (takeASlice(this.termsStep.iterate(after) as IterableIterator<string>, TERMS_STEP, take)) yield;
+    // FTS5 orders terms by their UTF-8 bytes, lowerBound compares UTF-16 code units: the same
+    // order but for astral letters, so the sort is one pass over one run (in slices: a sort at
+    // once of 100,000 terms was the warm's longest stretch without a turn of the event loop).
+    const sorted = yield* sortInSlices(terms, byCodeUnits);
     if (this.generationsNow() !== version || this.version !== version) return;
-    // FTS5 orders terms by their UTF-8 bytes; lowerBound compares as JavaScript does.
-    this.terms = terms.sort();
+    this.terms = sorted;
     this.termsVersion = version;
   }
 
@@ -293,35 +263,20 @@ class TemplateRows {
     const generation = this.generationOf.get(registryId) as number | undefined;
     if (generation === undefined) return undefined;
     const rows: HeldRow[] = [];
-    // Collections are few: one string each (less memory; counting facets hashes the same few).
-    const collections = new Map<string, { collection: string; lower: string }>();
+    const maker = new HeldRowMaker();
     let after = { collection: '', name: '' };
+    const take = (row: ReadRow) => {
+      rows.push(maker.of(row));
+      after = row;
+    };
     for (;;) {
-      const step = this.step.all(registryId, after.collection, after.name) as Omit<
-        HeldRow,
-        'lowerName' | 'lowerTitle' | 'lowerCollection' | 'order'
-      >[];
+      const more = takeASlice(
+        this.step.iterate(registryId, after.collection, after.name) as IterableIterator<ReadRow>,
+        LOAD_STEP,
+        take,
+      );
       if (this.generationOf.get(registryId) !== generation) return undefined;
-      for (const row of step) {
-        let c = collections.get(row.collection);
-        if (!c) {
-          c = { collection: row.collection, lower: row.collection.toLowerCase() };
-          collections.set(row.collection, c);
-        }
-        rows.push({
-          id: row.id,
-          name: row.name,
-          collection: c.collection,
-          title: row.title,
-          registryId: row.registryId,
-          lowerName: row.name.toLowerCase(),
-          lowerTitle: (row.title ?? '').toLowerCase(),
-          lowerCollection: c.lower,
-          order: 0,
-        });
-      }
-      if (step.length < LOAD_STEP) break;
-      after = step[step.length - 1]!;
+      if (!more) break;
       yield;
     }
     return { generation, rows };
@@ -334,7 +289,7 @@ class TemplateRows {
    */
   loadNew(registries: readonly RegistryGeneration[]): void {
     if (this.warmed) return;
-    const next = new Map(this.held);
+    const next = new Map(this.registries);
     let loaded = 0;
     for (const r of registries) {
       if (next.has(r.id)) continue;
@@ -347,7 +302,8 @@ class TemplateRows {
     if (loaded === 0) return;
     // The names' trigram index is built by the first misspelt query.
     const arranged = atOnce(arrange(next));
-    this.hold(arranged, atOnce(indexById(arranged.ordered)), undefined, loaded);
+    this.byId = atOnce(indexById(arranged.ordered));
+    this.hold(arranged, undefined, loaded);
     try {
       atOnce(this.loadTerms());
     } catch {
