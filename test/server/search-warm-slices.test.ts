@@ -99,62 +99,71 @@ for (const dialect of DIALECTS)
   describe(`search warm in slices (${dialect})`, () => {
     it(`lets the event loop turn while ${TEMPLATES} templates are loaded, ordered and indexed`, async (t) => {
       const index = generatedIndex(TEMPLATES);
-      if (dialect === 'sqlite') {
-        const dir = mkdtempSync(join(tmpdir(), 'dm-warm-slices-'));
-        const store = openStore(join(dir, 'registry.db'));
-        try {
-          store.sqlite
-            .prepare(
-              "INSERT INTO registries (name, source_type, source, created_at) VALUES ('github.com/acme/big', 'directory', '/x', 0)",
-            )
-            .run();
-          swapIndex(store, index, { registryId: 1, commit: 'c', etag: null, now: 0 });
-          const generations = store.sqlite
-            .prepare('SELECT id, generation FROM registries')
-            .all() as RegistryGeneration[];
-          t.diagnostic(
-            await checkSlices(
-              () => {
-                const search = new TemplateSearch(store);
-                return {
-                  warm: (g) => search.warm(g),
-                  search: (q) => search.search({ q, page: 1, limit: 20, reader: PUBLIC_READER }),
-                };
-              },
-              generations,
-              MAX_SHARE.sqlite,
-            ),
-          );
-        } finally {
-          store.close();
-          rmSync(dir, { recursive: true, force: true });
+      // Each database's store with the index swapped in; the check below is the same for both.
+      const opened = await (async (): Promise<{
+        generations: RegistryGeneration[];
+        make: () => Searcher;
+        close: () => Promise<void> | void;
+      }> => {
+        if (dialect === 'sqlite') {
+          const dir = mkdtempSync(join(tmpdir(), 'dm-warm-slices-'));
+          const store = openStore(join(dir, 'registry.db'));
+          const close = () => {
+            store.close();
+            rmSync(dir, { recursive: true, force: true });
+          };
+          try {
+            store.sqlite
+              .prepare(
+                "INSERT INTO registries (name, source_type, source, created_at) VALUES ('github.com/acme/big', 'directory', '/x', 0)",
+              )
+              .run();
+            swapIndex(store, index, { registryId: 1, commit: 'c', etag: null, now: 0 });
+          } catch (error) {
+            close();
+            throw error;
+          }
+          return {
+            generations: store.sqlite
+              .prepare('SELECT id, generation FROM registries')
+              .all() as RegistryGeneration[],
+            make: () => {
+              const search = new TemplateSearch(store);
+              return {
+                warm: (g) => search.warm(g),
+                search: (q) => search.search({ q, page: 1, limit: 20, reader: PUBLIC_READER }),
+              };
+            },
+            close,
+          };
         }
-      } else {
         const store = await openPostgresStore(await postgresDatabase(), { max: 4 });
         try {
           const { rows } = await store.pool.query<{ id: number }>(
             "INSERT INTO registries (name, source_type, source, created_at) VALUES ('github.com/acme/big', 'directory', '/x', 0) RETURNING id",
           );
           await swapIndexPg(store, index, { registryId: rows[0]!.id, commit: 'c', etag: null, now: 0 });
-          const generations = (
-            await store.pool.query<RegistryGeneration>('SELECT id, generation FROM registries')
-          ).rows;
-          t.diagnostic(
-            await checkSlices(
-              () => {
-                const reads = new PostgresReads(store);
-                return {
-                  warm: (g) => reads.warm(g),
-                  search: (q) => reads.search({ q, page: 1, limit: 20, reader: PUBLIC_READER }),
-                };
-              },
-              generations,
-              MAX_SHARE.postgres,
-            ),
-          );
-        } finally {
+          return {
+            generations: (await store.pool.query<RegistryGeneration>('SELECT id, generation FROM registries'))
+              .rows,
+            make: () => {
+              const reads = new PostgresReads(store);
+              return {
+                warm: (g) => reads.warm(g),
+                search: (q) => reads.search({ q, page: 1, limit: 20, reader: PUBLIC_READER }),
+              };
+            },
+            close: () => store.close(),
+          };
+        } catch (error) {
           await store.close();
+          throw error;
         }
+      })();
+      try {
+        t.diagnostic(await checkSlices(opened.make, opened.generations, MAX_SHARE[dialect]));
+      } finally {
+        await opened.close();
       }
     });
   });
