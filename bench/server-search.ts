@@ -16,12 +16,16 @@
  * warm is measured again on each database: its longest event-loop stall (what an unrelated
  * resolve waits) against, in the same run, ordering the same rows and building their names'
  * trigram index at once, the way it was done before (`TARGET LINE … warm`).
- * Usage: node dist/bench/server-search.js [templates, default 100000] [--busy]
+ * `--db sqlite` or `--db postgres` measures one database alone (its held data the only one in the
+ * heap; the PostgreSQL ratios to SQLite are then `-`); with both (the default) SQLite's store is
+ * let go before PostgreSQL's is loaded, as a server holds one.
+ * Usage: node dist/bench/server-search.js [templates, default 100000] [--busy] [--db sqlite|postgres]
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { getHeapStatistics } from 'node:v8';
 import { arrange, type HeldRowBase } from '../server/src/store/held-rows.js';
 import { openPostgresStore } from '../server/src/store/postgres/open.js';
 import { PostgresReads } from '../server/src/store/postgres/reads.js';
@@ -36,28 +40,103 @@ import { PUBLIC_READER } from '../server/src/store/visibility.js';
 import { postgresBinaries, startPostgres } from '../test/support/postgres.js';
 import { generatedIndex, measure, percentile, SEARCH_QUERIES, stalls } from './generated-index.js';
 
-/** Wall-clock and CPU (this process's) p50/p99 in ms of `run` after 20 warm-up runs. */
+/**
+ * The main thread's time on a core and waiting for one, in ms (the kernel's schedstat: exact,
+ * unlike the process's CPU time, which counts the collector's and the compiler's helper threads too).
+ */
+function mainThread(): { onCore: number; waiting: number } {
+  try {
+    const [onCore, waiting] = readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ');
+    return { onCore: Number(onCore) / 1e6, waiting: Number(waiting) / 1e6 };
+  } catch {
+    return { onCore: Number.NaN, waiting: Number.NaN };
+  }
+}
+
+/** One measured run (ms, but `heap`: bytes). */
+interface Run {
+  start: number;
+  end: number;
+  cpu: number;
+  onCore: number;
+  waiting: number;
+  heap: number;
+}
+
+/**
+ * Wall-clock and CPU (this process's) p50/p99 in ms of `run` after 20 warm-up runs, and where the
+ * slowest 1 % of runs (those the p99 is among) spend their time: the main thread on a core (of it
+ * the collector's pauses, PerformanceObserver `gc` entries), waiting for a core (descheduled), and
+ * the rest (waiting for the database); the helper threads' CPU (the process's but the main
+ * thread's); and the bytes a run allocates (heap growth over runs no collection met).
+ */
 async function measureBoth(run: () => unknown, iterations: number) {
   for (let i = 0; i < 20; i++) await run();
-  const wall: number[] = [];
-  const cpu: number[] = [];
+  const pauses: { start: number; end: number }[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) pauses.push({ start: e.startTime, end: e.startTime + e.duration });
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const runs: Run[] = [];
   for (let i = 0; i < iterations; i++) {
+    const heap = getHeapStatistics().used_heap_size;
+    const thread = mainThread();
     const t = performance.now();
     const c = process.cpuUsage();
     await run();
     const used = process.cpuUsage(c);
-    wall.push(performance.now() - t);
-    cpu.push((used.user + used.system) / 1000);
+    const end = performance.now();
+    const after = mainThread();
+    runs.push({
+      start: t,
+      end,
+      cpu: (used.user + used.system) / 1000,
+      onCore: after.onCore - thread.onCore,
+      waiting: after.waiting - thread.waiting,
+      heap: getHeapStatistics().used_heap_size - heap,
+    });
   }
-  wall.sort((a, b) => a - b);
-  cpu.sort((a, b) => a - b);
+  // The observer hears of the last pauses on a later turn.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  observer.disconnect();
+  const gcIn = (r: Run) =>
+    pauses.reduce((sum, p) => sum + Math.max(0, Math.min(p.end, r.end) - Math.max(p.start, r.start)), 0);
+  const wall = runs.map((r) => r.end - r.start).sort((a, b) => a - b);
+  const cpu = runs.map((r) => r.cpu).sort((a, b) => a - b);
+  const slowest = [...runs]
+    .sort((a, b) => b.end - b.start - (a.end - a.start))
+    .slice(0, Math.max(1, Math.ceil(iterations / 100)));
+  const mean = (of: (r: Run) => number) => slowest.reduce((sum, r) => sum + of(r), 0) / slowest.length;
+  const quiet = runs
+    .filter((r) => gcIn(r) === 0 && r.heap > 0)
+    .map((r) => r.heap)
+    .sort((a, b) => a - b);
   return {
     p50: percentile(wall, 50),
     p99: percentile(wall, 99),
     cpu50: percentile(cpu, 50),
     cpu99: percentile(cpu, 99),
+    /** The slowest 1 %: means in ms. */
+    slow: {
+      wall: mean((r) => r.end - r.start),
+      onCore: mean((r) => r.onCore),
+      gc: mean(gcIn),
+      waiting: mean((r) => r.waiting),
+      helpers: mean((r) => r.cpu - r.onCore),
+    },
+    /** Runs a collection paused. */
+    gcRuns: runs.filter((r) => gcIn(r) > 0).length,
+    /** Median bytes a run allocates. */
+    allocated: quiet.length > 0 ? percentile(quiet, 50) : Number.NaN,
   };
 }
+
+/** measureBoth's account of the slowest 1 % of runs, and what one allocates (SLOW_HEADER names the parts). */
+const slowColumn = ({ slow, gcRuns, allocated }: Figures): string =>
+  `${slow.wall.toFixed(2)} = ${slow.onCore.toFixed(2)} (${slow.gc.toFixed(2)}) + ${slow.waiting.toFixed(2)} + ${(slow.wall - slow.onCore - slow.waiting).toFixed(2)}; ${slow.helpers.toFixed(2)}; ${gcRuns}; ${(allocated / 1024).toFixed(0)}`;
+
+const SLOW_HEADER =
+  'slowest 1 % = on core (gc) + waiting for a core + for the database; helper threads cpu; runs gc met; KB a run';
 
 /**
  * The background load after an index swap (`warm`, the server's path: slices between which the
@@ -98,20 +177,40 @@ const uptime = () =>
     .map((l) => l.toFixed(2))
     .join(' ');
 
+/** The word queries (the misspelt ones are TYPOS). */
+const QUERIES: readonly (readonly [string, string])[] = [
+  ...SEARCH_QUERIES,
+  ['exact name', 'redis-cache-7'],
+  ['empty query (the home page)', ''],
+];
+
 async function main(): Promise<void> {
-  const count = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 100_000);
+  const args = process.argv.slice(2);
+  const dbAt = args.indexOf('--db');
+  const db = dbAt === -1 ? 'both' : args[dbAt + 1];
+  if (db !== 'both' && db !== 'sqlite' && db !== 'postgres') {
+    console.error(`--db takes sqlite or postgres, not ${db ?? 'nothing'}`);
+    process.exit(2);
+  }
+  const count = Number(args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--db') ?? 100_000);
   // --busy: a process spinning on one core while everything is measured (stopped at the end).
-  const busy = process.argv.includes('--busy')
+  const busy = args.includes('--busy')
     ? spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' })
     : undefined;
-  const dir = mkdtempSync(join(tmpdir(), 'bench-search-'));
   /** SQLite's figures by query label, for the PostgreSQL ratios. */
   const onSqlite = new Map<string, Figures>();
-  const queries: readonly (readonly [string, string])[] = [
-    ...SEARCH_QUERIES,
-    ['exact name', 'redis-cache-7'],
-    ['empty query (the home page)', ''],
-  ];
+  try {
+    if (db !== 'postgres') await onSqliteDb(count, onSqlite, Boolean(busy));
+    if (db !== 'sqlite') await onPostgres(count, [...QUERIES, ...TYPOS], onSqlite);
+  } finally {
+    busy?.kill();
+  }
+}
+
+/** The queries on SQLite; their figures by label into `onSqlite`. Its store is let go on return. */
+async function onSqliteDb(count: number, onSqlite: Map<string, Figures>, busy: boolean): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-search-'));
+  const queries = QUERIES;
   try {
     const store = openStore(join(dir, 'registry.db'));
     store.sqlite
@@ -141,7 +240,7 @@ async function main(): Promise<void> {
       `search bench: ${count} templates (indexed in ${indexSeconds.toFixed(1)} s), 300 queries each, ms${busy ? ', one core kept busy' : ''}; load average (uptime) ${uptime()}`,
     );
     console.log(
-      `${'query'.padEnd(32)} ${'dm-registry p50/p99'.padStart(20)} ${'(cpu p50/p99)'.padStart(16)}   ${'naive ranked p50/p99'.padStart(22)}   hits`,
+      `${'query'.padEnd(32)} ${'dm-registry p50/p99'.padStart(20)} ${'(cpu p50/p99)'.padStart(16)}   ${'naive ranked p50/p99'.padStart(22)}   ${SLOW_HEADER}   hits`,
     );
     let worst = 0;
     let worstCpu = 0;
@@ -159,7 +258,7 @@ async function main(): Promise<void> {
       worst = Math.max(worst, ours.p99);
       worstCpu = Math.max(worstCpu, ours.cpu99);
       console.log(
-        `${label.padEnd(32)} ${`${ours.p50.toFixed(2)} / ${ours.p99.toFixed(2)}`.padStart(20)} ${cpuColumn(ours)}   ${`${base.p50.toFixed(2)} / ${base.p99.toFixed(2)}`.padStart(22)}   ${total}`,
+        `${label.padEnd(32)} ${`${ours.p50.toFixed(2)} / ${ours.p99.toFixed(2)}`.padStart(20)} ${cpuColumn(ours)}   ${`${base.p50.toFixed(2)} / ${base.p99.toFixed(2)}`.padStart(22)}   ${slowColumn(ours)}   ${total}`,
       );
     }
     const names = store.sqlite.prepare('SELECT name FROM templates').pluck().all() as string[];
@@ -176,7 +275,7 @@ async function main(): Promise<void> {
       worst = Math.max(worst, ours.p99);
       worstCpu = Math.max(worstCpu, ours.cpu99);
       console.log(
-        `${label.padEnd(32)} ${`${ours.p50.toFixed(2)} / ${ours.p99.toFixed(2)}`.padStart(20)} ${cpuColumn(ours)}   ${`${base.p50.toFixed(2)} / ${base.p99.toFixed(2)}`.padStart(22)}   ${total}${suggestion ? ` (did you mean ${suggestion})` : ''}`,
+        `${label.padEnd(32)} ${`${ours.p50.toFixed(2)} / ${ours.p99.toFixed(2)}`.padStart(20)} ${cpuColumn(ours)}   ${`${base.p50.toFixed(2)} / ${base.p99.toFixed(2)}`.padStart(22)}   ${slowColumn(ours)}   ${total}${suggestion ? ` (did you mean ${suggestion})` : ''}`,
       );
     }
     console.log(
@@ -192,9 +291,7 @@ async function main(): Promise<void> {
       ),
     );
     store.close();
-    await onPostgres(count, [...queries, ...TYPOS], onSqlite);
   } finally {
-    busy?.kill();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -234,7 +331,7 @@ async function onPostgres(
       `PostgreSQL: the same ${count} templates (indexed in ${indexSeconds.toFixed(1)} s), 300 queries each, ms; load average ${uptime()}`,
     );
     console.log(
-      `${'query'.padEnd(32)} ${'postgresql p50/p99'.padStart(20)} ${'(cpu p50/p99)'.padStart(16)}   ${'p99 / sqlite p99'.padStart(16)}   hits`,
+      `${'query'.padEnd(32)} ${'postgresql p50/p99'.padStart(20)} ${'(cpu p50/p99)'.padStart(16)}   ${'p99 / sqlite p99'.padStart(16)}   ${SLOW_HEADER}   hits`,
     );
     let worst = 0;
     let worstCpu = 0;
@@ -248,7 +345,7 @@ async function onPostgres(
       const sqlite = onSqlite.get(label);
       const ratio = sqlite ? (ours.p99 / sqlite.p99).toFixed(2) : '-';
       console.log(
-        `${label.padEnd(32)} ${`${ours.p50.toFixed(2)} / ${ours.p99.toFixed(2)}`.padStart(20)} ${`(${ours.cpu50.toFixed(2)} / ${ours.cpu99.toFixed(2)})`.padStart(16)}   ${ratio.padStart(16)}   ${total}`,
+        `${label.padEnd(32)} ${`${ours.p50.toFixed(2)} / ${ours.p99.toFixed(2)}`.padStart(20)} ${`(${ours.cpu50.toFixed(2)} / ${ours.cpu99.toFixed(2)})`.padStart(16)}   ${ratio.padStart(16)}   ${slowColumn(ours)}   ${total}`,
       );
     }
     console.log(

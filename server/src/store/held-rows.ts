@@ -76,11 +76,18 @@ export interface Arranged<R extends HeldRowBase, H extends HeldGeneration<R>> {
   registries: Map<number, H>;
   /** Every held row by name, collection and id. */
   ordered: R[];
-  /** The held rows by lower-cased name, in `ordered`'s order. */
-  byLowerName: Map<string, R[]>;
+  /** The held rows by lower-cased name (ByLowerName). */
+  byLowerName: ByLowerName<R>;
   /** The registries' ids and generations, e.g. `1:4,2:7`. */
   version: string;
 }
+
+/**
+ * Rows by lower-cased name, in `ordered`'s order: the row itself where it is the only one so
+ * named (nearly every name), an array where more are (one array per name would be as many
+ * objects as rows in the heap, for the collector to trace).
+ */
+export type ByLowerName<R> = Map<string, R | R[]>;
 
 /** Name, collection, then id, in code-unit order. */
 export function byNameOrder(a: HeldRowBase, b: HeldRowBase): number {
@@ -112,12 +119,13 @@ export function* arrange<H extends HeldGeneration<HeldRowBase>>(
     }
   }
   const ordered = yield* sortInSlices(all, byNameOrder);
-  const byLowerName = new Map<string, R[]>();
+  const byLowerName: ByLowerName<R> = new Map();
   for (let i = 0; i < ordered.length; i++) {
     const row = ordered[i]!;
     const named = byLowerName.get(row.lowerName);
-    if (named) named.push(row);
-    else byLowerName.set(row.lowerName, [row]);
+    if (named === undefined) byLowerName.set(row.lowerName, row);
+    else if (Array.isArray(named)) named.push(row);
+    else byLowerName.set(row.lowerName, [named, row]);
     if (i % STEP === STEP - 1) yield;
   }
   return { registries, ordered, byLowerName, version: heldVersion(registries) };
@@ -142,8 +150,8 @@ export class HeldRows<H extends HeldGeneration<HeldRow>> {
   registries = new Map<number, H>();
   /** Every held row by `order`. */
   ordered: HeldRow[] = [];
-  /** The held rows by lower-cased name (the exact-name tier), in `order`. */
-  byLowerName = new Map<string, HeldRow[]>();
+  /** The held rows by lower-cased name (the exact-name tier), in `order` (read with `named`). */
+  byLowerName: ByLowerName<HeldRow> = new Map();
   /** The registries' ids and generations the rows are of, e.g. `1:4,2:7`. */
   version = '';
   /** Registry generations loaded (each read once), for the tests and the bench. */
@@ -153,6 +161,12 @@ export class HeldRows<H extends HeldGeneration<HeldRow>> {
     // In name, collection and id order (the order similar names are ranked in).
     () => this.ordered,
   );
+
+  /** The held rows whose lower-cased name is `lowerName`, in `order`. */
+  named(lowerName: string): readonly HeldRow[] {
+    const named = this.byLowerName.get(lowerName);
+    return named === undefined ? [] : Array.isArray(named) ? named : [named];
+  }
 
   /** Holds an arrangement made aside, `loaded` registry generations of it new. */
   hold(arranged: Arranged<HeldRow, H>, names: NameIndex<HeldRow> | undefined, loaded: number): void {

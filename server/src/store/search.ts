@@ -105,6 +105,9 @@ export function rankCandidates<
 const SCORE_LIMIT = 4096;
 const ORDER_LIMIT = 2 ** 32;
 
+/** rankHeld's sort keys (grown when a ranking needs more). */
+let rankKeys = new Float64Array(CANDIDATES + 64);
+
 /**
  * `rankCandidates` over rows held in memory, each knowing its place (`order`) in `ordered`, every
  * held row by name, collection and id: the same order, as one number per row — tier, score, the
@@ -113,7 +116,9 @@ const ORDER_LIMIT = 2 ** 32;
 export function rankHeld<
   T extends { lowerName: string; lowerTitle: string; lowerCollection: string; order: number },
 >(rows: readonly T[], ordered: readonly T[], q: string, words: readonly string[]): T[] {
-  const keys = new Float64Array(rows.length);
+  // The keys in one array reused by every ranking (searches rank one at a time), not one per search.
+  if (rankKeys.length < rows.length) rankKeys = new Float64Array(Math.max(rows.length, 2 * rankKeys.length));
+  const keys = rankKeys.subarray(0, rows.length);
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
     const tier = r.lowerName === q ? 2 : r.lowerName.startsWith(q) ? 1 : 0;

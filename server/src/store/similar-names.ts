@@ -11,7 +11,7 @@
  * generation changes (every index swap or added version bumps it) in slices with the search's
  * rows of it (slices.ts: the event loop turns between them), or on first use, so a query costs the
  * lengths of its trigrams' posting lists, not a scan of every name; the similar rows are ordered
- * by numbers (their places in the name order), and only the returned ones are copied.
+ * by numbers (their places in the name order), and the held rows are returned (none copied).
  */
 import { atOnce, type Steps, sortInSlices } from './slices.js';
 
@@ -129,9 +129,6 @@ export interface NamedRow {
   collection: string;
   registryId: number;
 }
-
-/** A row found similar, with its similarity to the query. */
-export type SimilarRow<R extends NamedRow = NamedRow> = R & { similarity: number };
 
 /** The names' trigram index (`indexNames`), held by `SimilarNames`. */
 export interface NameIndex<R extends NamedRow = NamedRow> {
@@ -284,7 +281,7 @@ export class SimilarNames<R extends NamedRow = NamedRow> {
    * Rows whose name is similar to `query`, most similar first, then by name and collection (the
    * order of postgres/reads.ts), keeping those `keep` accepts, at most `limit`.
    */
-  similar(query: string, keep: (row: R) => boolean, limit: number): SimilarRow<R>[] {
+  similar(query: string, keep: (row: R) => boolean, limit: number): R[] {
     const lower = query.toLowerCase();
     const index = this.index();
     const q = new Int32Array(roomFor(lower));
@@ -302,7 +299,7 @@ export class SimilarNames<R extends NamedRow = NamedRow> {
         if (n === 0) touched[touchedCount++] = i;
       }
     }
-    // The similar rows as (place, similarity) pairs; rows are made only for the ones returned.
+    // The similar rows as (place, similarity) pairs; rows are looked up only for the ones returned.
     const { ordered } = index;
     const places: number[] = [];
     const similarities: number[] = [];
@@ -323,6 +320,6 @@ export class SimilarNames<R extends NamedRow = NamedRow> {
     const order = Array.from(places.keys());
     order.sort((a, b) => similarities[b]! - similarities[a]! || places[a]! - places[b]!);
     if (order.length > limit) order.length = limit;
-    return order.map((k) => ({ ...ordered[places[k]!]!, similarity: similarities[k]! }));
+    return order.map((k) => ordered[places[k]!]!);
   }
 }

@@ -24,7 +24,7 @@ import {
   Warming,
 } from '../held-rows.js';
 import { rankHeld } from '../search.js';
-import { indexNames, type SimilarRow } from '../similar-names.js';
+import { indexNames } from '../similar-names.js';
 import { atOnce, byCodeUnits, inSlices, type Steps, sortInSlices } from '../slices.js';
 import { mayRead } from '../visibility.js';
 import type { PostgresStore } from './open.js';
@@ -51,10 +51,13 @@ interface HeldRegistry extends HeldGeneration<HeldRow> {
   lexemes: string[];
   postingStart: Int32Array;
   postings: Int32Array;
-  /** Rows by lower-cased name (the exact-name tier). */
-  byLowerName: Map<string, HeldRow[]>;
-  /** seen[i]: how many words row i matched (reused by each search: they run one at a time). */
+  /**
+   * seen[i] - `seenBase`: how many words row i matched in the search running now (reused by each
+   * search, they run one at a time; each search starts above the last one's counts, so nothing is
+   * cleared per search).
+   */
   seen: Int32Array;
+  seenBase: number;
 }
 
 /** The first index in sorted `lexemes` whose lexeme is not below `word`. */
@@ -81,7 +84,6 @@ const STEP = 1024;
  */
 class Holding {
   private readonly byLexeme = new Map<string, number[]>();
-  private readonly byLowerName = new Map<string, HeldRow[]>();
   private readonly maker = new HeldRowMaker();
   private readonly held: HeldRow[] = [];
 
@@ -94,11 +96,7 @@ class Holding {
         if (list) list.push(i);
         else this.byLexeme.set(lexeme, [i]);
       }
-      const row = this.maker.of(r);
-      const named = this.byLowerName.get(row.lowerName);
-      if (named) named.push(row);
-      else this.byLowerName.set(row.lowerName, [row]);
-      this.held.push(row);
+      this.held.push(this.maker.of(r));
       if (k % STEP === STEP - 1) yield;
     }
   }
@@ -128,8 +126,8 @@ class Holding {
       lexemes,
       postingStart,
       postings,
-      byLowerName: this.byLowerName,
       seen: new Int32Array(held.length),
+      seenBase: 1,
     };
   }
 }
@@ -147,6 +145,11 @@ function prefixEnd(lexemes: readonly string[], word: string, first: number): num
     else hi = mid;
   }
   return lo;
+}
+
+/** Whether the caller may read registry `r` (store/visibility.ts) and asked for it. */
+function visibleTo(r: PgRegistryRow, options: { reader: Reader; registry?: string | undefined }): boolean {
+  return mayRead(options.reader, r) && (options.registry === undefined || r.name === options.registry);
 }
 
 /**
@@ -307,14 +310,7 @@ export class PgTemplateWords extends HeldRows<HeldRegistry> {
     bound: number,
   ): HeldRow[] {
     const ordered = this.orderedRows();
-    const visible = new Set(
-      registries
-        .filter(
-          (r) =>
-            mayRead(options.reader, r) && (options.registry === undefined || r.name === options.registry),
-        )
-        .map((r) => r.id),
-    );
+    const visible = new Set(registries.filter((r) => visibleTo(r, options)).map((r) => r.id));
     const listed: HeldRow[] = [];
     for (const row of ordered) {
       if (!visible.has(row.registryId)) continue;
@@ -325,10 +321,16 @@ export class PgTemplateWords extends HeldRows<HeldRegistry> {
     return listed;
   }
 
+  /** marks[row.order] === mark: the row is found by the search running now (`match`). */
+  private marks = new Int32Array(0);
+  private mark = 0;
+
   /**
    * The templates of the registries the caller may read (and asked for) whose lexemes every word
    * starts, in registry and id order, at most `bound`; the exactly named ones (lower-cased
    * `exact`) are added however far the bound is. `bounded` says more matched than `bound`.
+   * Allocates only the rows found (docs/server.md, "Search"): the counts per row and the marks
+   * of the rows found are held arrays, reused by each search.
    */
   match(
     registries: readonly PgRegistryRow[],
@@ -342,43 +344,70 @@ export class PgTemplateWords extends HeldRows<HeldRegistry> {
     bound: number,
   ): { rows: HeldRow[]; bounded: boolean } {
     const found: HeldRow[] = [];
-    const exact: HeldRow[] = [];
+    const { words, collection } = options;
     let bounded = false;
-    for (const r of [...registries].sort((a, b) => a.id - b.id)) {
-      if (!mayRead(options.reader, r) || (options.registry !== undefined && r.name !== options.registry))
-        continue;
+    if (this.marks.length < this.ordered.length) this.marks = new Int32Array(this.ordered.length);
+    const { marks } = this;
+    if (++this.mark === 0x7fffffff) {
+      marks.fill(0);
+      this.mark = 1;
+    }
+    const mark = this.mark;
+    // In registry id order (the registries are read by id; sorted here when they were not).
+    const inOrder = registries.every((r, i) => i === 0 || registries[i - 1]!.id < r.id)
+      ? registries
+      : [...registries].sort((a, b) => a.id - b.id);
+    for (const r of inOrder) {
+      if (!visibleTo(r, options)) continue;
       const held = this.registries.get(r.id);
-      if (!held) continue;
-      for (const row of held.byLowerName.get(options.exact) ?? []) {
-        if (options.collection === undefined || row.collection === options.collection) exact.push(row);
-      }
       // No words left (a query of `_` only): nothing matches, as `to_tsquery` finds nothing.
-      if (bounded || options.words.length === 0) continue;
-      // seen[i] counts the words row i matched so far (each word counted once per row).
-      const seen = held.seen.fill(0);
-      const { lexemes, postingStart, postings } = held;
-      for (let k = 0; k < options.words.length; k++) {
-        const word = options.words[k]!;
+      if (!held || bounded || words.length === 0) continue;
+      const { lexemes, postingStart, postings, seen } = held;
+      // seen[i] - base counts the words row i matched so far (each word counted once per row).
+      // Each search's counts start above the last one's (the array is cleared once in 2^31 counts).
+      if (held.seenBase > 0x7fffffff - 2 * (words.length + 1)) {
+        seen.fill(0);
+        held.seenBase = 1;
+      }
+      const base = held.seenBase;
+      held.seenBase += words.length + 1;
+      let none = false;
+      for (let k = 0; k < words.length && !none; k++) {
+        const word = words[k]!;
         const first = lowerBound(lexemes, word);
+        const start = postingStart[first]!;
         const end = postingStart[prefixEnd(lexemes, word, first)]!;
-        for (let j = postingStart[first]!; j < end; j++) {
-          const i = postings[j]!;
-          if (seen[i] === k) seen[i] = k + 1;
+        // A word no lexeme starts: no row matches every word.
+        if (start === end) none = true;
+        // A row at base or below (a count of an earlier search) has matched no word of this one.
+        const counted = base + k;
+        if (k === 0) {
+          for (let j = start; j < end; j++) if (seen[postings[j]!]! <= base) seen[postings[j]!] = base + 1;
+        } else {
+          for (let j = start; j < end; j++)
+            if (seen[postings[j]!] === counted) seen[postings[j]!] = counted + 1;
         }
       }
+      if (none) continue;
+      const all = base + words.length;
       for (let i = 0; i < seen.length; i++) {
-        if (seen[i] !== options.words.length) continue;
+        if (seen[i] !== all) continue;
         const row = held.rows[i]!;
-        if (options.collection !== undefined && row.collection !== options.collection) continue;
+        if (collection !== undefined && row.collection !== collection) continue;
         if (found.length === bound) {
           bounded = true;
           break;
         }
         found.push(row);
+        marks[row.order] = mark;
       }
     }
-    const ids = new Set(found.map((r) => r.id));
-    for (const row of exact) if (!ids.has(row.id)) found.push(row);
+    // The exactly named (held-rows.ts `named`, in name order), where not found already.
+    for (const row of this.named(options.exact)) {
+      if (marks[row.order] === mark || (collection !== undefined && row.collection !== collection)) continue;
+      const r = registries.find((r) => r.id === row.registryId);
+      if (r && visibleTo(r, options)) found.push(row);
+    }
     return { rows: found, bounded };
   }
 
@@ -392,12 +421,10 @@ export class PgTemplateWords extends HeldRows<HeldRegistry> {
     options: { reader: Reader; registry?: string | undefined; collection?: string | undefined },
     query: string,
     limit: number,
-  ): SimilarRow<HeldRow>[] {
+  ): HeldRow[] {
     const visible = new Set<number>();
     for (const r of registries) {
-      if (mayRead(options.reader, r) && (options.registry === undefined || r.name === options.registry)) {
-        visible.add(r.id);
-      }
+      if (visibleTo(r, options)) visible.add(r.id);
     }
     return this.names.similar(
       query,

@@ -349,12 +349,11 @@ export class TemplateSearch {
   /** When no words matched: templates with names similar to the query, as on PostgreSQL. */
   private similarTo(q: string, visible: ReadonlySet<number>, collection: string | undefined): HeldRow[] {
     if (q.trim().length < 3) return [];
-    const similar = this.rows.names.similar(
+    return this.rows.names.similar(
       q.trim().toLowerCase(),
       (r) => visible.has(r.registryId) && (collection === undefined || r.collection === collection),
       CANDIDATES + 1,
     );
-    return similar.map((r) => this.rows.byId.get(r.id)!);
   }
   private statement(sql: string): Database.Statement {
     let stmt = this.statements.get(sql);
@@ -442,7 +441,7 @@ export class TemplateSearch {
       if (q) {
         // Exactly named templates (case-insensitive, the exact-name tier's rule) first, even when
         // the bound cut them off.
-        const named = this.rows.byLowerName.get(q) ?? [];
+        const named = this.rows.named(q);
         const seen = named.length > 0 ? new Set(ids) : undefined;
         for (const r of named) {
           if (seen?.has(r.id) || !visible.has(r.registryId)) continue;
