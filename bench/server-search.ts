@@ -16,6 +16,10 @@
  * warm is measured again on each database: its longest event-loop stall (what an unrelated
  * resolve waits) against, in the same run, ordering the same rows and building their names'
  * trigram index at once, the way it was done before (`TARGET LINE … warm`).
+ * Each query kind's line says where its slowest 1 % of runs went (measureBoth: the main thread on
+ * a core, of it the collector's pauses; waiting for a core; waiting for the database) and how
+ * many KB a run allocates; the heap in use after a full collection is printed once the rows are
+ * loaded (that collection also clears the index swap's garbage before the queries are measured).
  * `--db sqlite` or `--db postgres` measures one database alone (its held data the only one in the
  * heap; the PostgreSQL ratios to SQLite are then `-`); with both (the default) SQLite's store is
  * let go before PostgreSQL's is loaded, as a server holds one.
@@ -25,7 +29,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { arrange, type HeldRowBase } from '../server/src/store/held-rows.js';
 import { openPostgresStore } from '../server/src/store/postgres/open.js';
 import { PostgresReads } from '../server/src/store/postgres/reads.js';
@@ -51,6 +56,16 @@ function mainThread(): { onCore: number; waiting: number } {
   } catch {
     return { onCore: Number.NaN, waiting: Number.NaN };
   }
+}
+
+/**
+ * The heap in use after a full collection, in MB: what the collector traces on every major
+ * collection (the held rows, lexemes and trigram index, and whatever else the process holds).
+ */
+function heapAfterFullGc(): number {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+  return getHeapStatistics().used_heap_size / 2 ** 20;
 }
 
 /** One measured run (ms, but `heap`: bytes). */
@@ -103,6 +118,7 @@ async function measureBoth(run: () => unknown, iterations: number) {
     pauses.reduce((sum, p) => sum + Math.max(0, Math.min(p.end, r.end) - Math.max(p.start, r.start)), 0);
   const wall = runs.map((r) => r.end - r.start).sort((a, b) => a - b);
   const cpu = runs.map((r) => r.cpu).sort((a, b) => a - b);
+  const onCore = runs.map((r) => r.onCore).sort((a, b) => a - b);
   const slowest = [...runs]
     .sort((a, b) => b.end - b.start - (a.end - a.start))
     .slice(0, Math.max(1, Math.ceil(iterations / 100)));
@@ -116,6 +132,9 @@ async function measureBoth(run: () => unknown, iterations: number) {
     p99: percentile(wall, 99),
     cpu50: percentile(cpu, 50),
     cpu99: percentile(cpu, 99),
+    /** The main thread's time on a core, p50 and p99 (what descheduling and other threads do not inflate). */
+    onCore50: percentile(onCore, 50),
+    onCore99: percentile(onCore, 99),
     /** The slowest 1 %: means in ms. */
     slow: {
       wall: mean((r) => r.end - r.start),
@@ -132,11 +151,11 @@ async function measureBoth(run: () => unknown, iterations: number) {
 }
 
 /** measureBoth's account of the slowest 1 % of runs, and what one allocates (SLOW_HEADER names the parts). */
-const slowColumn = ({ slow, gcRuns, allocated }: Figures): string =>
-  `${slow.wall.toFixed(2)} = ${slow.onCore.toFixed(2)} (${slow.gc.toFixed(2)}) + ${slow.waiting.toFixed(2)} + ${(slow.wall - slow.onCore - slow.waiting).toFixed(2)}; ${slow.helpers.toFixed(2)}; ${gcRuns}; ${(allocated / 1024).toFixed(0)}`;
+const slowColumn = ({ onCore50, onCore99, slow, gcRuns, allocated }: Figures): string =>
+  `${onCore50.toFixed(2)} / ${onCore99.toFixed(2)}   ${slow.wall.toFixed(2)} = ${slow.onCore.toFixed(2)} (${slow.gc.toFixed(2)}) + ${slow.waiting.toFixed(2)} + ${(slow.wall - slow.onCore - slow.waiting).toFixed(2)}; ${slow.helpers.toFixed(2)}; ${gcRuns}; ${(allocated / 1024).toFixed(0)}`;
 
 const SLOW_HEADER =
-  'slowest 1 % = on core (gc) + waiting for a core + for the database; helper threads cpu; runs gc met; KB a run';
+  'on core p50/p99   slowest 1 % = on core (gc) + waiting for a core + for the database; helper threads cpu; runs gc met; KB a run';
 
 /**
  * The background load after an index swap (`warm`, the server's path: slices between which the
@@ -230,7 +249,7 @@ async function onSqliteDb(count: number, onSqlite: Map<string, Figures>, busy: b
     // searches after a swap meet, not a load on the first one.
     const warmed = await stalls(() => search.warm(generations));
     console.log(
-      `held rows loaded (warm) in ${warmed.ms.toFixed(0)} ms, CPU ${warmed.cpu.toFixed(0)} ms, longest event-loop stall ${warmed.stall.toFixed(1)} ms`,
+      `held rows loaded (warm) in ${warmed.ms.toFixed(0)} ms, CPU ${warmed.cpu.toFixed(0)} ms, longest event-loop stall ${warmed.stall.toFixed(1)} ms; heap after a full collection ${heapAfterFullGc().toFixed(0)} MB`,
     );
     const naive = store.sqlite.prepare(
       `SELECT t.id, t.collection, t.name, bm25(templates_fts, 10.0, 4.0, 5.0, 1.0, 2.0) AS rank
@@ -328,7 +347,7 @@ async function onPostgres(
     ).rows;
     await reads.warm(generations);
     console.log(
-      `PostgreSQL: the same ${count} templates (indexed in ${indexSeconds.toFixed(1)} s), 300 queries each, ms; load average ${uptime()}`,
+      `PostgreSQL: the same ${count} templates (indexed in ${indexSeconds.toFixed(1)} s), 300 queries each, ms; heap after a full collection ${heapAfterFullGc().toFixed(0)} MB; load average ${uptime()}`,
     );
     console.log(
       `${'query'.padEnd(32)} ${'postgresql p50/p99'.padStart(20)} ${'(cpu p50/p99)'.padStart(16)}   ${'p99 / sqlite p99'.padStart(16)}   ${SLOW_HEADER}   hits`,

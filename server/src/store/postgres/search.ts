@@ -343,7 +343,9 @@ export class PgTemplateWords extends HeldRows<HeldRegistry> {
     },
     bound: number,
   ): { rows: HeldRow[]; bounded: boolean } {
-    const found: HeldRow[] = [];
+    // Room for the bound at once (not grown push by push), cut to what was found.
+    const found = new Array<HeldRow>(Math.min(bound, this.ordered.length));
+    let count = 0;
     const { words, collection } = options;
     let bounded = false;
     if (this.marks.length < this.ordered.length) this.marks = new Int32Array(this.ordered.length);
@@ -394,14 +396,15 @@ export class PgTemplateWords extends HeldRows<HeldRegistry> {
         if (seen[i] !== all) continue;
         const row = held.rows[i]!;
         if (collection !== undefined && row.collection !== collection) continue;
-        if (found.length === bound) {
+        if (count === bound) {
           bounded = true;
           break;
         }
-        found.push(row);
+        found[count++] = row;
         marks[row.order] = mark;
       }
     }
+    found.length = count;
     // The exactly named (held-rows.ts `named`, in name order), where not found already.
     for (const row of this.named(options.exact)) {
       if (marks[row.order] === mark || (collection !== undefined && row.collection !== collection)) continue;

@@ -424,11 +424,14 @@ export class TemplateSearch {
               .all(...params)
     ) as number[];
     const held = this.rows.byId;
-    const rows: HeldRow[] = [];
+    // Room for every id at once (not grown push by push), cut to the rows held.
+    const rows = new Array<HeldRow>(ids.length);
+    let count = 0;
     for (const id of ids) {
       const r = held.get(id);
-      if (r) rows.push(r);
+      if (r) rows[count++] = r;
     }
+    rows.length = count;
     // Nothing matched the words: names similar to the query are the answer (similar-names.ts).
     const similar = match && rows.length === 0 ? this.similarTo(options.q, visible, options.collection) : [];
     rows.push(...similar);
