@@ -13,7 +13,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { dmBin, isolatedEnv, runDm } from '../support/run-cli.js';
+import { dmBin, isolatedEnv, runDm, runProcess } from '../support/run-cli.js';
 
 interface Status {
   running?: false;
@@ -127,8 +127,20 @@ describe('the expansion agent', () => {
       const served = await runDm(run.args, { cwd: run.cwd, env: { ...env, ...run.env, DM_AGENT: 'on' } });
       assert.deepEqual(served, own, `dm ${run.args.join(' ')} in ${run.cwd}`);
     }
+    // A reader that stops early: quiet, as the command's own process.
+    for (const agent of ['off', 'on']) {
+      const head = await runProcess(
+        'sh',
+        ['-c', `"${process.execPath}" "${dmBin}" expand config.yaml | head -c 10`],
+        {
+          cwd: dir,
+          env: { ...process.env, ...env, DM_AGENT: agent },
+        },
+      );
+      assert.deepEqual(head, { code: 0, stdout: 'config:\n  ', stderr: '' }, `DM_AGENT=${agent}`);
+    }
     // Every one of them was the agent's (none fell back to a process of its own).
-    assert.equal((await status(env)).served, before + runs.length);
+    assert.equal((await status(env)).served, before + runs.length + 1);
     // The errors among them were errors.
     const broken = await runDm(['expand', 'broken.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'on' } });
     assert.equal(broken.code, 4, broken.stderr);
