@@ -51,10 +51,17 @@ const REGISTRIES_AND_PAGE_SQL = `
   SELECT id, NULL, NULL, NULL, NULL, description, latest_version, TRUE FROM templates WHERE id = ANY($1::int[])
   ORDER BY page, id`;
 
-/** The ids of the ranked rows the page shows. */
-function shownIds(options: SearchOptions, ranked: readonly { id: number }[]): number[] {
+/**
+ * The ids of the ranked rows the page shows, as an `int[]` literal (`{3,5,8}`): written at once,
+ * where the driver quotes and escapes each number of an array (a few KB a search).
+ */
+function shownIds(options: SearchOptions, ranked: readonly { id: number }[]): string {
   const first = (options.page - 1) * options.limit;
-  return ranked.slice(first, first + options.limit).map((r) => r.id);
+  let literal = '';
+  for (let i = first; i < Math.min(ranked.length, first + options.limit); i++) {
+    literal += literal ? `,${ranked[i]!.id}` : `${ranked[i]!.id}`;
+  }
+  return `{${literal}}`;
 }
 
 /** Whether two reads of the registries (by id) say the same. */
@@ -280,7 +287,7 @@ export class PostgresReads extends SqlReads {
     ranked: readonly { id: number }[],
   ): Promise<Map<number, PageExtra>> {
     const shown = shownIds(options, ranked);
-    if (shown.length === 0) return new Map();
+    if (shown === '{}') return new Map();
     const { rows } = await this.store.pool.query<PageExtra & { id: number }>({
       name: 'search-page',
       text: 'SELECT id, description, latest_version AS "latestVersion" FROM templates WHERE id = ANY($1::int[])',

@@ -343,8 +343,8 @@ export class PgTemplateWords extends HeldRows<HeldRegistry> {
     },
     bound: number,
   ): { rows: HeldRow[]; bounded: boolean } {
-    // Room for the bound at once (not grown push by push), cut to what was found.
-    const found = new Array<HeldRow>(Math.min(bound, this.ordered.length));
+    // Room for the bound made at the first row found (not grown push by push), cut to what was found.
+    let found: HeldRow[] = [];
     let count = 0;
     const { words, collection } = options;
     let bounded = false;
@@ -400,6 +400,7 @@ export class PgTemplateWords extends HeldRows<HeldRegistry> {
           bounded = true;
           break;
         }
+        if (count === 0) found = new Array<HeldRow>(Math.min(bound, this.ordered.length));
         found[count++] = row;
         marks[row.order] = mark;
       }
