@@ -48,7 +48,7 @@ interface HeldRegistry extends HeldGeneration<HeldRow> {
    * k's are `postings[postingStart[k]]` up to `postingStart[k + 1]`, so the lexemes a word starts
    * (a run of `lexemes`) have their postings in one run too (one array, not one per lexeme).
    */
-  lexemes: string[];
+  lexemes: Lexemes;
   postingStart: Int32Array;
   postings: Int32Array;
   /**
@@ -60,13 +60,47 @@ interface HeldRegistry extends HeldGeneration<HeldRow> {
   seenBase: number;
 }
 
-/** The first index in sorted `lexemes` whose lexeme is not below `word`. */
-function lowerBound(lexemes: readonly string[], word: string): number {
+/**
+ * A registry's distinct lexemes in code-unit order, held as one string: lexeme k is
+ * `text.slice(start[k], start[k + 1])`. One string and one typed array, where a string per
+ * lexeme (about two per template: the name's compound and its number) was as many objects in the
+ * heap for the collector to trace.
+ */
+interface Lexemes {
+  text: string;
+  start: Int32Array;
+  count: number;
+}
+
+/** Lexeme k against `word` in code-unit order, as `<` compares strings: below 0, 0 or above 0. */
+function compareLexeme(lexemes: Lexemes, k: number, word: string): number {
+  const { text, start } = lexemes;
+  const from = start[k]!;
+  const length = start[k + 1]! - from;
+  const n = Math.min(length, word.length);
+  for (let i = 0; i < n; i++) {
+    const d = text.charCodeAt(from + i) - word.charCodeAt(i);
+    if (d !== 0) return d;
+  }
+  return length - word.length;
+}
+
+/** Whether lexeme k starts with `word`. */
+function lexemeStartsWith(lexemes: Lexemes, k: number, word: string): boolean {
+  const { text, start } = lexemes;
+  const from = start[k]!;
+  if (start[k + 1]! - from < word.length) return false;
+  for (let i = 0; i < word.length; i++) if (text.charCodeAt(from + i) !== word.charCodeAt(i)) return false;
+  return true;
+}
+
+/** The first index in `lexemes` whose lexeme is not below `word`. */
+function lowerBound(lexemes: Lexemes, word: string): number {
   let lo = 0;
-  let hi = lexemes.length;
+  let hi = lexemes.count;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (lexemes[mid]! < word) lo = mid + 1;
+    if (compareLexeme(lexemes, mid, word) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -110,6 +144,15 @@ class Holding {
       if (unsorted.length % STEP === 0) yield;
     }
     const lexemes = yield* sortInSlices(unsorted, byCodeUnits);
+    // Held as one string (Lexemes), joined a step of lexemes at a time.
+    const start = new Int32Array(lexemes.length + 1);
+    const chunks: string[] = [];
+    for (let k = 0; k < lexemes.length; k += STEP) {
+      const chunk = lexemes.slice(k, k + STEP);
+      for (let j = 0; j < chunk.length; j++) start[k + j + 1] = start[k + j]! + chunk[j]!.length;
+      chunks.push(chunk.join(''));
+      yield;
+    }
     const postingStart = new Int32Array(lexemes.length + 1);
     for (let k = 0; k < lexemes.length; k++) {
       postingStart[k + 1] = postingStart[k]! + byLexeme.get(lexemes[k]!)!.length;
@@ -123,7 +166,7 @@ class Holding {
     return {
       generation,
       rows: held,
-      lexemes,
+      lexemes: { text: chunks.join(''), start, count: lexemes.length },
       postingStart,
       postings,
       seen: new Int32Array(held.length),
@@ -135,13 +178,13 @@ class Holding {
 /** Rows read per statement of a load (each step's rows are made ready before the next is read). */
 const LOAD_STEP = 5000;
 
-/** The end of the run of sorted `lexemes` from `first` that `word` starts (binary search). */
-function prefixEnd(lexemes: readonly string[], word: string, first: number): number {
+/** The end of the run of `lexemes` from `first` that `word` starts (binary search). */
+function prefixEnd(lexemes: Lexemes, word: string, first: number): number {
   let lo = first;
-  let hi = lexemes.length;
+  let hi = lexemes.count;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (lexemes[mid]!.startsWith(word)) lo = mid + 1;
+    if (lexemeStartsWith(lexemes, mid, word)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
