@@ -9,7 +9,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { DmError, relayedError } from '../error.js';
 import type { UrlImportLoader } from '../expand/url-imports.js';
-import { httpSignal, isHttpTimeout, noAnswerInTime } from '../http-limit.js';
+import { httpSignal, noAnswer } from '../http-limit.js';
 import type { OperationView } from '../wire/manager-api.js';
 
 export interface ManagerClientOptions {
@@ -44,15 +44,10 @@ export class ManagerClient {
         signal: httpSignal(this.options.timeoutMs),
       });
     } catch (error) {
-      throw new DmError(
-        'MANAGER_UNREACHABLE',
-        `cannot reach the Deployment Manager at ${this.base} ${
-          isHttpTimeout(error) ? noAnswerInTime(this.options.timeoutMs) : `(${(error as Error).message})`
-        }`,
-        {
-          category: 'unreachable',
-        },
-      );
+      throw noAnswer('MANAGER_UNREACHABLE', `the Deployment Manager at ${this.base}`, error, {
+        timeoutMs: this.options.timeoutMs,
+        hint: 'check --manager-url (or managerUrl in the config file)',
+      });
     }
     const text = await res.text();
     let data: unknown;

@@ -7,6 +7,7 @@
  */
 import { DmError } from '../error.js';
 import { readBounded } from '../fetch/read-bounded.js';
+import { noAnswer } from '../http-limit.js';
 import { MANIFEST_MEDIA_TYPE, MAX_MANIFEST_BYTES, ociDigest } from './artifact.js';
 import { type BasicCredentials, findCredentials, parseChallenge } from './auth.js';
 
@@ -97,17 +98,14 @@ export class OciClient {
     try {
       return await fetch(url, { ...init, method, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (error) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      const timedOut = (error as Error).name === 'TimeoutError';
-      const why = timedOut
-        ? `no answer within ${Math.round(this.timeoutMs / 1000)} s`
-        : (cause?.code ?? cause?.message ?? (error as Error).message);
-      const tls = /SSL|TLS|EPROTO|wrong version/i.test(String(cause?.message ?? cause?.code ?? ''));
-      throw new DmError('OCI_UNREACHABLE', `cannot reach the OCI registry ${this.host} for ${what}: ${why}`, {
-        category: 'unreachable',
-        ...(tls || (!this.options.plainHttp && cause?.code === 'ECONNRESET')
-          ? { hint: 'for a registry that speaks plain HTTP (a loopback or test registry), pass --plain-http' }
-          : {}),
+      throw noAnswer('OCI_UNREACHABLE', `the OCI registry ${this.host} for ${what}`, error, {
+        timeoutMs: this.timeoutMs,
+        ...(this.options.plainHttp
+          ? {}
+          : {
+              tlsHint:
+                'for a registry that speaks plain HTTP (a loopback or test registry), pass --plain-http',
+            }),
       });
     }
   }

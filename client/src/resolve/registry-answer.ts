@@ -3,10 +3,10 @@
  * `versions` and `search` do it (docs/client.md "The resolver chain"). A URL that answers something
  * other than JSON (a web page, a proxy's login page) is not a registry server: dm says so, exit 5,
  * and does not fall back to another source. A server that cannot be reached is named with the
- * reason in plain words (DNS lookup failed, connection refused), at once.
+ * reason in plain words (docs/errors.md "Unreachable: the reason"), at once.
  */
-import { DmError, fromSystemError, relayedError } from '../error.js';
-import { isHttpTimeout, noAnswerInTime } from '../http-limit.js';
+import { DmError, relayedError } from '../error.js';
+import { noAnswer } from '../http-limit.js';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -65,15 +65,8 @@ export async function registryFailure(response: Response, base: string, what: st
 
 /** REGISTRY_UNREACHABLE for a request that got no answer, with the reason in plain words. */
 export function registryUnreachable(base: string, error: unknown, timeoutMs?: number): DmError {
-  const cause = (error as { cause?: unknown }).cause;
-  const system = fromSystemError(cause ?? error);
-  const reason =
-    system?.code === 'UNREACHABLE'
-      ? system.message.replace(/^cannot reach [^ ]+ /, '')
-      : isHttpTimeout(error)
-        ? noAnswerInTime(timeoutMs)
-        : `(${(cause as Error | undefined)?.message ?? (error as Error).message})`;
-  return new DmError('REGISTRY_UNREACHABLE', `cannot reach the registry server at ${base} ${reason}`, {
+  return noAnswer('REGISTRY_UNREACHABLE', `the registry server at ${base}`, error, {
+    timeoutMs,
     hint: 'check --registry-url, or use --offline to work from dm.lock and the cache',
   });
 }
