@@ -184,7 +184,7 @@ export class Upstream {
     const s = this.current;
     const why =
       s.state === 'unreachable'
-        ? `unreachable since ${s.since} (${s.detail})`
+        ? `unreachable since ${s.since}: ${s.detail}`
         : s.state === 'unauthorized'
           ? `refusing this mirror's credentials since ${s.since} (HTTP ${s.status})`
           : s.state === 'rate-limited'
