@@ -18,6 +18,8 @@ import type { ResolvedFile, ResolvedVersion } from './types.js';
 /** Codes by which a server says "I do not host that registry" rather than "no such version". */
 const NOT_HOSTED = new Set(['REGISTRY_NOT_FOUND', 'UNKNOWN_REGISTRY']);
 const MAX_BATCH = 500;
+/** How many changed files a quarantine warning names before "and N more files". */
+const WARNING_FILES = 5;
 
 export interface ServerResolverOptions {
   url: string;
@@ -97,9 +99,14 @@ export class ServerResolver implements Resolver {
     const resolved = resolvedFromServer(reference, r);
     if (r.quarantined) {
       // The server serves the content it first saw; its source has since changed it.
+      // A few of the changed files, and how many more: one line, however many files changed.
       const files = r.quarantined.changedFiles.map((f) => f.path);
+      const named =
+        files.length > WARNING_FILES
+          ? `${files.slice(0, WARNING_FILES).join(', ')} and ${files.length - WARNING_FILES} more files`
+          : files.join(', ') || 'it';
       this.options.onWarning?.(
-        `${resolved.template} ${r.version} is quarantined on ${this.base} since ${r.quarantined.since}: its source changed ${files.length ? files.join(', ') : 'it'} (dm serves the content first seen; docs/integrity-store.md)`,
+        `${resolved.template} ${r.version} is quarantined on ${this.base} since ${r.quarantined.since}: its source changed ${named} (dm serves the content first seen; docs/integrity-store.md)`,
       );
     }
     return resolved;
