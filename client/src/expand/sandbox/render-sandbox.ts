@@ -538,6 +538,7 @@ interface EarlyProcess {
   dead: boolean;
 }
 const early = new Map<string, EarlyProcess>();
+let killEarlyAtExit = false;
 
 function handles(child: ChildProcess): { ref(): void; unref(): void }[] {
   const out: ({ ref(): void; unref(): void } | null | undefined)[] = [
@@ -565,7 +566,9 @@ function keep(key: string, entry: EarlyProcess): void {
     killForGood(entry.child);
     return;
   }
-  if (early.size === 0) {
+  // Once per process (the expansion agent starts early processes again after every run).
+  if (!killEarlyAtExit) {
+    killEarlyAtExit = true;
     process.once('exit', () => {
       for (const e of early.values()) if (e.child.exitCode === null) e.child.kill('SIGKILL');
       early.clear();
