@@ -217,7 +217,7 @@ function oneNetworkFailure(e: SystemError): NetworkFailure | undefined {
     case 'ECONNRESET':
       return said('reset', 'the connection was reset');
     case 'UND_ERR_SOCKET':
-      return said('reset', 'the connection closed before an answer');
+      return said('reset', 'the other side closed the connection');
     case 'ETIMEDOUT':
     case 'UND_ERR_CONNECT_TIMEOUT':
       return said('timeout', 'the connection timed out');

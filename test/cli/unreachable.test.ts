@@ -16,7 +16,9 @@ import { ManagerClient } from '../../client/src/deploy/manager-client.js';
 import { DmError, exitCodeFor, fromSystemError, networkFailure } from '../../client/src/error.js';
 import { parseReference, type RegistryReference } from '../../client/src/reference/reference.js';
 import { ServerResolver } from '../../client/src/resolve/server-resolver.js';
+import type { ResolvedFile, ResolvedVersion } from '../../client/src/resolve/types.js';
 import { resolveUrl } from '../../client/src/resolve/url-resolver.js';
+import { HttpChecksumLog } from '../../client/src/resolve/verify-checksums.js';
 import { loopbackCertificate } from '../kube-standin/tls.js';
 import { isolatedEnv, runDm } from '../support/run-cli.js';
 
@@ -173,6 +175,64 @@ describe('a host that cannot be reached: the reason in words', () => {
       manager.message,
       `cannot reach the Deployment Manager at http://127.0.0.1:${closed}: connection refused (ECONNREFUSED)`,
     );
+  });
+
+  it('library: an answer cut off in the middle is unreachable, an answer larger than dm reads is refused before reading', async () => {
+    // Answers with headers promising 1000 bytes, sends a few and closes (a cut); for the paths of
+    // BIG, declares a gigabyte instead.
+    const BIG = /^\S+ \S*(\/big\.bin|\/checksums\/latest|\/templates\/github\.com\/acme\/templates\/big) /;
+    const cutting = createTcpServer((socket) => {
+      socket.once('data', (request) => {
+        const big = BIG.test(request.toString('latin1'));
+        socket.write(
+          `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${big ? 2 ** 30 : 1000}\r\n\r\n{"results": [`,
+        );
+        if (!big) setTimeout(() => socket.destroy(), 20);
+      });
+      socket.on('error', () => {});
+    });
+    servers.push(cutting);
+    const at = `http://${await listen(cutting)}`;
+    const resolver = new ServerResolver({ url: at });
+
+    const cut = await rejection(resolver.resolve([REDIS]));
+    assert.equal(cut.code, 'REGISTRY_UNREACHABLE', 'not "not a dm registry server"');
+    assert.equal(
+      cut.message,
+      `cannot reach the registry server at ${at}: the other side closed the connection (UND_ERR_SOCKET)`,
+    );
+    const manager = await rejection(new ManagerClient({ url: at }).request('GET', '/api/v1/deployments'));
+    assert.equal(manager.code, 'MANAGER_UNREACHABLE');
+    assert.match(manager.message, /: the other side closed the connection \(UND_ERR_SOCKET\)$/);
+
+    const refused = async (promise: Promise<unknown>): Promise<DmError> => {
+      try {
+        await promise;
+      } catch (error) {
+        assert.ok(error instanceof DmError, String(error));
+        assert.equal(exitCodeFor(error), 1, error.message);
+        return error;
+      }
+      assert.fail('expected a failure');
+    };
+    const file = await refused(
+      resolver.fetchFile(
+        { template: 'github.com/acme/templates/redis', version: 'v1' } as ResolvedVersion,
+        { path: 'big.bin' } as ResolvedFile,
+      ),
+    );
+    assert.equal(file.code, 'REGISTRY_ANSWER_TOO_LARGE');
+    assert.equal(
+      file.message,
+      `the registry server at ${at} answered /api/v1/templates/github.com/acme/templates/redis/versions/v1/files/big.bin with more than ${32 * 1024 * 1024} bytes`,
+    );
+    const versions = await refused(
+      resolver.versions(parseReference('github.com/acme/templates/big:v1') as RegistryReference),
+    );
+    assert.equal(versions.code, 'REGISTRY_ANSWER_TOO_LARGE');
+    assert.match(versions.message, new RegExp(`with more than ${64 * 1024 * 1024} bytes$`));
+    const checkpoint = await refused(new HttpChecksumLog({ url: at }).latestCheckpoint());
+    assert.equal(checkpoint.code, 'CHECKSUM_CHECKPOINT_INVALID');
   });
 
   it('CLI: one sentence with the reason, exit 5, for the registry server, a URL, the Deployment Manager, an OCI registry and GitHub', async () => {

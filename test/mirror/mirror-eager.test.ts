@@ -240,7 +240,7 @@ for (const dialect of DIALECTS) {
           // In the client's words for a connection that got no answer (docs/errors.md).
           assert.match(
             String(down?.detail),
-            /^(connection refused \(ECONNREFUSED\)|the connection was reset \(ECONNRESET\)|the connection closed before an answer \(UND_ERR_SOCKET\))$/,
+            /^(connection refused \(ECONNREFUSED\)|the connection was reset \(ECONNRESET\)|the other side closed the connection \(UND_ERR_SOCKET\))$/,
           );
           // The registries page says it too.
           const page = await fetch(`${indexed.url}/registries`);

@@ -30,6 +30,14 @@ export class ManagerClient {
     this.base = options.url.replace(/\/+$/, '');
   }
 
+  /** MANAGER_UNREACHABLE: no answer, or the connection lost in the middle of one. */
+  private unreachable(error: unknown) {
+    return noAnswer('MANAGER_UNREACHABLE', `the Deployment Manager at ${this.base}`, error, {
+      timeoutMs: this.options.timeoutMs,
+      hint: 'check --manager-url (or managerUrl in the config file)',
+    });
+  }
+
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     let res: Response;
     try {
@@ -44,12 +52,15 @@ export class ManagerClient {
         signal: httpSignal(this.options.timeoutMs),
       });
     } catch (error) {
-      throw noAnswer('MANAGER_UNREACHABLE', `the Deployment Manager at ${this.base}`, error, {
-        timeoutMs: this.options.timeoutMs,
-        hint: 'check --manager-url (or managerUrl in the config file)',
-      });
+      throw this.unreachable(error);
     }
-    const text = await res.text();
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (error) {
+      // The connection lost or timed out in the middle of the answer: as one that never answered.
+      throw this.unreachable(error);
+    }
     let data: unknown;
     try {
       data = text === '' ? undefined : JSON.parse(text);

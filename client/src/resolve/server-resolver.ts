@@ -10,7 +10,13 @@ import { type DmError, relayedError } from '../error.js';
 import { httpSignal } from '../http-limit.js';
 import { formatReference, formatTemplateName, type RegistryReference } from '../reference/reference.js';
 import type { BatchResolveItem, Resolution as ServerResolution } from '../wire/registry-api.js';
-import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
+import {
+  MAX_FILE_BYTES,
+  registryBody,
+  registryFailure,
+  registryJson,
+  registryUnreachable,
+} from './registry-answer.js';
 import { Declined, type Resolution, type Resolver } from './resolver.js';
 import { resolvedFromServer } from './server-resolution.js';
 import type { ResolvedFile, ResolvedVersion } from './types.js';
@@ -60,7 +66,7 @@ export class ServerResolver implements Resolver {
   }
 
   private failure(response: Response, what: string): Promise<DmError> {
-    return registryFailure(response, this.base, what);
+    return registryFailure(response, this.base, what, this.options.timeoutMs);
   }
 
   async resolve(refs: readonly RegistryReference[]): Promise<Resolution[]> {
@@ -74,7 +80,11 @@ export class ServerResolver implements Resolver {
           response,
           `the registry server could not resolve ${texts.length} references`,
         );
-      const { results } = await registryJson<{ results: BatchResolveItem[] }>(response, this.base);
+      const { results } = await registryJson<{ results: BatchResolveItem[] }>(
+        response,
+        this.base,
+        this.options.timeoutMs,
+      );
       results.forEach((item, i) => {
         if (item.resolution) {
           out.push(this.toResolved(texts[i]!, item.resolution));
@@ -120,7 +130,11 @@ export class ServerResolver implements Resolver {
     }
     if (!response.ok)
       throw await this.failure(response, `cannot list the versions of ${formatTemplateName(ref)}`);
-    const body = await registryJson<{ versions: { version: string }[] }>(response, this.base);
+    const body = await registryJson<{ versions: { version: string }[] }>(
+      response,
+      this.base,
+      this.options.timeoutMs,
+    );
     return body.versions.map((v) => v.version);
   }
 
@@ -133,7 +147,7 @@ export class ServerResolver implements Resolver {
         response,
         `cannot fetch ${file.path} of ${resolved.template}:${resolved.version}`,
       );
-    return Buffer.from(await response.arrayBuffer());
+    return registryBody(response, this.base, { limit: MAX_FILE_BYTES, timeoutMs: this.options.timeoutMs });
   }
 }
 

@@ -15,7 +15,6 @@
 
 import { DmError, networkFailure } from '../../../client/src/error.js';
 import { readBounded } from '../../../client/src/fetch/read-bounded.js';
-import { isHttpTimeout } from '../../../client/src/http-limit.js';
 import type { CheckpointMemory } from '../../../client/src/integrity/index.js';
 import { UpstreamLog } from './upstream-log.js';
 
@@ -94,7 +93,8 @@ function retryAfterMs(value: string | null, now: number): number | null {
 /** `timed out`, or the network's reason in the client's words (docs/errors.md "Unreachable: the reason"). */
 function describeNetworkError(error: unknown): string {
   const network = networkFailure(error);
-  if (isHttpTimeout(error) || network?.kind === 'timeout') return 'timed out';
+  if ((error as { name?: string } | undefined)?.name === 'TimeoutError' || network?.kind === 'timeout')
+    return 'timed out';
   if (network) return network.reason;
   const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
   return typeof code === 'string' ? `network error ${code}` : 'network error';
