@@ -14,6 +14,7 @@ import { type AddressInfo, createServer as createTcpServer, type Server } from '
 import { after, before, describe, it } from 'node:test';
 import { ManagerClient } from '../../client/src/deploy/manager-client.js';
 import { DmError, exitCodeFor, fromSystemError, networkFailure } from '../../client/src/error.js';
+import { OciClient } from '../../client/src/oci/distribution.js';
 import { parseReference, type RegistryReference } from '../../client/src/reference/reference.js';
 import { ServerResolver } from '../../client/src/resolve/server-resolver.js';
 import type { ResolvedFile, ResolvedVersion } from '../../client/src/resolve/types.js';
@@ -204,6 +205,14 @@ describe('a host that cannot be reached: the reason in words', () => {
     const manager = await rejection(new ManagerClient({ url: at }).request('GET', '/api/v1/deployments'));
     assert.equal(manager.code, 'MANAGER_UNREACHABLE');
     assert.match(manager.message, /: the other side closed the connection \(UND_ERR_SOCKET\)$/);
+    const oci = await rejection(
+      new OciClient({ host: at.slice('http://'.length), plainHttp: true }).listTags('acme/templates/redis'),
+    );
+    assert.equal(oci.code, 'OCI_UNREACHABLE');
+    assert.match(
+      oci.message,
+      /^cannot reach the OCI registry 127\.0\.0\.1:\d+ for .*: the other side closed the connection \(UND_ERR_SOCKET\)$/,
+    );
 
     const refused = async (promise: Promise<unknown>): Promise<DmError> => {
       try {

@@ -84,6 +84,21 @@ export class OciClient {
     this.timeoutMs = options.timeoutMs ?? 30_000;
   }
 
+  /**
+   * A body read within `max` bytes; the connection lost or timed out in the middle of it is
+   * OCI_UNREACHABLE with the reason, as a request that got no answer (docs/errors.md).
+   */
+  private async readAnswer(response: Response, max: number, what: string): Promise<Buffer> {
+    try {
+      return await readLimited(response, max, what);
+    } catch (error) {
+      if (error instanceof DmError) throw error;
+      throw noAnswer('OCI_UNREACHABLE', `the OCI registry ${this.host} for ${what}`, error, {
+        timeoutMs: this.timeoutMs,
+      });
+    }
+  }
+
   /** `host/repository` for messages. */
   private where(repository: string): string {
     return `${this.host}/${repository}`;
@@ -177,7 +192,7 @@ export class OciClient {
         },
       );
     }
-    const body = await readLimited(answer, MAX_TOKEN_BODY, `the token answer of ${this.host}`);
+    const body = await this.readAnswer(answer, MAX_TOKEN_BODY, `the token answer of ${this.host}`);
     let token: unknown;
     try {
       const data = JSON.parse(body.toString('utf8')) as { token?: unknown; access_token?: unknown };
@@ -273,7 +288,7 @@ export class OciClient {
       what,
       headers: { accept: `${MANIFEST_MEDIA_TYPE}, application/vnd.oci.image.index.v1+json` },
     });
-    const bytes = await readLimited(response, MAX_MANIFEST_BYTES, what);
+    const bytes = await this.readAnswer(response, MAX_MANIFEST_BYTES, what);
     const digest = ociDigest(bytes);
     const stated = response.headers.get('docker-content-digest');
     if (
@@ -307,7 +322,7 @@ export class OciClient {
       access: 'pull',
       what,
     });
-    const bytes = await readLimited(response, max, what);
+    const bytes = await this.readAnswer(response, max, what);
     if (ociDigest(bytes) !== digest)
       throw new DmError('DIGEST_MISMATCH', `${what} is not the content its digest names`);
     return bytes;
@@ -388,7 +403,7 @@ export class OciClient {
         await response.body?.cancel();
         return tags;
       }
-      const body = await readLimited(response, MAX_TAGS_BODY, what);
+      const body = await this.readAnswer(response, MAX_TAGS_BODY, what);
       let list: unknown;
       try {
         list = (JSON.parse(body.toString('utf8')) as { tags?: unknown }).tags;
