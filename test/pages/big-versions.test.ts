@@ -126,6 +126,10 @@ for (const dialect of DIALECTS)
         Array.from({ length: 10 }, (_, i) => `v1.0.${79 - i}`),
         'as many above as below',
       );
+      // A diff with a version that does not exist: the same bounded list.
+      const noDiff = await page(`/templates/${LONG}/many/versions/v1.0.0/diff/v9.9.9`);
+      assert.equal(noDiff.res.status, 404);
+      assert.deepEqual(listed(noDiff.text), listed(missing.text));
       // What `many:v1.0.75-rc.1` resolves to (the patch float), as dm resolve would answer.
       assert.match(
         between.text,
