@@ -60,7 +60,11 @@ function alive(pid: number): boolean {
 async function startAgent(env: Record<string, string>, cwd: string, args: string[]): Promise<number> {
   const first = await runDm(args, { cwd, env: { ...env, DM_AGENT: 'on' } });
   assert.equal(first.code, 0, first.stderr);
-  const pid = await until('the agent to start', async () => (await status(env)).pid);
+  // Started, and done with its warm-up (busy until then).
+  const pid = await until('the agent to start', async () => {
+    const now = await status(env);
+    return now.busy === false ? now.pid : undefined;
+  });
   started.push(pid);
   return pid;
 }
@@ -142,7 +146,7 @@ describe('the expansion agent', () => {
     assert.deepEqual(await status(env), { running: false });
     assert.deepEqual(readdirSync(join(env.XDG_CACHE_HOME as string, 'dm', 'agent')), []);
     // The agent takes its idle time from the environment of the run that starts it.
-    const idle = await startAgent({ ...env, DM_AGENT_IDLE_SECONDS: '1' }, dir, ['expand', 'config.yaml']);
+    const idle = await startAgent({ ...env, DM_AGENT_IDLE_SECONDS: '3' }, dir, ['expand', 'config.yaml']);
     await until('the idle agent to exit', async () => (alive(idle) ? undefined : true));
     assert.deepEqual(await status(env), { running: false });
   });

@@ -10,9 +10,9 @@
  *
  * Run: node <the bundle's agent.js (scripts/bundle.mjs)> <socket>
  */
-import { existsSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pythonRunnerDir } from '../expand/python/runner-cache.js';
 import { startRenderersEarly } from '../expand/sandbox/render-sandbox.js';
 import { rendererSnapshotDir } from '../expand/sandbox/renderer-snapshot.js';
@@ -24,6 +24,7 @@ import {
   agentEntry,
   privateDirectory,
 } from './agent-client.js';
+import { warmUp } from './agent-warm-up.js';
 import { runCli } from './run.js';
 
 /** Seconds without a run after which the agent stops (DM_AGENT_IDLE_SECONDS overrides). */
@@ -96,12 +97,21 @@ function idleFromNow(): void {
 }
 
 let socketIno: number | undefined;
+/** The warm-up's directory while it runs (agent-warm-up.ts). */
+let warmUpDir: string | undefined;
 function stop(): never {
   try {
     // Only our own socket: a newer agent may have taken the path.
     if (socketIno !== undefined && statSync(socketPath as string).ino === socketIno)
       unlinkSync(socketPath as string);
   } catch {}
+  if (warmUpDir) rmSync(warmUpDir, { recursive: true, force: true });
+  // During a run (or the warm-up) its rendering processes go too: the process group.
+  if (busy) {
+    try {
+      process.kill(-process.pid, 'SIGKILL');
+    } catch {}
+  }
   process.exit(0);
 }
 
@@ -110,22 +120,19 @@ function send(connection: Socket, frame: AgentFrame): void {
 }
 
 type Write = typeof process.stdout.write;
+type RunRequest = Extract<AgentRequest, { run: unknown }>['run'];
 
 /**
  * Runs `dm <args>` as the client's process would: its directory, environment, umask and
- * terminals; process-wide state is put back after.
+ * terminals, what it prints handed to `sink`; process-wide state is put back after. Resolves to
+ * the exit code, or undefined when it cannot run there (a directory it cannot enter).
  */
-async function run(
-  connection: Socket,
-  request: Extract<AgentRequest, { run: unknown }>['run'],
-): Promise<void> {
+async function runAs(request: RunRequest, sink: (frame: AgentFrame) => void): Promise<number | undefined> {
   const home = process.cwd();
   try {
     process.chdir(request.cwd);
   } catch {
-    send(connection, { decline: 'cannot enter the working directory' });
-    connection.end();
-    return;
+    return undefined;
   }
   const ownEnv = { ...process.env };
   const ownUmask = process.umask(request.umask);
@@ -142,7 +149,7 @@ async function run(
   for (const [stream, key, tty] of streams) {
     stream.write = ((chunk: string | Uint8Array, encoding?: unknown, callback?: unknown) => {
       const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      send(connection, key === 'o' ? { o: text } : { e: text });
+      sink(key === 'o' ? { o: text } : { e: text });
       const done = typeof encoding === 'function' ? encoding : callback;
       if (typeof done === 'function') process.nextTick(done as () => void);
       return true;
@@ -150,25 +157,12 @@ async function run(
     stream.isTTY = tty;
     if (request.columns !== undefined) stream.columns = request.columns;
   }
-  // A client that leaves (Ctrl-C) ends the run as the terminal ends a command's own process:
-  // the agent's process group (it leads one: agent-client.ts starts it detached), its rendering
-  // processes with it, is killed. A new agent serves the next run.
-  let finished = false;
-  connection.once('close', () => {
-    if (finished) return;
-    try {
-      process.kill(-process.pid, 'SIGKILL');
-    } catch {}
-    process.exit(130);
-  });
   process.exitCode = undefined;
-  let code: number;
   try {
-    code = await runCli(['node', 'dm', ...request.args]);
+    return await runCli(['node', 'dm', ...request.args]);
   } catch {
-    code = 1;
+    return 1;
   } finally {
-    finished = true;
     streams.forEach(([stream], i) => {
       const was = saved[i] as (typeof saved)[number];
       stream.write = was.write;
@@ -180,7 +174,24 @@ async function run(
     process.chdir(home);
     process.exitCode = undefined;
   }
-  send(connection, { x: code });
+}
+
+/** Serves one client's run. */
+async function run(connection: Socket, request: RunRequest): Promise<void> {
+  // A client that leaves (Ctrl-C) ends the run as the terminal ends a command's own process:
+  // the agent's process group (it leads one: agent-client.ts starts it detached), its rendering
+  // processes with it, is killed. A new agent serves the next run.
+  let finished = false;
+  connection.once('close', () => {
+    if (finished) return;
+    try {
+      process.kill(-process.pid, 'SIGKILL');
+    } catch {}
+    process.exit(130);
+  });
+  const code = await runAs(request, (frame) => send(connection, frame));
+  finished = true;
+  send(connection, code === undefined ? { decline: 'cannot enter the working directory' } : { x: code });
   connection.end();
 }
 
@@ -272,8 +283,29 @@ async function main(): Promise<void> {
     void serve(connection);
   });
   server.on('error', () => process.exit(0));
-  server.listen(path, () => {
+  server.listen(path, async () => {
     socketIno = statSync(path).ino;
+    // Warm before the first run (agent-warm-up.ts); a run asked for meanwhile finds it busy.
+    busy = true;
+    try {
+      warmUpDir = mkdtempSync(join(dirname(path), 'warm-up-'));
+      await warmUp(warmUpDir, (args, cwd) =>
+        runAs(
+          {
+            args,
+            cwd,
+            env: { ...process.env, NO_COLOR: '1' } as Record<string, string>,
+            umask: 0o077,
+            stdoutTTY: false,
+            stderrTTY: false,
+          },
+          () => {},
+        ),
+      );
+    } catch {}
+    if (warmUpDir) rmSync(warmUpDir, { recursive: true, force: true });
+    warmUpDir = undefined;
+    busy = false;
     idleFromNow();
     startNextRenderers();
     // Gone (its cache directory removed), taken by another agent, or dm upgraded: stop.
