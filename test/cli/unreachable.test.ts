@@ -198,6 +198,7 @@ describe('a host that cannot be reached: the reason in words', () => {
 
     const cut = await rejection(resolver.resolve([REDIS]));
     assert.equal(cut.code, 'REGISTRY_UNREACHABLE', 'not "not a dm registry server"');
+    assert.match(cut.hint ?? '', /^check --registry-url/, 'no TLS hint for an http:// server');
     assert.equal(
       cut.message,
       `cannot reach the registry server at ${at}: the other side closed the connection (UND_ERR_SOCKET)`,
@@ -266,6 +267,10 @@ describe('a host that cannot be reached: the reason in words', () => {
       [
         ['resolve', `https://${untrusted}/lb.yaml`],
         /^error: cannot reach https:\/\/127\.0\.0\.1:\d+\/lb\.yaml: the server's certificate is not accepted: self-signed certificate \(DEPTH_ZERO_SELF_SIGNED_CERT\)\nhint: .*NODE_EXTRA_CA_CERTS/,
+      ],
+      [
+        ['search', 'redis', '--registry-url', `https://${plainHttp}`],
+        /^error: cannot reach the registry server at https:\/\/127\.0\.0\.1:\d+: the TLS handshake failed: wrong version number \(ERR_SSL_WRONG_VERSION_NUMBER\)\nhint: a server that speaks plain HTTP is named http:\/\/… in --registry-url\n/,
       ],
       [
         ['--manager-url', `http://127.0.0.1:${closed}`, 'deployments', 'list'],

@@ -35,6 +35,9 @@ export class ManagerClient {
     return noAnswer('MANAGER_UNREACHABLE', `the Deployment Manager at ${this.base}`, error, {
       timeoutMs: this.options.timeoutMs,
       hint: 'check --manager-url (or managerUrl in the config file)',
+      ...(this.base.startsWith('https:')
+        ? { tlsHint: 'a server that speaks plain HTTP is named http://… in --manager-url' }
+        : {}),
     });
   }
 

@@ -108,5 +108,8 @@ export function registryUnreachable(base: string, error: unknown, timeoutMs?: nu
   return noAnswer('REGISTRY_UNREACHABLE', `the registry server at ${base}`, error, {
     timeoutMs,
     hint: 'check --registry-url, or use --offline to work from dm.lock and the cache',
+    ...(base.startsWith('https:')
+      ? { tlsHint: 'a server that speaks plain HTTP is named http://… in --registry-url' }
+      : {}),
   });
 }
