@@ -200,6 +200,14 @@ export function talkToAgent(
 export async function runThroughAgent(args: string[], cacheDir: string): Promise<number | undefined> {
   const socket = agentSocket(cacheDir);
   if (socket === undefined) return undefined;
+  // A reader that stops early (`dm expand … | head`) closes the pipe: stop quietly, as the
+  // command's own process does (cli/main.ts); the agent then ends the run.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(process.exitCode ?? 0);
+    });
+  }
   let code: number | undefined;
   let printed = false;
   let alive = false;
