@@ -23,7 +23,7 @@ import {
   RenderSandbox,
   startRenderersEarly,
 } from '../../client/src/expand/sandbox/render-sandbox.js';
-import { STARTED_WARM_UP } from '../../client/src/expand/sandbox/renderer-warm-up.js';
+import { startedWarmUp } from '../../client/src/expand/sandbox/renderer-warm-up.js';
 import { configurations, expandCorpusConfiguration } from './dm-corpus-files.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -91,7 +91,7 @@ describe('rendering processes started warm', { timeout: 15 * 60_000 }, () => {
       await forked.ready;
       assert.deepEqual(await said, {
         ready: true,
-        warmUp: STARTED_WARM_UP.rounds * STARTED_WARM_UP.requests,
+        warmUp: startedWarmUp().rounds * startedWarmUp().requests,
       });
       assert.equal(forked.stderrTail(), '');
     } finally {
@@ -195,7 +195,6 @@ describe('rendering processes started warm', { timeout: 15 * 60_000 }, () => {
         .catch((error: Error) => `error: ${error.message}`);
     for (const c of doc.cases)
       assert.equal(await render(warm.sandbox, c), await render(cold.sandbox, c), c.name);
-
 
     // Served by the processes started early, not by fresh ones.
     const now = children();

@@ -25,7 +25,7 @@ import {
   type RenderReady,
   type JinjaRequest as Request,
 } from './render-protocol.js';
-import { SNAPSHOT_WARM_UP, STARTED_WARM_UP, type WarmUpSize, warmUp } from './renderer-warm-up.js';
+import { SNAPSHOT_WARM_UP, startedWarmUp, type WarmUpSize, warmUp } from './renderer-warm-up.js';
 
 type SchemaValidation = typeof import('../schema-validation.js');
 
@@ -251,7 +251,7 @@ async function serve(load: () => Promise<SchemaValidation>, snapshot?: string): 
   if (process.argv.slice(1).includes(RENDERER_WARM_ARG)) {
     try {
       loaded = await load();
-      warmedUp = warm(STARTED_WARM_UP, loaded);
+      warmedUp = warm(startedWarmUp(), loaded);
     } catch (error) {
       process.stderr.write(`the warm-up failed: ${error instanceof Error ? error.message : String(error)}\n`);
     }
