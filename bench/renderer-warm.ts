@@ -103,7 +103,8 @@ async function main(): Promise<void> {
     // The startup snapshot and the runner's compiled code, as a user's later runs find them: two
     // runs of this Node in a cache directory of the bench's own, then their background builds.
     const home = await isolatedEnv();
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...home };
+    // Each run in its own process, not served by an expansion agent (which would outlive the bench).
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', DM_AGENT: 'off', ...home };
     for (let i = 0; i < 2; i++) {
       const run = spawnSync(process.execPath, [dmBin, 'expand', 'config.yaml', '-o', 'yaml'], {
         cwd: dir,

@@ -21,9 +21,19 @@ if (process.argv.length === 3 && process.argv[2] === '--version') {
   // The CLI runs from its bundle (scripts/bundle.mjs; docs/client.md, "The CLI bundle").
   // `dm expand` starts its rendering processes before the CLI loads (client/src/cli/prestart.ts),
   // the Jinja renderer from its snapshot in the cache directory (docs/expansion.md, "Speed").
+  // `dm expand` is served by the user's expansion agent when one runs (docs/client.md, "The
+  // expansion agent"); else it runs here, and the agent is started for the next run.
+  let served;
   if (process.argv[2] === 'expand') {
-    const { prestartForExpand } = await import('../dist/bundle/cli/prestart.js');
-    prestartForExpand(process.argv.slice(3), cache);
+    const { agentWanted, runThroughAgent } = await import('../dist/bundle/cli/agent-client.js');
+    if (agentWanted(process.argv.slice(2), process.env)) {
+      served = await runThroughAgent(process.argv.slice(2), cache);
+    }
+    if (served === undefined) {
+      const { prestartForExpand } = await import('../dist/bundle/cli/prestart.js');
+      prestartForExpand(process.argv.slice(3), cache);
+    }
   }
-  await import('../dist/bundle/cli/main.js');
+  if (served === undefined) await import('../dist/bundle/cli/main.js');
+  else process.exitCode = served;
 }

@@ -83,6 +83,9 @@ await build({
   entryPoints: {
     main: join(dist, 'client/src/cli/main.js'),
     prestart: join(dist, 'client/src/cli/prestart.js'),
+    // The expansion agent and its client (docs/client.md, "The expansion agent").
+    agent: join(dist, 'client/src/cli/agent.js'),
+    'agent-client': join(dist, 'client/src/cli/agent-client.js'),
     // Makes the Jinja renderer's startup snapshot, run by dm in the background.
     'snapshot-builder': join(dist, 'client/src/expand/sandbox/snapshot-builder.js'),
   },

@@ -41,7 +41,9 @@ if (files.length === 0) {
 // directory). Traversable by others: the PostgreSQL cluster runs as the `postgres` user.
 const runTmp = mkdtempSync(join(tmpdir(), 'dm-test-run-'));
 chmodSync(runTmp, 0o711);
-const testEnv = { ...process.env, DM_TEST: '1', TMPDIR: runTmp };
+// DM_AGENT: a `dm expand` a test runs does not start an expansion agent unless the test asks
+// (test/cli/agent.test.ts).
+const testEnv = { ...process.env, DM_TEST: '1', DM_AGENT: 'off', TMPDIR: runTmp };
 function finish(status) {
   rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
   process.exit(status);

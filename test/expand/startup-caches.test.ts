@@ -45,7 +45,13 @@ describe("dm's start-up caches", { timeout: 20 * 60_000 }, () => {
     const node = await nodeWithCompileCache();
     const home = await isolatedEnv();
     // Node says what its compile cache does on stderr (NODE_DEBUG_NATIVE).
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...home, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' };
+    // The command's own process (the expansion agent would serve the second run: docs/client.md).
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      ...home,
+      NODE_DEBUG_NATIVE: 'COMPILE_CACHE',
+      DM_AGENT: 'off',
+    };
     const expand = () =>
       runProcess(node, [dmBin, 'expand', 'config.yaml', '-o', 'yaml'], {
         cwd: dir,
@@ -120,7 +126,7 @@ describe("dm's start-up caches", { timeout: 20 * 60_000 }, () => {
     // This process's Node and one with `--permission` (not `--experimental-permission`).
     for (const node of new Set([process.execPath, await nodeWithCompileCache()])) {
       const home = await isolatedEnv();
-      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...home };
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...home, DM_AGENT: 'off' };
       const expand = (...args: string[]) =>
         runProcess(node, [dmBin, 'expand', ...args], { cwd: dir, env, killAfterMs: 300_000 });
       const first = await expand('ports.yaml', '-o', 'yaml');

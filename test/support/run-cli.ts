@@ -52,6 +52,9 @@ export function runDm(args: readonly string[], options: RunOptions = {}): Promis
     if (v !== undefined && !k.startsWith('DM_')) env[k] = v;
   }
   for (const [k, v] of Object.entries(options.env ?? {})) if (v !== undefined) env[k] = v;
+  // Each run in its own process, unless a test asks for the expansion agent (test/cli/agent.test.ts):
+  // an agent started from a test's temporary home would outlive the test.
+  env.DM_AGENT ??= 'off';
   return runProcess(process.execPath, [dmBin, ...args], {
     ...options,
     cwd: options.cwd ?? repoRoot,

@@ -1,5 +1,6 @@
 /** Every `dm` command, registered in the order `dm --help` lists them. */
 import type { Command } from 'commander';
+import { registerAgentCommands } from './agent.js';
 import { registerBlueprintCommands } from './blueprint.js';
 import { registerConfigCommands } from './config.js';
 import { registerDeployCommands } from './deploy.js';
@@ -24,4 +25,5 @@ export function registerCommands(program: Command): void {
   registerLintCommand(program); // lint
   registerGitopsCommands(program); // argocd generate, fn
   registerConfigCommands(program); // config, completion, version
+  registerAgentCommands(program); // agent status|stop
 }

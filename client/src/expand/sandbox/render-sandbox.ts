@@ -542,7 +542,7 @@ interface EarlyProcess {
   dead: boolean;
 }
 const early = new Map<string, EarlyProcess>();
-let killsEarlyAtExit = false;
+let killEarlyAtExit = false;
 
 function handles(child: ChildProcess): { ref(): void; unref(): void }[] {
   const out: ({ ref(): void; unref(): void } | null | undefined)[] = [
@@ -570,9 +570,9 @@ function keep(key: string, entry: EarlyProcess): void {
     killForGood(entry.child);
     return;
   }
-  // Once per process: one that starts renderers ahead run after run (an agent's) adds no more.
-  if (!killsEarlyAtExit) {
-    killsEarlyAtExit = true;
+  // Once per process (the expansion agent starts early processes again after every run).
+  if (!killEarlyAtExit) {
+    killEarlyAtExit = true;
     process.once('exit', () => {
       for (const e of early.values()) if (e.child.exitCode === null) e.child.kill('SIGKILL');
       early.clear();

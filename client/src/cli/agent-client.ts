@@ -1,0 +1,227 @@
+/**
+ * The expansion agent's client side (docs/client.md, "The expansion agent"): `bin/dm.js` asks the
+ * user's agent to run `dm expand` and prints what it answers; when there is no agent, the command
+ * runs in its own process as always and starts one for the next run. Loaded before the CLI, so
+ * it imports nothing but Node's own modules.
+ *
+ * The wire: one line of JSON from the client (AgentRequest), then lines of JSON from the agent
+ * (AgentFrame) until it closes the connection.
+ */
+import { spawn } from 'node:child_process';
+import { lstatSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const AGENT_PROTOCOL = 1;
+
+/** What a client asks of the agent. */
+export type AgentRequest =
+  | {
+      protocol: number;
+      run: {
+        /** The arguments after `dm`. */
+        args: string[];
+        cwd: string;
+        env: Record<string, string>;
+        umask: number;
+        stdoutTTY: boolean;
+        stderrTTY: boolean;
+        columns?: number;
+      };
+    }
+  | { protocol: number; status: true }
+  | { protocol: number; stop: true };
+
+/**
+ * What the agent answers: output (`o` text on stdout, `e` on stderr), then `x` the exit code;
+ * `busy` (serving another run) or `decline` (it will not run this one: another build, a working
+ * directory it cannot enter) before any output, and the client runs the command itself.
+ */
+export type AgentFrame =
+  | { o: string }
+  | { e: string }
+  | { x: number }
+  | { busy: true }
+  | { decline: string }
+  | { status: AgentStatus }
+  | { stopped: true };
+
+export interface AgentStatus {
+  pid: number;
+  socket: string;
+  /** When it started (ms since the epoch). */
+  since: number;
+  /** Runs it served. */
+  served: number;
+  /** Whether it is serving one now. */
+  busy: boolean;
+  /** Seconds without a run after which it stops. */
+  idleSeconds: number;
+}
+
+/** Whether the agent may serve `dm <args>` in this environment (docs/client.md, "The expansion agent"). */
+export function agentWanted(args: readonly string[], env: NodeJS.ProcessEnv): boolean {
+  if (process.platform === 'win32' || typeof process.getuid !== 'function') return false;
+  const setting = (env.DM_AGENT ?? '').trim().toLowerCase();
+  if (['off', '0', 'false', 'no'].includes(setting)) return false;
+  // As build tools with a daemon do: not in CI (one-off machines gain nothing), unless asked.
+  if (env.CI && !['on', '1', 'true', 'yes'].includes(setting)) return false;
+  if (args[0] !== 'expand') return false;
+  // Standard input is read by the process the user started.
+  return !args.includes('-');
+}
+
+/** The agent's entry in dm's bundle (agent.js beside this module; scripts/bundle.mjs). */
+export function agentEntry(): string {
+  return fileURLToPath(new URL('./agent.js', import.meta.url));
+}
+
+/** A short, stable digest of a text (FNV-1a, 64 bits): names the socket without node:crypto. */
+function digest(text: string): string {
+  let h = 0xcbf29ce484222325n;
+  for (let i = 0; i < text.length; i++) {
+    h ^= BigInt(text.charCodeAt(i));
+    h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return h.toString(16).padStart(16, '0');
+}
+
+/** The largest socket path every Unix takes (sun_path is 104 bytes on macOS, 108 on Linux). */
+const MAX_SOCKET_PATH = 100;
+
+/**
+ * The socket of the agent of this dm build, this Node and this user, in dm's cache directory
+ * (`<cache>/agent/`, a directory only its owner may enter); undefined where none can be (a path
+ * too long for a socket, no bundle).
+ */
+export function agentSocket(cacheDir: string, entry = agentEntry()): string | undefined {
+  let built: ReturnType<typeof statSync>;
+  try {
+    built = statSync(entry);
+  } catch {
+    return undefined;
+  }
+  const key = digest(
+    [process.execPath, process.version, process.getuid?.(), built.ino, built.size, built.mtimeMs].join('\0'),
+  );
+  const path = join(cacheDir, 'agent', `${key}.sock`);
+  return Buffer.byteLength(path) <= MAX_SOCKET_PATH ? path : undefined;
+}
+
+/**
+ * Whether `dir` is a directory of this user's that no one else may enter (not a symbolic link):
+ * the only place a socket is trusted, and the only one the agent listens in.
+ */
+export function privateDirectory(dir: string): boolean {
+  try {
+    const st = lstatSync(dir);
+    return st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0;
+  } catch {
+    return false;
+  }
+}
+
+function socketDir(socket: string): string {
+  return socket.slice(0, socket.lastIndexOf('/'));
+}
+
+/**
+ * Sends `request` to the agent at `socket` and hands every frame to `onFrame` until the agent
+ * closes; resolves false when there is no agent to talk to (nothing was received).
+ */
+export function talkToAgent(
+  socket: string,
+  request: AgentRequest,
+  onFrame: (frame: AgentFrame) => void,
+): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (!privateDirectory(socketDir(socket))) {
+      resolve(false);
+      return;
+    }
+    const connection = connect(socket);
+    let received = false;
+    let pending = '';
+    let broken = false;
+    connection.setEncoding('utf8');
+    connection.on('connect', () => connection.write(`${JSON.stringify(request)}\n`));
+    connection.on('data', (chunk: string) => {
+      if (broken) return;
+      pending += chunk;
+      let newline = pending.indexOf('\n');
+      while (newline >= 0) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        try {
+          const frame = JSON.parse(line) as AgentFrame;
+          received = true;
+          onFrame(frame);
+        } catch {
+          broken = true;
+          connection.destroy();
+          return;
+        }
+        newline = pending.indexOf('\n');
+      }
+    });
+    connection.on('error', () => {});
+    connection.on('close', () => resolve(received));
+  });
+}
+
+/**
+ * `dm <args>` through the agent: resolves to its exit code once the agent has run it and its
+ * output is printed, or undefined when the agent did not run it (none, busy, declined, or gone
+ * before it printed anything), and the caller runs it. With no agent to talk to, one is started
+ * when this process exits (it loads while nothing else of this run needs the machine).
+ */
+export async function runThroughAgent(args: string[], cacheDir: string): Promise<number | undefined> {
+  const socket = agentSocket(cacheDir);
+  if (socket === undefined) return undefined;
+  let code: number | undefined;
+  let printed = false;
+  let alive = false;
+  const answered = await talkToAgent(
+    socket,
+    {
+      protocol: AGENT_PROTOCOL,
+      run: {
+        args,
+        cwd: process.cwd(),
+        env: Object.fromEntries(
+          Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
+        ),
+        umask: process.umask(),
+        stdoutTTY: Boolean(process.stdout.isTTY),
+        stderrTTY: Boolean(process.stderr.isTTY),
+        ...(process.stdout.columns ? { columns: process.stdout.columns } : {}),
+      },
+    },
+    (frame) => {
+      alive = true;
+      if ('o' in frame) {
+        printed = true;
+        process.stdout.write(frame.o);
+      } else if ('e' in frame) {
+        printed = true;
+        process.stderr.write(frame.e);
+      } else if ('x' in frame) code = frame.x;
+    },
+  );
+  if (code !== undefined) return code;
+  if (printed) {
+    // Part of the output is out: running the command again would print it twice.
+    process.stderr.write('dm: the expansion agent stopped during the run; run the command again\n');
+    return 1;
+  }
+  if (!answered && !alive) process.once('exit', () => startAgent(socket));
+  return undefined;
+}
+
+/** Starts an agent listening on `socket`, detached: it outlives this process (agent.ts). */
+export function startAgent(socket: string, entry = agentEntry()): void {
+  try {
+    spawn(process.execPath, [entry, socket], { detached: true, stdio: 'ignore', cwd: '/' }).unref();
+  } catch {}
+}

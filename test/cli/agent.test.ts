@@ -1,0 +1,209 @@
+/**
+ * The expansion agent (docs/client.md, "The expansion agent"), run as users meet it: the real
+ * `dm` (bin/dm.js → the bundle), DM_AGENT=on, the first `dm expand` starting the agent and later
+ * ones served by it. What a served run prints and exits with must be what the command's own
+ * process does (a differential over varied runs: working directories, environments, config files,
+ * errors); the agent must not outlive what ends it (stop, idle, a client leaving mid-run), and must
+ * not be used from a directory others may enter, nor where CI is set.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { dmBin, isolatedEnv, runDm } from '../support/run-cli.js';
+
+interface Status {
+  running?: false;
+  pid?: number;
+  served?: number;
+  busy?: boolean;
+}
+
+const started: number[] = [];
+after(() => {
+  for (const pid of started) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {}
+  }
+});
+
+async function status(env: Record<string, string>): Promise<Status> {
+  const run = await runDm(['agent', 'status', '-o', 'json'], { env });
+  assert.equal(run.code, 0, run.stderr);
+  return JSON.parse(run.stdout) as Status;
+}
+
+/** Polls `check` (every 100 ms, up to 60 s: a busy machine) until it holds. */
+async function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
+  for (let waited = 0; waited < 60_000; waited += 100) {
+    const value = await check();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts the agent of `env`'s cache with one run and waits until it answers; returns its pid. */
+async function startAgent(env: Record<string, string>, cwd: string, args: string[]): Promise<number> {
+  const first = await runDm(args, { cwd, env: { ...env, DM_AGENT: 'on' } });
+  assert.equal(first.code, 0, first.stderr);
+  // Started, and done with its warm-up (busy until then).
+  const pid = await until('the agent to start', async () => {
+    const now = await status(env);
+    return now.busy === false ? now.pid : undefined;
+  });
+  started.push(pid);
+  return pid;
+}
+
+async function project(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'dm-agent-'));
+  writeFileSync(
+    join(dir, 'config.yaml'),
+    'imports:\n- path: web.jinja\n- path: gen.py\nresources:\n- name: a\n  type: web.jinja\n  properties: {port: 80}\n- name: b\n  type: gen.py\n  properties: {n: 2}\n',
+  );
+  writeFileSync(
+    join(dir, 'web.jinja'),
+    'resources:\n- name: {{ env.name }}-svc\n  type: Service\n  properties: {port: {{ properties.port }}, proto: {{ properties.proto }}, deployment: {{ env.deployment }}}\n',
+  );
+  writeFileSync(
+    join(dir, 'web.jinja.schema'),
+    'properties:\n  port: {type: integer}\n  proto: {type: string, default: TCP}\nrequired: [port]\n',
+  );
+  writeFileSync(
+    join(dir, 'gen.py'),
+    'def GenerateConfig(context):\n  return {"resources": [{"name": "%s-%d" % (context.env["name"], i), "type": "ConfigMap", "properties": {"i": i}} for i in range(context.properties["n"])]}\n',
+  );
+  mkdirSync(join(dir, 'sub'));
+  writeFileSync(
+    join(dir, 'sub', 'config.yaml'),
+    'resources:\n- name: only\n  type: ConfigMap\n  properties: {x: 1}\n',
+  );
+  writeFileSync(
+    join(dir, 'broken.yaml'),
+    'resources:\n- name: a\n  type: web.jinja\n  properties: {port: eighty}\nimports:\n- path: web.jinja\n',
+  );
+  return dir;
+}
+
+describe('the expansion agent', () => {
+  it('serves dm expand with the same output, errors and exit codes as the command’s own process', async () => {
+    const env = await isolatedEnv();
+    const dir = await project();
+    const configFile = join(env.HOME as string, 'dm-config.yaml');
+    writeFileSync(configFile, 'output: json\n');
+    await startAgent(env, dir, ['expand', 'config.yaml']);
+    // Varied runs, in an order where each differs from the one before in what the process-wide
+    // state would carry over: the working directory, the environment, a config file.
+    const runs: { args: string[]; cwd: string; env?: Record<string, string> }[] = [
+      { args: ['expand', 'config.yaml'], cwd: dir },
+      { args: ['expand', 'config.yaml', '-o', 'json', '--deployment', 'prod'], cwd: dir },
+      { args: ['expand', 'config.yaml'], cwd: join(dir, 'sub') },
+      { args: ['expand', 'config.yaml'], cwd: dir, env: { DM_CONFIG: configFile } },
+      { args: ['expand', 'config.yaml'], cwd: dir },
+      { args: ['expand', 'broken.yaml'], cwd: dir },
+      { args: ['expand', 'missing.yaml'], cwd: dir },
+      { args: ['expand', 'web.jinja', '--properties', 'port=8080'], cwd: dir },
+      { args: ['expand', '--output', 'nonsense', 'config.yaml'], cwd: dir },
+      { args: ['expand', '--help'], cwd: dir },
+      { args: ['expand', 'sub/config.yaml', '-o', 'yaml'], cwd: dir },
+    ];
+    const before = (await status(env)).served ?? 0;
+    for (const run of runs) {
+      const own = await runDm(run.args, { cwd: run.cwd, env: { ...env, ...run.env, DM_AGENT: 'off' } });
+      const served = await runDm(run.args, { cwd: run.cwd, env: { ...env, ...run.env, DM_AGENT: 'on' } });
+      assert.deepEqual(served, own, `dm ${run.args.join(' ')} in ${run.cwd}`);
+    }
+    // Every one of them was the agent's (none fell back to a process of its own).
+    assert.equal((await status(env)).served, before + runs.length);
+    // The errors among them were errors.
+    const broken = await runDm(['expand', 'broken.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'on' } });
+    assert.equal(broken.code, 4, broken.stderr);
+    assert.match(broken.stderr, /^error: .*port/m);
+  });
+
+  it('stops when asked, and after its idle time', async () => {
+    const env = await isolatedEnv();
+    const dir = await project();
+    const pid = await startAgent({ ...env }, dir, ['expand', 'config.yaml']);
+    const stop = await runDm(['agent', 'stop'], { env });
+    assert.equal(stop.code, 0, stop.stderr);
+    assert.match(stop.stdout, new RegExp(`stopped the agent \\(pid ${pid}\\)`));
+    await until('the agent to exit', async () => (alive(pid) ? undefined : true));
+    assert.deepEqual(await status(env), { running: false });
+    assert.deepEqual(readdirSync(join(env.XDG_CACHE_HOME as string, 'dm', 'agent')), []);
+    // The agent takes its idle time from the environment of the run that starts it.
+    const idle = await startAgent({ ...env, DM_AGENT_IDLE_SECONDS: '3' }, dir, ['expand', 'config.yaml']);
+    await until('the idle agent to exit', async () => (alive(idle) ? undefined : true));
+    assert.deepEqual(await status(env), { running: false });
+  });
+
+  it('ends the run, its rendering processes and itself when the client leaves mid-run', async () => {
+    const env = await isolatedEnv();
+    const dir = await project();
+    writeFileSync(
+      join(dir, 'spin.jinja'),
+      '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}resources: []\n',
+    );
+    const pid = await startAgent(env, dir, ['expand', 'config.yaml']);
+    const client = spawn(process.execPath, [dmBin, 'expand', 'spin.jinja', '--timeout', '600'], {
+      cwd: dir,
+      env: { ...process.env, ...env, DM_AGENT: 'on' },
+      stdio: 'ignore',
+    });
+    await until('the agent to be busy', async () => ((await status(env)).busy ? true : undefined));
+    client.kill('SIGINT');
+    await until('the agent to exit', async () => (alive(pid) ? undefined : true));
+    // Nothing of its process group is left (its rendering processes).
+    await until('its rendering processes to exit', async () => {
+      try {
+        process.kill(-pid, 0);
+        return undefined;
+      } catch {
+        return true;
+      }
+    });
+    // The next run is served as before (by a new agent once it has started).
+    const again = await runDm(['expand', 'config.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'on' } });
+    assert.equal(again.code, 0, again.stderr);
+    const next = await until('a new agent', async () => (await status(env)).pid);
+    started.push(next);
+    assert.notEqual(next, pid);
+  });
+
+  it('is neither used nor started from a directory others may enter, nor where CI is set', async () => {
+    const env = await isolatedEnv();
+    const dir = await project();
+    const own = await runDm(['expand', 'config.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'off' } });
+    // CI set: the command runs in its own process and starts no agent.
+    const ci = await runDm(['expand', 'config.yaml'], {
+      cwd: dir,
+      env: { ...env, CI: 'true', DM_AGENT: '' },
+    });
+    assert.deepEqual(ci, own);
+    const agentDir = join(env.XDG_CACHE_HOME as string, 'dm', 'agent');
+    mkdirSync(agentDir, { recursive: true });
+    chmodSync(agentDir, 0o755);
+    for (let i = 0; i < 2; i++) {
+      const open = await runDm(['expand', 'config.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'on' } });
+      assert.deepEqual(open, own);
+    }
+    // Long enough for an agent started by the runs to have listened, on a busy machine.
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.deepEqual(readdirSync(agentDir), []);
+    assert.deepEqual(await status(env), { running: false });
+  });
+});
