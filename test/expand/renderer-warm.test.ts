@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -24,6 +24,7 @@ import {
   startRenderersEarly,
 } from '../../client/src/expand/sandbox/render-sandbox.js';
 import { startedWarmUp } from '../../client/src/expand/sandbox/renderer-warm-up.js';
+import { dmBin, isolatedEnv, runProcess } from '../support/run-cli.js';
 import { configurations, expandCorpusConfiguration } from './dm-corpus-files.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -200,6 +201,92 @@ describe('rendering processes started warm', { timeout: 15 * 60_000 }, () => {
     const now = children();
     for (const pid of [...cold.pids, ...warm.pids])
       assert.ok(now.includes(pid), `process ${pid} was replaced`);
+  });
+
+  it('warm up from the startup snapshot too, and answer as one started cold from it', async () => {
+    // The snapshot, as dm makes it: two runs in a cache directory of this test's own.
+    const dir = mkdtempSync(join(tmpdir(), 'dm-renderer-warm-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(join(dir, 'a.jinja'), 'resources:\n- {name: a, type: S}\n');
+    writeFileSync(
+      join(dir, 'config.yaml'),
+      'imports:\n- path: a.jinja\nresources:\n- {name: a, type: a.jinja}\n',
+    );
+    const home = await isolatedEnv();
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...home, DM_AGENT: 'off' };
+    for (let i = 0; i < 2; i++) {
+      const run = await runProcess(process.execPath, [dmBin, 'expand', 'config.yaml', '-o', 'yaml'], {
+        cwd: dir,
+        env,
+        killAfterMs: 300_000,
+      });
+      assert.equal(run.code, 0, run.stderr);
+    }
+    const snapshots = join(home.XDG_CACHE_HOME as string, 'dm', 'renderer-snapshots');
+    let blob: string | undefined;
+    // The background build: bounded, not timed.
+    for (let waited = 0; waited < 180_000 && !blob; waited += 100) {
+      const names = existsSync(snapshots) ? readdirSync(snapshots) : [];
+      if (!names.some((n) => n.endsWith('.building'))) blob = names.find((n) => n.endsWith('.blob'));
+      if (!blob) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(blob, `no snapshot was made in ${snapshots}`);
+    const digest = /-([0-9a-f]{32})\.\d+\.blob$/.exec(blob)?.[1];
+    assert.ok(digest, blob);
+    const entry = join(repoRoot, 'dist', 'bundle', 'renderers', 'jinja-child.cjs');
+    const request = {
+      id: 1,
+      name: 't.jinja',
+      source: "a: {{ properties.x + 1 }}\nb: {{ env.name | upper }}\nc: {{ ['x', 'y'] | join('-') }}\n",
+      context: { properties: {}, env: { name: 'p' } },
+      filesId: 1,
+      files: {},
+      parse: { source: 't.jinja', maxNodes: 100 },
+      schema: 't.schema',
+      schemaFiles: { 't.schema': 'properties:\n  x: {type: integer, default: 41}\n' },
+      schemaFilesId: 2,
+      check: { subject: 't', mode: 'strict' },
+    };
+    const answers: unknown[] = [];
+    for (const warm of [true, false]) {
+      const forked = forkRenderer({
+        entry,
+        readTrees: [],
+        readFiles: [entry],
+        digest,
+        snapshot: join(snapshots, blob),
+        memoryMb: 512,
+        label: 'the Jinja renderer',
+        warm,
+      });
+      const messages: unknown[] = [];
+      forked.child.on('message', (m) => messages.push(m));
+      try {
+        const child = await forked.ready;
+        const expected = startedWarmUp().rounds * startedWarmUp().requests;
+        assert.deepEqual(messages[0], {
+          ready: true,
+          snapshot: digest,
+          ...(warm ? { warmUp: expected } : {}),
+        });
+        const answered = new Promise((resolve) =>
+          child.on('message', (m: { id?: number }) => m.id === 1 && resolve(m)),
+        );
+        child.send([request]);
+        answers.push(await answered);
+        assert.equal(forked.stderrTail(), '');
+      } finally {
+        forked.child.kill('SIGKILL');
+      }
+    }
+    assert.deepEqual(answers[0], answers[1]);
+    assert.deepEqual(answers[0], {
+      id: 1,
+      ok: true,
+      data: { a: 42, b: 'P', c: 'x-y' },
+      properties: { x: 41 },
+      violations: [],
+    });
   });
 
   it("are not what dm expand's own early start makes", () => {
