@@ -10,10 +10,11 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { dmBin, isolatedEnv, runDm } from '../support/run-cli.js';
+import { dmBin, isolatedEnv, runDm, runProcess } from '../support/run-cli.js';
 
 interface Status {
   running?: false;
@@ -105,7 +106,7 @@ describe('the expansion agent', () => {
     const dir = await project();
     const configFile = join(env.HOME as string, 'dm-config.yaml');
     writeFileSync(configFile, 'output: json\n');
-    await startAgent(env, dir, ['expand', 'config.yaml']);
+    const first = await startAgent(env, dir, ['expand', 'config.yaml']);
     // Varied runs, in an order where each differs from the one before in what the process-wide
     // state would carry over: the working directory, the environment, a config file.
     const runs: { args: string[]; cwd: string; env?: Record<string, string> }[] = [
@@ -127,8 +128,42 @@ describe('the expansion agent', () => {
       const served = await runDm(run.args, { cwd: run.cwd, env: { ...env, ...run.env, DM_AGENT: 'on' } });
       assert.deepEqual(served, own, `dm ${run.args.join(' ')} in ${run.cwd}`);
     }
+    // A reader that stops early: quiet, as the command's own process.
+    for (const agent of ['off', 'on']) {
+      const head = await runProcess(
+        'sh',
+        ['-c', `"${process.execPath}" "${dmBin}" expand config.yaml | head -c 10`],
+        {
+          cwd: dir,
+          env: { ...process.env, ...env, DM_AGENT: agent },
+        },
+      );
+      assert.deepEqual(head, { code: 0, stdout: 'config:\n  ', stderr: '' }, `DM_AGENT=${agent}`);
+    }
     // Every one of them was the agent's (none fell back to a process of its own).
-    assert.equal((await status(env)).served, before + runs.length);
+    assert.equal((await status(env)).served, before + runs.length + 1);
+    // A broken request (a client of another version, a stray connection) is declined; the agent
+    // goes on.
+    const agentDir = join(env.XDG_CACHE_HOME as string, 'dm', 'agent');
+    const [socketName] = readdirSync(agentDir).filter((n) => n.endsWith('.sock'));
+    for (const line of [
+      '{"protocol":1,"run":{"args":"expand","cwd":7}}',
+      'not json',
+      '{"protocol":99,"status":true}',
+    ]) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(join(agentDir, socketName as string));
+        let text = '';
+        socket.on('connect', () => socket.write(`${line}\n`));
+        socket.on('data', (d) => {
+          text += d;
+        });
+        socket.on('error', reject);
+        socket.on('close', () => resolve(text));
+      });
+      assert.match(answer, /^\{"decline":"a request this agent does not read"\}\n$/, line);
+    }
+    assert.equal((await status(env)).pid, first);
     // The errors among them were errors.
     const broken = await runDm(['expand', 'broken.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'on' } });
     assert.equal(broken.code, 4, broken.stderr);

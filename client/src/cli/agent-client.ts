@@ -87,6 +87,18 @@ function digest(text: string): string {
   return h.toString(16).padStart(16, '0');
 }
 
+/**
+ * What of the environment Node and OpenSSL read once, at a process's start (Node's options and CA
+ * certificates, proxies, OpenSSL's configuration): an agent started with other values would run
+ * differently from the client's own process, so these name an agent of their own.
+ */
+function startupEnvironment(env: NodeJS.ProcessEnv): string[] {
+  return Object.keys(env)
+    .filter((k) => /^(NODE_|UV_|OPENSSL_|SSL_CERT_)/.test(k))
+    .sort()
+    .map((k) => `${k}=${env[k]}`);
+}
+
 /** The largest socket path every Unix takes (sun_path is 104 bytes on macOS, 108 on Linux). */
 const MAX_SOCKET_PATH = 100;
 
@@ -103,7 +115,16 @@ export function agentSocket(cacheDir: string, entry = agentEntry()): string | un
     return undefined;
   }
   const key = digest(
-    [process.execPath, process.version, process.getuid?.(), built.ino, built.size, built.mtimeMs].join('\0'),
+    [
+      process.execPath,
+      process.version,
+      process.getuid?.(),
+      built.ino,
+      built.size,
+      built.mtimeMs,
+      ...process.execArgv,
+      ...startupEnvironment(process.env),
+    ].join('\0'),
   );
   const path = join(cacheDir, 'agent', `${key}.sock`);
   return Buffer.byteLength(path) <= MAX_SOCKET_PATH ? path : undefined;
@@ -179,6 +200,14 @@ export function talkToAgent(
 export async function runThroughAgent(args: string[], cacheDir: string): Promise<number | undefined> {
   const socket = agentSocket(cacheDir);
   if (socket === undefined) return undefined;
+  // A reader that stops early (`dm expand … | head`) closes the pipe: stop quietly, as the
+  // command's own process does (cli/main.ts); the agent then ends the run.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(process.exitCode ?? 0);
+    });
+  }
   let code: number | undefined;
   let printed = false;
   let alive = false;
@@ -222,6 +251,11 @@ export async function runThroughAgent(args: string[], cacheDir: string): Promise
 /** Starts an agent listening on `socket`, detached: it outlives this process (agent.ts). */
 export function startAgent(socket: string, entry = agentEntry()): void {
   try {
-    spawn(process.execPath, [entry, socket], { detached: true, stdio: 'ignore', cwd: '/' }).unref();
+    // The client's Node flags and environment (which keyed the socket: agentSocket).
+    spawn(process.execPath, [...process.execArgv, entry, socket], {
+      detached: true,
+      stdio: 'ignore',
+      cwd: '/',
+    }).unref();
   } catch {}
 }

@@ -195,6 +195,27 @@ async function run(connection: Socket, request: RunRequest): Promise<void> {
   connection.end();
 }
 
+/** Whether a run request has the shape runAs reads (a client is this user's, but may be broken). */
+function wellFormed(run: unknown): run is RunRequest {
+  const r = run as RunRequest | null;
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    Array.isArray(r.args) &&
+    r.args.every((a) => typeof a === 'string') &&
+    typeof r.cwd === 'string' &&
+    typeof r.env === 'object' &&
+    r.env !== null &&
+    Object.values(r.env).every((v) => typeof v === 'string') &&
+    Number.isInteger(r.umask) &&
+    r.umask >= 0 &&
+    r.umask <= 0o777 &&
+    typeof r.stdoutTTY === 'boolean' &&
+    typeof r.stderrTTY === 'boolean' &&
+    (r.columns === undefined || (Number.isInteger(r.columns) && r.columns > 0))
+  );
+}
+
 /** Makes the process's environment exactly `env` (in place: Node passes it on to children). */
 function replaceEnv(env: NodeJS.ProcessEnv): void {
   for (const key of Object.keys(process.env)) if (!(key in env)) delete process.env[key];
@@ -243,6 +264,11 @@ async function serve(connection: Socket): Promise<void> {
   if ('stop' in request) {
     send(connection, { stopped: true });
     connection.end(stop);
+    return;
+  }
+  if (!wellFormed(request.run)) {
+    send(connection, { decline: 'a request this agent does not read' });
+    connection.end();
     return;
   }
   if (busy) {
