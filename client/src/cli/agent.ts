@@ -82,12 +82,32 @@ function answered(path: string): Promise<boolean> {
   });
 }
 
-/** Rendering processes for the next run, as `dm expand` would start them (commands/expand.ts). */
+/** Whether the next run's rendering processes are ready (started warm or cold). */
+let renderersReady = true;
+/** Whether to start them warm: not while runs come back to back (below). */
+let startWarm = true;
+
+/**
+ * Rendering processes for the next run, as `dm expand` would start them (commands/expand.ts),
+ * warm (docs/expansion.md, "Rendering processes started warm"): their warm-up runs while the user
+ * is between runs. A run that comes before they are ready would wait for the warm-up, so while
+ * runs come back to back (a script's loop) they start cold, which is ready sooner.
+ */
+let renderersStarted = 0;
 function startNextRenderers(): void {
-  startRenderersEarly(
+  renderersReady = false;
+  const generation = ++renderersStarted;
+  void startRenderersEarly(
     { jinja: true, python: true },
-    { snapshots: rendererSnapshotDir(cacheDir), pythonRunners: pythonRunnerDir(cacheDir) },
-  );
+    { snapshots: rendererSnapshotDir(cacheDir), pythonRunners: pythonRunnerDir(cacheDir), warm: startWarm },
+  ).then(() => {
+    if (generation === renderersStarted) renderersReady = true;
+  });
+}
+
+/** At a run's start: were its rendering processes ready? Decides how the next ones start. */
+function noteRenderersAtRun(): void {
+  startWarm = renderersReady;
 }
 
 let idleTimer: NodeJS.Timeout | undefined;
@@ -283,6 +303,7 @@ async function serve(connection: Socket): Promise<void> {
   }
   busy = true;
   if (idleTimer) clearTimeout(idleTimer);
+  noteRenderersAtRun();
   try {
     await run(connection, request.run);
   } finally {
