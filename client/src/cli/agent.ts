@@ -245,15 +245,19 @@ function replaceEnv(env: NodeJS.ProcessEnv): void {
 async function serve(connection: Socket): Promise<void> {
   connection.setEncoding('utf8');
   const line = await new Promise<string | undefined>((resolve) => {
-    let pending = '';
+    const pending: string[] = [];
+    let length = 0;
     const timer = setTimeout(() => resolve(undefined), REQUEST_TIMEOUT_MS);
     connection.on('data', function onData(chunk: string) {
-      pending += chunk;
-      const newline = pending.indexOf('\n');
-      if (newline >= 0 || pending.length > MAX_REQUEST_BYTES) {
+      // Only the new chunk is searched for the end of the line.
+      const newline = chunk.indexOf('\n');
+      pending.push(newline >= 0 ? chunk.slice(0, newline) : chunk);
+      length += chunk.length;
+      if (newline >= 0 || length > MAX_REQUEST_BYTES) {
         connection.off('data', onData);
         clearTimeout(timer);
-        resolve(newline >= 0 ? pending.slice(0, newline) : undefined);
+        const lineLength = newline >= 0 ? length - chunk.length + newline : length;
+        resolve(newline >= 0 && lineLength <= MAX_REQUEST_BYTES ? pending.join('') : undefined);
       }
     });
     connection.on('error', () => resolve(undefined));
