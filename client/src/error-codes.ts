@@ -262,6 +262,11 @@ export const ERROR_CODES = {
   REGISTRY_DIR_UNREADABLE: { category: 'error', meaning: 'A registry directory cannot be read.' },
   REGISTRY_TOO_LARGE: { category: 'limit', meaning: 'A registry directory has more files than allowed.' },
   REGISTRY_UNREACHABLE: { category: 'unreachable', meaning: 'The registry server cannot be reached.' },
+  REGISTRY_ANSWER_TOO_LARGE: {
+    category: 'limit',
+    meaning:
+      'The registry server sent an answer larger than dm reads (a JSON answer over 64 MiB, a file over 32 MiB).',
+  },
   NOT_A_REGISTRY_SERVER: {
     category: 'unreachable',
     meaning: 'The --registry-url answered, but not as a dm registry server (for example with an HTML page).',

@@ -138,17 +138,107 @@ export function fromSystemError(error: unknown, what?: string): DmError | undefi
       return make('FILE_NOT_FOUND', `${subject ?? 'a file'} does not exist`);
     case 'EADDRINUSE':
       return make('PORT_IN_USE', `port ${e.port ?? subject} is in use${what ? ` (${what})` : ''}`);
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return make('UNREACHABLE', `cannot reach ${e.hostname ?? subject ?? 'the host'} (DNS lookup failed)`);
-    case 'ECONNREFUSED':
-      return make(
-        'UNREACHABLE',
-        `cannot reach ${subject ?? 'the server'}${e.port ? `:${e.port}` : ''} (connection refused)`,
-      );
-    default:
-      return undefined;
+    default: {
+      const network = isDmError(error) ? undefined : networkFailure(error);
+      if (!network) return undefined;
+      return make('UNREACHABLE', `cannot reach ${network.host ?? what ?? 'the server'}: ${network.reason}`);
+    }
   }
+}
+
+/** What kind of network failure it was (a caller may add a hint: --plain-http on a TLS failure). */
+export type NetworkFailureKind =
+  | 'dns'
+  | 'refused'
+  | 'reset'
+  | 'timeout'
+  | 'unroutable'
+  | 'certificate'
+  | 'tls'
+  | 'not-http'
+  | 'blocked-port';
+
+export interface NetworkFailure {
+  kind: NetworkFailureKind;
+  /** In plain words, with the system's code: `the host name does not resolve (ENOTFOUND)`. */
+  reason: string;
+  code?: string;
+  /** The host (and port) the system error names, when it names one. */
+  host?: string;
+}
+
+const CERTIFICATE_CODE = /CERT|SELF_SIGNED|^UNABLE_TO_|HOSTNAME_MISMATCH|^INVALID_CA$|^PATH_LENGTH_EXCEEDED$/;
+
+/**
+ * Why a connection got no answer, in plain words (docs/errors.md "Unreachable: the reason"), from the
+ * network error anywhere in `error`'s cause chain — fetch puts it in `cause` under a bare "fetch
+ * failed" — or undefined when there is none. The one table of these words: every "cannot reach"
+ * (http-limit.ts `noAnswer`, fromSystemError) says them.
+ */
+export function networkFailure(error: unknown): NetworkFailure | undefined {
+  let e: unknown = error;
+  for (let depth = 0; e instanceof Error && depth < 6; e = e.cause, depth++) {
+    if (isDmError(e)) continue;
+    const found = oneNetworkFailure(e as SystemError);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+type SystemError = Error & {
+  code?: unknown;
+  reason?: unknown;
+  hostname?: unknown;
+  address?: unknown;
+  port?: unknown;
+};
+
+function oneNetworkFailure(e: SystemError): NetworkFailure | undefined {
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  const host =
+    typeof e.hostname === 'string'
+      ? e.hostname
+      : typeof e.address === 'string'
+        ? `${e.address.includes(':') ? `[${e.address}]` : e.address}${typeof e.port === 'number' ? `:${e.port}` : ''}`
+        : undefined;
+  const said = (kind: NetworkFailureKind, words: string): NetworkFailure => ({
+    kind,
+    reason: code === undefined ? words : `${words} (${code})`,
+    ...(code === undefined ? {} : { code }),
+    ...(host === undefined ? {} : { host }),
+  });
+  switch (code) {
+    case 'ENOTFOUND':
+      return said('dns', 'the host name does not resolve');
+    case 'EAI_AGAIN':
+      return said('dns', 'the host name cannot be looked up now, DNS does not answer');
+    case 'ECONNREFUSED':
+      return said('refused', 'connection refused');
+    case 'ECONNRESET':
+      return said('reset', 'the connection was reset');
+    case 'UND_ERR_SOCKET':
+      return said('reset', 'the other side closed the connection');
+    case 'ETIMEDOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return said('timeout', 'the connection timed out');
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+      return said('timeout', 'the answer did not come in time');
+    case 'EHOSTUNREACH':
+      return said('unroutable', 'no route to the host');
+    case 'ENETUNREACH':
+      return said('unroutable', 'the network is unreachable');
+  }
+  // Node's own sentence up to its first ';' (Node 24 adds advice about its flags there).
+  const nodeSays = (typeof e.reason === 'string' ? e.reason : e.message).split(';')[0]!.trim();
+  if (code !== undefined && CERTIFICATE_CODE.test(code))
+    return said('certificate', `the server's certificate is not accepted: ${nodeSays}`);
+  if (code !== undefined && (code === 'EPROTO' || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')))
+    return said('tls', `the TLS handshake failed: ${nodeSays}`);
+  if (e.name === 'HTTPParserError' || code?.startsWith('HPE_'))
+    return said('not-http', 'what answered does not speak HTTP');
+  if (e.message === 'bad port') return said('blocked-port', 'fetch never connects to this port (bad port)');
+  return undefined;
 }
 
 /** The category of an HTTP status, for errors relayed from a server whose code dm does not know. */

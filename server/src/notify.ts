@@ -7,6 +7,7 @@
  * process. A quarantine counts as delivered once every URL answered 2xx (`onDelivered`).
  */
 import { createHmac } from 'node:crypto';
+import { networkFailure } from '../../client/src/error.js';
 import type { QuarantineEvent } from './store/contract.js';
 
 export interface NotifierOptions {
@@ -111,7 +112,7 @@ export class Notifier {
         if (res.ok) return true;
         last = `HTTP ${res.status}`;
       } catch (error) {
-        last = error instanceof Error ? error.message : String(error);
+        last = networkFailure(error)?.reason ?? (error instanceof Error ? error.message : String(error));
       }
     }
     this.#options.log?.('warn', 'notification not delivered', {

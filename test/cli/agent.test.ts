@@ -93,6 +93,11 @@ async function project(): Promise<string> {
     join(dir, 'sub', 'config.yaml'),
     'resources:\n- name: only\n  type: ConfigMap\n  properties: {x: 1}\n',
   );
+  // An output of some MB: many chunks of one frame on the socket.
+  writeFileSync(
+    join(dir, 'big.yaml'),
+    'imports:\n- path: gen.py\nresources:\n- name: big\n  type: gen.py\n  properties: {n: 20000}\n',
+  );
   writeFileSync(
     join(dir, 'broken.yaml'),
     'resources:\n- name: a\n  type: web.jinja\n  properties: {port: eighty}\nimports:\n- path: web.jinja\n',
@@ -121,6 +126,7 @@ describe('the expansion agent', () => {
       { args: ['expand', '--output', 'nonsense', 'config.yaml'], cwd: dir },
       { args: ['expand', '--help'], cwd: dir },
       { args: ['expand', 'sub/config.yaml', '-o', 'yaml'], cwd: dir },
+      { args: ['expand', 'big.yaml', '-o', 'json'], cwd: dir },
     ];
     const before = (await status(env)).served ?? 0;
     for (const run of runs) {

@@ -89,14 +89,14 @@ const CASES: Case[] = [
     name: '--manager-url at a server that never answers: the HTTP time limit',
     args: ['--manager-url', '$SILENT', '--http-timeout', '1', 'deployments', 'list'],
     code: 5,
-    says: /cannot reach the Deployment Manager at http:\/\/127\.0\.0\.1:\d+ \(no answer within 1 s; --http-timeout/,
+    says: /cannot reach the Deployment Manager at http:\/\/127\.0\.0\.1:\d+: no answer within 1 s \(--http-timeout/,
   },
   {
     name: '--registry-url at a server that never answers: the same limit, the same words',
     args: ['--registry-url', '$SILENT', 'search', 'redis'],
     config: 'httpTimeout: 1\n',
     code: 5,
-    says: /cannot reach the registry server at http:\/\/127\.0\.0\.1:\d+ \(no answer within 1 s; --http-timeout/,
+    says: /cannot reach the registry server at http:\/\/127\.0\.0\.1:\d+: no answer within 1 s \(--http-timeout/,
   },
   {
     name: '--http-timeout zero',

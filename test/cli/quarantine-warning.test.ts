@@ -4,7 +4,7 @@
  * naming the version and the changed files. Real dm-registry over a real git repository.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +14,8 @@ import { isolatedEnv, repoRoot, runDm } from '../support/run-cli.js';
 
 const NAME = 'git.example/acme/local';
 const ADMIN = 'admin-token-for-the-quarantine-warning-test';
+/** Files added to redis v1.0.3 after it was first seen: more than a warning names. */
+const MANY = 40;
 
 describe('quarantined versions', () => {
   let registry: RunningRegistry;
@@ -25,6 +27,10 @@ describe('quarantined versions', () => {
     // A force-push that edits one file of a published version, then a sync.
     const schema = join(repo, 'redis', 'v1.1', 'redis.jinja.schema');
     await writeFile(schema, (await readFile(schema, 'utf8')).replace('title: Redis', 'title: Redis changed'));
+    // And one that adds MANY files to another version.
+    await mkdir(join(repo, 'redis', 'v1.0.3', 'added'));
+    for (let i = 0; i < MANY; i++)
+      await writeFile(join(repo, 'redis', 'v1.0.3', 'added', `f${i}.txt`), `${i}\n`);
     amendLastCommit(repo);
     const sync = await fetch(`${registry.url}/api/v1/registries/${encodeURIComponent(NAME)}/sync`, {
       method: 'POST',
@@ -51,5 +57,21 @@ describe('quarantined versions', () => {
     });
     assert.equal(installed.code, 0, installed.stderr);
     assert.match(installed.stderr, warning);
+  });
+
+  it('a version whose source changed many files: the warning names 5 and says how many more, on one line', async () => {
+    const env = await isolatedEnv();
+    const resolved = await runDm(['resolve', `${NAME}/redis:v1.0.3`, '--registry-url', registry.url], {
+      env,
+    });
+    assert.equal(resolved.code, 0, resolved.stderr);
+    const warnings = resolved.stderr.split('\n').filter((line) => line.startsWith('warning: '));
+    assert.equal(warnings.length, 1, resolved.stderr);
+    assert.match(
+      warnings[0]!,
+      new RegExp(
+        `: its source changed (added/f\\d+\\.txt, ){4}added/f\\d+\\.txt and ${MANY - 5} more files \\(dm serves the content first seen`,
+      ),
+    );
   });
 });

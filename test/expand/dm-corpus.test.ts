@@ -5,13 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { formatYaml, parseYaml } from '../../client/src/document/yaml.js';
-import { expandConfiguration, RenderSandbox } from '../../client/src/expand/index.js';
+import { RenderSandbox } from '../../client/src/expand/index.js';
 import { findOracle } from '../support/python-oracle.js';
+import { CORPUS_NOW, configurations, expandCorpusConfiguration } from './dm-corpus-files.js';
 import { typed } from './typed-data.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -19,18 +20,6 @@ const repoRoot = [join(here, '../../..'), join(here, '../..')].find((d) =>
   existsSync(join(d, 'test/expand/dm_reference.py')),
 )!;
 const corpus = join(repoRoot, 'test/expand/dm-corpus');
-const NOW = '2026-01-02T03:04:05.000Z';
-
-function configurations(dir: string, depth = 0): string[] {
-  if (depth > 5) return [];
-  const out: string[] = [];
-  for (const entry of readdirSync(dir)) {
-    const full = join(dir, entry);
-    if (statSync(full).isDirectory()) out.push(...configurations(full, depth + 1));
-    else if (entry === 'config.yaml') out.push(full);
-  }
-  return out.sort();
-}
 
 const sandbox = new RenderSandbox({ timeoutMs: 10_000 });
 after(() => sandbox.close());
@@ -50,7 +39,7 @@ describe('realistic DM configurations: dm and the Python reference agree', () =>
       const deployment = relative(corpus, dirname(config)).replace(/\//g, '-');
       const ref = spawnSync(
         python!,
-        [join(repoRoot, 'test/expand/dm_reference.py'), config, deployment, 'my-project', NOW],
+        [join(repoRoot, 'test/expand/dm_reference.py'), config, deployment, 'my-project', CORPUS_NOW],
         { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
       );
       assert.equal(ref.status, 0, ref.stderr);
@@ -59,19 +48,9 @@ describe('realistic DM configurations: dm and the Python reference agree', () =>
       // did (docs/expansion.md, "Schemas"): each warning it gives is listed in
       // expected-warnings.txt next to the configuration.
       const violations: string[] = [];
-      const result = await expandConfiguration(
-        { content: readFileSync(config, 'utf8'), path: config },
-        {
-          sandbox,
-          deployment,
-          project: 'my-project',
-          now: () => new Date(NOW),
-          pythonValues: true,
-          onWarning: (w) => {
-            if (w.code === 'SCHEMA_VIOLATION') violations.push(w.message);
-          },
-        },
-      );
+      const result = await expandCorpusConfiguration(sandbox, config, deployment, (w) => {
+        if (w.code === 'SCHEMA_VIOLATION') violations.push(w.message);
+      });
       const listed = join(dirname(config), 'expected-warnings.txt');
       const expectedViolations = existsSync(listed)
         ? readFileSync(listed, 'utf8')

@@ -235,10 +235,19 @@ describe('imports by URL (dm expand, dm install)', () => {
       ],
       [`${base}/loop.py`, 5, /redirects more than 5 times/],
       [`${base}/big.py`, 1, /is larger than the 4194304 bytes allowed/],
-      ['https://127.0.0.1:1/lb-l3.py', 5, /cannot fetch https:\/\/127\.0\.0\.1:1\/lb-l3\.py/],
+      [
+        'https://127.0.0.1:1/lb-l3.py',
+        5,
+        /cannot reach https:\/\/127\.0\.0\.1:1\/lb-l3\.py: fetch never connects/,
+      ],
       [`${base}/values.txt`, 1, /an import by URL must name a template file \(\.jinja, \.py or \.yaml\)/],
       // A body that never ends is cut off by the HTTP time limit (the server never finishes it).
-      [`${base}/hang.py`, 5, /cannot fetch .*\/hang\.py \(no answer within 1 s/, ['--http-timeout', '1']],
+      [
+        `${base}/hang.py`,
+        5,
+        /cannot reach .*\/hang\.py: no answer within 1 s \(--http-timeout/,
+        ['--http-timeout', '1'],
+      ],
     ];
     for (const [url, code, message, flags] of cases) {
       const dir = project(url);

@@ -102,19 +102,78 @@ for (const dialect of DIALECTS)
       assert.equal(new Set(templates.items).size, EXTRA_TEMPLATES + 4);
       assert.ok(templates.items.includes('t100') && templates.items.includes('many'));
 
+      // A version that does not exist: the nearest few of the MANY, how many more, did you mean.
       const missing = await page(`/templates/${LONG}/many/versions/v9.9.9`);
       assert.equal(missing.res.status, 404);
-      assert.equal(
-        (/<ul id="available">([\s\S]*?)<\/ul>/.exec(missing.text)?.[1]?.match(/<a /g) ?? []).length,
-        100,
+      const listed = (text: string) =>
+        all(
+          /<ul id="available">([\s\S]*?)<\/ul>/.exec(text)?.[1] ?? '',
+          /<li><a href="[^"]*">([^<]*)<\/a><\/li>/g,
+        );
+      assert.deepEqual(
+        listed(missing.text),
+        Array.from({ length: 10 }, (_, i) => `v1.0.${MANY - 1 - i}`),
       );
-      assert.match(missing.text, new RegExp(`and ${MANY - 100} more`));
+      assert.match(missing.text, new RegExp(`and ${MANY - 10} more`));
+      assert.match(
+        missing.text,
+        new RegExp(`Did you mean <a href="[^"]*/many/versions/v1\\.0\\.${MANY - 1}">`),
+      );
+      const between = await page(`/templates/${LONG}/many/versions/v1.0.75-rc.1`);
+      assert.equal(between.res.status, 404);
+      assert.deepEqual(
+        listed(between.text),
+        Array.from({ length: 10 }, (_, i) => `v1.0.${79 - i}`),
+        'as many above as below',
+      );
+      // A diff with a version that does not exist: the same bounded list.
+      const noDiff = await page(`/templates/${LONG}/many/versions/v1.0.0/diff/v9.9.9`);
+      assert.equal(noDiff.res.status, 404);
+      assert.deepEqual(listed(noDiff.text), listed(missing.text));
+      // What `many:v1.0.75-rc.1` resolves to (the patch float), as dm resolve would answer.
+      assert.match(
+        between.text,
+        new RegExp(`Did you mean <a href="[^"]*/many/versions/v1\\.0\\.${MANY - 1}">`),
+      );
 
       const diff = await page(`/templates/${LONG}/many/versions/v1.0.0/diff/v1.0.149`);
       assert.equal(diff.res.status, 200);
       const options = (diff.text.match(/<option /g) ?? []).length;
       assert.ok(options <= 2 * 101, `${options} options in the diff page's pickers`);
       assert.match(diff.text, /<option value="v1.0.0" selected="">/);
+    });
+
+    it(`a version of many (${MANY} versions) that does not exist: the API's 404s name the nearest 10, not all`, async () => {
+      const json = async (path: string) => {
+        const res = await s.app.request(path, { headers: admin });
+        assert.equal(res.status, 404, path);
+        const body = (await res.json()) as {
+          error: { code: string; message: string; hint?: string; details: Record<string, unknown> };
+        };
+        assert.equal(body.error.code, 'VERSION_NOT_FOUND', path);
+        assert.ok(JSON.stringify(body).length < 2000, `${path}: ${JSON.stringify(body).length} bytes`);
+        return body.error;
+      };
+      const newest = Array.from({ length: 10 }, (_, i) => `v1.0.${MANY - 1 - i}`);
+
+      const content = await json(`/api/v1/templates/${LONG}/many/versions/v9.9.9/files`);
+      assert.deepEqual(content.details.available, newest);
+      assert.equal(content.details.versionCount, MANY);
+      assert.equal(content.details.closest, `v1.0.${MANY - 1}`);
+      assert.equal(content.hint, `did you mean v1.0.${MANY - 1}?`);
+      // A floating version: the content of what it floats to is the one meant.
+      const floating = await json(`/api/v1/templates/${LONG}/many/versions/v1.0/files/many.jinja`);
+      assert.equal(floating.details.closest, `v1.0.${MANY - 1}`);
+      assert.equal((floating.details.available as string[]).length, 10);
+
+      const resolved = await json(`/api/v1/resolve?ref=${encodeURIComponent(`${LONG}/many:v1.0.999`)}`);
+      assert.equal(
+        resolved.message,
+        `no version of ${LONG}/many matches v1.0.999 (have ${MANY} for v1.0, the highest: ${[...newest].reverse().join(', ')}; newest: v1.0.${MANY - 1})`,
+      );
+      assert.deepEqual(resolved.details.sameMinor, [...newest].reverse());
+      assert.deepEqual(resolved.details.available, newest);
+      assert.equal(resolved.details.versionCount, MANY);
     });
 
     it('a files page past the last is a 404 page, a malformed one a 400 page', async () => {

@@ -45,6 +45,8 @@ describe('quarantine notifications', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const logged: string[] = [];
+    /** Why each URL of the second notifier was not delivered to. */
+    const errors: string[] = [];
     let delivered = false;
     try {
       // Answers always arrive from the failing receiver (a long timeout): exactly 3 attempts.
@@ -66,7 +68,10 @@ describe('quarantine notifications', () => {
         attempts: 3,
         retryBaseMs: 1,
         timeoutMs: 200,
-        log: (_level, message) => logged.push(message),
+        log: (_level, message, fields) => {
+          logged.push(message);
+          errors.push(String(fields?.error));
+        },
       });
       notifier.send(EVENT, () => {
         delivered = true;
@@ -76,6 +81,8 @@ describe('quarantine notifications', () => {
       assert.ok(hanging.length <= 3, `${hanging.length} attempts`);
       assert.equal(delivered, false);
       assert.deepEqual(logged, Array(3).fill('notification not delivered'));
+      // In words (docs/errors.md "Unreachable: the reason"), not fetch's bare "fetch failed".
+      assert.ok(errors.includes('fetch never connects to this port (bad port)'), errors.join('; '));
     } finally {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();

@@ -163,17 +163,20 @@ export function talkToAgent(
     }
     const connection = connect(socket);
     let received = false;
-    let pending = '';
+    let pending: string[] = [];
     let broken = false;
     connection.setEncoding('utf8');
     connection.on('connect', () => connection.write(`${JSON.stringify(request)}\n`));
     connection.on('data', (chunk: string) => {
       if (broken) return;
-      pending += chunk;
-      let newline = pending.indexOf('\n');
+      // Only the new chunk is searched for the end of a line: a frame of a large output (MBs,
+      // one line) arrives in many chunks.
+      let start = 0;
+      let newline = chunk.indexOf('\n');
       while (newline >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
+        pending.push(chunk.slice(start, newline));
+        const line = pending.join('');
+        pending = [];
         try {
           const frame = JSON.parse(line) as AgentFrame;
           received = true;
@@ -183,8 +186,10 @@ export function talkToAgent(
           connection.destroy();
           return;
         }
-        newline = pending.indexOf('\n');
+        start = newline + 1;
+        newline = chunk.indexOf('\n', start);
       }
+      if (start < chunk.length) pending.push(chunk.slice(start));
     });
     connection.on('error', () => {});
     connection.on('close', () => resolve(received));

@@ -82,12 +82,32 @@ function answered(path: string): Promise<boolean> {
   });
 }
 
-/** Rendering processes for the next run, as `dm expand` would start them (commands/expand.ts). */
+/** Whether the next run's rendering processes are ready (started warm or cold). */
+let renderersReady = true;
+/** Whether to start them warm: not while runs come back to back (below). */
+let startWarm = true;
+
+/**
+ * Rendering processes for the next run, as `dm expand` would start them (commands/expand.ts),
+ * warm (docs/expansion.md, "Rendering processes started warm"): their warm-up runs while the user
+ * is between runs. A run that comes before they are ready would wait for the warm-up, so while
+ * runs come back to back (a script's loop) they start cold, which is ready sooner.
+ */
+let renderersStarted = 0;
 function startNextRenderers(): void {
-  startRenderersEarly(
+  renderersReady = false;
+  const generation = ++renderersStarted;
+  void startRenderersEarly(
     { jinja: true, python: true },
-    { snapshots: rendererSnapshotDir(cacheDir), pythonRunners: pythonRunnerDir(cacheDir) },
-  );
+    { snapshots: rendererSnapshotDir(cacheDir), pythonRunners: pythonRunnerDir(cacheDir), warm: startWarm },
+  ).then(() => {
+    if (generation === renderersStarted) renderersReady = true;
+  });
+}
+
+/** At a run's start: were its rendering processes ready? Decides how the next ones start. */
+function noteRenderersAtRun(): void {
+  startWarm = renderersReady;
 }
 
 let idleTimer: NodeJS.Timeout | undefined;
@@ -225,15 +245,19 @@ function replaceEnv(env: NodeJS.ProcessEnv): void {
 async function serve(connection: Socket): Promise<void> {
   connection.setEncoding('utf8');
   const line = await new Promise<string | undefined>((resolve) => {
-    let pending = '';
+    const pending: string[] = [];
+    let length = 0;
     const timer = setTimeout(() => resolve(undefined), REQUEST_TIMEOUT_MS);
     connection.on('data', function onData(chunk: string) {
-      pending += chunk;
-      const newline = pending.indexOf('\n');
-      if (newline >= 0 || pending.length > MAX_REQUEST_BYTES) {
+      // Only the new chunk is searched for the end of the line.
+      const newline = chunk.indexOf('\n');
+      pending.push(newline >= 0 ? chunk.slice(0, newline) : chunk);
+      length += chunk.length;
+      if (newline >= 0 || length > MAX_REQUEST_BYTES) {
         connection.off('data', onData);
         clearTimeout(timer);
-        resolve(newline >= 0 ? pending.slice(0, newline) : undefined);
+        const lineLength = newline >= 0 ? length - chunk.length + newline : length;
+        resolve(newline >= 0 && lineLength <= MAX_REQUEST_BYTES ? pending.join('') : undefined);
       }
     });
     connection.on('error', () => resolve(undefined));
@@ -283,6 +307,7 @@ async function serve(connection: Socket): Promise<void> {
   }
   busy = true;
   if (idleTimer) clearTimeout(idleTimer);
+  noteRenderersAtRun();
   try {
     await run(connection, request.run);
   } finally {

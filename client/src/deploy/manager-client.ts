@@ -9,7 +9,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { DmError, relayedError } from '../error.js';
 import type { UrlImportLoader } from '../expand/url-imports.js';
-import { httpSignal, isHttpTimeout, noAnswerInTime } from '../http-limit.js';
+import { httpSignal, noAnswer } from '../http-limit.js';
 import type { OperationView } from '../wire/manager-api.js';
 
 export interface ManagerClientOptions {
@@ -30,6 +30,17 @@ export class ManagerClient {
     this.base = options.url.replace(/\/+$/, '');
   }
 
+  /** MANAGER_UNREACHABLE: no answer, or the connection lost in the middle of one. */
+  private unreachable(error: unknown) {
+    return noAnswer('MANAGER_UNREACHABLE', `the Deployment Manager at ${this.base}`, error, {
+      timeoutMs: this.options.timeoutMs,
+      hint: 'check --manager-url (or managerUrl in the config file)',
+      ...(this.base.startsWith('https:')
+        ? { tlsHint: 'a server that speaks plain HTTP is named http://… in --manager-url' }
+        : {}),
+    });
+  }
+
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     let res: Response;
     try {
@@ -44,17 +55,15 @@ export class ManagerClient {
         signal: httpSignal(this.options.timeoutMs),
       });
     } catch (error) {
-      throw new DmError(
-        'MANAGER_UNREACHABLE',
-        `cannot reach the Deployment Manager at ${this.base} ${
-          isHttpTimeout(error) ? noAnswerInTime(this.options.timeoutMs) : `(${(error as Error).message})`
-        }`,
-        {
-          category: 'unreachable',
-        },
-      );
+      throw this.unreachable(error);
     }
-    const text = await res.text();
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (error) {
+      // The connection lost or timed out in the middle of the answer: as one that never answered.
+      throw this.unreachable(error);
+    }
     let data: unknown;
     try {
       data = text === '' ? undefined : JSON.parse(text);

@@ -78,6 +78,11 @@ export async function draft07ValidatorSource(): Promise<string> {
   return standaloneCode(ajv, ajv.getSchema(DRAFT07));
 }
 
+/** Forgets the compilers made so far (and what they compiled): the next schemaCompiler makes new ones. */
+export function dropSchemaCompilers(): void {
+  compilers.clear();
+}
+
 /** The ajv instance for these options (made once): every error reported, unknown keywords ignored, ajv-formats. */
 export function schemaCompiler(options: SchemaCompilerOptions): SchemaCompiler {
   const key = `${options.useDefaults}/${options.validateSchema}`;

@@ -295,6 +295,15 @@ export const resolvePyYamlPlain: ResolvePlain = (source) => {
 const resolvedPlains = new Map<string, { value: unknown; isString: boolean }>();
 
 /**
+ * Empties what the reader and the writer remember of scalars: a rendering process's warm-up
+ * (expand/sandbox/renderer-warm-up.ts) leaves nothing a request could find.
+ */
+export function clearScalarCaches(): void {
+  resolvedPlains.clear();
+  simpleStrings.clear();
+}
+
+/**
  * Parses one YAML document; an empty text gives `null`. In the pyyaml dialect with objects,
  * simple block text (what templates render) is read by parseSimpleYaml, the rest by js-yaml.
  */

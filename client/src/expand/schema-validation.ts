@@ -8,7 +8,7 @@
  * Python type names) is schema.ts.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { fromDraft04, schemaCompiler } from '../document/json-schema.js';
+import { dropSchemaCompilers, fromDraft04, schemaCompiler } from '../document/json-schema.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import { cloneData, hasPythonValues, isDict, PyFloat, toPlain } from '../python/values.js';
@@ -31,7 +31,7 @@ function compiledValidator(schema: TemplateSchema): ValidateFunction {
     for (const [k, v] of Object.entries(schema.document)) if (!NOT_KEYWORDS.has(k)) body[k] = v;
     if (body.type === undefined) body.type = 'object';
     const converted = draft04References(fromDraft04(body, jsonTypeName) as Record<string, unknown>);
-    const compiler = schemaCompiler({ useDefaults: true, validateSchema: true });
+    const compiler = templateCompiler();
     try {
       validate = compiler.compile(converted);
     } catch (error) {
@@ -46,6 +46,20 @@ function compiledValidator(schema: TemplateSchema): ValidateFunction {
     validators.set(key, validate);
   }
   return validate;
+}
+
+/** The compiler of templates' schemas (one Ajv instance, holding what it compiled). */
+const templateCompiler = () => schemaCompiler({ useDefaults: true, validateSchema: true });
+
+/**
+ * Empties the compiled validators and replaces the Ajv instance that compiled them (and keeps
+ * what it compiled: patterns, functions) by a new one, made now as a first schema would make it:
+ * a rendering process's warm-up (sandbox/renderer-warm-up.ts) leaves nothing a request could find.
+ */
+export function clearValidators(): void {
+  validators.clear();
+  dropSchemaCompilers();
+  templateCompiler();
 }
 
 /**

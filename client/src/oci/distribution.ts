@@ -7,6 +7,7 @@
  */
 import { DmError } from '../error.js';
 import { readBounded } from '../fetch/read-bounded.js';
+import { noAnswer } from '../http-limit.js';
 import { MANIFEST_MEDIA_TYPE, MAX_MANIFEST_BYTES, ociDigest } from './artifact.js';
 import { type BasicCredentials, findCredentials, parseChallenge } from './auth.js';
 
@@ -83,6 +84,21 @@ export class OciClient {
     this.timeoutMs = options.timeoutMs ?? 30_000;
   }
 
+  /**
+   * A body read within `max` bytes; the connection lost or timed out in the middle of it is
+   * OCI_UNREACHABLE with the reason, as a request that got no answer (docs/errors.md).
+   */
+  private async readAnswer(response: Response, max: number, what: string): Promise<Buffer> {
+    try {
+      return await readLimited(response, max, what);
+    } catch (error) {
+      if (error instanceof DmError) throw error;
+      throw noAnswer('OCI_UNREACHABLE', `the OCI registry ${this.host} for ${what}`, error, {
+        timeoutMs: this.timeoutMs,
+      });
+    }
+  }
+
   /** `host/repository` for messages. */
   private where(repository: string): string {
     return `${this.host}/${repository}`;
@@ -97,17 +113,14 @@ export class OciClient {
     try {
       return await fetch(url, { ...init, method, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (error) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      const timedOut = (error as Error).name === 'TimeoutError';
-      const why = timedOut
-        ? `no answer within ${Math.round(this.timeoutMs / 1000)} s`
-        : (cause?.code ?? cause?.message ?? (error as Error).message);
-      const tls = /SSL|TLS|EPROTO|wrong version/i.test(String(cause?.message ?? cause?.code ?? ''));
-      throw new DmError('OCI_UNREACHABLE', `cannot reach the OCI registry ${this.host} for ${what}: ${why}`, {
-        category: 'unreachable',
-        ...(tls || (!this.options.plainHttp && cause?.code === 'ECONNRESET')
-          ? { hint: 'for a registry that speaks plain HTTP (a loopback or test registry), pass --plain-http' }
-          : {}),
+      throw noAnswer('OCI_UNREACHABLE', `the OCI registry ${this.host} for ${what}`, error, {
+        timeoutMs: this.timeoutMs,
+        ...(this.options.plainHttp
+          ? {}
+          : {
+              tlsHint:
+                'for a registry that speaks plain HTTP (a loopback or test registry), pass --plain-http',
+            }),
       });
     }
   }
@@ -179,7 +192,7 @@ export class OciClient {
         },
       );
     }
-    const body = await readLimited(answer, MAX_TOKEN_BODY, `the token answer of ${this.host}`);
+    const body = await this.readAnswer(answer, MAX_TOKEN_BODY, `the token answer of ${this.host}`);
     let token: unknown;
     try {
       const data = JSON.parse(body.toString('utf8')) as { token?: unknown; access_token?: unknown };
@@ -275,7 +288,7 @@ export class OciClient {
       what,
       headers: { accept: `${MANIFEST_MEDIA_TYPE}, application/vnd.oci.image.index.v1+json` },
     });
-    const bytes = await readLimited(response, MAX_MANIFEST_BYTES, what);
+    const bytes = await this.readAnswer(response, MAX_MANIFEST_BYTES, what);
     const digest = ociDigest(bytes);
     const stated = response.headers.get('docker-content-digest');
     if (
@@ -309,7 +322,7 @@ export class OciClient {
       access: 'pull',
       what,
     });
-    const bytes = await readLimited(response, max, what);
+    const bytes = await this.readAnswer(response, max, what);
     if (ociDigest(bytes) !== digest)
       throw new DmError('DIGEST_MISMATCH', `${what} is not the content its digest names`);
     return bytes;
@@ -390,7 +403,7 @@ export class OciClient {
         await response.body?.cancel();
         return tags;
       }
-      const body = await readLimited(response, MAX_TAGS_BODY, what);
+      const body = await this.readAnswer(response, MAX_TAGS_BODY, what);
       let list: unknown;
       try {
         list = (JSON.parse(body.toString('utf8')) as { tags?: unknown }).tags;

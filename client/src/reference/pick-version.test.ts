@@ -2,13 +2,36 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { DmError } from '../error.js';
-import { pickLatest, pickVersion } from './pick-version.js';
-import { compareVersions, parseVersion } from './version.js';
+import { NEAREST_VERSIONS, nearestVersions, pickLatest, pickVersion } from './pick-version.js';
+import { compareVersions, newestFirst, parseVersion } from './version.js';
 
 const redis = ['v1', 'v1.0.1', 'v1.0.3', 'v1.1', 'v1.1.2', 'v2.0.0-rc.1', 'v2.0.0-rc.2', 'v1.2.0-beta.1'];
 
 function notFound(fn: () => unknown, check: (e: DmError) => boolean = () => true): void {
   assert.throws(fn, (e: unknown) => e instanceof DmError && e.code === 'VERSION_NOT_FOUND' && check(e));
+}
+
+const versionName = fc
+  .tuple(
+    fc.nat(3),
+    fc.option(fc.nat(3), { nil: undefined }),
+    fc.option(fc.nat(5), { nil: undefined }),
+    fc.option(fc.constantFrom('rc.1', 'rc.2', 'beta', 'alpha.3'), { nil: undefined }),
+  )
+  .map(([a, b, c, pre]) => {
+    let s = `v${a}`;
+    if (b !== undefined || c !== undefined || pre) s += `.${b ?? 0}`;
+    if (c !== undefined || pre) s += `.${c ?? 0}`;
+    return pre ? `${s}-${pre}` : s;
+  });
+
+function tryPick(available: string[], requested: string): string | undefined {
+  try {
+    return pickVersion(available, requested);
+  } catch (e) {
+    if (e instanceof DmError && e.code === 'VERSION_NOT_FOUND') return undefined;
+    throw e;
+  }
 }
 
 describe('pickVersion()', () => {
@@ -49,29 +72,6 @@ describe('pickVersion()', () => {
     assert.equal(pickLatest(['v2.0.0-rc.1']), 'v2.0.0-rc.1');
     notFound(() => pickLatest([]));
   });
-
-  const versionName = fc
-    .tuple(
-      fc.nat(3),
-      fc.option(fc.nat(3), { nil: undefined }),
-      fc.option(fc.nat(5), { nil: undefined }),
-      fc.option(fc.constantFrom('rc.1', 'rc.2', 'beta', 'alpha.3'), { nil: undefined }),
-    )
-    .map(([a, b, c, pre]) => {
-      let s = `v${a}`;
-      if (b !== undefined || c !== undefined || pre) s += `.${b ?? 0}`;
-      if (c !== undefined || pre) s += `.${c ?? 0}`;
-      return pre ? `${s}-${pre}` : s;
-    });
-
-  function tryPick(available: string[], requested: string): string | undefined {
-    try {
-      return pickVersion(available, requested);
-    } catch (e) {
-      if (e instanceof DmError && e.code === 'VERSION_NOT_FOUND') return undefined;
-      throw e;
-    }
-  }
 
   it('never crosses a minor, never returns a pre-release unasked, never goes below the request (property)', () => {
     fc.assert(
@@ -119,6 +119,66 @@ describe('pickVersion()', () => {
           assert.equal(tryPick(shuffled, requested), tryPick(available, requested));
         },
       ),
+    );
+  });
+});
+
+describe('nearestVersions()', () => {
+  const many = Array.from({ length: 150 }, (_, i) => `v1.0.${i}`);
+
+  it('names NEAREST_VERSIONS around where the request sorts, newest first, and how many there are', () => {
+    assert.deepEqual(nearestVersions(many, 'v9.9.9'), {
+      versions: Array.from({ length: NEAREST_VERSIONS }, (_, i) => `v1.0.${149 - i}`),
+      closest: 'v1.0.149',
+      total: 150,
+    });
+    assert.deepEqual(
+      nearestVersions(many, '=v1.0.75-rc.1').versions,
+      Array.from({ length: NEAREST_VERSIONS }, (_, i) => `v1.0.${79 - i}`),
+    );
+    assert.equal(nearestVersions(many, '=v1.0.75-rc.1').closest, 'v1.0.74', 'the nearest below');
+    assert.equal(nearestVersions(many, 'v1.0').closest, 'v1.0.149', 'what it floats to');
+    assert.equal(nearestVersions(many, 'v0.1').closest, 'v1.0.0', 'the nearest above, when none is below');
+    assert.deepEqual(nearestVersions(many, 'v0').versions, [...many.slice(0, NEAREST_VERSIONS)].reverse());
+    assert.deepEqual(nearestVersions(many, 'not a version').versions.slice(0, 2), ['v1.0.149', 'v1.0.148']);
+    assert.deepEqual(nearestVersions([], 'v1'), { versions: [], closest: undefined, total: 0 });
+  });
+
+  it('the not-found sentence names at most NEAREST_VERSIONS of the same minor', () => {
+    notFound(
+      () => pickVersion(many, 'v1.0.999'),
+      (e) =>
+        e.message ===
+          `no version of the template matches v1.0.999 (have 150 for v1.0, the highest: ${many.slice(-NEAREST_VERSIONS).join(', ')}; newest: v1.0.149)` &&
+        JSON.stringify(e.details?.sameMinor) === JSON.stringify(many.slice(-NEAREST_VERSIONS)),
+    );
+  });
+
+  it('is a window of the sorted versions, balanced around the request where it can be (property)', () => {
+    fc.assert(
+      fc.property(fc.array(versionName, { maxLength: 40 }), versionName, (available, requested) => {
+        const { versions, closest, total } = nearestVersions(available, requested);
+        const sorted = newestFirst(available);
+        assert.equal(total, sorted.length);
+        assert.equal(versions.length, Math.min(NEAREST_VERSIONS, sorted.length));
+        const start = sorted.indexOf(versions[0]!);
+        if (versions.length > 0) assert.deepEqual(versions, sorted.slice(start, start + versions.length));
+        const target = parseVersion(requested);
+        const newer = versions.filter((v) => compareVersions(parseVersion(v), target) > 0).length;
+        const older = versions.length - newer;
+        // Half on each side, unless one side has fewer than that.
+        const allNewer = sorted.filter((v) => compareVersions(parseVersion(v), target) > 0).length;
+        const allOlder = sorted.length - allNewer;
+        const half = Math.floor(NEAREST_VERSIONS / 2);
+        if (allNewer >= half && allOlder >= NEAREST_VERSIONS - half) assert.equal(newer, half);
+        else if (allNewer < half) assert.equal(newer, allNewer);
+        else assert.equal(older, allOlder);
+        assert.equal(closest === undefined, sorted.length === 0);
+        if (closest !== undefined) assert.ok(available.includes(closest));
+        const picked = tryPick(available, requested);
+        if (picked !== undefined) assert.equal(closest, picked);
+      }),
+      { numRuns: 2000 },
     );
   });
 });

@@ -75,13 +75,17 @@ export function pickVersion(
     return v ? [v] : [];
   });
   parsed.sort(compareVersions);
-  const sameMinor = parsed.filter((v) => v.major === r.major && v.minor === r.minor).map((v) => v.raw);
+  // The same-minor versions nearest to the one asked for (the highest), NEAREST_VERSIONS at most.
+  const allSameMinor = parsed.filter((v) => v.major === r.major && v.minor === r.minor).map((v) => v.raw);
+  const sameMinor = allSameMinor.slice(-NEAREST_VERSIONS);
   const releases = parsed.filter((v) => !isPrerelease(v));
   const newest = (releases.length ? releases : parsed).at(-1)?.raw;
   const subject = options.subject ?? 'the template';
-  const have = sameMinor.length
-    ? `have for v${r.major}.${r.minor}: ${sameMinor.join(', ')}`
-    : `no versions v${r.major}.${r.minor}.x`;
+  const have = !sameMinor.length
+    ? `no versions v${r.major}.${r.minor}.x`
+    : allSameMinor.length > sameMinor.length
+      ? `have ${allSameMinor.length} for v${r.major}.${r.minor}, the highest: ${sameMinor.join(', ')}`
+      : `have for v${r.major}.${r.minor}: ${sameMinor.join(', ')}`;
   throw new DmError(
     'VERSION_NOT_FOUND',
     `no version of ${subject} matches ${formatVersionRequest(request)} (${have}; newest: ${newest ?? 'none'})`,
@@ -91,6 +95,68 @@ export function pickVersion(
       ...(newest && !request.exact && sameMinor.length === 0 ? { hint: `ask for ${newest} explicitly` } : {}),
     },
   );
+}
+
+/** How many versions a not-found answer names at most: those nearest to the one asked for. */
+export const NEAREST_VERSIONS = 10;
+
+export interface NearestVersions {
+  /** At most NEAREST_VERSIONS versions around where the one asked for would sort, newest first. */
+  versions: string[];
+  /** The one to suggest: what the request floats to, else the nearest below it, else above it. */
+  closest: string | undefined;
+  /** How many versions there are in all. */
+  total: number;
+}
+
+/**
+ * The versions nearest to `requested` (a version, `v1.0`, `=v1.0.3`, or any text someone typed;
+ * none: the newest),
+ * for a not-found answer that names a few instead of every version (docs/server.md "HTTP API"):
+ * as many just below as just above where it would sort, fewer on the side that runs out; the newest
+ * when `requested` is not a version. The one path the API's and the pages' 404s take.
+ */
+export function nearestVersions(
+  available: readonly string[],
+  requested: string | VersionRequest | undefined,
+): NearestVersions {
+  const sorted = available
+    .flatMap((name) => {
+      const v = tryParseVersion(name);
+      return v ? [v] : [];
+    })
+    .sort((a, b) => compareVersions(b, a) || (a.raw < b.raw ? 1 : a.raw > b.raw ? -1 : 0));
+  const target =
+    typeof requested === 'string'
+      ? tryParseVersion(requested.startsWith('=') ? requested.slice(1) : requested)
+      : requested?.version;
+  // Where `requested` sorts: the first version not newer than it (newest-first order).
+  let at = 0;
+  if (target) {
+    let high = sorted.length;
+    while (at < high) {
+      const mid = (at + high) >>> 1;
+      if (compareVersions(sorted[mid]!, target) > 0) at = mid + 1;
+      else high = mid;
+    }
+  }
+  const start = Math.max(
+    0,
+    Math.min(at - Math.floor(NEAREST_VERSIONS / 2), sorted.length - NEAREST_VERSIONS),
+  );
+  let closest: string | undefined;
+  if (target) {
+    try {
+      closest = pickVersion(available, requested!);
+    } catch {
+      closest = (sorted[at] ?? sorted[at - 1])?.raw;
+    }
+  } else closest = sorted[0]?.raw;
+  return {
+    versions: sorted.slice(start, start + NEAREST_VERSIONS).map((v) => v.raw),
+    closest,
+    total: sorted.length,
+  };
 }
 
 /** The highest released version (no pre-releases unless nothing else exists), for references without a version. */

@@ -367,15 +367,11 @@ function compareWithLock(
       ...references.filter((r) => r.change !== 'unchanged').map((r) => `${r.reference} (${r.change})`),
       ...removed.map((r) => `${r} (no longer needed)`),
     ];
-    throw new DmError(
-      'LOCKFILE_OUTDATED',
-      `dm.lock does not match the configuration: ${changes.join(', ')}`,
-      {
-        category: 'validation',
-        details: { changes },
-        hint: 'run dm install without --frozen-lockfile and commit dm.lock',
-      },
-    );
+    throw new DmError('LOCKFILE_OUTDATED', `dm.lock does not match the configuration: ${someOf(changes)}`, {
+      category: 'validation',
+      details: { changes },
+      hint: 'run dm install without --frozen-lockfile and commit dm.lock',
+    });
   }
   return { text, changed, references, removed };
 }
@@ -410,9 +406,7 @@ async function fetchAll(
     const list = [...missing].sort();
     throw new DmError(
       'OFFLINE_MISSING',
-      `--offline: ${list.length} file${list.length === 1 ? ' is' : 's are'} not in the cache: ${list.slice(0, 10).join(', ')}${
-        list.length > 10 ? `, and ${list.length - 10} more (all listed with -o json)` : ''
-      }`,
+      `--offline: ${list.length} file${list.length === 1 ? ' is' : 's are'} not in the cache: ${someOf(list)}`,
       {
         category: 'unreachable',
         details: { missing: list },
@@ -699,4 +693,9 @@ export async function pull(
     files: r.files.map((f) => f.path),
     to: options.to,
   };
+}
+
+/** The first ten of a list an error names, and how many more (the whole list is in its details). */
+export function someOf(list: readonly string[]): string {
+  return `${list.slice(0, 10).join(', ')}${list.length > 10 ? `, and ${list.length - 10} more (all listed with -o json)` : ''}`;
 }

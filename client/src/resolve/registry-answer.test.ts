@@ -50,7 +50,10 @@ describe('registry answers', () => {
     });
     const e = registryUnreachable(BASE, Object.assign(new TypeError('fetch failed'), { cause }));
     assert.equal(e.code, 'REGISTRY_UNREACHABLE');
-    assert.equal(e.message, `cannot reach the registry server at ${BASE} (DNS lookup failed)`);
+    assert.equal(
+      e.message,
+      `cannot reach the registry server at ${BASE}: the host name does not resolve (ENOTFOUND)`,
+    );
     assert.equal(exitCodeFor(e), 5);
   });
 });

@@ -56,8 +56,9 @@ export async function searchTemplates(query: string, options: SearchOptions): Pr
   } catch (error) {
     throw registryUnreachable(base, error, options.config.httpTimeoutMs);
   }
-  if (!response.ok) throw await registryFailure(response, base, 'search failed');
-  return registryJson<SearchResult>(response, base);
+  if (!response.ok)
+    throw await registryFailure(response, base, 'search failed', options.config.httpTimeoutMs);
+  return registryJson<SearchResult>(response, base, options.config.httpTimeoutMs);
 }
 
 /**

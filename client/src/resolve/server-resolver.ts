@@ -10,7 +10,13 @@ import { type DmError, relayedError } from '../error.js';
 import { httpSignal } from '../http-limit.js';
 import { formatReference, formatTemplateName, type RegistryReference } from '../reference/reference.js';
 import type { BatchResolveItem, Resolution as ServerResolution } from '../wire/registry-api.js';
-import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
+import {
+  MAX_FILE_BYTES,
+  registryBody,
+  registryFailure,
+  registryJson,
+  registryUnreachable,
+} from './registry-answer.js';
 import { Declined, type Resolution, type Resolver } from './resolver.js';
 import { resolvedFromServer } from './server-resolution.js';
 import type { ResolvedFile, ResolvedVersion } from './types.js';
@@ -18,6 +24,8 @@ import type { ResolvedFile, ResolvedVersion } from './types.js';
 /** Codes by which a server says "I do not host that registry" rather than "no such version". */
 const NOT_HOSTED = new Set(['REGISTRY_NOT_FOUND', 'UNKNOWN_REGISTRY']);
 const MAX_BATCH = 500;
+/** How many changed files a quarantine warning names before "and N more files". */
+const WARNING_FILES = 5;
 
 export interface ServerResolverOptions {
   url: string;
@@ -58,7 +66,7 @@ export class ServerResolver implements Resolver {
   }
 
   private failure(response: Response, what: string): Promise<DmError> {
-    return registryFailure(response, this.base, what);
+    return registryFailure(response, this.base, what, this.options.timeoutMs);
   }
 
   async resolve(refs: readonly RegistryReference[]): Promise<Resolution[]> {
@@ -72,7 +80,11 @@ export class ServerResolver implements Resolver {
           response,
           `the registry server could not resolve ${texts.length} references`,
         );
-      const { results } = await registryJson<{ results: BatchResolveItem[] }>(response, this.base);
+      const { results } = await registryJson<{ results: BatchResolveItem[] }>(
+        response,
+        this.base,
+        this.options.timeoutMs,
+      );
       results.forEach((item, i) => {
         if (item.resolution) {
           out.push(this.toResolved(texts[i]!, item.resolution));
@@ -97,9 +109,14 @@ export class ServerResolver implements Resolver {
     const resolved = resolvedFromServer(reference, r);
     if (r.quarantined) {
       // The server serves the content it first saw; its source has since changed it.
+      // A few of the changed files, and how many more: one line, however many files changed.
       const files = r.quarantined.changedFiles.map((f) => f.path);
+      const named =
+        files.length > WARNING_FILES
+          ? `${files.slice(0, WARNING_FILES).join(', ')} and ${files.length - WARNING_FILES} more files`
+          : files.join(', ') || 'it';
       this.options.onWarning?.(
-        `${resolved.template} ${r.version} is quarantined on ${this.base} since ${r.quarantined.since}: its source changed ${files.length ? files.join(', ') : 'it'} (dm serves the content first seen; docs/integrity-store.md)`,
+        `${resolved.template} ${r.version} is quarantined on ${this.base} since ${r.quarantined.since}: its source changed ${named} (dm serves the content first seen; docs/integrity-store.md)`,
       );
     }
     return resolved;
@@ -113,7 +130,11 @@ export class ServerResolver implements Resolver {
     }
     if (!response.ok)
       throw await this.failure(response, `cannot list the versions of ${formatTemplateName(ref)}`);
-    const body = await registryJson<{ versions: { version: string }[] }>(response, this.base);
+    const body = await registryJson<{ versions: { version: string }[] }>(
+      response,
+      this.base,
+      this.options.timeoutMs,
+    );
     return body.versions.map((v) => v.version);
   }
 
@@ -126,7 +147,7 @@ export class ServerResolver implements Resolver {
         response,
         `cannot fetch ${file.path} of ${resolved.template}:${resolved.version}`,
       );
-    return Buffer.from(await response.arrayBuffer());
+    return registryBody(response, this.base, { limit: MAX_FILE_BYTES, timeoutMs: this.options.timeoutMs });
   }
 }
 

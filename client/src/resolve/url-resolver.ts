@@ -8,7 +8,7 @@
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import { readBounded } from '../fetch/read-bounded.js';
-import { httpSignal, isHttpTimeout, noAnswerInTime } from '../http-limit.js';
+import { httpSignal, noAnswer } from '../http-limit.js';
 import type { RegistryReference, UrlReference } from '../reference/reference.js';
 import { sha256Hex, versionDigest } from '../registry/digest.js';
 import type { TemplateKind } from '../registry/types.js';
@@ -98,13 +98,7 @@ async function get(url: string, options: UrlResolverOptions, optional: boolean):
     try {
       response = await fetch(at, { signal, redirect: 'manual' });
     } catch (error) {
-      throw new DmError(
-        'URL_UNREACHABLE',
-        `cannot fetch ${at} ${isHttpTimeout(error) ? noAnswerInTime(options.timeoutMs) : `(${(error as Error).message})`}`,
-        {
-          category: 'unreachable',
-        },
-      );
+      throw noAnswer('URL_UNREACHABLE', at, error, { timeoutMs: options.timeoutMs });
     }
     const location =
       response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
@@ -144,11 +138,7 @@ async function get(url: string, options: UrlResolverOptions, optional: boolean):
     );
   } catch (error) {
     if (error instanceof DmError) throw error;
-    throw new DmError(
-      'URL_UNREACHABLE',
-      `cannot fetch ${at} ${isHttpTimeout(error) ? noAnswerInTime(options.timeoutMs) : `(${(error as Error).message})`}`,
-      { category: 'unreachable' },
-    );
+    throw noAnswer('URL_UNREACHABLE', at, error, { timeoutMs: options.timeoutMs });
   }
 }
 

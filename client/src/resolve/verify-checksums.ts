@@ -19,7 +19,7 @@ import {
   MAX_NOTE_BYTES,
   parseVerifierKey,
 } from '../integrity/index.js';
-import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
+import { registryBody, registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
 import type { ResolvedVersion } from './types.js';
 
 /** The checksum log of a registry server over HTTP (`GET /api/v1/checksums/…`). */
@@ -42,22 +42,26 @@ export class HttpChecksumLog implements ChecksumLogSource {
     } catch (error) {
       throw registryUnreachable(this.base, error, this.options.timeoutMs);
     }
-    if (!response.ok) throw await registryFailure(response, this.base, what);
+    if (!response.ok) throw await registryFailure(response, this.base, what, this.options.timeoutMs);
     return response;
   }
 
   async latestCheckpoint(): Promise<string> {
     const response = await this.get('/api/v1/checksums/latest', 'cannot read the checksum log');
-    const text = await response.text();
-    if (text.length > MAX_NOTE_BYTES) {
-      throw new DmError(
-        'CHECKSUM_CHECKPOINT_INVALID',
-        `${this.base} answered a checkpoint larger than a note can be`,
-        {
-          category: 'invalid-input',
-        },
-      );
-    }
+    const text = (
+      await registryBody(response, this.base, {
+        limit: MAX_NOTE_BYTES,
+        timeoutMs: this.options.timeoutMs,
+        tooLarge: () =>
+          new DmError(
+            'CHECKSUM_CHECKPOINT_INVALID',
+            `${this.base} answered a checkpoint larger than a note can be`,
+            {
+              category: 'invalid-input',
+            },
+          ),
+      })
+    ).toString('utf8');
     return text;
   }
 
@@ -66,7 +70,9 @@ export class HttpChecksumLog implements ChecksumLogSource {
       `/api/v1/checksums/consistency?from=${first}&to=${second}`,
       `cannot prove the checksum log's size ${second} extends size ${first}`,
     );
-    return decodeProof((await registryJson<{ proof?: unknown }>(response, this.base)).proof);
+    return decodeProof(
+      (await registryJson<{ proof?: unknown }>(response, this.base, this.options.timeoutMs)).proof,
+    );
   }
 
   async lookup(key: string): Promise<LookupAnswer> {
@@ -75,7 +81,7 @@ export class HttpChecksumLog implements ChecksumLogSource {
       `/api/v1/checksums/lookup/${path}`,
       `cannot look up ${key} in the checksum log`,
     );
-    const a = await registryJson<Record<string, unknown>>(response, this.base);
+    const a = await registryJson<Record<string, unknown>>(response, this.base, this.options.timeoutMs);
     if (typeof a.record !== 'string' || typeof a.index !== 'number' || typeof a.checkpoint !== 'string') {
       throw new DmError(
         'CHECKSUM_PROOF_INVALID',

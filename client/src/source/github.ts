@@ -18,7 +18,8 @@ import { lookup } from 'node:dns/promises';
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
-import { DmError, fromSystemError } from '../error.js';
+import { DmError, networkFailure } from '../error.js';
+import { noAnswer } from '../http-limit.js';
 import type { TreeEntry } from '../registry/types.js';
 import {
   entriesUnder,
@@ -217,30 +218,22 @@ export class GitHubSource implements Source {
       }
       throw new DmError('SOURCE_FORBIDDEN', `GitHub refused access to ${where}`, { category: 'forbidden' });
     }
-    let plain: DmError | undefined;
-    for (
-      let c: unknown = error, depth = 0;
-      c && !plain && depth < 5;
-      c = (c as { cause?: unknown }).cause, depth++
-    )
-      plain = fromSystemError(c);
     // An answer (it has a response): an error status GitHub should not give here. Its text is
     // not passed on.
-    if (e.status !== undefined && e.response !== undefined && !plain) {
+    if (e.status !== undefined && e.response !== undefined && !networkFailure(error)) {
       throw new DmError('SOURCE_UNREACHABLE', `GitHub answered HTTP ${e.status} for ${what} of ${where}`, {
         category: 'upstream',
         details: { source: this.description, status: e.status },
       });
     }
-    throw new DmError(
-      'SOURCE_UNREACHABLE',
-      plain
-        ? `${plain.message} (reading ${where})`
-        : `cannot reach GitHub for ${where}: ${e.message ?? String(error)}`,
-      {
-        category: 'unreachable',
-      },
-    );
+    throw noAnswer('SOURCE_UNREACHABLE', `GitHub (${this.apiHost()}) for ${what} of ${where}`, error, {
+      details: { source: this.description },
+    });
+  }
+
+  /** The API host, as a URL names it (`api.github.com`, `127.0.0.1:8080`). */
+  private apiHost(): string {
+    return new URL(this.options.baseUrl ?? 'https://api.github.com').host;
   }
 
   private hostChecked: Promise<void> | undefined;
@@ -257,12 +250,9 @@ export class GitHubSource implements Source {
         await lookup(host);
       } catch (error) {
         this.hostChecked = undefined;
-        const plain = fromSystemError(error, host);
-        throw new DmError(
-          'SOURCE_UNREACHABLE',
-          plain?.message ?? `cannot reach ${host}: ${(error as Error).message}`,
-          { cause: error, details: { source: this.description } },
-        );
+        throw noAnswer('SOURCE_UNREACHABLE', `GitHub (${this.apiHost()})`, error, {
+          details: { source: this.description },
+        });
       }
     })();
     return this.hostChecked;

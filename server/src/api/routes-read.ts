@@ -5,7 +5,7 @@
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
-import { formatTemplateName } from '../../../client/src/reference/index.js';
+import { formatTemplateName, nearestVersions } from '../../../client/src/reference/index.js';
 import { batchCacheStatus } from '../mirror/mirror.js';
 import { answerBytes, answerEtag, type RegistryView } from '../resolve/catalog.js';
 import { commitShown } from '../source/directory.js';
@@ -500,17 +500,25 @@ async function templateInfo(c: Context<AppEnv>, reads: ReadStore, registry: Regi
 
 async function versionContent(c: Context<AppEnv>, reads: ReadStore, registry: RegistryView, p: TemplatePath) {
   const version = p.version ?? '';
-  // The one version asked for; every version is read only to name them when it does not exist.
+  // The one version asked for; every version is read only to name the nearest when it does not exist.
   const row = await reads.version(registry.id, p.collection, p.template, version);
   const name = formatTemplateName(p);
   if (!row) {
-    const rows = await reads.versions(registry.id, p.collection, p.template);
+    const nearest = nearestVersions(
+      (await reads.versions(registry.id, p.collection, p.template)).map((r) => r.version),
+      version,
+    );
     throw new DmError(
       'VERSION_NOT_FOUND',
       `${name} has no version directory ${version}; content is served for exact versions only`,
       {
         category: 'not-found',
-        details: { available: rows.map((r) => r.version) },
+        ...(nearest.closest === undefined ? {} : { hint: `did you mean ${nearest.closest}?` }),
+        details: {
+          available: nearest.versions,
+          versionCount: nearest.total,
+          ...(nearest.closest === undefined ? {} : { closest: nearest.closest }),
+        },
       },
     );
   }

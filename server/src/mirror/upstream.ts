@@ -13,7 +13,7 @@
  * including an open breaker's refusal (docs/mirroring.md, "When the upstream fails").
  */
 
-import { DmError } from '../../../client/src/error.js';
+import { DmError, networkFailure } from '../../../client/src/error.js';
 import { readBounded } from '../../../client/src/fetch/read-bounded.js';
 import type { CheckpointMemory } from '../../../client/src/integrity/index.js';
 import { UpstreamLog } from './upstream-log.js';
@@ -90,26 +90,14 @@ function retryAfterMs(value: string | null, now: number): number | null {
   return Number.isNaN(date) ? null : Math.max(0, Math.min(date - now, 3_600_000));
 }
 
+/** `timed out`, or the network's reason in the client's words (docs/errors.md "Unreachable: the reason"). */
 function describeNetworkError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string } } | undefined)?.cause;
-  const code = cause?.code ?? (error as { code?: string } | undefined)?.code;
-  if ((error as { name?: string } | undefined)?.name === 'TimeoutError') return 'timed out';
-  switch (code) {
-    case 'ECONNREFUSED':
-      return 'connection refused';
-    case 'ECONNRESET':
-    case 'UND_ERR_SOCKET':
-      return 'connection reset';
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return 'DNS lookup failed';
-    case 'UND_ERR_CONNECT_TIMEOUT':
-    case 'UND_ERR_HEADERS_TIMEOUT':
-    case 'UND_ERR_BODY_TIMEOUT':
-      return 'timed out';
-    default:
-      return code ? `network error ${code}` : 'network error';
-  }
+  const network = networkFailure(error);
+  if ((error as { name?: string } | undefined)?.name === 'TimeoutError' || network?.kind === 'timeout')
+    return 'timed out';
+  if (network) return network.reason;
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return typeof code === 'string' ? `network error ${code}` : 'network error';
 }
 
 export class Upstream {
@@ -196,7 +184,7 @@ export class Upstream {
     const s = this.current;
     const why =
       s.state === 'unreachable'
-        ? `unreachable since ${s.since} (${s.detail})`
+        ? `unreachable since ${s.since}: ${s.detail}`
         : s.state === 'unauthorized'
           ? `refusing this mirror's credentials since ${s.since} (HTTP ${s.status})`
           : s.state === 'rate-limited'

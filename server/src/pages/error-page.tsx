@@ -14,6 +14,8 @@ export function ErrorPage(props: {
   list?: Suggestion[];
   /** How many exist when `list` holds only the first of them (default: its length). */
   listTotal?: number;
+  /** Where all of them are listed, linked from "and N more". */
+  listMore?: Suggestion;
   /** The nearest thing that exists. */
   didYouMean?: Suggestion | undefined;
 }) {
@@ -36,9 +38,15 @@ export function ErrorPage(props: {
               </li>
             ))}
             {(props.listTotal ?? props.list.length) > Math.min(props.list.length, ROWS_PER_PAGE) && (
-              <li class="muted">{`and ${
-                (props.listTotal ?? props.list.length) - Math.min(props.list.length, ROWS_PER_PAGE)
-              } more`}</li>
+              <li class="muted">
+                {`and ${(props.listTotal ?? props.list.length) - Math.min(props.list.length, ROWS_PER_PAGE)} more`}
+                {props.listMore && (
+                  <>
+                    {': '}
+                    <a href={props.listMore.href}>{props.listMore.label}</a>
+                  </>
+                )}
+              </li>
             )}
           </ul>
         </section>

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { isMapping } from '../../../client/src/data.js';
 import { DmError, httpStatusFor, isDmError } from '../../../client/src/error.js';
+import { nearestVersions } from '../../../client/src/reference/index.js';
 import type { RequestAccess } from '../api/access.js';
 import { type AppEnv, accessOf, IMMUTABLE, intParam, notModified } from '../api/http.js';
 import { searchResult } from '../api/shapes.js';
@@ -174,6 +175,7 @@ export function pageRoutes(): Hono<AppEnv> {
     listTitle?: string,
     didYouMean?: Suggestion,
     listTotal?: number,
+    listMore?: Suggestion,
   ) => {
     const status = httpStatusFor(error);
     const title =
@@ -194,13 +196,18 @@ export function pageRoutes(): Hono<AppEnv> {
         {...(list ? { list } : {})}
         {...(listTitle ? { listTitle } : {})}
         {...(listTotal === undefined ? {} : { listTotal })}
+        {...(listMore === undefined ? {} : { listMore })}
         didYouMean={didYouMean}
       />,
       'no-store',
     );
   };
 
-  /** The 404 page of a version that does not exist, listing those that do. */
+  /**
+   * The 404 page of a version that does not exist: the versions nearest to it, how many more there
+   * are (the template's page lists them all), and the one it would resolve to (the API's 404 names
+   * the same, nearestVersions).
+   */
   const noVersion = (
     c: PageContext,
     registry: RegistryView,
@@ -209,11 +216,24 @@ export function pageRoutes(): Hono<AppEnv> {
     version: string,
   ) => {
     const name = `${registry.name}/${p.collection ? `${p.collection}/` : ''}${p.template}`;
+    const nearest = nearestVersions(
+      versions.map((v) => v.version),
+      version,
+    );
+    const link = (v: string): Suggestion => ({
+      label: v,
+      href: templateUrl(registry.name, p.collection, p.template, v),
+    });
     return errorPage(
       c,
       new DmError('VERSION_NOT_FOUND', `${name} has no version ${version}`, { category: 'not-found' }),
-      versionLinks(registry.name, p, versions),
-      `Versions of ${p.template}`,
+      nearest.versions.map(link),
+      nearest.total > nearest.versions.length
+        ? `Versions of ${p.template} nearest to ${version}`
+        : `Versions of ${p.template}`,
+      nearest.closest === undefined ? undefined : link(nearest.closest),
+      nearest.total,
+      { label: `all versions of ${p.template}`, href: templateUrl(registry.name, p.collection, p.template) },
     );
   };
 
@@ -541,13 +561,6 @@ function pickable(newest: VersionRow[], shown: VersionRow[]): string[] {
   const offered = new Map(newest.map((v) => [v.version, v]));
   for (const v of shown) if (!offered.has(v.version)) offered.set(v.version, v);
   return newestFirst([...offered.values()]).map((v) => v.version);
-}
-
-function versionLinks(registry: string, p: TemplatePath, versions: VersionRow[]): Suggestion[] {
-  return versions.map((v) => ({
-    label: v.version,
-    href: templateUrl(registry, p.collection, p.template, v.version),
-  }));
 }
 
 /** What to list on a not-found page: the registries, or the templates of the registry. */

@@ -289,9 +289,9 @@ export function TemplatePage(p: TemplatePageProps) {
       {p.quarantined && (
         <p class="warning" id="quarantined">
           Quarantined since {p.quarantined.since}: the source changed version {p.version.version} after it was
-          first seen ({p.quarantined.changedFiles.map((f) => f.path).join(', ') || 'files unknown'}; new
-          digest <code>{shortHash(p.quarantined.newDigest)}</code>). The first-seen content is shown and
-          served until an administrator accepts the change.
+          first seen ({changedFilesText(p.quarantined.changedFiles.map((f) => f.path))}; new digest{' '}
+          <code>{shortHash(p.quarantined.newDigest)}</code>). The first-seen content is shown and served until
+          an administrator accepts the change.
         </p>
       )}
       {p.title && (
@@ -476,4 +476,15 @@ export function TemplatePage(p: TemplatePageProps) {
       </section>
     </Layout>
   );
+}
+
+/** How many changed files of a quarantined version the page names (up to 1,000 may have changed). */
+const QUARANTINE_FILES_SHOWN = 10;
+
+export function changedFilesText(paths: readonly string[]): string {
+  if (paths.length === 0) return 'files unknown';
+  const shown = paths.slice(0, QUARANTINE_FILES_SHOWN).join(', ');
+  return paths.length > QUARANTINE_FILES_SHOWN
+    ? `${shown} and ${paths.length - QUARANTINE_FILES_SHOWN} more files`
+    : shown;
 }

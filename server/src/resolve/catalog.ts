@@ -11,7 +11,7 @@ import { DmError, httpStatusFor } from '../../../client/src/error.js';
 import {
   formatReference,
   formatTemplateName,
-  newestFirst,
+  nearestVersions,
   parseReference,
   pickLatest,
   pickVersion,
@@ -265,11 +265,18 @@ export class Catalog {
         : pickLatest(template.versions, { subject });
     } catch (error) {
       if (!(error instanceof DmError)) throw error;
-      // Not found lists every version that exists, newest first, besides the same-minor ones.
+      // Not found names the versions nearest to the one asked for, newest first, and how many
+      // there are (docs/server.md "HTTP API"), besides the same-minor ones.
+      const nearest = nearestVersions(template.versions, ref.version);
       throw new DmError(error.code, error.message, {
         category: error.category,
         ...(error.hint ? { hint: error.hint } : {}),
-        details: { ...error.details, reference: text, available: newestFirst(template.versions) },
+        details: {
+          ...error.details,
+          reference: text,
+          available: nearest.versions,
+          versionCount: nearest.total,
+        },
       });
     }
     const id = template.ids.get(version)!;

@@ -1350,6 +1350,15 @@ function environmentFor(files: TemplateFiles, key: string | number | undefined):
   return env;
 }
 
+/**
+ * Empties the compiled templates and the environments kept across renderings: a rendering
+ * process's warm-up (sandbox/renderer-warm-up.ts) leaves nothing a request could find.
+ */
+export function clearTemplateCaches(): void {
+  compiledCache.clear();
+  environments.clear();
+}
+
 /** A render failure with the template line where it happened. */
 export class JinjaRenderError extends Error {
   constructor(

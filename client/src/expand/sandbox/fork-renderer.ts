@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DmError } from '../../error.js';
+import { RENDERER_WARM_ARG } from './render-protocol.js';
 
 /**
  * Defined only in the CLI bundle (scripts/bundle.mjs; docs/client.md, "The CLI bundle"):
@@ -110,6 +111,11 @@ export interface ForkRendererOptions extends RendererCode {
    * taken.
    */
   snapshot?: string;
+  /**
+   * The Jinja renderer serves a warm-up of its own before it says it is ready (renderer-warm-up.ts;
+   * render-sandbox.ts, startRenderersEarly).
+   */
+  warm?: boolean;
 }
 
 export interface ForkedRenderer {
@@ -134,6 +140,7 @@ export function forkRenderer(options: ForkRendererOptions): ForkedRenderer {
       ...rendererV8Flags(options.memoryMb, options.snapshot !== undefined),
       '--no-warnings',
       ...(options.snapshot ? ['--snapshot-blob', options.snapshot] : [options.entry]),
+      ...(options.warm ? [RENDERER_WARM_ARG] : []),
     ],
     { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced', env: {} },
   );

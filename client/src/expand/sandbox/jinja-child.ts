@@ -6,7 +6,9 @@
  *
  * Run by `node --build-snapshot` (renderer-snapshot.ts; docs/expansion.md, "Speed"), it loads
  * schema validation and warms the engine up on templates of its own instead, and the process
- * started from that snapshot serves at once.
+ * started from that snapshot serves at once. Started with the warm option (RENDERER_WARM_ARG,
+ * render-sandbox.ts startRenderersEarly), it loads schema validation and serves a longer warm-up
+ * of its own (renderer-warm-up.ts) before it says it is ready.
  */
 import { startupSnapshot } from 'node:v8';
 import { DmError, isDmError } from '../../error.js';
@@ -16,11 +18,22 @@ import { parseRenderedYaml } from '../rendered-yaml.js';
 import { parseTemplateSchema } from '../schema.js';
 import type { TemplateFile } from '../types.js';
 import { LoadAfterReady } from './load-after-ready.js';
-import type { RenderAnswer, RenderFailure, RenderReady, JinjaRequest as Request } from './render-protocol.js';
-import { warmUp } from './renderer-warm-up.js';
+import {
+  RENDERER_WARM_ARG,
+  type RenderAnswer,
+  type RenderFailure,
+  type RenderReady,
+  type JinjaRequest as Request,
+} from './render-protocol.js';
+import { SNAPSHOT_WARM_UP, startedWarmUp, type WarmUpSize, warmUp } from './renderer-warm-up.js';
+
+type SchemaValidation = typeof import('../schema-validation.js');
 
 /** Schema validation (Ajv), loaded once this process said it is ready (load-after-ready.ts). */
-let schemaValidation: LoadAfterReady<typeof import('../schema-validation.js'), Request>;
+let schemaValidation: LoadAfterReady<SchemaValidation, Request> | undefined;
+
+/** Where answers go: the IPC channel, or the warm-up's own check (renderer-warm-up.ts). */
+type Reply = (message: RenderAnswer) => void;
 
 /** This process's CPU time in ms (what the sandbox's timings add up). */
 function cpuMs(): number {
@@ -46,11 +59,16 @@ function schemaFile(filesId: number, path: string, content: string): TemplateFil
 type Checked = { properties: Record<string, unknown>; violations: string[]; ms: number } | { failed: true };
 
 /** Checks `context.properties` against the request's schema (schema-validation.ts); answers a failure itself. */
-function check(request: Request, given: Record<string, unknown>, timed: boolean): Checked {
-  const module = schemaValidation.module;
+function check(
+  request: Request,
+  given: Record<string, unknown>,
+  timed: boolean,
+  reply: Reply,
+  module: SchemaValidation | undefined,
+): Checked {
   if (!module) {
-    const message = `cannot validate against a schema: ${schemaValidation.failure}`;
-    answer({ id: request.id, ok: false, kind: 'runtime', message, file: request.name, line: null });
+    const message = `cannot validate against a schema: ${schemaValidation?.failure ?? 'not loaded'}`;
+    reply({ id: request.id, ok: false, kind: 'runtime', message, file: request.name, line: null });
     return { failed: true };
   }
   if (request.schemaFiles && request.schemaFilesId !== undefined)
@@ -78,7 +96,7 @@ function check(request: Request, given: Record<string, unknown>, timed: boolean)
           `${path}: the schema is invalid: ${thrown instanceof Error ? thrown.message : String(thrown)}`,
           { category: 'invalid-input' },
         );
-    answer({
+    reply({
       id: request.id,
       ok: false,
       kind: 'dm-error',
@@ -108,7 +126,11 @@ function answer(message: RenderAnswer | RenderReady): void {
   process.send?.(message);
 }
 
-function handle(request: Request): void {
+/**
+ * Serves one request, answering through `reply` (the IPC channel) with schema validation
+ * `validation` (the module loaded after ready).
+ */
+function handle(request: Request, reply: Reply = answer, validation = schemaValidation?.module): void {
   try {
     if (request.files) fileSets.set(request.filesId, request.files);
     const files = fileSets.get(request.filesId) ?? {};
@@ -117,13 +139,13 @@ function handle(request: Request): void {
     let checked: { properties: Record<string, unknown>; violations: string[] } | undefined;
     let checkMs = 0;
     if (request.check) {
-      const result = check(request, given, timed);
+      const result = check(request, given, timed, reply, validation);
       if ('failed' in result) return;
       checked = result;
       checkMs = result.ms;
       // A check alone (RenderSandbox.applySchema): the properties are the answer.
       if (request.check.only) {
-        answer({
+        reply({
           id: request.id,
           ok: true,
           ...checkedFields(checked),
@@ -153,11 +175,11 @@ function handle(request: Request): void {
         const ms = timed ? { ms: [t1 - t0, cpuMs() - t1, checkMs] } : {};
         const extra = checked ? checkedFields(checked) : {};
         if (hasPythonValues(data))
-          answer({ id: request.id, ok: true, data: toWire(data), wire: true, ...extra, ...ms });
-        else answer({ id: request.id, ok: true, data, ...extra, ...ms });
+          reply({ id: request.id, ok: true, data: toWire(data), wire: true, ...extra, ...ms });
+        else reply({ id: request.id, ok: true, data, ...extra, ...ms });
       } catch (error) {
         const e = error as DmError;
-        answer({
+        reply({
           id: request.id,
           ok: false,
           kind: e.category === 'limit' ? 'limit-data' : 'yaml',
@@ -168,7 +190,7 @@ function handle(request: Request): void {
       }
       return;
     }
-    answer({
+    reply({
       id: request.id,
       ok: true,
       text,
@@ -183,11 +205,11 @@ function handle(request: Request): void {
         kind = 'limit';
         message = `ran out of memory (${message})`;
       }
-      answer({ id: request.id, ok: false, kind, message, file: request.name, line: error.lineno ?? null });
+      reply({ id: request.id, ok: false, kind, message, file: request.name, line: error.lineno ?? null });
     } else {
       const message = error instanceof Error ? error.message : String(error);
       const limit = error instanceof RangeError;
-      answer({
+      reply({
         id: request.id,
         ok: false,
         kind: limit ? 'limit' : 'runtime',
@@ -200,16 +222,50 @@ function handle(request: Request): void {
 }
 
 /**
- * Starts serving: says it is ready (naming the snapshot it was started from, if any, for the
- * sandbox to check), then takes requests from the IPC channel.
+ * Serves the warm-up's requests (renderer-warm-up.ts) with this process's own handler and
+ * `validation`; then nothing of them is left: their file sets and schema files are dropped, the
+ * caches they filled emptied. Returns the number of requests served.
  */
-function serve(load: () => Promise<typeof import('../schema-validation.js')>, snapshot?: string): void {
+function warm(size: WarmUpSize, validation: SchemaValidation): number {
+  return warmUp(size, (request, reply) => handle(request, reply, validation), {
+    dropFileSets: (ids) => {
+      for (const id of ids) fileSets.delete(id);
+      for (const key of [...schemaFiles.keys()])
+        if (ids.includes(Number(key.slice(0, key.indexOf('\u0000'))))) schemaFiles.delete(key);
+    },
+    clearValidators: validation.clearValidators,
+  });
+}
+
+/**
+ * Starts serving: with the warm option (RENDERER_WARM_ARG among its arguments), loads schema
+ * validation and warms up first; then says it is ready (naming the snapshot it was started from,
+ * if any, for the sandbox to check), and takes requests from the IPC channel. A warm-up that fails
+ * is told on stderr and the process serves as one started without it; one that ran says how many
+ * requests it served (`warmUp` in the ready message).
+ */
+async function serve(load: () => Promise<SchemaValidation>, snapshot?: string): Promise<void> {
   process.on('disconnect', () => process.exit(0));
-  answer({ ready: true, ...(snapshot ? { snapshot } : {}) });
-  schemaValidation = new LoadAfterReady(load, (request) => request.check !== undefined, handle);
+  let loaded: SchemaValidation | undefined;
+  let warmedUp = 0;
+  if (process.argv.slice(1).includes(RENDERER_WARM_ARG)) {
+    try {
+      loaded = await load();
+      warmedUp = warm(startedWarmUp(), loaded);
+    } catch (error) {
+      process.stderr.write(`the warm-up failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+  }
+  answer({ ready: true, ...(snapshot ? { snapshot } : {}), ...(warmedUp ? { warmUp: warmedUp } : {}) });
+  const validation = new LoadAfterReady(
+    loaded ? async () => loaded : load,
+    (request: Request) => request.check !== undefined,
+    (request) => handle(request),
+  );
+  schemaValidation = validation;
   // Requests come in batches (those the main process dispatched together), answered one by one.
   process.on('message', (raw: unknown) => {
-    for (const request of raw as Request[]) schemaValidation.take(request);
+    for (const request of raw as Request[]) validation.take(request);
   });
 }
 
@@ -217,9 +273,9 @@ if (startupSnapshot?.isBuildingSnapshot()) {
   // `--build-snapshot <this file> <digest>`: the digest of this file, said back at every start.
   const digest = process.argv[2] ?? '';
   void import('../schema-validation.js').then((validation) => {
-    warmUp(validation);
-    startupSnapshot.setDeserializeMainFunction(() => serve(async () => validation, digest));
+    warm(SNAPSHOT_WARM_UP, validation);
+    startupSnapshot.setDeserializeMainFunction(() => void serve(async () => validation, digest));
   });
 } else {
-  serve(() => import('../schema-validation.js'));
+  void serve(() => import('../schema-validation.js'));
 }

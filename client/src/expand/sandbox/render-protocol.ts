@@ -70,4 +70,12 @@ export interface RenderReady {
   ready: true;
   /** Started from a startup snapshot: the digest of the renderer's bundle it was built from. */
   snapshot?: string;
+  /** Started warm: the number of the warm-up's requests it served (renderer-warm-up.ts). */
+  warmUp?: number;
 }
+
+/**
+ * The argument that starts a Jinja rendering process warm: it serves a warm-up of its own before it
+ * says it is ready (renderer-warm-up.ts; render-sandbox.ts, startRenderersEarly).
+ */
+export const RENDERER_WARM_ARG = 'warm-up';

@@ -39,7 +39,11 @@ import {
   sentOnceId,
   sharedRendererModules,
 } from './fork-renderer.js';
-import type { RenderAnswer as Answer, RenderFailure as Failure } from './render-protocol.js';
+import {
+  type RenderAnswer as Answer,
+  type RenderFailure as Failure,
+  RENDERER_WARM_ARG,
+} from './render-protocol.js';
 import { rendererSnapshot, snapshotFailed } from './renderer-snapshot.js';
 
 export interface SandboxOptions {
@@ -471,7 +475,7 @@ abstract class Worker {
  * How a Jinja rendering process is started: the one set-up, for a sandbox and for an early start.
  * From its startup snapshot when `snapshots` keeps one (renderer-snapshot.ts).
  */
-function jinjaRendererOptions(memoryMb: number, snapshots: string | undefined): ForkRendererOptions {
+export function jinjaRendererOptions(memoryMb: number, snapshots: string | undefined): ForkRendererOptions {
   const code = rendererCode('jinja-child', () => {
     const srcDir = resolve(here, '../..');
     const nunjucksDir = dirname(fileURLToPath(import.meta.resolve('nunjucks/package.json')));
@@ -596,26 +600,70 @@ function takeEarly(key: string): EarlyProcess | undefined {
   return entry;
 }
 
+/** What startRenderersEarly is told beside the sandbox's own options. */
+export interface EarlyStartOptions {
+  /**
+   * Each process serves a warm-up of dm's own before it says it is ready (Jinja:
+   * renderer-warm-up.ts; Python: the runner's `_warm_up`), so that a run taking it over finds its
+   * code warm; nothing of the warm-up is left for a run to see (docs/expansion.md, "Speed"). For
+   * processes started ahead of a run (a per-user agent's), not for `dm expand`'s own start: the
+   * warm-up costs CPU that a run starting now would wait for.
+   */
+  warm?: boolean;
+}
+
+/** The Python command with the runner's warm-up asked for (the runner's `_warm_up`). */
+function warmPython([command, args, ...rest]: ReturnType<typeof pythonCommand>): ReturnType<
+  typeof pythonCommand
+> {
+  return [command, [...args, RENDERER_WARM_ARG], ...rest];
+}
+
+/**
+ * Settles once the Python process wrote something (its ready line, first) or closed its output,
+ * without reading it: the sandbox that takes the process over reads the line itself.
+ */
+function pythonSaidSomething(child: ChildProcess): Promise<void> {
+  const out = child.stdout;
+  if (!out) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('readable', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.on('readable', done);
+    out.on('close', done);
+  });
+}
+
 /**
  * Starts the rendering processes a `dm expand` with these options will ask for, before its
  * sandbox exists (see EarlyProcess). A failure to start shows when the sandbox takes the process
- * over and starts its own.
+ * over and starts its own. A process started warm is taken as the very one the sandbox would start.
+ * Resolves once the processes started are ready (their warm-up done) or gone; nothing needs to wait
+ * for it.
  */
 export function startRenderersEarly(
   engines: { jinja?: boolean; python?: boolean },
-  options: Pick<SandboxOptions, 'memoryMb' | 'python' | 'snapshots' | 'pythonRunners'> = {},
-): void {
+  options: Pick<SandboxOptions, 'memoryMb' | 'python' | 'snapshots' | 'pythonRunners'> &
+    EarlyStartOptions = {},
+): Promise<void> {
   const memoryMb = options.memoryMb ?? DEFAULT_MEMORY_MB;
+  const ready: Promise<unknown>[] = [];
   if (engines.jinja) {
     const fork = jinjaRendererOptions(memoryMb, options.snapshots);
-    const forked = forkRenderer(fork);
-    forked.ready.catch(() => {});
+    const forked = forkRenderer(options.warm ? { ...fork, warm: true } : fork);
+    ready.push(forked.ready.catch(() => {}));
     keep(`jinja\0${JSON.stringify(fork)}`, { child: forked.child, forked, dead: false });
   }
   if (engines.python) {
     const command = pythonCommand(options.python ?? DEFAULT_PYTHON, memoryMb, options.pythonRunners);
-    keep(pythonKey(command), { child: spawnPython(command), dead: false });
+    const child = spawnPython(options.warm ? warmPython(command) : command);
+    ready.push(pythonSaidSomething(child));
+    keep(pythonKey(command), { child, dead: false });
   }
+  return Promise.all(ready).then(() => {});
 }
 
 class JinjaWorker extends Worker {
