@@ -225,6 +225,19 @@ describe('the expansion agent', () => {
     assert.notEqual(next, pid);
   });
 
+  it('a stuck agent is ended, and the run goes on in its own process', async () => {
+    const env = await isolatedEnv();
+    const dir = await project();
+    const own = await runDm(['expand', 'config.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'off' } });
+    const pid = await startAgent(env, dir, ['expand', 'config.yaml']);
+    process.kill(pid, 'SIGSTOP');
+    // It accepts connections (the system does) but answers nothing: after the client's wait for
+    // a first answer, the client ends it and runs the command itself.
+    const run = await runDm(['expand', 'config.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'on' } });
+    assert.deepEqual(run, own);
+    await until('the stuck agent to be gone', async () => (alive(pid) ? undefined : true));
+  });
+
   it('is neither used nor started from a directory others may enter, nor where CI is set', async () => {
     const env = await isolatedEnv();
     const dir = await project();

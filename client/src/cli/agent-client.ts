@@ -8,7 +8,7 @@
  * (AgentFrame) until it closes the connection.
  */
 import { spawn } from 'node:child_process';
-import { lstatSync, statSync } from 'node:fs';
+import { lstatSync, readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +34,8 @@ export type AgentRequest =
   | { protocol: number; stop: true };
 
 /**
- * What the agent answers: output (`o` text on stdout, `e` on stderr), then `x` the exit code;
+ * What the agent answers: `accepted` as a run starts, output (`o` text on stdout, `e` on
+ * stderr), then `x` the exit code;
  * `busy` (serving another run) or `decline` (it will not run this one: another build, a working
  * directory it cannot enter) before any output, and the client runs the command itself.
  */
@@ -42,6 +43,7 @@ export type AgentFrame =
   | { o: string }
   | { e: string }
   | { x: number }
+  | { accepted: true }
   | { busy: true }
   | { decline: string }
   | { status: AgentStatus }
@@ -98,6 +100,9 @@ function startupEnvironment(env: NodeJS.ProcessEnv): string[] {
     .sort()
     .map((k) => `${k}=${env[k]}`);
 }
+
+/** How long a client waits for the agent's first answer (it accepts or declines at once). */
+const FIRST_ANSWER_MS = 10_000;
 
 /** The largest socket path every Unix takes (sun_path is 104 bytes on macOS, 108 on Linux). */
 const MAX_SOCKET_PATH = 100;
@@ -167,6 +172,11 @@ export function talkToAgent(
     let broken = false;
     connection.setEncoding('utf8');
     connection.on('connect', () => connection.write(`${JSON.stringify(request)}\n`));
+    // An agent that does not answer at all (stopped, stuck) is ended, and the command runs here.
+    const silence = setTimeout(() => {
+      connection.destroy();
+      endStuckAgent(socket);
+    }, FIRST_ANSWER_MS);
     connection.on('data', (chunk: string) => {
       if (broken) return;
       // Only the new chunk is searched for the end of a line: a frame of a large output (MBs,
@@ -179,6 +189,7 @@ export function talkToAgent(
         pending = [];
         try {
           const frame = JSON.parse(line) as AgentFrame;
+          clearTimeout(silence);
           received = true;
           onFrame(frame);
         } catch {
@@ -192,7 +203,10 @@ export function talkToAgent(
       if (start < chunk.length) pending.push(chunk.slice(start));
     });
     connection.on('error', () => {});
-    connection.on('close', () => resolve(received));
+    connection.on('close', () => {
+      clearTimeout(silence);
+      resolve(received);
+    });
   });
 }
 
@@ -251,6 +265,19 @@ export async function runThroughAgent(args: string[], cacheDir: string): Promise
   }
   if (!answered && !alive) process.once('exit', () => startAgent(socket));
   return undefined;
+}
+
+/** The file beside an agent's socket that holds its process id. */
+export function agentPidFile(socket: string): string {
+  return socket.replace(/\.sock$/, '.pid');
+}
+
+/** Kills the agent of `socket` (its process group) as its pid file names it. */
+function endStuckAgent(socket: string): void {
+  try {
+    const pid = Number(readFileSync(agentPidFile(socket), 'utf8'));
+    if (Number.isInteger(pid) && pid > 1) process.kill(-pid, 'SIGKILL');
+  } catch {}
 }
 
 /** Starts an agent listening on `socket`, detached: it outlives this process (agent.ts). */

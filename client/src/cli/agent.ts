@@ -10,7 +10,16 @@
  *
  * Run: node <the bundle's agent.js (scripts/bundle.mjs)> <socket>
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { pythonRunnerDir } from '../expand/python/runner-cache.js';
@@ -22,6 +31,7 @@ import {
   type AgentRequest,
   type AgentStatus,
   agentEntry,
+  agentPidFile,
   privateDirectory,
 } from './agent-client.js';
 import { warmUp } from './agent-warm-up.js';
@@ -126,6 +136,13 @@ function stop(): never {
       unlinkSync(socketPath as string);
   } catch {}
   if (warmUpDir) rmSync(warmUpDir, { recursive: true, force: true });
+  try {
+    if (
+      socketIno !== undefined &&
+      readFileSync(agentPidFile(socketPath as string), 'utf8') === String(process.pid)
+    )
+      unlinkSync(agentPidFile(socketPath as string));
+  } catch {}
   // During a run (or the warm-up) its rendering processes go too: the process group.
   if (busy) {
     try {
@@ -209,6 +226,7 @@ async function run(connection: Socket, request: RunRequest): Promise<void> {
     } catch {}
     process.exit(130);
   });
+  send(connection, { accepted: true });
   const code = await runAs(request, (frame) => send(connection, frame));
   finished = true;
   send(connection, code === undefined ? { decline: 'cannot enter the working directory' } : { x: code });
@@ -336,6 +354,8 @@ async function main(): Promise<void> {
   server.on('error', () => process.exit(0));
   server.listen(path, async () => {
     socketIno = statSync(path).ino;
+    // For a client that finds this agent stuck (agent-client.ts).
+    writeFileSync(agentPidFile(path), String(process.pid), { mode: 0o600 });
     // Warm before the first run (agent-warm-up.ts); a run asked for meanwhile finds it busy.
     busy = true;
     try {
