@@ -184,6 +184,20 @@ describe('the npm package', { timeout: LIMIT_MS }, () => {
     assert.match(expanded.stdout, /web-deployment/);
     assert.match(expanded.stdout, /settings-config/);
     assert.match(expanded.stdout, /greeting: hello/);
+    // Served by the expansion agent of the installed package (docs/client.md): the first run
+    // starts it, a later one is served with the same output; then it is stopped.
+    const agentEnv = { ...env, DM_AGENT: 'on' };
+    assert.equal(sh('dm expand config.yaml', user, agentEnv).stdout, expanded.stdout);
+    let agentStatus = '';
+    for (let i = 0; i < 600 && !/"busy": false/.test(agentStatus); i++) {
+      agentStatus = sh('dm agent status -o json', user, agentEnv).stdout;
+      if (!/"busy": false/.test(agentStatus)) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.match(agentStatus, /"busy": false/, 'the installed package’s agent did not start');
+    const served = sh('dm expand config.yaml', user, agentEnv);
+    assert.deepEqual(served, { ...expanded, error: served.error });
+    assert.match(sh('dm agent status', user, agentEnv).stdout, /1 run served/);
+    assert.equal(sh('dm agent stop', user, agentEnv).code, 0);
 
     const dryEnv = { ...env, KUBECONFIG: join(user, 'no-such-kubeconfig') };
     const dry = sh('dm deploy config.yaml --name web --dry-run -o json', user, dryEnv);

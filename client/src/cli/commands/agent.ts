@@ -28,7 +28,7 @@ export function registerAgentCommands(program: Command): void {
           data: status ?? { running: false },
           text: () =>
             status
-              ? `running: pid ${status.pid}, since ${new Date(status.since).toISOString()}, ${status.served} runs served; stops after ${status.idleSeconds} s without one\n`
+              ? `running: pid ${status.pid}, since ${new Date(status.since).toISOString()}, ${status.served} run${status.served === 1 ? '' : 's'} served; stops after ${status.idleSeconds} s without one\n`
               : 'not running\n',
         };
       }),
