@@ -186,6 +186,11 @@ describe('the expansion agent', () => {
     await until('the agent to exit', async () => (alive(pid) ? undefined : true));
     assert.deepEqual(await status(env), { running: false });
     assert.deepEqual(readdirSync(join(env.XDG_CACHE_HOME as string, 'dm', 'agent')), []);
+    // Stopped by a signal: the same, socket and pid file gone.
+    const signalled = await startAgent(env, dir, ['expand', 'config.yaml']);
+    process.kill(signalled, 'SIGTERM');
+    await until('the signalled agent to exit', async () => (alive(signalled) ? undefined : true));
+    assert.deepEqual(readdirSync(join(env.XDG_CACHE_HOME as string, 'dm', 'agent')), []);
     // The agent takes its idle time from the environment of the run that starts it.
     const idle = await startAgent({ ...env, DM_AGENT_IDLE_SECONDS: '3' }, dir, ['expand', 'config.yaml']);
     await until('the idle agent to exit', async () => (alive(idle) ? undefined : true));

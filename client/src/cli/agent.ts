@@ -340,6 +340,8 @@ async function serve(connection: Socket): Promise<void> {
 
 async function main(): Promise<void> {
   if (!prepareDirectory()) process.exit(0);
+  // Stopped by a signal (kill, a session's end): as by `dm agent stop`, socket and pid file removed.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop());
   const path = socketPath as string;
   if (existsSync(path)) {
     if (await answered(path)) process.exit(0);
