@@ -256,6 +256,30 @@ const CASES: Case[] = [
     says: /typo\.yaml: unknown top-level key 'resource'/,
     afterwards: stateUntouched,
   },
+  // Item: --kubeconfig names a file: a typo says so, as `dm config set kubeconfig` does.
+  {
+    name: '--kubeconfig naming a file that does not exist',
+    files: { 'config.yaml': 'resources:\n- {name: c, type: v1/ConfigMap}\n' },
+    args: ['--kubeconfig', 'kubeconfg', 'deploy', 'config.yaml', '--name', 'c'],
+    code: 3,
+    says: /^error: --kubeconfig 'kubeconfg' does not exist$/m,
+  },
+  {
+    name: '--kubeconfig naming a file that does not exist, on a dry run: refused, not planned offline',
+    files: { 'config.yaml': 'resources:\n- {name: c, type: v1/ConfigMap}\n' },
+    args: ['--kubeconfig', 'kubeconfg', 'deploy', 'config.yaml', '--name', 'c', '--dry-run'],
+    code: 3,
+    says: /^error: --kubeconfig 'kubeconfg' does not exist$/m,
+    afterwards: stateUntouched,
+  },
+  {
+    name: '--kubeconfig naming a directory',
+    files: { 'kube/x': 'x\n', 'config.yaml': 'resources:\n- {name: c, type: v1/ConfigMap}\n' },
+    args: ['--kubeconfig', 'kube', 'deploy', 'config.yaml', '--name', 'c', '--dry-run'],
+    code: 2,
+    says: /^error: --kubeconfig 'kube' is a directory, not a file$/m,
+    afterwards: stateUntouched,
+  },
   // Item: completion.
   {
     name: 'dm completion for a shell it has no script for',

@@ -642,11 +642,15 @@ describe('dm and the Deployment Manager service share one apply path on a real k
       ['foo.yaml', 'foo: bar\n', /foo\.yaml: unknown top-level key 'foo'/],
       ['none.yaml', 'resources: []\n', /none\.yaml has no resources: there is nothing to deploy/],
     ];
+    // A kubeconfig whose server nothing answers shows that nothing is contacted: the refusal comes first.
+    const nowhere = file(
+      'nowhere-kubeconfig',
+      'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: nowhere, context: {cluster: c, user: u}}]\ncurrent-context: nowhere\n',
+    );
     for (const [name, text, message] of cases) {
-      // An unreachable kubeconfig shows that nothing is contacted: the refusal comes first.
       for (const args of [
         ['deploy', file(name, text), '--name', 'six'],
-        ['--kubeconfig', join(dir, 'missing-kubeconfig'), 'deploy', file(name, text), '--name', 'six'],
+        ['--kubeconfig', nowhere, 'deploy', file(name, text), '--name', 'six'],
         ['deploy', file(name, text), '--name', 'six', '--dry-run'],
       ]) {
         const r = await dm(args);

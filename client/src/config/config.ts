@@ -3,7 +3,7 @@
  * Library code never reads `process.env`; the CLI calls `loadConfig` once and passes options down.
  */
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { isMapping } from '../data.js';
@@ -325,6 +325,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
     if (!(options.onBrokenFile && error instanceof DmError)) throw error;
     options.onBrokenFile(error);
   }
+  checkKubeconfigFlag(flags.kubeconfig);
   // Every value of `file` passed validateConfigFile: nothing below can fail because of the file.
   const output =
     flags.output !== undefined
@@ -361,6 +362,22 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
       .filter((p) => p !== ''),
     httpTimeoutMs: httpTimeoutOf(flags.httpTimeout, file.httpTimeout),
   };
+}
+
+/**
+ * --kubeconfig names the one file kubectl reads: a typo is said here, before any command runs, as
+ * `dm config set kubeconfig` says it (a dry run would otherwise plan offline; docs/deployments.md).
+ */
+function checkKubeconfigFlag(file: string | undefined): void {
+  if (file === undefined) return;
+  const shown = `--kubeconfig '${file}'`;
+  let directory: boolean;
+  try {
+    directory = statSync(file).isDirectory();
+  } catch (error) {
+    throw fromSystemError(error, shown) ?? error;
+  }
+  if (directory) throw new DmError('IS_A_DIRECTORY', `${shown} is a directory, not a file`);
 }
 
 /** The HTTP time limit in ms: --http-timeout, else the file's httpTimeout (validated), else 30 s. */
