@@ -280,6 +280,14 @@ const CASES: Case[] = [
     says: /^error: --kubeconfig 'kube' is a directory, not a file$/m,
     afterwards: stateUntouched,
   },
+  // Item: a template cut short says so in Jinja's words, with its line.
+  {
+    name: 'dm template render of a template that ends inside a call',
+    files: { 'cut.jinja': 'a: 1\nb: {{ lookup(' },
+    args: ['template', 'render', 'cut.jinja'],
+    code: 1,
+    says: /^error: cut\.jinja:2: cannot compile template: unexpected end of template$/m,
+  },
   // Item: completion.
   {
     name: 'dm completion for a shell it has no script for',

@@ -1054,18 +1054,23 @@ export function compileTemplate(src: string, name: string): Record<string, RootF
     compiler.compile(ast, undefined as unknown as NjFrame);
     code = keepTextBeforeExtends(compiler.getCode());
   } catch (error) {
+    // nunjucks' parser names no line when it meets the end of the text (and reads a null token
+    // there): the failure is on the template's last line.
+    const lastLine = src.split('\n').length;
     if (error instanceof JinjaSyntaxError || error instanceof LexerSyntaxError)
-      throw new JinjaCompileError(error.message, error.lineno);
+      throw new JinjaCompileError(error.message, error.lineno ?? lastLine);
+    if (error instanceof TypeError && /\bof null\b/.test(error.message))
+      throw new JinjaCompileError('unexpected end of template', lastLine);
     const e = error as { lineno?: number; message?: string };
     const tag = /^(?:\(unknown path\)\s*(?:\[Line \d+, Column \d+\])?\s*)?unknown block tag: (\S+)$/.exec(
       e.message ?? '',
     );
-    if (tag) throw new JinjaCompileError(`Encountered unknown tag '${tag[1]}'.`, e.lineno);
-    const message = (e.message ?? String(error)).replace(
-      /^\(unknown path\)\s*(\[Line \d+, Column \d+\])?\s*/,
-      '',
-    );
-    throw new JinjaCompileError(message.trim(), e.lineno);
+    if (tag) throw new JinjaCompileError(`Encountered unknown tag '${tag[1]}'.`, e.lineno ?? lastLine);
+    const message = (e.message ?? String(error))
+      .replace(/^\(unknown path\)\s*(\[Line \d+, Column \d+\])?\s*/, '')
+      // The name of the parser function that failed (`parseAggregate: expected …`).
+      .replace(/^parse[A-Z]\w*: /, '');
+    throw new JinjaCompileError(message.trim(), e.lineno ?? lastLine);
   }
   const props = new Function(code)() as Record<string, RootFn>;
   // Only `root` is entered by nunjucks itself (with its own runtime); blocks are called from
