@@ -145,7 +145,12 @@ export const ERROR_CODES = {
   },
   NOT_A_REGISTRY_ROOT: {
     category: 'usage',
-    meaning: '`dm lint` was given a template or version directory instead of a registry root.',
+    meaning:
+      '`dm lint` or `--registry-dir` was given a template or version directory instead of a registry root.',
+  },
+  NOT_A_VERSION_DIRECTORY: {
+    category: 'usage',
+    meaning: '`dm push` was given a directory that is not one `<template>/<version>/` directory.',
   },
   OFFLINE: { category: 'usage', meaning: 'The command needs the network, and --offline forbids it.' },
   INVALID_CONFIG_KEY: { category: 'usage', meaning: '`dm config` was given a key it does not know.' },

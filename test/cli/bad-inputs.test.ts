@@ -288,6 +288,55 @@ const CASES: Case[] = [
     code: 1,
     says: /^error: cut\.jinja:2: cannot compile template: unexpected end of template$/m,
   },
+  // Item: --registry-dir names a registry root; a typo in it is said even when dm.lock answers.
+  {
+    name: '--registry-dir naming a template directory',
+    args: ['resolve', 'redis:v1.0', '--registry-dir', join(fixtures, 'redis')],
+    code: 2,
+    says: /^error: .*redis is a template directory \(versions v1, v1\.0\.1, v1\.0\.3, …\), not a registry root: --registry-dir names the directory that holds <template>\/<version>\/ directories\nhint: --registry-dir .*registry-fixtures$/m,
+  },
+  {
+    name: '--registry-dir naming a version directory',
+    args: ['expand', 'redis:v1.0', '--registry-dir', join(fixtures, 'redis', 'v1.0.3')],
+    code: 2,
+    says: /v1\.0\.3 is a version directory \(it holds the template redis\.jinja\), not a registry root/,
+  },
+  {
+    name: '--registry-dir with a typo, when dm.lock and the cache could answer without it',
+    files: { 'config.yaml': 'resources:\n- {name: c, type: "github.com/dm-samples/templates/redis:v1.0"}\n' },
+    setup: async (dir, env) => {
+      const r = await runDm(['install', '--registry-dir', fixtures], { env, cwd: dir });
+      assert.equal(r.code, 0, r.stderr);
+    },
+    args: ['expand', 'config.yaml', '--registry-dir', `${fixtures}z`],
+    code: 3,
+    says: /^error: registry directory '.*registry-fixturesz' does not exist$/m,
+  },
+  // Item: dm push takes a version directory or a reference, and says which it was given.
+  {
+    name: 'dm push of a template directory',
+    args: ['push', join(fixtures, 'redis'), 'oci://127.0.0.1:9/acme/templates/redis', '--plain-http'],
+    code: 2,
+    says: /^error: .*redis is a template directory \(versions v1, v1\.0\.1, v1\.0\.3, …\), not a version directory: dm push publishes one version\nhint: push one of them: dm push .*redis\/v1 oci:\/\/…$/m,
+  },
+  {
+    name: 'dm push of a registry root',
+    args: ['push', fixtures, 'oci://127.0.0.1:9/acme/templates/redis', '--plain-http'],
+    code: 2,
+    says: /^error: .*registry-fixtures is not a version directory: 'registry-fixtures' is not a version name; dm push publishes one <template>\/<version>\/ directory$/m,
+  },
+  {
+    name: 'dm push of a directory that does not exist',
+    args: ['push', './redis/v1.1', 'oci://127.0.0.1:9/acme/templates/redis', '--plain-http'],
+    code: 3,
+    says: /^error: '\.\/redis\/v1\.1' is neither a file nor a template reference$/m,
+  },
+  {
+    name: 'dm push of a template file',
+    args: ['push', join(fixtures, 'redis', 'v1.1', 'redis.jinja'), 'oci://127.0.0.1:9/acme/templates/redis'],
+    code: 2,
+    says: /^error: the source '.*redis\.jinja' is a template file; this command takes a directory or a registry reference$/m,
+  },
   // Item: completion.
   {
     name: 'dm completion for a shell it has no script for',

@@ -4,11 +4,11 @@
  * artifact, and its blobs and manifest uploaded, the tag being the version. A tag that already holds
  * other content is not replaced unless `--force`, and the refusal says which files differ.
  */
-import { stat } from 'node:fs/promises';
-import { basename, dirname, resolve as resolvePath } from 'node:path';
+import { basename, dirname, join, resolve as resolvePath } from 'node:path';
 import type { DmConfig } from '../config/config.js';
 import { DmError } from '../error.js';
 import { ContentCache } from '../fetch/content-cache.js';
+import { loadInput } from '../input.js';
 import {
   formatRegistryName,
   formatTemplateName,
@@ -16,7 +16,9 @@ import {
   parseReference,
   type RegistryReference,
 } from '../reference/reference.js';
+import { tryParseVersion } from '../reference/version.js';
 import { sha256Hex, versionDigest } from '../registry/digest.js';
+import { innerDirectory } from '../registry/inner-directory.js';
 import { createDirectoryReader, readDirectoryTree } from '../registry/read-directory-tree.js';
 import { scanRegistryTree } from '../registry/scan-tree.js';
 import { buildResolverChain } from '../resolve/build-chain.js';
@@ -61,6 +63,26 @@ export interface PushResult {
 interface Version {
   config: TemplateConfig;
   contents: Map<string, Buffer>;
+}
+
+/** A template directory or a registry root is not one version: said, with what to push instead. */
+function refuseNonVersionDirectory(dir: string): void {
+  const inner = innerDirectory(dir);
+  if (inner?.kind === 'version') return;
+  if (inner?.kind === 'template') {
+    throw new DmError(
+      'NOT_A_VERSION_DIRECTORY',
+      `${dir} is ${inner.said}, not a version directory: dm push publishes one version`,
+      { hint: `push one of them: dm push ${join(dir, inner.versions[0]!)} oci://…` },
+    );
+  }
+  const name = basename(resolvePath(dir));
+  if (!tryParseVersion(name)) {
+    throw new DmError(
+      'NOT_A_VERSION_DIRECTORY',
+      `${dir} is not a version directory: '${name}' is not a version name; dm push publishes one <template>/<version>/ directory`,
+    );
+  }
 }
 
 /** A version directory on disk: `<…>/<template>/<version>/`, read and checked as a registry would read it. */
@@ -186,15 +208,13 @@ export async function push(
   options: PushOptions,
 ): Promise<PushResult> {
   const target = parseTarget(targetText);
-  let isDirectory = false;
-  try {
-    isDirectory = (await stat(sourceText)).isDirectory();
-  } catch {
-    isDirectory = false;
-  }
-  const version = isDirectory
-    ? await versionFromDirectory(resolvePath(sourceText))
-    : await versionFromReference(sourceText, options);
+  // What the source is, decided as for every command's argument (docs/client.md "What an argument is").
+  const source = loadInput(sourceText, { accept: ['directory', 'reference'], what: 'the source' });
+  if (source.kind === 'directory') refuseNonVersionDirectory(sourceText);
+  const version =
+    source.kind === 'directory'
+      ? await versionFromDirectory(resolvePath(sourceText))
+      : await versionFromReference(sourceText, options);
   if (!version.config.registry) version.config.registry = formatRegistryName(target);
   const annotations: ArtifactAnnotations = {
     source: version.config.registry.startsWith('oci://') ? undefined : `https://${version.config.registry}`,

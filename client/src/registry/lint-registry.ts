@@ -3,10 +3,8 @@
  * disk and report every finding, then (unless asked not to) expand every served version's
  * example.yaml (check-examples.ts).
  */
-import { readdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { DmError } from '../error.js';
-import { tryParseVersion } from '../reference/version.js';
+import { innerDirectory } from './inner-directory.js';
 import { readDirectoryTree } from './read-directory-tree.js';
 import { scanRegistryTree } from './scan-tree.js';
 import type { Finding } from './types.js';
@@ -38,39 +36,17 @@ export interface LintOptions {
 }
 
 /**
- * A directory one or two levels inside a registry — a template directory (its subdirectories are
- * versions) or a version directory (it holds a template file) — is not what `dm lint` checks: a
- * usage error saying what the directory is and what to run instead (docs/registry-layout.md).
+ * A template or version directory (inner-directory.ts) is not what `dm lint` checks: a usage error
+ * saying what the directory is and what to run instead (docs/registry-layout.md).
  */
 export function refuseTemplateDirectory(dir: string): void {
-  let entries: { name: string; isDirectory(): boolean }[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.startsWith('.'));
-  } catch {
-    return; // the scan says what is wrong with a directory it cannot read
-  }
-  if (entries.some((e) => e.name === 'registry.yaml')) return;
-  const dirs = entries.filter((e) => e.isDirectory()).map((e) => e.name);
-  const versions = dirs.filter((name) => tryParseVersion(name));
-  const root = (levels: number) => {
-    let d = dir.replace(/\/+$/, '') || '/';
-    for (let i = 0; i < levels; i++) d = dirname(d);
-    return d;
-  };
-  const refuse = (what: string, levels: number) => {
-    throw new DmError(
-      'NOT_A_REGISTRY_ROOT',
-      `${dir} is ${what}, not a registry root: dm lint checks a whole registry, the directory that holds <template>/<version>/ directories`,
-      { hint: `run dm lint ${root(levels)}` },
-    );
-  };
-  if (versions.length > 0) {
-    const shown = versions.slice(0, 3).join(', ') + (versions.length > 3 ? ', …' : '');
-    refuse(`a template directory (versions ${shown})`, 1);
-  }
-  const templateFile = entries.find((e) => !e.isDirectory() && /\.(jinja|py)$/.test(e.name));
-  if (templateFile && tryParseVersion(root(0).split('/').pop() ?? ''))
-    refuse(`a version directory (it holds the template ${templateFile.name})`, 2);
+  const inner = innerDirectory(dir);
+  if (!inner) return;
+  throw new DmError(
+    'NOT_A_REGISTRY_ROOT',
+    `${dir} is ${inner.said}, not a registry root: dm lint checks a whole registry, the directory that holds <template>/<version>/ directories`,
+    { hint: `run dm lint ${inner.root}` },
+  );
 }
 
 export async function lintRegistryDirectory(dir: string, options: LintOptions = {}): Promise<LintReport> {

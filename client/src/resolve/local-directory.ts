@@ -8,7 +8,12 @@ import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { DmError } from '../error.js';
 import { parseDefaultRegistry, type RegistryName } from '../reference/reference.js';
-import { createDirectoryReader, readDirectoryTree } from '../registry/read-directory-tree.js';
+import { innerDirectory } from '../registry/inner-directory.js';
+import {
+  assertDirectory,
+  createDirectoryReader,
+  readDirectoryTree,
+} from '../registry/read-directory-tree.js';
 import { parseRegistryYaml } from '../registry/registry-yaml.js';
 import { scanRegistryTree } from '../registry/scan-tree.js';
 import { SnapshotResolver } from './snapshot-resolver.js';
@@ -54,6 +59,16 @@ export async function nameRegistryDirectory(
   options: { only?: boolean } = {},
 ): Promise<RegistryDirectory> {
   const { dir, name } = parseRegistryDirFlag(flag);
+  // Checked before anything is resolved: a typo is said even when dm.lock could answer without it.
+  await assertDirectory(dir);
+  const inner = innerDirectory(dir);
+  if (inner) {
+    throw new DmError(
+      'NOT_A_REGISTRY_ROOT',
+      `${dir} is ${inner.said}, not a registry root: --registry-dir names the directory that holds <template>/<version>/ directories`,
+      { hint: `--registry-dir ${inner.root}` },
+    );
+  }
   const chosen =
     name ??
     (await declaredRegistryName(dir)) ??
