@@ -78,6 +78,24 @@ describe('dm merge', () => {
     assert.equal(dm(base, '--merge-how', 'dcit()').status, 2);
   });
 
+  it('warns about a --merge-how option no merger reads (ignored, as cloud-init does), with did you mean', () => {
+    const v1 = file('w1.yaml', 'l: [1]\ns: a\n');
+    const v2 = file('w2.yaml', 'l: [2]\ns: b\n');
+    const out = dm(v1, v2, '--merge-how', 'dict(recurse_lst)+list(apend)+str(append,fast)');
+    assert.equal(out.status, 0, out.stderr);
+    // The merge is cloud-init's, as if the unknown options were not there.
+    assert.equal(out.stdout, dm(v1, v2, '--merge-how', 'dict()+list()+str(append)').stdout);
+    assert.equal(out.stdout, 'l:\n  - 1\ns: a\n');
+    assert.deepEqual(out.stderr.trimEnd().split('\n'), [
+      "warning: --merge-how: 'recurse_lst' is not an option of dict() (did you mean 'recurse_list'?); ignored, as cloud-init ignores it",
+      "warning: --merge-how: 'apend' is not an option of list() (did you mean 'append'?); ignored, as cloud-init ignores it",
+      "warning: --merge-how: 'fast' is not an option of str() (it reads append); ignored, as cloud-init ignores it",
+    ]);
+    const known = dm(v1, v2, '--merge-how', 'dict(no_replace,recurse_list)+list(append)+str()');
+    assert.equal(known.status, 0, known.stderr);
+    assert.equal(known.stderr, '');
+  });
+
   it('names file and line of a file that is not YAML', () => {
     const bad = file('bad.yaml', 'a: 1\nb: [1\nc: 2\n');
     const out = dm(base, bad);

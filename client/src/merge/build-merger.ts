@@ -6,10 +6,33 @@
  * value to the first merger listed for that type, and returns the existing value unchanged when
  * there is none (numbers, booleans, null, and types no listed merger handles).
  */
+import { nearest } from '../nearest.js';
 import { mergeFailure } from './merge-error.js';
 import type { MergerSpec } from './merge-how.js';
 import { MERGERS, type MergeFunction, type MergerDefinition, mergerOptions } from './mergers.js';
 import { pythonTypeName } from './value.js';
+
+/**
+ * The options of a specification that no merger reads, in words (`'apend' is not an option of
+ * list() (did you mean 'append'?)`): cloud-init ignores them, so the merge goes on without them;
+ * `dm merge --merge-how` warns, because a typo there silently changes the result.
+ */
+export function ignoredMergeOptions(specs: readonly MergerSpec[]): string[] {
+  const said: string[] = [];
+  for (const spec of specs) {
+    if (typeof spec.name !== 'string' || !Array.isArray(spec.options)) continue;
+    const definition = MERGERS.get(spec.name.startsWith('m_') ? spec.name : `m_${spec.name}`);
+    if (!definition) continue;
+    for (const option of spec.options) {
+      if (typeof option !== 'string' || definition.options.includes(option)) continue;
+      const near = nearest(option, definition.options);
+      said.push(
+        `'${option}' is not an option of ${definition.handles}() (${near ? `did you mean '${near}'?` : `it reads ${definition.options.join(', ')}`}); ignored, as cloud-init ignores it`,
+      );
+    }
+  }
+  return said;
+}
 
 export function buildMerger(specs: readonly MergerSpec[]): MergeFunction {
   const resolved: [MergerDefinition, unknown][] = [];

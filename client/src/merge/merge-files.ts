@@ -3,6 +3,7 @@
  * runner both call `mergeLoadedDocuments`.
  */
 import { DmError } from '../error.js';
+import { ignoredMergeOptions } from './build-merger.js';
 import type { LoadedDocument } from './load-documents.js';
 import {
   MERGEMANYDICT_DEFAULT_MERGE_HOW,
@@ -34,6 +35,8 @@ export interface MergeFilesResult {
   result: unknown;
   /** user-data only: the documents that were skipped, with the error kind as `code`. */
   skipped: SkippedDocument[];
+  /** Options of `--merge-how` no merger reads (ignored, as cloud-init ignores them), in words. */
+  ignored: string[];
 }
 
 export function mergeLoadedDocuments(
@@ -43,6 +46,7 @@ export function mergeLoadedDocuments(
   const mode = options.as ?? 'user-data';
   const defaultMergeHow =
     options.mergeHow === undefined ? undefined : parseDefaultMergeHow(options.mergeHow, '--merge-how');
+  const ignored = ignoredMergeOptions(defaultMergeHow ?? []).map((said) => `--merge-how: ${said}`);
   if (mode === 'raw') {
     const files = [...new Set(documents.map((d) => d.file))];
     if (files.length !== 2) {
@@ -65,11 +69,12 @@ export function mergeLoadedDocuments(
         defaultMergeHow === undefined ? MERGEMANYDICT_DEFAULT_MERGE_HOW : options.mergeHow,
       ),
       skipped: [],
+      ignored,
     };
   }
   const sources = documents.map((d) => ({ document: d.document, source: d.source, headers: d.headers }));
   if (mode === 'values') {
-    return { result: mergeManyDict(sources, { reverse: true, defaultMergeHow }), skipped: [] };
+    return { result: mergeManyDict(sources, { reverse: true, defaultMergeHow }), skipped: [], ignored };
   }
   const { result, skipped } = mergeUserData(sources, { defaultMergeHow });
   return {
@@ -80,5 +85,6 @@ export function mergeLoadedDocuments(
       code: s.code,
       message: s.message,
     })),
+    ignored,
   };
 }

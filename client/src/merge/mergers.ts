@@ -30,6 +30,8 @@ export function mergerOptions(settings: unknown): MergerOptions {
 export interface MergerDefinition {
   /** The type of *existing* value the merger is called for. */
   handles: 'dict' | 'list' | 'str';
+  /** The options it reads; cloud-init ignores any other, and so does dm (with a warning: merge-how.ts). */
+  options: readonly string[];
   create(options: MergerOptions, merge: MergeFunction): MergeFunction;
 }
 
@@ -46,6 +48,7 @@ export interface MergerDefinition {
  */
 export const dictMerger: MergerDefinition = {
   handles: 'dict',
+  options: ['no_replace', 'replace', 'allow_delete', 'recurse_list', 'recurse_array', 'recurse_str'],
   create(options, merge) {
     const replace = options.has('replace');
     const recurseList = options.has('recurse_array') || options.has('recurse_list');
@@ -126,6 +129,7 @@ const LIST_MODES = ['append', 'prepend', 'replace', 'no_replace'] as const;
  */
 export const listMerger: MergerDefinition = {
   handles: 'list',
+  options: [...LIST_MODES, 'recurse_dict', 'recurse_list', 'recurse_array', 'recurse_str'],
   create(options, merge) {
     const mode = LIST_MODES.find((m) => options.has(m)) ?? 'replace';
     const recurseStr = options.has('recurse_str');
@@ -172,6 +176,7 @@ export const listMerger: MergerDefinition = {
  */
 export const strMerger: MergerDefinition = {
   handles: 'str',
+  options: ['append'],
   create(options) {
     const append = options.has('append');
     return (existing, incoming) => {

@@ -51,6 +51,7 @@ export function registerMergeCommand(program: Command): void {
           mergeHow: options.mergeHow as string | undefined,
         });
         const warn = warner(ctx);
+        for (const said of merged.ignored) warn(said);
         for (const s of merged.skipped) warn(`skipped ${s.message} (${s.code})`);
         if (ctx.config.output === 'json') {
           return { data: { result: toPlainValue(merged.result), skipped: merged.skipped } };
