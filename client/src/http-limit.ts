@@ -19,6 +19,10 @@ export function isHttpTimeout(error: unknown): boolean {
   return e?.name === 'TimeoutError' || e?.cause?.name === 'TimeoutError';
 }
 
+/** The hint of a TLS failure where `oci://` was given: --plain-http is how to speak plain HTTP there. */
+export const PLAIN_HTTP_HINT =
+  'for a registry that speaks plain HTTP (a loopback or test registry), pass --plain-http';
+
 /** `no answer within 30 s (--http-timeout …)`: what every timed-out call says. */
 export function noAnswerInTime(timeoutMs: number | undefined): string {
   const seconds = (timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS) / 1000;

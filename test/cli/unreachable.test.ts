@@ -273,6 +273,11 @@ describe('a host that cannot be reached: the reason in words', () => {
         /^error: cannot reach the registry server at https:\/\/127\.0\.0\.1:\d+: the TLS handshake failed: wrong version number \(ERR_SSL_WRONG_VERSION_NUMBER\)\nhint: a server that speaks plain HTTP is named http:\/\/… in --registry-url\n/,
       ],
       [
+        // oci://<host> is a dm-registry reached over https: plain HTTP is --plain-http there.
+        ['search', 'redis', `oci://${plainHttp}`],
+        /^error: cannot reach the registry server at https:\/\/127\.0\.0\.1:\d+: the TLS handshake failed: wrong version number \(ERR_SSL_WRONG_VERSION_NUMBER\)\nhint: for a registry that speaks plain HTTP \(a loopback or test registry\), pass --plain-http\n/,
+      ],
+      [
         ['--manager-url', `http://127.0.0.1:${closed}`, 'deployments', 'list'],
         new RegExp(
           `^error: cannot reach the Deployment Manager at http://127\\.0\\.0\\.1:${closed}: connection refused \\(ECONNREFUSED\\)\\nhint: check --manager-url`,

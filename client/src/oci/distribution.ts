@@ -7,7 +7,7 @@
  */
 import { DmError } from '../error.js';
 import { readBounded } from '../fetch/read-bounded.js';
-import { noAnswer } from '../http-limit.js';
+import { noAnswer, PLAIN_HTTP_HINT } from '../http-limit.js';
 import { MANIFEST_MEDIA_TYPE, MAX_MANIFEST_BYTES, ociDigest } from './artifact.js';
 import { type BasicCredentials, findCredentials, parseChallenge } from './auth.js';
 
@@ -118,8 +118,7 @@ export class OciClient {
         ...(this.options.plainHttp
           ? {}
           : {
-              tlsHint:
-                'for a registry that speaks plain HTTP (a loopback or test registry), pass --plain-http',
+              tlsHint: PLAIN_HTTP_HINT,
             }),
       });
     }

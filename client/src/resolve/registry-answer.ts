@@ -104,12 +104,15 @@ export async function registryFailure(
 }
 
 /** REGISTRY_UNREACHABLE for a request that got no answer, with the reason in plain words. */
-export function registryUnreachable(base: string, error: unknown, timeoutMs?: number): DmError {
+export function registryUnreachable(
+  base: string,
+  error: unknown,
+  timeoutMs?: number,
+  tlsHint = 'a server that speaks plain HTTP is named http://… in --registry-url',
+): DmError {
   return noAnswer('REGISTRY_UNREACHABLE', `the registry server at ${base}`, error, {
     timeoutMs,
     hint: 'check --registry-url, or use --offline to work from dm.lock and the cache',
-    ...(base.startsWith('https:')
-      ? { tlsHint: 'a server that speaks plain HTTP is named http://… in --registry-url' }
-      : {}),
+    ...(base.startsWith('https:') ? { tlsHint } : {}),
   });
 }

@@ -2,7 +2,7 @@
 
 import type { DmConfig } from '../config/config.js';
 import { DmError } from '../error.js';
-import { httpSignal } from '../http-limit.js';
+import { httpSignal, PLAIN_HTTP_HINT } from '../http-limit.js';
 import type { SearchHit, SearchResult } from '../wire/registry-api.js';
 import { registryFailure, registryJson, registryUnreachable } from './registry-answer.js';
 
@@ -17,6 +17,8 @@ export interface SearchOptions {
   registry?: string | undefined;
   limit?: number | undefined;
   page?: number | undefined;
+  /** Said on a TLS failure instead of the --registry-url advice (`oci://<host>`: --plain-http). */
+  tlsHint?: string | undefined;
 }
 
 export async function searchTemplates(query: string, options: SearchOptions): Promise<SearchResult> {
@@ -54,7 +56,7 @@ export async function searchTemplates(query: string, options: SearchOptions): Pr
       signal: httpSignal(options.config.httpTimeoutMs),
     });
   } catch (error) {
-    throw registryUnreachable(base, error, options.config.httpTimeoutMs);
+    throw registryUnreachable(base, error, options.config.httpTimeoutMs, options.tlsHint);
   }
   if (!response.ok)
     throw await registryFailure(response, base, 'search failed', options.config.httpTimeoutMs);
@@ -80,6 +82,7 @@ export async function searchOci(query: string, where: string, options: SearchOpt
     return searchTemplates(query, {
       ...options,
       config: { ...options.config, registryUrl: `${plain ? 'http' : 'https'}://${host}` },
+      tlsHint: PLAIN_HTTP_HINT,
     });
   }
   const { OciClient } = await import('../oci/distribution.js');
