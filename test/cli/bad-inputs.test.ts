@@ -337,6 +337,22 @@ const CASES: Case[] = [
     code: 2,
     says: /^error: the source '.*redis\.jinja' is a template file; this command takes a directory or a registry reference$/m,
   },
+  // Item: --imports-dir names a directory; a typo is not "nothing found there".
+  {
+    name: 'dm expand --imports-dir naming a directory that does not exist',
+    files: { 'config.yaml': 'resources:\n- {name: c, type: v1/ConfigMap}\n' },
+    args: ['expand', 'config.yaml', '--imports-dir', './templtes'],
+    code: 3,
+    says: /^error: --imports-dir '\.\/templtes' does not exist$/m,
+  },
+  {
+    name: 'dm deploy --dry-run --imports-dir naming a file',
+    files: { 'config.yaml': 'resources:\n- {name: c, type: v1/ConfigMap}\n' },
+    args: ['deploy', 'config.yaml', '--name', 'c', '--dry-run', '--imports-dir', 'config.yaml'],
+    code: 2,
+    says: /^error: --imports-dir 'config\.yaml' is not a directory$/m,
+    afterwards: stateUntouched,
+  },
   // Item: completion.
   {
     name: 'dm completion for a shell it has no script for',

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
-import { DmError } from '../error.js';
+import { DmError, fromSystemError } from '../error.js';
 import { parseTemplateSchema } from './schema.js';
 import type { LoadedTemplate, TemplateFile, TemplateKind, TemplateSource } from './types.js';
 import { isUrlImport, type UrlImport, type UrlImportLoader, UrlImports } from './url-imports.js';
@@ -77,6 +77,18 @@ function inside(root: string, path: string): boolean {
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
 
+/** `--imports-dir` must name a directory: a typo would otherwise just find nothing there. */
+function checkImportsDir(dir: string): void {
+  const shown = `--imports-dir '${dir}'`;
+  let directory: boolean;
+  try {
+    directory = statSync(resolve(dir)).isDirectory();
+  } catch (error) {
+    throw fromSystemError(error, shown) ?? error;
+  }
+  if (!directory) throw new DmError('NOT_A_DIRECTORY', `${shown} is not a directory`, { category: 'usage' });
+}
+
 export class LocalTemplateSource implements TemplateSource {
   readonly files = new Map<string, TemplateFile>();
   private readonly roots: string[];
@@ -100,6 +112,7 @@ export class LocalTemplateSource implements TemplateSource {
       options.loadUrl,
       options.refuseUrlImports ?? 'imports by URL are not fetched here',
     );
+    if (options.importsDir) checkImportsDir(options.importsDir);
     this.roots = [resolve(options.baseDir), ...(options.importsDir ? [resolve(options.importsDir)] : [])];
     this.projectRoots = options.projectRoot
       ? [resolve(options.projectRoot)]
