@@ -102,6 +102,26 @@ describe('dm resolve / install / update / outdated / pull against a registry dir
     assert.equal((await stat(join(dir, 'dm.lock'))).mtimeMs, before);
   });
 
+  it('dm install counts every file once: fetched the first time, already cached the next (the same total)', async () => {
+    const env = await isolatedEnv();
+    const dir = await project(CONFIG);
+    const counts = async () => {
+      const r = await runDm(['install', '--registry-dir', registry, '-o', 'json'], { env, cwd: dir });
+      assert.equal(r.code, 0, r.stderr);
+      const { filesFetched, filesCached } = JSON.parse(r.stdout) as {
+        filesFetched: number;
+        filesCached: number;
+      };
+      return [filesFetched, filesCached];
+    };
+    // redis v1.0.3 and v1.1 (redis.jinja, example.yaml each), web v2 (web.jinja, example.yaml):
+    // 6 files, 5 contents (the two example.yaml of redis are the same bytes).
+    assert.deepEqual(await counts(), [5, 0]);
+    assert.deepEqual(await counts(), [0, 5]);
+    const text = await runDm(['install', '--registry-dir', registry], { env, cwd: dir });
+    assert.match(text.stdout, /is up to date; 0 files fetched, 5 already cached$/m);
+  });
+
   it('a locked version stays locked until dm update floats it; dm outdated shows both', async () => {
     const reg = await makeRegistry();
     const env = await isolatedEnv();

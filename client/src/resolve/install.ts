@@ -384,14 +384,19 @@ async function fetchAll(
   options: InstallOptions,
 ): Promise<{ filesCached: number }> {
   const missing = new Set(missingBefore);
-  let filesCached = 0;
+  // Contents, as session.fetched counts them: a file read from the cache while resolving (a
+  // template scanned for references) is as cached as one found here.
+  const cached = new Set<string>();
   const jobs = [...resolutions.values()].flatMap((r) => r.files.map((file) => ({ r, file })));
   let done = 0;
   await pool(jobs, options.concurrency ?? 8, async ({ r, file }) => {
     options.onProgress?.(done++, jobs.length);
-    if (session.hasRead(file.sha256)) return;
+    if (session.hasRead(file.sha256)) {
+      cached.add(file.sha256); // unless it was fetched (maybe still being fetched): see below
+      return;
+    }
     if (await session.options.cache.has(file.sha256)) {
-      filesCached++;
+      cached.add(file.sha256);
       return;
     }
     try {
@@ -415,7 +420,7 @@ async function fetchAll(
     );
   }
   options.onProgress?.(jobs.length, jobs.length);
-  return { filesCached };
+  return { filesCached: [...cached].filter((digest) => !session.fetched.has(digest)).length };
 }
 
 /**
