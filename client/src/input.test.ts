@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { isDmError } from './error.js';
-import { loadInput, looksLikeReference } from './input.js';
+import { loadInput, looksLikeReference, referenceMissingV } from './input.js';
 
 describe('loadInput()', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dm-input-'));
@@ -52,6 +52,49 @@ describe('loadInput()', () => {
       fc.property(fc.constantFrom('./', '../', '/', '~'), fc.string(), (prefix, rest) => {
         assert.equal(looksLikeReference(prefix + rest), false);
       }),
+    );
+  });
+});
+
+describe('referenceMissingV()', () => {
+  it('names the reference meant by a type whose version lacks its v; primitives and references are left alone', () => {
+    assert.equal(referenceMissingV('redis:1.0'), 'redis:v1.0');
+    assert.equal(
+      referenceMissingV('github.com/acme/t/db/redis:=1.2.3'),
+      'github.com/acme/t/db/redis:=v1.2.3',
+    );
+    assert.equal(referenceMissingV('redis:2.0.0-rc.1'), 'redis:v2.0.0-rc.1');
+    for (const type of [
+      'redis:v1.0',
+      'v1/ConfigMap',
+      'apps/v1/Deployment',
+      'compute.v1.instance',
+      'compute.v1:instances',
+      'gcp-types/compute-v1:compute.instances',
+      'https://example.test/redis.jinja',
+      'redis.jinja',
+    ]) {
+      assert.equal(referenceMissingV(type), undefined, type);
+    }
+  });
+
+  it('for any name and version, name:<version without v> is name:<version> meant (property)', () => {
+    const part = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/);
+    const version = fc
+      .tuple(fc.nat(99), fc.option(fc.nat(99), { nil: undefined }), fc.option(fc.nat(99), { nil: undefined }))
+      .map(([a, b, c]) => [a, b, c].filter((x) => x !== undefined).join('.'));
+    fc.assert(
+      fc.property(
+        fc.array(part, { minLength: 1, maxLength: 4 }),
+        version,
+        fc.boolean(),
+        (names, v, exact) => {
+          const name = names.join('/');
+          const eq = exact ? '=' : '';
+          assert.equal(referenceMissingV(`${name}:${eq}${v}`), `${name}:${eq}v${v}`);
+          assert.equal(referenceMissingV(`${name}:${eq}v${v}`), undefined);
+        },
+      ),
     );
   });
 });

@@ -65,6 +65,18 @@ export function isTemplateReferenceType(type: string): boolean {
   return TEMPLATE_TYPE.test(type);
 }
 
+const VERSION_WITHOUT_V = /^([^\s:]+):(=?)(\d+(?:\.\d+){0,2}(?:[-+][0-9A-Za-z.-]+)?)$/;
+
+/**
+ * A type that is a reference but for the `v` of its version (`redis:1.0`, `…/redis:=1.2.3`): the
+ * type as it was meant (`redis:v1.0`), else undefined. Such a type is a primitive, as DM took it;
+ * expansion warns (docs/references.md).
+ */
+export function referenceMissingV(type: string): string | undefined {
+  const m = VERSION_WITHOUT_V.exec(type);
+  return m ? `${m[1]}:${m[2]}v${m[3]}` : undefined;
+}
+
 /** The one-resource configuration DM builds for `dm expand|deploy <template or reference>`. */
 export function oneResourceConfiguration(name: string, type: string): string {
   return `resources:\n- name: ${JSON.stringify(name)}\n  type: ${JSON.stringify(type)}\n`;

@@ -67,6 +67,21 @@ describe('dm expand', () => {
     assert.match(result.stdout, /keys: b,10,2,\n/);
   });
 
+  it('dm expand warns about a type that is a reference but for the v of its version (kept a primitive)', async () => {
+    const dir = fixture({
+      'config.yaml': 'resources:\n- {name: cache, type: "github.com/acme/t/redis:1.0"}\n',
+    });
+    const r = await runDm(['expand', 'config.yaml', '-o', 'json'], { env: await isolatedEnv(), cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout).config.resources, [
+      { name: 'cache', type: 'github.com/acme/t/redis:1.0' },
+    ]);
+    assert.equal(
+      r.stderr,
+      "warning: config.yaml: type 'github.com/acme/t/redis:1.0' of 'cache' looks like a template reference, but its version lacks the 'v' (github.com/acme/t/redis:v1.0?); treated as a primitive\n",
+    );
+  });
+
   it('dm expand of a template file expands it as a one-resource configuration', async () => {
     const dir = fixture({ 'rs.jinja': RS });
     const result = await runDm(

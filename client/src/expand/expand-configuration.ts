@@ -9,7 +9,12 @@ import { basename, dirname, resolve } from 'node:path';
 import { isMapping, mergeDeep } from '../data.js';
 import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
-import { isTemplateReferenceType, oneResourceConfiguration, readTextFile } from '../input.js';
+import {
+  isTemplateReferenceType,
+  oneResourceConfiguration,
+  readTextFile,
+  referenceMissingV,
+} from '../input.js';
 import { nearest } from '../nearest.js';
 import { cloneData, plainFloatsInPlace } from '../python/values.js';
 import { checkConfigurationKeys } from './configuration-keys.js';
@@ -359,6 +364,14 @@ class Expander {
           code: 'TEMPLATE_NOT_FOUND',
           message: `${frame.file}: type '${resource.type}' of '${resource.name}' looks like a template but is neither imported nor present; treated as a primitive`,
         });
+      } else {
+        const meant = referenceMissingV(resource.type);
+        if (meant) {
+          warnings.push({
+            code: 'INVALID_VERSION',
+            message: `${frame.file}: type '${resource.type}' of '${resource.name}' looks like a template reference, but its version lacks the 'v' (${meant}?); treated as a primitive`,
+          });
+        }
       }
       return { layout: [{ name: resource.name, type: resource.type }], primitives: [resource], warnings };
     }
