@@ -243,8 +243,11 @@ export function registerPackageCommands(program: Command): void {
             category: 'usage',
           });
         }
+        // A date can be at most 8.64e15 ms before 1970: more days than that back is "nothing is
+        // that old", never an invalid date that every entry would count as older than.
+        const cutoff = days === undefined ? undefined : Math.max(Date.now() - days * 86_400_000, -8.64e15);
         const result = await new ContentCache({ root: ctx.config.dirs.cache }).clean(
-          days === undefined ? {} : { olderThan: new Date(Date.now() - days * 86_400_000) },
+          cutoff === undefined ? {} : { olderThan: new Date(cutoff) },
         );
         return printable(result, (r) => `removed ${r.removed} entries (${r.bytes} bytes)`);
       }),
