@@ -4,9 +4,10 @@
  * `.py`), another file (a configuration, or documents), or a registry reference / URL. A bare
  * template and a reference become the one-resource configuration DM built for them.
  */
-import { readFileSync, readSync, type Stats, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { opendirSync, readFileSync, readSync, type Stats, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { DmError, fromSystemError } from './error.js';
+import { nearest } from './nearest.js';
 
 export type InputKind = 'directory' | 'template' | 'file' | 'reference';
 
@@ -107,6 +108,32 @@ function kindOnDisk(arg: string): 'directory' | 'file' | undefined {
   }
 }
 
+/** Most entries of a directory read for a "did you mean". */
+const NEARBY_ENTRIES = 10_000;
+
+/**
+ * The file a path that does not exist was probably meant to name (`confg.yaml` → `config.yaml`):
+ * the nearest name in its directory, written as the user wrote the path (`shown`, directory part kept).
+ */
+export function nearbyFile(path: string, shown = path): string | undefined {
+  const dir = dirname(path);
+  const names: string[] = [];
+  try {
+    const entries = opendirSync(dir);
+    try {
+      for (let e = entries.readSync(); e !== null && names.length < NEARBY_ENTRIES; e = entries.readSync()) {
+        if (e.isFile() && !e.name.startsWith('.')) names.push(e.name);
+      }
+    } finally {
+      entries.closeSync();
+    }
+  } catch {
+    return undefined; // the directory itself is missing or unreadable: nothing nearby
+  }
+  const near = nearest(basename(path), names);
+  return near === undefined ? undefined : shown.slice(0, shown.length - basename(shown).length) + near;
+}
+
 /**
  * A text file's content, or one sentence saying why not: a system error as `fromSystemError` says
  * it (FILE_NOT_FOUND, IS_A_DIRECTORY, PERMISSION_DENIED, …), anything else FILE_NOT_FOUND. Every
@@ -126,6 +153,13 @@ export function readTextFile(path: string, shown = path): string {
   } catch (error) {
     if (error instanceof DmError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      const near = nearbyFile(path, shown);
+      throw new DmError('FILE_NOT_FOUND', `${shown} does not exist`, {
+        cause: error,
+        ...(near ? { hint: `did you mean ${near}?` } : {}),
+      });
+    }
     throw (
       fromSystemError(error, shown) ??
       new DmError(
@@ -248,8 +282,10 @@ export function loadInput(arg: string, options: LoadInputOptions = {}): Input {
       name,
     };
   } else {
+    const near = nearbyFile(arg);
     throw new DmError('FILE_NOT_FOUND', `'${arg}' is neither a file nor a template reference`, {
       category: 'not-found',
+      ...(near ? { hint: `did you mean ${near}?` } : {}),
     });
   }
   if (options.accept && !options.accept.includes(input.kind)) {

@@ -353,6 +353,28 @@ const CASES: Case[] = [
     says: /^error: --imports-dir 'config\.yaml' is not a directory$/m,
     afterwards: stateUntouched,
   },
+  // Item: a file name with a typo: did you mean the file next to it.
+  {
+    name: 'dm expand of a configuration whose name has a typo',
+    files: { 'config.yaml': 'resources: []\n' },
+    args: ['expand', 'confg.yaml'],
+    code: 3,
+    says: /^error: 'confg\.yaml' is neither a file nor a template reference\nhint: did you mean config\.yaml\?$/m,
+  },
+  {
+    name: 'dm merge of a file whose name has a typo',
+    files: { 'base.yaml': 'a: 1\n', 'site.yaml': 'b: 2\n' },
+    args: ['merge', 'base.yaml', 'sit.yaml'],
+    code: 3,
+    says: /^error: sit\.yaml does not exist\nhint: did you mean site\.yaml\?$/m,
+  },
+  {
+    name: 'dm expand -f with a typo in a values file under a directory',
+    files: { 'config.yaml': 'resources: []\n', 'values/prod.yaml': 'a: 1\n' },
+    args: ['expand', 'config.yaml', '-f', 'values/prd.yaml'],
+    code: 3,
+    says: /^error: values\/prd\.yaml does not exist\nhint: did you mean values\/prod\.yaml\?$/m,
+  },
   // Item: completion.
   {
     name: 'dm completion for a shell it has no script for',
