@@ -29,6 +29,8 @@ interface Case {
   files?: Record<string, string | null>;
   /** The config file's content, written before the run. */
   config?: string;
+  /** Environment variables set for the run. */
+  env?: Record<string, string>;
   input?: string;
   code: number;
   /** What the one sentence says. */
@@ -375,6 +377,14 @@ const CASES: Case[] = [
     code: 3,
     says: /^error: values\/prd\.yaml does not exist\nhint: did you mean values\/prod\.yaml\?$/m,
   },
+  // Item: DM_REGISTRY_URL is checked as --registry-url is.
+  {
+    name: 'DM_REGISTRY_URL without a scheme',
+    env: { DM_REGISTRY_URL: 'localhost:8080' },
+    args: ['search', 'redis'],
+    code: 2,
+    says: /^error: DM_REGISTRY_URL 'localhost:8080' is not an http\(s\) URL\nhint: for example DM_REGISTRY_URL=http:\/\/localhost:8080$/m,
+  },
   // Item: completion.
   {
     name: 'dm completion for a shell it has no script for',
@@ -426,7 +436,7 @@ describe('the corpus of bad inputs', () => {
     it(c.name, async () => {
       let ok = false;
       try {
-        const env = await isolatedEnv();
+        const env = { ...(await isolatedEnv()), ...c.env };
         const dir = await mkdtemp(join(tmpdir(), 'dm-bad-input-'));
         for (const [path, content] of Object.entries(c.files ?? {})) {
           mkdirSync(dirname(join(dir, path)), { recursive: true });

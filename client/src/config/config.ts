@@ -326,6 +326,14 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
     options.onBrokenFile(error);
   }
   checkKubeconfigFlag(flags.kubeconfig);
+  // DM_REGISTRY_URL is --registry-url's other spelling: the same check (the flag's is the CLI's).
+  const envUrl = env.DM_REGISTRY_URL;
+  if (flags.registryUrl === undefined && envUrl !== undefined && envUrl !== '' && !isHttpUrl(envUrl)) {
+    throw new DmError('INVALID_FLAG_VALUE', `DM_REGISTRY_URL '${envUrl}' is not an http(s) URL`, {
+      category: 'usage',
+      hint: 'for example DM_REGISTRY_URL=http://localhost:8080',
+    });
+  }
   // Every value of `file` passed validateConfigFile: nothing below can fail because of the file.
   const output =
     flags.output !== undefined
@@ -334,7 +342,7 @@ export function loadConfig(options: LoadConfigOptions = {}): DmConfig {
   return {
     oci: { plainHttp: flags.plainHttp ?? false, authFiles: authFiles(env) },
     registry: flags.registry ?? env.DM_REGISTRY ?? file.registry,
-    registryUrl: flags.registryUrl ?? env.DM_REGISTRY_URL ?? file.registryUrl,
+    registryUrl: flags.registryUrl ?? (env.DM_REGISTRY_URL || undefined) ?? file.registryUrl,
     githubToken: env.GITHUB_TOKEN || undefined,
     registryToken: env.DM_REGISTRY_TOKEN || undefined,
     managerUrl: flags.managerUrl ?? file.managerUrl,
