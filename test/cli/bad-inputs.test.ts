@@ -385,6 +385,20 @@ const CASES: Case[] = [
     code: 2,
     says: /^error: DM_REGISTRY_URL 'localhost:8080' is not an http\(s\) URL\nhint: for example DM_REGISTRY_URL=http:\/\/localhost:8080$/m,
   },
+  // Item: a file where a directory is needed is a usage error (exit 2), as a directory where a file is.
+  {
+    name: 'dm lint of a file',
+    files: { 'config.yaml': 'resources: []\n' },
+    args: ['lint', 'config.yaml'],
+    code: 2,
+    says: /^error: 'config\.yaml' is not a directory\nhint: give the root directory of a registry/m,
+  },
+  {
+    name: '--registry-dir naming a file',
+    args: ['resolve', 'redis:v1.0', '--registry-dir', join(fixtures, 'redis', 'v1.1', 'redis.jinja')],
+    code: 2,
+    says: /redis\.jinja' is not a directory/,
+  },
   // Item: completion.
   {
     name: 'dm completion for a shell it has no script for',

@@ -55,7 +55,7 @@ export async function assertDirectory(dir: string): Promise<void> {
   }
   if (!stats.isDirectory()) {
     throw new DmError('NOT_A_DIRECTORY', `'${dir}' is not a directory`, {
-      category: 'invalid-input',
+      category: 'usage',
       details: { path: dir },
       hint: 'give the root directory of a registry (it holds template directories, and maybe registry.yaml)',
     });
