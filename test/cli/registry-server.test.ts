@@ -100,6 +100,24 @@ for (const dialect of DIALECTS)
       assert.ok(JSON.parse(v.stdout).versions.includes('v1.0.3'));
     });
 
+    it('--registry-url with the API path copied from a curl line: the hint names the server address', async () => {
+      const env = await isolatedEnv();
+      const base = server.url.replace(/\/+$/, '');
+      for (const args of [
+        ['search', 'redis'],
+        ['resolve', `${NAME}/redis:v1.0`],
+      ]) {
+        const r = await runDm([...args, '--registry-url', `${base}/api/v1`], { env });
+        assert.equal(r.code, 3, `${args.join(' ')}: ${r.stderr}`);
+        assert.match(
+          r.stderr,
+          new RegExp(
+            `\nhint: --registry-url is the server's address, without /api/v1: --registry-url ${base}\n?$`,
+          ),
+        );
+      }
+    });
+
     it('dm search shows the description in DESCRIPTION; dm versions marks the latest and pre-releases', async () => {
       const env = await isolatedEnv();
       const json = await runDm(['search', 'redis', '--registry-url', server.url, '-o', 'json'], { env });

@@ -96,11 +96,32 @@ export async function registryFailure(
   } catch {
     return notARegistry(base, 'JSON that does not parse');
   }
+  const answer = error !== null && typeof error === 'object' ? (error as Record<string, unknown>) : undefined;
   return relayedError(
     response.status,
-    error !== null && typeof error === 'object' ? (error as Record<string, unknown>) : undefined,
+    withApiPathHint(answer, response.status, base),
     (message) => `${what}: ${message}`,
   );
+}
+
+/**
+ * A 404 from a base URL that ends in the API path (`http://host:8080/api/v1`, copied from a curl
+ * line): the hint names the server's own address, which --registry-url wants.
+ */
+function withApiPathHint(
+  answer: Record<string, unknown> | undefined,
+  status: number,
+  base: string,
+): Record<string, unknown> | undefined {
+  if (status !== 404) return answer;
+  const url = new URL(base);
+  const api = /\/api\/v\d+\/*$/.exec(url.pathname)?.[0];
+  if (!api) return answer;
+  const server = `${url.origin}${url.pathname.slice(0, url.pathname.length - api.length)}`;
+  return {
+    ...answer,
+    hint: `--registry-url is the server's address, without ${api.replace(/\/+$/, '')}: --registry-url ${server}`,
+  };
 }
 
 /** REGISTRY_UNREACHABLE for a request that got no answer, with the reason in plain words. */
