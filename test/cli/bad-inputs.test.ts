@@ -364,6 +364,13 @@ const CASES: Case[] = [
     says: /^error: 'confg\.yaml' is neither a file nor a template reference\nhint: did you mean config\.yaml\?$/m,
   },
   {
+    name: 'dm install of a configuration whose name has a typo',
+    files: { 'config.yaml': 'resources: []\n' },
+    args: ['install', 'confg.yaml'],
+    code: 3,
+    says: /^error: configuration .*confg\.yaml does not exist\nhint: did you mean .*config\.yaml\?$/m,
+  },
+  {
     name: 'dm merge of a file whose name has a typo',
     files: { 'base.yaml': 'a: 1\n', 'site.yaml': 'b: 2\n' },
     args: ['merge', 'base.yaml', 'sit.yaml'],

@@ -200,6 +200,7 @@ async function readConfiguration(path: string): Promise<{ doc: unknown; text: st
     if (error instanceof DmError && error.code === 'FILE_NOT_FOUND') {
       throw new DmError('CONFIG_NOT_FOUND', `configuration ${path} does not exist`, {
         category: 'not-found',
+        ...(error.hint ? { hint: error.hint } : {}), // did you mean the file beside it
       });
     }
     throw error;
