@@ -78,6 +78,14 @@ export function referenceMissingV(type: string): string | undefined {
   return m ? `${m[1]}:${m[2]}v${m[3]}` : undefined;
 }
 
+/** What expansion and dm install say about such a type (`referenceMissingV`), or undefined. */
+export function missingVWarning(type: string, name: unknown): string | undefined {
+  const meant = referenceMissingV(type);
+  return meant === undefined
+    ? undefined
+    : `type '${type}'${typeof name === 'string' ? ` of '${name}'` : ''} looks like a template reference, but its version lacks the 'v' (${meant}?); treated as a primitive`;
+}
+
 /** The one-resource configuration DM builds for `dm expand|deploy <template or reference>`. */
 export function oneResourceConfiguration(name: string, type: string): string {
   return `resources:\n- name: ${JSON.stringify(name)}\n  type: ${JSON.stringify(type)}\n`;

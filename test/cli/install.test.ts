@@ -122,6 +122,18 @@ describe('dm resolve / install / update / outdated / pull against a registry dir
     assert.match(text.stdout, /is up to date; 0 files fetched, 5 already cached$/m);
   });
 
+  it('dm install warns about a type that is a reference but for the v of its version (not locked)', async () => {
+    const env = await isolatedEnv();
+    const dir = await project('resources:\n- name: cache\n  type: github.com/acme/templates/redis:1.0\n');
+    const r = await runDm(['install', '--registry-dir', registry], { env, cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^no references$/m);
+    assert.equal(
+      r.stderr,
+      `warning: ${join(dir, 'config.yaml')}: type 'github.com/acme/templates/redis:1.0' of 'cache' looks like a template reference, but its version lacks the 'v' (github.com/acme/templates/redis:v1.0?); treated as a primitive\n`,
+    );
+  });
+
   it('a locked version stays locked until dm update floats it; dm outdated shows both', async () => {
     const reg = await makeRegistry();
     const env = await isolatedEnv();

@@ -11,9 +11,9 @@ import { parseYaml } from '../document/yaml.js';
 import { DmError } from '../error.js';
 import {
   isTemplateReferenceType,
+  missingVWarning,
   oneResourceConfiguration,
   readTextFile,
-  referenceMissingV,
 } from '../input.js';
 import { nearest } from '../nearest.js';
 import { cloneData, plainFloatsInPlace } from '../python/values.js';
@@ -365,13 +365,8 @@ class Expander {
           message: `${frame.file}: type '${resource.type}' of '${resource.name}' looks like a template but is neither imported nor present; treated as a primitive`,
         });
       } else {
-        const meant = referenceMissingV(resource.type);
-        if (meant) {
-          warnings.push({
-            code: 'INVALID_VERSION',
-            message: `${frame.file}: type '${resource.type}' of '${resource.name}' looks like a template reference, but its version lacks the 'v' (${meant}?); treated as a primitive`,
-          });
-        }
+        const said = missingVWarning(resource.type, resource.name);
+        if (said) warnings.push({ code: 'INVALID_VERSION', message: `${frame.file}: ${said}` });
       }
       return { layout: [{ name: resource.name, type: resource.type }], primitives: [resource], warnings };
     }

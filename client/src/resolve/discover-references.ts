@@ -7,6 +7,7 @@
  */
 import { isMapping } from '../data.js';
 import { DmError } from '../error.js';
+import { missingVWarning } from '../input.js';
 import {
   DEFAULT_HOST,
   type DefaultRegistry,
@@ -31,14 +32,24 @@ function asReference(value: unknown, defaultRegistry: DefaultRegistry | undefine
 }
 
 /** References in a parsed configuration or schema: `imports[].path`, `resources[].type`, recursively in `resources`. */
-export function referencesInDocument(doc: unknown, defaultRegistry: DefaultRegistry | undefined): string[] {
+export function referencesInDocument(
+  doc: unknown,
+  defaultRegistry: DefaultRegistry | undefined,
+  /** Told about types that are references but for the `v` of their version (input.ts). */
+  onWarning?: (message: string) => void,
+): string[] {
   const found = new Set<string>();
   const visitResources = (resources: unknown) => {
     if (!Array.isArray(resources)) return;
     for (const r of resources) {
       if (!r || typeof r !== 'object') continue;
-      const ref = asReference((r as Record<string, unknown>).type, defaultRegistry);
+      const { type, name } = r as Record<string, unknown>;
+      const ref = asReference(type, defaultRegistry);
       if (ref) found.add(ref);
+      else if (onWarning && typeof type === 'string') {
+        const said = missingVWarning(type, name);
+        if (said) onWarning(said);
+      }
       visitResources((r as Record<string, unknown>).resources);
     }
   };

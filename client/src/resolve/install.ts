@@ -209,8 +209,12 @@ async function readConfiguration(path: string): Promise<{ doc: unknown; text: st
 }
 
 /** Step 2: what the configuration names without rendering — registry references and plain URLs. */
-function referencesOfConfiguration(doc: unknown, defaultRegistry: DefaultRegistry | undefined): string[] {
-  return [...referencesInDocument(doc, defaultRegistry), ...urlsInDocument(doc)];
+function referencesOfConfiguration(
+  doc: unknown,
+  defaultRegistry: DefaultRegistry | undefined,
+  onWarning?: (message: string) => void,
+): string[] {
+  return [...referencesInDocument(doc, defaultRegistry, onWarning), ...urlsInDocument(doc)];
 }
 
 interface Resolved {
@@ -460,7 +464,8 @@ export async function install(configPath: string, options: InstallOptions): Prom
     'discover',
     async () => {
       const read = await readConfiguration(path);
-      return { ...read, wanted: referencesOfConfiguration(read.doc, setup.defaultRegistry) };
+      const warn = options.warn && ((said: string) => options.warn?.(`${path}: ${said}`));
+      return { ...read, wanted: referencesOfConfiguration(read.doc, setup.defaultRegistry, warn) };
     },
     (r) => `${count(new Set(r.wanted).size, 'reference')} in ${path}`,
   );
