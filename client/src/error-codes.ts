@@ -197,6 +197,10 @@ export const ERROR_CODES = {
     meaning: 'A YAML input is larger than allowed, in bytes or in nodes after aliases are expanded.',
   },
   INVALID_JSON: { category: 'invalid-input', meaning: 'A JSON document or request body cannot be parsed.' },
+  UNKNOWN_FIELD: {
+    category: 'invalid-input',
+    meaning: 'A request body has a field the endpoint does not read (a misspelt one would be ignored).',
+  },
   INVALID_DOCUMENT: {
     category: 'invalid-input',
     meaning: 'A document lacks what it needs (kind, metadata.name, a mapping).',

@@ -289,6 +289,33 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    it('POST /api/v1/registries and /credentials refuse a field they do not know (organization for organisation): 400, nothing added', async () => {
+      const list = async () =>
+        ((await (await req('GET', '/api/v1/registries', admin)).json()) as { registries: unknown[] })
+          .registries.length;
+      const before = await list();
+      for (const [path, body, says] of [
+        [
+          '/api/v1/registries',
+          { source: FIXTURES, name: 'github.com/acme/typo', organization: 'acme' },
+          "unknown field 'organization' (did you mean 'organisation'?)",
+        ],
+        ['/api/v1/registries', { sourc: FIXTURES }, "unknown field 'sourc' (did you mean 'source'?)"],
+        [
+          '/api/v1/credentials/gh',
+          { secret: 's', knd: 'token' },
+          "unknown field 'knd' (did you mean 'kind'?)",
+        ],
+      ] as const) {
+        const r = await req('POST', path, admin, body);
+        assert.equal(r.status, 400, `${path} ${JSON.stringify(body)}`);
+        const error = ((await r.json()) as { error: { code: string; message: string } }).error;
+        assert.equal(error.code, 'UNKNOWN_FIELD');
+        assert.ok(error.message.startsWith(says), error.message);
+      }
+      assert.equal(await list(), before, 'no registry added');
+    });
+
     it('POST /api/v1/registries names a directory by the name: of its registry.yaml, as dm-registry index and dm --registry-dir do', async () => {
       const dir = tempDir('dm-named-dir-');
       cpSync(join(FIXTURES, 'redis'), join(dir, 'redis'), { recursive: true });

@@ -7,6 +7,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { LRUCache } from 'lru-cache';
 import { DmError } from '../../../client/src/error.js';
+import { nearest } from '../../../client/src/nearest.js';
 import type { AddRegistryInput } from '../service.js';
 import { commitShown } from '../source/directory.js';
 import type { DeliveryCandidate } from '../webhook/check-delivery.js';
@@ -36,6 +37,34 @@ function optionalString(body: Record<string, unknown>, key: string): string | un
   return value;
 }
 
+/**
+ * Refuses a field the endpoint does not read: a misspelt one (`organization` for `organisation`)
+ * would otherwise be dropped, and the request do something else than asked (a public registry).
+ */
+function onlyFields(body: Record<string, unknown>, known: readonly string[]): void {
+  for (const key of Object.keys(body)) {
+    if (known.includes(key)) continue;
+    const near = nearest(key, known);
+    throw new DmError(
+      'UNKNOWN_FIELD',
+      `unknown field '${key}'${near ? ` (did you mean '${near}'?)` : ''}; this request takes ${known.join(', ')}`,
+      { details: { field: key } },
+    );
+  }
+}
+
+const REGISTRY_FIELDS = [
+  'source',
+  'name',
+  'branch',
+  'path',
+  'interval',
+  'visibility',
+  'organisation',
+  'credential',
+  'webhookSecret',
+] as const;
+
 export function writeRoutes(options: {
   maxBodyBytes: number;
   maxWebhookBytes: number;
@@ -47,6 +76,7 @@ export function writeRoutes(options: {
   app.post('/registries', limit, async (c) => {
     requireAdmin(await accessOf(c));
     const body = await jsonBody(c);
+    onlyFields(body, REGISTRY_FIELDS);
     const service = c.get('service');
     const interval = body.interval;
     if (interval !== undefined && interval !== null && typeof interval !== 'number') {
@@ -96,6 +126,7 @@ export function writeRoutes(options: {
   app.post('/credentials/:name', limit, async (c) => {
     requireAdmin(await accessOf(c));
     const body = await jsonBody(c);
+    onlyFields(body, ['secret', 'kind']);
     const secret = optionalString(body, 'secret');
     if (!secret) throw new DmError('INVALID_JSON', 'secret is required', { category: 'invalid-input' });
     await c
