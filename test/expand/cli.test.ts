@@ -82,6 +82,21 @@ describe('dm expand', () => {
     );
   });
 
+  it('dm expand warns about a resource key DM does not read (propeties:), and expands as DM did', async () => {
+    const dir = fixture({
+      'config.yaml':
+        'resources:\n- name: rs\n  type: rs.jinja\n  propeties: {replicas: 3}\n  metadata: {dependsOn: []}\n',
+      'rs.jinja': RS,
+    });
+    const r = await runDm(['expand', 'config.yaml', '-o', 'json'], { env: await isolatedEnv(), cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      r.stderr,
+      "warning: config.yaml: unknown key 'propeties' in resource 'rs' (did you mean 'properties'?); ignored (a resource has name, type, properties, metadata, accessControl)\n",
+    );
+    assert.equal(JSON.parse(r.stdout).config.resources[0].properties.replicas, null);
+  });
+
   it('dm expand of a template file expands it as a one-resource configuration', async () => {
     const dir = fixture({ 'rs.jinja': RS });
     const result = await runDm(

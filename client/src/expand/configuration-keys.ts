@@ -24,3 +24,20 @@ export function checkConfigurationKeys(doc: Record<string, unknown>, where: stri
     { details: { file: where, key: unknown } },
   );
 }
+
+/** The keys of a resource DM reads: `metadata` holds `dependsOn`, `accessControl` an IAM policy. */
+export const RESOURCE_KEYS = ['name', 'type', 'properties', 'metadata', 'accessControl'] as const;
+
+/**
+ * Warnings for the keys of a resource DM does not read (`propeties:` for `properties:`): ignored, as
+ * DM ignored them, but said, since the resource then expands with its defaults.
+ */
+export function unknownResourceKeys(resource: Record<string, unknown>, label: string): string[] {
+  const known: readonly string[] = RESOURCE_KEYS;
+  return Object.keys(resource)
+    .filter((k) => !known.includes(k))
+    .map((k) => {
+      const guess = nearest(k, known);
+      return `unknown key '${k}' in resource ${label}${guess ? ` (did you mean '${guess}'?)` : ''}; ignored (a resource has ${known.join(', ')})`;
+    });
+}

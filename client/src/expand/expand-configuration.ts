@@ -17,7 +17,7 @@ import {
 } from '../input.js';
 import { nearest } from '../nearest.js';
 import { cloneData, plainFloatsInPlace } from '../python/values.js';
-import { checkConfigurationKeys } from './configuration-keys.js';
+import { checkConfigurationKeys, unknownResourceKeys } from './configuration-keys.js';
 import {
   chainTemplateSources,
   type ImportEntry,
@@ -324,6 +324,12 @@ class Expander {
    */
   async expandList(list: unknown[], frame: Frame, overrides?: Record<string, unknown>): Promise<Expanded> {
     const resources = this.checkResources(list, frame);
+    const keyWarnings: Warning[] = resources.flatMap((r) =>
+      unknownResourceKeys(r as unknown as Record<string, unknown>, `'${r.name}'`).map((said) => ({
+        code: 'UNKNOWN_RESOURCE_KEY',
+        message: `${frame.file}: ${said}`,
+      })),
+    );
     // A window of siblings in flight keeps the rendering processes busy without holding every
     // sibling's request, answer and properties in memory at once (less garbage collection).
     const settled: PromiseSettledResult<Expanded>[] = new Array(resources.length);
@@ -339,7 +345,7 @@ class Expander {
       }
     };
     await Promise.all(Array.from({ length: Math.min(SIBLINGS_IN_FLIGHT, resources.length) }, lane));
-    const out: Expanded = { layout: [], primitives: [], warnings: [] };
+    const out: Expanded = { layout: [], primitives: [], warnings: keyWarnings };
     for (const s of settled) {
       if (s.status === 'rejected') throw s.reason;
       out.layout.push(s.value.layout[0]!);
