@@ -8,11 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { dmBin, isolatedEnv, runDm, runProcess } from '../support/run-cli.js';
 
@@ -24,13 +24,30 @@ interface Status {
 }
 
 const started: number[] = [];
+const caches: string[] = [];
 after(() => {
+  // The agents of this file's tests, also those a run started as it exited (after a stuck agent
+  // was ended, say): each is named by the pid file beside its socket.
+  for (const cache of caches) {
+    const dir = join(cache, 'dm', 'agent');
+    for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+      if (!name.endsWith('.pid')) continue;
+      started.push(Number(readFileSync(join(dir, name), 'utf8')));
+    }
+  }
   for (const pid of started) {
     try {
       process.kill(-pid, 'SIGKILL');
     } catch {}
   }
 });
+
+/** An isolated environment (run-cli.ts) whose agents are ended when this file's tests are done. */
+async function agentEnv(): Promise<Record<string, string>> {
+  const env = await isolatedEnv();
+  caches.push(env.XDG_CACHE_HOME as string);
+  return env;
+}
 
 async function status(env: Record<string, string>): Promise<Status> {
   const run = await runDm(['agent', 'status', '-o', 'json'], { env });
@@ -107,7 +124,7 @@ async function project(): Promise<string> {
 
 describe('the expansion agent', () => {
   it('serves dm expand with the same output, errors and exit codes as the command’s own process', async () => {
-    const env = await isolatedEnv();
+    const env = await agentEnv();
     const dir = await project();
     const configFile = join(env.HOME as string, 'dm-config.yaml');
     writeFileSync(configFile, 'output: json\n');
@@ -177,7 +194,7 @@ describe('the expansion agent', () => {
   });
 
   it('stops when asked, and after its idle time', async () => {
-    const env = await isolatedEnv();
+    const env = await agentEnv();
     const dir = await project();
     const pid = await startAgent({ ...env }, dir, ['expand', 'config.yaml']);
     const stop = await runDm(['agent', 'stop'], { env });
@@ -198,7 +215,7 @@ describe('the expansion agent', () => {
   });
 
   it('ends the run, its rendering processes and itself when the client leaves mid-run', async () => {
-    const env = await isolatedEnv();
+    const env = await agentEnv();
     const dir = await project();
     writeFileSync(
       join(dir, 'spin.jinja'),
@@ -231,7 +248,7 @@ describe('the expansion agent', () => {
   });
 
   it('a stuck agent is ended, and the run goes on in its own process', async () => {
-    const env = await isolatedEnv();
+    const env = await agentEnv();
     const dir = await project();
     const own = await runDm(['expand', 'config.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'off' } });
     const pid = await startAgent(env, dir, ['expand', 'config.yaml']);
@@ -244,7 +261,7 @@ describe('the expansion agent', () => {
   });
 
   it('is neither used nor started from a directory others may enter, nor where CI is set', async () => {
-    const env = await isolatedEnv();
+    const env = await agentEnv();
     const dir = await project();
     const own = await runDm(['expand', 'config.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'off' } });
     // CI set: the command runs in its own process and starts no agent.
@@ -260,9 +277,31 @@ describe('the expansion agent', () => {
       const open = await runDm(['expand', 'config.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'on' } });
       assert.deepEqual(open, own);
     }
-    // Long enough for an agent started by the runs to have listened, on a busy machine.
-    await new Promise((r) => setTimeout(r, 3000));
     assert.deepEqual(readdirSync(agentDir), []);
     assert.deepEqual(await status(env), { running: false });
+    // An agent started there anyway (as a client starts one: agent-client.ts, startAgent) will
+    // not listen in a directory others may enter: it ends, leaving nothing behind.
+    const agent = spawn(
+      process.execPath,
+      [join(dirname(dmBin), '..', 'dist', 'bundle', 'cli', 'agent.js'), join(agentDir, 'x.sock')],
+      {
+        env,
+        stdio: 'ignore',
+      },
+    );
+    started.push(agent.pid as number);
+    const code = await until('the agent in an open directory to end', async () =>
+      agent.exitCode === null ? undefined : agent.exitCode,
+    );
+    assert.equal(code, 0);
+    assert.deepEqual(readdirSync(agentDir), []);
+    // The same runs start one once the directory is the user's alone: the mode was the reason.
+    chmodSync(agentDir, 0o700);
+    const pid = await startAgent(env, dir, ['expand', 'config.yaml']);
+    const served = await runDm(['expand', 'config.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'on' } });
+    assert.deepEqual(served, own);
+    assert.equal((await status(env)).served, 1);
+    assert.equal((await runDm(['agent', 'stop'], { env })).code, 0);
+    await until('the agent to stop', async () => (alive(pid) ? undefined : true));
   });
 });

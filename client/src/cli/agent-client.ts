@@ -8,10 +8,11 @@
  * (AgentFrame) until it closes the connection.
  */
 import { spawn } from 'node:child_process';
-import { lstatSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stopQuietlyWhenPipeCloses } from './closed-pipe.js';
 
 export const AGENT_PROTOCOL = 1;
 
@@ -219,14 +220,8 @@ export function talkToAgent(
 export async function runThroughAgent(args: string[], cacheDir: string): Promise<number | undefined> {
   const socket = agentSocket(cacheDir);
   if (socket === undefined) return undefined;
-  // A reader that stops early (`dm expand … | head`) closes the pipe: stop quietly, as the
-  // command's own process does (cli/main.ts); the agent then ends the run.
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE') throw error;
-      process.exit(process.exitCode ?? 0);
-    });
-  }
+  // The agent ends the run when this process goes (closed-pipe.ts).
+  stopQuietlyWhenPipeCloses();
   let code: number | undefined;
   let printed = false;
   let alive = false;
@@ -263,7 +258,11 @@ export async function runThroughAgent(args: string[], cacheDir: string): Promise
     process.stderr.write('dm: the expansion agent stopped during the run; run the command again\n');
     return 1;
   }
-  if (!answered && !alive) process.once('exit', () => startAgent(socket));
+  // None to talk to: one is started, unless its directory is open to others (it would not listen
+  // there: agent.ts).
+  if (!answered && !alive && (!existsSync(socketDir(socket)) || privateDirectory(socketDir(socket)))) {
+    process.once('exit', () => startAgent(socket));
+  }
   return undefined;
 }
 
