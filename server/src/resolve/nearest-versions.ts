@@ -58,18 +58,26 @@ export class NearestVersionsFinder {
   }
 
   add(names: readonly string[]): void {
+    const target = this.target;
+    // What the request may float to: its MAJOR.MINOR, not below it (pickVersion decides).
+    const floatable: string[] = [];
     for (const name of names) {
       const v = tryParseVersion(name);
       if (!v) continue;
       this.total++;
-      if (this.target && compareVersions(v, this.target) > 0) keep(this.newer, v, NEAREST_VERSIONS, 'oldest');
+      const c = target ? compareVersions(v, target) : 0;
+      if (c > 0) keep(this.newer, v, NEAREST_VERSIONS, 'oldest');
       else keep(this.older, v, NEAREST_VERSIONS, 'newest');
+      if (target && c >= 0 && v.major === target.major && v.minor === target.minor) floatable.push(name);
     }
-    if (!this.target || names.length === 0) return;
+    if (floatable.length === 0) return;
     // The float's pick is the best of its matches in one total order: the best of the step's and
     // the best before it.
     try {
-      this.pick = pickVersion(this.pick === undefined ? names : [this.pick, ...names], this.requested!);
+      this.pick = pickVersion(
+        this.pick === undefined ? floatable : [this.pick, ...floatable],
+        this.requested!,
+      );
     } catch {
       // Nothing it floats to yet.
     }
@@ -104,6 +112,8 @@ export async function nearestStored(
   const finder = new NearestVersionsFinder(requested);
   let after = '';
   for (;;) {
+    // A turn of the event loop between steps (SQLite's reads answer without one).
+    if (after !== '') await nextTurn();
     const names = await reads.versionNamesAfter(
       template.registryId,
       template.collection,
