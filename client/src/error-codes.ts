@@ -447,6 +447,11 @@ export const ERROR_CODES = {
     meaning: 'The Python interpreter for Python templates cannot be started.',
   },
   SANDBOX_FAILED: { category: 'error', meaning: 'The template renderer process failed.' },
+  AGENT_UNAVAILABLE: {
+    category: ['error', 'usage'],
+    meaning:
+      '`dm agent start` cannot start the expansion agent (turned off, its directory not private, or it did not start).',
+  },
   PYTHON_ISOLATION_UNAVAILABLE: {
     category: 'blocked',
     meaning: "A registry's Python template needs namespaces, which this machine refused.",

@@ -123,7 +123,7 @@ async function project(): Promise<string> {
 }
 
 describe('the expansion agent', () => {
-  it('serves dm expand with the same output, errors and exit codes as the command’s own process', async () => {
+  it('serves dm expand and dm template render with the same output, errors and exit codes as the command’s own process', async () => {
     const env = await agentEnv();
     const dir = await project();
     const configFile = join(env.HOME as string, 'dm-config.yaml');
@@ -144,6 +144,9 @@ describe('the expansion agent', () => {
       { args: ['expand', '--help'], cwd: dir },
       { args: ['expand', 'sub/config.yaml', '-o', 'yaml'], cwd: dir },
       { args: ['expand', 'big.yaml', '-o', 'json'], cwd: dir },
+      { args: ['template', 'render', 'web.jinja', '--properties', 'port=81'], cwd: dir },
+      { args: ['template', 'render', 'gen.py', '--properties', 'n=3', '-o', 'json'], cwd: dir },
+      { args: ['template', 'render', 'web.jinja', '--context', 'missing.yaml'], cwd: dir },
     ];
     const before = (await status(env)).served ?? 0;
     for (const run of runs) {
@@ -258,6 +261,49 @@ describe('the expansion agent', () => {
     const run = await runDm(['expand', 'config.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'on' } });
     assert.deepEqual(run, own);
     await until('the stuck agent to be gone', async () => (alive(pid) ? undefined : true));
+  });
+
+  it('dm agent start: an agent ready before the first run, which serves it where CI is set too', async () => {
+    const env = await agentEnv();
+    const dir = await project();
+    const own = await runDm(['expand', 'config.yaml'], { cwd: dir, env: { ...env, DM_AGENT: 'off' } });
+    const ci = { ...env, CI: 'true', DM_AGENT: '' };
+    // Turned off: refused as a usage error, nothing started.
+    const off = await runDm(['agent', 'start'], { env: { ...env, DM_AGENT: 'off' } });
+    assert.equal(off.code, 2, off.stderr);
+    assert.match(off.stderr, /DM_AGENT is off here/);
+    assert.deepEqual(await status(env), { running: false });
+    // Started where CI is set (a `dm expand` there starts none itself), ready when it returns.
+    const start = await runDm(['agent', 'start', '-o', 'json'], { env: ci });
+    assert.equal(start.code, 0, start.stderr);
+    const started = JSON.parse(start.stdout) as Status & { started: boolean };
+    assert.equal(started.started, true);
+    assert.equal(started.busy, false);
+    assert.ok(Number.isInteger(started.pid) && (started.pid as number) > 0, start.stdout);
+    const now = await status(env);
+    assert.equal(now.pid, started.pid);
+    assert.equal(now.served, 0);
+    // The first run is served.
+    const served = await runDm(['expand', 'config.yaml'], { cwd: dir, env: ci });
+    assert.deepEqual(served, own);
+    assert.equal((await status(env)).served, 1);
+    // Again: the same agent.
+    const again = await runDm(['agent', 'start'], { env: ci });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, new RegExp(`^already running: pid ${started.pid};`));
+    assert.equal((await runDm(['agent', 'stop'], { env })).code, 0);
+    await until('the agent to stop', async () => (alive(started.pid as number) ? undefined : true));
+    // Its directory open to others: one sentence, exit 1, nothing started.
+    const agentDir = join(env.XDG_CACHE_HOME as string, 'dm', 'agent');
+    chmodSync(agentDir, 0o755);
+    const open = await runDm(['agent', 'start'], { env: { ...env, DM_AGENT: 'on' } });
+    assert.equal(open.code, 1, open.stderr);
+    assert.match(
+      open.stderr,
+      /^error: the agent's directory .* is not yours alone .*: dm starts no agent there\n/,
+    );
+    assert.doesNotMatch(open.stderr, /\n\s+at /);
+    assert.deepEqual(readdirSync(agentDir), []);
   });
 
   it('is neither used nor started from a directory others may enter, nor where CI is set', async () => {

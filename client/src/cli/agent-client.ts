@@ -7,7 +7,7 @@
  * The wire: one line of JSON from the client (AgentRequest), then lines of JSON from the agent
  * (AgentFrame) until it closes the connection.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -63,16 +63,35 @@ export interface AgentStatus {
   idleSeconds: number;
 }
 
+const ON = ['on', '1', 'true', 'yes'];
+const OFF = ['off', '0', 'false', 'no'];
+
+function agentSetting(env: NodeJS.ProcessEnv): string {
+  return (env.DM_AGENT ?? '').trim().toLowerCase();
+}
+
+/** Whether no agent is used at all here: `DM_AGENT=off`, or a system without one (Windows). */
+export function agentTurnedOff(env: NodeJS.ProcessEnv): boolean {
+  if (process.platform === 'win32' || typeof process.getuid !== 'function') return true;
+  return OFF.includes(agentSetting(env));
+}
+
 /** Whether the agent may serve `dm <args>` in this environment (docs/client.md, "The expansion agent"). */
 export function agentWanted(args: readonly string[], env: NodeJS.ProcessEnv): boolean {
-  if (process.platform === 'win32' || typeof process.getuid !== 'function') return false;
-  const setting = (env.DM_AGENT ?? '').trim().toLowerCase();
-  if (['off', '0', 'false', 'no'].includes(setting)) return false;
-  // As build tools with a daemon do: not in CI (one-off machines gain nothing), unless asked.
-  if (env.CI && !['on', '1', 'true', 'yes'].includes(setting)) return false;
-  if (args[0] !== 'expand') return false;
+  if (agentTurnedOff(env)) return false;
+  // The commands that render templates (in fresh rendering processes, as their own process would).
+  if (args[0] !== 'expand' && !(args[0] === 'template' && args[1] === 'render')) return false;
   // Standard input is read by the process the user started.
   return !args.includes('-');
+}
+
+/**
+ * Whether a `dm expand` that finds no agent starts one. Not where CI is set, unless DM_AGENT=on
+ * (as build tools with a daemon do: a one-off machine gains nothing); an agent started there by
+ * `dm agent start` serves the runs after it.
+ */
+export function agentStartsItself(env: NodeJS.ProcessEnv): boolean {
+  return !env.CI || ON.includes(agentSetting(env));
 }
 
 /** The agent's entry in dm's bundle (agent.js beside this module; scripts/bundle.mjs). */
@@ -149,7 +168,7 @@ export function privateDirectory(dir: string): boolean {
   }
 }
 
-function socketDir(socket: string): string {
+export function socketDir(socket: string): string {
   return socket.slice(0, socket.lastIndexOf('/'));
 }
 
@@ -217,7 +236,11 @@ export function talkToAgent(
  * before it printed anything), and the caller runs it. With no agent to talk to, one is started
  * when this process exits (it loads while nothing else of this run needs the machine).
  */
-export async function runThroughAgent(args: string[], cacheDir: string): Promise<number | undefined> {
+export async function runThroughAgent(
+  args: string[],
+  cacheDir: string,
+  start = agentStartsItself(process.env),
+): Promise<number | undefined> {
   const socket = agentSocket(cacheDir);
   if (socket === undefined) return undefined;
   // The agent ends the run when this process goes (closed-pipe.ts).
@@ -260,7 +283,12 @@ export async function runThroughAgent(args: string[], cacheDir: string): Promise
   }
   // None to talk to: one is started, unless its directory is open to others (it would not listen
   // there: agent.ts).
-  if (!answered && !alive && (!existsSync(socketDir(socket)) || privateDirectory(socketDir(socket)))) {
+  if (
+    start &&
+    !answered &&
+    !alive &&
+    (!existsSync(socketDir(socket)) || privateDirectory(socketDir(socket)))
+  ) {
     process.once('exit', () => startAgent(socket));
   }
   return undefined;
@@ -279,14 +307,22 @@ function endStuckAgent(socket: string): void {
   } catch {}
 }
 
-/** Starts an agent listening on `socket`, detached: it outlives this process (agent.ts). */
-export function startAgent(socket: string, entry = agentEntry()): void {
+/**
+ * Starts an agent listening on `socket`, detached: it outlives this process (agent.ts). Returns
+ * its process, unreferenced (undefined when it could not be started).
+ */
+export function startAgent(socket: string, entry = agentEntry()): ChildProcess | undefined {
   try {
     // The client's Node flags and environment (which keyed the socket: agentSocket).
-    spawn(process.execPath, [...process.execArgv, entry, socket], {
+    const child = spawn(process.execPath, [...process.execArgv, entry, socket], {
       detached: true,
       stdio: 'ignore',
       cwd: '/',
-    }).unref();
-  } catch {}
+    });
+    child.on('error', () => {});
+    child.unref();
+    return child;
+  } catch {
+    return undefined;
+  }
 }
