@@ -21,15 +21,16 @@ if (process.argv.length === 3 && process.argv[2] === '--version') {
   // The CLI runs from its bundle (scripts/bundle.mjs; docs/client.md, "The CLI bundle").
   // `dm expand` starts its rendering processes before the CLI loads (client/src/cli/prestart.ts),
   // the Jinja renderer from its snapshot in the cache directory (docs/expansion.md, "Speed").
-  // `dm expand` is served by the user's expansion agent when one runs (docs/client.md, "The
-  // expansion agent"); else it runs here, and the agent is started for the next run.
+  // `dm expand` and `dm template render` are served by the user's expansion agent when one runs
+  // (docs/client.md, "The expansion agent"); else they run here, and the agent is started for the
+  // next run.
   let served;
-  if (process.argv[2] === 'expand') {
+  if (process.argv[2] === 'expand' || process.argv[2] === 'template') {
     const { agentWanted, runThroughAgent } = await import('../dist/bundle/cli/agent-client.js');
     if (agentWanted(process.argv.slice(2), process.env)) {
       served = await runThroughAgent(process.argv.slice(2), cache);
     }
-    if (served === undefined) {
+    if (served === undefined && process.argv[2] === 'expand') {
       const { prestartForExpand } = await import('../dist/bundle/cli/prestart.js');
       prestartForExpand(process.argv.slice(3), cache);
     }

@@ -123,7 +123,7 @@ async function project(): Promise<string> {
 }
 
 describe('the expansion agent', () => {
-  it('serves dm expand with the same output, errors and exit codes as the command’s own process', async () => {
+  it('serves dm expand and dm template render with the same output, errors and exit codes as the command’s own process', async () => {
     const env = await agentEnv();
     const dir = await project();
     const configFile = join(env.HOME as string, 'dm-config.yaml');
@@ -144,6 +144,9 @@ describe('the expansion agent', () => {
       { args: ['expand', '--help'], cwd: dir },
       { args: ['expand', 'sub/config.yaml', '-o', 'yaml'], cwd: dir },
       { args: ['expand', 'big.yaml', '-o', 'json'], cwd: dir },
+      { args: ['template', 'render', 'web.jinja', '--properties', 'port=81'], cwd: dir },
+      { args: ['template', 'render', 'gen.py', '--properties', 'n=3', '-o', 'json'], cwd: dir },
+      { args: ['template', 'render', 'web.jinja', '--context', 'missing.yaml'], cwd: dir },
     ];
     const before = (await status(env)).served ?? 0;
     for (const run of runs) {

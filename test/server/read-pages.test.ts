@@ -8,6 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { nearestVersions } from '../../client/src/reference/index.js';
+import { nearestStored, VERSION_NAMES_STEP } from '../../server/src/resolve/nearest-versions.js';
 import type {
   ReadStore,
   RegistryGeneration,
@@ -38,6 +40,13 @@ function registryDir(): string {
     Array.from({ length: VERSIONS }, (_, i) => `v1.0.${i}`),
   );
 }
+
+/**
+ * Versions of `many` in a registry of its own: more than a step of version strings
+ * (nearest-versions.ts VERSION_NAMES_STEP), where reading every row whole was the 404's cost;
+ * `v1.9.x` sorts after `v1.10.x` as bytes, before it as versions.
+ */
+const LONG = Array.from({ length: 2500 }, (_, i) => `v1.${Math.floor(i / 100)}.${i % 100}`);
 
 /** The byte order of (collection, name), as both databases must give it. */
 const byteOrder = (a: { collection: string; name: string }, b: { collection: string; name: string }) =>
@@ -102,7 +111,17 @@ for (const dialect of DIALECTS)
           : postgresRunner(s.store as PostgresStore),
       );
       countedReads = new CountedReads(counted.runner);
+      const long = await s.service.add({
+        source: listedRegistry([], LONG),
+        name: 'github.com/acme/long',
+        visibility: 'public',
+      });
+      const synced = await s.service.sync(long.id, 'manual');
+      assert.equal(synced.status, 'succeeded', synced.error?.message ?? '');
+      longId = long.id;
     });
+    let longId: number;
+
     after(() => s?.close());
 
     it("pages a registry's templates in byte order, the pages together the whole list", async () => {
@@ -211,6 +230,58 @@ for (const dialect of DIALECTS)
       assert.match(
         text,
         /<p id="did-you-mean">Did you mean <a href="\/templates\/github\.com\/acme\/paged\/t10">/,
+      );
+    });
+    it("a missing version's 404 names the nearest ten and the count from the version strings alone", async () => {
+      // The served reads watched (not replaced): whole version rows must not be read.
+      const served = s.service.data.reads;
+      const whole = served.versions.bind(served);
+      let wholeReads = 0;
+      served.versions = (...args) => {
+        wholeReads++;
+        return whole(...args);
+      };
+      const asked = ['v1.12.150', 'v1.24.1000', 'v0.1', 'v9.0.0', 'v1.9.5-rc.1'];
+      try {
+        for (const version of asked) {
+          const expected = nearestVersions(LONG, version);
+          const api = await s.app.request(`/api/v1/templates/github.com/acme/long/many/versions/${version}`);
+          assert.equal(api.status, 404, version);
+          const body = (await api.json()) as {
+            error: { code: string; details: { available: string[]; versionCount: number; closest?: string } };
+          };
+          assert.equal(body.error.code, 'VERSION_NOT_FOUND');
+          assert.deepEqual(body.error.details.available, expected.versions, version);
+          assert.equal(body.error.details.available.length, 10);
+          assert.equal(body.error.details.versionCount, LONG.length);
+          assert.equal(body.error.details.closest, expected.closest, version);
+          const page = await s.app.request(`/templates/github.com/acme/long/many/versions/${version}`);
+          assert.equal(page.status, 404, version);
+          const text = await page.text();
+          for (const v of expected.versions)
+            assert.ok(
+              text.includes(`href="/templates/github.com/acme/long/many/versions/${v}"`),
+              `${version}: ${v}`,
+            );
+          assert.match(text, new RegExp(`${LONG.length - 10} more|${LONG.length}`), version);
+        }
+      } finally {
+        served.versions = whole;
+      }
+      assert.equal(wholeReads, 0, "a missing version's 404 read every version row whole");
+      // What the store read for it: version strings, a step at a time, no row whole.
+      counted.log.length = 0;
+      const nearest = await nearestStored(
+        countedReads,
+        { registryId: longId, collection: '', name: 'many' },
+        'v1.12.150',
+      );
+      assert.deepEqual(nearest, nearestVersions(LONG, 'v1.12.150'));
+      assert.equal(counted.log.filter((l) => l.sql.includes('"firstSeenAt"')).length, 0);
+      assert.ok(counted.log.every((l) => l.rows <= VERSION_NAMES_STEP));
+      assert.equal(
+        counted.log.reduce((n, l) => n + l.rows, 0),
+        LONG.length,
       );
     });
   });

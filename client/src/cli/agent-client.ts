@@ -79,7 +79,8 @@ export function agentTurnedOff(env: NodeJS.ProcessEnv): boolean {
 /** Whether the agent may serve `dm <args>` in this environment (docs/client.md, "The expansion agent"). */
 export function agentWanted(args: readonly string[], env: NodeJS.ProcessEnv): boolean {
   if (agentTurnedOff(env)) return false;
-  if (args[0] !== 'expand') return false;
+  // The commands that render templates (in fresh rendering processes, as their own process would).
+  if (args[0] !== 'expand' && !(args[0] === 'template' && args[1] === 'render')) return false;
   // Standard input is read by the process the user started.
   return !args.includes('-');
 }

@@ -5,9 +5,10 @@
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DmError } from '../../../client/src/error.js';
-import { formatTemplateName, nearestVersions } from '../../../client/src/reference/index.js';
+import { formatTemplateName } from '../../../client/src/reference/index.js';
 import { batchCacheStatus } from '../mirror/mirror.js';
 import { answerBytes, answerEtag, type RegistryView } from '../resolve/catalog.js';
+import { nearestStored } from '../resolve/nearest-versions.js';
 import { commitShown } from '../source/directory.js';
 import type { QuarantineRow, ReadStore } from '../store/contract.js';
 import { canonicalTemplate } from '../store/first-seen.js';
@@ -500,12 +501,14 @@ async function templateInfo(c: Context<AppEnv>, reads: ReadStore, registry: Regi
 
 async function versionContent(c: Context<AppEnv>, reads: ReadStore, registry: RegistryView, p: TemplatePath) {
   const version = p.version ?? '';
-  // The one version asked for; every version is read only to name the nearest when it does not exist.
+  // The one version asked for; when it does not exist, the version strings alone are read, a
+  // step at a time, to name the nearest (resolve/nearest-versions.ts).
   const row = await reads.version(registry.id, p.collection, p.template, version);
   const name = formatTemplateName(p);
   if (!row) {
-    const nearest = nearestVersions(
-      (await reads.versions(registry.id, p.collection, p.template)).map((r) => r.version),
+    const nearest = await nearestStored(
+      reads,
+      { registryId: registry.id, collection: p.collection, name: p.template },
       version,
     );
     throw new DmError(

@@ -9,12 +9,12 @@ import { createHash } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { isMapping } from '../../../client/src/data.js';
 import { DmError, httpStatusFor, isDmError } from '../../../client/src/error.js';
-import { nearestVersions } from '../../../client/src/reference/index.js';
 import type { RequestAccess } from '../api/access.js';
 import { type AppEnv, accessOf, IMMUTABLE, intParam, notModified } from '../api/http.js';
 import { searchResult } from '../api/shapes.js';
 import { parseTemplatePath, type TemplatePath } from '../api/template-path.js';
 import type { RegistryView } from '../resolve/catalog.js';
+import { nearestStored } from '../resolve/nearest-versions.js';
 import type { RegistryService } from '../service.js';
 import type { VersionRow } from '../store/contract.js';
 import { newestFirst } from '../store/reads.js';
@@ -208,16 +208,12 @@ export function pageRoutes(): Hono<AppEnv> {
    * are (the template's page lists them all), and the one it would resolve to (the API's 404 names
    * the same, nearestVersions).
    */
-  const noVersion = (
-    c: PageContext,
-    registry: RegistryView,
-    p: TemplatePath,
-    versions: VersionRow[],
-    version: string,
-  ) => {
+  const noVersion = async (c: PageContext, registry: RegistryView, p: TemplatePath, version: string) => {
     const name = `${registry.name}/${p.collection ? `${p.collection}/` : ''}${p.template}`;
-    const nearest = nearestVersions(
-      versions.map((v) => v.version),
+    // The version strings alone, a step at a time (resolve/nearest-versions.ts), not the rows.
+    const nearest = await nearestStored(
+      c.get('service').data.reads,
+      { registryId: registry.id, collection: p.collection, name: p.template },
       version,
     );
     const link = (v: string): Suggestion => ({
@@ -333,13 +329,7 @@ export function pageRoutes(): Hono<AppEnv> {
             ? listed?.rows[0]
             : (await d.versionsPage(registry.id, p.collection, p.template, 1, 1)).rows[0]));
       if (!shown) {
-        return noVersion(
-          c,
-          registry,
-          p,
-          await d.versions(registry.id, p.collection, p.template),
-          p.version ?? '',
-        );
+        return noVersion(c, registry, p, p.version ?? '');
       }
       const resolution = await service.catalog.resolutionOf(shown.id);
       const versions = listed ?? { rows: [shown], total: 1 };
@@ -440,8 +430,7 @@ export function pageRoutes(): Hono<AppEnv> {
       [from, to].map((v) => d.version(registry.id, p.collection, p.template, v.replace(/^=/, ''))),
     );
     if (!a || !b) {
-      const versions = await d.versions(registry.id, p.collection, p.template);
-      return noVersion(c, registry, p, versions, a ? to : from);
+      return noVersion(c, registry, p, a ? to : from);
     }
     const cache = `${scope(c, [registry])}, ${IMMUTABLE.replace(/^public, /, '')}`;
     const etag = `"diff-${createHash('sha256')

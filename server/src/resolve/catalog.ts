@@ -11,7 +11,6 @@ import { DmError, httpStatusFor } from '../../../client/src/error.js';
 import {
   formatReference,
   formatTemplateName,
-  nearestVersions,
   parseReference,
   pickLatest,
   pickVersion,
@@ -21,6 +20,7 @@ import type { FileInfo, Resolution } from '../api/shapes.js';
 import { commitShown } from '../source/directory.js';
 import type { CatalogQueries } from '../store/contract.js';
 import { quarantineField } from '../store/quarantine.js';
+import { nearestOf } from './nearest-versions.js';
 
 export interface RegistryView {
   id: number;
@@ -267,7 +267,8 @@ export class Catalog {
       if (!(error instanceof DmError)) throw error;
       // Not found names the versions nearest to the one asked for, newest first, and how many
       // there are (docs/server.md "HTTP API"), besides the same-minor ones.
-      const nearest = nearestVersions(template.versions, ref.version);
+      // Kept in steps with turns between (nearest-versions.ts), not the held list sorted at once.
+      const nearest = await nearestOf(template.versions, ref.version);
       throw new DmError(error.code, error.message, {
         category: error.category,
         ...(error.hint ? { hint: error.hint } : {}),

@@ -460,6 +460,18 @@ export interface ReadStore {
   template(registryId: number, collection: string, name: string): Promise<TemplateRow | undefined>;
   /** The versions of a template, newest first. */
   versions(registryId: number, collection: string, name: string): Promise<VersionRow[]>;
+  /**
+   * At most `limit` of a template's version strings after `after` in byte order (one column, read
+   * from the index on template and version): a not-found answer reads them a step at a time to
+   * name the nearest (resolve/nearest-versions.ts), never the rows.
+   */
+  versionNamesAfter(
+    registryId: number,
+    collection: string,
+    name: string,
+    after: string,
+    limit: number,
+  ): Promise<string[]>;
   /** One version of a template, by its exact version string. */
   version(
     registryId: number,

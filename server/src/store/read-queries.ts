@@ -82,6 +82,13 @@ function statements(r: SqlRunner) {
     // the page's rows alone, with their first sight.
     versionKeys: `SELECT v.id, v.version FROM versions v JOIN templates t ON t.id = v.template_id
       WHERE t.registry_id = $1 AND t.collection = $2 AND t.name = $3`,
+    // A step of version strings in byte order after $4: the template's id found first, so the
+    // index on template and version gives the order (through a join, both databases sorted every
+    // version of the template after $4 on each step).
+    versionNamesAfter: `SELECT version FROM versions
+      WHERE template_id = (SELECT id FROM templates WHERE registry_id = $1 AND collection = $2 AND name = $3)
+        AND ${c('version')} > $4
+      ORDER BY ${c('version')} LIMIT $5`,
     versionsById: `SELECT ${versionColumns}
       FROM ${r.list('$1', 'p', [['id', 'int']])} CROSS JOIN versions v JOIN templates t ON t.id = v.template_id
         JOIN registries r ON r.id = t.registry_id
@@ -139,6 +146,23 @@ export abstract class SqlReads implements ReadStore {
   async versions(registryId: number, collection: string, name: string): Promise<VersionRow[]> {
     const rows = await this.runner.all<StoredVersion>(this.sql.versions, [registryId, collection, name]);
     return newestFirst(rows.map(versionRow));
+  }
+
+  async versionNamesAfter(
+    registryId: number,
+    collection: string,
+    name: string,
+    after: string,
+    limit: number,
+  ): Promise<string[]> {
+    const rows = await this.runner.all<{ version: string }>(this.sql.versionNamesAfter, [
+      registryId,
+      collection,
+      name,
+      after,
+      Math.max(1, Math.min(MAX_PAGE_ROWS, Math.floor(limit))),
+    ]);
+    return rows.map((r) => r.version);
   }
 
   async version(

@@ -5,11 +5,11 @@ import type { AgentStatus } from '../agent-client.js';
 import { action } from '../context.js';
 
 const AGENT_HELP = `
-\`dm expand\` is served by a process of yours that keeps dm loaded (the expansion agent), started by
-the first \`dm expand\` (or by \`dm agent start\`) and stopped after 15 minutes without one. Each
-run still gets fresh rendering processes with their limits. DM_AGENT=off turns it off; where CI is
-set a \`dm expand\` starts none (DM_AGENT=on, or \`dm agent start\` in an earlier step, gives one
-there). See docs/client.md, "The expansion agent".
+\`dm expand\` and \`dm template render\` are served by a process of yours that keeps dm loaded (the
+expansion agent), started by the first \`dm expand\` (or by \`dm agent start\`) and stopped after 15
+minutes without a run. Each run still gets fresh rendering processes with their limits.
+DM_AGENT=off turns it off; where CI is set a \`dm expand\` starts none (DM_AGENT=on, or
+\`dm agent start\` in an earlier step, gives one there). See docs/client.md, "The expansion agent".
 
 Examples:
   dm agent status

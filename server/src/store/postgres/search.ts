@@ -106,11 +106,18 @@ function lowerBound(lexemes: Lexemes, word: string): number {
   return lo;
 }
 
-/** A template row as read for holding, with its lexemes. */
-type LoadedRow = ReadRow & { lexemes: string[] };
+/**
+ * A template row as read for holding, with its lexemes as a JSON array (`array_to_json`): parsed
+ * by JSON.parse in `Holding.add`'s slices, where the driver's own parse of a text[] ran in the turn
+ * the statement's result arrived, several times slower.
+ */
+type LoadedRow = ReadRow & { lexemes: string };
 
-/** Rows between two pauses of `holding`. */
+/** Lexemes between two pauses of `holding`. */
 const STEP = 1024;
+
+/** Rows between two pauses of `Holding.add` (about 17 lexemes each, a JSON.parse each). */
+const ROW_STEP = 64;
 
 /**
  * A registry's rows made ready for matching, fed a step of rows at a time (`add`), then finished
@@ -125,13 +132,13 @@ class Holding {
     for (let k = 0; k < rows.length; k++) {
       const r = rows[k]!;
       const i = this.held.length;
-      for (const lexeme of r.lexemes) {
+      for (const lexeme of JSON.parse(r.lexemes) as string[]) {
         const list = this.byLexeme.get(lexeme);
         if (list) list.push(i);
         else this.byLexeme.set(lexeme, [i]);
       }
       this.held.push(this.maker.of(r));
-      if (k % STEP === STEP - 1) yield;
+      if (k % ROW_STEP === ROW_STEP - 1) yield;
     }
   }
 
@@ -175,8 +182,16 @@ class Holding {
   }
 }
 
-/** Rows read per statement of a load (each step's rows are made ready before the next is read). */
-const LOAD_STEP = 5000;
+/**
+ * Rows and bytes (of name, title and lexemes) read per statement of a load, whichever comes
+ * first (always at least one row); each step's rows are made ready in slices before the next is
+ * read. The driver parses a statement's result in the turn of the event loop it arrives in (the
+ * socket's reads of one turn: up to 2 MB), so this bounds that turn: 5,000 rows a statement were
+ * 40–65 ms of the main thread's CPU without a turn at 100,000 templates (docs/server.md, "Search
+ * after an index swap").
+ */
+const LOAD_ROWS = 1000;
+const LOAD_BYTES = 64 * 1024;
 
 /** The end of the run of `lexemes` from `first` that `word` starts (binary search). */
 function prefixEnd(lexemes: Lexemes, word: string, first: number): number {
@@ -208,8 +223,8 @@ export class PgTemplateWords extends HeldRows<HeldRegistry> {
 
   /**
    * A registry's rows and lexemes at its current generation (at least `generation`), read
-   * LOAD_STEP rows per statement by id and made ready in slices between them: no result of every
-   * row and lexeme held at once, no long parse. Undefined when the generation moved on meanwhile (a
+   * at most LOAD_ROWS rows and about LOAD_BYTES per statement by id and made ready in slices
+   * between them: no result of every row and lexeme held at once, no long parse. Undefined when the generation moved on meanwhile (a
    * swap: its warm loads the new one) or the registry went.
    */
   private async load(id: number, generation: number): Promise<HeldRegistry | undefined> {
@@ -228,14 +243,24 @@ export class PgTemplateWords extends HeldRows<HeldRegistry> {
     const holding = new Holding();
     let after = 0;
     for (;;) {
+      // The next LOAD_ROWS rows by id (their lexemes made JSON after the LIMIT: for those rows
+      // only, whatever the plan), cut where their bytes, counted up in id order, pass LOAD_BYTES.
       const { rows } = await this.store.pool.query<LoadedRow>({
         name: 'search-held-rows',
-        text: `SELECT id, name, collection, title, registry_id AS "registryId", tsvector_to_array(search) AS lexemes
-               FROM templates WHERE registry_id = $1 AND id > $2 ORDER BY id LIMIT ${LOAD_STEP}`,
+        text: `SELECT id, name, collection, title, "registryId", lexemes FROM (
+                 SELECT *, sum(bytes) OVER (ORDER BY id) - bytes AS before FROM (
+                   SELECT *, octet_length(name) + coalesce(octet_length(title), 0) + octet_length(lexemes) AS bytes FROM (
+                     SELECT id, name, collection, title, registry_id AS "registryId",
+                            array_to_json(tsvector_to_array(search))::text AS lexemes
+                     FROM (SELECT id, name, collection, title, registry_id, search FROM templates
+                           WHERE registry_id = $1 AND id > $2 ORDER BY id LIMIT ${LOAD_ROWS}) page
+                   ) read
+                 ) sized
+               ) counted WHERE before < ${LOAD_BYTES} ORDER BY id`,
         values: [id, after],
       });
+      if (rows.length === 0) break;
       await inSlices(holding.add(rows));
-      if (rows.length < LOAD_STEP) break;
       after = rows[rows.length - 1]!.id;
     }
     if ((await generationNow()) !== read) return undefined;

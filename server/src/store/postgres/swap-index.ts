@@ -38,7 +38,7 @@ export async function swapIndexPg(
   built: BuiltIndex,
   meta: Omit<SwapMeta, 'midSwap'> & { midSwap?: () => Promise<void> | void },
 ): Promise<SwapResult> {
-  return pgTransaction(store.pool, async (client) => {
+  const swapped = await pgTransaction(store.pool, async (client) => {
     // The first-seen step and the old index's removal: ../swap.ts, as on SQLite.
     const firstSeen = await runFlowOn(client, swapStartFlow(postgresDialect, built, meta));
     const files = new Map<string, { gitSha: string; size: number; content: Buffer }>();
@@ -136,4 +136,23 @@ export async function swapIndexPg(
     ]);
     return result;
   });
+  await analyzeTemplates(store);
+  return swapped;
+}
+
+/**
+ * The planner's figures for `templates` brought up to the swap (row count, `registry_id` and `id`:
+ * two columns, about 60 ms at 100,000 templates), as after any bulk load: with the figures of the
+ * table before it, the search's stepped load (postgres/search.ts), `registry_id = $1 AND id > $2
+ * ORDER BY id LIMIT n`, was planned as a scan and sort of every row after $2 — each step of the warm
+ * that follows the swap 50–250 ms of the database's time at 100,000 templates, not 1.5
+ * (docs/server.md, "Search after an index swap"). After COMMIT, so no swap holds its lock; a
+ * failure is the autovacuum's to make up and fails nothing (the swap is in).
+ */
+async function analyzeTemplates(store: PostgresStore): Promise<void> {
+  try {
+    await store.pool.query('ANALYZE templates (registry_id, id)');
+  } catch {
+    // The database away or busy: the autovacuum analyzes the table later.
+  }
 }
