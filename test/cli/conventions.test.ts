@@ -129,6 +129,37 @@ describe('listings and -q against the kube stand-in', () => {
     assertTable(instances.stdout, ['NAME', 'TYPE', 'DEPLOYMENT', 'MANIFEST', 'PATH']);
     assert.equal(instances.stdout.trimEnd().split('\n').length, 4, instances.stdout);
   });
+
+  it('a deployment name with a typo: every command that names one says did you mean, and changes nothing', async () => {
+    const config = h.file('typo.yaml', 'resources:\n- {name: typo-cm, type: v1/ConfigMap}\n');
+    const deployed = await h.dm(['deploy', config, '--name', 'storefront']);
+    assert.equal(deployed.code, 0, deployed.stderr);
+    for (const args of [
+      ['history', 'storefrnt'],
+      ['manifests', 'storefrnt'],
+      ['drift', 'storefrnt'],
+      ['rollback', 'storefrnt'],
+      ['deployments', 'get', 'storefrnt'],
+      ['deployments', 'delete', 'storefrnt'],
+      ['diff', config, '--name', 'storefrnt'],
+    ]) {
+      const r = await h.dm(args);
+      assert.equal(r.code, 3, `dm ${args.join(' ')}: ${r.stderr}`);
+      assert.equal(
+        r.stderr,
+        "error: deployment 'storefrnt' does not exist\nhint: did you mean storefront?\n",
+        `dm ${args.join(' ')}`,
+      );
+    }
+    const far = await h.dm(['diff', config, '--name', 'zzz']);
+    assert.match(
+      far.stderr,
+      /^hint: dm deploy <config> --name zzz --dry-run shows what a new deployment would create$/m,
+    );
+    const history = await h.dm(['history', 'storefront', '-o', 'json']);
+    assert.equal(history.code, 0, history.stderr);
+    assert.equal((JSON.parse(history.stdout) as unknown[]).length, 1, 'nothing was deployed or deleted');
+  });
 });
 
 describe('dm search pages', () => {

@@ -384,11 +384,7 @@ export async function deployConfiguration(
 export async function deleteDeployment(
   options: Omit<DeployOptions, 'input'> & { input?: undefined },
 ): Promise<DeployResult> {
-  if (!(await options.store.getDeployment(options.name))) {
-    throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${options.name}' does not exist`, {
-      category: 'not-found',
-    });
-  }
+  if (!(await options.store.getDeployment(options.name))) throw await options.store.notFound(options.name);
   const empty: DeploymentInput = {
     inputConfig: { config: 'resources: []\n', imports: [] },
     config: { resources: [] },

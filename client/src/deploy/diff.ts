@@ -156,10 +156,10 @@ const identity = (o: Pick<KubeObject, 'name' | 'kind' | 'namespace' | 'objectNam
 export async function diffDeployment(options: DeployOptions): Promise<DiffResult> {
   const { kubectl, store, name } = options;
   if (!(await store.getDeployment(name))) {
-    throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
-      category: 'not-found',
-      hint: `dm deploy <config> --name ${name} --dry-run shows what a new deployment would create`,
-    });
+    throw await store.notFound(
+      name,
+      `dm deploy <config> --name ${name} --dry-run shows what a new deployment would create`,
+    );
   }
   const p = await prepare(options, true);
   const served = p.served!;
@@ -201,11 +201,7 @@ export async function driftDeployment(options: {
   kubectl: Kubectl;
 }): Promise<DiffResult> {
   const { name, store, kubectl } = options;
-  if (!(await store.getDeployment(name))) {
-    throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
-      category: 'not-found',
-    });
-  }
+  if (!(await store.getDeployment(name))) throw await store.notFound(name);
   const served = await servedKinds(kubectl);
   if (!served) {
     const target = await readTarget(kubectl).catch(() => undefined);

@@ -29,11 +29,7 @@ export async function rollbackInput(
   to: string | undefined,
 ): Promise<{ input: DeploymentInput; restored: ManifestRow; namespace: string | undefined }> {
   const d = await store.getDeployment(name);
-  if (!d) {
-    throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
-      category: 'not-found',
-    });
-  }
+  if (!d) throw await store.notFound(name);
   const all = await store.listManifests(name);
   const current = all.find((m) => m.name === d.currentManifest);
   let target: ManifestRow | undefined;
@@ -131,11 +127,7 @@ export interface HistoryEntry {
 /** Every manifest of a deployment, oldest first, with what it changed (counts). */
 export async function deploymentHistory(store: DeploymentStore, name: string): Promise<HistoryEntry[]> {
   const all = await store.listManifests(name);
-  if (all.length === 0) {
-    throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
-      category: 'not-found',
-    });
-  }
+  if (all.length === 0) throw await store.notFound(name);
   const out: HistoryEntry[] = [];
   for (const m of all) {
     const docs = manifestDocuments(m);

@@ -6,6 +6,7 @@
 import { and, asc, desc, eq } from 'drizzle-orm';
 import type { KubeObject } from '../deploy/objects.js';
 import { DmError } from '../error.js';
+import { nearest } from '../nearest.js';
 import type { ManifestDocuments, ResourceView } from '../wire/manager-api.js';
 import type { StateDatabase, StateDb } from './database.js';
 import type { deployments, manifestResources, manifests, typeInstances } from './schema.js';
@@ -104,6 +105,20 @@ export class DeploymentStore {
   async getDeployment(name: string, db = this.database.db): Promise<DeploymentRow | undefined> {
     const { deployments } = this.t;
     return (await db.select().from(deployments).where(eq(deployments.name, name)).limit(1))[0];
+  }
+
+  /** DEPLOYMENT_NOT_FOUND for `name`, hinting the nearest existing name (`did you mean prod?`), else `hint`. */
+  async notFound(name: string, hint?: string): Promise<DmError> {
+    const { deployments } = this.t;
+    const rows = await this.database.db.select({ name: deployments.name }).from(deployments).limit(10_000);
+    const near = nearest(
+      name,
+      rows.map((r) => r.name),
+    );
+    return new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
+      category: 'not-found',
+      ...(near ? { hint: `did you mean ${near}?` } : hint ? { hint } : {}),
+    });
   }
 
   async listDeployments(): Promise<DeploymentRow[]> {

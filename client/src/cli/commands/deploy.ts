@@ -206,14 +206,9 @@ export function registerDeployCommands(program: Command): void {
         return withStore(
           ctx,
           async (store) => {
-            const { DmError } = await import('../../error.js');
             const { resourceOutcome } = await import('../../state/deployments-store.js');
             const d = await store.getDeployment(name!);
-            if (!d) {
-              throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${name}' does not exist`, {
-                category: 'not-found',
-              });
-            }
+            if (!d) throw await store.notFound(name!);
             const resources = d.currentManifest ? await store.manifestResources(d.currentManifest) : [];
             return {
               data: {
@@ -268,11 +263,8 @@ export function registerDeployCommands(program: Command): void {
             const { manifestDocuments, resourceOutcome } = await import('../../state/deployments-store.js');
             const all = await store.listManifests(deployment!);
             if (all.length === 0) {
-              const exists = (await store.getDeployment(deployment!)) !== undefined;
-              const message = exists
-                ? `deployment '${deployment}' has no manifests`
-                : `deployment '${deployment}' does not exist`;
-              throw new DmError('DEPLOYMENT_NOT_FOUND', message, {
+              if (!(await store.getDeployment(deployment!))) throw await store.notFound(deployment!);
+              throw new DmError('DEPLOYMENT_NOT_FOUND', `deployment '${deployment}' has no manifests`, {
                 category: 'not-found',
               });
             }
