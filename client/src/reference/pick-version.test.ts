@@ -57,6 +57,40 @@ describe('pickVersion()', () => {
     assert.equal(pickVersion(redis, '=v1.1.0'), 'v1.1');
     notFound(() => pickVersion(redis, '=v1.0.2'));
   });
+  it('names what there is as sorting every version would, in one pass (property)', () => {
+    // The definition: every version sorted (stably), the same MAJOR.MINOR's highest ten, and the
+    // newest release (else the newest version).
+    const name = fc.oneof(
+      versionName,
+      fc.nat(25).map((n) => `v1.0.${n}`),
+    );
+    const withBuild = fc.tuple(name, fc.option(fc.constantFrom('+b1', '+b2', '+x'), { nil: undefined }));
+    fc.assert(
+      fc.property(
+        fc.array(
+          withBuild.map(([v, b]) => v + (b ?? '')),
+          { maxLength: 80 },
+        ),
+        fc.oneof(versionName, fc.constant('v1.0.99')),
+        (available, requested) => {
+          const r = parseVersion(requested);
+          const parsed = available.map((n) => parseVersion(n)).sort(compareVersions);
+          const all = parsed.filter((v) => v.major === r.major && v.minor === r.minor).map((v) => v.raw);
+          const releases = parsed.filter((v) => v.prerelease.length === 0);
+          const newest = (releases.length ? releases : parsed).at(-1)?.raw ?? null;
+          try {
+            pickVersion(available, requested);
+          } catch (e) {
+            if (!(e instanceof DmError) || e.code !== 'VERSION_NOT_FOUND') throw e;
+            assert.deepEqual(e.details?.sameMinor, all.slice(-NEAREST_VERSIONS));
+            assert.equal(e.details?.newest, newest);
+            if (all.length > NEAREST_VERSIONS) assert.match(e.message, new RegExp(`have ${all.length} for `));
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
   it('lists what exists for that MAJOR.MINOR and the newest when nothing matches', () => {
     notFound(
       () => pickVersion(redis, 'v1.0.9', { subject: 'redis' }),

@@ -70,21 +70,12 @@ export function pickVersion(
   }
   if (best) return best.raw;
 
-  const parsed = available.flatMap((n) => {
-    const v = tryParseVersion(n);
-    return v ? [v] : [];
-  });
-  parsed.sort(compareVersions);
-  // The same-minor versions nearest to the one asked for (the highest), NEAREST_VERSIONS at most.
-  const allSameMinor = parsed.filter((v) => v.major === r.major && v.minor === r.minor).map((v) => v.raw);
-  const sameMinor = allSameMinor.slice(-NEAREST_VERSIONS);
-  const releases = parsed.filter((v) => !isPrerelease(v));
-  const newest = (releases.length ? releases : parsed).at(-1)?.raw;
+  const { sameMinor, sameMinorCount, newest } = whatThereIs(available, r);
   const subject = options.subject ?? 'the template';
   const have = !sameMinor.length
     ? `no versions v${r.major}.${r.minor}.x`
-    : allSameMinor.length > sameMinor.length
-      ? `have ${allSameMinor.length} for v${r.major}.${r.minor}, the highest: ${sameMinor.join(', ')}`
+    : sameMinorCount > sameMinor.length
+      ? `have ${sameMinorCount} for v${r.major}.${r.minor}, the highest: ${sameMinor.join(', ')}`
       : `have for v${r.major}.${r.minor}: ${sameMinor.join(', ')}`;
   throw new DmError(
     'VERSION_NOT_FOUND',
@@ -95,6 +86,37 @@ export function pickVersion(
       ...(newest && !request.exact && sameMinor.length === 0 ? { hint: `ask for ${newest} explicitly` } : {}),
     },
   );
+}
+
+/**
+ * For a not-found answer, in one pass over `available` (a template may hold very many versions:
+ * nothing is sorted whole): the highest NEAREST_VERSIONS versions of `r`'s MAJOR.MINOR in
+ * ascending order, how many there are, and the newest release (the newest version when there is
+ * no release). Equal versions (build metadata) keep the order of `available`, the later one higher.
+ */
+function whatThereIs(
+  available: readonly string[],
+  r: Version,
+): { sameMinor: string[]; sameMinorCount: number; newest: string | undefined } {
+  const top: Version[] = [];
+  let sameMinorCount = 0;
+  let newestRelease: Version | undefined;
+  let newestAny: Version | undefined;
+  for (const name of available) {
+    const v = tryParseVersion(name);
+    if (!v) continue;
+    if (!newestAny || compareVersions(v, newestAny) >= 0) newestAny = v;
+    if (!isPrerelease(v) && (!newestRelease || compareVersions(v, newestRelease) >= 0)) newestRelease = v;
+    if (v.major !== r.major || v.minor !== r.minor) continue;
+    sameMinorCount++;
+    // Kept ascending; a version goes after those equal to it.
+    let at = top.length;
+    while (at > 0 && compareVersions(top[at - 1] as Version, v) > 0) at--;
+    if (at === 0 && top.length === NEAREST_VERSIONS) continue;
+    top.splice(at, 0, v);
+    if (top.length > NEAREST_VERSIONS) top.shift();
+  }
+  return { sameMinor: top.map((v) => v.raw), sameMinorCount, newest: (newestRelease ?? newestAny)?.raw };
 }
 
 /** How many versions a not-found answer names at most: those nearest to the one asked for. */

@@ -158,6 +158,3 @@ export function callerAddress(c: Context): string {
   const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
   return incoming?.socket?.remoteAddress ?? 'local';
 }
-
-/** Settles on the event loop's next turn: long synchronous work split by it lets requests in between. */
-export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -13,9 +13,10 @@ import { commitShown } from '../source/directory.js';
 import type { QuarantineRow, ReadStore } from '../store/contract.js';
 import { canonicalTemplate } from '../store/first-seen.js';
 import { quarantineField } from '../store/quarantine.js';
+import { nextTurn } from '../store/slices.js';
 import { mayRead } from '../store/visibility.js';
 import type { RequestAccess } from './access.js';
-import { type Admission, callerAddress, nextTurn, type PerCaller } from './admission.js';
+import { type Admission, callerAddress, type PerCaller } from './admission.js';
 import { FILE_PAGE_DEFAULT, FILE_PAGE_MAX, filePage } from './file-list.js';
 import {
   type AppEnv,

@@ -7,7 +7,8 @@ import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { comparePaths, TAR_END, TAR_GZIP_OPTIONS, tarEntry } from '../../../client/src/registry/index.js';
-import { Admission, type AdmissionOptions, nextTurn } from './admission.js';
+import { nextTurn } from '../store/slices.js';
+import { Admission, type AdmissionOptions } from './admission.js';
 
 /** Where a build reads a version's files: their paths, then each file's content, one at a time. */
 export interface ArchiveSource {

@@ -15,6 +15,7 @@ import { DmError, type ErrorCategory } from '../../../client/src/error.js';
 import { isErrorCode } from '../../../client/src/error-codes.js';
 import type { Finding, TreeEntry } from '../../../client/src/registry/index.js';
 import type { Snapshot } from '../../../client/src/source/index.js';
+import { nextTurn } from '../store/slices.js';
 import type {
   BuiltIndex,
   IndexedFile,
@@ -75,8 +76,6 @@ export type FromWorker =
 /** Work done on the main thread between yields to the event loop. */
 const SLICE = 512;
 const SLICE_BYTES = 4 * 1024 * 1024;
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Packs buffers into one ArrayBuffer (copied in slices, yielding between them when `yielding`). */
 export async function packBuffers(

@@ -25,6 +25,7 @@ import {
   type WireError,
 } from '../../indexer/build-index-pool.js';
 import type { SwapMeta, SwapResult } from '../contract.js';
+import { nextTurn } from '../slices.js';
 import type { Store } from './open.js';
 import { swapIndex } from './swap-index.js';
 
@@ -74,8 +75,6 @@ export async function swapsSettled(store: Store): Promise<void> {
     await current.catch(() => {});
   }
 }
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 function wire(f: IndexedFile, fresh: Map<string, Uint8Array>): SwapWireFile {
   const { content, ...rest } = f;
