@@ -45,6 +45,22 @@ describe('dm --help', () => {
     }
   });
 
+  it('dm help <name> of no command is the usage error of dm <name>, with its "did you mean"', async () => {
+    for (const name of ['expnd', 'nosuch']) {
+      const help = await runDm(['help', name]);
+      const direct = await runDm([name]);
+      assert.equal(help.code, 2, help.stderr);
+      assert.equal(help.stdout, '');
+      assert.equal(help.stderr, direct.stderr);
+      assert.match(help.stderr, new RegExp(`^error: unknown command '${name}'\n`));
+    }
+    assert.match((await runDm(['help', 'expnd'])).stderr, /Did you mean expand\?/);
+    // A command's help as before.
+    const expand = await runDm(['help', 'expand']);
+    assert.equal(expand.code, 0);
+    assert.match(expand.stdout, /^Usage: dm expand /);
+  });
+
   it('the root, every group, command and subcommand has --help with examples', async () => {
     const root = (await runDm(['--help'])).stdout;
     const top = commandsOf(root);

@@ -201,6 +201,16 @@ async function complete(program: Command, words: string[]): Promise<number> {
 export async function runCli(argv: string[]): Promise<number> {
   const program = buildProgram();
   if (argv[2] === '__complete') return complete(program, argv.slice(3));
+  // `dm help <name>` of no command is the usage error of `dm <name>` (with its "did you mean"),
+  // not the whole help on stderr.
+  const asked = argv[2] === 'help' && argv.length === 4 ? argv[3] : undefined;
+  if (
+    asked &&
+    !asked.startsWith('-') &&
+    !program.commands.some((c) => c.name() === asked || c.aliases().includes(asked))
+  ) {
+    argv = [...argv.slice(0, 2), asked];
+  }
   try {
     await program.parseAsync(argv);
     // A command may end with a non-error status of its own (dm outdated: 1 when something is).
