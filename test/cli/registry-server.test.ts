@@ -134,6 +134,41 @@ for (const dialect of DIALECTS)
       assert.match(v.stdout, /^ {2}v1\.1 {2}\(latest\)$/m);
       assert.match(v.stdout, /^ {2}v2\.0\.0-rc\.1 {2}\(pre-release\)$/m);
       assert.match(v.stdout, /^ {2}v1\.0\.3$/m);
+      // With a version: what it may float to, newest first, and the one it resolves to.
+      const floated = await runDm(
+        ['versions', 'redis:v1.0', '--registry-dir', 'registry-fixtures', '-o', 'json'],
+        {
+          env,
+        },
+      );
+      assert.equal(floated.code, 0, floated.stderr);
+      const data = JSON.parse(floated.stdout) as {
+        versions: string[];
+        requested: string;
+        resolvesTo: string;
+      };
+      assert.deepEqual(data.versions, ['v1.0.3', 'v1.0.1', 'v1']);
+      assert.equal(data.requested, 'v1.0');
+      const resolved = await runDm(
+        ['resolve', 'redis:v1.0', '--registry-dir', 'registry-fixtures', '-o', 'json'],
+        {
+          env,
+        },
+      );
+      assert.equal(data.resolvesTo, (JSON.parse(resolved.stdout) as { version: string }[])[0]?.version);
+      const floatedText = await runDm(['versions', 'redis:v1.0', '--registry-dir', 'registry-fixtures'], {
+        env,
+      });
+      assert.match(
+        floatedText.stdout,
+        /^github\.com\/\S+\/redis v1\.0\n {2}v1\.0\.3 {2}\(v1\.0 resolves to it\)\n {2}v1\.0\.1\n {2}v1\n$/,
+      );
+      const none = await runDm(['versions', 'redis:v1.0.9', '--registry-dir', 'registry-fixtures'], { env });
+      assert.equal(none.code, 3, none.stderr);
+      assert.match(
+        none.stderr,
+        /^error: no version of \S+\/redis matches v1\.0\.9 \(have for v1\.0: v1, v1\.0\.1, v1\.0\.3; newest: v1\.1\)\n/,
+      );
     });
 
     it('a registry the server does not host: the failure says so, after the chain tried GitHub', async () => {

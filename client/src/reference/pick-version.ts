@@ -40,6 +40,12 @@ function matches(candidate: Version, request: VersionRequest): boolean {
   return isPrerelease(r) && candidate.patch === r.patch;
 }
 
+/** Whether the version name `name` is one that `request` may float to (the patch float, above). */
+export function admits(name: string, request: VersionRequest): boolean {
+  const v = tryParseVersion(name);
+  return v !== undefined && matches(v, request);
+}
+
 /**
  * Picks among `available` version names (as the registry's directories name them) for `requested`.
  * Names that are not versions are ignored. Ties (same version, different build metadata) go to the

@@ -1,6 +1,7 @@
 /** `dm resolve` and `dm versions`: references in, exact versions and digests out. */
 import type { DmConfig } from '../config/config.js';
 import { DmError } from '../error.js';
+import { admits, formatVersionRequest, pickVersion } from '../reference/pick-version.js';
 import {
   type DefaultRegistry,
   formatTemplateName,
@@ -66,7 +67,7 @@ export async function resolveReferences(
 export async function listVersions(
   text: string,
   options: ResolveOptions,
-): Promise<{ template: string; versions: string[] }> {
+): Promise<{ template: string; versions: string[]; requested?: string; resolvesTo?: string }> {
   const setup = await buildResolverChain({ config: options.config, registryDirs: options.registryDirs });
   const ref = parseRegistryReference(text, setup.defaultRegistry, true);
   const template = formatTemplateName(ref);
@@ -79,7 +80,17 @@ export async function listVersions(
         category: 'not-found',
       });
     }
-    return { template, versions: newestFirst(versions) };
+    const request = ref.version;
+    if (!request) return { template, versions: newestFirst(versions) };
+    // With a version (`redis:v1.0`): the versions it may float to, and the one it resolves to;
+    // none is the not-found answer `dm resolve` gives.
+    const resolvesTo = pickVersion(versions, request, { subject: template });
+    return {
+      template,
+      requested: formatVersionRequest(request),
+      resolvesTo,
+      versions: newestFirst(versions.filter((v) => admits(v, request))),
+    };
   }
   throw new DmError('REGISTRY_NOT_FOUND', `no configured source serves ${template}`, {
     category: 'not-found',

@@ -52,7 +52,10 @@ export function registerResolveCommands(program: Command): void {
   program
     .command('versions <ref>')
     .description('list the versions of a template, newest first')
-    .addHelpText('after', '\nExamples:\n  dm versions redis --registry-dir registry-fixtures\n')
+    .addHelpText(
+      'after',
+      '\nWith a version (redis:v1.0): the versions it may float to, and the one it resolves to.\n\nExamples:\n  dm versions redis --registry-dir registry-fixtures\n  dm versions redis:v1.0 --registry-dir registry-fixtures\n',
+    )
     .action(
       action(async (ctx, [text]) => {
         const { listVersions } = await import('../../resolve/resolve-references.js');
@@ -67,10 +70,20 @@ export function registerResolveCommands(program: Command): void {
         };
         // Newest first: the latest is the first that is not a pre-release.
         const latest = result.versions.find((v) => !pre(v));
-        const mark = (v: string) => (v === latest ? '  (latest)' : pre(v) ? '  (pre-release)' : '');
+        const mark = (v: string) =>
+          result.resolvesTo !== undefined
+            ? v === result.resolvesTo
+              ? `  (${result.requested} resolves to it)`
+              : ''
+            : v === latest
+              ? '  (latest)'
+              : pre(v)
+                ? '  (pre-release)'
+                : '';
         return printable(
           result,
-          (d) => `${d.template}\n${d.versions.map((v) => `  ${v}${mark(v)}`).join('\n')}`,
+          (d) =>
+            `${d.template}${d.requested ? ` ${d.requested}` : ''}\n${d.versions.map((v) => `  ${v}${mark(v)}`).join('\n')}`,
         );
       }),
     );
