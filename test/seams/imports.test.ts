@@ -45,6 +45,7 @@ const CLIENT_ENTRIES = new Set(
     'error.ts',
     'error-codes.ts',
     'data.ts',
+    'nearest.ts',
     'document/yaml.ts',
     'cli/package-version.ts',
     'fetch/read-bounded.ts',
