@@ -168,6 +168,15 @@ export function privateDirectory(dir: string): boolean {
   }
 }
 
+/**
+ * Whether an agent may be started for `socket`: its directory is the user's alone, or does not
+ * exist yet (the agent makes it so: agent.ts). An agent would not listen anywhere else.
+ */
+export function mayStartIn(socket: string): boolean {
+  const dir = socketDir(socket);
+  return !existsSync(dir) || privateDirectory(dir);
+}
+
 export function socketDir(socket: string): string {
   return socket.slice(0, socket.lastIndexOf('/'));
 }
@@ -283,12 +292,7 @@ export async function runThroughAgent(
   }
   // None to talk to: one is started, unless its directory is open to others (it would not listen
   // there: agent.ts).
-  if (
-    start &&
-    !answered &&
-    !alive &&
-    (!existsSync(socketDir(socket)) || privateDirectory(socketDir(socket)))
-  ) {
+  if (start && !answered && !alive && mayStartIn(socket)) {
     process.once('exit', () => startAgent(socket));
   }
   return undefined;

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { DmError } from '../../error.js';
 import type { AgentStatus } from '../agent-client.js';
@@ -113,7 +112,7 @@ async function startAndWait(cacheDir: string): Promise<{ status: AgentStatus; st
     );
   }
   const dir = client.socketDir(socket);
-  if (existsSync(dir) && !client.privateDirectory(dir)) {
+  if (!client.mayStartIn(socket)) {
     throw new DmError(
       'AGENT_UNAVAILABLE',
       `the agent's directory ${dir} is not yours alone (a symbolic link, another owner, or open to others): dm starts no agent there`,
